@@ -1,0 +1,200 @@
+/*
+ * eventlog-sink.h: the one header an application includes.
+ *
+ * libeventlog-sink takes the units of GHC eventlog data that the RTS hands
+ * to an EventLogWriter (the header chunk, one block of events, or the final
+ * DATA_END marker) and delivers them live to one or more consumers: UNIX or
+ * TCP socket clients, a FIFO reader, a file, a collector we connect to, or a
+ * custom sink registered through <eventlog-sink/sink.h>.  The calling thread
+ * only copies the unit into a bounded queue; a background writer thread does
+ * all I/O.
+ *
+ * Error convention: every function returning int returns 0 (or a
+ * non-negative count where documented) on success and a negative errno value
+ * on failure.  The codes below have one fixed meaning each; any other
+ * negative value is an operating-system error passed through unchanged
+ * (its meaning is strerror's).  els_strerror() turns any code into text.
+ *
+ * Thread safety: els_writer_write() may be called from any number of
+ * threads at once.  els_writer_stats() may be called from any thread at
+ * any time while the writer is open.  All other calls on one writer must
+ * not overlap each other.
+ *
+ * This header compiles on its own in C99 and C++.  The GHC glue
+ * (EventLogWriter, RtsConfig) lives in <eventlog-sink/ghc.h>.
+ */
+#ifndef EVENTLOG_SINK_H
+#define EVENTLOG_SINK_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eventlog-sink/sink.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ELS_VERSION_MAJOR 0
+#define ELS_VERSION_MINOR 1
+#define ELS_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------
+ * Error codes (always returned negated)
+ * ------------------------------------------------------------------------ */
+
+/* A spec, option value or argument is malformed. */
+#define ELS_EINVAL          (-EINVAL)
+/* The spec's scheme is not registered (link with -leventlog-sink, or
+ * register the custom sink before opening). */
+#define ELS_ENOSCHEME       (-EPROTONOSUPPORT)
+/* A path does not fit (a UNIX socket path longer than sun_path). */
+#define ELS_ENAMETOOLONG    (-ENAMETOOLONG)
+/* The address is taken: a TCP port in use, or a UNIX socket path on which a
+ * live process is listening. */
+#define ELS_EADDRINUSE      (-EADDRINUSE)
+/* Something already exists and will not be replaced: a file that is not a
+ * socket (or not a FIFO) where one is to be created, or a scheme that is
+ * already registered. */
+#define ELS_EEXIST          (-EEXIST)
+/* The writer (or the process-wide GHC writer) is already configured or
+ * running. */
+#define ELS_EBUSY           (-EBUSY)
+/* Memory could not be allocated. */
+#define ELS_ENOMEM          (-ENOMEM)
+/* A unit is larger than the whole queue (buffer=) and can never be queued. */
+#define ELS_EMSGSIZE        (-EMSGSIZE)
+/* The custom-sink ops table was built against another ABI version. */
+#define ELS_EVERSION        (-EPROTO)
+/* The writer has been stopped; nothing more is accepted. */
+#define ELS_ESTOPPED        (-ESHUTDOWN)
+
+/* Text for any code this library returns, including passed-through errno
+ * values.  Never NULL; the string is static. */
+const char *els_strerror(int code);
+
+/* ------------------------------------------------------------------------
+ * Logging
+ *
+ * The library never prints on its own: every message goes through the log
+ * hook.  The default hook writes "eventlog-sink: <message>" lines of level
+ * INFO and more severe to stderr.  Messages are single lines without a
+ * trailing newline.  The hook may be called from any thread, including the
+ * writer thread and RTS threads; it must not call back into the library.
+ * ------------------------------------------------------------------------ */
+
+enum els_log_level {
+    ELS_LOG_ERROR = 0,
+    ELS_LOG_WARN  = 1,
+    ELS_LOG_INFO  = 2,
+    ELS_LOG_DEBUG = 3
+};
+
+typedef void (*els_log_fn)(void *user, enum els_log_level level,
+                           const char *message);
+
+/* Replace the log hook.  fn == NULL silences the library.  max_level drops
+ * messages less severe than it before they reach fn. */
+void els_set_log_hook(els_log_fn fn, void *user, enum els_log_level max_level);
+
+/* ------------------------------------------------------------------------
+ * Writers
+ *
+ * A writer is one sink (chosen by a spec string) with its bounded queue and
+ * its writer thread.  Spec grammar: SCHEME:REST[?key=value&...]; see README.
+ * ------------------------------------------------------------------------ */
+
+struct els_writer;
+
+/* Why a unit, or part of the stream, did not reach a consumer. */
+enum els_drop_cause {
+    /* policy=drop and the queue had no room when the unit arrived. */
+    ELS_DROP_QUEUE_FULL = 0,
+    /* policy=block:MS and no room appeared within MS milliseconds. */
+    ELS_DROP_BLOCK_TIMEOUT,
+    /* The unit was larger than the whole queue. */
+    ELS_DROP_TOO_BIG,
+    /* No consumer was connected while the unit was queued and the queue
+     * needed the room (the queue keeps the newest data for late joiners). */
+    ELS_DROP_NO_CONSUMER,
+    /* Every consumer that tried to take the unit failed on it (for example
+     * ENOSPC on a file) or was cut loose for being slow. */
+    ELS_DROP_SINK_ERROR,
+    /* The unit arrived after stop began, or was still queued when the
+     * stop deadline (linger=) expired. */
+    ELS_DROP_STOPPED,
+    /* The unit was written in a forked child, where the sink is closed. */
+    ELS_DROP_FORKED_CHILD,
+    ELS_DROP__COUNT
+};
+
+/* Name of a drop cause ("queue-full", ...); "unknown" for bad values. */
+const char *els_drop_cause_name(enum els_drop_cause cause);
+
+/* Counters of one writer.  Units are whole writeEventLog() calls.
+ * At every instant, for units and for bytes alike:
+ *     accepted == sent + sum(dropped[]) + queued
+ * where "sent" means delivered in full to at least one consumer.
+ * consumer_lost_* count what individual consumers missed while at least one
+ * other consumer received it (a slow or late consumer under policy=drop);
+ * such units are still "sent".  Every loss is also announced in-band to
+ * the consumer concerned as an eventlog log-message event. */
+struct els_stats {
+    uint64_t units_accepted, bytes_accepted;
+    uint64_t units_sent, bytes_sent;
+    uint64_t units_dropped[ELS_DROP__COUNT];
+    uint64_t bytes_dropped[ELS_DROP__COUNT];
+    uint64_t units_queued, bytes_queued;
+    uint64_t consumer_lost_units, consumer_lost_bytes;
+    uint64_t consumers_connected;   /* right now */
+    uint64_t consumers_total;       /* ever attached, including now */
+    uint64_t header_bytes;          /* size of the cached header chunk */
+};
+
+/* Parse spec, open the sink (bind, listen, create the FIFO, open the file...)
+ * and start the writer thread.  If the spec has wait=SECS, return only once
+ * a first consumer is attached or SECS have passed (not an error).
+ * On failure returns a negative code, stores nothing in *out, and, if
+ * err != NULL, writes one line naming the part of the spec that is wrong
+ * (NUL-terminated, truncated to err_len). */
+int els_writer_open(const char *spec, struct els_writer **out,
+                    char *err, size_t err_len);
+
+/* Hand one unit to the writer: the header chunk, one eventlog block, or the
+ * DATA_END marker, exactly as the RTS passes it to writeEventLog().  Copies
+ * it into the queue and returns without doing I/O.  Under policy=drop a
+ * full queue drops the unit (counted; never the header chunk, which is
+ * kept apart); under policy=block it waits for room.
+ * Returns 0 when the unit was queued or cached, 1 when it was dropped
+ * (the drop is counted in the stats), or a negative code (ELS_EINVAL for a
+ * NULL or empty unit, ELS_ESTOPPED after close began). */
+int els_writer_write(struct els_writer *w, const void *unit, size_t len);
+
+/* Ask the writer thread to push out what is queued now and to call the
+ * sink's flush.  Does not wait for it. */
+int els_writer_flush(struct els_writer *w);
+
+/* Stop accepting units, deliver what is queued to every consumer within
+ * the spec's linger= time (default 5 s), close consumers and the sink
+ * (removing a socket file or FIFO that the writer created) and free w.
+ * In a forked child it only releases memory: see README, "fork". */
+int els_writer_close(struct els_writer *w);
+
+/* Copy the counters.  Safe from any thread while w is open. */
+int els_writer_stats(struct els_writer *w, struct els_stats *out);
+
+/* The sink's bound endpoint in spec form, e.g. "tcp:127.0.0.1:40321" when
+ * the spec asked for port 0, into buf (NUL-terminated).  Returns the length
+ * of the full text (like snprintf) or a negative code. */
+int els_writer_endpoint(struct els_writer *w, char *buf, size_t len);
+
+/* Write a one-line human summary of stats into buf ("units: accepted 12,
+ * sent 12, ..."), like snprintf.  Used by the GHC glue at exit. */
+int els_stats_format(const struct els_stats *s, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EVENTLOG_SINK_H */

@@ -1,0 +1,54 @@
+/*
+ * eventlog-sink/ghc.h: glue between libeventlog-sink and the GHC RTS.
+ *
+ * GHC's EventLogWriter carries no context pointer, so the RTS side is a
+ * process-wide singleton: configure it with a spec, then hand
+ * els_ghc_writer() to the RTS in RtsConfig.eventlog_writer from a C main()
+ * (see examples/hello-stream/main.c).  The RTS calls the writer's init when
+ * event logging starts (+RTS -l), which opens the sink; stop closes it.
+ *
+ * Include <Rts.h> (GHC's include directory, `ghc --print-libdir`/include)
+ * before this header, or let it include Rts.h itself.
+ */
+#ifndef EVENTLOG_SINK_GHC_H
+#define EVENTLOG_SINK_GHC_H
+
+#include <Rts.h>
+
+#include "../eventlog-sink.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The environment variable els_ghc_writer_from_env() reads. */
+#define ELS_GHC_SPEC_ENV "EVENTLOG_SINK"
+
+/* Check spec (syntax, registered scheme, options) and remember it for the
+ * process-wide writer.  Opens nothing: the sink is opened by the writer's
+ * init, when the RTS starts event logging.  ELS_EBUSY while that writer is
+ * running.  On failure writes one line naming the problem to err. */
+int els_ghc_configure(const char *spec, char *err, size_t err_len);
+
+/* The EventLogWriter to give the RTS.  Its init opens the configured sink
+ * and, if that fails (port in use, path refused...), reports the one-line
+ * reason through the log hook and exits the program with status 1, as the
+ * RTS's own file writer does when it cannot open its file.  Its stop
+ * delivers what is queued (linger=), reports any losses through the log
+ * hook and closes the sink. */
+const EventLogWriter *els_ghc_writer(void);
+
+/* For a C main(): read $EVENTLOG_SINK.  Unset or empty: returns NULL (keep
+ * the RTS default).  Valid: configures it and returns els_ghc_writer().
+ * Invalid: reports the one-line error through the log hook and exits with
+ * status 1. */
+const EventLogWriter *els_ghc_writer_from_env(void);
+
+/* Counters of the process-wide writer; ELS_ESTOPPED if it is not running. */
+int els_ghc_stats(struct els_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EVENTLOG_SINK_GHC_H */

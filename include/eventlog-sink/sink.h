@@ -1,0 +1,132 @@
+/*
+ * eventlog-sink/sink.h: the API for sinks, built-in and custom.
+ *
+ * A sink turns the part of a spec after "SCHEME:" into places where the
+ * stream goes.  It does not see units, queues or threads: the writer
+ * thread owns delivery.  A sink is one of three styles:
+ *
+ *   ELS_SINK_LISTEN    it owns a listening descriptor; each accepted
+ *                      descriptor becomes a consumer (unix:, tcp:).
+ *   ELS_SINK_DIAL      it produces one outgoing descriptor at a time, and
+ *                      is asked again after that one fails or closes
+ *                      (fifo:, file:, unix-connect:, tcp-connect:).
+ *   ELS_SINK_CALLBACK  it takes the bytes itself through write(); the
+ *                      usual choice for a custom sink.
+ *
+ * For the two descriptor styles the writer does all reads and writes on
+ * the descriptors, non-blocking, with MSG_NOSIGNAL (and SIGPIPE blocked on
+ * the writer thread for pipes); a sink must hand out descriptors opened
+ * close-on-exec.  The writer closes the descriptors it was given.
+ *
+ * Threads: every member is called on the writer thread, except open(),
+ * which runs on the thread calling els_writer_open(), and close(), which
+ * runs on the thread calling els_writer_close().  Members are never called
+ * concurrently for one sink instance.  Rule: once open() has failed, no
+ * other member is called for that instance and close() is not called.
+ *
+ * Errors: members return 0 or a negative errno (see <eventlog-sink.h>).
+ */
+#ifndef EVENTLOG_SINK_SINK_H
+#define EVENTLOG_SINK_SINK_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump when struct els_sink_ops or struct els_sink_args change shape. */
+#define ELS_SINK_ABI_VERSION 1
+
+enum els_sink_style {
+    ELS_SINK_LISTEN = 1,
+    ELS_SINK_DIAL = 2,
+    ELS_SINK_CALLBACK = 3
+};
+
+/* What open() is given.  All strings stay valid until close() returns. */
+struct els_sink_args {
+    const char *scheme;   /* as registered, e.g. "unix" */
+    const char *address;  /* the text between "SCHEME:" and "?" (may be "") */
+    const char *spec;     /* the whole spec, for messages */
+    /* Options the sink declared in ops->options and the spec gave, in spec
+     * order.  Options common to all sinks (buffer, policy, wait, linger)
+     * are handled by the writer and never appear here. */
+    size_t n_options;
+    const char *const *option_keys;
+    const char *const *option_values;
+    /* Where open() writes one line naming what is wrong when it fails. */
+    char *err;
+    size_t err_len;
+};
+
+/* Value of option key in args, or NULL if the spec did not give it. */
+const char *els_sink_option(const struct els_sink_args *args, const char *key);
+
+struct els_sink_ops {
+    /* Must be ELS_SINK_ABI_VERSION. */
+    unsigned abi_version;
+    /* Exact scheme this sink serves: [a-z][a-z0-9+.-]*, at most 31 bytes.
+     * Matched exactly, never by prefix. */
+    const char *scheme;
+    /* NULL-terminated names of scheme-specific options; may be NULL.
+     * Any other option in a spec is refused before open() is called. */
+    const char *const *options;
+    enum els_sink_style style;
+
+    /* Required.  Validate args->address and options, acquire the endpoint
+     * (bind and listen, create a FIFO...) and store the instance in *sink.
+     * May block briefly (name resolution).  On failure return a negative
+     * code and write one line to args->err. */
+    int (*open)(void **sink, const struct els_sink_args *args);
+
+    /* Required.  Release the endpoint (close a listening descriptor, remove
+     * a socket file this instance created).  Never fails, never blocks for
+     * long.  Descriptors handed out by accept()/dial() are not its job. */
+    void (*close)(void *sink);
+
+    /* LISTEN: required.  The listening descriptor to poll for POLLIN. */
+    int (*listen_fd)(void *sink);
+    /* LISTEN: required.  Accept one pending consumer into *fd
+     * (non-blocking, close-on-exec).  -EAGAIN when none is pending; other
+     * codes are logged and the listener keeps going. */
+    int (*accept)(void *sink, int *fd);
+
+    /* DIAL: required.  Produce the next descriptor.  0: *fd is ready to
+     * write.  -EINPROGRESS: *fd is connecting; the writer polls it for
+     * POLLOUT and checks SO_ERROR.  -EAGAIN: nothing yet (no FIFO reader,
+     * collector down); the writer asks again after a backoff (100 ms
+     * doubling to 5 s).  Any other code: logged, then the same backoff. */
+    int (*dial)(void *sink, int *fd);
+
+    /* CALLBACK: required.  Take len bytes (part of the stream, always whole
+     * units, the header chunk first).  May block; while it blocks the
+     * queue fills and the policy applies.  A negative code drops this unit
+     * for this sink (counted, announced in-band before the next unit). */
+    int (*write)(void *sink, const void *buf, size_t len);
+
+    /* Optional for every style.  Called after the writer drained the queue
+     * in answer to a flush request. */
+    int (*flush)(void *sink);
+
+    /* Optional.  Describe the bound endpoint in spec form, e.g.
+     * "tcp:127.0.0.1:40321", like snprintf. */
+    int (*endpoint)(void *sink, char *buf, size_t len);
+};
+
+/* Register a sink.  Validates the table (ABI version, scheme syntax,
+ * required members for the style) and returns ELS_EINVAL or ELS_EVERSION
+ * if it is wrong, ELS_EEXIST if the scheme is taken.  The table must
+ * outlive every writer that uses it (normally: static storage).
+ * Thread-safe.  The built-in schemes are registered when the library is
+ * loaded. */
+int els_sink_register(const struct els_sink_ops *ops);
+
+/* The registered table for scheme (exact match), or NULL. */
+const struct els_sink_ops *els_sink_lookup(const char *scheme);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EVENTLOG_SINK_SINK_H */

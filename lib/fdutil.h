@@ -1,0 +1,45 @@
+/*
+ * fdutil.h: descriptor plumbing shared by the sinks, the writer and the
+ * receiver.  Every descriptor is created close-on-exec; every call retries
+ * on EINTR; nothing here raises SIGPIPE or changes a signal disposition.
+ */
+#ifndef ELS_FDUTIL_H
+#define ELS_FDUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* socket(domain, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); fd or -errno. */
+int elsi_socket_nb(int domain, int type);
+
+/* Accept one connection on a listening socket, close-on-exec and
+ * non-blocking.  0 with *fd set, -EAGAIN if none is pending, or -errno. */
+int elsi_accept_nb(int listen_fd, int *fd);
+
+/* Set O_NONBLOCK.  0 or -errno. */
+int elsi_set_nonblock(int fd);
+
+/* A close-on-exec, non-blocking pipe (the writer's wake-up channel). */
+int elsi_pipe_nb(int fds[2]);
+
+/* close() that keeps errno and ignores EINTR (Linux: the fd is gone). */
+void elsi_close(int fd);
+
+/* Write as much of iov as the descriptor takes now.  Sockets use sendmsg
+ * with MSG_NOSIGNAL | MSG_DONTWAIT; other descriptors writev.  A write to a
+ * pipe with no reader returns -EPIPE; the SIGPIPE it raises is aimed at the
+ * calling thread, which must have SIGPIPE blocked (the writer thread does),
+ * and is consumed here so it never reaches the process.
+ * Returns bytes written (> 0), -EAGAIN, or -errno. */
+ssize_t elsi_write_iov(int fd, bool is_socket, const struct iovec *iov, int iovcnt);
+
+/* Write all of buf, waiting with poll() when the descriptor is
+ * non-blocking.  For the tools and tests.  0 or -errno. */
+int elsi_write_all(int fd, const void *buf, size_t len);
+
+/* Is fd a socket? */
+bool elsi_is_socket(int fd);
+
+#endif /* ELS_FDUTIL_H */

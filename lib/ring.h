@@ -1,0 +1,94 @@
+/*
+ * ring.h: the bounded queue of units between the posting threads and the
+ * writer thread.
+ *
+ * A byte ring of fixed capacity holding whole units, plus a ring of unit
+ * descriptors.  Units are numbered by a 64-bit sequence number that never
+ * wraps in practice; [tail, head) are retained.  A unit is first reserved
+ * (space and sequence number assigned), then filled by its producer without
+ * any lock, then committed.  Only the oldest unit can be released.
+ *
+ * This file does no I/O, takes no locks and starts no threads: the writer
+ * serialises every call with its own mutex (see Note [Queue locking] in
+ * writer.c).  What the ring guarantees is memory-level: the bytes of a
+ * retained unit never move and are never overwritten until it is released,
+ * so a reader may read them without the lock once it has seen the unit
+ * committed under the lock.
+ */
+#ifndef ELS_RING_H
+#define ELS_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+enum elsi_unit_state {
+    ELSI_UNIT_RESERVED = 0,  /* being copied in by its producer */
+    ELSI_UNIT_COMMITTED = 1  /* complete and visible */
+};
+
+struct elsi_unit {
+    uint64_t off;           /* byte offset in ring space (monotonic) */
+    uint32_t len;
+    uint8_t state;          /* enum elsi_unit_state */
+    uint8_t kind;           /* enum elsi_unit_kind (evformat.h) */
+    uint16_t cap;           /* block's capability, 0xFFFF for global */
+    uint64_t start_time;    /* block marker timestamps, 0 if none */
+    uint64_t end_time;
+    /* Units (and their bytes) dropped at the door just before this one,
+     * so every consumer can be told in-band where the gap is. */
+    uint64_t gap_units, gap_bytes;
+    /* Set by the writer once any consumer received the whole unit. */
+    bool delivered;
+    /* Why no consumer took it, if none did (enum els_drop_cause). */
+    uint8_t fail_cause;
+};
+
+struct elsi_ring {
+    uint8_t *buf;
+    uint64_t cap;            /* bytes */
+    uint64_t head_off, tail_off;
+    struct elsi_unit *units;
+    uint64_t units_mask;     /* descriptor ring size - 1 (power of two) */
+    uint64_t head_seq, tail_seq;
+    uint64_t committed_seq;  /* first seq not yet committed (prefix) */
+};
+
+/* Allocate a ring of cap_bytes and room for max_units descriptors (rounded
+ * up to a power of two).  0 or ELS_ENOMEM / ELS_EINVAL. */
+int elsi_ring_init(struct elsi_ring *r, uint64_t cap_bytes, uint64_t max_units);
+void elsi_ring_destroy(struct elsi_ring *r);
+
+/* Reserve len bytes for a new unit.  Returns 0 and sets *seq and iov[0..1]
+ * (iov[1].iov_len == 0 when the space does not wrap); ELS_EMSGSIZE when
+ * len is 0 or can never fit; -ENOBUFS when there is no room now (bytes or
+ * descriptors).  The descriptor is initialised from *meta with the ring's
+ * own fields (off, len, state) overwritten. */
+int elsi_ring_reserve(struct elsi_ring *r, size_t len,
+                      const struct elsi_unit *meta, uint64_t *seq,
+                      struct iovec iov[2]);
+
+/* Mark seq as filled.  Committed units become visible in sequence order. */
+void elsi_ring_commit(struct elsi_ring *r, uint64_t seq);
+
+/* Would a unit of len bytes fit now? */
+bool elsi_ring_has_room(const struct elsi_ring *r, size_t len);
+
+/* Descriptor of a retained unit, or NULL if seq is outside [tail, head). */
+struct elsi_unit *elsi_ring_unit(struct elsi_ring *r, uint64_t seq);
+
+/* Bytes [from, unit end) of unit u as up to two iovecs; returns iovec count
+ * (0 if from >= len). */
+int elsi_ring_iov(const struct elsi_ring *r, const struct elsi_unit *u,
+                  size_t from, struct iovec iov[2]);
+
+/* Release the oldest unit, which must be committed.  Returns false if the
+ * ring is empty or the oldest unit is still reserved. */
+bool elsi_ring_release(struct elsi_ring *r);
+
+/* Bytes and units currently retained (reserved or committed). */
+uint64_t elsi_ring_bytes(const struct elsi_ring *r);
+uint64_t elsi_ring_count(const struct elsi_ring *r);
+
+#endif /* ELS_RING_H */

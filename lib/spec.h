@@ -1,0 +1,75 @@
+/*
+ * spec.h: parsing of sink specs, SCHEME:ADDRESS[?key=value&...].
+ *
+ * The parser checks syntax, matches the scheme exactly against the sink
+ * registry, decodes the options common to every sink (buffer, policy, wait,
+ * linger) and keeps the sink's own options for its open().  It refuses an
+ * option that neither the writer nor the sink declares.  It opens nothing;
+ * whether an address can be bound is the sink's business.
+ *
+ * ADDRESS and option values may use %XX escapes (so a path can contain '?'
+ * or '&'); keys may not.
+ */
+#ifndef ELS_SPEC_H
+#define ELS_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eventlog-sink.h"
+
+#define ELSI_SPEC_MAX_OPTIONS 16
+#define ELSI_SCHEME_MAX 31
+
+/* Defaults and limits of the common options. */
+#define ELSI_RTS_BUFFER_BYTES   (2u * 1024 * 1024)        /* one RTS EventsBuf */
+#define ELSI_DEFAULT_BUFFER     ((uint64_t)32 * 1024 * 1024)
+#define ELSI_MAX_BUFFER         ((uint64_t)16 * 1024 * 1024 * 1024)
+#define ELSI_DEFAULT_LINGER_MS  5000u
+#define ELSI_MAX_SECONDS        86400u
+
+enum elsi_policy {
+    ELSI_POLICY_DROP = 0,
+    ELSI_POLICY_BLOCK = 1
+};
+
+struct elsi_spec {
+    char scheme[ELSI_SCHEME_MAX + 1];
+    char *text;                     /* copy of the whole spec */
+    char *address;                  /* decoded ADDRESS */
+    const struct els_sink_ops *ops; /* registered sink for scheme */
+
+    /* Sink-specific options (declared in ops->options), decoded. */
+    size_t n_options;
+    char *option_keys[ELSI_SPEC_MAX_OPTIONS];
+    char *option_values[ELSI_SPEC_MAX_OPTIONS];
+
+    /* Common options. */
+    uint64_t buffer_bytes;          /* buffer=SIZE: K/M/G binary suffixes; > 2 MiB */
+    enum elsi_policy policy;        /* policy=drop|block|block:MS */
+    int64_t block_ms;               /* -1: block forever; else MS > 0 */
+    uint32_t wait_ms;               /* wait=SECS (decimals allowed); 0: don't */
+    uint32_t linger_ms;             /* linger=SECS; default 5 s */
+};
+
+/* Parse text into *out (which the caller then owns: elsi_spec_free()).
+ * On error returns ELS_EINVAL (syntax or value), ELS_ENOSCHEME (scheme not
+ * registered) or ELS_ENOMEM, leaves *out empty, and writes one line to err
+ * quoting the spec and naming the part that is wrong. */
+int elsi_spec_parse(const char *text, struct elsi_spec *out,
+                    char *err, size_t err_len);
+
+void elsi_spec_free(struct elsi_spec *spec);
+
+/* Fill the public view handed to the sink's open(). */
+void elsi_spec_sink_args(const struct elsi_spec *spec,
+                         struct els_sink_args *args, char *err, size_t err_len);
+
+/* Parse "SECS" (non-negative decimal, at most ELSI_MAX_SECONDS, up to
+ * millisecond precision) into milliseconds.  0 or ELS_EINVAL. */
+int elsi_parse_seconds(const char *text, uint32_t *ms);
+
+/* Parse "SIZE" (digits with optional K, M or G, binary multiples). */
+int elsi_parse_size(const char *text, uint64_t *bytes);
+
+#endif /* ELS_SPEC_H */

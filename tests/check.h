@@ -1,0 +1,223 @@
+/*
+ * check.h: the unit-test harness shared by every tests/test_*.c program.
+ *
+ * Each program lists its cases in a table and calls check_main().  Every
+ * case runs in its own forked process with a timeout (a hang or a crash
+ * fails that case only), in a fresh temporary directory that is removed
+ * afterwards.  Assertions print both sides.  The program exits 0 only if
+ * every case passed, and prints "N passed, N failed" last.
+ *
+ * Usage: test_x [CASE...]   runs only the named cases.
+ */
+#ifndef ELS_TEST_CHECK_H
+#define ELS_TEST_CHECK_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct check_case {
+    const char *name;
+    void (*fn)(void);
+    unsigned timeout_s;     /* 0: 30 s */
+};
+
+#define CHECK_CASE(fn) { #fn, fn, 0 }
+#define CHECK_CASE_T(fn, secs) { #fn, fn, secs }
+
+/* The temporary directory of the running case (absolute path). */
+static char check_dir[512];
+
+static void check_fail_(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+
+static void check_fail_(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    _exit(1);
+}
+
+#define CHECK(cond)                                                         \
+    do {                                                                    \
+        if (!(cond))                                                        \
+            check_fail_(__FILE__, __LINE__, "check failed: %s", #cond);     \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                \
+    do {                                                                    \
+        if (!(cond))                                                        \
+            check_fail_(__FILE__, __LINE__, __VA_ARGS__);                   \
+    } while (0)
+
+#define CHECK_INT(a, op, b)                                                 \
+    do {                                                                    \
+        long long check_a_ = (long long)(a), check_b_ = (long long)(b);     \
+        if (!(check_a_ op check_b_))                                        \
+            check_fail_(__FILE__, __LINE__, "%s %s %s: %lld vs %lld",       \
+                        #a, #op, #b, check_a_, check_b_);                   \
+    } while (0)
+
+#define CHECK_U64(a, op, b)                                                 \
+    do {                                                                    \
+        uint64_t check_a_ = (uint64_t)(a), check_b_ = (uint64_t)(b);        \
+        if (!(check_a_ op check_b_))                                        \
+            check_fail_(__FILE__, __LINE__, "%s %s %s: %" PRIu64            \
+                        " vs %" PRIu64, #a, #op, #b, check_a_, check_b_);   \
+    } while (0)
+
+#define CHECK_STR(a, b)                                                     \
+    do {                                                                    \
+        const char *check_a_ = (a), *check_b_ = (b);                        \
+        if (check_a_ == NULL || check_b_ == NULL ||                         \
+            strcmp(check_a_, check_b_) != 0)                                \
+            check_fail_(__FILE__, __LINE__, "%s == %s: \"%s\" vs \"%s\"",   \
+                        #a, #b, check_a_ ? check_a_ : "(null)",             \
+                        check_b_ ? check_b_ : "(null)");                    \
+    } while (0)
+
+/* haystack contains needle */
+#define CHECK_CONTAINS(hay, needle)                                         \
+    do {                                                                    \
+        const char *check_h_ = (hay), *check_n_ = (needle);                 \
+        if (check_h_ == NULL || strstr(check_h_, check_n_) == NULL)         \
+            check_fail_(__FILE__, __LINE__, "%s does not contain \"%s\": "  \
+                        "\"%s\"", #hay, check_n_,                           \
+                        check_h_ ? check_h_ : "(null)");                    \
+    } while (0)
+
+/* expr returns 0 */
+#define CHECK_OK(expr)                                                      \
+    do {                                                                    \
+        long long check_r_ = (long long)(expr);                             \
+        if (check_r_ != 0)                                                  \
+            check_fail_(__FILE__, __LINE__, "%s: returned %lld (%s)",       \
+                        #expr, check_r_,                                    \
+                        check_r_ < 0 ? strerror((int)-check_r_) : "");      \
+    } while (0)
+
+/* A path inside the case's temporary directory. */
+static inline const char *check_path(const char *name)
+{
+    static char buf[8][1024];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", check_dir, name);
+    return p;
+}
+
+/* Monotonic milliseconds, for waiting loops (never for pass/fail). */
+static inline uint64_t check_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static inline void check_sleep_ms(unsigned ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static void check_rm_rf(const char *dir)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execlp("rm", "rm", "-rf", dir, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
+static int check_run_one(const struct check_case *c)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(check_dir, sizeof check_dir, "%s/els-test-XXXXXX",
+             base && *base ? base : "/tmp");
+    if (mkdtemp(check_dir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return 1;
+    }
+    if (pid == 0) {
+        /* Own process group, so the timeout kills helpers it forked too. */
+        setpgid(0, 0);
+        alarm(c->timeout_s ? c->timeout_s : 30);
+        signal(SIGALRM, SIG_DFL);
+        c->fn();
+        fflush(NULL);
+        _exit(0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    kill(-pid, SIGKILL);
+    check_rm_rf(check_dir);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "  %s: killed by signal %d%s\n", c->name,
+                WTERMSIG(status),
+                WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
+    return 1;
+}
+
+static int check_main(const struct check_case *cases, size_t n,
+                      int argc, char **argv)
+{
+    unsigned passed = 0, failed = 0;
+    /* A test that writes to a closed socket must see EPIPE, not die: the
+     * library promises MSG_NOSIGNAL, and tests check that promise
+     * separately where it matters. */
+    for (size_t i = 0; i < n; i++) {
+        if (argc > 1) {
+            int wanted = 0;
+            for (int a = 1; a < argc; a++)
+                if (strcmp(argv[a], cases[i].name) == 0)
+                    wanted = 1;
+            if (!wanted)
+                continue;
+        }
+        int rc = check_run_one(&cases[i]);
+        printf("%s - %s\n", rc == 0 ? "ok" : "FAIL", cases[i].name);
+        fflush(stdout);
+        if (rc == 0)
+            passed++;
+        else
+            failed++;
+    }
+    printf("%u passed, %u failed\n", passed, failed);
+    return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+#define CHECK_MAIN(cases)                                                   \
+    int main(int argc, char **argv)                                         \
+    {                                                                       \
+        return check_main(cases, sizeof(cases) / sizeof(cases[0]),          \
+                          argc, argv);                                      \
+    }
+
+#endif /* ELS_TEST_CHECK_H */
