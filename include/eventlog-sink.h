@@ -152,6 +152,11 @@ struct els_stats {
     uint64_t header_bytes;          /* size of the cached header chunk */
 };
 
+/* Check a spec without opening anything: syntax, registered scheme,
+ * options and their values.  Whether the address can be bound is only
+ * known at open.  0, or a negative code with one line in err. */
+int els_spec_check(const char *spec, char *err, size_t err_len);
+
 /* Parse spec, open the sink (bind, listen, create the FIFO, open the file...)
  * and start the writer thread.  If the spec has wait=SECS, return only once
  * a first consumer is attached or SECS have passed (not an error).

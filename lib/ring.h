@@ -39,10 +39,11 @@ struct elsi_unit {
     /* Units (and their bytes) dropped at the door just before this one,
      * so every consumer can be told in-band where the gap is. */
     uint64_t gap_units, gap_bytes;
+    uint8_t gap_cause;      /* enum els_drop_cause of that gap */
     /* Set by the writer once any consumer received the whole unit. */
     bool delivered;
-    /* Why no consumer took it, if none did (enum els_drop_cause). */
-    uint8_t fail_cause;
+    /* Set by the writer when a consumer failed on it or was cut past it. */
+    bool failed;
 };
 
 struct elsi_ring {
@@ -77,6 +78,14 @@ bool elsi_ring_has_room(const struct elsi_ring *r, size_t len);
 
 /* Descriptor of a retained unit, or NULL if seq is outside [tail, head). */
 struct elsi_unit *elsi_ring_unit(struct elsi_ring *r, uint64_t seq);
+
+/* Descriptor of seq without the bounds check, for a reader that holds no
+ * lock but knows seq is retained (it saw seq < committed_seq and it is the
+ * only releaser).  Never reads head or tail, which producers update. */
+static inline struct elsi_unit *elsi_ring_unit_at(struct elsi_ring *r, uint64_t seq)
+{
+    return &r->units[seq & r->units_mask];
+}
 
 /* Bytes [from, unit end) of unit u as up to two iovecs; returns iovec count
  * (0 if from >= len). */

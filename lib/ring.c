@@ -1,0 +1,141 @@
+/*
+ * ring.c: the bounded queue of units (see ring.h for the contract).
+ *
+ * Bytes live in one contiguous allocation used as a circular buffer; a
+ * unit may wrap around its end, which is why readers get two iovecs.
+ * Offsets are 64-bit and only grow, so "used" is head_off - tail_off and
+ * the position in the buffer is off % cap.  Descriptors live in their own
+ * power-of-two ring indexed by seq & mask.
+ *
+ * Not this file's job: locking, waiting for room, deciding what to drop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventlog-sink.h"
+#include "ring.h"
+
+int elsi_ring_init(struct elsi_ring *r, uint64_t cap_bytes, uint64_t max_units)
+{
+    memset(r, 0, sizeof *r);
+    if (cap_bytes == 0 || max_units == 0 || cap_bytes > SIZE_MAX / 2)
+        return ELS_EINVAL;
+    uint64_t n = 1;
+    while (n < max_units) {
+        if (n > (UINT64_MAX >> 2))
+            return ELS_EINVAL;
+        n <<= 1;
+    }
+    r->buf = malloc((size_t)cap_bytes);
+    r->units = calloc((size_t)n, sizeof *r->units);
+    if (r->buf == NULL || r->units == NULL) {
+        elsi_ring_destroy(r);
+        return ELS_ENOMEM;
+    }
+    r->cap = cap_bytes;
+    r->units_mask = n - 1;
+    return 0;
+}
+
+void elsi_ring_destroy(struct elsi_ring *r)
+{
+    free(r->buf);
+    free(r->units);
+    memset(r, 0, sizeof *r);
+}
+
+uint64_t elsi_ring_bytes(const struct elsi_ring *r)
+{
+    return r->head_off - r->tail_off;
+}
+
+uint64_t elsi_ring_count(const struct elsi_ring *r)
+{
+    return r->head_seq - r->tail_seq;
+}
+
+bool elsi_ring_has_room(const struct elsi_ring *r, size_t len)
+{
+    return len <= r->cap - elsi_ring_bytes(r) &&
+           elsi_ring_count(r) <= r->units_mask;
+}
+
+/* Up to two spans covering [off, off + len) of ring space. */
+static int ring_spans(const struct elsi_ring *r, uint64_t off, size_t len,
+                      struct iovec iov[2])
+{
+    size_t pos = (size_t)(off % r->cap);
+    size_t first = len;
+    if (first > r->cap - pos)
+        first = (size_t)(r->cap - pos);
+    iov[0].iov_base = r->buf + pos;
+    iov[0].iov_len = first;
+    iov[1].iov_base = r->buf;
+    iov[1].iov_len = len - first;
+    return iov[1].iov_len ? 2 : 1;
+}
+
+int elsi_ring_reserve(struct elsi_ring *r, size_t len,
+                      const struct elsi_unit *meta, uint64_t *seq,
+                      struct iovec iov[2])
+{
+    if (len == 0 || len > r->cap || len > UINT32_MAX)
+        return ELS_EMSGSIZE;
+    if (!elsi_ring_has_room(r, len))
+        return -ENOBUFS;
+
+    struct elsi_unit *u = &r->units[r->head_seq & r->units_mask];
+    if (meta != NULL)
+        *u = *meta;
+    else
+        memset(u, 0, sizeof *u);
+    u->off = r->head_off;
+    u->len = (uint32_t)len;
+    u->state = ELSI_UNIT_RESERVED;
+    u->delivered = false;
+    u->failed = false;
+
+    ring_spans(r, r->head_off, len, iov);
+    r->head_off += len;
+    *seq = r->head_seq++;
+    return 0;
+}
+
+void elsi_ring_commit(struct elsi_ring *r, uint64_t seq)
+{
+    struct elsi_unit *u = elsi_ring_unit(r, seq);
+    if (u == NULL)
+        return;
+    u->state = ELSI_UNIT_COMMITTED;
+    /* Commits may arrive out of order (two producers copying at once);
+     * the visible prefix only grows over committed units. */
+    while (r->committed_seq < r->head_seq &&
+           r->units[r->committed_seq & r->units_mask].state ==
+               ELSI_UNIT_COMMITTED)
+        r->committed_seq++;
+}
+
+struct elsi_unit *elsi_ring_unit(struct elsi_ring *r, uint64_t seq)
+{
+    if (seq < r->tail_seq || seq >= r->head_seq)
+        return NULL;
+    return &r->units[seq & r->units_mask];
+}
+
+int elsi_ring_iov(const struct elsi_ring *r, const struct elsi_unit *u,
+                  size_t from, struct iovec iov[2])
+{
+    if (from >= u->len)
+        return 0;
+    return ring_spans(r, u->off + from, u->len - from, iov);
+}
+
+bool elsi_ring_release(struct elsi_ring *r)
+{
+    if (r->tail_seq == r->committed_seq)
+        return false;   /* empty, or the oldest unit is still being filled */
+    struct elsi_unit *u = &r->units[r->tail_seq & r->units_mask];
+    r->tail_off = u->off + u->len;
+    r->tail_seq++;
+    return true;
+}

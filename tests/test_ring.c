@@ -1,0 +1,152 @@
+/*
+ * test_ring.c: the bounded queue on its own: reserve/commit/release order,
+ * wrap-around, room accounting, units too big, descriptor exhaustion and
+ * out-of-order commits.
+ */
+#include "check.h"
+#include "eventlog-sink.h"
+#include "ring.h"
+
+static void fill(struct iovec iov[2], uint8_t start)
+{
+    uint8_t v = start;
+    for (int i = 0; i < 2; i++)
+        for (size_t k = 0; k < iov[i].iov_len; k++)
+            ((uint8_t *)iov[i].iov_base)[k] = v++;
+}
+
+static void check_unit_bytes(struct elsi_ring *r, uint64_t seq, uint8_t start)
+{
+    struct elsi_unit *u = elsi_ring_unit(r, seq);
+    CHECK(u != NULL);
+    struct iovec iov[2];
+    int n = elsi_ring_iov(r, u, 0, iov);
+    CHECK(n >= 1);
+    uint8_t v = start;
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < iov[i].iov_len; k++, total++)
+            CHECK_INT(((uint8_t *)iov[i].iov_base)[k], ==, (uint8_t)v++);
+    CHECK_U64(total, ==, u->len);
+}
+
+static void ring_basic(void)
+{
+    struct elsi_ring r;
+    CHECK_OK(elsi_ring_init(&r, 100, 4));
+    uint64_t seq;
+    struct iovec iov[2];
+    struct elsi_unit meta = { .cap = 3, .start_time = 7 };
+    CHECK_OK(elsi_ring_reserve(&r, 40, &meta, &seq, iov));
+    CHECK_U64(seq, ==, 0);
+    CHECK_U64(iov[0].iov_len, ==, 40);
+    CHECK_U64(iov[1].iov_len, ==, 0);
+    fill(iov, 1);
+    CHECK_U64(r.committed_seq, ==, 0);
+    elsi_ring_commit(&r, seq);
+    CHECK_U64(r.committed_seq, ==, 1);
+    CHECK_U64(elsi_ring_bytes(&r), ==, 40);
+    CHECK_INT(elsi_ring_unit(&r, 0)->cap, ==, 3);
+    CHECK_U64(elsi_ring_unit(&r, 0)->start_time, ==, 7);
+    check_unit_bytes(&r, 0, 1);
+    CHECK(elsi_ring_unit(&r, 1) == NULL);
+    CHECK(elsi_ring_release(&r));
+    CHECK(!elsi_ring_release(&r));
+    CHECK_U64(elsi_ring_bytes(&r), ==, 0);
+    CHECK(elsi_ring_unit(&r, 0) == NULL);
+    elsi_ring_destroy(&r);
+}
+
+static void ring_wraps(void)
+{
+    struct elsi_ring r;
+    CHECK_OK(elsi_ring_init(&r, 100, 8));
+    uint64_t seq;
+    struct iovec iov[2];
+    for (unsigned round = 0; round < 50; round++) {
+        /* 30-byte units in a 100-byte ring wrap at different points. */
+        CHECK_OK(elsi_ring_reserve(&r, 30, NULL, &seq, iov));
+        fill(iov, (uint8_t)round);
+        elsi_ring_commit(&r, seq);
+        check_unit_bytes(&r, seq, (uint8_t)round);
+        if (elsi_ring_count(&r) == 3) {
+            CHECK(!elsi_ring_has_room(&r, 30));
+            CHECK_INT(elsi_ring_reserve(&r, 30, NULL, &seq, iov), ==, -ENOBUFS);
+            CHECK(elsi_ring_release(&r));
+        }
+    }
+    /* Reading from the middle of a wrapped unit. */
+    struct elsi_unit *u = elsi_ring_unit(&r, r.tail_seq);
+    int n = elsi_ring_iov(&r, u, 29, iov);
+    CHECK_INT(n, >=, 1);
+    CHECK_U64(iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0), ==, 1);
+    CHECK_INT(elsi_ring_iov(&r, u, 30, iov), ==, 0);
+    elsi_ring_destroy(&r);
+}
+
+static void ring_too_big(void)
+{
+    struct elsi_ring r;
+    CHECK_OK(elsi_ring_init(&r, 64, 4));
+    uint64_t seq;
+    struct iovec iov[2];
+    CHECK_INT(elsi_ring_reserve(&r, 65, NULL, &seq, iov), ==, ELS_EMSGSIZE);
+    CHECK_INT(elsi_ring_reserve(&r, 0, NULL, &seq, iov), ==, ELS_EMSGSIZE);
+    CHECK_OK(elsi_ring_reserve(&r, 64, NULL, &seq, iov));   /* exactly fits */
+    CHECK_INT(elsi_ring_reserve(&r, 1, NULL, &seq, iov), ==, -ENOBUFS);
+    elsi_ring_destroy(&r);
+}
+
+static void ring_descriptors_run_out(void)
+{
+    struct elsi_ring r;
+    CHECK_OK(elsi_ring_init(&r, 1000, 3));  /* rounded up to 4 */
+    uint64_t seq;
+    struct iovec iov[2];
+    for (int i = 0; i < 4; i++)
+        CHECK_OK(elsi_ring_reserve(&r, 1, NULL, &seq, iov));
+    CHECK(!elsi_ring_has_room(&r, 1));
+    CHECK_INT(elsi_ring_reserve(&r, 1, NULL, &seq, iov), ==, -ENOBUFS);
+    elsi_ring_destroy(&r);
+}
+
+static void ring_out_of_order_commit(void)
+{
+    struct elsi_ring r;
+    CHECK_OK(elsi_ring_init(&r, 100, 8));
+    uint64_t a, b, c;
+    struct iovec iov[2];
+    CHECK_OK(elsi_ring_reserve(&r, 10, NULL, &a, iov));
+    CHECK_OK(elsi_ring_reserve(&r, 10, NULL, &b, iov));
+    CHECK_OK(elsi_ring_reserve(&r, 10, NULL, &c, iov));
+    elsi_ring_commit(&r, c);
+    elsi_ring_commit(&r, b);
+    /* Nothing visible, nothing releasable while the first is filling. */
+    CHECK_U64(r.committed_seq, ==, 0);
+    CHECK(!elsi_ring_release(&r));
+    elsi_ring_commit(&r, a);
+    CHECK_U64(r.committed_seq, ==, 3);
+    CHECK(elsi_ring_release(&r));
+    CHECK(elsi_ring_release(&r));
+    CHECK(elsi_ring_release(&r));
+    CHECK(!elsi_ring_release(&r));
+    elsi_ring_destroy(&r);
+}
+
+static void ring_bad_init(void)
+{
+    struct elsi_ring r;
+    CHECK_INT(elsi_ring_init(&r, 0, 4), ==, ELS_EINVAL);
+    CHECK_INT(elsi_ring_init(&r, 10, 0), ==, ELS_EINVAL);
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(ring_basic),
+    CHECK_CASE(ring_wraps),
+    CHECK_CASE(ring_too_big),
+    CHECK_CASE(ring_descriptors_run_out),
+    CHECK_CASE(ring_out_of_order_commit),
+    CHECK_CASE(ring_bad_init),
+};
+
+CHECK_MAIN(cases)
