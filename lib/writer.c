@@ -267,6 +267,8 @@ static void all_writers_remove(struct els_writer *w)
 static void drop_at_door(struct els_writer *w, size_t len,
                          enum els_drop_cause cause)
 {
+    w->st.units_accepted++;
+    w->st.bytes_accepted += len;
     w->st.units_dropped[cause]++;
     w->st.bytes_dropped[cause] += len;
     w->gap_units++;
@@ -324,10 +326,7 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len)
 
     pthread_mutex_lock(&w->lock);
     if (w->forked) {
-        w->st.units_accepted++;
-        w->st.bytes_accepted += len;
-        w->st.units_dropped[ELS_DROP_FORKED_CHILD]++;
-        w->st.bytes_dropped[ELS_DROP_FORKED_CHILD] += len;
+        drop_at_door(w, len, ELS_DROP_FORKED_CHILD);
         pthread_mutex_unlock(&w->lock);
         return 1;
     }
@@ -344,8 +343,9 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len)
         return r;
     }
 
-    w->st.units_accepted++;
-    w->st.bytes_accepted += len;
+    /* A unit is counted as accepted in the same critical section that
+     * queues or drops it, so accepted == sent + dropped + queued holds in
+     * every snapshot, even while a producer waits for room. */
     if (len > w->ring.cap || len > UINT32_MAX) {
         drop_at_door(w, len, ELS_DROP_TOO_BIG);
         pthread_mutex_unlock(&w->lock);
@@ -407,6 +407,8 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len)
     w->gap_units = w->gap_bytes = 0;
     if (len > w->max_unit_seen)
         w->max_unit_seen = len;
+    w->st.units_accepted++;
+    w->st.bytes_accepted += len;
     w->st.units_queued++;
     w->st.bytes_queued += len;
     pthread_mutex_unlock(&w->lock);
@@ -845,12 +847,20 @@ static bool release_units(struct els_writer *w)
     while (r->tail_seq < min_seq)
         release_oldest(w, ELS_DROP_NO_CONSUMER);
 
-    bool pressure = elsi_ring_bytes(r) + w->max_unit_seen > r->cap;
+    /* Headroom: with two of the largest units free after this pass, a
+     * producer can post once more before the next pass without finding
+     * the ring full because of a consumer that is about to be cut.  Rings
+     * under four units big cannot afford that and keep room for one. */
+    uint64_t max = w->max_unit_seen;
+    uint64_t headroom = r->cap >= 4 * max ? 2 * max : max;
+    bool pressure = elsi_ring_bytes(r) + headroom > r->cap;
     if (pressure && w->spec.policy == ELSI_POLICY_DROP) {
-        /* Find the first committed unit from which at most half the ring is
-         * in use. */
+        /* Free the oldest units until at most half the ring (or, for a
+         * small ring, all but the headroom) is in use. */
+        uint64_t target = r->cap / 2 < r->cap - headroom ? r->cap / 2
+                                                         : r->cap - headroom;
         uint64_t to = r->tail_seq, used = elsi_ring_bytes(r);
-        while (to < r->committed_seq && used > r->cap / 2) {
+        while (to < r->committed_seq && used > target) {
             used -= elsi_ring_unit(r, to)->len;
             to++;
         }
@@ -993,7 +1003,9 @@ static void *writer_main(void *arg)
         }
         bool more_now = w->ring.committed_seq != visible ||
                         w->header_len != header_len || w->flush_requested;
-        if (w->stopping) {
+        bool stopping = w->stopping;
+        uint64_t stop_deadline = w->stop_deadline_ms;
+        if (stopping) {
             bool done = (all_caught_up && !more_now &&
                          w->ring.committed_seq == w->ring.head_seq) ||
                         n_cons == 0 || now_ms() >= w->stop_deadline_ms;
@@ -1030,7 +1042,7 @@ static void *writer_main(void *arg)
         pfds[n] = (struct pollfd){ .fd = w->wake[0], .events = POLLIN };
         pcons[n++] = NULL;
         int listen_fd = -1;
-        if (w->ops->style == ELS_SINK_LISTEN && !w->stopping) {
+        if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
             listen_fd = w->ops->listen_fd(w->sink);
             pfds[n] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
             pcons[n++] = NULL;
@@ -1060,8 +1072,8 @@ static void *writer_main(void *arg)
             if (timeout < 0 || d < timeout)
                 timeout = d;
         }
-        if (w->stopping) {
-            int d = w->stop_deadline_ms > t ? (int)(w->stop_deadline_ms - t) : 0;
+        if (stopping) {
+            int d = stop_deadline > t ? (int)(stop_deadline - t) : 0;
             if (timeout < 0 || d < timeout)
                 timeout = d;
         }
@@ -1150,6 +1162,17 @@ static int init_monotonic_cond(pthread_cond_t *cv)
     int r = pthread_cond_init(cv, &attr);
     pthread_condattr_destroy(&attr);
     return r == 0 ? 0 : -r;
+}
+
+int els_spec_check(const char *spec, char *err, size_t err_len)
+{
+    if (spec == NULL)
+        return elsi_fail(err, err_len, ELS_EINVAL, "no spec given");
+    struct elsi_spec parsed;
+    int r = elsi_spec_parse(spec, &parsed, err, err_len);
+    if (r == 0)
+        elsi_spec_free(&parsed);
+    return r;
 }
 
 int els_writer_open(const char *spec, struct els_writer **out,
