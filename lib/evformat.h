@@ -82,13 +82,16 @@ struct elsi_framer {
     uint64_t event_types;    /* event types declared in the header */
     uint64_t offset;         /* stream bytes consumed */
     char error[160];         /* set when state == ERROR */
-    /* Internal parser state: bytes of the item being assembled. */
-    uint8_t pending[64];
+    /* Internal parser state (evformat.c): the step being taken, the bytes
+     * of the fixed-size item being assembled (at most 8: a timestamp) or
+     * the count of bytes still to skip (description, payload). */
+    uint8_t pending[8];
     uint32_t pending_len;
-    uint32_t need;           /* bytes the current step needs */
-    uint64_t skip;           /* payload bytes still to skip */
+    uint32_t need;           /* bytes the current item needs; 0: skipping */
+    uint64_t skip;           /* bytes still to skip */
+    uint64_t item_start;     /* stream offset of the current item */
     int step;
-    uint16_t cur_type;
+    uint16_t cur_type;       /* event being read */
     int32_t et_size;         /* event-type entry being read */
     uint16_t et_type;
 };

@@ -927,8 +927,13 @@ static void consumer_input(struct els_writer *w, struct consumer *c, short reven
             socklen_t len = sizeof err;
             if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
                 err = errno;
-            if (err != 0)
+            if (err == ECONNREFUSED || err == ENOENT) {
+                /* The collector is not up yet: as quiet as dial()'s
+                 * -EAGAIN; the redial backoff applies. */
+                c->dead = true;
+            } else if (err != 0) {
                 consumer_kill(c, "connect failed", -err);
+            }
             else
                 c->connecting = false;
         }

@@ -1,0 +1,377 @@
+/*
+ * sink_unix.c: the "unix" sink (listen on a UNIX stream socket; every
+ * accepted client is a consumer) and the "unix-connect" sink (connect out
+ * to a collector's UNIX socket).  They produce descriptors and nothing else:
+ * the writer thread does every read and write on them, decides when to
+ * accept or redial, and closes what it was given.  What this file does own
+ * is the socket file: it refuses to replace anything that is not a stale
+ * socket, sets its permissions before anyone can connect, and removes it at
+ * close only if it is still the one this process created.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "address.h"
+#include "fdutil.h"
+#include "log.h"
+#include "sinks.h"
+
+#define UNIX_BACKLOG 16
+#define UNIX_DEFAULT_MODE 0600
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------ */
+
+/* mode=: octal permission bits, 0 to 0777 ("0660", "660").  Setuid,
+ * setgid and sticky bits mean nothing on a socket and are refused rather
+ * than silently dropped. */
+static int unix_parse_mode(const struct els_sink_args *args, unsigned *mode)
+{
+    const char *v = els_sink_option(args, "mode");
+    *mode = UNIX_DEFAULT_MODE;
+    if (v == NULL)
+        return 0;
+    unsigned m = 0;
+    const char *p = v;
+    if (*p == '\0')
+        goto bad;
+    for (; *p != '\0'; p++) {
+        if (*p < '0' || *p > '7' || m > 0777)
+            goto bad;
+        m = m * 8 + (unsigned)(*p - '0');
+    }
+    if (m > 0777)
+        goto bad;
+    *mode = m;
+    return 0;
+bad:
+    return elsi_fail(args->err, args->err_len, ELS_EINVAL,
+                     "%s: mode=%s: expected octal permission bits 0..0777",
+                     args->spec, v);
+}
+
+static const char *unix_file_type(mode_t m)
+{
+    if (S_ISREG(m))  return "a regular file";
+    if (S_ISDIR(m))  return "a directory";
+    if (S_ISLNK(m))  return "a symbolic link";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m))  return "a character device";
+    if (S_ISBLK(m))  return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a socket";
+}
+
+/* ------------------------------------------------------------------------
+ * unix: listen on PATH
+ * ------------------------------------------------------------------------ */
+
+enum { UNIX_STALE = 0, UNIX_LIVE = 1, UNIX_GONE = 2 };
+
+struct unix_listener {
+    int fd;
+    struct sockaddr_un sa;      /* sa.sun_path is the path, NUL-terminated */
+    socklen_t sa_len;
+    /* The socket file we bound, to recognise it at close. */
+    dev_t dev;
+    ino_t ino;
+    pid_t owner;                /* the process that bound it */
+};
+
+/* Is a process listening on the existing socket file at sa?  Connecting is
+ * the only reliable test: a socket file outlives the process that bound it
+ * (nothing removes it when that process dies), and then connect() is
+ * refused.  A live listener receives one connection that closes at once.
+ * UNIX_LIVE, UNIX_STALE, UNIX_GONE, or -errno (message in err). */
+static int unix_probe_live(const struct unix_listener *u,
+                           const struct els_sink_args *args)
+{
+    int fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
+    if (fd < 0)
+        return elsi_fail(args->err, args->err_len, fd,
+                         "cannot create a socket to probe %s: %s",
+                         u->sa.sun_path, strerror(-fd));
+    int rc;
+    while ((rc = connect(fd, (const struct sockaddr *)&u->sa, u->sa_len)) < 0
+           && errno == EINTR) {
+    }
+    int e = errno;
+    elsi_close(fd);
+    if (rc == 0)
+        return UNIX_LIVE;
+    switch (e) {
+    case EAGAIN:        /* its backlog is full: very much alive */
+    case EINPROGRESS:
+        return UNIX_LIVE;
+    case ECONNREFUSED:  /* nobody listening: left behind by a dead process */
+        return UNIX_STALE;
+    case ENOENT:        /* removed meanwhile: nothing to clean up */
+        return UNIX_GONE;
+    default:
+        return elsi_fail(args->err, args->err_len, -e,
+                         "cannot tell whether %s is in use: connect: %s",
+                         u->sa.sun_path, strerror(e));
+    }
+}
+
+/* Make the path free for bind(): nothing there, or only a stale socket,
+ * which is removed.  Anything else is refused. */
+static int unix_clear_path(const struct unix_listener *u,
+                           const struct els_sink_args *args)
+{
+    const char *path = u->sa.sun_path;
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return elsi_fail(args->err, args->err_len, -errno,
+                         "cannot inspect %s: %s", path, strerror(errno));
+    }
+    if (!S_ISSOCK(st.st_mode))
+        return elsi_fail(args->err, args->err_len, ELS_EEXIST,
+                         "refusing to replace %s: it is %s", path,
+                         unix_file_type(st.st_mode));
+    int live = unix_probe_live(u, args);
+    if (live < 0)
+        return live;
+    if (live == UNIX_GONE)
+        return 0;
+    if (live == UNIX_LIVE)
+        return elsi_fail(args->err, args->err_len, ELS_EADDRINUSE,
+                         "another process is listening on %s", path);
+    if (unlink(path) < 0 && errno != ENOENT)
+        return elsi_fail(args->err, args->err_len, -errno,
+                         "cannot remove stale socket %s: %s", path,
+                         strerror(errno));
+    elsi_log(ELS_LOG_INFO, "removed stale socket %s", path);
+    return 0;
+}
+
+/* Note [Socket file permissions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * bind() creates the socket file with 0777 & ~umask, which is usually wider
+ * than mode=.  Connecting to a UNIX socket needs write permission on the
+ * file, but a socket that is bound and not yet listening refuses every
+ * connect() with ECONNREFUSED.  So we chmod() between bind() and listen():
+ * by the time anyone can connect, the file has its final mode, and there is
+ * no window in which the wider bits grant anything.  Changing the umask
+ * around bind() instead is not an option: the umask is process-wide and
+ * other threads (the RTS's, the application's) create files concurrently.
+ * fchmod() on the socket descriptor does not reach the file on Linux, hence
+ * chmod() by path. */
+
+static int unix_listen_open(void **sink, const struct els_sink_args *args)
+{
+    unsigned mode;
+    int rc = unix_parse_mode(args, &mode);
+    if (rc < 0)
+        return rc;
+
+    struct unix_listener *u = calloc(1, sizeof *u);
+    if (u == NULL)
+        return elsi_fail(args->err, args->err_len, ELS_ENOMEM,
+                         "%s: out of memory", args->spec);
+    u->fd = -1;
+    rc = elsi_unix_addr_make(args->address, &u->sa, &u->sa_len,
+                             args->err, args->err_len);
+    if (rc < 0)
+        goto fail;
+    const char *path = u->sa.sun_path;
+
+    rc = unix_clear_path(u, args);
+    if (rc < 0)
+        goto fail;
+
+    u->fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
+    if (u->fd < 0) {
+        rc = elsi_fail(args->err, args->err_len, u->fd,
+                       "cannot create a socket for %s: %s", path,
+                       strerror(-u->fd));
+        u->fd = -1;
+        goto fail;
+    }
+    if (bind(u->fd, (const struct sockaddr *)&u->sa, u->sa_len) < 0) {
+        if (errno == EADDRINUSE)
+            /* Something appeared at the path after we cleared it. */
+            rc = elsi_fail(args->err, args->err_len, ELS_EADDRINUSE,
+                           "cannot bind %s: another process created it just "
+                           "now", path);
+        else
+            rc = elsi_fail(args->err, args->err_len, -errno,
+                           "cannot bind %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    /* From here on the file is ours: remove it on failure. */
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        rc = elsi_fail(args->err, args->err_len, -errno,
+                       "cannot inspect %s after bind: %s", path,
+                       strerror(errno));
+        goto fail_bound;
+    }
+    u->dev = st.st_dev;
+    u->ino = st.st_ino;
+    u->owner = getpid();
+
+    /* See Note [Socket file permissions]. */
+    if (chmod(path, (mode_t)mode) < 0) {
+        rc = elsi_fail(args->err, args->err_len, -errno,
+                       "cannot set mode %04o on %s: %s", mode, path,
+                       strerror(errno));
+        goto fail_bound;
+    }
+    if (listen(u->fd, UNIX_BACKLOG) < 0) {
+        rc = elsi_fail(args->err, args->err_len, -errno,
+                       "cannot listen on %s: %s", path, strerror(errno));
+        goto fail_bound;
+    }
+    *sink = u;
+    return 0;
+
+fail_bound:
+    (void)unlink(path);
+fail:
+    if (u->fd >= 0)
+        elsi_close(u->fd);
+    free(u);
+    return rc;
+}
+
+static void unix_listen_close(void *sink)
+{
+    struct unix_listener *u = sink;
+    /* Remove the file only if this process bound it (a forked child
+     * closing its copy of the writer must not pull the socket out from
+     * under the parent) and only if it is still the file we bound: someone
+     * may have replaced it, or, for a relative path, the process may have
+     * changed directory since.  The comparison is done while our bound
+     * socket is still open: it holds its file's inode, so that inode
+     * number cannot have been given to a replacement (once a file is gone,
+     * tmpfs reuses its number at once).  Between this lstat() and the
+     * unlink() another process could still swap the file; only a process
+     * with write access to the directory can, and it could remove the file
+     * anyway. */
+    struct stat st;
+    if (getpid() == u->owner && lstat(u->sa.sun_path, &st) == 0 &&
+        S_ISSOCK(st.st_mode) && st.st_dev == u->dev && st.st_ino == u->ino)
+        (void)unlink(u->sa.sun_path);
+    elsi_close(u->fd);
+    free(u);
+}
+
+static int unix_listen_fd(void *sink)
+{
+    const struct unix_listener *u = sink;
+    return u->fd;
+}
+
+static int unix_accept(void *sink, int *fd)
+{
+    const struct unix_listener *u = sink;
+    return elsi_accept_nb(u->fd, fd);
+}
+
+static int unix_listen_endpoint(void *sink, char *buf, size_t len)
+{
+    const struct unix_listener *u = sink;
+    return snprintf(buf, len, "unix:%s", u->sa.sun_path);
+}
+
+static const char *const unix_options[] = { "mode", NULL };
+
+const struct els_sink_ops elsi_sink_unix = {
+    .abi_version = ELS_SINK_ABI_VERSION,
+    .scheme = "unix",
+    .options = unix_options,
+    .style = ELS_SINK_LISTEN,
+    .open = unix_listen_open,
+    .close = unix_listen_close,
+    .listen_fd = unix_listen_fd,
+    .accept = unix_accept,
+    .endpoint = unix_listen_endpoint,
+};
+
+/* ------------------------------------------------------------------------
+ * unix-connect: connect to a collector listening on PATH
+ * ------------------------------------------------------------------------ */
+
+struct unix_dialer {
+    struct sockaddr_un sa;
+    socklen_t sa_len;
+};
+
+static int unix_dial_open(void **sink, const struct els_sink_args *args)
+{
+    struct unix_dialer *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return elsi_fail(args->err, args->err_len, ELS_ENOMEM,
+                         "%s: out of memory", args->spec);
+    /* Only the path is checked: the collector need not be up yet. */
+    int rc = elsi_unix_addr_make(args->address, &d->sa, &d->sa_len,
+                                 args->err, args->err_len);
+    if (rc < 0) {
+        free(d);
+        return rc;
+    }
+    *sink = d;
+    return 0;
+}
+
+static void unix_dial_close(void *sink)
+{
+    free(sink);
+}
+
+static int unix_dial(void *sink, int *fd)
+{
+    const struct unix_dialer *d = sink;
+    int s = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
+    if (s < 0)
+        return s;
+    if (connect(s, (const struct sockaddr *)&d->sa, d->sa_len) == 0) {
+        *fd = s;
+        return 0;
+    }
+    switch (errno) {
+    case EINPROGRESS:
+    case EINTR:     /* the connection goes on asynchronously */
+        *fd = s;
+        return -EINPROGRESS;
+    case EAGAIN:    /* the collector's backlog is full; try again later */
+    case ENOENT:    /* the collector is not up yet */
+    case ECONNREFUSED:
+        elsi_close(s);
+        return -EAGAIN;
+    default: {
+        int e = errno;
+        elsi_close(s);
+        return -e;
+    }
+    }
+}
+
+static int unix_dial_endpoint(void *sink, char *buf, size_t len)
+{
+    const struct unix_dialer *d = sink;
+    return snprintf(buf, len, "unix-connect:%s", d->sa.sun_path);
+}
+
+const struct els_sink_ops elsi_sink_unix_connect = {
+    .abi_version = ELS_SINK_ABI_VERSION,
+    .scheme = "unix-connect",
+    .options = NULL,
+    .style = ELS_SINK_DIAL,
+    .open = unix_dial_open,
+    .close = unix_dial_close,
+    .dial = unix_dial,
+    .endpoint = unix_dial_endpoint,
+};

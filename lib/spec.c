@@ -1,0 +1,680 @@
+/*
+ * spec.c: parsing of sink specs, SCHEME:ADDRESS[?key=value&key=value...].
+ *
+ * Splits a spec into its scheme (matched exactly against the registry,
+ * never by prefix), its %-decoded address and its options; decodes the
+ * options every sink shares (buffer, policy, wait, linger) and keeps the
+ * ones the sink declared for its open().  Every refusal is one line that
+ * quotes the spec and names the part that is wrong.  What the address
+ * means, and whether it can be bound or opened, is the sink's business:
+ * an empty address is passed on for the sink to judge.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sinks.h"
+#include "spec.h"
+
+/* How much of the spec a message quotes before cutting it with "...": long
+ * enough for any sensible spec, short enough that the reason after it
+ * survives an err buffer of a few hundred bytes. */
+#define SPEC_QUOTE_MAX 160
+/* How much of one piece (a value, a key) a message quotes. */
+#define SPEC_PIECE_MAX 64
+/* Longest option key; the same bound registry.c puts on declared names. */
+#define SPEC_KEY_MAX ELSI_SCHEME_MAX
+/* policy=block:MS upper bound: one day, like ELSI_MAX_SECONDS. */
+#define SPEC_MAX_BLOCK_MS ((int64_t)ELSI_MAX_SECONDS * 1000)
+
+enum spec_common {
+    SPEC_OPT_BUFFER,
+    SPEC_OPT_POLICY,
+    SPEC_OPT_WAIT,
+    SPEC_OPT_LINGER,
+    SPEC_OPT__COUNT
+};
+
+static const char *const spec_common_names[SPEC_OPT__COUNT] = {
+    [SPEC_OPT_BUFFER] = "buffer",
+    [SPEC_OPT_POLICY] = "policy",
+    [SPEC_OPT_WAIT] = "wait",
+    [SPEC_OPT_LINGER] = "linger",
+};
+
+struct spec_parser {
+    const char *text;
+    char *err;
+    size_t err_len;
+    struct elsi_spec *out;
+    bool common_seen[SPEC_OPT__COUNT];
+};
+
+/* Copy n bytes of s into buf for quoting inside "...": control bytes,
+ * '"' and '\\' become \xNN so the message stays one readable line; cut
+ * with "..." after max bytes of input.  Returns buf. */
+static const char *spec_quote(char *buf, size_t buf_len, const char *s,
+                              size_t n, size_t max)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    bool cut = n > max;
+    if (cut)
+        n = max;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool plain = c >= 0x20 && c != 0x7f && c != '"' && c != '\\';
+        size_t need = plain ? 1 : 4;
+        if (o + need + 4 > buf_len) {   /* room for "..." and the NUL */
+            cut = true;
+            break;
+        }
+        if (plain) {
+            buf[o++] = (char)c;
+        } else {
+            buf[o++] = '\\';
+            buf[o++] = 'x';
+            buf[o++] = hex[c >> 4];
+            buf[o++] = hex[c & 15];
+        }
+    }
+    if (cut) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* Buffer for one spec_quote() of a piece. */
+#define SPEC_PIECE_BUF (SPEC_PIECE_MAX * 4 + 4)
+
+static int spec_fail(struct spec_parser *p, int code, const char *fmt, ...)
+    ELSI_PRINTF(3, 4);
+
+static int spec_fail(struct spec_parser *p, int code, const char *fmt, ...)
+{
+    char what[512];
+    char quoted[SPEC_QUOTE_MAX * 4 + 4];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    spec_quote(quoted, sizeof quoted, p->text, strlen(p->text),
+               SPEC_QUOTE_MAX);
+    return elsi_fail(p->err, p->err_len, code, "spec \"%s\": %s", quoted,
+                     what);
+}
+
+/* ------------------------------------------------------------------------
+ * Lexical rules
+ * ------------------------------------------------------------------------ */
+
+static bool spec_is_lower(char c)
+{
+    return c >= 'a' && c <= 'z';
+}
+
+static bool spec_is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* [a-z0-9+.-] after the first letter; registry.c applies the same rule to
+ * registered schemes. */
+static bool spec_is_scheme_char(char c)
+{
+    return spec_is_lower(c) || spec_is_digit(c) || c == '+' || c == '.' ||
+           c == '-';
+}
+
+/* Keys: [a-z][a-z0-9_-]*, the rule registry.c applies to declared option
+ * names.  No %-escapes: a key is a name, not data. */
+static bool spec_is_key_char(char c)
+{
+    return spec_is_lower(c) || spec_is_digit(c) || c == '_' || c == '-';
+}
+
+static int spec_hex(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decode %XX escapes in s[0..n) into a new string.  what names the piece
+ * for messages ("address", "the value of option 'mode'"). */
+static int spec_decode(struct spec_parser *p, const char *s, size_t n,
+                       const char *what, char **out)
+{
+    char *d = malloc(n + 1);
+    if (d == NULL)
+        return spec_fail(p, ELS_ENOMEM, "out of memory");
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '%') {
+            d[o++] = s[i];
+            continue;
+        }
+        int hi = i + 1 < n ? spec_hex(s[i + 1]) : -1;
+        int lo = i + 2 < n ? spec_hex(s[i + 2]) : -1;
+        if (hi < 0 || lo < 0) {
+            char q[SPEC_PIECE_BUF];
+            size_t len = n - i < 3 ? n - i : 3;
+            free(d);
+            return spec_fail(p, ELS_EINVAL,
+                             "bad %%-escape \"%s\" in %s (write %%XX with "
+                             "two hex digits; %%25 for a literal '%%')",
+                             spec_quote(q, sizeof q, s + i, len, 3), what);
+        }
+        int c = hi * 16 + lo;
+        if (c == 0) {
+            free(d);
+            return spec_fail(p, ELS_EINVAL,
+                             "%%00 in %s would decode to a NUL byte", what);
+        }
+        d[o++] = (char)c;
+        i += 2;
+    }
+    d[o] = '\0';
+    *out = d;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Values of the common options
+ * ------------------------------------------------------------------------ */
+
+enum spec_num_status {
+    SPEC_NUM_OK = 0,
+    SPEC_NUM_SYNTAX,
+    SPEC_NUM_OVERFLOW
+};
+
+/* Digits with an optional K, M or G (either case, binary multiples). */
+static enum spec_num_status spec_size(const char *s, uint64_t *bytes)
+{
+    uint64_t v = 0;
+    size_t i = 0;
+    if (!spec_is_digit(s[0]))
+        return SPEC_NUM_SYNTAX;
+    bool overflow = false;
+    for (; spec_is_digit(s[i]); i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            overflow = true;    /* keep scanning: syntax errors win */
+        else
+            v = v * 10 + d;
+    }
+    unsigned shift = 0;
+    switch (s[i]) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; i++; break;
+    case 'm': case 'M': shift = 20; i++; break;
+    case 'g': case 'G': shift = 30; i++; break;
+    default: return SPEC_NUM_SYNTAX;
+    }
+    if (s[i] != '\0')
+        return SPEC_NUM_SYNTAX;
+    if (overflow || v > (UINT64_MAX >> shift))
+        return SPEC_NUM_OVERFLOW;
+    *bytes = v << shift;
+    return SPEC_NUM_OK;
+}
+
+int elsi_parse_size(const char *text, uint64_t *bytes)
+{
+    if (text == NULL || bytes == NULL)
+        return ELS_EINVAL;
+    return spec_size(text, bytes) == SPEC_NUM_OK ? 0 : ELS_EINVAL;
+}
+
+int elsi_parse_seconds(const char *text, uint32_t *ms)
+{
+    if (text == NULL || ms == NULL || !spec_is_digit(text[0]))
+        return ELS_EINVAL;
+    uint64_t whole = 0;
+    size_t i = 0;
+    for (; spec_is_digit(text[i]); i++) {
+        whole = whole * 10 + (uint64_t)(text[i] - '0');
+        if (whole > ELSI_MAX_SECONDS)
+            return ELS_EINVAL;  /* also keeps whole far from overflow */
+    }
+    uint64_t frac_ms = 0;
+    if (text[i] == '.') {
+        i++;
+        /* "2." and ".5" are refused: a digit on each side of the point
+         * makes a typo like "2.x" or "wait=." impossible to misread. */
+        if (!spec_is_digit(text[i]))
+            return ELS_EINVAL;
+        unsigned scale = 100;
+        for (unsigned digits = 0; spec_is_digit(text[i]); i++, digits++) {
+            if (digits == 3)
+                return ELS_EINVAL;  /* finer than a millisecond */
+            frac_ms += (uint64_t)(text[i] - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (text[i] != '\0')
+        return ELS_EINVAL;
+    uint64_t total = whole * 1000 + frac_ms;
+    if (total > (uint64_t)ELSI_MAX_SECONDS * 1000)
+        return ELS_EINVAL;
+    *ms = (uint32_t)total;
+    return 0;
+}
+
+static int spec_set_buffer(struct spec_parser *p, const char *value)
+{
+    char q[SPEC_PIECE_BUF];
+    uint64_t bytes = 0;
+    switch (spec_size(value, &bytes)) {
+    case SPEC_NUM_OK:
+        break;
+    case SPEC_NUM_SYNTAX:
+        return spec_fail(p, ELS_EINVAL,
+                         "buffer=%s: expected a size like 64M (digits with "
+                         "an optional K, M or G)",
+                         spec_quote(q, sizeof q, value, strlen(value),
+                                    SPEC_PIECE_MAX));
+    case SPEC_NUM_OVERFLOW:
+        bytes = UINT64_MAX;
+        break;
+    }
+    /* The queue must hold at least one full RTS buffer plus the unit in
+     * flight, or a single block could never be queued. */
+    if (bytes <= ELSI_RTS_BUFFER_BYTES)
+        return spec_fail(p, ELS_EINVAL,
+                         "buffer=%s is too small: it must be more than 2M "
+                         "(%u bytes, one RTS event buffer)",
+                         spec_quote(q, sizeof q, value, strlen(value),
+                                    SPEC_PIECE_MAX),
+                         (unsigned)ELSI_RTS_BUFFER_BYTES);
+    if (bytes > ELSI_MAX_BUFFER)
+        return spec_fail(p, ELS_EINVAL,
+                         "buffer=%s is too large: at most %" PRIu64 "G",
+                         spec_quote(q, sizeof q, value, strlen(value),
+                                    SPEC_PIECE_MAX),
+                         ELSI_MAX_BUFFER >> 30);
+    p->out->buffer_bytes = bytes;
+    return 0;
+}
+
+static int spec_set_policy(struct spec_parser *p, const char *value)
+{
+    char q[SPEC_PIECE_BUF];
+    struct elsi_spec *out = p->out;
+    if (strcmp(value, "drop") == 0) {
+        out->policy = ELSI_POLICY_DROP;
+        out->block_ms = 0;
+        return 0;
+    }
+    if (strcmp(value, "block") == 0) {
+        out->policy = ELSI_POLICY_BLOCK;
+        out->block_ms = -1;
+        return 0;
+    }
+    if (strncmp(value, "block:", 6) == 0) {
+        const char *ms = value + 6;
+        int64_t v = 0;
+        size_t i = 0;
+        for (; spec_is_digit(ms[i]) && v <= SPEC_MAX_BLOCK_MS; i++)
+            v = v * 10 + (ms[i] - '0');
+        if (i == 0 || ms[i] != '\0' || v < 1 || v > SPEC_MAX_BLOCK_MS)
+            return spec_fail(p, ELS_EINVAL,
+                             "policy=%s: MS in block:MS must be a whole "
+                             "number of milliseconds from 1 to %" PRId64,
+                             spec_quote(q, sizeof q, value, strlen(value),
+                                        SPEC_PIECE_MAX),
+                             SPEC_MAX_BLOCK_MS);
+        out->policy = ELSI_POLICY_BLOCK;
+        out->block_ms = v;
+        return 0;
+    }
+    return spec_fail(p, ELS_EINVAL,
+                     "policy=%s: expected drop, block or block:MS",
+                     spec_quote(q, sizeof q, value, strlen(value),
+                                SPEC_PIECE_MAX));
+}
+
+static int spec_set_seconds(struct spec_parser *p, const char *key,
+                            const char *value, uint32_t *ms)
+{
+    if (elsi_parse_seconds(value, ms) == 0)
+        return 0;
+    char q[SPEC_PIECE_BUF];
+    return spec_fail(p, ELS_EINVAL,
+                     "%s=%s: expected seconds like 2 or 0.25 (at most 3 "
+                     "decimals, at most %u)", key,
+                     spec_quote(q, sizeof q, value, strlen(value),
+                                SPEC_PIECE_MAX),
+                     (unsigned)ELSI_MAX_SECONDS);
+}
+
+/* ------------------------------------------------------------------------
+ * Structure
+ * ------------------------------------------------------------------------ */
+
+/* Scheme: everything before the first ':'.  Sets out->scheme and out->ops,
+ * and *rest to the text after the ':'. */
+static int spec_parse_scheme(struct spec_parser *p, const char **rest)
+{
+    const char *text = p->text;
+    char names[256];
+    const char *colon = strchr(text, ':');
+
+    if (text[0] == '\0')
+        return spec_fail(p, ELS_EINVAL,
+                         "empty spec (expected SCHEME:ADDRESS, for example "
+                         "unix:/tmp/ghc.sock)");
+    if (colon == NULL) {
+        elsi_registry_names(names, sizeof names);
+        return spec_fail(p, ELS_EINVAL,
+                         "no ':' after the scheme (expected SCHEME:ADDRESS; "
+                         "schemes: %s)", names);
+    }
+    size_t n = (size_t)(colon - text);
+    if (n == 0) {
+        elsi_registry_names(names, sizeof names);
+        return spec_fail(p, ELS_EINVAL,
+                         "missing scheme before ':' (schemes: %s)", names);
+    }
+
+    char q[SPEC_PIECE_BUF], bad[SPEC_PIECE_BUF];
+    bool upper = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = text[i];
+        if (c >= 'A' && c <= 'Z') {
+            upper = true;
+        } else if (!spec_is_scheme_char(c)) {
+            return spec_fail(p, ELS_EINVAL,
+                             "invalid character '%s' in scheme \"%s\" "
+                             "(schemes are [a-z][a-z0-9+.-]* followed by "
+                             "':')",
+                             spec_quote(bad, sizeof bad, &text[i], 1, 1),
+                             spec_quote(q, sizeof q, text, n,
+                                        SPEC_PIECE_MAX));
+        }
+    }
+    if (upper) {
+        elsi_registry_names(names, sizeof names);
+        return spec_fail(p, ELS_EINVAL,
+                         "scheme \"%s\" has uppercase letters; schemes are "
+                         "lowercase (schemes: %s)",
+                         spec_quote(q, sizeof q, text, n, SPEC_PIECE_MAX),
+                         names);
+    }
+    if (!spec_is_lower(text[0]))
+        return spec_fail(p, ELS_EINVAL,
+                         "scheme \"%s\" must start with a letter a-z",
+                         spec_quote(q, sizeof q, text, n, SPEC_PIECE_MAX));
+    if (n > ELSI_SCHEME_MAX)
+        return spec_fail(p, ELS_EINVAL,
+                         "scheme \"%s\" is longer than %d bytes",
+                         spec_quote(q, sizeof q, text, n, SPEC_PIECE_MAX),
+                         ELSI_SCHEME_MAX);
+
+    memcpy(p->out->scheme, text, n);
+    p->out->scheme[n] = '\0';
+    /* Exact match only: "tc:" or "tcpp:" must not reach the tcp sink. */
+    p->out->ops = els_sink_lookup(p->out->scheme);
+    if (p->out->ops == NULL) {
+        elsi_registry_names(names, sizeof names);
+        return spec_fail(p, ELS_ENOSCHEME,
+                         "scheme \"%s\" is not registered (schemes: %s)",
+                         p->out->scheme, names);
+    }
+    *rest = colon + 1;
+    return 0;
+}
+
+static bool spec_sink_declares(const struct els_sink_ops *ops, const char *key)
+{
+    if (ops->options == NULL)
+        return false;
+    for (size_t i = 0; ops->options[i] != NULL; i++)
+        if (strcmp(ops->options[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* "buffer, policy, wait, linger, <the sink's>" for messages. */
+static void spec_valid_options(const struct els_sink_ops *ops, char *buf,
+                               size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < SPEC_OPT__COUNT; i++) {
+        int n = snprintf(buf + o, len - o, "%s%s", i > 0 ? ", " : "",
+                         spec_common_names[i]);
+        if (n < 0 || (size_t)n >= len - o)
+            return;
+        o += (size_t)n;
+    }
+    for (size_t i = 0; ops->options != NULL && ops->options[i] != NULL; i++) {
+        int n = snprintf(buf + o, len - o, ", %s", ops->options[i]);
+        if (n < 0 || (size_t)n >= len - o)
+            return;
+        o += (size_t)n;
+    }
+}
+
+/* One key=value item, s[0..n), of the option list. */
+static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
+                             bool only_item)
+{
+    struct elsi_spec *out = p->out;
+    char q[SPEC_PIECE_BUF];
+
+    if (n == 0)
+        return spec_fail(p, ELS_EINVAL, only_item
+                         ? "empty option list after '?'"
+                         : "empty option (a stray '&')");
+    const char *eq = memchr(s, '=', n);
+    if (eq == NULL)
+        return spec_fail(p, ELS_EINVAL,
+                         "option '%s' has no value (expected key=value)",
+                         spec_quote(q, sizeof q, s, n, SPEC_PIECE_MAX));
+    size_t klen = (size_t)(eq - s);
+    if (klen == 0)
+        return spec_fail(p, ELS_EINVAL, "option '%s' has an empty key",
+                         spec_quote(q, sizeof q, s, n, SPEC_PIECE_MAX));
+    bool key_ok = klen <= SPEC_KEY_MAX && spec_is_lower(s[0]);
+    for (size_t i = 0; key_ok && i < klen; i++)
+        key_ok = spec_is_key_char(s[i]);
+    if (!key_ok)
+        return spec_fail(p, ELS_EINVAL,
+                         "invalid option key '%s' (keys are [a-z][a-z0-9_-]* "
+                         "of at most %d bytes, without %%-escapes)",
+                         spec_quote(q, sizeof q, s, klen, SPEC_PIECE_MAX),
+                         SPEC_KEY_MAX);
+    char key[SPEC_KEY_MAX + 1];
+    memcpy(key, s, klen);
+    key[klen] = '\0';
+
+    const char *raw = eq + 1;
+    size_t vlen = n - klen - 1;
+    if (vlen == 0)
+        return spec_fail(p, ELS_EINVAL, "option '%s' has an empty value",
+                         key);
+    /* Only the first '?' starts the options; a second one is almost
+     * certainly an address that needed %3F. */
+    if (memchr(raw, '?', vlen) != NULL)
+        return spec_fail(p, ELS_EINVAL,
+                         "unescaped '?' in the value of option '%s' (write "
+                         "%%3F)", key);
+
+    int common = -1;
+    for (int i = 0; i < SPEC_OPT__COUNT; i++)
+        if (strcmp(key, spec_common_names[i]) == 0)
+            common = i;
+    bool seen = common >= 0 && p->common_seen[common];
+    for (size_t i = 0; !seen && i < out->n_options; i++)
+        seen = strcmp(out->option_keys[i], key) == 0;
+    if (seen)
+        return spec_fail(p, ELS_EINVAL, "option '%s' is given twice", key);
+    if (common < 0 && !spec_sink_declares(out->ops, key)) {
+        char valid[256];
+        spec_valid_options(out->ops, valid, sizeof valid);
+        return spec_fail(p, ELS_EINVAL,
+                         "unknown option '%s' for scheme %s (valid: %s)",
+                         key, out->scheme, valid);
+    }
+
+    char what[SPEC_KEY_MAX + 40];
+    snprintf(what, sizeof what, "the value of option '%s'", key);
+    char *value = NULL;
+    int rc = spec_decode(p, raw, vlen, what, &value);
+    if (rc != 0)
+        return rc;
+
+    if (common >= 0) {
+        p->common_seen[common] = true;
+        switch ((enum spec_common)common) {
+        case SPEC_OPT_BUFFER:
+            rc = spec_set_buffer(p, value);
+            break;
+        case SPEC_OPT_POLICY:
+            rc = spec_set_policy(p, value);
+            break;
+        case SPEC_OPT_WAIT:
+            rc = spec_set_seconds(p, key, value, &out->wait_ms);
+            break;
+        case SPEC_OPT_LINGER:
+            rc = spec_set_seconds(p, key, value, &out->linger_ms);
+            break;
+        case SPEC_OPT__COUNT:
+            break;
+        }
+        free(value);
+        return rc;
+    }
+
+    if (out->n_options == ELSI_SPEC_MAX_OPTIONS) {
+        free(value);
+        return spec_fail(p, ELS_EINVAL,
+                         "too many options at '%s' (at most %d besides "
+                         "buffer, policy, wait and linger)", key,
+                         ELSI_SPEC_MAX_OPTIONS);
+    }
+    char *kcopy = strdup(key);
+    if (kcopy == NULL) {
+        free(value);
+        return spec_fail(p, ELS_ENOMEM, "out of memory");
+    }
+    out->option_keys[out->n_options] = kcopy;
+    out->option_values[out->n_options] = value;
+    out->n_options++;
+    return 0;
+}
+
+int elsi_spec_parse(const char *text, struct elsi_spec *out,
+                    char *err, size_t err_len)
+{
+    if (out == NULL)
+        return elsi_fail(err, err_len, ELS_EINVAL, "no spec result given");
+    memset(out, 0, sizeof *out);
+    if (text == NULL)
+        return elsi_fail(err, err_len, ELS_EINVAL,
+                         "no spec given (expected SCHEME:ADDRESS"
+                         "[?key=value&...])");
+
+    struct spec_parser p = {
+        .text = text, .err = err, .err_len = err_len, .out = out,
+    };
+    out->buffer_bytes = ELSI_DEFAULT_BUFFER;
+    out->policy = ELSI_POLICY_DROP;
+    out->block_ms = 0;              /* unused under policy=drop */
+    out->wait_ms = 0;
+    out->linger_ms = ELSI_DEFAULT_LINGER_MS;
+
+    const char *rest = NULL;
+    int rc = spec_parse_scheme(&p, &rest);
+    if (rc != 0)
+        goto fail;
+
+    out->text = strdup(text);
+    if (out->text == NULL) {
+        rc = spec_fail(&p, ELS_ENOMEM, "out of memory");
+        goto fail;
+    }
+
+    const char *query = strchr(rest, '?');
+    size_t alen = query != NULL ? (size_t)(query - rest) : strlen(rest);
+    rc = spec_decode(&p, rest, alen, "the address", &out->address);
+    if (rc != 0)
+        goto fail;
+
+    if (query != NULL) {
+        const char *item = query + 1;
+        bool only_item = true;
+        for (;;) {
+            const char *amp = strchr(item, '&');
+            size_t n = amp != NULL ? (size_t)(amp - item) : strlen(item);
+            if (amp != NULL)
+                only_item = false;
+            rc = spec_parse_option(&p, item, n, only_item);
+            if (rc != 0)
+                goto fail;
+            if (amp == NULL)
+                break;
+            item = amp + 1;
+        }
+    }
+    return 0;
+
+fail:
+    elsi_spec_free(out);
+    return rc;
+}
+
+void elsi_spec_free(struct elsi_spec *spec)
+{
+    if (spec == NULL)
+        return;
+    free(spec->text);
+    free(spec->address);
+    for (size_t i = 0; i < spec->n_options && i < ELSI_SPEC_MAX_OPTIONS; i++) {
+        free(spec->option_keys[i]);
+        free(spec->option_values[i]);
+    }
+    memset(spec, 0, sizeof *spec);
+}
+
+void elsi_spec_sink_args(const struct elsi_spec *spec,
+                         struct els_sink_args *args, char *err, size_t err_len)
+{
+    memset(args, 0, sizeof *args);
+    args->scheme = spec->scheme;
+    args->address = spec->address != NULL ? spec->address : "";
+    args->spec = spec->text != NULL ? spec->text : "";
+    args->n_options = spec->n_options;
+    /* char *[] to const char *const *: C needs the cast that C++ would
+     * do implicitly; the sink may not write through these. */
+    args->option_keys = (const char *const *)spec->option_keys;
+    args->option_values = (const char *const *)spec->option_values;
+    args->err = err;
+    args->err_len = err_len;
+}
+
+const char *els_sink_option(const struct els_sink_args *args, const char *key)
+{
+    if (args == NULL || key == NULL || args->option_keys == NULL)
+        return NULL;
+    for (size_t i = 0; i < args->n_options; i++)
+        if (args->option_keys[i] != NULL &&
+            strcmp(args->option_keys[i], key) == 0)
+            return args->option_values != NULL ? args->option_values[i]
+                                               : NULL;
+    return NULL;
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# install-deps.sh: install the Debian packages eventlog-sink needs to build
+# and test, and only those that are missing.
+#
+# The list: the C toolchain and autotools (build-essential autoconf
+# automake libtool pkg-config), GHC 9.0.2 and the ghc-events reader (ghc
+# libghc-ghc-events-dev) for the examples and end-to-end tests, and clang
+# for the sanitizer and fuzzing builds.  Already-installed packages are
+# detected with dpkg-query, so a second run does nothing and needs no
+# network.  Uses sudo only when not root and sudo exists.  Package sources
+# are whatever apt is configured with: this script names no mirror.
+#
+# Usage: scripts/install-deps.sh [--check]
+#   --check   only report what is missing (exit 1 if anything is).
+set -euo pipefail
+
+packages=(build-essential autoconf automake libtool pkg-config
+          ghc libghc-ghc-events-dev clang)
+
+check_only=0
+case "${1:-}" in
+    "") ;;
+    --check) check_only=1 ;;
+    *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
+
+installed() {
+    local status
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) || return 1
+    [ "$status" = installed ]
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "install-deps: dpkg-query not found: this script supports Debian and derivatives;" >&2
+    echo "install-deps: install by hand: ${packages[*]}" >&2
+    exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    installed "$p" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "install-deps: all present: ${packages[*]}"
+    exit 0
+fi
+
+echo "install-deps: missing: ${missing[*]}"
+[ "$check_only" -eq 0 ] || exit 1
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        as_root=(sudo)
+    else
+        echo "install-deps: not root and no sudo: install ${missing[*]} as root" >&2
+        exit 1
+    fi
+fi
+
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
+
+# Verify: apt-get can succeed without installing what was asked (held
+# packages, a virtual package).
+still=()
+for p in "${missing[@]}"; do
+    installed "$p" || still+=("$p")
+done
+if [ "${#still[@]}" -ne 0 ]; then
+    echo "install-deps: still missing after apt-get install: ${still[*]}" >&2
+    exit 1
+fi
+echo "install-deps: installed: ${missing[*]}"

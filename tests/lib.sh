@@ -1,0 +1,273 @@
+# lib.sh: helpers sourced by the shell tests (tests/test_*.sh).
+#
+# It finds the source and build trees (ELS_TOP_SRCDIR, ELS_TOP_BUILDDIR from
+# the Makefile's TESTS_ENVIRONMENT, else from this file's location), the
+# built receiver and library, GHC and ghc-events; gives each test a private
+# temporary directory removed on exit together with any background process
+# the test registered; and offers waiting helpers with deadlines, a user-event
+# counter built on the independent ghc-events reader, and a cached build of
+# examples/hello-stream against the built library.  It runs no test itself.
+#
+# Exit statuses follow automake's harness: 0 pass, 1 fail, 77 skip.
+#
+# Usage (from a test):  . "$(dirname "$0")/lib.sh"   (after set -u if wanted)
+
+# ---------------------------------------------------------------------------
+# Trees and tools
+# ---------------------------------------------------------------------------
+
+els_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${ELS_TOP_SRCDIR:=$(cd "$els_lib_dir/.." && pwd)}"
+if [ -z "${ELS_TOP_BUILDDIR:-}" ]; then
+    # Run by hand: prefer the out-of-tree build scripts/build.sh makes.
+    if [ -f "$ELS_TOP_SRCDIR/_build/Makefile" ]; then
+        ELS_TOP_BUILDDIR=$ELS_TOP_SRCDIR/_build
+    else
+        ELS_TOP_BUILDDIR=$ELS_TOP_SRCDIR
+    fi
+fi
+export ELS_TOP_SRCDIR ELS_TOP_BUILDDIR
+
+ELS_SINK_TOOL=$ELS_TOP_BUILDDIR/tools/eventlog-sink
+ELS_LIBDIR=$ELS_TOP_BUILDDIR/lib/.libs
+ELS_SHLIB=$ELS_LIBDIR/libeventlog-sink.so
+ELS_INCLUDEDIR=$ELS_TOP_SRCDIR/include
+export ELS_SINK_TOOL ELS_LIBDIR ELS_SHLIB ELS_INCLUDEDIR
+
+# configure found them (TESTS_ENVIRONMENT passes them, possibly empty);
+# when run by hand, look on PATH.
+if [ -z "${GHC:-}" ]; then GHC=$(command -v ghc 2>/dev/null || true); fi
+if [ -z "${GHC_EVENTS:-}" ]; then GHC_EVENTS=$(command -v ghc-events 2>/dev/null || true); fi
+export GHC GHC_EVENTS
+
+els_test_name=$(basename "$0" .sh)
+
+# ---------------------------------------------------------------------------
+# Outcomes
+# ---------------------------------------------------------------------------
+
+# skip MSG: the test cannot run here (exit 77).
+skip() {
+    echo "SKIP: $els_test_name: $*" >&2
+    exit 77
+}
+
+# fail MSG: the test failed (exit 1).  Say what was expected and what came.
+fail() {
+    echo "FAIL: $els_test_name: $*" >&2
+    exit 1
+}
+
+# note MSG: progress line in the test's .log file.
+note() {
+    echo "# $*" >&2
+}
+
+# ---------------------------------------------------------------------------
+# Temporary directory and background processes
+# ---------------------------------------------------------------------------
+
+els_bg_pids=()
+ELS_TMP=
+
+els_cleanup() {
+    local rc=$? pid
+    for pid in "${els_bg_pids[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" 2>/dev/null || true
+        fi
+    done
+    for pid in "${els_bg_pids[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    if [ -n "$ELS_TMP" ] && [ -d "$ELS_TMP" ]; then
+        if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -n "${ELS_KEEP_TMP:-}" ]; then
+            echo "# kept $ELS_TMP" >&2
+        else
+            rm -rf "$ELS_TMP"
+        fi
+    fi
+    return "$rc"
+}
+
+# make_tmpdir: create $ELS_TMP (short path: UNIX socket paths must fit in
+# sun_path) and remove it, and stop registered processes, on exit.
+# ELS_KEEP_TMP=1 keeps it after a failure.
+make_tmpdir() {
+    local base=${TMPDIR:-/tmp}
+    [ "${#base}" -le 60 ] || base=/tmp
+    ELS_TMP=$(mktemp -d "$base/els-$els_test_name.XXXXXX") || fail "mktemp failed"
+    trap els_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+# bg_register PID: kill PID on exit if it is still running.
+bg_register() {
+    els_bg_pids+=("$1")
+}
+
+# ---------------------------------------------------------------------------
+# Deadlines and waiting (generous deadlines, never timing thresholds)
+# ---------------------------------------------------------------------------
+
+# deadline_set SECS: start a deadline SECS from now (one per test).
+deadline_set() {
+    ELS_DEADLINE=$(( $(date +%s) + $1 ))
+}
+
+# deadline_passed: true once the deadline set by deadline_set has passed.
+deadline_passed() {
+    [ "$(date +%s)" -ge "${ELS_DEADLINE:?deadline_set first}" ]
+}
+
+# wait_until SECS CMD...: run CMD every 0.1 s until it succeeds (0) or
+# SECS seconds have passed (1).
+wait_until() {
+    local secs=$1 end
+    shift
+    end=$(( $(date +%s) + secs ))
+    while ! "$@"; do
+        [ "$(date +%s)" -lt "$end" ] || return 1
+        sleep 0.1
+    done
+    return 0
+}
+
+# wait_for_file PATH [SECS]: wait until PATH exists (a file, socket or
+# FIFO); 1 if it did not appear within SECS (default 10).
+wait_for_file() {
+    wait_until "${2:-10}" test -e "$1"
+}
+
+# wait_pid PID [SECS]: wait for background child PID to exit and return its
+# status; if it is still running after SECS (default 60), kill it and
+# return 124.
+wait_pid() {
+    local pid=$1 secs=${2:-60} rc=0
+    if ! wait_until "$secs" els_pid_gone "$pid"; then
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        return 124
+    fi
+    wait "$pid" || rc=$?
+    return "$rc"
+}
+
+els_pid_gone() {
+    ! kill -0 "$1" 2>/dev/null
+}
+
+# ---------------------------------------------------------------------------
+# Requirements
+# ---------------------------------------------------------------------------
+
+# require_tool: skip unless the receiver was built.
+require_tool() {
+    [ -x "$ELS_SINK_TOOL" ] || skip "receiver not built: $ELS_SINK_TOOL"
+}
+
+# require_ghc: skip unless GHC with RTS headers, ghc-events and the shared
+# library with its GHC glue are all there.
+require_ghc() {
+    [ -n "$GHC" ] && command -v "$GHC" >/dev/null 2>&1 || skip "GHC not found"
+    [ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
+    if [ -z "${GHC_INCLUDE_DIR:-}" ]; then
+        local libdir
+        libdir=$("$GHC" --print-libdir 2>/dev/null) || skip "$GHC --print-libdir failed"
+        [ -f "$libdir/include/Rts.h" ] || skip "GHC has no RTS headers (Rts.h)"
+    fi
+    [ -e "$ELS_SHLIB" ] || skip "shared library not built: $ELS_SHLIB"
+}
+
+# ---------------------------------------------------------------------------
+# Reading eventlogs with ghc-events
+# ---------------------------------------------------------------------------
+
+# ghc-events 0.17 `show` prints each event as "TIME: cap N: TEXT" (or
+# "TIME: TEXT" for events without a capability).  A traceEventIO message
+# prints as its bare text, exactly like an RTS log message (so do the
+# library's in-band loss notices), and traceMarkerIO as "marker: TEXT": a
+# user event is therefore recognised by its text, which hello-stream makes
+# "hello-stream N".
+
+# show_events FILE OUT: ghc-events show FILE > OUT; fails if ghc-events
+# cannot parse FILE (it accepts a log cut at an event boundary, so callers
+# must also count).
+show_events() {
+    "$GHC_EVENTS" show "$1" >"$2" 2>"$2.err" || {
+        echo "# ghc-events show $1: $(head -c 400 "$2.err")" >&2
+        return 1
+    }
+}
+
+# count_user_events FILE [PREFIX]: print how many user events whose message
+# starts with PREFIX (default "hello-stream ") FILE holds; status 1 if
+# ghc-events cannot parse FILE.
+count_user_events() {
+    local file=$1 prefix=${2:-hello-stream } shown
+    shown=$(mktemp "${ELS_TMP:-${TMPDIR:-/tmp}}/show.XXXXXX")
+    if ! show_events "$file" "$shown"; then
+        rm -f "$shown" "$shown.err"
+        return 1
+    fi
+    # Fixed-string match on the part after "cap N: ": no regex
+    # metacharacters from PREFIX leak in.
+    awk -v p="$prefix" '
+        /^ *[0-9]+: / {
+            sub(/^ *[0-9]+: (cap [0-9]+: )?/, "")
+            if (index($0, p) == 1) n++
+        }
+        END { print n + 0 }' "$shown"
+    rm -f "$shown" "$shown.err"
+}
+
+# count_events FILE: print how many events (of any kind) FILE holds;
+# status 1 if ghc-events cannot parse it.
+count_events() {
+    local file=$1 shown
+    shown=$(mktemp "${ELS_TMP:-${TMPDIR:-/tmp}}/show.XXXXXX")
+    if ! show_events "$file" "$shown"; then
+        rm -f "$shown" "$shown.err"
+        return 1
+    fi
+    awk '/^Events:/ { on = 1; next } on && /^ *[0-9]+: / { n++ } END { print n + 0 }' "$shown"
+    rm -f "$shown" "$shown.err"
+}
+
+# ---------------------------------------------------------------------------
+# The example program
+# ---------------------------------------------------------------------------
+
+# build_example: compile examples/hello-stream against the built shared
+# library, once per build tree (cached in
+# $ELS_TOP_BUILDDIR/examples/hello-stream/out and rebuilt only when a
+# source or the library is newer), and set HELLO_STREAM to the program.
+build_example() {
+    local out log
+    log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-example.log
+    if ! out=$(GHC=$GHC "$ELS_TOP_SRCDIR/examples/hello-stream/build.sh" \
+                   "$ELS_TOP_BUILDDIR" "$ELS_TOP_BUILDDIR/examples/hello-stream/out" 2>"$log"); then
+        cat "$log" >&2
+        fail "could not build examples/hello-stream"
+    fi
+    HELLO_STREAM=$(printf '%s\n' "$out" | tail -n 1)
+    [ -x "$HELLO_STREAM" ] || fail "build.sh did not produce a program ($HELLO_STREAM)"
+}
+
+# free_tcp_port: print a TCP port on 127.0.0.1 that nothing listens on now
+# (a random one in 20000..59999 not in /proc/net/tcp{,6}).  Another process
+# may take it before we bind: callers retry on "address in use".
+free_tcp_port() {
+    local port hex
+    for _ in $(seq 1 50); do
+        port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+        hex=$(printf '%04X' "$port")
+        if ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null \
+                | awk '{ print $2 }' | grep -q ":$hex\$"; then
+            echo "$port"
+            return 0
+        fi
+    done
+    return 1
+}

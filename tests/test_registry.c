@@ -1,0 +1,454 @@
+/*
+ * test_registry.c: the sink registry (lib/registry.c).
+ *
+ * The built-in schemes are present from the first call; every validation
+ * rule of els_sink_register() refuses a table that breaks it (and logs
+ * why); schemes are matched exactly; a taken scheme cannot be replaced;
+ * the registry reports when it is full; and registration and lookup from
+ * many threads at once, including the very first call, are consistent.
+ */
+#include <pthread.h>
+
+#include "check.h"
+#include "eventlog-sink.h"
+#include "log.h"
+#include "sinks.h"
+#include "spec.h"
+
+static int t_open(void **sink, const struct els_sink_args *args)
+{
+    (void)args;
+    *sink = NULL;
+    return 0;
+}
+
+static void t_close(void *sink)
+{
+    (void)sink;
+}
+
+static int t_listen_fd(void *sink)
+{
+    (void)sink;
+    return -1;
+}
+
+static int t_accept(void *sink, int *fd)
+{
+    (void)sink;
+    (void)fd;
+    return -EAGAIN;
+}
+
+static int t_dial(void *sink, int *fd)
+{
+    (void)sink;
+    (void)fd;
+    return -EAGAIN;
+}
+
+static int t_write(void *sink, const void *buf, size_t len)
+{
+    (void)sink;
+    (void)buf;
+    (void)len;
+    return 0;
+}
+
+static struct els_sink_ops callback_ops(const char *scheme)
+{
+    struct els_sink_ops ops = {
+        .abi_version = ELS_SINK_ABI_VERSION, .scheme = scheme,
+        .style = ELS_SINK_CALLBACK,
+        .open = t_open, .close = t_close, .write = t_write,
+    };
+    return ops;
+}
+
+/* A table with static lifetime, as the registry requires. */
+static const struct els_sink_ops *keep(struct els_sink_ops ops)
+{
+    struct els_sink_ops *p = malloc(sizeof *p);
+    CHECK(p != NULL);
+    *p = ops;
+    return p;
+}
+
+static char last_log[1024];
+
+static void capture_hook(void *user, enum els_log_level level,
+                         const char *message)
+{
+    (void)user;
+    (void)level;
+    snprintf(last_log, sizeof last_log, "%s", message);
+}
+
+/* ops must be refused with code, say why (needle) through the log hook,
+ * and leave nothing registered. */
+static void refused_(int line, struct els_sink_ops ops, int code,
+                     const char *needle)
+{
+    els_set_log_hook(capture_hook, NULL, ELS_LOG_DEBUG);
+    last_log[0] = '\0';
+    const struct els_sink_ops *p = keep(ops);
+    int rc = els_sink_register(p);
+    if (rc != code)
+        check_fail_(__FILE__, line, "returned %d, wanted %d (log: %s)", rc,
+                    code, last_log);
+    if (strstr(last_log, needle) == NULL)
+        check_fail_(__FILE__, line, "log does not contain \"%s\": \"%s\"",
+                    needle, last_log);
+    if (ops.scheme != NULL && els_sink_lookup(ops.scheme) == p)
+        check_fail_(__FILE__, line, "refused table was registered");
+}
+#define REFUSED(ops, code, needle) refused_(__LINE__, ops, code, needle)
+
+static void builtins_are_registered(void)
+{
+    static const struct {
+        const char *scheme;
+        const struct els_sink_ops *ops;
+    } want[] = {
+        { "unix", &elsi_sink_unix },
+        { "unix-connect", &elsi_sink_unix_connect },
+        { "tcp", &elsi_sink_tcp },
+        { "tcp-connect", &elsi_sink_tcp_connect },
+        { "fifo", &elsi_sink_fifo },
+        { "file", &elsi_sink_file },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CHECK(els_sink_lookup(want[i].scheme) == want[i].ops);
+        CHECK_STR(want[i].ops->scheme, want[i].scheme);
+    }
+    char names[256];
+    int n = elsi_registry_names(names, sizeof names);
+    CHECK_STR(names, "unix, unix-connect, tcp, tcp-connect, fifo, file");
+    CHECK_INT(n, ==, (int)strlen(names));
+
+    /* Like snprintf when the buffer is short. */
+    char small[8];
+    CHECK_INT(elsi_registry_names(small, sizeof small), ==, n);
+    CHECK_STR(small, "unix, u");
+    CHECK_INT(elsi_registry_names(NULL, 0), ==, n);
+}
+
+static void lookup_is_exact(void)
+{
+    static const char *const near_misses[] = {
+        "un", "uni", "unixx", "unix ", " unix", "UNIX", "Unix", "tc",
+        "tcpp", "tcp-", "tcp-connec", "tcp-connectx", "fifo:", "", "file/",
+    };
+    for (size_t i = 0; i < sizeof near_misses / sizeof near_misses[0]; i++)
+        CHECK_MSG(els_sink_lookup(near_misses[i]) == NULL,
+                  "lookup(\"%s\") matched", near_misses[i]);
+    CHECK(els_sink_lookup(NULL) == NULL);
+}
+
+static void custom_sink_registers_and_is_found(void)
+{
+    static const char *const opts[] = { "level", "tag_name", NULL };
+    struct els_sink_ops ops = callback_ops("my.sink+v2-x");
+    ops.options = opts;
+    const struct els_sink_ops *p = keep(ops);
+    CHECK(els_sink_lookup("my.sink+v2-x") == NULL);
+    CHECK_OK(els_sink_register(p));
+    CHECK(els_sink_lookup("my.sink+v2-x") == p);
+    CHECK(els_sink_lookup("my.sink+v2") == NULL);
+    char names[256];
+    elsi_registry_names(names, sizeof names);
+    CHECK_CONTAINS(names, "file, my.sink+v2-x");
+
+    /* The other styles register too. */
+    struct els_sink_ops l = {
+        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "my-listen",
+        .style = ELS_SINK_LISTEN, .open = t_open, .close = t_close,
+        .listen_fd = t_listen_fd, .accept = t_accept,
+    };
+    CHECK_OK(els_sink_register(keep(l)));
+    struct els_sink_ops d = {
+        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "my-dial",
+        .style = ELS_SINK_DIAL, .open = t_open, .close = t_close,
+        .dial = t_dial,
+    };
+    CHECK_OK(els_sink_register(keep(d)));
+    CHECK(els_sink_lookup("my-listen") != NULL);
+    CHECK(els_sink_lookup("my-dial") != NULL);
+
+    /* A 31-byte scheme is the longest allowed. */
+    CHECK_OK(els_sink_register(keep(callback_ops(
+        "abcdefghijklmnopqrstuvwxyzabcde"))));
+
+    /* The registry keeps its own copy of the scheme for lookups. */
+    char scheme[16] = "volatile";
+    struct els_sink_ops v = callback_ops(scheme);
+    CHECK_OK(els_sink_register(keep(v)));
+    strcpy(scheme, "changed!");
+    CHECK(els_sink_lookup("volatile") != NULL);
+}
+
+static void table_validation(void)
+{
+    els_set_log_hook(capture_hook, NULL, ELS_LOG_DEBUG);
+    CHECK_INT(els_sink_register(NULL), ==, ELS_EINVAL);
+    CHECK_CONTAINS(last_log, "ops table is NULL");
+
+    struct els_sink_ops o = callback_ops("v-abi");
+    o.abi_version = 0;
+    REFUSED(o, ELS_EVERSION, "abi_version 0");
+    o.abi_version = ELS_SINK_ABI_VERSION + 1;
+    REFUSED(o, ELS_EVERSION, "this library needs 1");
+
+    static const char *const bad_schemes[] = {
+        "", "Abc", "aBc", "1abc", "-abc", "+abc", ".abc", "a b", "a_b", "a:b",
+        "a/b", "abc ", "abcdefghijklmnopqrstuvwxyzabcdef",
+    };
+    for (size_t i = 0; i < sizeof bad_schemes / sizeof bad_schemes[0]; i++)
+        REFUSED(callback_ops(bad_schemes[i]), ELS_EINVAL,
+                "is not [a-z][a-z0-9+.-]*");
+    REFUSED(callback_ops(NULL), ELS_EINVAL, "no scheme");
+
+    o = callback_ops("v-open");
+    o.open = NULL;
+    REFUSED(o, ELS_EINVAL, "sink v-open: open is required");
+    o = callback_ops("v-close");
+    o.close = NULL;
+    REFUSED(o, ELS_EINVAL, "sink v-close: close is required");
+}
+
+static void style_members_validation(void)
+{
+    const struct els_sink_ops listen = {
+        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "v-listen",
+        .style = ELS_SINK_LISTEN, .open = t_open, .close = t_close,
+        .listen_fd = t_listen_fd, .accept = t_accept,
+    };
+    const struct els_sink_ops dial = {
+        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "v-dial",
+        .style = ELS_SINK_DIAL, .open = t_open, .close = t_close,
+        .dial = t_dial,
+    };
+    const struct els_sink_ops cb = callback_ops("v-cb");
+    struct els_sink_ops o;
+
+    o = listen; o.accept = NULL;
+    REFUSED(o, ELS_EINVAL, "style LISTEN requires listen_fd and accept");
+    o = listen; o.listen_fd = NULL;
+    REFUSED(o, ELS_EINVAL, "style LISTEN requires");
+    o = listen; o.dial = t_dial;
+    REFUSED(o, ELS_EINVAL, "style LISTEN must leave dial and write NULL");
+    o = listen; o.write = t_write;
+    REFUSED(o, ELS_EINVAL, "style LISTEN must leave");
+
+    o = dial; o.dial = NULL;
+    REFUSED(o, ELS_EINVAL, "style DIAL requires dial");
+    o = dial; o.accept = t_accept;
+    REFUSED(o, ELS_EINVAL, "style DIAL must leave listen_fd, accept");
+    o = dial; o.listen_fd = t_listen_fd;
+    REFUSED(o, ELS_EINVAL, "style DIAL must leave");
+    o = dial; o.write = t_write;
+    REFUSED(o, ELS_EINVAL, "style DIAL must leave");
+
+    o = cb; o.write = NULL;
+    REFUSED(o, ELS_EINVAL, "style CALLBACK requires write");
+    o = cb; o.dial = t_dial;
+    REFUSED(o, ELS_EINVAL, "style CALLBACK must leave");
+    o = cb; o.accept = t_accept;
+    REFUSED(o, ELS_EINVAL, "style CALLBACK must leave");
+    o = cb; o.listen_fd = t_listen_fd;
+    REFUSED(o, ELS_EINVAL, "style CALLBACK must leave");
+
+    o = cb; o.style = (enum els_sink_style)0;
+    REFUSED(o, ELS_EINVAL, "unknown style 0");
+    o = cb; o.style = (enum els_sink_style)4;
+    REFUSED(o, ELS_EINVAL, "unknown style 4");
+
+    /* Optional members are optional for every style. */
+    o = listen; o.flush = NULL; o.endpoint = NULL;
+    CHECK_OK(els_sink_register(keep(o)));
+    o = dial;
+    CHECK_OK(els_sink_register(keep(o)));
+    o = cb;
+    CHECK_OK(els_sink_register(keep(o)));
+}
+
+static void option_name_validation(void)
+{
+    static const char *const bad[][3] = {
+        { "Mode", NULL, "option name \"Mode\" is not" },
+        { "", NULL, "option name \"\" is not" },
+        { "a b", NULL, "option name \"a b\"" },
+        { "1x", NULL, "option name \"1x\"" },
+        { "a=b", NULL, "option name \"a=b\"" },
+        { "a%b", NULL, "option name \"a%b\"" },
+        { "abcdefghijklmnopqrstuvwxyzabcdef", NULL, "at most 31 bytes" },
+        { "buffer", NULL, "option 'buffer' is common to all sinks" },
+        { "policy", NULL, "option 'policy' is common" },
+        { "wait", NULL, "option 'wait' is common" },
+        { "linger", NULL, "option 'linger' is common" },
+        { "mode", "mode", "option 'mode' is declared twice" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char **opts = calloc(3, sizeof *opts);
+        CHECK(opts != NULL);
+        opts[0] = bad[i][0];
+        opts[1] = bad[i][1];
+        struct els_sink_ops o = callback_ops("v-opt");
+        o.options = opts;
+        REFUSED(o, ELS_EINVAL, bad[i][2]);
+    }
+    static const char *const good[] = {
+        "mode", "a", "tag_name", "x-y", "abcdefghijklmnopqrstuvwxyzabcde",
+        NULL,
+    };
+    struct els_sink_ops o = callback_ops("v-opt");
+    o.options = good;
+    CHECK_OK(els_sink_register(keep(o)));
+    o = callback_ops("v-noopt");
+    static const char *const none[] = { NULL };
+    o.options = none;
+    CHECK_OK(els_sink_register(keep(o)));
+}
+
+static void taken_schemes_are_not_replaced(void)
+{
+    els_set_log_hook(capture_hook, NULL, ELS_LOG_DEBUG);
+    /* A built-in scheme cannot be displaced by a custom table... */
+    REFUSED(callback_ops("tcp"), ELS_EEXIST, "scheme tcp is already registered");
+    CHECK(els_sink_lookup("tcp") == &elsi_sink_tcp);
+    /* ...nor re-registered with its own table. */
+    CHECK_INT(els_sink_register(&elsi_sink_unix), ==, ELS_EEXIST);
+
+    const struct els_sink_ops *first = keep(callback_ops("mine"));
+    CHECK_OK(els_sink_register(first));
+    CHECK_INT(els_sink_register(first), ==, ELS_EEXIST);
+    REFUSED(callback_ops("mine"), ELS_EEXIST, "already registered");
+    CHECK(els_sink_lookup("mine") == first);
+}
+
+static void full_registry_says_so(void)
+{
+    els_set_log_hook(capture_hook, NULL, ELS_LOG_DEBUG);
+    int added = 0, rc = 0;
+    const struct els_sink_ops *tables[1000];
+    for (int i = 0; i < 1000; i++) {
+        char *scheme = malloc(32);
+        CHECK(scheme != NULL);
+        snprintf(scheme, 32, "fill%d", i);
+        tables[i] = keep(callback_ops(scheme));
+        rc = els_sink_register(tables[i]);
+        if (rc != 0)
+            break;
+        added++;
+    }
+    CHECK_INT(rc, ==, -ENOSPC);
+    CHECK_CONTAINS(last_log, "registry is full");
+    CHECK_INT(added, >, 0);
+    /* Everything registered before stays found, and the built-ins too. */
+    for (int i = 0; i < added; i++)
+        CHECK(els_sink_lookup(tables[i]->scheme) == tables[i]);
+    CHECK(els_sink_lookup("unix") == &elsi_sink_unix);
+    CHECK(els_sink_lookup(tables[added]->scheme) == NULL);
+    /* Still full; a duplicate is still a duplicate. */
+    CHECK_INT(els_sink_register(keep(callback_ops("late"))), ==, -ENOSPC);
+    CHECK_INT(els_sink_register(keep(callback_ops("fill0"))), ==, ELS_EEXIST);
+}
+
+/* ------------------------------------------------------------------------
+ * Concurrency
+ * ------------------------------------------------------------------------ */
+
+#define N_THREADS 8
+#define PER_THREAD 6
+
+static pthread_barrier_t start_line;
+
+struct reg_thread {
+    int index;
+    int own_failures;
+    int shared_rc;
+    const struct els_sink_ops *own[PER_THREAD];
+    const struct els_sink_ops *shared;
+};
+
+static void *register_thread(void *arg)
+{
+    struct reg_thread *t = arg;
+    pthread_barrier_wait(&start_line);
+    /* Everyone races for the same scheme first, then registers its own
+     * while the others look things up. */
+    t->shared_rc = els_sink_register(t->shared);
+    for (int i = 0; i < PER_THREAD; i++) {
+        if (els_sink_register(t->own[i]) != 0)
+            t->own_failures++;
+        if (els_sink_lookup(t->own[i]->scheme) != t->own[i])
+            t->own_failures++;
+        if (els_sink_lookup("tcp") != &elsi_sink_tcp)
+            t->own_failures++;
+    }
+    return NULL;
+}
+
+static void concurrent_registration(void)
+{
+    struct reg_thread t[N_THREADS];
+    pthread_t tid[N_THREADS];
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);   /* the losers' EEXIST */
+    CHECK_INT(pthread_barrier_init(&start_line, NULL, N_THREADS), ==, 0);
+    for (int i = 0; i < N_THREADS; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        t[i].index = i;
+        t[i].shared = keep(callback_ops("shared"));
+        for (int j = 0; j < PER_THREAD; j++) {
+            char *scheme = malloc(32);
+            CHECK(scheme != NULL);
+            snprintf(scheme, 32, "t%d-%d", i, j);
+            t[i].own[j] = keep(callback_ops(scheme));
+        }
+    }
+    /* Before the built-ins exist: the first calls of all come at once. */
+    for (int i = 0; i < N_THREADS; i++)
+        CHECK_INT(pthread_create(&tid[i], NULL, register_thread, &t[i]), ==, 0);
+    for (int i = 0; i < N_THREADS; i++)
+        CHECK_INT(pthread_join(tid[i], NULL), ==, 0);
+
+    int winners = 0;
+    const struct els_sink_ops *winner = NULL;
+    for (int i = 0; i < N_THREADS; i++) {
+        CHECK_INT(t[i].own_failures, ==, 0);
+        if (t[i].shared_rc == 0) {
+            winners++;
+            winner = t[i].shared;
+        } else {
+            CHECK_INT(t[i].shared_rc, ==, ELS_EEXIST);
+        }
+        for (int j = 0; j < PER_THREAD; j++)
+            CHECK(els_sink_lookup(t[i].own[j]->scheme) == t[i].own[j]);
+    }
+    CHECK_INT(winners, ==, 1);
+    CHECK(els_sink_lookup("shared") == winner);
+
+    /* The built-ins came first, once each, and every name appears once. */
+    char names[2048];
+    elsi_registry_names(names, sizeof names);
+    CHECK_INT(strncmp(names, "unix, unix-connect, tcp, tcp-connect, fifo, "
+                      "file, ", 44), ==, 0);
+    int commas = 0;
+    for (const char *p = names; *p != '\0'; p++)
+        commas += *p == ',';
+    CHECK_INT(commas + 1, ==, 6 + 1 + N_THREADS * PER_THREAD);
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(builtins_are_registered),
+    CHECK_CASE(lookup_is_exact),
+    CHECK_CASE(custom_sink_registers_and_is_found),
+    CHECK_CASE(table_validation),
+    CHECK_CASE(style_members_validation),
+    CHECK_CASE(option_name_validation),
+    CHECK_CASE(taken_schemes_are_not_replaced),
+    CHECK_CASE(full_registry_says_so),
+    CHECK_CASE(concurrent_registration),
+};
+
+CHECK_MAIN(cases)

@@ -1,0 +1,372 @@
+/*
+ * test_sink_fifo.c: the "fifo" sink, called through its ops table as the
+ * writer calls it, with real FIFOs in the case's temporary directory and
+ * readers that come and go; plus the pipe half of fdutil (EPIPE with the
+ * thread-directed SIGPIPE consumed, as the writer thread relies on).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* accept4, setgroups, F_GETPIPE_SZ */
+#endif
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/uio.h>
+
+#include "check.h"
+#include "testutil.h"
+
+#include "fdutil.h"
+#include "sinks.h"
+
+static const struct els_sink_ops *const F = &elsi_sink_fifo;
+
+static void *open_fifo(struct tu_args *t, const char *path, const char *mode)
+{
+    void *sink = NULL;
+    int rc = F->open(&sink, tu_sink_args(t, "fifo", path, mode ? "mode" : NULL, mode));
+    CHECK_MSG(rc == 0, "open fifo:%s: %d (%s)", path, rc, t->err);
+    return sink;
+}
+
+static bool is_fifo(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/* A reader as a consumer would open it: without waiting for a writer. */
+static int open_reader(const char *path)
+{
+    int r = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    CHECK_MSG(r >= 0, "open reader %s: %s", path, strerror(errno));
+    return r;
+}
+
+static int dial_ok(void *sink)
+{
+    int fd = -1;
+    CHECK_OK(F->dial(sink, &fd));
+    CHECK(fd >= 0);
+    return fd;
+}
+
+static void send_and_receive(int w, int r, const char *msg)
+{
+    CHECK_OK(elsi_write_all(w, msg, strlen(msg)));
+    char got[256];
+    CHECK(strlen(msg) < sizeof got);
+    CHECK_OK(tu_read_exact(r, got, strlen(msg), TU_WAIT_MS));
+    CHECK(memcmp(got, msg, strlen(msg)) == 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Creating, refusing, removing
+ * ------------------------------------------------------------------------ */
+
+/* Created 0600 by default whatever the umask, reported by endpoint(), and
+ * removed at close. */
+static void fifo_created_0600_and_removed(void)
+{
+    umask(0);
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    CHECK(is_fifo(path));
+    CHECK_INT(tu_file_mode(path), ==, 0600);
+    char ep[1100], want[1100];
+    snprintf(want, sizeof want, "fifo:%s", path);
+    CHECK_INT(F->endpoint(sink, ep, sizeof ep), ==, (int)strlen(want));
+    CHECK_STR(ep, want);
+    F->close(sink);
+    CHECK(!tu_exists(path));
+}
+
+/* mode= gives exactly those bits (the umask does not narrow them). */
+static void fifo_mode_option(void)
+{
+    umask(077);
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, "0640");
+    CHECK_INT(tu_file_mode(path), ==, 0640);
+    F->close(sink);
+
+    void *bad = NULL;
+    CHECK_INT(F->open(&bad, tu_sink_args(&t, "fifo", path, "mode", "0800")), ==,
+              ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "mode=0800");
+    CHECK(!tu_exists(path));
+}
+
+/* A FIFO that exists is used as it is and left in place at close. */
+static void fifo_existing_fifo_used_and_kept(void)
+{
+    const char *path = check_path("ev.fifo");
+    CHECK_OK(mkfifo(path, 0644));
+    CHECK_OK(chmod(path, 0644));
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, "0600");
+    CHECK_INT(tu_file_mode(path), ==, 0644);    /* not ours to change */
+    int r = open_reader(path);
+    int w = dial_ok(sink);
+    send_and_receive(w, r, "existing");
+    close(w);
+    close(r);
+    F->close(sink);
+    CHECK(is_fifo(path));
+}
+
+/* Anything else at the path is refused and left untouched. */
+static void fifo_non_fifo_refused(void)
+{
+    const char *file = check_path("file");
+    CHECK_OK(tu_write_file(file, "precious data"));
+    struct tu_args t;
+    void *sink = NULL;
+    CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", file, NULL, NULL)), ==,
+              ELS_EEXIST);
+    CHECK_CONTAINS(t.err, file);
+    CHECK_CONTAINS(t.err, "regular file");
+    char *content = tu_read_file(file);
+    CHECK_STR(content, "precious data");
+    free(content);
+
+    CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", check_dir, NULL, NULL)),
+              ==, ELS_EEXIST);
+    CHECK_CONTAINS(t.err, "directory");
+
+    const char *dangling = check_path("dangling");
+    CHECK_OK(symlink(check_path("nowhere"), dangling));
+    CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", dangling, NULL, NULL)),
+              ==, ELS_EEXIST);
+    CHECK_CONTAINS(t.err, "symbolic link");
+    CHECK(!tu_exists(check_path("nowhere")));
+
+    CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", "", NULL, NULL)), ==,
+              ELS_EINVAL);
+}
+
+static void fifo_eacces_body(const char *dir)
+{
+    CHECK_OK(chmod(dir, 0500));
+    char path[1100];
+    snprintf(path, sizeof path, "%s/ev.fifo", dir);
+    struct tu_args t;
+    void *sink = NULL;
+    CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", path, NULL, NULL)), ==,
+              -EACCES);
+    CHECK_CONTAINS(t.err, path);
+    CHECK_CONTAINS(t.err, strerror(EACCES));
+    CHECK(!tu_exists(path));
+}
+
+/* (As root this runs as uid 65534, since root ignores permissions.) */
+static void fifo_directory_without_permission(void)
+{
+    int rc = tu_run_unprivileged("locked", fifo_eacces_body);
+    CHECK(rc == 0 || rc == TU_SKIPPED);
+}
+
+/* close() removes only the FIFO this process created, and only while it
+ * is still that FIFO. */
+static void fifo_close_removes_only_own(void)
+{
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        F->close(sink);
+        _exit(0);
+    }
+    int status;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(is_fifo(path));               /* the child left it */
+
+    CHECK_OK(unlink(path));
+    CHECK_OK(mkfifo(path, 0600));       /* someone else's now */
+    F->close(sink);
+    CHECK(is_fifo(path));
+}
+
+/* Something else put at the path after open() is not written to. */
+static void fifo_dial_refuses_replacement(void)
+{
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    CHECK_OK(unlink(path));
+    CHECK_OK(tu_write_file(path, "precious data"));
+    int fd = -1;
+    CHECK_INT(F->dial(sink, &fd), ==, ELS_EEXIST);
+    CHECK_INT(fd, ==, -1);
+    F->close(sink);
+    char *content = tu_read_file(path);
+    CHECK_STR(content, "precious data");
+    free(content);
+}
+
+/* ------------------------------------------------------------------------
+ * Readers coming and going
+ * ------------------------------------------------------------------------ */
+
+/* No reader: "not yet", at once (a blocking open would hang the case). */
+static void fifo_dial_without_reader(void)
+{
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    int fd = -1;
+    CHECK_INT(F->dial(sink, &fd), ==, -EAGAIN);
+    CHECK_INT(F->dial(sink, &fd), ==, -EAGAIN);
+    CHECK_INT(fd, ==, -1);
+    F->close(sink);
+}
+
+/* With a reader: a non-blocking, close-on-exec write end with a large
+ * pipe, and data flows. */
+static void fifo_dial_with_reader(void)
+{
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    int r = open_reader(path);
+    int w = dial_ok(sink);
+    CHECK(tu_is_nonblock_cloexec(w));
+    CHECK_INT(fcntl(w, F_GETFL) & O_ACCMODE, ==, O_WRONLY);
+    /* The pipe grows to 1 MiB unless the system forbids it; root is never
+     * forbidden. */
+    if (geteuid() == 0)
+        CHECK_INT(fcntl(w, F_GETPIPE_SZ), >=, 1 << 20);
+    send_and_receive(w, r, "hdrb hete hdre datb");
+    close(w);
+    close(r);
+    F->close(sink);
+}
+
+/* The reader leaves: the write fails with EPIPE, the SIGPIPE it raised on
+ * this thread is consumed (the process survives unblocking SIGPIPE with
+ * the default disposition), and once a reader is back, dial works again. */
+static void fifo_reader_leaves_and_returns(void)
+{
+    signal(SIGPIPE, SIG_DFL);
+    tu_block_sigpipe();                 /* as the writer thread does */
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    int r = open_reader(path);
+    int w = dial_ok(sink);
+    send_and_receive(w, r, "first reader");
+    close(r);
+
+    struct iovec iov = { "lost", 4 };
+    CHECK_INT(elsi_write_iov(w, false, &iov, 1), ==, -EPIPE);
+    CHECK(!tu_sigpipe_pending());
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    CHECK_OK(pthread_sigmask(SIG_UNBLOCK, &set, NULL));   /* would kill */
+    CHECK_OK(pthread_sigmask(SIG_BLOCK, &set, NULL));
+    close(w);
+
+    int fd = -1;
+    CHECK_INT(F->dial(sink, &fd), ==, -EAGAIN);
+    r = open_reader(path);
+    w = dial_ok(sink);
+    send_and_receive(w, r, "second reader");
+    close(w);
+    close(r);
+    F->close(sink);
+}
+
+/* ------------------------------------------------------------------------
+ * fdutil on pipes
+ * ------------------------------------------------------------------------ */
+
+/* A SIGPIPE that was pending before the write is someone else's: it is not
+ * consumed (ours merged into it, so exactly one remains). */
+static void fdutil_pipe_keeps_foreign_sigpipe(void)
+{
+    tu_block_sigpipe();
+    int p[2];
+    CHECK_OK(elsi_pipe_nb(p));
+    close(p[0]);
+    CHECK_OK(pthread_kill(pthread_self(), SIGPIPE));
+    CHECK(tu_sigpipe_pending());
+    struct iovec iov = { "x", 1 };
+    CHECK_INT(elsi_write_iov(p[1], false, &iov, 1), ==, -EPIPE);
+    CHECK(tu_sigpipe_pending());
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    struct timespec zero = { 0, 0 };
+    CHECK_INT(sigtimedwait(&set, NULL, &zero), ==, SIGPIPE);
+    CHECK(!tu_sigpipe_pending());
+
+    /* And with nothing pending before, ours is consumed. */
+    CHECK_INT(elsi_write_iov(p[1], false, &iov, 1), ==, -EPIPE);
+    CHECK(!tu_sigpipe_pending());
+    close(p[1]);
+}
+
+/* The wake-up pipe: non-blocking, close-on-exec; writes stop at -EAGAIN
+ * when full; write_all waits for room. */
+static void fdutil_pipe_helpers(void)
+{
+    int p[2];
+    CHECK_OK(elsi_pipe_nb(p));
+    CHECK(tu_is_nonblock_cloexec(p[0]));
+    CHECK(tu_is_nonblock_cloexec(p[1]));
+    CHECK(!elsi_is_socket(p[0]));
+
+    static char chunk[4096];
+    memset(chunk, 'z', sizeof chunk);
+    size_t total = 0;
+    ssize_t n;
+    struct iovec iov[2] = { { chunk, 1000 }, { chunk, sizeof chunk } };
+    while ((n = elsi_write_iov(p[1], false, iov, 2)) > 0)
+        total += (size_t)n;
+    CHECK_INT(n, ==, -EAGAIN);
+    CHECK_U64(total, >=, 4096);
+
+    char *buf = malloc(total);
+    CHECK(buf != NULL);
+    CHECK_OK(tu_read_exact(p[0], buf, total, TU_WAIT_MS));
+    free(buf);
+
+    /* A blocking pipe made non-blocking. */
+    int q[2];
+    CHECK_OK(pipe(q));
+    CHECK(!(fcntl(q[1], F_GETFL) & O_NONBLOCK));
+    CHECK_OK(elsi_set_nonblock(q[1]));
+    CHECK(fcntl(q[1], F_GETFL) & O_NONBLOCK);
+    CHECK_OK(elsi_set_nonblock(q[1]));
+    CHECK_INT(elsi_set_nonblock(-1), ==, -EBADF);
+    close(q[0]);
+    close(q[1]);
+    close(p[0]);
+    close(p[1]);
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(fifo_created_0600_and_removed),
+    CHECK_CASE(fifo_mode_option),
+    CHECK_CASE(fifo_existing_fifo_used_and_kept),
+    CHECK_CASE(fifo_non_fifo_refused),
+    CHECK_CASE(fifo_directory_without_permission),
+    CHECK_CASE(fifo_close_removes_only_own),
+    CHECK_CASE(fifo_dial_refuses_replacement),
+    CHECK_CASE(fifo_dial_without_reader),
+    CHECK_CASE(fifo_dial_with_reader),
+    CHECK_CASE(fifo_reader_leaves_and_returns),
+    CHECK_CASE(fdutil_pipe_keeps_foreign_sigpipe),
+    CHECK_CASE(fdutil_pipe_helpers),
+};
+
+CHECK_MAIN(cases)

@@ -1,0 +1,747 @@
+/*
+ * eventlog-sink.c: the command-line tool.
+ *
+ * One program with subcommands, chosen from a table, so that more can be
+ * added beside the first.  `recv` is the consumer side of the library: it
+ * connects to a UNIX or TCP socket (or opens a FIFO), copies the eventlog
+ * stream it reads to a file or standard output, runs every byte through
+ * the framer of lib/evformat.c, and says in its exit status whether the
+ * stream was complete and well formed.  It does not interpret events (use
+ * ghc-events for that), does not listen for producers, and never changes
+ * the bytes it copies.
+ *
+ * Unlike the library, this is our own process, so it may set signal
+ * dispositions: it catches SIGINT and SIGTERM to stop cleanly and ignores
+ * SIGPIPE so that a closed output pipe is an error it can report.
+ */
+#if defined(HAVE_CONFIG_H)
+#include "config.h"
+#endif
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* ppoll */
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eventlog-sink.h"
+#include "address.h"
+#include "evformat.h"
+#include "fdutil.h"
+
+#if defined(PACKAGE_VERSION)
+#define TOOL_VERSION PACKAGE_VERSION
+#else
+#define TOOL_VERSION "0.1.0"
+#endif
+
+#define TOOL_NAME "eventlog-sink"
+
+/* Exit statuses of recv (documented in its --help). */
+enum {
+    RECV_EXIT_OK = 0,
+    RECV_EXIT_UNREACHABLE = 1,  /* or the output could not be written */
+    RECV_EXIT_USAGE = 2,
+    RECV_EXIT_BAD_STREAM = 3    /* truncated or malformed */
+};
+
+/* ------------------------------------------------------------------------
+ * Subcommand table
+ * ------------------------------------------------------------------------ */
+
+struct tool_command {
+    const char *name;
+    const char *summary;
+    /* argv[0] is the command name; returns the exit status. */
+    int (*run)(int argc, char **argv);
+};
+
+static int recv_main(int argc, char **argv);
+
+static const struct tool_command tool_commands[] = {
+    { "recv", "receive one eventlog stream from a socket or FIFO", recv_main },
+};
+
+#define TOOL_N_COMMANDS (sizeof tool_commands / sizeof tool_commands[0])
+
+static void tool_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: " TOOL_NAME " COMMAND [ARGS...]\n"
+            "       " TOOL_NAME " --help | --version\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < TOOL_N_COMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", tool_commands[i].name,
+                tool_commands[i].summary);
+    fprintf(out,
+            "\n"
+            "Run '" TOOL_NAME " COMMAND --help' for the options of a "
+            "command.\n");
+}
+
+/* ------------------------------------------------------------------------
+ * recv: signals
+ *
+ * Note [Stop signals]
+ * ~~~~~~~~~~~~~~~~~~~
+ * SIGINT and SIGTERM are blocked except while we wait (ppoll() unblocks
+ * them atomically, so a signal cannot slip in between checking the flag
+ * and starting to wait) and while we write the output (a write blocked on
+ * a full pipe must be interruptible).  The handler only sets a flag; it is
+ * installed without SA_RESTART so that a blocked write returns EINTR, and
+ * with SA_RESETHAND so that a second signal ends the process the default
+ * way should a write block again after the first.
+ * ------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t recv_stop_signal;
+
+static void recv_on_signal(int sig)
+{
+    recv_stop_signal = sig;
+}
+
+struct recv_signals {
+    sigset_t blocked;     /* mask in force outside the windows */
+    sigset_t waiting;     /* mask while waiting or writing */
+};
+
+static void recv_signals_setup(struct recv_signals *s)
+{
+    static const int sigs[] = { SIGINT, SIGTERM };
+    sigset_t stop_set;
+    sigemptyset(&stop_set);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        /* A signal ignored when we were started (SIGINT for a background
+         * job of a non-interactive shell) stays ignored: whoever started
+         * us did not want it to stop us. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = recv_on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND;
+        sigaction(sigs[i], &sa, NULL);
+        sigaddset(&stop_set, sigs[i]);
+    }
+    signal(SIGPIPE, SIG_IGN);
+
+    sigprocmask(SIG_BLOCK, &stop_set, &s->waiting);
+    sigprocmask(SIG_SETMASK, NULL, &s->blocked);
+    /* waiting = the mask we were started with, minus SIGINT/SIGTERM. */
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        if (sigismember(&stop_set, sigs[i]))
+            sigdelset(&s->waiting, sigs[i]);
+}
+
+static uint64_t recv_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Wait for events on fd (or just sleep when fd < 0) for at most
+ * timeout_ms (< 0: no limit), with SIGINT/SIGTERM deliverable.
+ * Returns poll's revents (> 0), 0 on timeout or signal, or -errno if
+ * ppoll() itself failed (so that no caller spins on a broken wait). */
+static int recv_wait(const struct recv_signals *s, int fd, short events,
+                     long timeout_ms)
+{
+    struct pollfd pfd = { .fd = fd, .events = events };
+    struct timespec ts, *tsp = NULL;
+    if (timeout_ms >= 0) {
+        ts.tv_sec = timeout_ms / 1000;
+        ts.tv_nsec = (timeout_ms % 1000) * 1000000L;
+        tsp = &ts;
+    }
+    int n = ppoll(fd >= 0 ? &pfd : NULL, fd >= 0 ? 1 : 0, tsp, &s->waiting);
+    if (n < 0)
+        return errno == EINTR ? 0 : -errno;
+    return n > 0 ? pfd.revents : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * recv: endpoints
+ * ------------------------------------------------------------------------ */
+
+enum recv_scheme { RECV_UNIX, RECV_TCP, RECV_FIFO };
+
+struct recv_target {
+    enum recv_scheme scheme;
+    const char *spec;
+    const char *address;            /* after "SCHEME:" */
+    struct sockaddr_un sun;         /* RECV_UNIX */
+    socklen_t sun_len;
+    struct addrinfo *ai;            /* RECV_TCP, resolved once */
+};
+
+/* Split and check SPEC.  On failure writes one line into err and returns
+ * RECV_EXIT_USAGE or RECV_EXIT_UNREACHABLE (a TCP host that does not
+ * resolve: the spec is fine, the endpoint cannot be found). */
+static int recv_target_parse(struct recv_target *t, const char *spec,
+                             char *err, size_t err_len)
+{
+    static const struct {
+        const char *name;
+        enum recv_scheme scheme;
+    } schemes[] = {
+        { "unix", RECV_UNIX },
+        { "tcp", RECV_TCP },
+        { "fifo", RECV_FIFO },
+    };
+    memset(t, 0, sizeof *t);
+    t->spec = spec;
+
+    const char *colon = strchr(spec, ':');
+    if (colon == NULL) {
+        snprintf(err, err_len, "'%s' is not a spec (expected unix:PATH, "
+                 "tcp:[HOST:]PORT or fifo:PATH)", spec);
+        return RECV_EXIT_USAGE;
+    }
+    size_t scheme_len = (size_t)(colon - spec);
+    bool found = false;
+    /* Exact match: "tc:1" or "tcpx:1" is not tcp. */
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+        if (strlen(schemes[i].name) == scheme_len &&
+            memcmp(schemes[i].name, spec, scheme_len) == 0) {
+            t->scheme = schemes[i].scheme;
+            found = true;
+        }
+    }
+    if (!found) {
+        snprintf(err, err_len, "unknown scheme '%.*s' in '%s' (expected "
+                 "unix, tcp or fifo)", (int)(scheme_len > 64 ? 64 : scheme_len),
+                 spec, spec);
+        return RECV_EXIT_USAGE;
+    }
+    t->address = colon + 1;
+
+    char why[256] = "";
+    switch (t->scheme) {
+    case RECV_UNIX:
+        if (elsi_unix_addr_make(t->address, &t->sun, &t->sun_len, why,
+                                sizeof why) < 0) {
+            snprintf(err, err_len, "%s: %s", spec, why);
+            return RECV_EXIT_USAGE;
+        }
+        return 0;
+    case RECV_TCP: {
+        struct elsi_tcp_addr a;
+        if (elsi_tcp_addr_parse(t->address, &a, why, sizeof why) < 0) {
+            snprintf(err, err_len, "%s: %s", spec, why);
+            return RECV_EXIT_USAGE;
+        }
+        if (a.port == 0) {
+            snprintf(err, err_len, "%s: port 0 cannot be connected to", spec);
+            return RECV_EXIT_USAGE;
+        }
+        if (elsi_tcp_resolve(&a, false, &t->ai, why, sizeof why) < 0) {
+            snprintf(err, err_len, "%s: %s", spec, why);
+            return RECV_EXIT_UNREACHABLE;
+        }
+        return 0;
+    }
+    case RECV_FIFO:
+        if (t->address[0] == '\0') {
+            snprintf(err, err_len, "%s: empty FIFO path", spec);
+            return RECV_EXIT_USAGE;
+        }
+        return 0;
+    }
+    return RECV_EXIT_USAGE;
+}
+
+static void recv_target_free(struct recv_target *t)
+{
+    if (t->ai != NULL)
+        freeaddrinfo(t->ai);
+    t->ai = NULL;
+}
+
+/* Connect a non-blocking stream socket to one address, waiting for an
+ * in-progress TCP connect with signals deliverable.  fd or -errno;
+ * -EINTR when a stop signal came. */
+static int recv_connect_one(const struct recv_signals *s, int domain,
+                            const struct sockaddr *sa, socklen_t len)
+{
+    int fd = elsi_socket_nb(domain, SOCK_STREAM);
+    if (fd < 0)
+        return fd;
+    if (connect(fd, sa, len) == 0)
+        return fd;
+    int e = errno;
+    if (e != EINPROGRESS && e != EINTR) {
+        elsi_close(fd);
+        return -e;
+    }
+    /* EINTR from a non-blocking connect also means "still connecting". */
+    for (;;) {
+        if (recv_stop_signal) {
+            elsi_close(fd);
+            return -EINTR;
+        }
+        int w = recv_wait(s, fd, POLLOUT, -1);
+        if (w < 0) {
+            elsi_close(fd);
+            return w;
+        }
+        if (w > 0)
+            break;
+    }
+    int so_error = 0;
+    socklen_t so_len = sizeof so_error;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &so_len) < 0)
+        so_error = errno;
+    if (so_error != 0) {
+        elsi_close(fd);
+        return -so_error;
+    }
+    return fd;
+}
+
+/* Is this failure "nobody there yet", worth retrying under --retry?
+ * EAGAIN: a UNIX listener whose backlog is full (non-blocking connect). */
+static bool recv_absent(int code)
+{
+    return code == -ENOENT || code == -ECONNREFUSED || code == -EAGAIN;
+}
+
+/* One attempt to reach the endpoint: a descriptor open for reading,
+ * non-blocking and close-on-exec, or -errno with a line in err. */
+static int recv_open_once(const struct recv_signals *s,
+                          const struct recv_target *t,
+                          char *err, size_t err_len)
+{
+    switch (t->scheme) {
+    case RECV_UNIX: {
+        int fd = recv_connect_one(s, AF_UNIX, (const struct sockaddr *)&t->sun,
+                                  t->sun_len);
+        if (fd < 0)
+            snprintf(err, err_len, "cannot connect to %s: %s", t->spec,
+                     strerror(-fd));
+        return fd;
+    }
+    case RECV_TCP: {
+        /* Try each address in turn; if one refused, that is the error to
+         * report (and the one that makes the endpoint "absent"), since
+         * the others are usually families the host does not route. */
+        int first_refused = 0, last = -EHOSTUNREACH;
+        for (const struct addrinfo *ai = t->ai; ai != NULL; ai = ai->ai_next) {
+            int fd = recv_connect_one(s, ai->ai_family, ai->ai_addr,
+                                      ai->ai_addrlen);
+            if (fd >= 0)
+                return fd;
+            if (fd == -EINTR)
+                return fd;
+            last = fd;
+            if (recv_absent(fd) && first_refused == 0)
+                first_refused = fd;
+        }
+        int code = first_refused != 0 ? first_refused : last;
+        snprintf(err, err_len, "cannot connect to %s: %s", t->spec,
+                 strerror(-code));
+        return code;
+    }
+    case RECV_FIFO: {
+        /* O_NONBLOCK: open() returns at once instead of waiting for a
+         * writer, so the wait happens in ppoll() where a signal can end
+         * it.  Until a writer has opened the FIFO, Linux reports neither
+         * POLLIN nor POLLHUP on it, so the wait does not end early. */
+        int fd = open(t->address, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+            int e = errno;
+            snprintf(err, err_len, "cannot open %s: %s", t->spec, strerror(e));
+            return -e;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+            elsi_close(fd);
+            snprintf(err, err_len, "cannot open %s: %s is not a FIFO",
+                     t->spec, t->address);
+            return -EINVAL;
+        }
+        return fd;
+    }
+    }
+    snprintf(err, err_len, "%s: unsupported scheme", t->spec);
+    return -EINVAL;
+}
+
+/* Reach the endpoint, retrying every 100 ms for up to retry_ms while it
+ * is absent.  fd, or -errno with a line in err. */
+static int recv_open(const struct recv_signals *s, const struct recv_target *t,
+                     uint64_t retry_ms, char *err, size_t err_len)
+{
+    uint64_t deadline = recv_now_ms() + retry_ms;
+    for (;;) {
+        int fd = recv_open_once(s, t, err, err_len);
+        if (fd >= 0 || fd == -EINTR)
+            return fd;
+        if (!recv_absent(fd) || retry_ms == 0)
+            return fd;
+        uint64_t now = recv_now_ms();
+        if (now >= deadline) {
+            size_t used = strlen(err);
+            snprintf(err + used, err_len - used, " (retried for %.1f s)",
+                     (double)retry_ms / 1000.0);
+            return fd;
+        }
+        uint64_t left = deadline - now;
+        recv_wait(s, -1, 0, (long)(left < 100 ? left : 100));
+        if (recv_stop_signal)
+            return -EINTR;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * recv: copying
+ * ------------------------------------------------------------------------ */
+
+/* Write all of buf to the output.  Not elsi_write_all(): that one retries
+ * on EINTR, and a stop signal must be able to end a write that blocks on
+ * a full pipe (see Note [Stop signals]).  0, -errno, or -EINTR when
+ * stopped. */
+static int recv_write_out(const struct recv_signals *s, int fd,
+                          const uint8_t *buf, size_t len)
+{
+    int rc = 0;
+    sigprocmask(SIG_SETMASK, &s->waiting, NULL);
+    while (len > 0) {
+        if (recv_stop_signal) {
+            rc = -EINTR;
+            break;
+        }
+        ssize_t n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            break;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    sigprocmask(SIG_SETMASK, &s->blocked, NULL);
+    return rc;
+}
+
+struct recv_result {
+    uint64_t bytes;
+    int read_error;     /* -errno, or 0 */
+    int write_error;    /* -errno, or 0 */
+    bool interrupted;
+};
+
+static void recv_copy(const struct recv_signals *s, int in, int out,
+                      struct elsi_framer *f, struct recv_result *res)
+{
+    static uint8_t buf[64 * 1024];
+    /* Wait before the first read: a FIFO that no writer has opened yet
+     * reads as end-of-file (0), while ppoll() waits for the writer (see
+     * recv_open_once()).  After that, read first and wait on EAGAIN. */
+    bool wait_first = true;
+    for (;;) {
+        if (recv_stop_signal) {
+            res->interrupted = true;
+            return;
+        }
+        if (wait_first) {
+            int w = recv_wait(s, in, POLLIN, -1);
+            if (w < 0) {
+                res->read_error = w;
+                return;
+            }
+            wait_first = w == 0;    /* signal: check the flag, wait again */
+            continue;
+        }
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n == 0)
+            return;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                int w = recv_wait(s, in, POLLIN, -1);
+                if (w < 0) {
+                    res->read_error = w;
+                    return;
+                }
+                continue;
+            }
+            res->read_error = -errno;
+            return;
+        }
+        res->bytes += (uint64_t)n;
+        /* Written before it is checked: the output holds everything that
+         * arrived, including the bytes a malformed stream went wrong at. */
+        int w = recv_write_out(s, out, buf, (size_t)n);
+        if (w == -EINTR) {
+            res->interrupted = true;
+            return;
+        }
+        if (w < 0) {
+            res->write_error = w;
+            return;
+        }
+        if (elsi_framer_feed(f, buf, (size_t)n) < 0)
+            return;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * recv: command line
+ * ------------------------------------------------------------------------ */
+
+static void recv_usage(FILE *out)
+{
+    fprintf(out,
+"Usage: " TOOL_NAME " recv [-o FILE] [--retry SECS] [--quiet] SPEC\n"
+"\n"
+"Receive one GHC eventlog stream from SPEC and copy it unchanged to FILE\n"
+"(default: standard output), checking its structure on the way.\n"
+"\n"
+"SPEC:\n"
+"  unix:PATH           connect to a UNIX socket\n"
+"  tcp:[HOST:]PORT     connect over TCP (HOST defaults to 127.0.0.1)\n"
+"  tcp:[ADDR]:PORT     connect over TCP to an IPv6 address\n"
+"  fifo:PATH           read a FIFO\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE   write to FILE (created or truncated, mode 0644)\n"
+"  -r, --retry SECS    while the endpoint is absent, try again every 0.1 s\n"
+"                      for up to SECS seconds\n"
+"  -q, --quiet         do not print the summary line\n"
+"  -h, --help          show this help\n"
+"\n"
+"The stream ends when the producer closes it.  SIGINT or SIGTERM stops\n"
+"the copy; the stream then counts as truncated unless it was complete.\n"
+"\n"
+"Exit status:\n"
+"  0  the stream ended with DATA_END and was well formed\n"
+"  1  the endpoint could not be reached, or the output could not be written\n"
+"  2  usage error\n"
+"  3  the stream was truncated (closed or stopped before DATA_END) or\n"
+"     malformed\n");
+}
+
+static int recv_usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static int recv_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs(TOOL_NAME " recv: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\ntry '" TOOL_NAME " recv --help'\n", stderr);
+    return RECV_EXIT_USAGE;
+}
+
+/* SECS: decimal seconds ("5", "0.5"), at most a day. */
+static bool recv_parse_secs(const char *text, uint64_t *ms)
+{
+    bool digit = false, dot = false;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p >= '0' && *p <= '9')
+            digit = true;
+        else if (*p == '.' && !dot)
+            dot = true;
+        else
+            return false;
+    }
+    if (!digit)
+        return false;
+    double secs = strtod(text, NULL);
+    if (!(secs >= 0.0 && secs <= 86400.0))
+        return false;
+    *ms = (uint64_t)(secs * 1000.0 + 0.5);
+    return true;
+}
+
+static int recv_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "retry", required_argument, NULL, 'r' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *output = NULL;
+    uint64_t retry_ms = 0;
+    bool quiet = false;
+
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:r:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            if (optarg[0] == '\0')
+                return recv_usage_error("empty output file name");
+            output = optarg;
+            break;
+        case 'r':
+            if (!recv_parse_secs(optarg, &retry_ms))
+                return recv_usage_error("--retry: '%s' is not a number of "
+                                        "seconds from 0 to 86400", optarg);
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            recv_usage(stdout);
+            return fflush(stdout) == 0 ? 0 : 1;
+        case ':':
+            return recv_usage_error("option '%s' needs an argument",
+                                    argv[optind - 1]);
+        default:
+            if (optopt != 0)
+                return recv_usage_error("unknown option '-%c'", optopt);
+            return recv_usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return recv_usage_error("missing SPEC (e.g. unix:/tmp/app.sock)");
+    if (argc - optind > 1)
+        return recv_usage_error("one SPEC only, got '%s' after '%s'",
+                                argv[optind + 1], argv[optind]);
+    const char *spec = argv[optind];
+    if (output == NULL && isatty(STDOUT_FILENO))
+        return recv_usage_error("refusing to write a binary stream to a "
+                                "terminal; use -o FILE or a redirection");
+
+    char err[512];
+    struct recv_target target;
+    int rc = recv_target_parse(&target, spec, err, sizeof err);
+    if (rc == RECV_EXIT_USAGE)
+        return recv_usage_error("%s", err);
+    if (rc != 0) {
+        fprintf(stderr, TOOL_NAME " recv: %s\n", err);
+        return rc;
+    }
+
+    struct elsi_framer framer;
+    if (elsi_framer_init(&framer) < 0) {
+        recv_target_free(&target);
+        fprintf(stderr, TOOL_NAME " recv: out of memory\n");
+        return RECV_EXIT_UNREACHABLE;
+    }
+
+    struct recv_signals sigs;
+    recv_signals_setup(&sigs);
+
+    int in = recv_open(&sigs, &target, retry_ms, err, sizeof err);
+    recv_target_free(&target);
+    if (in < 0) {
+        elsi_framer_destroy(&framer);
+        if (in == -EINTR)
+            fprintf(stderr, TOOL_NAME " recv: stopped before %s was "
+                    "reached\n", spec);
+        else
+            fprintf(stderr, TOOL_NAME " recv: %s\n", err);
+        return RECV_EXIT_UNREACHABLE;
+    }
+
+    /* The output is created only once the endpoint answered, so that a
+     * failed attempt never truncates the file of an earlier capture. */
+    int out = STDOUT_FILENO;
+    const char *out_name = "standard output";
+    if (output != NULL) {
+        out = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY,
+                   0644);
+        if (out < 0) {
+            fprintf(stderr, TOOL_NAME " recv: cannot create %s: %s\n", output,
+                    strerror(errno));
+            elsi_close(in);
+            elsi_framer_destroy(&framer);
+            return RECV_EXIT_UNREACHABLE;
+        }
+        out_name = output;
+    }
+
+    struct recv_result res = { 0 };
+    recv_copy(&sigs, in, out, &framer, &res);
+    elsi_close(in);
+    if (out != STDOUT_FILENO && close(out) < 0 && errno != EINTR &&
+        res.write_error == 0)
+        res.write_error = -errno;
+
+    if (!quiet)
+        fprintf(stderr, TOOL_NAME " recv: received %llu bytes, %llu events, "
+                "%llu blocks\n", (unsigned long long)res.bytes,
+                (unsigned long long)framer.events,
+                (unsigned long long)framer.blocks);
+
+    if (res.write_error != 0) {
+        fprintf(stderr, TOOL_NAME " recv: cannot write to %s: %s\n", out_name,
+                strerror(-res.write_error));
+        rc = RECV_EXIT_UNREACHABLE;
+    } else if (framer.state == ELSI_FRAMER_ERROR) {
+        fprintf(stderr, TOOL_NAME " recv: stream malformed at %s\n",
+                framer.error);
+        rc = RECV_EXIT_BAD_STREAM;
+    } else if (!elsi_framer_complete(&framer)) {
+        char why[128] = "";
+        if (res.read_error != 0)
+            snprintf(why, sizeof why, ": %s", strerror(-res.read_error));
+        else if (res.interrupted)
+            snprintf(why, sizeof why, ": stopped by %s",
+                     recv_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        fprintf(stderr, TOOL_NAME " recv: stream truncated after %llu bytes "
+                "(%llu events)%s\n", (unsigned long long)res.bytes,
+                (unsigned long long)framer.events, why);
+        rc = RECV_EXIT_BAD_STREAM;
+    } else {
+        rc = RECV_EXIT_OK;
+    }
+    elsi_framer_destroy(&framer);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * main
+ * ------------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        tool_usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        tool_usage(stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf(TOOL_NAME " %s\n", TOOL_VERSION);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    for (size_t i = 0; i < TOOL_N_COMMANDS; i++)
+        if (strcmp(cmd, tool_commands[i].name) == 0)
+            return tool_commands[i].run(argc - 1, argv + 1);
+
+    fprintf(stderr, TOOL_NAME ": unknown command '%s'\n"
+            "try '" TOOL_NAME " --help'\n", cmd);
+    return 2;
+}
