@@ -5,8 +5,10 @@
  * getaddrinfo(), formats bound addresses back into spec form, and builds
  * sockaddr_un values for UNIX socket paths, refusing (never truncating) a
  * path that does not fit.  It creates no sockets and knows nothing of
- * specs as a whole: its messages describe the address only, and the sinks
- * put them in the context of their spec.
+ * specs as a whole: its messages say what is wrong with the address,
+ * quoting the piece at fault (a port, a host) but not the whole address,
+ * since every caller (the sinks, the receiver) puts them after the spec
+ * the address came from.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,45 +20,11 @@
 #include "address.h"
 #include "log.h"
 
-/* How much of an address a message quotes before cutting it. */
+/* How much of an address a message quotes (through elsi_quote(), since an
+ * address decoded from %0A must not break the one-line message) before
+ * cutting it. */
 #define ADDR_QUOTE_MAX 80
-
-/* Copy n bytes of s into buf for quoting: control bytes, '"' and '\\'
- * become \xNN, so an address decoded from %0A cannot break the one-line
- * message; cut with "..." after ADDR_QUOTE_MAX bytes. */
-static const char *addr_quote(char *buf, size_t buf_len, const char *s,
-                              size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    bool cut = n > ADDR_QUOTE_MAX;
-    if (cut)
-        n = ADDR_QUOTE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        bool plain = c >= 0x20 && c != 0x7f && c != '"' && c != '\\';
-        if (o + (plain ? 1 : 4) + 4 > buf_len) {
-            cut = true;
-            break;
-        }
-        if (plain) {
-            buf[o++] = (char)c;
-        } else {
-            buf[o++] = '\\';
-            buf[o++] = 'x';
-            buf[o++] = hex[c >> 4];
-            buf[o++] = hex[c & 15];
-        }
-    }
-    if (cut) {
-        memcpy(buf + o, "...", 3);
-        o += 3;
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
-#define ADDR_QUOTE_BUF (ADDR_QUOTE_MAX * 4 + 4)
+#define ADDR_QUOTE_BUF ELSI_QUOTE_BUF(ADDR_QUOTE_MAX)
 
 /* PORT: decimal 0..65535, digits only (no sign, no space, no "0x"). */
 static int addr_parse_port(const char *s, uint16_t *port)
@@ -87,30 +55,26 @@ int elsi_tcp_addr_parse(const char *text, struct elsi_tcp_addr *out,
         return elsi_fail(err, err_len, ELS_EINVAL,
                          "empty TCP address (expected PORT, HOST:PORT or "
                          "[IPV6]:PORT)");
-    addr_quote(q, sizeof q, text, strlen(text));
 
     if (text[0] == '[') {
         const char *close = strchr(text, ']');
         if (close == NULL)
             return elsi_fail(err, err_len, ELS_EINVAL,
-                             "TCP address \"%s\": missing ']' after the "
-                             "IPv6 address", q);
+                             "missing ']' after the IPv6 address");
         host = text + 1;
         hlen = (size_t)(close - host);
         if (hlen == 0)
             return elsi_fail(err, err_len, ELS_EINVAL,
-                             "TCP address \"%s\": empty host between "
-                             "brackets", q);
+                             "empty host between brackets");
         /* Brackets exist to protect the colons of an IPv6 literal; a
          * name in brackets is a mistake we would otherwise resolve. */
         if (memchr(host, ':', hlen) == NULL)
             return elsi_fail(err, err_len, ELS_EINVAL,
-                             "TCP address \"%s\": brackets are only for "
-                             "IPv6 addresses (write HOST:PORT)", q);
+                             "brackets are only for IPv6 addresses (write "
+                             "HOST:PORT)");
         if (close[1] != ':')
             return elsi_fail(err, err_len, ELS_EINVAL,
-                             "TCP address \"%s\": expected ':PORT' after "
-                             "']'", q);
+                             "expected ':PORT' after ']'");
         port = close + 2;
         out->host_given = true;
     } else {
@@ -121,23 +85,24 @@ int elsi_tcp_addr_parse(const char *text, struct elsi_tcp_addr *out,
             /* Suggest the bracketed form, splitting at the last colon. */
             const char *last = strrchr(text, ':');
             return elsi_fail(err, err_len, ELS_EINVAL,
-                             "TCP address \"%s\": an IPv6 address needs "
-                             "brackets, e.g. [%s]:%s", q,
-                             addr_quote(q2, sizeof q2, text,
-                                        (size_t)(last - text)),
-                             last + 1);
+                             "an IPv6 address needs brackets, e.g. [%s]:%s",
+                             elsi_quote(q, sizeof q, text,
+                                        (size_t)(last - text),
+                                        ADDR_QUOTE_MAX),
+                             elsi_quote(q2, sizeof q2, last + 1,
+                                        strlen(last + 1), ADDR_QUOTE_MAX));
         } else {
             host = text;
             hlen = (size_t)(colon - text);
             if (hlen == 0)
                 return elsi_fail(err, err_len, ELS_EINVAL,
-                                 "TCP address \"%s\": empty host before "
-                                 "':' (write PORT alone for 127.0.0.1)", q);
+                                 "empty host before ':' (write PORT alone "
+                                 "for 127.0.0.1)");
             if (memchr(host, '[', hlen) != NULL ||
                 memchr(host, ']', hlen) != NULL)
                 return elsi_fail(err, err_len, ELS_EINVAL,
-                                 "TCP address \"%s\": misplaced bracket in "
-                                 "host (expected [IPV6]:PORT)", q);
+                                 "misplaced bracket in host (expected "
+                                 "[IPV6]:PORT)");
             port = colon + 1;
             out->host_given = true;
         }
@@ -145,16 +110,15 @@ int elsi_tcp_addr_parse(const char *text, struct elsi_tcp_addr *out,
 
     if (hlen >= sizeof out->host)
         return elsi_fail(err, err_len, ELS_EINVAL,
-                         "TCP address \"%s\": host is %zu bytes, longer "
-                         "than %zu", q, hlen, sizeof out->host - 1);
+                         "host is %zu bytes, longer than %zu", hlen,
+                         sizeof out->host - 1);
     if (port[0] == '\0')
-        return elsi_fail(err, err_len, ELS_EINVAL,
-                         "TCP address \"%s\": missing port after ':'", q);
+        return elsi_fail(err, err_len, ELS_EINVAL, "missing port after ':'");
     if (addr_parse_port(port, &out->port) != 0)
         return elsi_fail(err, err_len, ELS_EINVAL,
-                         "TCP address \"%s\": port \"%s\" is not a number "
-                         "from 0 to 65535", q,
-                         addr_quote(q2, sizeof q2, port, strlen(port)));
+                         "port \"%s\" is not a number from 0 to 65535",
+                         elsi_quote(q, sizeof q, port, strlen(port),
+                                    ADDR_QUOTE_MAX));
     if (host != NULL) {
         memcpy(out->host, host, hlen);
         out->host[hlen] = '\0';
@@ -191,7 +155,7 @@ int elsi_tcp_resolve(const struct elsi_tcp_addr *a, bool passive,
     int sys_errno = errno;
     errno = saved_errno;
     *res = NULL;
-    addr_quote(q, sizeof q, a->host, strlen(a->host));
+    elsi_quote(q, sizeof q, a->host, strlen(a->host), ADDR_QUOTE_MAX);
     if (rc == EAI_MEMORY)
         return elsi_fail(err, err_len, ELS_ENOMEM,
                          "cannot resolve TCP host \"%s\": out of memory", q);
@@ -239,7 +203,6 @@ int elsi_sockaddr_format(const struct sockaddr *sa, socklen_t len,
 int elsi_unix_addr_make(const char *path, struct sockaddr_un *sa,
                         socklen_t *sa_len, char *err, size_t err_len)
 {
-    char q[ADDR_QUOTE_BUF];
     if (path == NULL || path[0] == '\0')
         return elsi_fail(err, err_len, ELS_EINVAL, "empty UNIX socket path");
     size_t n = strlen(path);
@@ -247,10 +210,8 @@ int elsi_unix_addr_make(const char *path, struct sockaddr_un *sa,
      * connect to some other file, so refuse. */
     if (n >= sizeof sa->sun_path)
         return elsi_fail(err, err_len, ELS_ENAMETOOLONG,
-                         "UNIX socket path \"%s\" is %zu bytes; the limit is "
-                         "%zu bytes (sun_path)",
-                         addr_quote(q, sizeof q, path, n), n,
-                         sizeof sa->sun_path - 1);
+                         "the UNIX socket path is %zu bytes; the limit is "
+                         "%zu bytes (sun_path)", n, sizeof sa->sun_path - 1);
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
     memcpy(sa->sun_path, path, n + 1);

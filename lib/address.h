@@ -19,6 +19,12 @@
 #include <sys/un.h>
 #include <netdb.h>
 
+/* Enough err_len for the messages below.  They say what is wrong with the
+ * address without repeating it (the caller puts them after the spec, as in
+ * `spec "tcp:x": port "x" is not a number from 0 to 65535`) and quote at
+ * most 80 bytes of each piece they name. */
+#define ELSI_ADDR_ERR_MAX 512
+
 struct elsi_tcp_addr {
     char host[256];     /* without brackets; "127.0.0.1" when not given */
     bool host_given;

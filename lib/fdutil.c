@@ -2,9 +2,11 @@
  * fdutil.c: descriptor plumbing shared by the sinks, the writer and the
  * receiver tool: creating sockets and pipes close-on-exec and non-blocking,
  * accepting, closing, and writing without ever letting SIGPIPE reach the
- * process.  It knows nothing about units, queues or specs, keeps no state,
- * and never changes a signal disposition or another thread's signal mask:
- * callers that write to pipes block SIGPIPE on their own thread.
+ * process; and, for the sinks that create files, naming what is in the
+ * way at a path and removing only a file they made.  It knows nothing about
+ * units, queues or specs, keeps no state, and never changes a signal
+ * disposition or another thread's signal mask: callers that write to pipes
+ * block SIGPIPE on their own thread.
  *
  * Linux only (accept4, pipe2, MSG_NOSIGNAL), like the rest of the library.
  */
@@ -83,6 +85,30 @@ bool elsi_is_socket(int fd)
 {
     struct stat st;
     return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+const char *elsi_file_type_name(mode_t mode)
+{
+    if (S_ISREG(mode))  return "a regular file";
+    if (S_ISDIR(mode))  return "a directory";
+    if (S_ISLNK(mode))  return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode))  return "a character device";
+    if (S_ISBLK(mode))  return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a file of unknown type";
+}
+
+void elsi_unlink_if_ours(const char *path, mode_t type, dev_t dev, ino_t ino,
+                         pid_t owner)
+{
+    /* Between this lstat() and the unlink() another process could still
+     * swap the file; only one with write access to the directory can, and
+     * it could remove the file anyway. */
+    struct stat st;
+    if (getpid() == owner && lstat(path, &st) == 0 &&
+        (st.st_mode & S_IFMT) == type && st.st_dev == dev && st.st_ino == ino)
+        (void)unlink(path);
 }
 
 /* Note [Consuming SIGPIPE]

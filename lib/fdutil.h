@@ -42,4 +42,17 @@ int elsi_write_all(int fd, const void *buf, size_t len);
 /* Is fd a socket? */
 bool elsi_is_socket(int fd);
 
+/* What kind of file a stat() mode describes, for messages about what is in
+ * the way at a path: "a regular file", "a directory", "a FIFO"... */
+const char *elsi_file_type_name(mode_t mode);
+
+/* Remove path if it still names the file this process made there: of type
+ * (S_IFSOCK, S_IFIFO), with device and inode numbers dev and ino, and the
+ * calling process is owner (the pid that made it: a forked child must not
+ * remove its parent's file).  The caller must hold the file's inode alive
+ * until this returns (an open descriptor on it), or its number may already
+ * belong to a replacement.  Best effort; nothing is reported. */
+void elsi_unlink_if_ours(const char *path, mode_t type, dev_t dev, ino_t ino,
+                         pid_t owner);
+
 #endif /* ELS_FDUTIL_H */

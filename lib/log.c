@@ -3,15 +3,17 @@
  *
  * elsi_log() formats one line on the caller's stack and hands it to the hook
  * set by els_set_log_hook(); the default hook writes it to stderr.
- * elsi_fail() formats a one-line error into a caller's buffer.  This file
- * does not decide what is worth saying or at which level (callers do), and
- * it never allocates, so it can be used on failure paths, from the writer
+ * elsi_fail() formats a one-line error into a caller's buffer, and
+ * elsi_quote() makes untrusted text safe to put inside one.  This file does
+ * not decide what is worth saying or at which level (callers do), and it
+ * never allocates, so it can be used on failure paths, from the writer
  * thread and from RTS threads alike.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,4 +169,37 @@ int elsi_fail(char *err, size_t err_len, int code, const char *fmt, ...)
         errno = saved_errno;
     }
     return code;
+}
+
+const char *elsi_quote(char *buf, size_t buf_len, const char *s, size_t n,
+                       size_t max)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    bool cut = n > max;
+    if (cut)
+        n = max;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool plain = c >= 0x20 && c != 0x7f && c != '"' && c != '\\';
+        size_t need = plain ? 1 : 4;
+        if (o + need + 4 > buf_len) {   /* room for "..." and the NUL */
+            cut = true;
+            break;
+        }
+        if (plain) {
+            buf[o++] = (char)c;
+        } else {
+            buf[o++] = '\\';
+            buf[o++] = 'x';
+            buf[o++] = hex[c >> 4];
+            buf[o++] = hex[c & 15];
+        }
+    }
+    if (cut) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o] = '\0';
+    return buf;
 }

@@ -23,9 +23,6 @@
  * registry never shrinks, so a fixed array keeps lookups allocation-free. */
 #define REGISTRY_MAX 64
 
-/* Longest option name a sink may declare (same bound as a scheme). */
-#define REGISTRY_OPTION_NAME_MAX ELSI_SCHEME_MAX
-
 struct registry_entry {
     char scheme[ELSI_SCHEME_MAX + 1];   /* our copy: lookups never touch
                                            the caller's strings */
@@ -54,47 +51,6 @@ static struct registry_entry registry_entries[REGISTRY_MAX];
 static size_t registry_count;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 
-/* Option names the writer decodes itself; a sink may not redeclare them
- * (spec.c would never hand them to it). */
-static const char *const registry_common_options[] = {
-    "buffer", "policy", "wait", "linger", NULL
-};
-
-/* [a-z][a-z0-9+.-]*, 1..ELSI_SCHEME_MAX bytes.  spec.c applies the same
- * rule to the scheme of a spec; keep the two in step. */
-static bool registry_scheme_valid(const char *s)
-{
-    size_t n = 0;
-    if (!(s[0] >= 'a' && s[0] <= 'z'))
-        return false;
-    for (; s[n] != '\0'; n++) {
-        char c = s[n];
-        if (n > ELSI_SCHEME_MAX)
-            return false;
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '+' || c == '.' || c == '-'))
-            return false;
-    }
-    return n <= ELSI_SCHEME_MAX;
-}
-
-/* [a-z][a-z0-9_-]*, what spec.c accepts as an option key. */
-static bool registry_option_name_valid(const char *s)
-{
-    size_t n = 0;
-    if (!(s[0] >= 'a' && s[0] <= 'z'))
-        return false;
-    for (; s[n] != '\0'; n++) {
-        char c = s[n];
-        if (n > REGISTRY_OPTION_NAME_MAX)
-            return false;
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-'))
-            return false;
-    }
-    return n <= REGISTRY_OPTION_NAME_MAX;
-}
-
 /* Check one table against the contract in <eventlog-sink/sink.h>.  0, or a
  * code with the reason in why. */
 static int registry_check(const struct els_sink_ops *ops, char *why,
@@ -112,7 +68,9 @@ static int registry_check(const struct els_sink_ops *ops, char *why,
                          ops->abi_version, (unsigned)ELS_SINK_ABI_VERSION);
     if (ops->scheme == NULL)
         return elsi_fail(why, why_len, ELS_EINVAL, "ops table has no scheme");
-    if (!registry_scheme_valid(ops->scheme))
+    /* The rules spec.c parses specs by, so that every registered scheme
+     * and declared option can be written in a spec. */
+    if (!elsi_scheme_valid(ops->scheme))
         return elsi_fail(why, why_len, ELS_EINVAL,
                          "scheme \"%.64s\" is not [a-z][a-z0-9+.-]* of at "
                          "most %d bytes", ops->scheme, ELSI_SCHEME_MAX);
@@ -165,17 +123,17 @@ static int registry_check(const struct els_sink_ops *ops, char *why,
     if (ops->options != NULL) {
         for (size_t i = 0; ops->options[i] != NULL; i++) {
             const char *name = ops->options[i];
-            if (!registry_option_name_valid(name))
+            if (!elsi_option_key_valid(name))
                 return elsi_fail(why, why_len, ELS_EINVAL,
                                  "sink %s: option name \"%.64s\" is not "
                                  "[a-z][a-z0-9_-]* of at most %d bytes",
-                                 scheme, name, REGISTRY_OPTION_NAME_MAX);
-            for (size_t c = 0; registry_common_options[c] != NULL; c++)
-                if (strcmp(name, registry_common_options[c]) == 0)
-                    return elsi_fail(why, why_len, ELS_EINVAL,
-                                     "sink %s: option '%s' is common to all "
-                                     "sinks and handled by the writer",
-                                     scheme, name);
+                                 scheme, name, ELSI_OPTION_KEY_MAX);
+            /* spec.c would never hand these to the sink. */
+            if (elsi_option_is_common(name))
+                return elsi_fail(why, why_len, ELS_EINVAL,
+                                 "sink %s: option '%s' is common to all "
+                                 "sinks and handled by the writer",
+                                 scheme, name);
             for (size_t j = 0; j < i; j++)
                 if (strcmp(name, ops->options[j]) == 0)
                     return elsi_fail(why, why_len, ELS_EINVAL,
@@ -208,7 +166,7 @@ static int registry_add(const struct els_sink_ops *ops, char *why,
                          "(%d sinks)", ops->scheme, REGISTRY_MAX);
     }
     struct registry_entry *e = &registry_entries[registry_count];
-    /* Length checked by registry_scheme_valid(). */
+    /* Length checked by elsi_scheme_valid(). */
     memcpy(e->scheme, ops->scheme, strlen(ops->scheme) + 1);
     e->ops = ops;
     registry_count++;

@@ -24,6 +24,7 @@
 #include "fdutil.h"
 #include "log.h"
 #include "sinks.h"
+#include "spec.h"
 
 #define FIFO_DEFAULT_MODE 0600
 /* See dial(). */
@@ -52,43 +53,6 @@ struct fifo_sink {
  * same from its bound listening socket, which holds its file.)  O_PATH
  * opens neither end of the FIFO, so it does not count as a reader or a
  * writer. */
-
-/* mode=: octal permission bits, 0 to 0777. */
-static int fifo_parse_mode(const struct els_sink_args *args, unsigned *mode)
-{
-    const char *v = els_sink_option(args, "mode");
-    *mode = FIFO_DEFAULT_MODE;
-    if (v == NULL)
-        return 0;
-    unsigned m = 0;
-    const char *p = v;
-    if (*p == '\0')
-        goto bad;
-    for (; *p != '\0'; p++) {
-        if (*p < '0' || *p > '7' || m > 0777)
-            goto bad;
-        m = m * 8 + (unsigned)(*p - '0');
-    }
-    if (m > 0777)
-        goto bad;
-    *mode = m;
-    return 0;
-bad:
-    return elsi_fail(args->err, args->err_len, ELS_EINVAL,
-                     "%s: mode=%s: expected octal permission bits 0..0777",
-                     args->spec, v);
-}
-
-static const char *fifo_file_type(mode_t m)
-{
-    if (S_ISREG(m))  return "a regular file";
-    if (S_ISDIR(m))  return "a directory";
-    if (S_ISLNK(m))  return "a symbolic link";
-    if (S_ISCHR(m))  return "a character device";
-    if (S_ISBLK(m))  return "a block device";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a FIFO";
-}
 
 /* Create the FIFO with exactly mode (like the unix sink's socket: the
  * spec's mode= is what readers get, whatever the umask).  mkfifo() applies
@@ -136,12 +100,11 @@ static int fifo_create(struct fifo_sink *f, unsigned mode,
 static int fifo_open(void **sink, const struct els_sink_args *args)
 {
     unsigned mode;
-    int rc = fifo_parse_mode(args, &mode);
+    int rc = elsi_sink_mode(args, FIFO_DEFAULT_MODE, &mode);
     if (rc < 0)
         return rc;
     if (args->address[0] == '\0')
-        return elsi_fail(args->err, args->err_len, ELS_EINVAL,
-                         "%s: the FIFO path is empty", args->spec);
+        return elsi_sink_fail(args, ELS_EINVAL, "the FIFO path is empty");
     struct fifo_sink *f = calloc(1, sizeof *f);
     if (f == NULL || (f->path = strdup(args->address)) == NULL) {
         free(f);
@@ -161,7 +124,7 @@ static int fifo_open(void **sink, const struct els_sink_args *args)
                 break;
             rc = elsi_fail(args->err, args->err_len, ELS_EEXIST,
                            "refusing to use %s as a FIFO: it is %s", f->path,
-                           fifo_file_type(st.st_mode));
+                           elsi_file_type_name(st.st_mode));
             goto fail;
         }
         if (errno != ENOENT) {
@@ -181,7 +144,8 @@ static int fifo_open(void **sink, const struct els_sink_args *args)
             rc = elsi_fail(args->err, args->err_len, ELS_EEXIST,
                            "refusing to replace %s: it is %s", f->path,
                            lstat(f->path, &lst) == 0
-                               ? fifo_file_type(lst.st_mode) : "in the way");
+                               ? elsi_file_type_name(lst.st_mode)
+                               : "in the way");
             goto fail;
         }
     }
@@ -201,10 +165,8 @@ static void fifo_close(void *sink)
      * created it (a forked child must not remove the parent's FIFO), and
      * only if it is still the same file (see Note [Recognising our FIFO];
      * the pin is closed only afterwards). */
-    struct stat st;
-    if (f->created && getpid() == f->owner && lstat(f->path, &st) == 0 &&
-        S_ISFIFO(st.st_mode) && st.st_dev == f->dev && st.st_ino == f->ino)
-        (void)unlink(f->path);
+    if (f->created)
+        elsi_unlink_if_ours(f->path, S_IFIFO, f->dev, f->ino, f->owner);
     if (f->pin >= 0)
         elsi_close(f->pin);
     free(f->path);

@@ -20,6 +20,7 @@
 #include "fdutil.h"
 #include "log.h"
 #include "sinks.h"
+#include "spec.h"
 
 /* Like open(2)'s usual 0666 & ~umask, minus group/other write. */
 #define FILE_DEFAULT_MODE 0644
@@ -29,61 +30,36 @@ struct file_sink {
     char *path;
 };
 
-/* mode=: octal permission bits, 0 to 0777. */
-static int file_parse_mode(const struct els_sink_args *args, unsigned *mode)
+/* Refuse what is at path (not a regular file), saying which sink would
+ * serve it where there is one. */
+static int file_refuse(const struct els_sink_args *args, const char *path,
+                       mode_t m)
 {
-    const char *v = els_sink_option(args, "mode");
-    *mode = FILE_DEFAULT_MODE;
-    if (v == NULL)
-        return 0;
-    unsigned m = 0;
-    const char *p = v;
-    if (*p == '\0')
-        goto bad;
-    for (; *p != '\0'; p++) {
-        if (*p < '0' || *p > '7' || m > 0777)
-            goto bad;
-        m = m * 8 + (unsigned)(*p - '0');
-    }
-    if (m > 0777)
-        goto bad;
-    *mode = m;
-    return 0;
-bad:
-    return elsi_fail(args->err, args->err_len, ELS_EINVAL,
-                     "%s: mode=%s: expected octal permission bits 0..0777",
-                     args->spec, v);
-}
-
-static const char *file_type(mode_t m)
-{
-    if (S_ISDIR(m))  return "a directory (give a file name)";
-    if (S_ISFIFO(m)) return "a FIFO (use fifo:)";
-    if (S_ISSOCK(m)) return "a socket (use unix-connect:)";
-    if (S_ISCHR(m))  return "a character device";
-    if (S_ISBLK(m))  return "a block device";
-    return "not a regular file";
+    const char *hint = S_ISDIR(m)  ? " (give a file name)"
+                     : S_ISFIFO(m) ? " (use fifo:)"
+                     : S_ISSOCK(m) ? " (use unix-connect:)"
+                     : "";
+    return elsi_fail(args->err, args->err_len, ELS_EEXIST,
+                     "refusing to write to %s: it is %s%s", path,
+                     elsi_file_type_name(m), hint);
 }
 
 static int file_open(void **sink, const struct els_sink_args *args)
 {
     unsigned mode;
-    int rc = file_parse_mode(args, &mode);
+    int rc = elsi_sink_mode(args, FILE_DEFAULT_MODE, &mode);
     if (rc < 0)
         return rc;
     const char *path = args->address;
     if (path[0] == '\0')
-        return elsi_fail(args->err, args->err_len, ELS_EINVAL,
-                         "%s: the file path is empty", args->spec);
+        return elsi_sink_fail(args, ELS_EINVAL, "the file path is empty");
 
     /* Look before opening: O_TRUNC must not reach anything that is not a
      * regular file, and open(O_WRONLY) on a FIFO would wait for a reader.
      * A symbolic link to a regular file is fine, as for the RTS. */
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return elsi_fail(args->err, args->err_len, ELS_EEXIST,
-                         "refusing to write to %s: it is %s", path,
-                         file_type(st.st_mode));
+        return file_refuse(args, path, st.st_mode);
 
     /* O_NONBLOCK has no effect on a regular file; it is there so that a
      * FIFO put at the path since the stat() fails (ENXIO) instead of
@@ -103,9 +79,7 @@ static int file_open(void **sink, const struct els_sink_args *args)
         rc = elsi_fail(args->err, args->err_len, -errno, "cannot inspect %s: %s",
                        path, strerror(errno));
     else if (!S_ISREG(st.st_mode))
-        rc = elsi_fail(args->err, args->err_len, ELS_EEXIST,
-                       "refusing to write to %s: it is %s", path,
-                       file_type(st.st_mode));
+        rc = file_refuse(args, path, st.st_mode);
     if (rc < 0) {
         elsi_close(fd);
         return rc;

@@ -22,6 +22,7 @@
 #include "fdutil.h"
 #include "log.h"
 #include "sinks.h"
+#include "spec.h"
 
 #define TCP_BACKLOG 16
 
@@ -33,6 +34,25 @@ static void tcp_set_nodelay(int fd)
 {
     int one = 1;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* Parse args->address into *a and resolve it into *res (for bind() if
+ * passive, else for connect(), which cannot reach port 0), the caller to
+ * freeaddrinfo() it.  What is wrong is said in the spec's words. */
+static int tcp_resolve_args(const struct els_sink_args *args, bool passive,
+                            struct elsi_tcp_addr *a, struct addrinfo **res)
+{
+    char why[ELSI_ADDR_ERR_MAX];
+    int rc = elsi_tcp_addr_parse(args->address, a, why, sizeof why);
+    if (rc < 0)
+        return elsi_sink_fail(args, rc, "%s", why);
+    if (!passive && a->port == 0)
+        return elsi_sink_fail(args, ELS_EINVAL,
+                              "port 0 cannot be connected to");
+    rc = elsi_tcp_resolve(a, passive, res, why, sizeof why);
+    if (rc < 0)
+        return elsi_sink_fail(args, rc, "%s", why);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -80,11 +100,8 @@ static int tcp_listen_open(void **sink, const struct els_sink_args *args)
      * stream (which may reveal what the program does) is only offered to
      * local processes unless the spec names a wider address on purpose. */
     struct elsi_tcp_addr a;
-    int rc = elsi_tcp_addr_parse(args->address, &a, args->err, args->err_len);
-    if (rc < 0)
-        return rc;
     struct addrinfo *res = NULL;
-    rc = elsi_tcp_resolve(&a, true, &res, args->err, args->err_len);
+    int rc = tcp_resolve_args(args, true, &a, &res);
     if (rc < 0)
         return rc;
 
@@ -202,26 +219,22 @@ struct tcp_dialer {
 
 static int tcp_dial_open(void **sink, const struct els_sink_args *args)
 {
-    struct elsi_tcp_addr a;
-    int rc = elsi_tcp_addr_parse(args->address, &a, args->err, args->err_len);
-    if (rc < 0)
-        return rc;
-    if (a.port == 0)
-        return elsi_fail(args->err, args->err_len, ELS_EINVAL,
-                         "%s: port 0 cannot be connected to", args->spec);
-
-    struct tcp_dialer *d = calloc(1, sizeof *d);
-    if (d == NULL)
-        return elsi_fail(args->err, args->err_len, ELS_ENOMEM,
-                         "%s: out of memory", args->spec);
     /* Resolved once: a host that does not resolve is a mistake in the spec
      * and should fail at start-up, and the writer thread should not block
      * in getaddrinfo() at every redial. */
-    rc = elsi_tcp_resolve(&a, false, &d->res, args->err, args->err_len);
-    if (rc < 0) {
-        free(d);
+    struct elsi_tcp_addr a;
+    struct addrinfo *res = NULL;
+    int rc = tcp_resolve_args(args, false, &a, &res);
+    if (rc < 0)
         return rc;
+
+    struct tcp_dialer *d = calloc(1, sizeof *d);
+    if (d == NULL) {
+        freeaddrinfo(res);
+        return elsi_fail(args->err, args->err_len, ELS_ENOMEM,
+                         "%s: out of memory", args->spec);
     }
+    d->res = res;
     for (const struct addrinfo *ai = d->res; ai != NULL; ai = ai->ai_next)
         d->n_addrs++;
     snprintf(d->name, sizeof d->name, strchr(a.host, ':') ? "[%s]:%u" : "%s:%u",

@@ -23,6 +23,7 @@
 #include "fdutil.h"
 #include "log.h"
 #include "sinks.h"
+#include "spec.h"
 
 #define UNIX_BACKLOG 16
 #define UNIX_DEFAULT_MODE 0600
@@ -31,44 +32,14 @@
  * Helpers
  * ------------------------------------------------------------------------ */
 
-/* mode=: octal permission bits, 0 to 0777 ("0660", "660").  Setuid,
- * setgid and sticky bits mean nothing on a socket and are refused rather
- * than silently dropped. */
-static int unix_parse_mode(const struct els_sink_args *args, unsigned *mode)
+/* The socket file's path from args->address, in *sa.  A path that is
+ * empty or does not fit sun_path is refused, in the spec's words. */
+static int unix_addr(const struct els_sink_args *args, struct sockaddr_un *sa,
+                     socklen_t *sa_len)
 {
-    const char *v = els_sink_option(args, "mode");
-    *mode = UNIX_DEFAULT_MODE;
-    if (v == NULL)
-        return 0;
-    unsigned m = 0;
-    const char *p = v;
-    if (*p == '\0')
-        goto bad;
-    for (; *p != '\0'; p++) {
-        if (*p < '0' || *p > '7' || m > 0777)
-            goto bad;
-        m = m * 8 + (unsigned)(*p - '0');
-    }
-    if (m > 0777)
-        goto bad;
-    *mode = m;
-    return 0;
-bad:
-    return elsi_fail(args->err, args->err_len, ELS_EINVAL,
-                     "%s: mode=%s: expected octal permission bits 0..0777",
-                     args->spec, v);
-}
-
-static const char *unix_file_type(mode_t m)
-{
-    if (S_ISREG(m))  return "a regular file";
-    if (S_ISDIR(m))  return "a directory";
-    if (S_ISLNK(m))  return "a symbolic link";
-    if (S_ISFIFO(m)) return "a FIFO";
-    if (S_ISCHR(m))  return "a character device";
-    if (S_ISBLK(m))  return "a block device";
-    if (S_ISSOCK(m)) return "a socket";
-    return "not a socket";
+    char why[ELSI_ADDR_ERR_MAX];
+    int rc = elsi_unix_addr_make(args->address, sa, sa_len, why, sizeof why);
+    return rc < 0 ? elsi_sink_fail(args, rc, "%s", why) : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -139,7 +110,7 @@ static int unix_clear_path(const struct unix_listener *u,
     if (!S_ISSOCK(st.st_mode))
         return elsi_fail(args->err, args->err_len, ELS_EEXIST,
                          "refusing to replace %s: it is %s", path,
-                         unix_file_type(st.st_mode));
+                         elsi_file_type_name(st.st_mode));
     int live = unix_probe_live(u, args);
     if (live < 0)
         return live;
@@ -171,8 +142,10 @@ static int unix_clear_path(const struct unix_listener *u,
 
 static int unix_listen_open(void **sink, const struct els_sink_args *args)
 {
+    /* Setuid, setgid and sticky bits mean nothing on a socket; mode=
+     * refuses them rather than dropping them silently. */
     unsigned mode;
-    int rc = unix_parse_mode(args, &mode);
+    int rc = elsi_sink_mode(args, UNIX_DEFAULT_MODE, &mode);
     if (rc < 0)
         return rc;
 
@@ -181,8 +154,7 @@ static int unix_listen_open(void **sink, const struct els_sink_args *args)
         return elsi_fail(args->err, args->err_len, ELS_ENOMEM,
                          "%s: out of memory", args->spec);
     u->fd = -1;
-    rc = elsi_unix_addr_make(args->address, &u->sa, &u->sa_len,
-                             args->err, args->err_len);
+    rc = unix_addr(args, &u->sa, &u->sa_len);
     if (rc < 0)
         goto fail;
     const char *path = u->sa.sun_path;
@@ -256,14 +228,8 @@ static void unix_listen_close(void *sink)
      * changed directory since.  The comparison is done while our bound
      * socket is still open: it holds its file's inode, so that inode
      * number cannot have been given to a replacement (once a file is gone,
-     * tmpfs reuses its number at once).  Between this lstat() and the
-     * unlink() another process could still swap the file; only a process
-     * with write access to the directory can, and it could remove the file
-     * anyway. */
-    struct stat st;
-    if (getpid() == u->owner && lstat(u->sa.sun_path, &st) == 0 &&
-        S_ISSOCK(st.st_mode) && st.st_dev == u->dev && st.st_ino == u->ino)
-        (void)unlink(u->sa.sun_path);
+     * tmpfs reuses its number at once). */
+    elsi_unlink_if_ours(u->sa.sun_path, S_IFSOCK, u->dev, u->ino, u->owner);
     elsi_close(u->fd);
     free(u);
 }
@@ -316,8 +282,7 @@ static int unix_dial_open(void **sink, const struct els_sink_args *args)
         return elsi_fail(args->err, args->err_len, ELS_ENOMEM,
                          "%s: out of memory", args->spec);
     /* Only the path is checked: the collector need not be up yet. */
-    int rc = elsi_unix_addr_make(args->address, &d->sa, &d->sa_len,
-                                 args->err, args->err_len);
+    int rc = unix_addr(args, &d->sa, &d->sa_len);
     if (rc < 0) {
         free(d);
         return rc;

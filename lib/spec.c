@@ -7,7 +7,10 @@
  * ones the sink declared for its open().  Every refusal is one line that
  * quotes the spec and names the part that is wrong.  What the address
  * means, and whether it can be bound or opened, is the sink's business:
- * an empty address is passed on for the sink to judge.
+ * an empty address is passed on for the sink to judge.  The sinks use the
+ * helpers at the end of this file for the one option several of them share
+ * (mode=) and to word their complaints about the spec the way the parser
+ * does.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,8 +31,6 @@
 #define SPEC_QUOTE_MAX 160
 /* How much of one piece (a value, a key) a message quotes. */
 #define SPEC_PIECE_MAX 64
-/* Longest option key; the same bound registry.c puts on declared names. */
-#define SPEC_KEY_MAX ELSI_SCHEME_MAX
 /* policy=block:MS upper bound: one day, like ELSI_MAX_SECONDS. */
 #define SPEC_MAX_BLOCK_MS ((int64_t)ELSI_MAX_SECONDS * 1000)
 
@@ -56,60 +57,36 @@ struct spec_parser {
     bool common_seen[SPEC_OPT__COUNT];
 };
 
-/* Copy n bytes of s into buf for quoting inside "...": control bytes,
- * '"' and '\\' become \xNN so the message stays one readable line; cut
- * with "..." after max bytes of input.  Returns buf. */
-static const char *spec_quote(char *buf, size_t buf_len, const char *s,
-                              size_t n, size_t max)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    bool cut = n > max;
-    if (cut)
-        n = max;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        bool plain = c >= 0x20 && c != 0x7f && c != '"' && c != '\\';
-        size_t need = plain ? 1 : 4;
-        if (o + need + 4 > buf_len) {   /* room for "..." and the NUL */
-            cut = true;
-            break;
-        }
-        if (plain) {
-            buf[o++] = (char)c;
-        } else {
-            buf[o++] = '\\';
-            buf[o++] = 'x';
-            buf[o++] = hex[c >> 4];
-            buf[o++] = hex[c & 15];
-        }
-    }
-    if (cut) {
-        memcpy(buf + o, "...", 3);
-        o += 3;
-    }
-    buf[o] = '\0';
-    return buf;
-}
+/* Buffer for one elsi_quote() of a piece. */
+#define SPEC_PIECE_BUF ELSI_QUOTE_BUF(SPEC_PIECE_MAX)
 
-/* Buffer for one spec_quote() of a piece. */
-#define SPEC_PIECE_BUF (SPEC_PIECE_MAX * 4 + 4)
+/* Write "spec \"<text>\": <fmt...>" to err: the form of every message about
+ * a spec, the parser's and the sinks' (elsi_sink_fail()).  errno is kept,
+ * as elsi_fail() keeps it. */
+static int spec_vfail(char *err, size_t err_len, int code, const char *text,
+                      const char *fmt, va_list ap)
+{
+    if (err == NULL || err_len == 0)
+        return code;
+    int saved_errno = errno;
+    char what[512];
+    char quoted[ELSI_QUOTE_BUF(SPEC_QUOTE_MAX)];
+    vsnprintf(what, sizeof what, fmt, ap);
+    elsi_quote(quoted, sizeof quoted, text, strlen(text), SPEC_QUOTE_MAX);
+    errno = saved_errno;
+    return elsi_fail(err, err_len, code, "spec \"%s\": %s", quoted, what);
+}
 
 static int spec_fail(struct spec_parser *p, int code, const char *fmt, ...)
     ELSI_PRINTF(3, 4);
 
 static int spec_fail(struct spec_parser *p, int code, const char *fmt, ...)
 {
-    char what[512];
-    char quoted[SPEC_QUOTE_MAX * 4 + 4];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = spec_vfail(p->err, p->err_len, code, p->text, fmt, ap);
     va_end(ap);
-    spec_quote(quoted, sizeof quoted, p->text, strlen(p->text),
-               SPEC_QUOTE_MAX);
-    return elsi_fail(p->err, p->err_len, code, "spec \"%s\": %s", quoted,
-                     what);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -126,19 +103,59 @@ static bool spec_is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-/* [a-z0-9+.-] after the first letter; registry.c applies the same rule to
- * registered schemes. */
+/* Schemes: [a-z0-9+.-] after the first letter. */
 static bool spec_is_scheme_char(char c)
 {
     return spec_is_lower(c) || spec_is_digit(c) || c == '+' || c == '.' ||
            c == '-';
 }
 
-/* Keys: [a-z][a-z0-9_-]*, the rule registry.c applies to declared option
- * names.  No %-escapes: a key is a name, not data. */
+/* Keys: [a-z0-9_-] after the first letter.  No %-escapes: a key is a name,
+ * not data. */
 static bool spec_is_key_char(char c)
 {
     return spec_is_lower(c) || spec_is_digit(c) || c == '_' || c == '-';
+}
+
+/* s[0..n) is 1 to max bytes, a letter a-z and then characters that
+ * is_char accepts: the shape of both schemes and option keys. */
+static bool spec_name_valid(const char *s, size_t n, size_t max,
+                            bool (*is_char)(char))
+{
+    if (n == 0 || n > max || !spec_is_lower(s[0]))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!is_char(s[i]))
+            return false;
+    return true;
+}
+
+bool elsi_scheme_valid(const char *scheme)
+{
+    return scheme != NULL &&
+           spec_name_valid(scheme, strnlen(scheme, ELSI_SCHEME_MAX + 1),
+                           ELSI_SCHEME_MAX, spec_is_scheme_char);
+}
+
+bool elsi_option_key_valid(const char *key)
+{
+    return key != NULL &&
+           spec_name_valid(key, strnlen(key, ELSI_OPTION_KEY_MAX + 1),
+                           ELSI_OPTION_KEY_MAX, spec_is_key_char);
+}
+
+/* Index of key in spec_common_names, or -1. */
+static int spec_common_index(const char *key)
+{
+    for (int i = 0; i < SPEC_OPT__COUNT; i++)
+        if (strcmp(key, spec_common_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+bool elsi_option_is_common(const char *key)
+{
+    return key != NULL && spec_common_index(key) >= 0;
 }
 
 static int spec_hex(char c)
@@ -175,7 +192,7 @@ static int spec_decode(struct spec_parser *p, const char *s, size_t n,
             return spec_fail(p, ELS_EINVAL,
                              "bad %%-escape \"%s\" in %s (write %%XX with "
                              "two hex digits; %%25 for a literal '%%')",
-                             spec_quote(q, sizeof q, s + i, len, 3), what);
+                             elsi_quote(q, sizeof q, s + i, len, 3), what);
         }
         int c = hi * 16 + lo;
         if (c == 0) {
@@ -285,7 +302,7 @@ static int spec_set_buffer(struct spec_parser *p, const char *value)
         return spec_fail(p, ELS_EINVAL,
                          "buffer=%s: expected a size like 64M (digits with "
                          "an optional K, M or G)",
-                         spec_quote(q, sizeof q, value, strlen(value),
+                         elsi_quote(q, sizeof q, value, strlen(value),
                                     SPEC_PIECE_MAX));
     case SPEC_NUM_OVERFLOW:
         bytes = UINT64_MAX;
@@ -297,13 +314,13 @@ static int spec_set_buffer(struct spec_parser *p, const char *value)
         return spec_fail(p, ELS_EINVAL,
                          "buffer=%s is too small: it must be more than 2M "
                          "(%u bytes, one RTS event buffer)",
-                         spec_quote(q, sizeof q, value, strlen(value),
+                         elsi_quote(q, sizeof q, value, strlen(value),
                                     SPEC_PIECE_MAX),
                          (unsigned)ELSI_RTS_BUFFER_BYTES);
     if (bytes > ELSI_MAX_BUFFER)
         return spec_fail(p, ELS_EINVAL,
                          "buffer=%s is too large: at most %" PRIu64 "G",
-                         spec_quote(q, sizeof q, value, strlen(value),
+                         elsi_quote(q, sizeof q, value, strlen(value),
                                     SPEC_PIECE_MAX),
                          ELSI_MAX_BUFFER >> 30);
     p->out->buffer_bytes = bytes;
@@ -334,7 +351,7 @@ static int spec_set_policy(struct spec_parser *p, const char *value)
             return spec_fail(p, ELS_EINVAL,
                              "policy=%s: MS in block:MS must be a whole "
                              "number of milliseconds from 1 to %" PRId64,
-                             spec_quote(q, sizeof q, value, strlen(value),
+                             elsi_quote(q, sizeof q, value, strlen(value),
                                         SPEC_PIECE_MAX),
                              SPEC_MAX_BLOCK_MS);
         out->policy = ELSI_POLICY_BLOCK;
@@ -343,7 +360,7 @@ static int spec_set_policy(struct spec_parser *p, const char *value)
     }
     return spec_fail(p, ELS_EINVAL,
                      "policy=%s: expected drop, block or block:MS",
-                     spec_quote(q, sizeof q, value, strlen(value),
+                     elsi_quote(q, sizeof q, value, strlen(value),
                                 SPEC_PIECE_MAX));
 }
 
@@ -356,7 +373,7 @@ static int spec_set_seconds(struct spec_parser *p, const char *key,
     return spec_fail(p, ELS_EINVAL,
                      "%s=%s: expected seconds like 2 or 0.25 (at most 3 "
                      "decimals, at most %u)", key,
-                     spec_quote(q, sizeof q, value, strlen(value),
+                     elsi_quote(q, sizeof q, value, strlen(value),
                                 SPEC_PIECE_MAX),
                      (unsigned)ELSI_MAX_SECONDS);
 }
@@ -390,6 +407,8 @@ static int spec_parse_scheme(struct spec_parser *p, const char **rest)
                          "missing scheme before ':' (schemes: %s)", names);
     }
 
+    /* elsi_scheme_valid()'s checks one at a time, so that the message can
+     * say which one fails (and suggest lowercase before anything else). */
     char q[SPEC_PIECE_BUF], bad[SPEC_PIECE_BUF];
     bool upper = false;
     for (size_t i = 0; i < n; i++) {
@@ -401,8 +420,8 @@ static int spec_parse_scheme(struct spec_parser *p, const char **rest)
                              "invalid character '%s' in scheme \"%s\" "
                              "(schemes are [a-z][a-z0-9+.-]* followed by "
                              "':')",
-                             spec_quote(bad, sizeof bad, &text[i], 1, 1),
-                             spec_quote(q, sizeof q, text, n,
+                             elsi_quote(bad, sizeof bad, &text[i], 1, 1),
+                             elsi_quote(q, sizeof q, text, n,
                                         SPEC_PIECE_MAX));
         }
     }
@@ -411,17 +430,17 @@ static int spec_parse_scheme(struct spec_parser *p, const char **rest)
         return spec_fail(p, ELS_EINVAL,
                          "scheme \"%s\" has uppercase letters; schemes are "
                          "lowercase (schemes: %s)",
-                         spec_quote(q, sizeof q, text, n, SPEC_PIECE_MAX),
+                         elsi_quote(q, sizeof q, text, n, SPEC_PIECE_MAX),
                          names);
     }
     if (!spec_is_lower(text[0]))
         return spec_fail(p, ELS_EINVAL,
                          "scheme \"%s\" must start with a letter a-z",
-                         spec_quote(q, sizeof q, text, n, SPEC_PIECE_MAX));
+                         elsi_quote(q, sizeof q, text, n, SPEC_PIECE_MAX));
     if (n > ELSI_SCHEME_MAX)
         return spec_fail(p, ELS_EINVAL,
                          "scheme \"%s\" is longer than %d bytes",
-                         spec_quote(q, sizeof q, text, n, SPEC_PIECE_MAX),
+                         elsi_quote(q, sizeof q, text, n, SPEC_PIECE_MAX),
                          ELSI_SCHEME_MAX);
 
     memcpy(p->out->scheme, text, n);
@@ -484,21 +503,18 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
     if (eq == NULL)
         return spec_fail(p, ELS_EINVAL,
                          "option '%s' has no value (expected key=value)",
-                         spec_quote(q, sizeof q, s, n, SPEC_PIECE_MAX));
+                         elsi_quote(q, sizeof q, s, n, SPEC_PIECE_MAX));
     size_t klen = (size_t)(eq - s);
     if (klen == 0)
         return spec_fail(p, ELS_EINVAL, "option '%s' has an empty key",
-                         spec_quote(q, sizeof q, s, n, SPEC_PIECE_MAX));
-    bool key_ok = klen <= SPEC_KEY_MAX && spec_is_lower(s[0]);
-    for (size_t i = 0; key_ok && i < klen; i++)
-        key_ok = spec_is_key_char(s[i]);
-    if (!key_ok)
+                         elsi_quote(q, sizeof q, s, n, SPEC_PIECE_MAX));
+    if (!spec_name_valid(s, klen, ELSI_OPTION_KEY_MAX, spec_is_key_char))
         return spec_fail(p, ELS_EINVAL,
                          "invalid option key '%s' (keys are [a-z][a-z0-9_-]* "
                          "of at most %d bytes, without %%-escapes)",
-                         spec_quote(q, sizeof q, s, klen, SPEC_PIECE_MAX),
-                         SPEC_KEY_MAX);
-    char key[SPEC_KEY_MAX + 1];
+                         elsi_quote(q, sizeof q, s, klen, SPEC_PIECE_MAX),
+                         ELSI_OPTION_KEY_MAX);
+    char key[ELSI_OPTION_KEY_MAX + 1];
     memcpy(key, s, klen);
     key[klen] = '\0';
 
@@ -514,10 +530,7 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
                          "unescaped '?' in the value of option '%s' (write "
                          "%%3F)", key);
 
-    int common = -1;
-    for (int i = 0; i < SPEC_OPT__COUNT; i++)
-        if (strcmp(key, spec_common_names[i]) == 0)
-            common = i;
+    int common = spec_common_index(key);
     bool seen = common >= 0 && p->common_seen[common];
     for (size_t i = 0; !seen && i < out->n_options; i++)
         seen = strcmp(out->option_keys[i], key) == 0;
@@ -531,7 +544,7 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
                          key, out->scheme, valid);
     }
 
-    char what[SPEC_KEY_MAX + 40];
+    char what[ELSI_OPTION_KEY_MAX + 40];
     snprintf(what, sizeof what, "the value of option '%s'", key);
     char *value = NULL;
     int rc = spec_decode(p, raw, vlen, what, &value);
@@ -677,4 +690,45 @@ const char *els_sink_option(const struct els_sink_args *args, const char *key)
             return args->option_values != NULL ? args->option_values[i]
                                                : NULL;
     return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * For the sinks' open()
+ * ------------------------------------------------------------------------ */
+
+int elsi_sink_fail(const struct els_sink_args *args, int code,
+                   const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = spec_vfail(args->err, args->err_len, code,
+                        args->spec != NULL ? args->spec : "", fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int elsi_sink_mode(const struct els_sink_args *args, unsigned default_mode,
+                   unsigned *mode)
+{
+    const char *v = els_sink_option(args, "mode");
+    *mode = default_mode;
+    if (v == NULL)
+        return 0;
+    unsigned m = 0;
+    const char *p = v;
+    if (*p == '\0')
+        goto bad;
+    for (; *p != '\0'; p++) {
+        if (*p < '0' || *p > '7' || m > 0777)
+            goto bad;
+        m = m * 8 + (unsigned)(*p - '0');
+    }
+    if (m > 0777)
+        goto bad;
+    *mode = m;
+    return 0;
+bad:
+    return elsi_fail(args->err, args->err_len, ELS_EINVAL,
+                     "%s: mode=%s: expected octal permission bits 0..0777",
+                     args->spec, v);
 }

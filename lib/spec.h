@@ -9,17 +9,25 @@
  *
  * ADDRESS and option values may use %XX escapes (so a path can contain '?'
  * or '&'); keys may not.
+ *
+ * It also owns the rules that other modules apply to the same names and
+ * texts: scheme and option-key syntax (checked again by the registry for
+ * registered tables), the common option names, and, for the sinks, the
+ * shared mode= option and the "spec \"...\": " form of their messages.
  */
 #ifndef ELS_SPEC_H
 #define ELS_SPEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "eventlog-sink.h"
+#include "log.h"
 
 #define ELSI_SPEC_MAX_OPTIONS 16
 #define ELSI_SCHEME_MAX 31
+#define ELSI_OPTION_KEY_MAX ELSI_SCHEME_MAX   /* longest option key */
 
 /* Defaults and limits of the common options. */
 #define ELSI_RTS_BUFFER_BYTES   (2u * 1024 * 1024)        /* one RTS EventsBuf */
@@ -71,5 +79,37 @@ int elsi_parse_seconds(const char *text, uint32_t *ms);
 
 /* Parse "SIZE" (digits with optional K, M or G, binary multiples). */
 int elsi_parse_size(const char *text, uint64_t *bytes);
+
+/* Scheme syntax: [a-z][a-z0-9+.-]*, at most ELSI_SCHEME_MAX bytes.  The
+ * registry applies it to registered tables; the parser applies the same
+ * checks one at a time to a spec, to say which one fails. */
+bool elsi_scheme_valid(const char *scheme);
+
+/* Option key syntax: [a-z][a-z0-9_-]*, at most ELSI_OPTION_KEY_MAX bytes.
+ * The registry applies it to the names a sink declares, the parser to the
+ * keys of a spec. */
+bool elsi_option_key_valid(const char *key);
+
+/* Is key one of the options every sink shares (buffer, policy, wait,
+ * linger), which the writer decodes and a sink may not declare? */
+bool elsi_option_is_common(const char *key);
+
+/* ------------------------------------------------------------------------
+ * For the sinks' open()
+ * ------------------------------------------------------------------------ */
+
+/* Write "spec \"<args->spec>\": <message>" to args->err, the form of every
+ * spec parser message (the spec quoted, as elsi_quote() does), and return
+ * code.  For what is wrong with the address as written; errors met while
+ * acquiring the endpoint name the path or address they concern instead. */
+int elsi_sink_fail(const struct els_sink_args *args, int code,
+                   const char *fmt, ...) ELSI_PRINTF(3, 4);
+
+/* The option mode=: octal permission bits from 0 to 0777, with or without
+ * a leading 0 ("0660", "660"); default_mode if the spec does not give it.
+ * Setuid, setgid and sticky bits are refused rather than dropped.  0, or
+ * ELS_EINVAL with the message in args->err. */
+int elsi_sink_mode(const struct els_sink_args *args, unsigned default_mode,
+                   unsigned *mode);
 
 #endif /* ELS_SPEC_H */

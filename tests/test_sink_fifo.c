@@ -146,6 +146,7 @@ static void fifo_non_fifo_refused(void)
 
     CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", "", NULL, NULL)), ==,
               ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "spec \"fifo:\": the FIFO path is empty");
 }
 
 static void fifo_eacces_body(const char *dir)

@@ -179,6 +179,7 @@ static void file_non_regular_refused(void)
 
     CHECK_INT(FL->open(&sink, tu_sink_args(&t, "file", "", NULL, NULL)), ==,
               ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "spec \"file:\": the file path is empty");
 }
 
 /* A symbolic link to a regular file is followed, as the RTS's own file

@@ -215,6 +215,28 @@ static void tcp_unbindable_address(void)
     CHECK_CONTAINS(t.err, "192.0.2.1");
 }
 
+/* An address the parser refuses is reported like every other spec error:
+ * the spec first, then what is wrong with the address. */
+static void tcp_bad_address_quotes_spec(void)
+{
+    struct tu_args t;
+    void *sink = NULL;
+    CHECK_INT(T->open(&sink, tu_sink_args(&t, "tcp", "127.0.0.1:x", NULL, NULL)),
+              ==, ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "spec \"tcp:127.0.0.1:x\": port \"x\" is not a "
+                          "number from 0 to 65535");
+
+    CHECK_INT(T->open(&sink, tu_sink_args(&t, "tcp", "", NULL, NULL)), ==,
+              ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "spec \"tcp:\": empty TCP address");
+
+    /* A decoded control byte in the spec is quoted, not passed through. */
+    CHECK_INT(T->open(&sink, tu_sink_args(&t, "tcp", "a:8\n0", NULL, NULL)),
+              ==, ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "spec \"tcp:a:8\\x0a0\": port \"8\\x0a0\"");
+    CHECK(strchr(t.err, '\n') == NULL);
+}
+
 /* ------------------------------------------------------------------------
  * tcp-connect: dialling a collector
  * ------------------------------------------------------------------------ */
@@ -283,12 +305,20 @@ static void tcp_connect_bad_address(void)
                                            "no-such-host.invalid:9000", NULL,
                                            NULL)),
               ==, ELS_EINVAL);
-    CHECK_CONTAINS(t.err, "no-such-host.invalid");
+    CHECK_CONTAINS(t.err, "spec \"tcp-connect:no-such-host.invalid:9000\": "
+                          "cannot resolve TCP host \"no-such-host.invalid\"");
 
     CHECK_INT(TC->open(&sink, tu_sink_args(&t, "tcp-connect", "127.0.0.1:0",
                                            NULL, NULL)),
               ==, ELS_EINVAL);
-    CHECK_CONTAINS(t.err, "port 0");
+    CHECK_CONTAINS(t.err, "spec \"tcp-connect:127.0.0.1:0\": port 0 cannot "
+                          "be connected to");
+
+    CHECK_INT(TC->open(&sink, tu_sink_args(&t, "tcp-connect", "[::1]", NULL,
+                                           NULL)),
+              ==, ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "spec \"tcp-connect:[::1]\": expected ':PORT' "
+                          "after ']'");
 }
 
 /* ------------------------------------------------------------------------
@@ -336,6 +366,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(tcp_rebind_during_time_wait),
     CHECK_CASE(tcp_ipv6_loopback),
     CHECK_CASE(tcp_unbindable_address),
+    CHECK_CASE(tcp_bad_address_quotes_spec),
     CHECK_CASE(tcp_connect_dial),
     CHECK_CASE_T(tcp_connect_bad_address, 60),
     CHECK_CASE(fdutil_tcp_peer_closed_without_sigpipe),

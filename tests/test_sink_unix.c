@@ -264,13 +264,23 @@ static void unix_path_too_long(void)
     path[n] = '\0';
     struct tu_args t;
     void *sink = NULL;
+    /* The spec first (its quote may be cut after 160 bytes), then the
+     * reason. */
+    char spec[300], reason[200];
+    snprintf(spec, sizeof spec, "spec \"unix:%.100s", path);
+    snprintf(reason, sizeof reason, "\": the UNIX socket path is %zu bytes; "
+             "the limit is 107 bytes", strlen(path));
     CHECK_INT(U->open(&sink, tu_sink_args(&t, "unix", path, NULL, NULL)), ==,
               ELS_ENAMETOOLONG);
-    CHECK(t.err[0] != '\0');
+    CHECK_INT(strncmp(t.err, spec, strlen(spec)), ==, 0);
+    CHECK_CONTAINS(t.err, reason);
     CHECK_INT(count_entries(check_dir), ==, 0);
 
     CHECK_INT(UC->open(&sink, tu_sink_args(&t, "unix-connect", path, NULL, NULL)),
               ==, ELS_ENAMETOOLONG);
+    snprintf(spec, sizeof spec, "spec \"unix-connect:%.100s", path);
+    CHECK_INT(strncmp(t.err, spec, strlen(spec)), ==, 0);
+    CHECK_CONTAINS(t.err, reason);
 }
 
 static void unix_empty_path(void)
@@ -279,7 +289,10 @@ static void unix_empty_path(void)
     void *sink = NULL;
     CHECK_INT(U->open(&sink, tu_sink_args(&t, "unix", "", NULL, NULL)), ==,
               ELS_EINVAL);
-    CHECK(t.err[0] != '\0');
+    CHECK_CONTAINS(t.err, "spec \"unix:\": empty UNIX socket path");
+    CHECK_INT(UC->open(&sink, tu_sink_args(&t, "unix-connect", "", NULL, NULL)),
+              ==, ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "spec \"unix-connect:\": empty UNIX socket path");
 }
 
 /* Someone replaced the socket file while we ran: close() leaves the
