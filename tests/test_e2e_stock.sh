@@ -5,11 +5,14 @@
 # its eventlog through EVENTLOG_SINK (set in RtsConfig.eventlog_writer by
 # its C main) to the built receiver over each kind of sink: unix, tcp (a
 # fixed free port, and port 0 learnt from the "listening on" log line), fifo,
-# and to a file.  Every stream must parse with the independent ghc-events
-# reader and hold exactly as many user events as the program emitted, the
-# same number a plain `+RTS -l` file of the stock RTS holds.  Also: a
-# receiver that joins a running program without wait= still gets a stream
-# ghc-events parses; a bad spec stops the program with one line naming the
+# to a file, and to a collector (`recv --listen`) through unix-connect and
+# tcp-connect (port 0, learnt from the receiver's "listening on" line).
+# Every stream must parse with the independent ghc-events reader and hold
+# exactly as many user events as the program emitted, the same number a
+# plain `+RTS -l` file of the stock RTS holds.  Also: a receiver that joins
+# a running program without wait= still gets a stream ghc-events parses; a
+# program whose collector starts a second after it waits for it (wait=)
+# and loses nothing; a bad spec stops the program with one line naming the
 # scheme.  This test does not look at drop accounting or several consumers
 # (the unit tests do) and needs no patched RTS.
 #
@@ -139,6 +142,91 @@ recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
 check_program tcp0 "$prog_rc"
 check_recv tcp0
 check_stream tcp0 "$T/tcp0.eventlog"
+
+# ---------------------------------------------------------------------------
+# unix-connect, tcp-connect: the receiver listens (recv --listen) and the
+# program connects out to it.  wait=10 holds the program's start-up until
+# the connection is made and policy=block keeps it from dropping, so the
+# count must be exact.
+# ---------------------------------------------------------------------------
+
+# start_collector NAME RECVSPEC: start `recv --listen` on RECVSPEC, the
+# stream going to $T/NAME.eventlog; sets rpid.
+start_collector() {
+    local name=$1 spec=$2
+    : >"$T/$name.recv.err"
+    "$ELS_SINK_TOOL" recv --listen --timeout 30 -o "$T/$name.eventlog" "$spec" \
+        >"$T/$name.recv.out" 2>"$T/$name.recv.err" &
+    rpid=$!
+    bg_register "$rpid"
+}
+
+collector_listening() {
+    grep -q '^eventlog-sink recv: listening on ' "$T/$1.recv.err" ||
+        ! kill -0 "$2" 2>/dev/null
+}
+
+# collector_endpoint NAME: wait for the collector's "listening on" line;
+# print the endpoint it names (unix:PATH or tcp:HOST:PORT).
+collector_endpoint() {
+    local name=$1 endpoint
+    wait_until 10 collector_listening "$name" "$rpid" || true
+    endpoint=$(sed -n 's/^eventlog-sink recv: listening on //p' "$T/$name.recv.err" | head -n 1)
+    if [ -z "$endpoint" ]; then
+        sed 's/^/#   /' "$T/$name.recv.err" >&2
+        fail "$name: no 'listening on' line from eventlog-sink recv --listen"
+    fi
+    echo "$endpoint"
+}
+
+# run_program NAME SPEC: run the program in the background with
+# EVENTLOG_SINK=SPEC; sets ppid.
+run_program() {
+    EVENTLOG_SINK=$2 "$HELLO_STREAM" "$N" +RTS -l -N2 -RTS \
+        >"$T/$1.prog.out" 2>"$T/$1.prog.err" &
+    ppid=$!
+    bg_register "$ppid"
+}
+
+# finish NAME: wait for both, then check both and the stream.
+finish() {
+    prog_rc=0; wait_pid "$ppid" 60 || prog_rc=$?
+    recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
+    check_program "$1" "$prog_rc"
+    check_recv "$1"
+    check_stream "$1" "$T/$1.eventlog"
+}
+
+start_collector tcpc tcp:127.0.0.1:0
+endpoint=$(collector_endpoint tcpc) || exit 1
+note "tcpc: collector on $endpoint"
+case "$endpoint" in
+    tcp:127.0.0.1:0 | tcp:127.0.0.1:[1-9]*[!0-9]* | tcp:127.0.0.1:)
+        fail "tcpc: '$endpoint' has no real port" ;;
+    tcp:127.0.0.1:[1-9]*) ;;
+    *) fail "tcpc: '$endpoint' is not tcp:127.0.0.1:PORT" ;;
+esac
+run_program tcpc "tcp-connect:127.0.0.1:${endpoint##*:}?policy=block&wait=10"
+finish tcpc
+
+start_collector unixc "unix:$T/c.sock"
+endpoint=$(collector_endpoint unixc) || exit 1
+[ "$endpoint" = "unix:$T/c.sock" ] || fail "unixc: listening on '$endpoint', expected unix:$T/c.sock"
+run_program unixc "unix-connect:$T/c.sock?policy=block&wait=10"
+finish unixc
+[ ! -e "$T/c.sock" ] || fail "unixc: the collector left $T/c.sock behind"
+
+# The collector comes a second after the program: start-up waits (wait=10)
+# while the sink redials, and nothing is lost once it connects.
+run_program unixlate "unix-connect:$T/late-c.sock?policy=block&wait=10"
+sleep 1
+kill -0 "$ppid" 2>/dev/null || {
+    sed 's/^/#   /' "$T/unixlate.prog.err" >&2
+    fail "unixlate: the program did not wait for its collector (wait=10)"
+}
+start_collector unixlate "unix:$T/late-c.sock"
+finish unixlate
+[ ! -e "$T/late-c.sock" ] || fail "unixlate: the collector left $T/late-c.sock behind"
 
 # ---------------------------------------------------------------------------
 # file: the library's file sink, no receiver.

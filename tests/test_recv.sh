@@ -1,14 +1,20 @@
 #!/bin/bash
-# test_recv.sh: the `eventlog-sink recv` command, driven through FIFOs.
+# test_recv.sh: the `eventlog-sink recv` command, driven through FIFOs and,
+# for --listen, through TCP connections made by bash's /dev/tcp.
 #
 # Serves a real eventlog (written by a GHC program compiled here, or the
 # file named by ELS_SAMPLE_EVENTLOG) through FIFOs and checks what the
 # receiver writes, says and returns: a complete stream (to a file and to
 # standard output), a truncated one, malformed ones, usage errors,
 # unreachable endpoints, --retry, a closed output pipe and SIGTERM in the
-# middle of a stream.  The socket paths (unix:, tcp:) need a producer and
-# are covered by the end-to-end tests against the library.  Skips (77) only
-# when there is neither a sample file nor a GHC to make one.
+# middle of a stream.  For --listen: a stream sent to tcp:0 (the port read
+# from the "listening on" line) with exactly one connection accepted, a
+# truncated one, --timeout, an address in use, and the rules for an
+# existing socket path (a regular file or directory is refused, a live
+# socket is refused, a stale one is replaced; mode 0600; removed at exit).
+# Connecting to unix:/tcp: endpoints, and streaming to a UNIX listener,
+# need the library as producer and are covered by the end-to-end tests.
+# Skips (77) only when there is neither a sample file nor a GHC to make one.
 #
 # Uses $ELS_TOP_BUILDDIR/tools/eventlog-sink, or the program named by
 # RECV=path when set.
@@ -65,6 +71,17 @@ recv() {
     "$RECV" "$@" >"$T/out" 2>"$T/err" </dev/null || RC=$?
 }
 
+# recv_bounded ARGS...: like recv, but stopped (RC 124) if still running
+# after 60 s: for cases where a broken receiver would wait for ever.
+recv_bounded() {
+    local pid
+    RC=0
+    "$RECV" "$@" >"$T/out" 2>"$T/err" </dev/null &
+    pid=$!
+    bg_register "$pid"
+    wait_pid "$pid" 60 || RC=$?
+}
+
 # why MSG: print MSG and the receiver's stderr, fail the case.
 why() {
     echo "  $*" >&2
@@ -107,6 +124,37 @@ serve() {
     bg_register $!
 }
 
+# listen_bg ARGS...: start `recv --listen ARGS` in the background (stdout
+# to $T/out, stderr to $T/err); sets LPID.
+listen_bg() {
+    rm -f "$T/err"
+    : >"$T/err"
+    "$RECV" recv --listen "$@" >"$T/out" 2>"$T/err" </dev/null &
+    LPID=$!
+    bg_register "$LPID"
+}
+
+listening_or_gone() {
+    grep -q '^eventlog-sink recv: listening on ' "$T/err" ||
+        ! kill -0 "$1" 2>/dev/null
+}
+
+# listening_on PID: wait for receiver PID's "listening on" line and print
+# the endpoint it names; 1 if it exited without listening.
+listening_on() {
+    wait_until 60 listening_or_gone "$1" || return 1
+    sed -n 's/^eventlog-sink recv: listening on //p' "$T/err" | head -n 1 | grep .
+}
+
+# tcp_refused PORT: a connection to 127.0.0.1:PORT is refused right now.
+# Bounded by `timeout`: a listener whose backlog is full lets connect()
+# hang for minutes instead of refusing, and that must count as "not
+# refused", not as a refusal once it finally times out.
+tcp_refused() {
+    timeout 10 bash -c 'exec 9>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>&1 |
+        grep -q 'Connection refused'
+}
+
 # ---------------------------------------------------------------------------
 # Cases (each returns non-zero on failure and says why on stderr)
 # ---------------------------------------------------------------------------
@@ -120,6 +168,10 @@ case_help_and_version() {
     recv recv --help
     expect_rc 0 && grep -qF 'Usage: eventlog-sink recv' "$T/out" ||
         why "recv --help: no usage line" || return 1
+    grep -qF 'recv --listen [-o FILE] [--timeout SECS]' "$T/out" ||
+        why "recv --help: no usage line for --listen" || return 1
+    grep -qE '^  -t, --timeout SECS' "$T/out" ||
+        why "recv --help: --timeout not described"
 }
 
 case_fifo_to_file() {
@@ -227,6 +279,15 @@ case_usage_errors() {
     usage_error "empty FIFO path" recv fifo: || return 1
     usage_error "port" recv tcp:99999 || return 1
     usage_error "limit" recv "unix:$long" || return 1
+    usage_error "port 0 cannot be connected to" recv tcp:0 || return 1
+    usage_error "--listen takes unix:PATH or tcp:[HOST:]PORT, not a FIFO" \
+        recv --listen "fifo:$T/x.fifo" || return 1
+    usage_error "--timeout is for --listen" recv --timeout 1 tcp:1 || return 1
+    usage_error "--retry is for connecting" recv --listen --retry 1 tcp:0 || return 1
+    usage_error "--timeout: 'soon'" recv --listen --timeout soon tcp:0 || return 1
+    usage_error "limit" recv --listen "unix:$long" || return 1
+    usage_error "unknown scheme 'tcp-connect'" recv --listen tcp-connect:0 || return 1
+    [ ! -e "$T/x.fifo" ] || why "a refused --listen created $T/x.fifo"
 
     recv no-such-command
     expect_rc 2 || return 1
@@ -365,10 +426,158 @@ case_sigterm() {
     [ "$got" -eq "$HALF" ] || why "kept $got bytes, expected $HALF"
 }
 
+# --listen on tcp:0: the port comes from the "listening on" line; one
+# producer is accepted and the listener then closes (a second connection
+# is refused while the first is still streaming).
+case_listen_tcp() {
+    local endpoint port rc=0
+    rm -f "$T/copy"
+    listen_bg -o "$T/copy" tcp:0
+    endpoint=$(listening_on "$LPID") || why "no 'listening on' line" || return 1
+    grep -qxE 'eventlog-sink recv: listening on tcp:127\.0\.0\.1:[1-9][0-9]*' "$T/err" ||
+        why "bad 'listening on' line" || return 1
+    port=${endpoint##*:}
+    exec 8>"/dev/tcp/127.0.0.1/$port" || why "cannot connect to $endpoint" || return 1
+    wait_until 60 tcp_refused "$port" ||
+        { exec 8>&-; why "$endpoint still accepts connections after the first"; return 1; }
+    cat "$SAMPLE" >&8
+    exec 8>&-
+    wait_pid "$LPID" 60 || rc=$?
+    RC=$rc
+    expect_rc 0 || return 1
+    expect_same "$T/copy" "$SAMPLE" || return 1
+    expect_err "eventlog-sink recv: received $SIZE bytes, " || return 1
+    expect_err_lines 2 || return 1
+    [ ! -s "$T/out" ] || why "wrote to stdout despite -o"
+}
+
+# The framer's verdict is the same as when connecting: a stream cut in
+# the middle is truncated (3), and what arrived is kept.  Also to stdout.
+case_listen_tcp_truncated() {
+    local endpoint rc=0
+    head -c "$HALF" "$SAMPLE" >"$T/half"
+    listen_bg --quiet tcp:0
+    endpoint=$(listening_on "$LPID") || why "no 'listening on' line" || return 1
+    cat "$T/half" >"/dev/tcp/127.0.0.1/${endpoint##*:}" ||
+        why "cannot send to $endpoint" || return 1
+    wait_pid "$LPID" 60 || rc=$?
+    RC=$rc
+    expect_rc 3 || return 1
+    expect_same "$T/out" "$T/half" || return 1
+    expect_err "eventlog-sink recv: stream truncated after $HALF bytes (" || return 1
+    # --quiet drops the summary, not the "listening on" line.
+    expect_err "eventlog-sink recv: listening on tcp:" || return 1
+    expect_err_lines 2
+}
+
+# Nobody connects within --timeout: status 1, the output file of an
+# earlier capture untouched, the socket file removed.
+case_listen_timeout() {
+    echo "earlier capture" >"$T/keep"
+    recv_bounded recv --listen --timeout 0.3 -o "$T/keep" tcp:0
+    expect_rc 1 || return 1
+    expect_err "eventlog-sink recv: listening on tcp:127.0.0.1:" || return 1
+    expect_err "eventlog-sink recv: no producer connected to tcp:127.0.0.1:" || return 1
+    expect_err "within 0.3 s" || return 1
+    expect_err_lines 2 || return 1
+    [ "$(cat "$T/keep")" = "earlier capture" ] || why "-o file clobbered" || return 1
+
+    rm -f "$T/t.sock"
+    recv_bounded recv --listen --timeout 0.3 -o "$T/keep" "unix:$T/t.sock"
+    expect_rc 1 || return 1
+    expect_err "eventlog-sink recv: listening on unix:$T/t.sock" || return 1
+    expect_err "no producer connected to unix:$T/t.sock within 0.3 s" || return 1
+    expect_err_lines 2 || return 1
+    [ ! -e "$T/t.sock" ] || why "socket file $T/t.sock left behind" || return 1
+    [ "$(cat "$T/keep")" = "earlier capture" ] || why "-o file clobbered"
+}
+
+# An address someone else listens on is refused with status 1 and the
+# other listener's socket file is left alone.
+case_listen_in_use() {
+    local endpoint first
+    listen_bg tcp:0
+    first=$LPID
+    endpoint=$(listening_on "$first") || why "no 'listening on' line" || return 1
+    mv "$T/err" "$T/err.first"
+    recv_bounded recv --listen --timeout 5 "$endpoint"
+    expect_rc 1 || return 1
+    expect_err "cannot listen on $endpoint: Address already in use" || return 1
+    expect_err_lines 1 || return 1
+    kill -TERM "$first" 2>/dev/null
+    wait_pid "$first" 60 || true
+
+    rm -f "$T/live.sock"
+    listen_bg "unix:$T/live.sock"
+    first=$LPID
+    listening_on "$first" >/dev/null || why "no 'listening on' line" || return 1
+    mv "$T/err" "$T/err.first"
+    recv_bounded recv --listen --timeout 5 "unix:$T/live.sock"
+    expect_rc 1 || return 1
+    expect_err "another process is listening on $T/live.sock" || return 1
+    expect_err_lines 1 || return 1
+    # The refusal's probe was the first receiver's one connection; it ends
+    # with an empty stream and removes its own socket file.
+    wait_pid "$first" 60 || true
+    [ ! -e "$T/live.sock" ] || why "socket file $T/live.sock left behind"
+}
+
+# refused_path PATH TEXT: --listen on unix:PATH fails with status 1 and
+# TEXT, leaving PATH as it was.
+refused_path() {
+    local before
+    before=$(stat -c '%F %i %s' "$1")
+    recv_bounded recv --listen --timeout 5 "unix:$1"
+    expect_rc 1 || return 1
+    expect_err "refusing to replace $1: it is $2" || return 1
+    expect_err_lines 1 || return 1
+    [ "$(stat -c '%F %i %s' "$1")" = "$before" ] || why "$1 was changed"
+}
+
+case_listen_refuses_non_socket() {
+    echo "precious" >"$T/plain.sock"
+    refused_path "$T/plain.sock" "a regular file" || return 1
+    [ "$(cat "$T/plain.sock")" = precious ] || why "contents changed" || return 1
+    mkdir -p "$T/dir.sock"
+    refused_path "$T/dir.sock" "a directory" || return 1
+    rm -f "$T/fifo.sock"
+    mkfifo "$T/fifo.sock"
+    refused_path "$T/fifo.sock" "a FIFO"
+}
+
+# A socket file whose listener died (SIGKILL: no clean-up) is stale and
+# replaced.  The new socket has mode 0600 whatever the umask (022 here),
+# and a stop signal while waiting ends with status 1 and removes it.
+case_listen_replaces_stale() {
+    local s=$T/stale.sock rc=0
+    rm -f "$s" "$T/copy"
+    listen_bg "unix:$s"
+    listening_on "$LPID" >/dev/null || why "no 'listening on' line" || return 1
+    kill -KILL "$LPID"
+    wait "$LPID" 2>/dev/null || true
+    [ -S "$s" ] || why "no stale socket left by the killed receiver" || return 1
+
+    listen_bg -o "$T/copy" "unix:$s"
+    listening_on "$LPID" >/dev/null || why "did not listen over the stale socket" || return 1
+    expect_err "eventlog-sink recv: listening on unix:$s" || return 1
+    [ -S "$s" ] || why "$s is not a socket" || return 1
+    [ "$(stat -c %a "$s")" = 600 ] || why "socket mode $(stat -c %a "$s"), expected 600" || return 1
+    kill -TERM "$LPID"
+    wait_pid "$LPID" 60 || rc=$?
+    RC=$rc
+    expect_rc 1 || return 1
+    expect_err "eventlog-sink recv: stopped before a producer connected to unix:$s" || return 1
+    expect_err_lines 2 || return 1
+    [ ! -e "$s" ] || why "socket file $s left behind" || return 1
+    [ ! -e "$T/copy" ] || why "output created though nobody connected"
+}
+
 # ---------------------------------------------------------------------------
 
 CASES="help_and_version fifo_to_file fifo_to_stdout quiet truncated malformed
-usage_errors unreachable retry writer_arrives_later closed_stdout sigterm"
+usage_errors unreachable retry writer_arrives_later closed_stdout sigterm
+listen_tcp listen_tcp_truncated listen_timeout listen_in_use
+listen_refuses_non_socket listen_replaces_stale"
 passed=0
 failed=0
 for c in $CASES; do

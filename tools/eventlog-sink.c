@@ -3,12 +3,14 @@
  *
  * One program with subcommands, chosen from a table, so that more can be
  * added beside the first.  `recv` is the consumer side of the library: it
- * connects to a UNIX or TCP socket (or opens a FIFO), copies the eventlog
- * stream it reads to a file or standard output, runs every byte through
- * the framer of lib/evformat.c, and says in its exit status whether the
- * stream was complete and well formed.  It does not interpret events (use
- * ghc-events for that), does not listen for producers, and never changes
- * the bytes it copies.
+ * connects to a UNIX or TCP socket (or opens a FIFO), or with --listen
+ * waits on one for the single producer that a unix-connect or tcp-connect
+ * sink sends from, copies the eventlog stream it reads to a file or
+ * standard output, runs every byte through the framer of lib/evformat.c,
+ * and says in its exit status whether the stream was complete and well
+ * formed.  It does not interpret events (use ghc-events for that), serves
+ * one stream per run (it is a test and capture tool, not a collector
+ * daemon), and never changes the bytes it copies.
  *
  * Unlike the library, this is our own process, so it may set signal
  * dispositions: it catches SIGINT and SIGTERM to stop cleanly and ignores
@@ -25,6 +27,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -190,14 +193,16 @@ struct recv_target {
     const char *address;            /* after "SCHEME:" */
     struct sockaddr_un sun;         /* RECV_UNIX */
     socklen_t sun_len;
-    struct addrinfo *ai;            /* RECV_TCP, resolved once */
+    struct addrinfo *ai;            /* RECV_TCP, resolved once (passive
+                                     * for --listen) */
 };
 
-/* Split and check SPEC.  On failure writes one line into err and returns
- * RECV_EXIT_USAGE or RECV_EXIT_UNREACHABLE (a TCP host that does not
- * resolve: the spec is fine, the endpoint cannot be found). */
+/* Split and check SPEC, for connecting or (listen) for listening.  On
+ * failure writes one line into err and returns RECV_EXIT_USAGE or
+ * RECV_EXIT_UNREACHABLE (a TCP host that does not resolve: the spec is
+ * fine, the endpoint cannot be found). */
 static int recv_target_parse(struct recv_target *t, const char *spec,
-                             char *err, size_t err_len)
+                             bool listen, char *err, size_t err_len)
 {
     static const struct {
         const char *name;
@@ -249,17 +254,26 @@ static int recv_target_parse(struct recv_target *t, const char *spec,
             snprintf(err, err_len, "%s: %s", spec, why);
             return RECV_EXIT_USAGE;
         }
-        if (a.port == 0) {
+        /* Port 0 is a fine thing to listen on (the kernel picks, and the
+         * "listening on" line says which); nobody can connect to it. */
+        if (a.port == 0 && !listen) {
             snprintf(err, err_len, "%s: port 0 cannot be connected to", spec);
             return RECV_EXIT_USAGE;
         }
-        if (elsi_tcp_resolve(&a, false, &t->ai, why, sizeof why) < 0) {
+        if (elsi_tcp_resolve(&a, listen, &t->ai, why, sizeof why) < 0) {
             snprintf(err, err_len, "%s: %s", spec, why);
             return RECV_EXIT_UNREACHABLE;
         }
         return 0;
     }
     case RECV_FIFO:
+        /* Nothing to listen on: a FIFO has no connections to accept, and
+         * the fifo sink opens an existing FIFO rather than dialling. */
+        if (listen) {
+            snprintf(err, err_len, "%s: --listen takes unix:PATH or "
+                     "tcp:[HOST:]PORT, not a FIFO", spec);
+            return RECV_EXIT_USAGE;
+        }
         if (t->address[0] == '\0') {
             snprintf(err, err_len, "%s: empty FIFO path", spec);
             return RECV_EXIT_USAGE;
@@ -412,6 +426,302 @@ static int recv_open(const struct recv_signals *s, const struct recv_target *t,
 }
 
 /* ------------------------------------------------------------------------
+ * recv: listening (--listen)
+ *
+ * The collector end of the unix-connect and tcp-connect sinks: bind, say
+ * where on stderr (with port 0 that line is the only way a script learns
+ * the port), accept one producer, and close the listener at once, so that
+ * a producer redialling later is refused rather than left queued in a
+ * backlog nobody reads.  The socket file of unix: goes with the listener.
+ * ------------------------------------------------------------------------ */
+
+#define RECV_LISTEN_BACKLOG 4
+
+struct recv_listener {
+    int fd;
+    char endpoint[400];     /* "unix:PATH" (sun_path < 108) or "tcp:..." */
+    /* unix: the socket file we bound, to recognise it when removing it. */
+    bool bound_file;
+    dev_t dev;
+    ino_t ino;
+};
+
+static const char *recv_file_type(mode_t m)
+{
+    if (S_ISREG(m))  return "a regular file";
+    if (S_ISDIR(m))  return "a directory";
+    if (S_ISLNK(m))  return "a symbolic link";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m))  return "a character device";
+    if (S_ISBLK(m))  return "a block device";
+    return "not a socket";
+}
+
+/* Make the socket path free for bind(), by the rule the unix sink follows
+ * (lib/sink_unix.c): nothing there, or a socket nobody accepts on, which
+ * is left over from a process that died and is removed.  A socket someone
+ * listens on, and anything that is not a socket, is refused: replacing it
+ * would take over another collector's address or destroy a user's file.
+ * Connecting is the only reliable test for "left over": the file outlives
+ * its process, and then connect() is refused.  A live listener gets one
+ * connection that closes at once.  0, or -errno with a line in err. */
+static int recv_unix_clear(const struct recv_target *t, char *err,
+                           size_t err_len)
+{
+    const char *path = t->sun.sun_path;
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        int e = errno;
+        snprintf(err, err_len, "cannot inspect %s: %s", path, strerror(e));
+        return -e;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        snprintf(err, err_len, "refusing to replace %s: it is %s, and only "
+                 "a stale socket is replaced", path,
+                 recv_file_type(st.st_mode));
+        return -EEXIST;
+    }
+    int fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
+    if (fd < 0) {
+        snprintf(err, err_len, "cannot create a socket to probe %s: %s",
+                 path, strerror(-fd));
+        return fd;
+    }
+    int rc;
+    while ((rc = connect(fd, (const struct sockaddr *)&t->sun,
+                         t->sun_len)) < 0 && errno == EINTR) {
+    }
+    int e = rc < 0 ? errno : 0;
+    elsi_close(fd);
+    switch (e) {
+    case 0:
+    case EAGAIN:        /* backlog full: very much alive */
+    case EINPROGRESS:
+        snprintf(err, err_len, "another process is listening on %s", path);
+        return -EADDRINUSE;
+    case ECONNREFUSED:  /* nobody listening: stale */
+        if (unlink(path) < 0 && errno != ENOENT) {
+            e = errno;
+            snprintf(err, err_len, "cannot remove stale socket %s: %s", path,
+                     strerror(e));
+            return -e;
+        }
+        return 0;
+    case ENOENT:        /* removed meanwhile */
+        return 0;
+    default:
+        snprintf(err, err_len, "cannot tell whether %s is in use: connect: "
+                 "%s", path, strerror(e));
+        return -e;
+    }
+}
+
+/* Close the listener; remove the socket file only if it is still the one
+ * we bound (someone may have replaced it meanwhile).  The comparison runs
+ * while our socket is open, so its inode number cannot have been reused
+ * (see unix_listen_close() in lib/sink_unix.c for the same argument). */
+static void recv_listener_close(struct recv_listener *l,
+                                const struct recv_target *t)
+{
+    if (l->fd < 0)
+        return;
+    struct stat st;
+    if (l->bound_file && lstat(t->sun.sun_path, &st) == 0 &&
+        S_ISSOCK(st.st_mode) && st.st_dev == l->dev && st.st_ino == l->ino)
+        (void)unlink(t->sun.sun_path);
+    l->bound_file = false;
+    elsi_close(l->fd);
+    l->fd = -1;
+}
+
+static int recv_listen_unix(struct recv_listener *l,
+                            const struct recv_target *t,
+                            char *err, size_t err_len)
+{
+    const char *path = t->sun.sun_path;
+    int rc = recv_unix_clear(t, err, err_len);
+    if (rc < 0)
+        return rc;
+    l->fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
+    if (l->fd < 0) {
+        rc = l->fd;
+        l->fd = -1;
+        snprintf(err, err_len, "cannot create a socket for %s: %s", path,
+                 strerror(-rc));
+        return rc;
+    }
+    if (bind(l->fd, (const struct sockaddr *)&t->sun, t->sun_len) < 0) {
+        rc = -errno;
+        if (rc == -EADDRINUSE)
+            snprintf(err, err_len, "cannot bind %s: another process created "
+                     "it just now", path);
+        else
+            snprintf(err, err_len, "cannot bind %s: %s", path,
+                     strerror(-rc));
+        goto fail;
+    }
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        rc = -errno;
+        snprintf(err, err_len, "cannot inspect %s after bind: %s", path,
+                 strerror(-rc));
+        (void)unlink(path);
+        goto fail;
+    }
+    l->bound_file = true;
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
+    /* Mode 0600 before listen(): until then every connect() is refused,
+     * so the wider mode bind() gave the file never grants anything.  See
+     * Note [Socket file permissions] in lib/sink_unix.c. */
+    if (chmod(path, 0600) < 0) {
+        rc = -errno;
+        snprintf(err, err_len, "cannot set mode 0600 on %s: %s", path,
+                 strerror(-rc));
+        goto fail;
+    }
+    if (listen(l->fd, RECV_LISTEN_BACKLOG) < 0) {
+        rc = -errno;
+        snprintf(err, err_len, "cannot listen on %s: %s", path,
+                 strerror(-rc));
+        goto fail;
+    }
+    snprintf(l->endpoint, sizeof l->endpoint, "unix:%s", path);
+    return 0;
+fail:
+    recv_listener_close(l, t);
+    return rc;
+}
+
+/* Bind and listen on one resolved address.  fd or -errno. */
+static int recv_listen_tcp_one(const struct addrinfo *ai)
+{
+    int fd = elsi_socket_nb(ai->ai_family, SOCK_STREAM);
+    if (fd < 0)
+        return fd;
+    int one = 1;
+    /* A spec naming an IPv6 address means that address, not also the
+     * IPv4-mapped ones.  SO_REUSEADDR: a fixed port can be reused at once
+     * while the previous run's connection sits in TIME_WAIT. */
+    if ((ai->ai_family == AF_INET6 &&
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0) ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+        listen(fd, RECV_LISTEN_BACKLOG) < 0) {
+        int e = errno;
+        elsi_close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+static int recv_listen_tcp(struct recv_listener *l,
+                           const struct recv_target *t,
+                           char *err, size_t err_len)
+{
+    /* One listener is enough ("localhost" may give ::1 and 127.0.0.1):
+     * the first address that binds.  If none does, report the first
+     * "in use" (the likeliest mistake), else the first failure. */
+    int first_err = 0;
+    char where[300] = "";
+    for (const struct addrinfo *ai = t->ai; ai != NULL; ai = ai->ai_next) {
+        int fd = recv_listen_tcp_one(ai);
+        if (fd >= 0) {
+            l->fd = fd;
+            break;
+        }
+        if (first_err == 0 || (fd == -EADDRINUSE && first_err != -EADDRINUSE)) {
+            first_err = fd;
+            if (elsi_sockaddr_format(ai->ai_addr, ai->ai_addrlen, where,
+                                     sizeof where) < 0)
+                snprintf(where, sizeof where, "%s", t->address);
+        }
+    }
+    if (l->fd < 0) {
+        if (first_err == 0)
+            first_err = -EADDRNOTAVAIL;
+        snprintf(err, err_len, "cannot listen on tcp:%s: %s", where,
+                 strerror(-first_err));
+        return first_err;
+    }
+    /* With port 0 the kernel chose: report the real port. */
+    struct sockaddr_storage ss;
+    socklen_t ss_len = sizeof ss;
+    int rc = getsockname(l->fd, (struct sockaddr *)&ss, &ss_len) < 0 ? -errno : 0;
+    if (rc == 0)
+        rc = elsi_sockaddr_format((const struct sockaddr *)&ss, ss_len,
+                                  where, sizeof where);
+    if (rc < 0) {
+        snprintf(err, err_len, "%s: cannot read the bound address: %s",
+                 t->spec, strerror(-rc));
+        elsi_close(l->fd);
+        l->fd = -1;
+        return rc;
+    }
+    snprintf(l->endpoint, sizeof l->endpoint, "tcp:%s", where);
+    return 0;
+}
+
+/* Listen on the target, announce it on stderr, and accept one producer
+ * within timeout_ms (< 0: no limit).  The listener is closed (and the
+ * socket file removed) before this returns, whatever happens.  A
+ * connected descriptor, non-blocking and close-on-exec, or -errno with a
+ * line in err: -ETIMEDOUT when nobody came, -EINTR on a stop signal. */
+static int recv_listen_accept(const struct recv_signals *s,
+                              const struct recv_target *t, long timeout_ms,
+                              char *err, size_t err_len)
+{
+    struct recv_listener l = { .fd = -1 };
+    int rc = t->scheme == RECV_UNIX ? recv_listen_unix(&l, t, err, err_len)
+                                    : recv_listen_tcp(&l, t, err, err_len);
+    if (rc < 0)
+        return rc;
+    /* Unbuffered stderr: the line is out before anyone can connect. */
+    fprintf(stderr, TOOL_NAME " recv: listening on %s\n", l.endpoint);
+
+    uint64_t deadline = recv_now_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
+    int fd = -1;
+    for (;;) {
+        if (recv_stop_signal) {
+            snprintf(err, err_len, "stopped before a producer connected to "
+                     "%s", l.endpoint);
+            rc = -EINTR;
+            break;
+        }
+        rc = elsi_accept_nb(l.fd, &fd);
+        if (rc == 0)
+            break;
+        if (rc != -EAGAIN) {
+            snprintf(err, err_len, "cannot accept on %s: %s", l.endpoint,
+                     strerror(-rc));
+            break;
+        }
+        long wait_ms = -1;
+        if (timeout_ms >= 0) {
+            uint64_t now = recv_now_ms();
+            if (now >= deadline) {
+                snprintf(err, err_len, "no producer connected to %s within "
+                         "%g s", l.endpoint, (double)timeout_ms / 1000.0);
+                rc = -ETIMEDOUT;
+                break;
+            }
+            wait_ms = (long)(deadline - now);
+        }
+        int w = recv_wait(s, l.fd, POLLIN, wait_ms);
+        if (w < 0) {
+            snprintf(err, err_len, "cannot wait on %s: %s", l.endpoint,
+                     strerror(-w));
+            rc = w;
+            break;
+        }
+    }
+    recv_listener_close(&l, t);
+    return rc == 0 ? fd : rc;
+}
+
+/* ------------------------------------------------------------------------
  * recv: copying
  * ------------------------------------------------------------------------ */
 
@@ -514,6 +824,7 @@ static void recv_usage(FILE *out)
 {
     fprintf(out,
 "Usage: " TOOL_NAME " recv [-o FILE] [--retry SECS] [--quiet] SPEC\n"
+"       " TOOL_NAME " recv --listen [-o FILE] [--timeout SECS] [--quiet] SPEC\n"
 "\n"
 "Receive one GHC eventlog stream from SPEC and copy it unchanged to FILE\n"
 "(default: standard output), checking its structure on the way.\n"
@@ -524,10 +835,24 @@ static void recv_usage(FILE *out)
 "  tcp:[ADDR]:PORT     connect over TCP to an IPv6 address\n"
 "  fifo:PATH           read a FIFO\n"
 "\n"
+"With --listen, SPEC is where to wait for the producer instead (the\n"
+"collector end of the unix-connect: and tcp-connect: sinks):\n"
+"  unix:PATH           create the socket PATH (mode 0600); an existing PATH\n"
+"                      is replaced only if it is a socket nobody listens on\n"
+"  tcp:[HOST:]PORT     listen on HOST (default 127.0.0.1); PORT 0 lets the\n"
+"                      system choose\n"
+"It prints \"" TOOL_NAME " recv: listening on unix:PATH\" or\n"
+"\"... listening on tcp:HOST:PORT\" (with the real port) on standard\n"
+"error once it listens, even with --quiet, accepts one connection, stops\n"
+"listening and removes the socket file it created.\n"
+"\n"
 "Options:\n"
 "  -o, --output FILE   write to FILE (created or truncated, mode 0644)\n"
 "  -r, --retry SECS    while the endpoint is absent, try again every 0.1 s\n"
-"                      for up to SECS seconds\n"
+"                      for up to SECS seconds (not with --listen)\n"
+"  -l, --listen        listen on SPEC for one producer to connect\n"
+"  -t, --timeout SECS  with --listen: give up if nobody connects within\n"
+"                      SECS seconds (default: wait for ever)\n"
 "  -q, --quiet         do not print the summary line\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -536,7 +861,8 @@ static void recv_usage(FILE *out)
 "\n"
 "Exit status:\n"
 "  0  the stream ended with DATA_END and was well formed\n"
-"  1  the endpoint could not be reached, or the output could not be written\n"
+"  1  the endpoint could not be reached or listened on, nobody connected\n"
+"     within --timeout, or the output could not be written\n"
 "  2  usage error\n"
 "  3  the stream was truncated (closed or stopped before DATA_END) or\n"
 "     malformed\n");
@@ -582,18 +908,24 @@ static int recv_main(int argc, char **argv)
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "retry", required_argument, NULL, 'r' },
+        { "listen", no_argument, NULL, 'l' },
+        { "timeout", required_argument, NULL, 't' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = NULL;
     uint64_t retry_ms = 0;
+    bool retry_given = false;
+    bool listen = false;
+    uint64_t timeout_ms = 0;
+    bool timeout_given = false;
     bool quiet = false;
 
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":o:r:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:r:lt:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (optarg[0] == '\0')
@@ -604,6 +936,16 @@ static int recv_main(int argc, char **argv)
             if (!recv_parse_secs(optarg, &retry_ms))
                 return recv_usage_error("--retry: '%s' is not a number of "
                                         "seconds from 0 to 86400", optarg);
+            retry_given = true;
+            break;
+        case 'l':
+            listen = true;
+            break;
+        case 't':
+            if (!recv_parse_secs(optarg, &timeout_ms))
+                return recv_usage_error("--timeout: '%s' is not a number of "
+                                        "seconds from 0 to 86400", optarg);
+            timeout_given = true;
             break;
         case 'q':
             quiet = true;
@@ -626,13 +968,21 @@ static int recv_main(int argc, char **argv)
         return recv_usage_error("one SPEC only, got '%s' after '%s'",
                                 argv[optind + 1], argv[optind]);
     const char *spec = argv[optind];
+    /* Each wait belongs to one direction; accepting the other silently
+     * would leave the user believing it took effect. */
+    if (retry_given && listen)
+        return recv_usage_error("--retry is for connecting; with --listen "
+                                "use --timeout");
+    if (timeout_given && !listen)
+        return recv_usage_error("--timeout is for --listen; when "
+                                "connecting use --retry");
     if (output == NULL && isatty(STDOUT_FILENO))
         return recv_usage_error("refusing to write a binary stream to a "
                                 "terminal; use -o FILE or a redirection");
 
     char err[512];
     struct recv_target target;
-    int rc = recv_target_parse(&target, spec, err, sizeof err);
+    int rc = recv_target_parse(&target, spec, listen, err, sizeof err);
     if (rc == RECV_EXIT_USAGE)
         return recv_usage_error("%s", err);
     if (rc != 0) {
@@ -650,11 +1000,17 @@ static int recv_main(int argc, char **argv)
     struct recv_signals sigs;
     recv_signals_setup(&sigs);
 
-    int in = recv_open(&sigs, &target, retry_ms, err, sizeof err);
+    int in;
+    if (listen)
+        in = recv_listen_accept(&sigs, &target,
+                                timeout_given ? (long)timeout_ms : -1,
+                                err, sizeof err);
+    else
+        in = recv_open(&sigs, &target, retry_ms, err, sizeof err);
     recv_target_free(&target);
     if (in < 0) {
         elsi_framer_destroy(&framer);
-        if (in == -EINTR)
+        if (in == -EINTR && !listen)
             fprintf(stderr, TOOL_NAME " recv: stopped before %s was "
                     "reached\n", spec);
         else
@@ -662,8 +1018,9 @@ static int recv_main(int argc, char **argv)
         return RECV_EXIT_UNREACHABLE;
     }
 
-    /* The output is created only once the endpoint answered, so that a
-     * failed attempt never truncates the file of an earlier capture. */
+    /* The output is created only once the endpoint answered (or, with
+     * --listen, a producer came), so that a failed attempt never
+     * truncates the file of an earlier capture. */
     int out = STDOUT_FILENO;
     const char *out_name = "standard output";
     if (output != NULL) {
