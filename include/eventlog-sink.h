@@ -129,6 +129,22 @@ enum els_drop_cause {
     ELS_DROP__COUNT
 };
 
+/* Why the RTS hands over a unit now.  A GHC RTS with the eventlog-sink
+ * patches says so for every unit (see rts-patches/); a stock RTS does not,
+ * and its units count as ELS_REASON_UNKNOWN. */
+enum els_write_reason {
+    ELS_REASON_UNKNOWN = 0,
+    ELS_REASON_START,           /* the header chunk of a new stream */
+    ELS_REASON_BUFFER_FULL,     /* an RTS buffer had no room for an event */
+    ELS_REASON_FLUSH,           /* flushEventLog() or the periodic flush */
+    ELS_REASON_STOP,            /* the eventlog stops or the program exits */
+    ELS_REASON__COUNT
+};
+
+/* Per-capability counters kept for capabilities 0 to ELS_MAX_CAPS - 1
+ * (blocks of higher capabilities are counted in the totals only). */
+#define ELS_MAX_CAPS 64
+
 /* Name of a drop cause ("queue-full", ...); "unknown" for bad values. */
 const char *els_drop_cause_name(enum els_drop_cause cause);
 
@@ -150,6 +166,14 @@ struct els_stats {
     uint64_t consumers_connected;   /* right now */
     uint64_t consumers_total;       /* ever attached, including now */
     uint64_t header_bytes;          /* size of the cached header chunk */
+    /* Units accepted, by why the RTS wrote them (header excluded). */
+    uint64_t units_by_reason[ELS_REASON__COUNT];
+};
+
+/* Counters of one capability's blocks. */
+struct els_cap_stats {
+    uint64_t units_accepted, bytes_accepted;
+    uint64_t units_dropped, bytes_dropped;      /* at the door, any cause */
 };
 
 /* Check a spec without opening anything: syntax, registered scheme,
@@ -175,6 +199,15 @@ int els_writer_open(const char *spec, struct els_writer **out,
  * (the drop is counted in the stats), or a negative code (ELS_EINVAL for a
  * NULL or empty unit, ELS_ESTOPPED after close began). */
 int els_writer_write(struct els_writer *w, const void *unit, size_t len);
+
+/* As els_writer_write(), saying why the RTS wrote the unit now. */
+int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
+                            enum els_write_reason reason);
+
+/* Counters of capability cap's blocks (cap < ELS_MAX_CAPS), else
+ * ELS_EINVAL.  Safe from any thread while w is open. */
+int els_writer_cap_stats(struct els_writer *w, unsigned cap,
+                         struct els_cap_stats *out);
 
 /* Ask the writer thread to push out what is queued now and to call the
  * sink's flush.  Does not wait for it. */

@@ -1,9 +1,12 @@
 /*
  * ghc.c: the RTS adapter.  Presents the process-wide writer as GHC's
- * EventLogWriter (init / write / flush / stop).  It is the only file that
- * includes RTS headers, and it uses nothing from the RTS but the
- * EventLogWriter type, so the shared library links into plain C programs
- * too.  Not its job: queueing or I/O (writer.c).
+ * EventLogWriter (init / write / flush / stop) and, on an RTS with the
+ * eventlog-sink patches (rts-patches/), as an EventLogUnitWriter that
+ * +RTS --eventlog-sink=SPEC can select.  It is the only file that includes
+ * RTS headers.  Everything it uses from the RTS beyond the EventLogWriter
+ * type is a weak reference, so the library links into programs built
+ * against a stock RTS, and into plain C programs.  Not its job: queueing or
+ * I/O (writer.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +16,62 @@
 
 #include "eventlog-sink/ghc.h"
 #include "log.h"
+#include "sinks.h"
+
+/*
+ * Note [Patched and stock RTS]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * An RTS with the eventlog-sink patches declares registerEventLogSink()
+ * and the unit-aware writer in rts/EventLogControl.h.  When this library
+ * is built against such an RTS's headers it uses them; otherwise it
+ * declares the same types itself (they must match
+ * the patches in rts-patches/ghc-9.0.2/, which tests/test_rts_series.sh checks by
+ * building this file against the patched headers).  The functions are weak
+ * references: in a program linked with a stock RTS they are NULL and the
+ * library only offers els_ghc_writer() for RtsConfig.eventlog_writer.
+ */
+#if defined(__has_include)
+#if __has_include(<rts/EventLogControl.h>)
+#include <rts/EventLogControl.h>
+#define ELS_HAVE_EVENTLOG_CONTROL_H 1
+#endif
+#endif
+
+#if !defined(ELS_HAVE_EVENTLOG_CONTROL_H)
+typedef enum {
+    EVENTLOG_UNIT_HEADER = 0,
+    EVENTLOG_UNIT_CAP_BLOCK = 1,
+    EVENTLOG_UNIT_GLOBAL_BLOCK = 2,
+    EVENTLOG_UNIT_DATA_END = 3
+} EventLogUnitKind;
+
+typedef enum {
+    EVENTLOG_WRITE_START = 0,
+    EVENTLOG_WRITE_BUFFER_FULL = 1,
+    EVENTLOG_WRITE_FLUSH = 2,
+    EVENTLOG_WRITE_STOP = 3
+} EventLogWriteReason;
+
+typedef struct {
+    EventLogUnitKind kind;
+    EventLogWriteReason reason;
+    uint32_t capno;
+} EventLogUnitInfo;
+
+typedef struct {
+    EventLogWriter base;
+    bool (*writeEventLogUnit)(void *eventlog, size_t eventlog_size,
+                              const EventLogUnitInfo *info);
+} EventLogUnitWriter;
+
+typedef const EventLogUnitWriter *(*EventLogSinkOpen)(const char *spec,
+                                                       char *err,
+                                                       size_t err_size);
+int registerEventLogSink(const char *scheme, EventLogSinkOpen open);
+#endif
+
+int registerEventLogSink(const char *scheme, EventLogSinkOpen open)
+    __attribute__((weak));
 
 /*
  * Note [The process-wide writer]
@@ -127,6 +186,73 @@ static const EventLogWriter ghc_writer = {
     .flushEventLog = ghc_flush,
     .stopEventLogWriter = ghc_stop,
 };
+
+static enum els_write_reason ghc_reason(EventLogWriteReason reason)
+{
+    switch (reason) {
+    case EVENTLOG_WRITE_START:       return ELS_REASON_START;
+    case EVENTLOG_WRITE_BUFFER_FULL: return ELS_REASON_BUFFER_FULL;
+    case EVENTLOG_WRITE_FLUSH:       return ELS_REASON_FLUSH;
+    case EVENTLOG_WRITE_STOP:        return ELS_REASON_STOP;
+    }
+    return ELS_REASON_UNKNOWN;
+}
+
+static bool ghc_write_unit(void *eventlog, size_t size,
+                           const EventLogUnitInfo *info)
+{
+    struct els_writer *w =
+        atomic_load_explicit(&ghc_running, memory_order_acquire);
+    if (w == NULL) {
+        atomic_fetch_add(&ghc_orphan_units, 1);
+        return true;
+    }
+    /* The kind and capability are also in the unit's own bytes, which the
+     * writer reads; the reason is news. */
+    (void)els_writer_write_reason(w, eventlog, size, ghc_reason(info->reason));
+    return true;
+}
+
+static const EventLogUnitWriter ghc_unit_writer = {
+    .base = {
+        .initEventLogWriter = ghc_init,
+        .writeEventLog = ghc_write,
+        .flushEventLog = ghc_flush,
+        .stopEventLogWriter = ghc_stop,
+    },
+    .writeEventLogUnit = ghc_write_unit,
+};
+
+// ---------------------------------------------------------------------------
+// +RTS --eventlog-sink=SPEC (patched RTS)
+// ---------------------------------------------------------------------------
+
+/* The RTS calls this for a spec whose scheme we registered, when event
+ * logging starts; the writer's init then opens the sink. */
+static const EventLogUnitWriter *ghc_sink_open(const char *spec, char *err,
+                                               size_t err_size)
+{
+    if (els_ghc_configure(spec, err, err_size) != 0)
+        return NULL;
+    return &ghc_unit_writer;
+}
+
+static void ghc_register_scheme(const char *scheme)
+{
+    /* -1 for a scheme the RTS already knows: the watcher may report one
+     * twice (elsi_registry_watch). */
+    (void)registerEventLogSink(scheme, ghc_sink_open);
+}
+
+/* Runs when the library is loaded, before main() and so before hs_init
+ * parses +RTS --eventlog-sink.  With a static libeventlog-sink.a this
+ * object is only linked if something refers to it: see README. */
+__attribute__((constructor)) static void ghc_register_sinks(void)
+{
+    if (registerEventLogSink == NULL)
+        return;     /* stock RTS, or no RTS at all */
+    elsi_registry_watch(ghc_register_scheme);
+}
 
 const EventLogWriter *els_ghc_writer(void)
 {

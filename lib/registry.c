@@ -50,6 +50,8 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct registry_entry registry_entries[REGISTRY_MAX];
 static size_t registry_count;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+/* See elsi_registry_watch(); read and written under registry_lock. */
+static void (*registry_watcher)(const char *scheme);
 
 /* Check one table against the contract in <eventlog-sink/sink.h>.  0, or a
  * code with the reason in why. */
@@ -199,9 +201,29 @@ int els_sink_register(const struct els_sink_ops *ops)
     pthread_once(&registry_once, registry_init);
     char why[256];
     int rc = registry_add(ops, why, sizeof why);
-    if (rc != 0)
+    if (rc != 0) {
         elsi_log(ELS_LOG_WARN, "els_sink_register: %s", why);
-    return rc;
+        return rc;
+    }
+    pthread_mutex_lock(&registry_lock);
+    void (*watcher)(const char *) = registry_watcher;
+    pthread_mutex_unlock(&registry_lock);
+    if (watcher != NULL)
+        watcher(ops->scheme);
+    return 0;
+}
+
+void elsi_registry_watch(void (*fn)(const char *scheme))
+{
+    pthread_once(&registry_once, registry_init);
+    pthread_mutex_lock(&registry_lock);
+    registry_watcher = fn;
+    size_t n = registry_count;
+    pthread_mutex_unlock(&registry_lock);
+    /* Entries are only ever appended, and their names never change, so
+     * the first n can be read without the lock. */
+    for (size_t i = 0; i < n && fn != NULL; i++)
+        fn(registry_entries[i].scheme);
 }
 
 const struct els_sink_ops *els_sink_lookup(const char *scheme)

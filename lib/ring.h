@@ -40,6 +40,8 @@ struct elsi_unit {
      * so every consumer can be told in-band where the gap is. */
     uint64_t gap_units, gap_bytes;
     uint8_t gap_cause;      /* enum els_drop_cause of that gap */
+    bool gap_global;        /* the gap holds global blocks */
+    uint64_t gap_caps;      /* bit c: the gap holds blocks of capability c */
     /* Set by the writer once any consumer received the whole unit. */
     bool delivered;
     /* Set by the writer when a consumer failed on it or was cut past it. */

@@ -18,4 +18,10 @@ extern const struct els_sink_ops elsi_sink_file;          /* file:PATH */
  * messages; like snprintf. */
 int elsi_registry_names(char *buf, size_t len);
 
+/* Call fn for every registered scheme now, and for every scheme registered
+ * from now on (after its registration succeeded, without the registry's
+ * lock held).  One watcher at a time; the GHC glue uses it to mirror the
+ * schemes into a patched RTS's sink table. */
+void elsi_registry_watch(void (*fn)(const char *scheme));
+
 #endif /* ELS_SINKS_H */

@@ -136,8 +136,11 @@ struct els_writer {
     size_t header_len;
     uint64_t gap_units, gap_bytes;
     uint8_t gap_cause;
+    uint64_t gap_caps;          /* bit c: blocks of capability c in the gap */
+    bool gap_global;            /* global blocks in the gap */
     uint64_t released_units, released_bytes;   /* ever released */
     struct els_stats st;
+    struct els_cap_stats caps[ELS_MAX_CAPS];
     struct consumer *consumers;
     unsigned room_waiters;
     bool polling, wake_pending;
@@ -264,13 +267,22 @@ static void all_writers_remove(struct els_writer *w)
 
 /* Count a unit lost at the door and remember the gap for the consumers.
  * Lock held. */
-static void drop_at_door(struct els_writer *w, size_t len,
+static void drop_at_door(struct els_writer *w, size_t len, uint16_t cap,
                          enum els_drop_cause cause)
 {
     w->st.units_accepted++;
     w->st.bytes_accepted += len;
     w->st.units_dropped[cause]++;
     w->st.bytes_dropped[cause] += len;
+    if (cap < ELS_MAX_CAPS) {
+        w->caps[cap].units_accepted++;
+        w->caps[cap].bytes_accepted += len;
+        w->caps[cap].units_dropped++;
+        w->caps[cap].bytes_dropped += len;
+        w->gap_caps |= (uint64_t)1 << cap;
+    } else if (cap == ELSI_CAP_GLOBAL) {
+        w->gap_global = true;
+    }
     w->gap_units++;
     w->gap_bytes += len;
     w->gap_cause = (uint8_t)cause;
@@ -318,7 +330,14 @@ static int cache_header(struct els_writer *w, const void *unit, size_t len)
 
 int els_writer_write(struct els_writer *w, const void *unit, size_t len)
 {
-    if (w == NULL || unit == NULL || len == 0)
+    return els_writer_write_reason(w, unit, len, ELS_REASON_UNKNOWN);
+}
+
+int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
+                            enum els_write_reason reason)
+{
+    if (w == NULL || unit == NULL || len == 0 ||
+        (unsigned)reason >= ELS_REASON__COUNT)
         return ELS_EINVAL;
 
     struct elsi_unit_info info;
@@ -326,7 +345,7 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len)
 
     pthread_mutex_lock(&w->lock);
     if (w->forked) {
-        drop_at_door(w, len, ELS_DROP_FORKED_CHILD);
+        drop_at_door(w, len, info.cap, ELS_DROP_FORKED_CHILD);
         pthread_mutex_unlock(&w->lock);
         return 1;
     }
@@ -347,7 +366,7 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len)
      * queues or drops it, so accepted == sent + dropped + queued holds in
      * every snapshot, even while a producer waits for room. */
     if (len > w->ring.cap || len > UINT32_MAX) {
-        drop_at_door(w, len, ELS_DROP_TOO_BIG);
+        drop_at_door(w, len, info.cap, ELS_DROP_TOO_BIG);
         pthread_mutex_unlock(&w->lock);
         return 1;
     }
@@ -369,17 +388,21 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len)
     if (wait_ms >= 0)
         deadline_timespec((uint64_t)wait_ms, &deadline);
 
+    /* Counted once, whatever happens to the unit next. */
+    w->st.units_by_reason[reason]++;
     for (;;) {
         meta.gap_units = w->gap_units;
         meta.gap_bytes = w->gap_bytes;
         meta.gap_cause = w->gap_cause;
+        meta.gap_caps = w->gap_caps;
+        meta.gap_global = w->gap_global;
         int r = elsi_ring_reserve(&w->ring, len, &meta, &seq, iov);
         if (r == 0)
             break;
         bool wake = need_wake(w);   /* the writer may free room */
         if (!may_wait || w->stopping) {
-            drop_at_door(w, len, w->stopping ? ELS_DROP_STOPPED
-                                             : ELS_DROP_QUEUE_FULL);
+            drop_at_door(w, len, info.cap,
+                         w->stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL);
             pthread_mutex_unlock(&w->lock);
             if (wake)
                 send_wake(w);
@@ -399,12 +422,18 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len)
             rc = pthread_cond_timedwait(&w->room, &w->lock, &deadline);
         w->room_waiters--;
         if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->ring, len)) {
-            drop_at_door(w, len, ELS_DROP_BLOCK_TIMEOUT);
+            drop_at_door(w, len, info.cap, ELS_DROP_BLOCK_TIMEOUT);
             pthread_mutex_unlock(&w->lock);
             return 1;
         }
     }
     w->gap_units = w->gap_bytes = 0;
+    w->gap_caps = 0;
+    w->gap_global = false;
+    if (info.cap < ELS_MAX_CAPS) {
+        w->caps[info.cap].units_accepted++;
+        w->caps[info.cap].bytes_accepted += len;
+    }
     if (len > w->max_unit_seen)
         w->max_unit_seen = len;
     w->st.units_accepted++;
@@ -446,6 +475,17 @@ int els_writer_stats(struct els_writer *w, struct els_stats *out)
         return ELS_EINVAL;
     pthread_mutex_lock(&w->lock);
     *out = w->st;
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+int els_writer_cap_stats(struct els_writer *w, unsigned cap,
+                         struct els_cap_stats *out)
+{
+    if (w == NULL || out == NULL || cap >= ELS_MAX_CAPS)
+        return ELS_EINVAL;
+    pthread_mutex_lock(&w->lock);
+    *out = w->caps[cap];
     pthread_mutex_unlock(&w->lock);
     return 0;
 }
@@ -661,6 +701,25 @@ static void consumer_piece_done(struct consumer *c)
         c->file_piece_start = lseek(c->fd, 0, SEEK_CUR);
 }
 
+/* "capabilities 0 1 and the global buffer" for the blocks in u's gap. */
+static void gap_owners(const struct elsi_unit *u, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (unsigned cap = 0; cap < ELS_MAX_CAPS && off < len; cap++) {
+        if (u->gap_caps & ((uint64_t)1 << cap)) {
+            int n = snprintf(buf + off, len - off, "%s %u",
+                             off == 0 ? "capabilities" : "", cap);
+            off += n > 0 ? (size_t)n : 0;
+        }
+    }
+    if (u->gap_global && off < len)
+        snprintf(buf + off, len - off, "%sthe global buffer",
+                 off ? " and " : "");
+    else if (off == 0)
+        snprintf(buf, len, "unknown origin");
+}
+
 /* Before c starts unit u: queue the notes it is owed. */
 static void consumer_announce(struct consumer *c, const struct elsi_unit *u)
 {
@@ -671,10 +730,15 @@ static void consumer_announce(struct consumer *c, const struct elsi_unit *u)
                       "failed to take them", c->lost_units, c->lost_bytes);
         c->lost_units = c->lost_bytes = 0;
     }
-    if (u->gap_units > 0)
+    if (u->gap_units > 0) {
+        char whose[200];
+        gap_owners(u, whose, sizeof whose);
         consumer_note(c, ts, "eventlog-sink: %" PRIu64 " units (%" PRIu64
-                      " bytes) dropped here: %s", u->gap_units, u->gap_bytes,
-                      els_drop_cause_name((enum els_drop_cause)u->gap_cause));
+                      " bytes) dropped here: %s; blocks of %s", u->gap_units,
+                      u->gap_bytes,
+                      els_drop_cause_name((enum els_drop_cause)u->gap_cause),
+                      whose);
+    }
     c->unit_announced = true;
 }
 
