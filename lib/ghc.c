@@ -68,10 +68,17 @@ typedef const EventLogUnitWriter *(*EventLogSinkOpen)(const char *spec,
                                                        char *err,
                                                        size_t err_size);
 int registerEventLogSink(const char *scheme, EventLogSinkOpen open);
+
+bool startEventLoggingWithUnits(const EventLogUnitWriter *writer);
 #endif
 
 int registerEventLogSink(const char *scheme, EventLogSinkOpen open)
     __attribute__((weak));
+bool startEventLoggingWithUnits(const EventLogUnitWriter *writer)
+    __attribute__((weak));
+/* Weak too, so the library still links into programs without an RTS. */
+bool startEventLogging(const EventLogWriter *writer) __attribute__((weak));
+void endEventLogging(void) __attribute__((weak));
 
 /*
  * Note [The process-wide writer]
@@ -279,4 +286,33 @@ int els_ghc_stats(struct els_stats *out)
     if (w == NULL)
         return ELS_ESTOPPED;
     return els_writer_stats(w, out);
+}
+
+// ---------------------------------------------------------------------------
+// Runtime on/off
+// ---------------------------------------------------------------------------
+
+int els_ghc_start(void)
+{
+    pthread_mutex_lock(&ghc_lock);
+    bool configured = ghc_spec != NULL;
+    pthread_mutex_unlock(&ghc_lock);
+    if (!configured)
+        return ELS_EINVAL;
+    /* The RTS calls our init, which opens the sink, before the header. */
+    bool started;
+    if (startEventLoggingWithUnits != NULL)
+        started = startEventLoggingWithUnits(&ghc_unit_writer);
+    else if (startEventLogging != NULL)
+        started = startEventLogging(&ghc_writer);
+    else
+        return ELS_ENOSCHEME;   /* not a Haskell program */
+    return started ? 0 : ELS_EBUSY;
+}
+
+void els_ghc_stop(void)
+{
+    /* The RTS writes out every buffer and DATA_END, then calls our stop. */
+    if (endEventLogging != NULL)
+        endEventLogging();
 }

@@ -47,6 +47,22 @@ const EventLogWriter *els_ghc_writer_from_env(void);
 /* Counters of the process-wide writer; ELS_ESTOPPED if it is not running. */
 int els_ghc_stats(struct els_stats *out);
 
+/* Stop the eventlog at runtime: every consumer receives the rest of the
+ * stream and its end, and the sink is closed.  Start it again with
+ * els_ghc_start(): the configured sink is opened anew and every consumer
+ * gets a fresh stream, header first.  Both are safe while Haskell threads
+ * run only with an RTS that has the eventlog-sink patches (on a stock
+ * 9.0.2 RTS, GHC's own start/stop race with running capabilities).  Call
+ * them from Haskell through a *safe* foreign import:
+ *
+ *   foreign import ccall safe "els_ghc_stop"  elsStop  :: IO ()
+ *   foreign import ccall safe "els_ghc_start" elsStart :: IO CInt
+ *
+ * els_ghc_start returns 0, ELS_EBUSY if the eventlog runs already, or
+ * ELS_EINVAL if no sink was configured. */
+int els_ghc_start(void);
+void els_ghc_stop(void);
+
 #ifdef __cplusplus
 }
 #endif
