@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# test_rts_series.sh: the RTS patch series and the patched RTS it builds.
+#
+# Checks that the series (rts-patches/ghc-BASE, or ELS_RTS_SERIES) applies
+# cleanly with patch -p1 and no fuzz to the pristine GHC source the build
+# extracted; that every prefix of the series builds (the first k patches on
+# a fresh copy, every C file that prefix changes compiled for the thr_l
+# way); and that a Haskell program emitting traceEventIO events, compiled
+# with the built ghc-eventlog-sink (-threaded -eventlog -rtsopts), links
+# against the patched RTS archives, runs with +RTS -l and writes an eventlog
+# ghc-events parses with every event in it.  It does not test the sink
+# flag or anything the patches add (the end-to-end tests do).
+#
+# Skips (77) without GHC BASE, ghc-events, or the built patched RTS
+# (ELS_PATCHED_RTS_DIR, default $ELS_TOP_BUILDDIR/patched-rts).
+set -u -o pipefail
+
+. "$(dirname "$0")/lib.sh"
+
+series=${ELS_RTS_SERIES:-$ELS_TOP_SRCDIR/rts-patches/ghc-9.0.2}
+out=${ELS_PATCHED_RTS_DIR:-$ELS_TOP_BUILDDIR/patched-rts}
+script=$ELS_TOP_SRCDIR/rts-patches/build-patched-rts.sh
+[ -f "$series/BASE" ] || skip "no series BASE in $series"
+base=$(tr -d ' \n' <"$series/BASE")
+[ -n "$GHC" ] && command -v "$GHC" >/dev/null 2>&1 || skip "GHC not found"
+version=$("$GHC" --numeric-version) || skip "$GHC --numeric-version failed"
+[ "$version" = "$base" ] || skip "GHC $version found; the RTS patch series is for $base"
+[ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
+sinkghc=$out/bin/ghc-eventlog-sink
+[ -x "$sinkghc" ] || skip "patched RTS not built ($sinkghc; make patched-rts)"
+pristine=$out/work/pristine
+[ -d "$pristine/rts" ] || skip "no pristine source in $pristine"
+
+make_tmpdir
+T=$ELS_TMP
+
+# ---------------------------------------------------------------------------
+# The whole series applies cleanly, in order.
+# ---------------------------------------------------------------------------
+mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$series/series")
+note "series: ${#patches[@]} patch(es) for GHC $base"
+cp -a "$pristine" "$T/tree" || fail "cannot copy $pristine"
+i=0
+for p in "${patches[@]}"; do
+    i=$((i + 1))
+    [ -f "$series/$p" ] || fail "series names $p, which is not in $series"
+    patch -p1 --batch --forward --fuzz=0 --no-backup-if-mismatch -d "$T/tree" \
+        <"$series/$p" >"$T/patch.log" 2>&1 \
+        || fail "patch #$i $p does not apply cleanly: $(tail -n 3 "$T/patch.log" | tr '\n' ' ')"
+    if grep -Eq 'fuzz|offset' "$T/patch.log"; then
+        note "patch #$i $p applies with offsets: $(grep -E 'fuzz|offset' "$T/patch.log" | head -n 2 | tr '\n' ' ')"
+    fi
+    find "$T/tree" -name '*.rej' | grep -q . && fail "patch #$i $p left .rej files"
+    head -n 5 "$series/$p" | grep -q '^From [0-9a-f]\{40\} ' \
+        || fail "patch #$i $p is not git format-patch output (no 'From <sha>' line)"
+    grep -q '^Subject: \[PATCH[^]]*\] eventlog: ' "$series/$p" \
+        || fail "patch #$i $p: subject is not 'eventlog: <imperative>'"
+done
+
+# ---------------------------------------------------------------------------
+# Each prefix builds (thr_l, the files each prefix changes).
+# ---------------------------------------------------------------------------
+if [ "${#patches[@]}" -gt 0 ]; then
+    bash "$script" --series "$series" --out "$out" --ghc "$GHC" \
+        --check-prefixes --scratch "$T/prefixes" --way thr_l >"$T/prefixes.log" 2>&1 || {
+        sed 's/^/#   /' "$T/prefixes.log" >&2
+        fail "a prefix of the series does not build"
+    }
+    sed 's/^/# /' "$T/prefixes.log" >&2
+    n=$(grep -c '^build-patched-rts: prefix ' "$T/prefixes.log")
+    [ "$n" -eq "${#patches[@]}" ] || fail "$n prefixes checked, expected ${#patches[@]}"
+fi
+
+# ---------------------------------------------------------------------------
+# A program built with ghc-eventlog-sink uses the patched RTS and writes
+# an eventlog ghc-events reads.
+# ---------------------------------------------------------------------------
+N=2000
+mkdir -p "$T/hello"
+cat >"$T/hello/Hello.hs" <<EOF
+import Control.Monad (forM_)
+import Debug.Trace (traceEventIO)
+
+main :: IO ()
+main = do
+  forM_ [1 .. $N :: Int] \$ \\i -> traceEventIO ("rts-series " ++ show i)
+  putStrLn "emitted $N user events"
+EOF
+(cd "$T/hello" && "$sinkghc" -v3 -threaded -eventlog -rtsopts Hello.hs -o hello) \
+    >"$T/ghc.log" 2>&1 || { tail -n 20 "$T/ghc.log" >&2; fail "ghc-eventlog-sink cannot build Hello.hs"; }
+grep -q -- "-L$out/lib/rts" "$T/ghc.log" \
+    || fail "the link did not use the patched RTS dir $out/lib/rts"
+libdir=$("$sinkghc" --print-libdir)
+[ "$libdir" = "$out/lib" ] || fail "ghc-eventlog-sink --print-libdir is $libdir, expected $out/lib"
+(cd "$T/hello" && ./hello +RTS -l -RTS) >"$T/hello.out" 2>"$T/hello.err" \
+    || { cat "$T/hello.err" >&2; fail "the program failed"; }
+grep -qx "emitted $N user events" "$T/hello.out" || fail "unexpected output: $(head -c 200 "$T/hello.out")"
+[ -s "$T/hello/hello.eventlog" ] || fail "+RTS -l wrote no hello.eventlog"
+count=$(count_user_events "$T/hello/hello.eventlog" "rts-series ") || fail "ghc-events cannot parse the eventlog"
+note "patched RTS: $count user events, $(wc -c <"$T/hello/hello.eventlog") bytes"
+[ "$count" -eq "$N" ] || fail "$count user events in the eventlog, expected $N"
+
+exit 0
