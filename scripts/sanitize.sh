@@ -58,7 +58,7 @@ for kind in "${kinds[@]}"; do
         if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ] \
                 || [ "$(cat .els-config-stamp 2>/dev/null)" != "$stamp" ]; then
             echo "sanitize: configure $kind build in $dir"
-            "$top/configure" --disable-shared \
+            "$top/configure" --disable-shared --disable-patched-rts \
                 CFLAGS="$flags" CXXFLAGS="$flags" LDFLAGS="$flags" >configure.out 2>&1 \
                 || { tail -n 30 configure.out >&2; exit 1; }
             echo "$stamp" >.els-config-stamp
