@@ -149,6 +149,7 @@ struct els_writer {
     uint64_t stop_deadline_ms;
     bool thread_done;
     bool forked;                /* this copy lives in a forked child */
+    bool sink_closed;           /* ops->close already called */
 
     /* --- writer thread only --- */
     pthread_t thread;
@@ -1074,6 +1075,16 @@ static void *writer_main(void *arg)
                         w->header_len != header_len || w->flush_requested;
         bool stopping = w->stopping;
         uint64_t stop_deadline = w->stop_deadline_ms;
+        if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->sink_closed) {
+            /* Stop listening as soon as the stream is ending: a client that
+             * connected now would be queued by the kernel and then cut off
+             * with nothing; refused, it can retry and reach the next
+             * stream (a restart) instead. */
+            w->sink_closed = true;
+            pthread_mutex_unlock(&w->lock);
+            w->ops->close(w->sink);
+            pthread_mutex_lock(&w->lock);
+        }
         if (stopping) {
             bool done = (all_caught_up && !more_now &&
                          w->ring.committed_seq == w->ring.head_seq) ||
@@ -1378,7 +1389,8 @@ int els_writer_close(struct els_writer *w)
             consumer_free(w, c, false);
             c = next;
         }
-        w->ops->close(w->sink);
+        if (!w->sink_closed)
+            w->ops->close(w->sink);
         writer_free(w);
         return 0;
     }
@@ -1406,7 +1418,8 @@ int els_writer_close(struct els_writer *w)
     pthread_mutex_unlock(&w->lock);
 
     log_losses(w, &s);
-    w->ops->close(w->sink);
+    if (!w->sink_closed)
+        w->ops->close(w->sink);
     writer_free(w);
     return 0;
 }

@@ -1,32 +1,45 @@
 #!/usr/bin/env bash
-# demo.sh: THE main command: watch a stock GHC 9.0.2 program stream its
-# eventlog live over a UNIX socket.
+# demo.sh: THE main command: watch a GHC 9.0.2 program stream its eventlog
+# live over a UNIX socket, chosen with +RTS --eventlog-sink.
 #
-# Builds the project (scripts/build.sh) and examples/hello-stream against
-# it, starts the receiver `eventlog-sink recv` on a UNIX socket, runs
-# hello-stream with EVENTLOG_SINK pointing at that socket (wait=10: its
-# start-up waits for the receiver, so no event is lost; policy=block: a
-# slow receiver slows the program rather than losing events), then reads
-# what arrived with the independent ghc-events reader: the first events,
-# the number of user events against the number emitted, and ghc-events'
-# own validation.  Safe to run again: every run uses a fresh directory
-# under _build/demo/ (the last one is kept for inspection, older ones are
-# removed).
+# Builds the project (scripts/build.sh), which also builds the patched RTS
+# (rts-patches/) in _build/patched-rts when the installed GHC is the
+# version the series is for (getting its source needs apt and root, see
+# rts-patches/README).  Compiles examples/live-service with
+# _build/patched-rts/bin/ghc-eventlog-sink (no C main: the sink is an RTS
+# option), starts the receiver `eventlog-sink recv` on a UNIX socket, runs
+# `live-service burst N +RTS -N2 --eventlog-sink="unix:...?wait=10&
+# policy=block"` (wait=10: start-up waits for the receiver, so no event is
+# lost; policy=block: a slow receiver slows the program rather than losing
+# events), then reads what arrived with the independent ghc-events reader:
+# the first events, the start-up events, the user events against the number
+# emitted, and ghc-events' own validation.  Without a patched RTS (another
+# GHC version, or --disable-patched-rts) it says so and takes the stock-RTS
+# route instead: examples/hello-stream, whose C main sets
+# RtsConfig.eventlog_writer from $EVENTLOG_SINK.  Safe to run again: the
+# build is incremental, the program is recompiled only when it is out of
+# date, and every run uses a fresh directory under _build/demo/ (the last
+# one is kept for inspection, older ones are removed).
 #
 # Usage: scripts/demo.sh [N]      (N user events, default 200000)
-# Environment: ELS_SKIP_DEPS=1 skips the package check of build.sh.
+# Environment: ELS_SKIP_DEPS=1 skips the package check of build.sh;
+#              BUILD_DIR as for build.sh (default _build).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 n=${1:-200000}
-build=$top/_build
+case "$n" in
+    '' | *[!0-9]*) echo "usage: scripts/demo.sh [N]   (N user events, default 200000)" >&2; exit 2 ;;
+esac
+build=${BUILD_DIR:-_build}
+case "$build" in /*) ;; *) build=$top/$build ;; esac
 
 say() { printf '\n== %s\n' "$*"; }
 
 say "Building eventlog-sink (scripts/build.sh)"
 mkdir -p "$build/demo"
-"$top/scripts/build.sh" >"$build/demo/build.log" 2>&1 || {
+BUILD_DIR=$build "$top/scripts/build.sh" >"$build/demo/build.log" 2>&1 || {
     tail -n 40 "$build/demo/build.log" >&2
     echo "demo: the build failed; full log in $build/demo/build.log" >&2
     exit 1
@@ -37,10 +50,66 @@ ghc=$(command -v ghc || true)
 ghc_events=$(command -v ghc-events || true)
 [ -n "$ghc" ] || { echo "demo: ghc not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
 [ -n "$ghc_events" ] || { echo "demo: ghc-events not found (package libghc-ghc-events-dev)" >&2; exit 1; }
+ghc_version=$("$ghc" --numeric-version)
+libdir=$build/lib/.libs
+[ -e "$libdir/libeventlog-sink.so" ] || { echo "demo: $libdir/libeventlog-sink.so was not built" >&2; exit 1; }
 
-say "Compiling examples/hello-stream against the library"
-prog=$(GHC=$ghc "$top/examples/hello-stream/build.sh" "$build" | tail -n 1)
-echo "$prog"
+# Which route: the patched RTS if the build made it.
+patched=$build/patched-rts/bin/ghc-eventlog-sink
+if [ -x "$patched" ]; then
+    route=patched
+else
+    route=stock
+    why=
+    if [ -f "$build/patched-rts/SKIPPED" ]; then
+        why=$(head -n 1 "$build/patched-rts/SKIPPED")
+    elif [ -f "$build/Makefile" ]; then
+        why=$(sed -n 's/^PATCHED_RTS_NOTE = //p' "$build/Makefile" | head -n 1)
+    fi
+    : "${why:=no patched RTS in $build/patched-rts}"
+fi
+
+if [ "$route" = patched ]; then
+    say "Compiling examples/live-service against the patched RTS (GHC $ghc_version)"
+    prog_dir=$build/demo/live-service
+    prog=$prog_dir/live-service
+    src=$top/examples/live-service/Main.hs
+    mkdir -p "$prog_dir"
+    fresh=1
+    [ -x "$prog" ] || fresh=0
+    for dep in "$src" "$libdir/libeventlog-sink.so" "$patched" "$build"/patched-rts/lib/rts/libHSrts*.a; do
+        [ -e "$dep" ] || continue
+        [ "$fresh" -eq 1 ] && [ "$prog" -nt "$dep" ] || fresh=0
+    done
+    echo "$patched -threaded -eventlog -rtsopts Main.hs -o live-service -L$libdir -leventlog-sink"
+    if [ "$fresh" -eq 1 ]; then
+        echo "(up to date: $prog)"
+    else
+        # A copy in a work directory: the source tree gets no objects.
+        rm -rf "$prog_dir/work"
+        mkdir -p "$prog_dir/work"
+        cp "$src" "$prog_dir/work/Main.hs"
+        (cd "$prog_dir/work" && "$patched" -v0 -O -threaded -eventlog -rtsopts \
+            -outputdir obj Main.hs -o live-service \
+            -L"$libdir" -leventlog-sink -optl-Wl,-rpath,"$libdir") || {
+            echo "demo: compiling examples/live-service failed" >&2
+            exit 1
+        }
+        mv -f "$prog_dir/work/live-service" "$prog"
+        rm -rf "$prog_dir/work"
+        echo "built $prog"
+    fi
+    user_prefix="live-service burst "
+else
+    say "No patched RTS: $why"
+    echo "Taking the stock-RTS route instead: examples/hello-stream, whose C main"
+    echo "hands the library's writer to the RTS (RtsConfig.eventlog_writer) when"
+    echo "EVENTLOG_SINK is set."
+    say "Compiling examples/hello-stream against the library"
+    prog=$(GHC=$ghc "$top/examples/hello-stream/build.sh" "$build" | tail -n 1)
+    echo "$prog"
+    user_prefix="hello-stream "
+fi
 
 # A short directory: UNIX socket paths must fit in sun_path (108 bytes).
 find "$build/demo" -mindepth 1 -maxdepth 1 -name 'run.*' -exec rm -rf {} +
@@ -61,14 +130,20 @@ cleanup() {
 trap cleanup EXIT
 
 say "Starting the receiver"
-echo "eventlog-sink recv --retry 15 -o $out unix:$sock &"
+echo "eventlog-sink recv --retry 15 unix:$sock -o $out &"
 "$build/tools/eventlog-sink" recv --retry 15 -o "$out" "unix:$sock" 2>"$dir/recv.err" &
 recv_pid=$!
 
-say "Running the program (stock GHC $("$ghc" --numeric-version) RTS, C main sets RtsConfig.eventlog_writer)"
-echo "EVENTLOG_SINK=\"unix:$sock?wait=10&policy=block\" $prog $n +RTS -l -N2"
 prog_rc=0
-EVENTLOG_SINK="unix:$sock?wait=10&policy=block" "$prog" "$n" +RTS -l -N2 -RTS || prog_rc=$?
+if [ "$route" = patched ]; then
+    say "Running the program (patched GHC $ghc_version RTS; the sink is an RTS option)"
+    echo "live-service burst $n +RTS -N2 --eventlog-sink=\"unix:$sock?wait=10&policy=block\""
+    "$prog" burst "$n" +RTS -N2 "--eventlog-sink=unix:$sock?wait=10&policy=block" -RTS || prog_rc=$?
+else
+    say "Running the program (stock GHC $ghc_version RTS; its C main reads EVENTLOG_SINK)"
+    echo "EVENTLOG_SINK=\"unix:$sock?wait=10&policy=block\" hello-stream $n +RTS -l -N2"
+    EVENTLOG_SINK="unix:$sock?wait=10&policy=block" "$prog" "$n" +RTS -l -N2 -RTS || prog_rc=$?
+fi
 echo "program exit status: $prog_rc"
 
 recv_rc=0
@@ -87,9 +162,19 @@ say "The first events, as ghc-events reads them"
 }
 awk '/^Events:/ { on = 1 } on { print; if (++shown == 25) exit }' "$dir/app.show"
 
+say "Start-up events (the receiver was there from the first event)"
+startup=$(grep -E '^ *[0-9]+: (created capset|capset 0: (RTS version|args|pid))' "$dir/app.show" || true)
+if [ -n "$startup" ]; then
+    printf '%s\n' "$startup"
+else
+    echo "none found"
+fi
+
 say "User events"
-user=$(awk '/^ *[0-9]+: / { sub(/^ *[0-9]+: (cap [0-9]+: )?/, ""); if (index($0, "hello-stream ") == 1) n++ } END { print n + 0 }' "$dir/app.show")
+user=$(awk -v p="$user_prefix" '/^ *[0-9]+: / { sub(/^ *[0-9]+: (cap [0-9]+: )?/, ""); if (index($0, p) == 1) n++ } END { print n + 0 }' "$dir/app.show")
 total=$(awk '/^Events:/ { on = 1; next } on && /^ *[0-9]+: / { n++ } END { print n + 0 }' "$dir/app.show")
+awk -v p="$user_prefix" '/^ *[0-9]+: / { line = $0; sub(/^ *[0-9]+: (cap [0-9]+: )?/, ""); if (index($0, p) == 1) { print line; if (++k == 3) exit } }' "$dir/app.show"
+echo "..."
 echo "$user user events received of $n emitted ($total events in all)"
 
 say "ghc-events validate"
@@ -105,12 +190,21 @@ for what in threads tasks sparks; do
 done
 
 say "Result"
-if [ "$prog_rc" -eq 0 ] && [ "$recv_rc" -eq 0 ] && [ "$user" -eq "$n" ] && [ "$valid" = ok ]; then
-    echo "OK: the program streamed its eventlog live over $sock; the receiver got a complete"
-    echo "stream that ghc-events parses and validates, with all $n user events."
+if [ "$route" = patched ]; then
+    how="chose its sink with +RTS --eventlog-sink (patched RTS, no C main)"
+else
+    how="chose its sink in its C main (stock RTS; $why)"
+fi
+if [ "$prog_rc" -eq 0 ] && [ "$recv_rc" -eq 0 ] && [ "$user" -eq "$n" ] \
+        && [ -n "$startup" ] && [ "$valid" = ok ]; then
+    echo "OK: the program $how"
+    echo "and streamed its eventlog live over $sock."
+    echo "The receiver got a complete stream, start-up events first, that ghc-events"
+    echo "parses and validates, with all $n user events."
     echo "Files: $dir"
     exit 0
 fi
-echo "NOT OK: program exit $prog_rc, receiver exit $recv_rc, $user of $n user events, validation $valid."
+echo "NOT OK: program exit $prog_rc, receiver exit $recv_rc, $user of $n user events,"
+echo "start-up events $([ -n "$startup" ] && echo present || echo missing), validation $valid."
 echo "Files: $dir"
 exit 1

@@ -271,3 +271,96 @@ free_tcp_port() {
     done
     return 1
 }
+
+# ---------------------------------------------------------------------------
+# The patched RTS (rts-patches/) and examples/live-service
+# ---------------------------------------------------------------------------
+
+# Where `make` built the patched RTS (TESTS_ENVIRONMENT passes it; by hand
+# it is the build tree's patched-rts/) and its compiler driver.
+if [ -z "${ELS_PATCHED_RTS_DIR:-}" ]; then
+    ELS_PATCHED_RTS_DIR=$ELS_TOP_BUILDDIR/patched-rts
+fi
+ELS_PATCHED_GHC=$ELS_PATCHED_RTS_DIR/bin/ghc-eventlog-sink
+export ELS_PATCHED_RTS_DIR ELS_PATCHED_GHC
+
+# require_patched_rts: skip unless the patched RTS's ghc-eventlog-sink was
+# built (configure found the GHC version the series is for and was not
+# given --disable-patched-rts).
+require_patched_rts() {
+    if [ ! -x "$ELS_PATCHED_GHC" ]; then
+        if [ -f "$ELS_PATCHED_RTS_DIR/SKIPPED" ]; then
+            skip "no patched RTS: $(head -n 1 "$ELS_PATCHED_RTS_DIR/SKIPPED")"
+        fi
+        skip "no patched RTS ($ELS_PATCHED_GHC): configure found no GHC the series is for, or --disable-patched-rts"
+    fi
+}
+
+# patched_ghc_lib ARGS...: compile with the patched RTS, against the built
+# shared library (-leventlog-sink is added; give -rtsopts etc. yourself).
+patched_ghc_lib() {
+    "$ELS_PATCHED_GHC" "$@" -L"$ELS_LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$ELS_LIBDIR"
+}
+
+# build_live_service: compile examples/live-service with the patched RTS
+# (-threaded -eventlog -rtsopts) and the built shared library, once per
+# build tree: cached in $ELS_TOP_BUILDDIR/examples/live-service/out and
+# rebuilt only when Main.hs, the library or the patched RTS is newer.
+# Concurrent callers serialise on a lock file.  Sets LIVE_SERVICE.
+build_live_service() {
+    local src=$ELS_TOP_SRCDIR/examples/live-service/Main.hs
+    local out=$ELS_TOP_BUILDDIR/examples/live-service/out
+    local prog=$out/live-service dep fresh=1 log
+    log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-live-service.log
+    mkdir -p "$out" || fail "cannot create $out"
+    (
+        if command -v flock >/dev/null 2>&1; then
+            exec 9>"$out/.build.lock"
+            flock 9
+        fi
+        [ -x "$prog" ] || fresh=0
+        for dep in "$src" "$ELS_SHLIB" "$ELS_PATCHED_GHC" \
+                   "$ELS_PATCHED_RTS_DIR"/lib/rts/libHSrts*.a; do
+            [ -e "$dep" ] || continue
+            [ "$fresh" -eq 1 ] && [ "$prog" -nt "$dep" ] || fresh=0
+        done
+        [ "$fresh" -eq 1 ] && exit 0
+        # The source directory is read-only under distcheck: compile a
+        # copy in a work directory, move the program into place in one
+        # step (a concurrent reader never sees half a file).
+        rm -rf "$out/work"
+        mkdir -p "$out/work"
+        cp "$src" "$out/work/Main.hs"
+        (cd "$out/work" && patched_ghc_lib -v0 -O -threaded -eventlog -rtsopts \
+            -outputdir obj Main.hs -o live-service) >"$log" 2>&1 || exit 1
+        mv -f "$out/work/live-service" "$prog" && rm -rf "$out/work"
+    ) || {
+        sed 's/^/#   /' "$log" >&2
+        fail "could not build examples/live-service with $ELS_PATCHED_GHC"
+    }
+    LIVE_SERVICE=$prog
+    [ -x "$LIVE_SERVICE" ] || fail "no program at $LIVE_SERVICE after the build"
+}
+
+# count_shown_user_events SHOWN [PREFIX]: like count_user_events, on the
+# output of show_events (so that one `ghc-events show` serves several
+# checks).
+count_shown_user_events() {
+    awk -v p="${2:-hello-stream }" '
+        /^ *[0-9]+: / {
+            sub(/^ *[0-9]+: (cap [0-9]+: )?/, "")
+            if (index($0, p) == 1) n++
+        }
+        END { print n + 0 }' "$1"
+}
+
+# has_shown_event SHOWN TEXT: true if an event in the output of show_events
+# reads exactly TEXT once its "TIME: [cap N: ]" prefix is removed.
+has_shown_event() {
+    awk -v t="$2" '
+        /^ *[0-9]+: / {
+            sub(/^ *[0-9]+: (cap [0-9]+: )?/, "")
+            if ($0 == t) { found = 1; exit }
+        }
+        END { exit !found }' "$1"
+}

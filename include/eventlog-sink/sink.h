@@ -20,7 +20,9 @@
  *
  * Threads: every member is called on the writer thread, except open(),
  * which runs on the thread calling els_writer_open(), and close(), which
- * runs on the thread calling els_writer_close().  Members are never called
+ * runs on the writer thread for a LISTEN sink (as soon as the writer
+ * stops, so no consumer connects to a stream that is ending) and otherwise
+ * on the thread calling els_writer_close().  Members are never called
  * concurrently for one sink instance.  Rule: once open() has failed, no
  * other member is called for that instance and close() is not called.
  *
@@ -118,8 +120,8 @@ struct els_sink_ops {
  * required members for the style) and returns ELS_EINVAL or ELS_EVERSION
  * if it is wrong, ELS_EEXIST if the scheme is taken.  The table must
  * outlive every writer that uses it (normally: static storage).
- * Thread-safe.  The built-in schemes are registered when the library is
- * loaded. */
+ * Thread-safe.  The built-in schemes are always registered (the registry
+ * adds them on its first use). */
 int els_sink_register(const struct els_sink_ops *ops);
 
 /* The registered table for scheme (exact match), or NULL. */
