@@ -1077,11 +1077,12 @@ static void *writer_main(void *arg)
         uint64_t stop_deadline = w->stop_deadline_ms;
         if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->sink_closed) {
             /* Stop listening as soon as the stream is ending: a client that
-             * connected now would be queued by the kernel and then cut off
-             * with nothing; refused, it can retry and reach the next
-             * stream (a restart) instead. */
+             * connected later would be queued by the kernel and then cut
+             * off with nothing; refused, it can retry and reach the next
+             * stream (after a restart) instead. */
             w->sink_closed = true;
             pthread_mutex_unlock(&w->lock);
+            accept_all(w);  /* those already queued get the rest */
             w->ops->close(w->sink);
             pthread_mutex_lock(&w->lock);
         }
