@@ -1,12 +1,13 @@
 /*
  * fdutil.c: descriptor plumbing shared by the sinks, the writer and the
  * receiver tool: creating sockets and pipes close-on-exec and non-blocking,
- * accepting, closing, and writing without ever letting SIGPIPE reach the
- * process; and, for the sinks that create files, naming what is in the
- * way at a path and removing only a file they made.  It knows nothing about
- * units, queues or specs, keeps no state, and never changes a signal
- * disposition or another thread's signal mask: callers that write to pipes
- * block SIGPIPE on their own thread.
+ * listening on resolved TCP addresses, accepting, closing, and writing
+ * without ever letting SIGPIPE reach the process; and, for the sinks that
+ * create files, naming what is in the way at a path and removing only a
+ * file they made.  It knows nothing about units, queues or specs (address
+ * syntax and name resolution are address.c's), keeps no state, and never
+ * changes a signal disposition or another thread's signal mask: callers
+ * that write to pipes block SIGPIPE on their own thread.
  *
  * Linux only (accept4, pipe2, MSG_NOSIGNAL), like the rest of the library.
  */
@@ -16,16 +17,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "address.h"
 #include "fdutil.h"
 
 int elsi_socket_nb(int domain, int type)
@@ -79,6 +84,64 @@ void elsi_close(int fd)
     int saved = errno;
     (void)close(fd);
     errno = saved;
+}
+
+/* Bind and listen on one resolved address.  fd or -errno. */
+static int fdutil_tcp_listen_one(const struct addrinfo *ai, int backlog)
+{
+    int fd = elsi_socket_nb(ai->ai_family, SOCK_STREAM);
+    if (fd < 0)
+        return fd;
+    int one = 1;
+    /* An IPv6 socket accepts IPv4-mapped clients too unless told not to;
+     * a spec naming an IPv6 address means that address only. */
+    if (ai->ai_family == AF_INET6 &&
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
+        goto fail;
+    /* SO_REUSEADDR lets a restarted program bind its port while
+     * connections of the previous run sit in TIME_WAIT.  It does not let
+     * two listeners share a port on Linux (that is SO_REUSEPORT, which we
+     * do not want: a second listener must fail, not split the clients). */
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+        goto fail;
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
+        goto fail;
+    if (listen(fd, backlog) < 0)
+        goto fail;
+    return fd;
+fail: {
+        int e = errno;
+        elsi_close(fd);
+        return -e;
+    }
+}
+
+int elsi_tcp_listen(const struct addrinfo *res, int backlog,
+                    const char *fallback, char *where, size_t where_len)
+{
+    int first_err = 0;
+    snprintf(where, where_len, "%s", fallback);
+    for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        int fd = fdutil_tcp_listen_one(ai, backlog);
+        if (fd >= 0)
+            return fd;
+        if (first_err == 0 || (fd == -EADDRINUSE && first_err != -EADDRINUSE)) {
+            first_err = fd;
+            if (elsi_sockaddr_format(ai->ai_addr, ai->ai_addrlen, where,
+                                     where_len) < 0)
+                snprintf(where, where_len, "%s", fallback);
+        }
+    }
+    return first_err < 0 ? first_err : -EADDRNOTAVAIL;   /* empty list */
+}
+
+int elsi_bound_address(int fd, char *buf, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t ss_len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &ss_len) < 0)
+        return -errno;
+    return elsi_sockaddr_format((const struct sockaddr *)&ss, ss_len, buf, len);
 }
 
 bool elsi_is_socket(int fd)

@@ -55,4 +55,22 @@ const char *elsi_file_type_name(mode_t mode);
 void elsi_unlink_if_ours(const char *path, mode_t type, dev_t dev, ino_t ino,
                          pid_t owner);
 
+struct addrinfo;
+
+/* Listen on TCP at the first address of res (a passive list from
+ * elsi_tcp_resolve()) that binds: one listener is enough, though a name
+ * may resolve to several addresses ("localhost": ::1 and 127.0.0.1).  The
+ * socket is close-on-exec and non-blocking, with SO_REUSEADDR, and
+ * IPV6_V6ONLY on an IPv6 address.  Returns the listening descriptor, or,
+ * when no address binds, -errno of the first "in use" failure (the
+ * likeliest mistake) or else of the first failure, with the address that
+ * failed formatted into where as "HOST:PORT" (fallback, the address as
+ * written, when it cannot be formatted). */
+int elsi_tcp_listen(const struct addrinfo *res, int backlog,
+                    const char *fallback, char *where, size_t where_len);
+
+/* Format the address fd is bound to as elsi_sockaddr_format() does: the
+ * port the kernel chose when bound to port 0.  >= 0, or -errno. */
+int elsi_bound_address(int fd, char *buf, size_t len);
+
 #endif /* ELS_FDUTIL_H */

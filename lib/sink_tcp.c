@@ -64,36 +64,6 @@ struct tcp_listener {
     char bound[300];    /* "127.0.0.1:40321" or "[::1]:40321" */
 };
 
-/* Bind and listen on one resolved address.  fd or -errno. */
-static int tcp_listen_one(const struct addrinfo *ai)
-{
-    int fd = elsi_socket_nb(ai->ai_family, SOCK_STREAM);
-    if (fd < 0)
-        return fd;
-    int one = 1;
-    /* An IPv6 socket accepts IPv4-mapped clients too unless told not to;
-     * a spec naming an IPv6 address means that address only. */
-    if (ai->ai_family == AF_INET6 &&
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
-        goto fail;
-    /* SO_REUSEADDR lets a restarted program bind its port while
-     * connections of the previous run sit in TIME_WAIT.  It does not let
-     * two listeners share a port on Linux (that is SO_REUSEPORT, which we
-     * do not want: a second writer must fail, not split the consumers). */
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
-        goto fail;
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
-        goto fail;
-    if (listen(fd, TCP_BACKLOG) < 0)
-        goto fail;
-    return fd;
-fail: {
-        int e = errno;
-        elsi_close(fd);
-        return -e;
-    }
-}
-
 static int tcp_listen_open(void **sink, const struct els_sink_args *args)
 {
     /* Security default: with no HOST the parser gives 127.0.0.1, so the
@@ -111,48 +81,24 @@ static int tcp_listen_open(void **sink, const struct els_sink_args *args)
         return elsi_fail(args->err, args->err_len, ELS_ENOMEM,
                          "%s: out of memory", args->spec);
     }
-    t->fd = -1;
 
-    /* A name may resolve to several addresses ("localhost": ::1 and
-     * 127.0.0.1).  One listener is enough: take the first that binds.
-     * If none does, report the first "in use" (the likeliest mistake),
-     * else the first failure. */
-    int first_err = 0;
-    char first_addr[300] = "";
-    for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        int fd = tcp_listen_one(ai);
-        if (fd >= 0) {
-            t->fd = fd;
-            break;
-        }
-        if (first_err == 0 || (fd == -EADDRINUSE && first_err != -EADDRINUSE)) {
-            first_err = fd;
-            if (elsi_sockaddr_format(ai->ai_addr, ai->ai_addrlen, first_addr,
-                                     sizeof first_addr) < 0)
-                snprintf(first_addr, sizeof first_addr, "%s", args->address);
-        }
-    }
+    /* If no address binds, the error names the first "in use" one (the
+     * likeliest mistake), else the first failure. */
+    char where[300];
+    t->fd = elsi_tcp_listen(res, TCP_BACKLOG, args->address, where, sizeof where);
     freeaddrinfo(res);
-
     if (t->fd < 0) {
+        int e = t->fd;
         free(t);
-        if (first_err == 0)     /* resolve() never returns an empty list */
-            first_err = -EADDRNOTAVAIL;
-        if (first_err == -EADDRINUSE)
+        if (e == -EADDRINUSE)
             return elsi_fail(args->err, args->err_len, ELS_EADDRINUSE,
-                             "tcp:%s: address already in use", first_addr);
-        return elsi_fail(args->err, args->err_len, first_err,
-                         "tcp:%s: cannot listen: %s", first_addr,
-                         strerror(-first_err));
+                             "tcp:%s: address already in use", where);
+        return elsi_fail(args->err, args->err_len, e,
+                         "tcp:%s: cannot listen: %s", where, strerror(-e));
     }
 
     /* With port 0 the kernel chose; what we report must be the real one. */
-    struct sockaddr_storage ss;
-    socklen_t ss_len = sizeof ss;
-    rc = getsockname(t->fd, (struct sockaddr *)&ss, &ss_len) < 0 ? -errno : 0;
-    if (rc == 0)
-        rc = elsi_sockaddr_format((const struct sockaddr *)&ss, ss_len,
-                                  t->bound, sizeof t->bound);
+    rc = elsi_bound_address(t->fd, t->bound, sizeof t->bound);
     if (rc < 0) {
         rc = elsi_fail(args->err, args->err_len, rc,
                        "%s: cannot read the bound address: %s", args->spec,

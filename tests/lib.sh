@@ -5,8 +5,10 @@
 # built receiver and library, GHC and ghc-events; gives each test a private
 # temporary directory removed on exit together with any background process
 # the test registered; and offers waiting helpers with deadlines, a user-event
-# counter built on the independent ghc-events reader, and a cached build of
-# examples/hello-stream against the built library.  It runs no test itself.
+# counter built on the independent ghc-events reader, cached builds of the
+# example programs, and, for the end-to-end tests, the steps they share:
+# starting the program, a receiver or a collector and checking how each
+# ended.  It runs no test itself.
 #
 # Exit statuses follow automake's harness: 0 pass, 1 fail, 77 skip.
 #
@@ -363,4 +365,119 @@ has_shown_event() {
             if ($0 == t) { found = 1; exit }
         }
         END { exit !found }' "$1"
+}
+
+# ---------------------------------------------------------------------------
+# Programs, receivers and collectors (the end-to-end tests)
+# ---------------------------------------------------------------------------
+
+# A run called NAME keeps its files in $ELS_TMP: NAME.prog.{out,err} for
+# the program, NAME.recv.{out,err} for the receiver (or collector) and
+# NAME.eventlog for the stream it received.  The helpers below share the
+# variables ppid (the program), rpid (a receiver), cpid (a collector),
+# prog_rc and recv_rc; PROGRAM_LABEL names the program in messages.
+
+# fail_showing FILE MSG: copy FILE into the test's log, indented, and fail
+# with MSG.
+fail_showing() {
+    sed 's/^/#   /' "$1" >&2
+    shift
+    fail "$@"
+}
+
+# start_program NAME CMD ARGS...: run CMD ARGS in the background (an
+# EVENTLOG_SINK=... before the call reaches it); sets ppid and records the
+# command line in prog_args.
+start_program() {
+    local name=$1
+    shift
+    prog_args=("$@")
+    "$@" >"$ELS_TMP/$name.prog.out" 2>"$ELS_TMP/$name.prog.err" &
+    ppid=$!
+    bg_register "$ppid"
+}
+
+# check_program NAME RC LINE: the program exited with status 0 and printed
+# LINE (a grep pattern for a whole line) on stdout.
+check_program() {
+    local name=$1 rc=$2 line=$3 label=${PROGRAM_LABEL:-the program}
+    [ "$rc" -eq 0 ] || fail_showing "$ELS_TMP/$name.prog.err" \
+        "$name: $label exited with status $rc (expected 0)"
+    grep -qx "$line" "$ELS_TMP/$name.prog.out" \
+        || fail "$name: $label stdout lacks '$line': $(head -c 200 "$ELS_TMP/$name.prog.out")"
+}
+
+# start_receiver NAME SPEC: `recv --retry 10` from SPEC into
+# $ELS_TMP/NAME.eventlog in the background (retrying while the program
+# sets up its endpoint); sets rpid.
+start_receiver() {
+    "$ELS_SINK_TOOL" recv --retry 10 -o "$ELS_TMP/$1.eventlog" "$2" \
+        >"$ELS_TMP/$1.recv.out" 2>"$ELS_TMP/$1.recv.err" &
+    rpid=$!
+    bg_register "$rpid"
+}
+
+# check_recv NAME RC: the receiver saw a complete, well-formed stream.
+check_recv() {
+    [ "$2" -eq 0 ] || fail_showing "$ELS_TMP/$1.recv.err" \
+        "$1: eventlog-sink recv exited with status $2 (expected 0: complete stream)"
+}
+
+# wait_both RPID: wait for the program (ppid, 60 s) and then for the
+# receiver or collector RPID (30 s); sets prog_rc and recv_rc (124: still
+# running at its deadline, and killed).
+wait_both() {
+    prog_rc=0; wait_pid "$ppid" 60 || prog_rc=$?
+    recv_rc=0; wait_pid "$1" 30 || recv_rc=$?
+}
+
+# program_tcp_endpoint NAME: wait for the tcp sink's "listening on
+# tcp:HOST:PORT" line (the real port, also when the spec said 0) on the
+# program's stderr and set endpoint to tcp:HOST:PORT.
+program_tcp_endpoint() {
+    local err=$ELS_TMP/$1.prog.err
+    wait_until 10 grep -q 'listening on tcp:' "$err" \
+        || fail_showing "$err" "$1: no 'listening on tcp:HOST:PORT' line on the program's stderr"
+    endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\).*/\1/p' "$err" | head -n 1)
+    note "$1: $endpoint"
+}
+
+# join_late NAME SOCKET: once the program (ppid) has made SOCKET and run a
+# second longer, receive from unix:SOCKET into $ELS_TMP/NAME.eventlog, and
+# wait for both (prog_rc, recv_rc).
+join_late() {
+    wait_for_file "$2" 20 \
+        || fail_showing "$ELS_TMP/$1.prog.err" "$1: the program did not create $2"
+    sleep 1
+    kill -0 "$ppid" 2>/dev/null \
+        || fail "$1: the program ended within a second; it cannot be joined late"
+    start_receiver "$1" "unix:$2"
+    wait_both "$rpid"
+}
+
+els_listening_or_gone() {
+    grep -q '^eventlog-sink recv: listening on ' "$1" || ! kill -0 "$2" 2>/dev/null
+}
+
+# listening_endpoint ERRFILE PID SECS: wait up to SECS for the "listening
+# on" line of `recv --listen` (process PID, stderr in ERRFILE) and print
+# the endpoint it names (unix:PATH or tcp:HOST:PORT); 1 if PID exited, or
+# SECS passed, without one.
+listening_endpoint() {
+    wait_until "$3" els_listening_or_gone "$1" "$2" || return 1
+    sed -n 's/^eventlog-sink recv: listening on //p' "$1" | head -n 1 | grep .
+}
+
+# start_collector NAME SPEC: `recv --listen --timeout 30 SPEC` into
+# $ELS_TMP/NAME.eventlog in the background; waits for it to listen and sets
+# collector_endpoint to the endpoint it names, and cpid.
+start_collector() {
+    local name=$1 spec=$2 err=$ELS_TMP/$1.recv.err
+    : >"$err"
+    "$ELS_SINK_TOOL" recv --listen --timeout 30 -o "$ELS_TMP/$name.eventlog" "$spec" \
+        >"$ELS_TMP/$name.recv.out" 2>"$err" &
+    cpid=$!
+    bg_register "$cpid"
+    collector_endpoint=$(listening_endpoint "$err" "$cpid" 10) \
+        || fail_showing "$err" "$name: no 'listening on' line from eventlog-sink recv --listen"
 }

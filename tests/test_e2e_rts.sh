@@ -35,6 +35,7 @@ note "program: $LIVE_SERVICE"
 
 N=100000
 T=$ELS_TMP
+PROGRAM_LABEL=live-service
 ghc_version=$("$ELS_PATCHED_GHC" --numeric-version) || fail "$ELS_PATCHED_GHC --numeric-version failed"
 
 # ---------------------------------------------------------------------------
@@ -47,30 +48,7 @@ ghc_version=$("$ELS_PATCHED_GHC" --numeric-version) || fail "$ELS_PATCHED_GHC --
 run_bg() {
     local name=$1
     shift
-    prog_args=("$LIVE_SERVICE" "$@")
-    "$LIVE_SERVICE" "$@" >"$T/$name.prog.out" 2>"$T/$name.prog.err" &
-    ppid=$!
-    bg_register "$ppid"
-}
-
-# check_program NAME RC LINE: exit status 0 and LINE on stdout.
-check_program() {
-    local name=$1 rc=$2 line=$3
-    if [ "$rc" -ne 0 ]; then
-        sed 's/^/#   /' "$T/$name.prog.err" >&2
-        fail "$name: live-service exited with status $rc (expected 0)"
-    fi
-    grep -qx "$line" "$T/$name.prog.out" \
-        || fail "$name: live-service stdout lacks '$line': $(head -c 200 "$T/$name.prog.out")"
-}
-
-# check_recv NAME RC: the receiver saw a complete, well-formed stream.
-check_recv() {
-    local name=$1 rc=$2
-    if [ "$rc" -ne 0 ]; then
-        sed 's/^/#   /' "$T/$name.recv.err" >&2
-        fail "$name: eventlog-sink recv exited with status $rc (expected 0: complete stream)"
-    fi
+    start_program "$name" "$LIVE_SERVICE" "$@"
 }
 
 # show NAME FILE: ghc-events show FILE into $T/NAME.show, or fail.
@@ -140,27 +118,6 @@ burst_with() {
     if [ -n "$rpid" ]; then wait_pid "$rpid" 30 || recv_rc=$?; fi
 }
 
-# start_collector NAME SPEC: `recv --listen SPEC` into $T/NAME.eventlog;
-# prints the endpoint from its "listening on" line; sets cpid.
-start_collector() {
-    local name=$1 spec=$2
-    : >"$T/$name.recv.err"
-    "$ELS_SINK_TOOL" recv --listen --timeout 30 -o "$T/$name.eventlog" "$spec" \
-        >"$T/$name.recv.out" 2>"$T/$name.recv.err" &
-    cpid=$!
-    bg_register "$cpid"
-    wait_until 10 collector_listening "$name" "$cpid" || true
-    collector_endpoint=$(sed -n 's/^eventlog-sink recv: listening on //p' "$T/$name.recv.err" | head -n 1)
-    if [ -z "$collector_endpoint" ]; then
-        sed 's/^/#   /' "$T/$name.recv.err" >&2
-        fail "$name: no 'listening on' line from eventlog-sink recv --listen"
-    fi
-}
-
-collector_listening() {
-    grep -q '^eventlog-sink recv: listening on ' "$T/$1.recv.err" || ! kill -0 "$2" 2>/dev/null
-}
-
 # ---------------------------------------------------------------------------
 # The reference: the same program writing its own file with plain -l.
 # ---------------------------------------------------------------------------
@@ -193,23 +150,14 @@ check_startup unix "$ppid"
 # tcp, port 0: the receiver learns the port from the sink's
 # "listening on tcp:127.0.0.1:PORT" line on the program's stderr.
 run_bg tcp burst "$N" +RTS -N2 "--eventlog-sink=tcp:127.0.0.1:0?$sink_opts" -RTS
-wait_until 10 grep -q 'listening on tcp:' "$T/tcp.prog.err" || {
-    sed 's/^/#   /' "$T/tcp.prog.err" >&2
-    fail "tcp: no 'listening on tcp:HOST:PORT' line on the program's stderr"
-}
-endpoint=$(sed -n 's/.*listening on \(tcp:[^ ]*\).*/\1/p' "$T/tcp.prog.err" | head -n 1)
-note "tcp: $endpoint"
+program_tcp_endpoint tcp
 case "$endpoint" in
     tcp:127.0.0.1:[1-9]*) ;;
     *) fail "tcp: the logged endpoint '$endpoint' is not tcp:127.0.0.1:PORT" ;;
 esac
-"$ELS_SINK_TOOL" recv --retry 10 -o "$T/tcp.eventlog" "$endpoint" \
-    >"$T/tcp.recv.out" 2>"$T/tcp.recv.err" &
-rpid=$!
-bg_register "$rpid"
+start_receiver tcp "$endpoint"
 tcp_pid=$ppid
-prog_rc=0; wait_pid "$ppid" 60 || prog_rc=$?
-recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
+wait_both "$rpid"
 check_program tcp "$prog_rc" "emitted $N user events"
 check_recv tcp "$recv_rc"
 check_burst tcp "$T/tcp.eventlog"
@@ -258,18 +206,7 @@ check_startup tcpc "$ppid"
 # `steady 3`.  Its stream must be complete and parse, with events in it.
 # ---------------------------------------------------------------------------
 run_bg late steady 3 +RTS -N2 "--eventlog-sink=unix:$T/late.sock" -RTS
-wait_for_file "$T/late.sock" 20 || {
-    sed 's/^/#   /' "$T/late.prog.err" >&2
-    fail "late: the program did not create $T/late.sock"
-}
-sleep 1
-kill -0 "$ppid" 2>/dev/null || fail "late: the program ended within a second; it cannot be joined late"
-"$ELS_SINK_TOOL" recv --retry 10 -o "$T/late.eventlog" "unix:$T/late.sock" \
-    >"$T/late.recv.out" 2>"$T/late.recv.err" &
-rpid=$!
-bg_register "$rpid"
-prog_rc=0; wait_pid "$ppid" 60 || prog_rc=$?
-recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
+join_late late "$T/late.sock"
 check_program late "$prog_rc" "emitted [0-9]* user events"
 check_recv late "$recv_rc"
 show late "$T/late.eventlog"
@@ -285,10 +222,7 @@ note "late: $late_events events, $late_user user events, $(wc -c <"$T/late.event
 # ---------------------------------------------------------------------------
 for policy in drop block; do
     name=killed-$policy
-    "$ELS_SINK_TOOL" recv --retry 10 -o "$T/$name.eventlog" "unix:$T/k.sock" \
-        >"$T/$name.recv.out" 2>"$T/$name.recv.err" &
-    rpid=$!
-    bg_register "$rpid"
+    start_receiver "$name" "unix:$T/k.sock"
     run_bg "$name" steady 3 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=10&policy=$policy" -RTS
     # The program is past start-up once its consumer has the header.
     wait_until 20 test -s "$T/$name.eventlog" \
@@ -322,10 +256,7 @@ marker_seen() {
     has_shown_event "$T/$name.part.show" idle-marker
 }
 
-"$ELS_SINK_TOOL" recv --retry 10 -o "$T/flush.eventlog" "unix:$T/fl.sock" \
-    >"$T/flush.recv.out" 2>"$T/flush.recv.err" &
-rpid=$!
-bg_register "$rpid"
+start_receiver flush "unix:$T/fl.sock"
 run_bg flush idle 6 +RTS -N2 "--eventlog-sink=unix:$T/fl.sock?wait=10" \
     --eventlog-flush-interval=0.2 -RTS
 marker_gone=0
@@ -333,15 +264,11 @@ wait_until 30 marker_seen flush || fail "flush: the program is still running but
 [ "$marker_gone" -eq 0 ] \
     || fail "flush: 'idle-marker' had not arrived before the program ended (--eventlog-flush-interval=0.2)"
 note "flush: 'idle-marker' arrived while the program ran ($(wc -c <"$T/flush.part") bytes so far)"
-prog_rc=0; wait_pid "$ppid" 60 || prog_rc=$?
-recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
+wait_both "$rpid"
 check_program flush "$prog_rc" "idle for 6.0 s"
 check_recv flush "$recv_rc"
 
-"$ELS_SINK_TOOL" recv --retry 10 -o "$T/noflush.eventlog" "unix:$T/nf.sock" \
-    >"$T/noflush.recv.out" 2>"$T/noflush.recv.err" &
-rpid=$!
-bg_register "$rpid"
+start_receiver noflush "unix:$T/nf.sock"
 run_bg noflush idle 6 +RTS -N2 "--eventlog-sink=unix:$T/nf.sock?wait=10" -RTS
 wait_until 20 test -s "$T/noflush.eventlog" \
     || fail "noflush: the receiver got nothing (not even the header) from the program"
@@ -351,8 +278,7 @@ kill -0 "$ppid" 2>/dev/null || fail "noflush: the program ended within 3 s of a 
 show noflush.part "$T/noflush.part"
 ! has_shown_event "$T/noflush.part.show" idle-marker \
     || fail "noflush: 'idle-marker' arrived 3 s into the run without --eventlog-flush-interval"
-prog_rc=0; wait_pid "$ppid" 60 || prog_rc=$?
-recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
+wait_both "$rpid"
 check_program noflush "$prog_rc" "idle for 6.0 s"
 check_recv noflush "$recv_rc"
 show noflush "$T/noflush.eventlog"

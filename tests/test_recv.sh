@@ -134,16 +134,10 @@ listen_bg() {
     bg_register "$LPID"
 }
 
-listening_or_gone() {
-    grep -q '^eventlog-sink recv: listening on ' "$T/err" ||
-        ! kill -0 "$1" 2>/dev/null
-}
-
 # listening_on PID: wait for receiver PID's "listening on" line and print
 # the endpoint it names; 1 if it exited without listening.
 listening_on() {
-    wait_until 60 listening_or_gone "$1" || return 1
-    sed -n 's/^eventlog-sink recv: listening on //p' "$T/err" | head -n 1 | grep .
+    listening_endpoint "$T/err" "$1" 60
 }
 
 # tcp_refused PORT: a connection to 127.0.0.1:PORT is refused right now.

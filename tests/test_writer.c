@@ -57,13 +57,41 @@ static void check_conservation(const struct els_stats *s)
     CHECK_U64(s->bytes_accepted, ==, s->bytes_sent + db + s->bytes_queued);
 }
 
+/* A writer on SCHEME:PATH?QUERY (QUERY "" for none), PATH being NAME in
+ * the case's directory; *path gets PATH. */
+static struct els_writer *open_at(const char *scheme, const char *name,
+                                  const char *query, const char **path)
+{
+    char spec[600];
+    *path = check_path(name);
+    snprintf(spec, sizeof spec, "%s:%s%s%s", scheme, *path, query[0] ? "?" : "",
+             query);
+    return open_ok(spec);
+}
+
+/* Poll every step_ms milliseconds until cond holds; fail with the
+ * message (printf arguments) if it still does not after 10 s, a generous
+ * deadline rather than a timing threshold. */
+#define WAIT_UNTIL(cond, step_ms, ...)                                      \
+    do {                                                                    \
+        uint64_t wait_deadline_ = check_now_ms() + 10000;                   \
+        while (!(cond)) {                                                   \
+            CHECK_MSG(check_now_ms() < wait_deadline_, __VA_ARGS__);        \
+            check_sleep_ms(step_ms);                                        \
+        }                                                                   \
+    } while (0)
+
 static void wait_consumers(struct els_writer *w, uint64_t n)
 {
-    uint64_t deadline = check_now_ms() + 10000;
-    while (stats_of(w).consumers_connected < n) {
-        CHECK_MSG(check_now_ms() < deadline, "no %llu consumers", (unsigned long long)n);
-        check_sleep_ms(5);
-    }
+    WAIT_UNTIL(stats_of(w).consumers_connected >= n, 5,
+               "no %llu consumers", (unsigned long long)n);
+}
+
+/* Wait until the writer has noticed that its last consumer left. */
+static void wait_no_consumers(struct els_writer *w)
+{
+    WAIT_UNTIL(stats_of(w).consumers_connected == 0, 5,
+               "consumers still connected");
 }
 
 static int unix_connect(const char *path)
@@ -180,32 +208,35 @@ static void write_ok(struct els_writer *w, const void *p, size_t n)
     CHECK_MSG(r == 0, "els_writer_write: %d", r);
 }
 
+/* write_ok(), and append the unit to what the consumer must receive. */
+static void write_expect(struct els_writer *w, struct evgen_buf *expect,
+                         const void *p, size_t n)
+{
+    write_ok(w, p, n);
+    evgen_put(expect, p, n);
+}
+
 // ---------------------------------------------------------------------------
 // Delivery
 // ---------------------------------------------------------------------------
 
 static void writer_unix_roundtrip(void)
 {
-    char spec[600];
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s?policy=block", sock);
-    struct els_writer *w = open_ok(spec);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "policy=block", &sock);
     struct reader rd;
     reader_start(&rd, unix_connect(sock), false);
     wait_consumers(w, 1);
 
     struct evgen_buf expect = { 0 };
     struct evgen_buf h = evgen_header();
-    write_ok(w, h.p, h.len);
-    evgen_put(&expect, h.p, h.len);
+    write_expect(w, &expect, h.p, h.len);
     for (unsigned i = 0; i < 50; i++) {
         struct evgen_buf b = evgen_block((uint16_t)(i % 2), i * 1000, 20, "u", 0);
-        write_ok(w, b.p, b.len);
-        evgen_put(&expect, b.p, b.len);
+        write_expect(w, &expect, b.p, b.len);
         free(b.p);
     }
-    write_ok(w, evgen_data_end, 2);
-    evgen_put(&expect, evgen_data_end, 2);
+    write_expect(w, &expect, evgen_data_end, 2);
 
     /* Wait for delivery, then check the counters before closing. */
     uint64_t deadline = check_now_ms() + 10000;
@@ -227,10 +258,8 @@ static void writer_unix_roundtrip(void)
 
 static void writer_late_joiner(void)
 {
-    char spec[600];
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s", sock);
-    struct els_writer *w = open_ok(spec);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "", &sock);
     struct evgen_buf h = evgen_header();
     write_ok(w, h.p, h.len);
     for (unsigned i = 0; i < 10; i++) {
@@ -262,10 +291,8 @@ static void writer_late_joiner(void)
 
 static void writer_several_consumers(void)
 {
-    char spec[600];
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s?policy=block", sock);
-    struct els_writer *w = open_ok(spec);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "policy=block", &sock);
     struct reader rd[3];
     for (int i = 0; i < 3; i++)
         reader_start(&rd[i], unix_connect(sock), false);
@@ -274,12 +301,10 @@ static void writer_several_consumers(void)
     write_ok(w, expect.p, expect.len);
     for (unsigned i = 0; i < 200; i++) {
         struct evgen_buf b = evgen_block((uint16_t)(i % 4), i * 10, 0, "m", 8192);
-        write_ok(w, b.p, b.len);
-        evgen_put(&expect, b.p, b.len);
+        write_expect(w, &expect, b.p, b.len);
         free(b.p);
     }
-    write_ok(w, evgen_data_end, 2);
-    evgen_put(&expect, evgen_data_end, 2);
+    write_expect(w, &expect, evgen_data_end, 2);
     CHECK_OK(els_writer_close(w));
     for (int i = 0; i < 3; i++) {
         reader_join(&rd[i]);
@@ -295,10 +320,8 @@ static void writer_several_consumers(void)
  */
 static void writer_slow_consumer_cut_loose(void)
 {
-    char spec[600];
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s?buffer=4M&policy=drop", sock);
-    struct els_writer *w = open_ok(spec);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "buffer=4M&policy=drop", &sock);
     struct reader fast, slow;
     reader_start(&fast, unix_connect(sock), false);
     reader_start(&slow, unix_connect(sock), true);
@@ -314,12 +337,9 @@ static void writer_slow_consumer_cut_loose(void)
         free(b.p);
         /* Pace the producer by the fast consumer, so that only the stalled
          * one can be the reason for a loss. */
-        uint64_t deadline = check_now_ms() + 10000;
-        while (atomic_load(&fast.len) < expect_fast) {
-            CHECK_MSG(check_now_ms() < deadline, "fast consumer stuck at %zu of %zu",
-                      atomic_load(&fast.len), expect_fast);
-            check_sleep_ms(1);
-        }
+        WAIT_UNTIL(atomic_load(&fast.len) >= expect_fast, 1,
+                   "fast consumer stuck at %zu of %zu",
+                   atomic_load(&fast.len), expect_fast);
     }
     write_ok(w, evgen_data_end, 2);
     struct els_stats s = stats_of(w);
@@ -343,10 +363,8 @@ static void writer_slow_consumer_cut_loose(void)
 
 static void writer_late_joiner_after_release(void)
 {
-    char spec[600];
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s?buffer=3M", sock);
-    struct els_writer *w = open_ok(spec);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "buffer=3M", &sock);
     struct evgen_buf h = evgen_header();
     write_ok(w, h.p, h.len);
     for (unsigned i = 0; i < 100; i++) {
@@ -355,11 +373,8 @@ static void writer_late_joiner_after_release(void)
         free(b.p);
     }
     /* Let the writer thread release what no one can take. */
-    uint64_t deadline = check_now_ms() + 10000;
-    while (stats_of(w).units_dropped[ELS_DROP_NO_CONSUMER] == 0) {
-        CHECK(check_now_ms() < deadline);
-        check_sleep_ms(5);
-    }
+    WAIT_UNTIL(stats_of(w).units_dropped[ELS_DROP_NO_CONSUMER] != 0, 5,
+               "nothing released for want of a consumer");
     struct reader rd;
     reader_start(&rd, unix_connect(sock), false);
     wait_consumers(w, 1);
@@ -379,10 +394,8 @@ static void writer_consumer_vanishes(void)
 {
     /* SIGPIPE keeps its default action here: a send without MSG_NOSIGNAL
      * would kill this test. */
-    char spec[600];
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s?policy=drop", sock);
-    struct els_writer *w = open_ok(spec);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "policy=drop", &sock);
     int fd = unix_connect(sock);
     wait_consumers(w, 1);
     struct evgen_buf h = evgen_header();
@@ -394,11 +407,7 @@ static void writer_consumer_vanishes(void)
     close(fd);      /* unread data: the peer sees a reset */
     for (unsigned i = 0; i < 20; i++)
         els_writer_write(w, b.p, b.len);
-    uint64_t deadline = check_now_ms() + 10000;
-    while (stats_of(w).consumers_connected != 0) {
-        CHECK(check_now_ms() < deadline);
-        check_sleep_ms(5);
-    }
+    wait_no_consumers(w);
     struct reader rd;
     reader_start(&rd, unix_connect(sock), false);
     wait_consumers(w, 1);
@@ -594,10 +603,8 @@ static void writer_unit_too_big(void)
 
 static void writer_fifo_reader_comes_and_goes(void)
 {
-    char spec[600];
-    const char *fifo = check_path("f");
-    snprintf(spec, sizeof spec, "fifo:%s", fifo);
-    struct els_writer *w = open_ok(spec);
+    const char *fifo;
+    struct els_writer *w = open_at("fifo", "f", "", &fifo);
     struct evgen_buf h = evgen_header();
     write_ok(w, h.p, h.len);
     struct evgen_buf b = evgen_block(0, 1, 0, "x", 100 * 1024);
@@ -611,11 +618,7 @@ static void writer_fifo_reader_comes_and_goes(void)
     /* A FIFO cannot tell readers apart: one that opened before the writer
      * saw the last one leave would share the old pipe and its buffered
      * tail.  The writer notices at once (POLLERR); wait for that. */
-    uint64_t deadline = check_now_ms() + 10000;
-    while (stats_of(w).consumers_connected != 0) {
-        CHECK(check_now_ms() < deadline);
-        check_sleep_ms(5);
-    }
+    wait_no_consumers(w);
     for (unsigned i = 0; i < 10; i++)
         els_writer_write(w, b.p, b.len);
 
@@ -636,20 +639,16 @@ static void writer_fifo_reader_comes_and_goes(void)
 
 static void writer_file_sink(void)
 {
-    char spec[600];
-    const char *path = check_path("out.eventlog");
-    snprintf(spec, sizeof spec, "file:%s?policy=block", path);
-    struct els_writer *w = open_ok(spec);
+    const char *path;
+    struct els_writer *w = open_at("file", "out.eventlog", "policy=block", &path);
     struct evgen_buf expect = evgen_header();
     write_ok(w, expect.p, expect.len);
     for (unsigned i = 0; i < 30; i++) {
         struct evgen_buf b = evgen_block(0, i, 10, "f", 0);
-        write_ok(w, b.p, b.len);
-        evgen_put(&expect, b.p, b.len);
+        write_expect(w, &expect, b.p, b.len);
         free(b.p);
     }
-    write_ok(w, evgen_data_end, 2);
-    evgen_put(&expect, evgen_data_end, 2);
+    write_expect(w, &expect, evgen_data_end, 2);
     CHECK_OK(els_writer_close(w));
     FILE *f = fopen(path, "rb");
     CHECK(f != NULL);
@@ -665,10 +664,8 @@ static void writer_file_sink(void)
 
 static void writer_stop_with_stalled_consumer(void)
 {
-    char spec[600];
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s?buffer=4M&linger=0.2", sock);
-    struct els_writer *w = open_ok(spec);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "buffer=4M&linger=0.2", &sock);
     int fd = unix_connect(sock);    /* never reads */
     wait_consumers(w, 1);
     struct evgen_buf h = evgen_header();
@@ -719,10 +716,8 @@ static void writer_wait_for_first_consumer(void)
 
 static void writer_fork_child_leaves_parent_alone(void)
 {
-    char spec[600];
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s?policy=block", sock);
-    struct els_writer *w = open_ok(spec);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "policy=block", &sock);
     struct reader rd;
     reader_start(&rd, unix_connect(sock), false);
     wait_consumers(w, 1);

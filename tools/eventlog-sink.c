@@ -444,18 +444,8 @@ struct recv_listener {
     bool bound_file;
     dev_t dev;
     ino_t ino;
+    pid_t owner;            /* this process (elsi_unlink_if_ours() asks) */
 };
-
-static const char *recv_file_type(mode_t m)
-{
-    if (S_ISREG(m))  return "a regular file";
-    if (S_ISDIR(m))  return "a directory";
-    if (S_ISLNK(m))  return "a symbolic link";
-    if (S_ISFIFO(m)) return "a FIFO";
-    if (S_ISCHR(m))  return "a character device";
-    if (S_ISBLK(m))  return "a block device";
-    return "not a socket";
-}
 
 /* Make the socket path free for bind(), by the rule the unix sink follows
  * (lib/sink_unix.c): nothing there, or a socket nobody accepts on, which
@@ -480,7 +470,7 @@ static int recv_unix_clear(const struct recv_target *t, char *err,
     if (!S_ISSOCK(st.st_mode)) {
         snprintf(err, err_len, "refusing to replace %s: it is %s, and only "
                  "a stale socket is replaced", path,
-                 recv_file_type(st.st_mode));
+                 elsi_file_type_name(st.st_mode));
         return -EEXIST;
     }
     int fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
@@ -527,10 +517,9 @@ static void recv_listener_close(struct recv_listener *l,
 {
     if (l->fd < 0)
         return;
-    struct stat st;
-    if (l->bound_file && lstat(t->sun.sun_path, &st) == 0 &&
-        S_ISSOCK(st.st_mode) && st.st_dev == l->dev && st.st_ino == l->ino)
-        (void)unlink(t->sun.sun_path);
+    if (l->bound_file)
+        elsi_unlink_if_ours(t->sun.sun_path, S_IFSOCK, l->dev, l->ino,
+                            l->owner);
     l->bound_file = false;
     elsi_close(l->fd);
     l->fd = -1;
@@ -573,6 +562,7 @@ static int recv_listen_unix(struct recv_listener *l,
     l->bound_file = true;
     l->dev = st.st_dev;
     l->ino = st.st_ino;
+    l->owner = getpid();
     /* Mode 0600 before listen(): until then every connect() is refused,
      * so the wider mode bind() gave the file never grants anything.  See
      * Note [Socket file permissions] in lib/sink_unix.c. */
@@ -595,64 +585,21 @@ fail:
     return rc;
 }
 
-/* Bind and listen on one resolved address.  fd or -errno. */
-static int recv_listen_tcp_one(const struct addrinfo *ai)
-{
-    int fd = elsi_socket_nb(ai->ai_family, SOCK_STREAM);
-    if (fd < 0)
-        return fd;
-    int one = 1;
-    /* A spec naming an IPv6 address means that address, not also the
-     * IPv4-mapped ones.  SO_REUSEADDR: a fixed port can be reused at once
-     * while the previous run's connection sits in TIME_WAIT. */
-    if ((ai->ai_family == AF_INET6 &&
-         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0) ||
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
-        listen(fd, RECV_LISTEN_BACKLOG) < 0) {
-        int e = errno;
-        elsi_close(fd);
-        return -e;
-    }
-    return fd;
-}
-
 static int recv_listen_tcp(struct recv_listener *l,
                            const struct recv_target *t,
                            char *err, size_t err_len)
 {
-    /* One listener is enough ("localhost" may give ::1 and 127.0.0.1):
-     * the first address that binds.  If none does, report the first
-     * "in use" (the likeliest mistake), else the first failure. */
-    int first_err = 0;
-    char where[300] = "";
-    for (const struct addrinfo *ai = t->ai; ai != NULL; ai = ai->ai_next) {
-        int fd = recv_listen_tcp_one(ai);
-        if (fd >= 0) {
-            l->fd = fd;
-            break;
-        }
-        if (first_err == 0 || (fd == -EADDRINUSE && first_err != -EADDRINUSE)) {
-            first_err = fd;
-            if (elsi_sockaddr_format(ai->ai_addr, ai->ai_addrlen, where,
-                                     sizeof where) < 0)
-                snprintf(where, sizeof where, "%s", t->address);
-        }
-    }
-    if (l->fd < 0) {
-        if (first_err == 0)
-            first_err = -EADDRNOTAVAIL;
+    char where[300];
+    int rc = elsi_tcp_listen(t->ai, RECV_LISTEN_BACKLOG, t->address, where,
+                             sizeof where);
+    if (rc < 0) {
         snprintf(err, err_len, "cannot listen on tcp:%s: %s", where,
-                 strerror(-first_err));
-        return first_err;
+                 strerror(-rc));
+        return rc;
     }
+    l->fd = rc;
     /* With port 0 the kernel chose: report the real port. */
-    struct sockaddr_storage ss;
-    socklen_t ss_len = sizeof ss;
-    int rc = getsockname(l->fd, (struct sockaddr *)&ss, &ss_len) < 0 ? -errno : 0;
-    if (rc == 0)
-        rc = elsi_sockaddr_format((const struct sockaddr *)&ss, ss_len,
-                                  where, sizeof where);
+    rc = elsi_bound_address(l->fd, where, sizeof where);
     if (rc < 0) {
         snprintf(err, err_len, "%s: cannot read the bound address: %s",
                  t->spec, strerror(-rc));
