@@ -152,9 +152,10 @@ const char *els_drop_cause_name(enum els_drop_cause cause);
  * At every instant, for units and for bytes alike:
  *     accepted == sent + sum(dropped[]) + queued
  * where "sent" means delivered in full to at least one consumer.
- * consumer_lost_* count what individual consumers missed while at least one
- * other consumer received it (a slow or late consumer under policy=drop);
- * such units are still "sent".  Every loss is also announced in-band to
+ * consumer_lost_* count the units that at least one consumer received and
+ * at least one other missed (a consumer cut loose for being slow under
+ * policy=drop, or one whose writes failed); such units are "sent", each
+ * counted once however many consumers missed it.  Every loss is also announced in-band to
  * the consumer concerned as an eventlog log-message event. */
 struct els_stats {
     uint64_t units_accepted, bytes_accepted;
@@ -176,9 +177,12 @@ struct els_cap_stats {
     uint64_t units_dropped, bytes_dropped;      /* at the door, any cause */
 };
 
-/* Check a spec without opening anything: syntax, registered scheme,
- * options and their values.  Whether the address can be bound is only
- * known at open.  0, or a negative code with one line in err. */
+/* Check a spec without opening anything: syntax, registered scheme, the
+ * common options (buffer, policy, wait, linger) and their values, and that
+ * every other option is one the sink declares.  The address and the
+ * sink's own option values (mode=) are checked by the sink when it opens,
+ * as is whether the address can be bound.  0, or a negative code with one
+ * line in err. */
 int els_spec_check(const char *spec, char *err, size_t err_len);
 
 /* Parse spec, open the sink (bind, listen, create the FIFO, open the file...)

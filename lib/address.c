@@ -172,9 +172,13 @@ int elsi_sockaddr_format(const struct sockaddr *sa, socklen_t len,
                          char *buf, size_t buf_len)
 {
     char host[INET6_ADDRSTRLEN];
-    if (sa == NULL || (buf == NULL && buf_len > 0))
+    if (sa == NULL || (buf == NULL && buf_len > 0) ||
+        len < (socklen_t)sizeof(sa_family_t))
         return ELS_EINVAL;
-    if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+    sa_family_t family;
+    memcpy(&family, (const char *)sa + offsetof(struct sockaddr, sa_family),
+           sizeof family);     /* sa may be unaligned storage */
+    if (family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
         struct sockaddr_in in;
         memcpy(&in, sa, sizeof in);     /* sa may be unaligned storage */
         if (inet_ntop(AF_INET, &in.sin_addr, host, sizeof host) == NULL)
@@ -182,7 +186,7 @@ int elsi_sockaddr_format(const struct sockaddr *sa, socklen_t len,
         return snprintf(buf, buf_len, "%s:%u", host,
                         (unsigned)ntohs(in.sin_port));
     }
-    if (sa->sa_family == AF_INET6 &&
+    if (family == AF_INET6 &&
         len >= (socklen_t)sizeof(struct sockaddr_in6)) {
         struct sockaddr_in6 in6;
         memcpy(&in6, sa, sizeof in6);

@@ -727,8 +727,11 @@ int elsi_sink_mode(const struct els_sink_args *args, unsigned default_mode,
         goto bad;
     *mode = m;
     return 0;
-bad:
-    return elsi_fail(args->err, args->err_len, ELS_EINVAL,
-                     "%s: mode=%s: expected octal permission bits 0..0777",
-                     args->spec, v);
+bad:;
+    /* Quoted like every spec message: v is decoded and may hold control
+     * bytes (found by fuzz/fuzz_spec.c). */
+    char q[SPEC_PIECE_BUF];
+    return elsi_sink_fail(args, ELS_EINVAL,
+                          "mode=%s: expected octal permission bits 0..0777",
+                          elsi_quote(q, sizeof q, v, strlen(v), SPEC_PIECE_MAX));
 }

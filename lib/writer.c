@@ -168,7 +168,9 @@ struct els_writer {
 
 #define DIAL_BACKOFF_MIN_MS 100u
 #define DIAL_BACKOFF_MAX_MS 5000u
-#define FILE_RETRY_MS 100u
+/* After a failed write to a consumer that stays attached (a regular file,
+ * a callback sink): when to try that consumer again. */
+#define RETRY_AFTER_FAILURE_MS 100u
 /* Descriptors per byte of ring: RTS units are at most 2 MiB but flushes
  * make small ones; allow one descriptor per 4 KiB, at least 1024. */
 #define UNITS_PER_BYTE_SHIFT 12
@@ -669,6 +671,8 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
         if (r < 0) {
             elsi_log(ELS_LOG_WARN, "%s sink write failed: %s",
                      w->spec.scheme, els_strerror(r));
+            /* No descriptor to poll: the retry timer wakes us. */
+            c->retry_at_ms = now_ms() + RETRY_AFTER_FAILURE_MS;
             return -1;
         }
         return (ssize_t)total;
@@ -687,11 +691,20 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
             elsi_log(ELS_LOG_WARN, "could not roll back a partial write: %s",
                      strerror(errno));
         elsi_log(ELS_LOG_WARN, "file write failed: %s", els_strerror((int)n));
-        c->retry_at_ms = now_ms() + FILE_RETRY_MS;
+        c->retry_at_ms = now_ms() + RETRY_AFTER_FAILURE_MS;
         return -1;
     }
     consumer_kill(c, "write failed", (int)n);
     return -1;
+}
+
+/* Does c stay attached after a failed write?  A regular file (ENOSPC may
+ * pass) and a callback sink do: the failed piece is skipped (a unit: lost
+ * for c, counted and announced) or, for the header, retried.  A socket or
+ * pipe that fails is gone. */
+static bool consumer_outlives_failure(const struct consumer *c)
+{
+    return c->is_regular || c->style == CONSUMER_CALLBACK;
 }
 
 /* Note a piece fully written to a regular file (the next may roll back to
@@ -775,8 +788,8 @@ static void consumer_pump(struct els_writer *w, struct consumer *c,
             struct iovec iov = { c->priv + c->priv_off, c->priv_len - c->priv_off };
             ssize_t n = consumer_write(w, c, &iov, 1);
             if (n < 0) {
-                if (c->is_regular)
-                    c->priv_off = c->priv_len;  /* notes lost with the space */
+                if (consumer_outlives_failure(c))
+                    c->priv_off = c->priv_len;  /* notes lost with the write */
                 return;
             }
             if (n == 0)
@@ -800,7 +813,7 @@ static void consumer_pump(struct els_writer *w, struct consumer *c,
         int cnt = elsi_ring_iov(&w->ring, u, c->unit_off, iov);
         ssize_t n = consumer_write(w, c, iov, cnt);
         if (n < 0) {
-            if (c->is_regular) {    /* the unit is lost for this file */
+            if (consumer_outlives_failure(c)) { /* the unit is lost for c */
                 c->lost_units++;
                 c->lost_bytes += u->len;
                 u->failed = true;
@@ -845,6 +858,10 @@ static void release_oldest(struct els_writer *w, enum els_drop_cause cause)
     if (u->delivered) {
         w->st.units_sent++;
         w->st.bytes_sent += len;
+        if (u->failed) {    /* sent, but some consumer missed it */
+            w->st.consumer_lost_units++;
+            w->st.consumer_lost_bytes += len;
+        }
     } else {
         /* A unit a consumer failed on keeps that cause. */
         if (cause != ELS_DROP_STOPPED && u->failed)
@@ -882,10 +899,11 @@ static void consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
         lost_bytes += u->len;
         u->failed = true;
     }
+    /* The writer-wide count is taken when the units are released: only a
+     * unit some other consumer received is a consumer loss; one nobody
+     * received is dropped (release_oldest). */
     c->lost_units += lost_units;
     c->lost_bytes += lost_bytes;
-    w->st.consumer_lost_units += lost_units;
-    w->st.consumer_lost_bytes += lost_bytes;
     c->seq = to;
     c->unit_off = 0;
     c->unit_announced = false;

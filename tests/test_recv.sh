@@ -432,9 +432,13 @@ case_listen_tcp() {
         why "bad 'listening on' line" || return 1
     port=${endpoint##*:}
     exec 8>"/dev/tcp/127.0.0.1/$port" || why "cannot connect to $endpoint" || return 1
+    # The producer is recognised by its first byte (a connection that
+    # closes before sending anything is a probe, and recv keeps
+    # listening); from then on other connections are refused.
+    head -c 4 "$SAMPLE" >&8
     wait_until 60 tcp_refused "$port" ||
         { exec 8>&-; why "$endpoint still accepts connections after the first"; return 1; }
-    cat "$SAMPLE" >&8
+    tail -c +5 "$SAMPLE" >&8
     exec 8>&-
     wait_pid "$LPID" 60 || rc=$?
     RC=$rc
@@ -443,6 +447,25 @@ case_listen_tcp() {
     expect_err "eventlog-sink recv: received $SIZE bytes, " || return 1
     expect_err_lines 2 || return 1
     [ ! -s "$T/out" ] || why "wrote to stdout despite -o"
+}
+
+# A connection that closes before sending a byte (the library's unix sink
+# probes a socket that way to see whether anyone listens) is not taken for
+# the producer: recv keeps listening and receives the next one.
+case_listen_ignores_probe() {
+    local endpoint port rc=0
+    rm -f "$T/copy"
+    listen_bg -o "$T/copy" tcp:0
+    endpoint=$(listening_on "$LPID") || why "no 'listening on' line" || return 1
+    port=${endpoint##*:}
+    exec 8>"/dev/tcp/127.0.0.1/$port" || why "cannot connect to $endpoint" || return 1
+    exec 8>&-
+    cat "$SAMPLE" >"/dev/tcp/127.0.0.1/$port" ||
+        why "$endpoint stopped listening after a probe" || return 1
+    wait_pid "$LPID" 60 || rc=$?
+    RC=$rc
+    expect_rc 0 || return 1
+    expect_same "$T/copy" "$SAMPLE"
 }
 
 # The framer's verdict is the same as when connecting: a stream cut in
@@ -570,7 +593,7 @@ case_listen_replaces_stale() {
 
 CASES="help_and_version fifo_to_file fifo_to_stdout quiet truncated malformed
 usage_errors unreachable retry writer_arrives_later closed_stdout sigterm
-listen_tcp listen_tcp_truncated listen_timeout listen_in_use
+listen_tcp listen_ignores_probe listen_tcp_truncated listen_timeout listen_in_use
 listen_refuses_non_socket listen_replaces_stale"
 passed=0
 failed=0

@@ -638,8 +638,20 @@ static int recv_listen_accept(const struct recv_signals *s,
             break;
         }
         rc = elsi_accept_nb(l.fd, &fd);
-        if (rc == 0)
+        if (rc == 0) {
+            /* A connection that closes before its first byte is not a
+             * producer but a probe (the library's unix sink connects to
+             * an existing socket to see whether anyone listens): keep
+             * listening for the real one. */
+            int w = recv_wait(s, fd, POLLIN, -1);
+            char first;
+            if (w > 0 && recv(fd, &first, 1, MSG_PEEK) == 0) {
+                elsi_close(fd);
+                fd = -1;
+                continue;
+            }
             break;
+        }
         if (rc != -EAGAIN) {
             snprintf(err, err_len, "cannot accept on %s: %s", l.endpoint,
                      strerror(-rc));
