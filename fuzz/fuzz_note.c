@@ -1,0 +1,154 @@
+/*
+ * fuzz_note.c: libFuzzer target for the in-band note encoder
+ * (elsi_note_encode() in lib/evformat.c), the one place the library writes
+ * eventlog bytes of its own into a consumer's stream.  A note carries text
+ * that can come from outside (a spec quoted in a loss message), so every
+ * message must give a block that any reader parses.
+ *
+ * Input: 8 bytes of timestamp, one byte of flags, one byte of split point,
+ * then the message (up to its first NUL, as for a C string).  Flag bit 0
+ * repeats the message to a length near the 16-bit event-size limit
+ * (65535 bytes, plus or minus a few chosen by the next byte) so that the
+ * cut is exercised.  Properties: the encoder writes exactly
+ * elsi_note_size() bytes and refuses a buffer one byte shorter (writing
+ * nothing); the block classifies as a global block with the timestamp as
+ * start and end; its size field is its length; the message inside is the
+ * given one, cut at 65535 bytes; and the note, between a minimal valid
+ * header (tests/evgen.h) and DATA_END, fed to the framer in two pieces
+ * split where the input says, makes a complete stream with one block and
+ * one event.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventlog-sink.h"
+#include "evformat.h"
+#include "fuzz.h"
+#include "../tests/evgen.h"
+
+#define FUZZ_NOTE_MSG_MAX 0xffffu
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct evgen_buf fuzz_note_header;
+
+/* As in fuzz_framer.c: elsi_framer_init() runs once, and each input's
+ * framer starts as a copy of that one with its own copy of the table. */
+#define FUZZ_NOTE_TYPES 65536u
+static struct elsi_framer fuzz_note_pristine;
+static int32_t *fuzz_note_table;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    fuzz_note_header = evgen_header();
+    FUZZ_CHECK(elsi_framer_init(&fuzz_note_pristine) == 0, "framer init");
+    fuzz_note_table = fuzz_alloc(FUZZ_NOTE_TYPES * sizeof(int32_t));
+    (void)evgen_block;
+    return 0;
+}
+
+static uint64_t fuzz_note_be(const uint8_t *p, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct fuzz_reader r = { data, size };
+    uint64_t ts = (uint64_t)fuzz_u16(&r) << 48 | (uint64_t)fuzz_u16(&r) << 32 |
+                  (uint64_t)fuzz_u16(&r) << 16 | fuzz_u16(&r);
+    uint8_t flags = fuzz_u8(&r);
+    uint8_t split = fuzz_u8(&r);
+    uint8_t around = fuzz_u8(&r);
+    size_t got;
+    const uint8_t *rest = fuzz_take(&r, r.left, &got);
+    char *text = fuzz_cstring(rest, got);
+    size_t text_len = strlen(text);
+
+    char *msg = text;
+    size_t msg_len = text_len;
+    if ((flags & 1) && text_len > 0) {
+        /* Near the limit: 65535 - 8 .. 65535 + 7 bytes. */
+        msg_len = FUZZ_NOTE_MSG_MAX - 8 + around % 16;
+        msg = fuzz_alloc(msg_len + 1);
+        for (size_t i = 0; i < msg_len; i++)
+            msg[i] = text[i % text_len];
+        msg[msg_len] = '\0';
+    }
+    size_t kept = msg_len < FUZZ_NOTE_MSG_MAX ? msg_len : FUZZ_NOTE_MSG_MAX;
+
+    size_t need = elsi_note_size(msg_len);
+    FUZZ_CHECK(need == ELSI_BLOCK_MARKER_BYTES + 12 + kept,
+               "elsi_note_size(%zu) = %zu", msg_len, need);
+
+    /* One byte short: refused, and nothing written. */
+    uint8_t *small = fuzz_alloc(need - 1);
+    memset(small, 0x5a, need - 1);
+    FUZZ_CHECK(elsi_note_encode(small, need - 1, ts, msg) == 0,
+               "encoded into a buffer one byte short");
+    for (size_t i = 0; i < need - 1; i++)
+        FUZZ_CHECK(small[i] == 0x5a, "wrote into a buffer it refused");
+    free(small);
+    FUZZ_CHECK(elsi_note_encode(NULL, need, ts, msg) == 0, "NULL buffer");
+
+    /* Exactly sized: any write past it is an ASan report. */
+    uint8_t *note = fuzz_alloc(need);
+    size_t n = elsi_note_encode(note, need, ts, msg);
+    FUZZ_CHECK(n == need, "encoded %zu bytes, elsi_note_size says %zu", n,
+               need);
+
+    struct elsi_unit_info info;
+    elsi_unit_classify(note, n, &info);
+    FUZZ_CHECK(info.kind == ELSI_UNIT_KIND_BLOCK && info.cap == ELSI_CAP_GLOBAL
+               && info.start_time == ts && info.end_time == ts,
+               "classified as kind %d cap %u", (int)info.kind,
+               (unsigned)info.cap);
+    FUZZ_CHECK(fuzz_note_be(note + 10, 4) == n, "block size field %llu for "
+               "%zu bytes", (unsigned long long)fuzz_note_be(note + 10, 4), n);
+    const uint8_t *ev = note + ELSI_BLOCK_MARKER_BYTES;
+    FUZZ_CHECK(fuzz_note_be(ev, 2) == ELSI_EVENT_LOG_MSG, "event type");
+    FUZZ_CHECK(fuzz_note_be(ev + 2, 8) == ts, "event timestamp");
+    FUZZ_CHECK(fuzz_note_be(ev + 10, 2) == kept, "payload size %llu, "
+               "expected %zu", (unsigned long long)fuzz_note_be(ev + 10, 2),
+               kept);
+    FUZZ_CHECK(memcmp(ev + 12, msg, kept) == 0, "message bytes differ");
+
+    /* Header + note + DATA_END is a complete stream, however split. */
+    size_t stream_len = fuzz_note_header.len + n + 2;
+    uint8_t *stream = fuzz_alloc(stream_len);
+    memcpy(stream, fuzz_note_header.p, fuzz_note_header.len);
+    memcpy(stream + fuzz_note_header.len, note, n);
+    memcpy(stream + fuzz_note_header.len + n, evgen_data_end, 2);
+    size_t cut = (size_t)split * stream_len / 256;
+    struct elsi_framer f = fuzz_note_pristine;
+    f.sizes = fuzz_note_table;
+    memcpy(f.sizes, fuzz_note_pristine.sizes,
+           FUZZ_NOTE_TYPES * sizeof f.sizes[0]);
+    uint8_t *a = fuzz_bytes(stream, cut);
+    uint8_t *b = fuzz_bytes(stream + cut, stream_len - cut);
+    int rc = elsi_framer_feed(&f, a, cut);
+    if (rc == 0)
+        rc = elsi_framer_feed(&f, b, stream_len - cut);
+    FUZZ_CHECK(rc == 0, "framer refused the note: %s", f.error);
+    FUZZ_CHECK(elsi_framer_complete(&f) && f.blocks == 1 && f.events == 1,
+               "complete %d, blocks %llu, events %llu",
+               elsi_framer_complete(&f), (unsigned long long)f.blocks,
+               (unsigned long long)f.events);
+    free(a);
+    free(b);
+    free(stream);
+    free(note);
+    if (msg != text)
+        free(msg);
+    free(text);
+    return 0;
+}
