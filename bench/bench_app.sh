@@ -1,0 +1,658 @@
+#!/usr/bin/env bash
+# bench_app.sh: what streaming the eventlog costs a real Haskell program,
+# measured side by side on this machine, printed as Markdown tables.
+#
+# One binary, bench/App.hs built with the patched RTS's ghc-eventlog-sink
+# and linked with the built library, runs every configuration; the
+# helpers (bench/latency.c: a latency-measuring consumer, a stalled
+# consumer and a command timer using wait4's rusage) are built beside it.
+# Sections (default: all, in this order; each states its duration):
+#
+#   app      the event-heavy workload (App.hs `work`, -N2) with no
+#            eventlog, with stock `+RTS -l` to a file, and with each
+#            built-in sink and a draining consumer; ROUNDS rounds, each
+#            running every configuration once in shuffled order; wall-time
+#            medians and the ratios sink/file and file/no-eventlog.
+#            About 8 x ROUNDS x 3 s (2-3 minutes).
+#   latency  event posted to event received, through a unix: sink, at
+#            --eventlog-flush-interval 1, 0.1 and 0.01 s (and none), with
+#            the program otherwise quiet and with a busy thread; then the
+#            cost of each interval on the app workload's wall time.
+#            About 7 x LAT_SECS + 4 x ROUNDS x 3 s (2-2.5 minutes).
+#   memory   peak and current RSS over MEM_SECS of steady events with
+#            buffer=32M policy=drop and a stalled consumer, beside the same
+#            run with no consumer and with no eventlog (run concurrently).
+#            About MEM_SECS + 5 s.
+#   idle     CPU time of an idle program over IDLE_SECS with no eventlog,
+#            with -l, with a unix: sink and a connected consumer, and with
+#            --eventlog-flush-interval=0.1 (run concurrently).  About
+#            IDLE_SECS + 3 s.
+#
+# Usage: bench/bench_app.sh [app|latency|memory|idle ...]
+# Environment: BUILD_DIR (default: the source tree's _build), BENCH_ROUNDS
+# (5), BENCH_SCALE (300: the work size), LAT_SECS (10), LAT_RATE (200),
+# MEM_SECS (60), MEM_RATE (100000 events/s), IDLE_SECS (30),
+# BENCH_APP_BUILD (where the binaries are cached, default
+# ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data.
+#
+# Markdown goes to standard output, progress to standard error.  This
+# script measures; it asserts nothing about time (targets are stated next
+# to the numbers for the reader) and fails only when a run goes wrong (a
+# program or consumer exits badly).  It builds nothing in the source or
+# build tree.
+set -u -o pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$TOP/_build}
+ROUNDS=${BENCH_ROUNDS:-5}
+SCALE=${BENCH_SCALE:-300}
+LAT_SECS=${LAT_SECS:-10}
+LAT_RATE=${LAT_RATE:-200}
+MEM_SECS=${MEM_SECS:-60}
+MEM_RATE=${MEM_RATE:-100000}
+IDLE_SECS=${IDLE_SECS:-30}
+OBJ=${BENCH_APP_BUILD:-${TMPDIR:-/tmp}/bench_app-build}
+
+TOOL=$BUILD_DIR/tools/eventlog-sink
+LIBDIR=$BUILD_DIR/lib/.libs
+PGHC=$BUILD_DIR/patched-rts/bin/ghc-eventlog-sink
+APP=$OBJ/app
+LAT=$OBJ/latency
+
+log() { echo "bench_app: $*" >&2; }
+die() { echo "bench_app: error: $*" >&2; exit 1; }
+
+for s in "$@"; do
+    case $s in
+        app | latency | memory | idle) ;;
+        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle ...]" >&2; exit 2 ;;
+    esac
+done
+[ "$#" -gt 0 ] || set -- app latency memory idle
+
+[ -x "$TOOL" ] || die "no receiver at $TOOL (build the tree first: scripts/build.sh)"
+[ -e "$LIBDIR/libeventlog-sink.so" ] || die "no library in $LIBDIR"
+[ -x "$PGHC" ] || die "no patched RTS at $PGHC"
+
+# ---------------------------------------------------------------------------
+# Temporary directory (tmpfs when there is one, so that the -l file and the
+# file: sink write to memory as the consumers write to /dev/null) and the
+# background processes this script started
+# ---------------------------------------------------------------------------
+
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    W=$(mktemp -d /dev/shm/bench_app.XXXXXX) || die "mktemp failed"
+else
+    W=$(mktemp -d "${TMPDIR:-/tmp}/bench_app.XXXXXX") || die "mktemp failed"
+fi
+bg_pids=()
+cleanup() {
+    local p
+    for p in "${bg_pids[@]}"; do
+        kill "$p" 2>/dev/null || true
+    done
+    if [ "${BENCH_KEEP:-0}" = 1 ]; then
+        log "raw data kept in $W"
+    else
+        rm -rf "$W"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------------------
+# Build (cached; rebuilt when a source, the library or the RTS is newer)
+# ---------------------------------------------------------------------------
+
+build() {
+    mkdir -p "$OBJ" || die "cannot create $OBJ"
+    (
+        if command -v flock >/dev/null 2>&1; then
+            exec 9>"$OBJ/.lock"
+            flock 9
+        fi
+        fresh=1 dep=
+        [ -x "$APP" ] || fresh=0
+        for dep in "$TOP/bench/App.hs" "$LIBDIR/libeventlog-sink.so" "$PGHC" \
+                   "$BUILD_DIR"/patched-rts/lib/rts/libHSrts*.a; do
+            [ -e "$dep" ] || continue
+            [ "$fresh" -eq 0 ] || [ "$APP" -nt "$dep" ] || fresh=0
+        done
+        if [ "$fresh" -eq 0 ]; then
+            log "building $APP"
+            cp "$TOP/bench/App.hs" "$OBJ/App.hs" &&
+            (cd "$OBJ" && "$PGHC" -v0 -O -threaded -eventlog -rtsopts \
+                -outputdir obj App.hs -o app.new \
+                -L"$LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$LIBDIR") &&
+            mv -f "$OBJ/app.new" "$APP" || exit 1
+        fi
+        if [ ! -x "$LAT" ] || [ "$TOP/bench/latency.c" -nt "$LAT" ]; then
+            log "building $LAT"
+            ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra "$TOP/bench/latency.c" \
+                -o "$LAT.new" && mv -f "$LAT.new" "$LAT" || exit 1
+        fi
+    ) || die "build failed"
+}
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+# median: of the numbers on standard input.
+median() {
+    sort -g | awk '{ a[NR] = $1 } END {
+        if (NR == 0) print "nan";
+        else if (NR % 2) print a[(NR + 1) / 2];
+        else printf "%.6f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# wait_line FILE ERE SECS: print the first match of ERE in FILE once it
+# appears (at most SECS seconds); fail otherwise.
+wait_line() {
+    local i=0 n=$(( $3 * 100 )) m
+    while [ "$i" -lt "$n" ]; do
+        m=$(grep -Eo "$2" "$1" 2>/dev/null | head -n 1)
+        if [ -n "$m" ]; then
+            echo "$m"
+            return 0
+        fi
+        sleep 0.01
+        i=$((i + 1))
+    done
+    die "no '$2' in $1 within $3 s: $(tail -n 3 "$1" 2>/dev/null)"
+}
+
+# start_recv BASE RECV-ARGS...: a draining consumer writing to /dev/null,
+# its summary in BASE.recv.err, its rusage in BASE.recv.res; sets rpid.
+start_recv() {
+    local base=$1
+    shift
+    "$LAT" run -o "$base.recv.res" -- "$TOOL" recv -o /dev/null "$@" \
+        >/dev/null 2>"$base.recv.err" &
+    rpid=$!
+    bg_pids+=("$rpid")
+}
+
+# spec_for CONFIG: the program's sink options and its consumer, for the
+# tables.
+spec_for() {
+    case $1 in
+        none) echo "APP work $SCALE +RTS -N2 -RTS" ;;
+        file) echo "APP work $SCALE +RTS -N2 -l -ol\$W/l.eventlog -RTS" ;;
+        unix) echo "APP work $SCALE +RTS -N2 --eventlog-sink=unix:\$W/s.sock -RTS
+    consumer: eventlog-sink recv --retry 10 -o /dev/null unix:\$W/s.sock (started first)" ;;
+        tcp) echo "APP work $SCALE +RTS -N2 --eventlog-sink=tcp:127.0.0.1:0 -RTS
+    consumer: eventlog-sink recv -o /dev/null tcp:127.0.0.1:PORT (PORT from the program's log line)" ;;
+        fifo) echo "APP work $SCALE +RTS -N2 --eventlog-sink=fifo:\$W/f.fifo -RTS
+    consumer: eventlog-sink recv --retry 10 -o /dev/null fifo:\$W/f.fifo (started first)" ;;
+        filesink) echo "APP work $SCALE +RTS -N2 --eventlog-sink=file:\$W/sink.eventlog -RTS" ;;
+        unix-connect) echo "APP work $SCALE +RTS -N2 --eventlog-sink=unix-connect:\$W/c.sock -RTS
+    collector: eventlog-sink recv --listen --timeout 60 -o /dev/null unix:\$W/c.sock (listening first)" ;;
+        tcp-connect) echo "APP work $SCALE +RTS -N2 --eventlog-sink=tcp-connect:127.0.0.1:PORT -RTS
+    collector: eventlog-sink recv --listen --timeout 60 -o /dev/null tcp:127.0.0.1:0 (listening first)" ;;
+    esac
+}
+
+# run_one CONFIG TAG APP-ARGS...: run App with the sink of CONFIG (and
+# the RTS options in the array EXTRA_RTS) and, where the sink needs one, a
+# draining consumer.  Appends "CONFIG TAG wall user sys maxrss_kb
+# consumer_ok bytes drops consumer_cpu" to $W/runs.tsv and prints the same
+# line.
+EXTRA_RTS=()
+run_one() {
+    local cfg=$1 tag=$2 base rts=(-N2) runner port rpid="" rrc=0 prc=0
+    shift 2
+    base=$W/$tag
+    rm -f "$W/s.sock" "$W/c.sock" "$W/f.fifo" "$W/l.eventlog" "$W/sink.eventlog"
+    case $cfg in
+        none) ;;
+        file) rts+=(-l "-ol$W/l.eventlog") ;;
+        unix)
+            start_recv "$base" --retry 10 "unix:$W/s.sock"
+            rts+=("--eventlog-sink=unix:$W/s.sock") ;;
+        tcp) rts+=("--eventlog-sink=tcp:127.0.0.1:0") ;;
+        fifo)
+            start_recv "$base" --retry 10 "fifo:$W/f.fifo"
+            rts+=("--eventlog-sink=fifo:$W/f.fifo") ;;
+        filesink) rts+=("--eventlog-sink=file:$W/sink.eventlog") ;;
+        unix-connect)
+            start_recv "$base" --listen --timeout 60 "unix:$W/c.sock"
+            wait_line "$base.recv.err" 'listening on unix:' 10 >/dev/null
+            rts+=("--eventlog-sink=unix-connect:$W/c.sock") ;;
+        tcp-connect)
+            start_recv "$base" --listen --timeout 60 "tcp:127.0.0.1:0"
+            port=$(wait_line "$base.recv.err" 'listening on tcp:127\.0\.0\.1:[0-9]+' 10)
+            rts+=("--eventlog-sink=tcp-connect:127.0.0.1:${port##*:}") ;;
+        *) die "unknown configuration $cfg" ;;
+    esac
+    "$LAT" run -o "$base.res" -- "$APP" "$@" +RTS "${rts[@]}" "${EXTRA_RTS[@]}" -RTS \
+        >"$base.out" 2>"$base.err" &
+    runner=$!
+    bg_pids+=("$runner")
+    if [ "$cfg" = tcp ]; then
+        port=$(wait_line "$base.err" 'listening on tcp:127\.0\.0\.1:[0-9]+' 10)
+        start_recv "$base" "tcp:127.0.0.1:${port##*:}"
+    fi
+    wait "$runner" || prc=$?
+    if [ -n "$rpid" ]; then wait "$rpid" || rrc=$?; fi
+    [ "$prc" -eq 0 ] || die "$tag: the program exited with $prc: $(tail -n 3 "$base.err")"
+    local ok=- bytes=- drops=0 d ccpu=0
+    if [ -n "$rpid" ]; then
+        [ "$rrc" -eq 0 ] && ok=yes || ok="no(rc=$rrc)"
+        ccpu=$(awk '{ print $2 + $3 }' "$base.recv.res")
+        bytes=$(grep -Eo 'received [0-9]+ bytes' "$base.recv.err" | grep -Eo '[0-9]+' || echo -)
+    elif [ "$cfg" = file ]; then
+        bytes=$(stat -c %s "$W/l.eventlog")
+    elif [ "$cfg" = filesink ]; then
+        bytes=$(stat -c %s "$W/sink.eventlog")
+    fi
+    # "eventlog-sink: SPEC: dropped N of M units (B bytes): ..." at exit.
+    d=$(grep -Eo 'dropped [0-9]+ of' "$base.err" | grep -Eo '[0-9]+' | head -n 1)
+    [ -z "$d" ] || drops=$d
+    local line
+    line="$cfg $tag $(cut -d' ' -f1-4 "$base.res") $ok $bytes $drops $ccpu"
+    echo "$line" >>"$W/runs.tsv"
+    log "$line"
+    rm -f "$W/l.eventlog" "$W/sink.eventlog"
+}
+
+# rounds PREFIX CONFIG...: ROUNDS rounds, each running every CONFIG once
+# in a shuffled order, tagged PREFIX-CONFIG-ROUND; APP_ARGS and EXTRA_RTS
+# per configuration come from the function cfg_setup CONFIG.
+rounds() {
+    local prefix=$1 r c order
+    shift
+    for r in $(seq 1 "$ROUNDS"); do
+        order=$(printf '%s\n' "$@" | shuf)
+        log "$prefix round $r/$ROUNDS: $(echo "$order" | tr '\n' ' ')"
+        for c in $order; do
+            cfg_setup "$c"
+            run_one "$CFG_SINK" "$prefix-$c-$r" "${APP_ARGS[@]}"
+        done
+    done
+}
+
+# stats PREFIX CONFIG: "median_wall median_cpu n complete drops MB
+# median_consumer_cpu min_wall" over the runs tagged PREFIX-CONFIG-N.
+stats() {
+    local rows
+    rows=$(awk -v p="$1-$2-" 'index($2, p) == 1 && substr($2, length(p) + 1) ~ /^[0-9]+$/' "$W/runs.tsv")
+    local mw mc n ok dr by cc mn
+    mw=$(echo "$rows" | awk '{ print $3 }' | median)
+    mc=$(echo "$rows" | awk '{ print $4 + $5 }' | median)
+    n=$(echo "$rows" | grep -c .)
+    ok=$(echo "$rows" | awk '$7 == "yes" { k++ } $7 == "-" { d++ } END {
+        if (d == NR) print "n/a"; else printf "%d/%d\n", k, NR }')
+    dr=$(echo "$rows" | awk '{ s += $9 } END { print s + 0 }')
+    by=$(echo "$rows" | awk '$8 != "-" { print $8 / 1e6 }' | median)
+    [ "$by" = nan ] && by=- || by=$(printf '%.1f' "$by")
+    cc=$(echo "$rows" | awk '{ print $10 }' | median)
+    mn=$(echo "$rows" | awk '{ print $3 }' | sort -g | head -n 1)
+    echo "$mw $mc $n $ok $dr $by $cc $mn"
+}
+
+# paired PREFIX A B: median over rounds of wall(A)/wall(B) in the same round.
+paired() {
+    local r a b
+    for r in $(seq 1 "$ROUNDS"); do
+        a=$(awk -v t="$1-$2-$r" '$2 == t { print $3 }' "$W/runs.tsv")
+        b=$(awk -v t="$1-$3-$r" '$2 == t { print $3 }' "$W/runs.tsv")
+        [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { print a / b }'
+    done | median
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+machine() {
+    echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'),"
+    echo "Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'); GHC $("$PGHC" --numeric-version) (patched RTS),"
+    echo "library and receiver from $BUILD_DIR; work dir on $(df -P "$W" | awk 'NR == 2 { print $1 }');"
+    echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)."
+    echo
+}
+
+# ---------------------------------------------------------------------------
+# 3. Application overhead
+# ---------------------------------------------------------------------------
+
+APP_CONFIGS=(none file unix tcp fifo filesink unix-connect tcp-connect)
+
+cfg_setup_app() {
+    CFG_SINK=$1
+    APP_ARGS=(work "$SCALE")
+    EXTRA_RTS=()
+}
+
+section_app() {
+    local t0=$SECONDS c s base
+    log "app: ${#APP_CONFIGS[@]} configurations x $ROUNDS rounds of 'app work $SCALE'"
+    cfg_setup() { cfg_setup_app "$@"; }
+    # Warm-up (page cache, CPU frequency), not counted.
+    run_one none warm-none work "$SCALE"
+    run_one unix warm-unix work "$SCALE"
+    rounds app "${APP_CONFIGS[@]}"
+    local basecpu basemin mw mc n ok dr by cc mn
+    read -r base basecpu _ _ _ _ _ basemin <<<"$(stats app file)"
+    read -r none _ <<<"$(stats app none)"
+    echo "### 3. Application overhead"
+    echo
+    echo "\`app work $SCALE +RTS -N2 SINK -RTS\` (bench/App.hs: 8 workers running a"
+    echo "par/pseq fold over fresh lists with a user event every 4th iteration, two"
+    echo "MVar ping-pong pairs pinned to one capability each, 60,000 short-lived"
+    echo "threads; at SCALE 300 about 3.9 million events, 66 MB of eventlog), $ROUNDS"
+    echo "rounds, each running every configuration once in shuffled order, medians."
+    echo "Consumers write to /dev/null; files go to $(df -P "$W" | awk 'NR == 2 { print $1 }')."
+    echo "Sinks use the defaults (buffer=32M, policy=drop, linger=5)."
+    echo
+    echo "| configuration | wall s (median) | vs -l file | vs no eventlog | paired vs -l | min wall s (vs -l) | program CPU s | consumer CPU s | all CPU vs -l | MB/run | consumer complete | units dropped |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    for c in "${APP_CONFIGS[@]}"; do
+        read -r mw mc n ok dr by cc mn <<<"$(stats app "$c")"
+        local pr=-
+        [ "$c" = file ] || [ "$c" = none ] || pr=$(paired app "$c" file | xargs printf '%.3f')
+        printf '| %s | %.3f | %s | %s | %s | %.3f (%s) | %.2f | %.3f | %s | %s | %s | %s |\n' \
+            "$(label "$c")" "$mw" "$(ratio "$mw" "$base")" "$(ratio "$mw" "$none")" \
+            "$pr" "$mn" "$(ratio "$mn" "$basemin")" "$mc" "$cc" "$(ratio "$(awk -v a="$mc" -v b="$cc" 'BEGIN { print a + b }')" "$basecpu")" \
+            "${by:--}" "$ok" "$dr"
+    done
+    echo
+    echo "Target: sink/file <= 1.03 (the \"vs -l file\" column for the sinks)."
+    echo "\"paired vs -l\" is the median over rounds of wall(sink)/wall(-l) in the same round."
+    echo "\"min wall\" is the best of the rounds: on a shared machine, the run least disturbed by other load."
+    echo "CPU is user+sys from wait4's rusage (medians); \"all CPU vs -l\" is (program + consumer)"
+    echo "over the -l program's, the machine-time cost of streaming, less sensitive to other load."
+    echo
+    echo "Commands (W is a fresh directory on tmpfs; APP is bench/App.hs built with"
+    echo "\`ghc-eventlog-sink -O -threaded -eventlog -rtsopts -leventlog-sink\`):"
+    echo
+    echo '```'
+    for c in "${APP_CONFIGS[@]}"; do
+        echo "$(label "$c"): $(spec_for "$c")"
+    done
+    echo '```'
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+label() {
+    case $1 in
+        none) echo "no eventlog" ;;
+        file) echo "stock -l (file)" ;;
+        filesink) echo "file: sink" ;;
+        *) echo "$1: sink" ;;
+    esac
+}
+
+# ---------------------------------------------------------------------------
+# 4. Latency
+# ---------------------------------------------------------------------------
+
+lat_run() {
+    local tag=$1 interval=$2 base=$W/$1 rts=(-N2) lpid rc=0 busy=()
+    [ -z "$3" ] || busy=("$3")
+    rm -f "$W/lat.sock"
+    "$LAT" recv --retry 10 -o "$base.samples" "unix:$W/lat.sock" >"$base.lat" 2>"$base.lat.err" &
+    lpid=$!
+    bg_pids+=("$lpid")
+    rts+=("--eventlog-sink=unix:$W/lat.sock?wait=10")
+    [ "$interval" = none ] || rts+=("--eventlog-flush-interval=$interval")
+    "$APP" latency "$LAT_RATE" "$LAT_SECS" "${busy[@]}" +RTS "${rts[@]}" -RTS >"$base.out" 2>"$base.err" \
+        || die "$tag: the program failed: $(tail -n 3 "$base.err")"
+    wait "$lpid" || rc=$?
+    [ "$rc" -eq 0 ] || die "$tag: the latency consumer exited with $rc: $(cat "$base.lat.err")"
+    log "$tag: $(cat "$base.lat")"
+}
+
+cfg_setup_lat() {
+    CFG_SINK=unix
+    APP_ARGS=(work "$SCALE")
+    case $1 in
+        i-none) EXTRA_RTS=() ;;
+        i-*) EXTRA_RTS=("--eventlog-flush-interval=${1#i-}") ;;
+    esac
+}
+
+section_latency() {
+    local t0=$SECONDS i b v
+    log "latency: $LAT_RATE events/s for $LAT_SECS s per run"
+    for b in quiet busy; do
+        for i in none 1 0.1 0.01; do
+            [ "$b:$i" != busy:none ] || continue
+            lat_run "lat-$b-$i" "$i" "$([ "$b" = busy ] && echo busy)"
+        done
+    done
+    echo "### 4. Latency"
+    echo
+    echo "\`app latency $LAT_RATE $LAT_SECS [busy] +RTS -N2 --eventlog-sink='unix:\$W/lat.sock?wait=10' [--eventlog-flush-interval=I] -RTS\`"
+    echo "with \`latency recv --retry 10 unix:\$W/lat.sock\` (bench/latency.c) as the consumer: each"
+    echo "user event carries CLOCK_MONOTONIC read just before it is posted; latency is the"
+    echo "consumer's CLOCK_MONOTONIC when the read() completing the event returned, minus that."
+    echo "$LAT_RATE events/s for $LAT_SECS s per run.  \"quiet\": the program does nothing else;"
+    echo "\"busy\": one more thread computes all the time (the RTS never goes idle)."
+    echo
+    echo "| program | flush interval | events | p50 ms | p90 ms | p99 ms | max ms | stream complete |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for b in quiet busy; do
+        for i in none 1 0.1 0.01; do
+            [ "$b:$i" != busy:none ] || continue
+            v=$(cat "$W/lat-$b-$i.lat")
+            echo "$v" | awk -v b="$b" -v i="$i" '{
+                printf "| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |\n",
+                    b, (i == "none" ? "none (2 MiB buffers fill or exit)" : i " s"),
+                    $2, $4 / 1000, $6 / 1000, $8 / 1000, $10 / 1000, $14 }'
+        done
+    done
+    echo
+    log "latency: cost of the flush interval on 'app work $SCALE', $ROUNDS rounds"
+    cfg_setup() { cfg_setup_lat "$@"; }
+    rounds flush i-none i-1 i-0.1 i-0.01
+    local mw mc n ok dr by cc base
+    read -r base _ <<<"$(stats flush i-none)"
+    echo "Cost of the interval on the program: \`app work $SCALE +RTS -N2 --eventlog-sink=unix:\$W/s.sock"
+    echo "[--eventlog-flush-interval=I] -RTS\` with \`recv --retry 10 unix:\$W/s.sock -o /dev/null\`,"
+    echo "$ROUNDS rounds in shuffled order, medians."
+    echo
+    echo "| flush interval | wall s (median) | vs no interval | paired vs no interval | CPU s (user+sys) | consumer complete | units dropped |"
+    echo "|---|---|---|---|---|---|---|"
+    for i in none 1 0.1 0.01; do
+        read -r mw mc n ok dr by cc mn <<<"$(stats flush "i-$i")"
+        local pr=-
+        [ "$i" = none ] || pr=$(paired flush "i-$i" i-none | xargs printf '%.3f')
+        printf '| %s | %.3f | %s | %s | %.2f | %s | %s |\n' "$i" "$mw" \
+            "$(ratio "$mw" "$base")" "$pr" "$mc" "$ok" "$dr"
+    done
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+# ---------------------------------------------------------------------------
+# 5. Memory
+# ---------------------------------------------------------------------------
+
+# child_of PID: the first child of PID (the program under /usr/bin/time).
+child_of() {
+    local i c
+    for i in $(seq 1 500); do
+        c=$(awk '{ print $1 }' "/proc/$1/task/$1/children" 2>/dev/null)
+        if [ -n "$c" ]; then
+            echo "$c"
+            return 0
+        fi
+        sleep 0.01
+    done
+    die "no child of $1"
+}
+
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+section_memory() {
+    local t0=$SECONDS timer=() names=(stalled nocons noel) n spid
+    local opts="buffer=32M&policy=drop&linger=1"
+    if [ -x /usr/bin/time ]; then timer=(/usr/bin/time -v -o); fi
+    log "memory: $MEM_SECS s of about $MEM_RATE events/s, three programs at once"
+    rm -f "$W/m1.sock" "$W/m2.sock"
+    "$LAT" stall --retry 10 "unix:$W/m1.sock" 2>"$W/mem-stall.err" &
+    spid=$!
+    bg_pids+=("$spid")
+    declare -A tpid ppid
+    for n in "${names[@]}"; do
+        local rts=(-N2)
+        case $n in
+            stalled) rts+=("--eventlog-sink=unix:$W/m1.sock?$opts") ;;
+            nocons) rts+=("--eventlog-sink=unix:$W/m2.sock?$opts") ;;
+        esac
+        if [ "${#timer[@]}" -gt 0 ]; then
+            "${timer[@]}" "$W/mem-$n.time" "$APP" steady "$MEM_SECS" "$MEM_RATE" \
+                +RTS "${rts[@]}" -RTS >"$W/mem-$n.out" 2>"$W/mem-$n.err" &
+            tpid[$n]=$!
+            ppid[$n]=$(child_of "${tpid[$n]}")
+        else
+            "$LAT" run -p "$W/mem-$n.pid" -o "$W/mem-$n.res" -- "$APP" steady "$MEM_SECS" \
+                "$MEM_RATE" +RTS "${rts[@]}" -RTS >"$W/mem-$n.out" 2>"$W/mem-$n.err" &
+            tpid[$n]=$!
+            sleep 0.2
+            ppid[$n]=$(cat "$W/mem-$n.pid")
+        fi
+        bg_pids+=("${tpid[$n]}")
+    done
+    # Sample VmRSS and VmHWM every 5 s while they run.
+    local start=$EPOCHREALTIME t next=0 row
+    : >"$W/mem.samples"
+    while :; do
+        t=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
+        if [ "$t" -ge "$next" ]; then
+            row="$t"
+            for n in "${names[@]}"; do
+                row="$row $(status_kb "${ppid[$n]}" VmRSS || true) $(status_kb "${ppid[$n]}" VmHWM || true)"
+            done
+            echo "$row" >>"$W/mem.samples"
+            next=$((next + 5))
+            [ "$t" -lt "$MEM_SECS" ] || break
+        fi
+        kill -0 "${ppid[stalled]}" 2>/dev/null || break
+        sleep 0.2
+    done
+    for n in "${names[@]}"; do
+        wait "${tpid[$n]}" || die "memory: $n exited badly: $(tail -n 3 "$W/mem-$n.err")"
+    done
+    kill "$spid" 2>/dev/null
+    wait "$spid" 2>/dev/null
+    echo "### 5. Memory"
+    echo
+    echo "\`app steady $MEM_SECS $MEM_RATE +RTS -N2 SINK -RTS\`: about $MEM_RATE user events a second"
+    echo "(two threads, batches every 10 ms) for $MEM_SECS s, the three programs at once:"
+    echo
+    echo "* stalled: \`--eventlog-sink='unix:\$W/m1.sock?$opts'\` with a consumer that connects"
+    echo "  and never reads (\`latency stall unix:\$W/m1.sock\`, bench/latency.c);"
+    echo "* no consumer: \`--eventlog-sink='unix:\$W/m2.sock?$opts'\`, nobody connects;"
+    echo "* no eventlog."
+    echo
+    echo "RSS in MiB from /proc/PID/status (VmRSS current, VmHWM peak), sampled every 5 s:"
+    echo
+    echo "| t s | stalled RSS | stalled peak | no consumer RSS | no consumer peak | no eventlog RSS | no eventlog peak |"
+    echo "|---|---|---|---|---|---|---|"
+    awk '{ printf "| %s |", $1; for (i = 2; i <= 7; i++) printf " %s |", ($i == "" ? "-" : sprintf("%.1f", $i / 1024)); printf "\n" }' "$W/mem.samples"
+    echo
+    echo "| program | max RSS MiB (time -v / wait4) | user events | exit report on stderr |"
+    echo "|---|---|---|---|"
+    local mx ev rep lab
+    for n in "${names[@]}"; do
+        if [ -f "$W/mem-$n.time" ]; then
+            mx=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$W/mem-$n.time")
+        else
+            mx=$(awk '{ printf "%.1f", $4 / 1024 }' "$W/mem-$n.res")
+        fi
+        ev=$(grep -Eo '[0-9]+' "$W/mem-$n.out" | head -n 1)
+        rep=$(grep -E 'dropped' "$W/mem-$n.err" | head -n 1 | sed 's/|/\\|/g')
+        case $n in stalled) lab="stalled consumer" ;; nocons) lab="no consumer" ;; noel) lab="no eventlog" ;; esac
+        echo "| $lab | $mx | ${ev:--} | ${rep:--} |"
+    done
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+# ---------------------------------------------------------------------------
+# 6. Idle cost
+# ---------------------------------------------------------------------------
+
+section_idle() {
+    local t0=$SECONDS names=(noel file unix unix-flush file-flush) n hz
+    hz=$(getconf CLK_TCK)
+    log "idle: $IDLE_SECS s, five programs at once"
+    declare -A rpid ppid last
+    for n in "${names[@]}"; do
+        local rts=(-N2)
+        rm -f "$W/idle-$n.sock"
+        case $n in
+            file) rts+=(-l "-ol$W/idle-$n.eventlog") ;;
+            file-flush) rts+=(-l "-ol$W/idle-$n.eventlog" --eventlog-flush-interval=0.1) ;;
+            unix) rts+=("--eventlog-sink=unix:$W/idle-$n.sock?wait=10") ;;
+            unix-flush) rts+=("--eventlog-sink=unix:$W/idle-$n.sock?wait=10" --eventlog-flush-interval=0.1) ;;
+        esac
+        case $n in
+            unix*)
+                "$LAT" run -o "$W/idle-$n.recv.res" -- "$TOOL" recv --retry 10 -o /dev/null \
+                    "unix:$W/idle-$n.sock" >/dev/null 2>"$W/idle-$n.recv.err" &
+                rpid[$n]=$!
+                bg_pids+=("${rpid[$n]}") ;;
+        esac
+        "$LAT" run -p "$W/idle-$n.pid" -o "$W/idle-$n.res" -- "$APP" idle "$IDLE_SECS" \
+            +RTS "${rts[@]}" -RTS >"$W/idle-$n.out" 2>"$W/idle-$n.err" &
+        bg_pids+=("$!")
+    done
+    sleep 0.5
+    for n in "${names[@]}"; do ppid[$n]=$(cat "$W/idle-$n.pid"); done
+    # /proc/PID/stat utime+stime (fields 14 and 15, clock ticks), the last
+    # sample before each program exits.
+    local alive=1 s
+    while [ "$alive" -eq 1 ]; do
+        alive=0
+        for n in "${names[@]}"; do
+            s=$(sed 's/^.*) //' "/proc/${ppid[$n]}/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+            if [ -n "$s" ]; then last[$n]=$s; alive=1; fi
+        done
+        sleep 1
+    done
+    wait 2>/dev/null
+    echo "### 6. Idle cost"
+    echo
+    echo "\`app idle $IDLE_SECS +RTS -N2 SINK -RTS\` (wakes every 100 ms, does nothing), five programs"
+    echo "at once; CPU seconds of the program from wait4's rusage (and /proc/PID/stat utime+stime,"
+    echo "last sample before exit, 1/$hz s ticks), and of the consumer where there is one."
+    echo
+    echo "| configuration | program CPU s (rusage) | program CPU s (/proc stat) | wall s | consumer CPU s |"
+    echo "|---|---|---|---|---|"
+    local lab
+    for n in "${names[@]}"; do
+        case $n in
+            noel) lab="no eventlog" ;;
+            file) lab="-l (file)" ;;
+            file-flush) lab="-l --eventlog-flush-interval=0.1" ;;
+            unix) lab="unix: sink + recv" ;;
+            unix-flush) lab="unix: sink + recv, --eventlog-flush-interval=0.1" ;;
+        esac
+        local rc=-
+        [ ! -f "$W/idle-$n.recv.res" ] || rc=$(awk '{ printf "%.3f", $2 + $3 }' "$W/idle-$n.recv.res")
+        awk -v l="$lab" -v p="${last[$n]:-0}" -v hz="$hz" -v rc="$rc" \
+            '{ printf "| %s | %.3f | %.2f | %.2f | %s |\n", l, $2 + $3, p / hz, $1, rc }' "$W/idle-$n.res"
+    done
+    echo
+    echo "Sinks: \`--eventlog-sink='unix:\$W/idle-N.sock?wait=10'\` with"
+    echo "\`recv --retry 10 -o /dev/null unix:\$W/idle-N.sock\`; -l writes \`-ol\$W/idle-N.eventlog\`."
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+# ---------------------------------------------------------------------------
+
+build
+: >"$W/runs.tsv"
+machine
+for s in "$@"; do
+    "section_$s"
+done
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
