@@ -185,6 +185,13 @@ static void ghc_stop(void)
     pthread_mutex_unlock(&ghc_lock);
     if (w != NULL)
         els_writer_close(w);
+    /* Units the RTS handed over while no sink was open (a forked child,
+     * whose eventlog is not streamed) are lost too: say so. */
+    uint_fast64_t orphans = atomic_exchange(&ghc_orphan_units, 0);
+    if (orphans > 0)
+        elsi_log(ELS_LOG_WARN, "discarded %llu eventlog units written while "
+                 "no sink was open (process %ld)", (unsigned long long)orphans,
+                 (long)getpid());
 }
 
 static const EventLogWriter ghc_writer = {

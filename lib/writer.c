@@ -123,11 +123,10 @@ struct els_writer {
     const struct els_sink_ops *ops;
     void *sink;
     char endpoint[256];
-    pid_t owner_pid;
 
     pthread_mutex_t lock;
     pthread_cond_t room;        /* producers waiting for room */
-    pthread_cond_t changed;     /* consumer attached, thread finished */
+    pthread_cond_t changed;     /* a consumer attached (wait=) */
     struct elsi_ring ring;
     uint64_t max_unit_seen;
 
@@ -147,7 +146,6 @@ struct els_writer {
     bool flush_requested;
     bool stopping;
     uint64_t stop_deadline_ms;
-    bool thread_done;
     bool forked;                /* this copy lives in a forked child */
     bool sink_closed;           /* ops->close already called */
 
@@ -1223,8 +1221,6 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->lock);
     w->consumers = NULL;
     w->st.consumers_connected = 0;
-    w->thread_done = true;
-    pthread_cond_broadcast(&w->changed);
     pthread_cond_broadcast(&w->room);
     pthread_mutex_unlock(&w->lock);
     free(pfds);
@@ -1291,7 +1287,6 @@ int els_writer_open(const char *spec, struct els_writer **out,
     pthread_mutex_init(&w->lock, NULL);
     init_monotonic_cond(&w->room);
     init_monotonic_cond(&w->changed);
-    w->owner_pid = getpid();
     w->dial_backoff_ms = DIAL_BACKOFF_MIN_MS;
 
     int r = elsi_spec_parse(spec, &w->spec, err, err_len);

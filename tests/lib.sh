@@ -304,6 +304,34 @@ patched_ghc_lib() {
     "$ELS_PATCHED_GHC" "$@" -L"$ELS_LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$ELS_LIBDIR"
 }
 
+# newer_than_patched_build PROG SRC: true when PROG exists and is newer than
+# SRC, the library and the patched RTS it was linked with (no rebuild due).
+newer_than_patched_build() {
+    local prog=$1 dep
+    shift
+    [ -x "$prog" ] || return 1
+    for dep in "$@" "$ELS_SHLIB" "$ELS_PATCHED_GHC" \
+               "$ELS_PATCHED_RTS_DIR"/lib/rts/libHSrts*.a; do
+        [ -e "$dep" ] || continue
+        [ "$prog" -nt "$dep" ] || return 1
+    done
+    return 0
+}
+
+# setup_live_service_test: the common start of the patched-RTS tests: skip
+# (77) without the receiver, GHC, ghc-events or the patched RTS; make the
+# temporary directory T; build examples/live-service (LIVE_SERVICE).
+setup_live_service_test() {
+    require_tool
+    require_ghc
+    require_patched_rts
+    make_tmpdir
+    build_live_service
+    note "program: $LIVE_SERVICE"
+    T=$ELS_TMP
+    PROGRAM_LABEL=live-service
+}
+
 # build_live_service: compile examples/live-service with the patched RTS
 # (-threaded -eventlog -rtsopts) and the built shared library, once per
 # build tree: cached in $ELS_TOP_BUILDDIR/examples/live-service/out and
@@ -312,7 +340,7 @@ patched_ghc_lib() {
 build_live_service() {
     local src=$ELS_TOP_SRCDIR/examples/live-service/Main.hs
     local out=$ELS_TOP_BUILDDIR/examples/live-service/out
-    local prog=$out/live-service dep fresh=1 log
+    local prog=$out/live-service log
     log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-live-service.log
     mkdir -p "$out" || fail "cannot create $out"
     (
@@ -320,13 +348,7 @@ build_live_service() {
             exec 9>"$out/.build.lock"
             flock 9
         fi
-        [ -x "$prog" ] || fresh=0
-        for dep in "$src" "$ELS_SHLIB" "$ELS_PATCHED_GHC" \
-                   "$ELS_PATCHED_RTS_DIR"/lib/rts/libHSrts*.a; do
-            [ -e "$dep" ] || continue
-            [ "$fresh" -eq 1 ] && [ "$prog" -nt "$dep" ] || fresh=0
-        done
-        [ "$fresh" -eq 1 ] && exit 0
+        ! newer_than_patched_build "$prog" "$src" || exit 0
         # The source directory is read-only under distcheck: compile a
         # copy in a work directory, move the program into place in one
         # step (a concurrent reader never sees half a file).
@@ -620,14 +642,7 @@ build_tiny_program() {
     (
         if command -v flock >/dev/null 2>&1; then exec 9>"$dir/.lock"; flock 9; fi
         p=$dir/$name
-        fresh=1
-        [ -x "$p" ] || fresh=0
-        for dep in "${BASH_SOURCE[0]}" "$ELS_SHLIB" "$ELS_PATCHED_GHC" \
-                   "$ELS_PATCHED_RTS_DIR"/lib/rts/libHSrts*.a; do
-            [ -e "$dep" ] || continue
-            [ "$fresh" -eq 1 ] && [ "$p" -nt "$dep" ] || fresh=0
-        done
-        [ "$fresh" -eq 1 ] && exit 0
+        ! newer_than_patched_build "$p" "${BASH_SOURCE[0]}" || exit 0
         rm -rf "$dir/work-$name"
         mkdir -p "$dir/work-$name"
         printf '%s\n' 'import Debug.Trace (traceEventIO)' 'main :: IO ()' \

@@ -26,16 +26,9 @@ set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
 
-require_tool
-require_ghc
-require_patched_rts
-make_tmpdir
-build_live_service
-note "program: $LIVE_SERVICE"
+setup_live_service_test
 
 N=100000
-T=$ELS_TMP
-PROGRAM_LABEL=live-service
 ghc_version=$("$ELS_PATCHED_GHC" --numeric-version) || fail "$ELS_PATCHED_GHC --numeric-version failed"
 
 # ---------------------------------------------------------------------------

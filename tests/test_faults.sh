@@ -26,15 +26,8 @@ set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
 
-require_tool
-require_ghc
-require_patched_rts
-make_tmpdir
-build_live_service
-note "program: $LIVE_SERVICE"
+setup_live_service_test
 
-T=$ELS_TMP
-PROGRAM_LABEL=live-service
 R=${ELS_FAULT_RECONNECTS:-30}
 mnt=
 
