@@ -49,7 +49,7 @@
  * 64 bytes less keeps the block under 2 MiB. */
 #define BENCH_UNIT_MAX (2u * 1024 * 1024)
 #define BENCH_READ_BUF (1u * 1024 * 1024)
-/* The fifo sink asks for a 1 MiB pipe (lib/sink_fifo.c); the raw pipe gets
+/* The fifo sink asks for a 1 MiB pipe (lib/sinks/fifo.c); the raw pipe gets
  * the same so that the ratio measures the library, not the pipe size. */
 #define BENCH_PIPE_SIZE (1024 * 1024)
 #define BENCH_MAX_PRODUCERS 16

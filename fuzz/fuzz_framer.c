@@ -1,6 +1,6 @@
 /*
  * fuzz_framer.c: libFuzzer target for the stream framer and the unit
- * classifier (lib/evformat.c), the code that reads eventlog bytes from
+ * classifier (lib/format/evformat.c), the code that reads eventlog bytes from
  * outside: `eventlog-sink recv` runs every byte it receives through the
  * framer, and the writer classifies every unit the RTS hands it.
  *
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
-#include "evformat.h"
+#include "format/evformat.h"
 #include "fuzz.h"
 
 /* Byte-at-a-time feeding costs one call per byte: bounded. */

@@ -1,6 +1,6 @@
 /*
  * fuzz_note.c: libFuzzer target for the in-band note encoder
- * (elsi_note_encode() in lib/evformat.c), the one place the library writes
+ * (elsi_note_encode() in lib/format/evformat.c), the one place the library writes
  * eventlog bytes of its own into a consumer's stream.  A note carries text
  * that can come from outside (a spec quoted in a loss message), so every
  * message must give a block that any reader parses.
@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
-#include "evformat.h"
+#include "format/evformat.h"
 #include "fuzz.h"
 #include "../tests/evgen.h"
 

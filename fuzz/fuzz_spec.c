@@ -1,12 +1,12 @@
 /*
- * fuzz_spec.c: libFuzzer target for the sink spec parser (lib/spec.c).
+ * fuzz_spec.c: libFuzzer target for the sink spec parser (lib/sinks/spec.c).
  *
  * The input, NUL-terminated, is a spec as a user would type it after
  * --eventlog-sink= or in EVENTLOG_SINK.  It goes through elsi_spec_parse()
  * (with a roomy error buffer, an exactly sized tiny one and none at all),
  * els_spec_check(), and, when it parses, the helpers the sinks' open()
  * applies to the result: elsi_spec_sink_args(), els_sink_option(),
- * elsi_sink_mode() and the address parsers of lib/address.c.  Besides "no
+ * elsi_sink_mode() and the address parsers of lib/sinks/address.c.  Besides "no
  * crash, no leak, no sanitizer report" it checks what spec.h promises: the
  * documented codes only, *out left empty on failure, every field of a
  * parsed spec within its documented range, the options exactly those the
@@ -21,8 +21,8 @@
 #include <sys/un.h>
 
 #include "eventlog-sink.h"
-#include "address.h"
-#include "spec.h"
+#include "sinks/address.h"
+#include "sinks/spec.h"
 #include "fuzz.h"
 
 static const char *const fuzz_spec_options[] = {

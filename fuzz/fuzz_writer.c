@@ -1,6 +1,6 @@
 /*
  * fuzz_writer.c: libFuzzer target for the writer's handling of units
- * (lib/writer.c, lib/ring.c): what reaches a consumer when the units, their
+ * (lib/deliver/writer.c, lib/queue/ring.c): what reaches a consumer when the units, their
  * sizes, their order, the sink's failures and its stalls are chosen by the
  * fuzzer.  Consumers' own input needs no target: the writer reads it only
  * to discard it (and to notice end of input), and parses none of it.
@@ -35,7 +35,7 @@
 #include <time.h>
 
 #include "eventlog-sink.h"
-#include "evformat.h"
+#include "format/evformat.h"
 #include "fuzz.h"
 #include "../tests/evgen.h"
 

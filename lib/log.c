@@ -10,6 +10,7 @@
  * thread and from RTS threads alike.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -122,6 +124,41 @@ static void log_default_hook(void *user, enum els_log_level level,
     errno = saved_errno;
 }
 
+static void log_vformat(char *msg, size_t size, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(msg, size, fmt, ap);
+    if (n < 0) {
+        snprintf(msg, size, "(unformattable message: %s)", fmt);
+    } else if ((size_t)n >= size) {
+        memcpy(msg + size - 4, "...", 4);
+    }
+}
+
+void elsi_log_limited(struct elsi_ratelimit *rl, unsigned interval_ms,
+                      enum els_log_level level, const char *fmt, ...)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    if (now < rl->next_ms) {
+        rl->suppressed++;
+        return;
+    }
+    rl->next_ms = now + interval_ms;
+    char msg[LOG_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    log_vformat(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (rl->suppressed > 0) {
+        uint64_t n = rl->suppressed;
+        rl->suppressed = 0;
+        elsi_log(level, "%s (%" PRIu64 " similar messages suppressed)", msg, n);
+    } else {
+        elsi_log(level, "%s", msg);
+    }
+}
+
 void elsi_log(enum els_log_level level, const char *fmt, ...)
 {
     /* Once first: EVENTLOG_SINK_DEBUG may raise the hint. */
@@ -134,13 +171,8 @@ void elsi_log(enum els_log_level level, const char *fmt, ...)
     char msg[LOG_MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    log_vformat(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        snprintf(msg, sizeof msg, "(unformattable message: %s)", fmt);
-    } else if ((size_t)n >= sizeof msg) {
-        memcpy(msg + sizeof msg - 4, "...", 4);
-    }
     /* Hooks are promised single lines without a trailing newline; messages
      * often quote user-supplied specs, which may contain anything. */
     size_t len = strlen(msg);

@@ -8,6 +8,7 @@
 #define ELS_LOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "eventlog-sink.h"
 
@@ -18,6 +19,20 @@
 #endif
 
 void elsi_log(enum els_log_level level, const char *fmt, ...) ELSI_PRINTF(2, 3);
+
+/* A message that can repeat for as long as a fault lasts (a failing sink,
+ * accept() out of descriptors, a consumer refused) goes through a rate
+ * limit: at most one line per interval_ms, and the next line that gets
+ * through says how many were suppressed.  A struct elsi_ratelimit starts
+ * zeroed and belongs to one thread (or is used under its owner's lock). */
+struct elsi_ratelimit {
+    uint64_t next_ms;           /* CLOCK_MONOTONIC ms of the next allowed line */
+    uint64_t suppressed;        /* lines held back since the last one */
+};
+
+void elsi_log_limited(struct elsi_ratelimit *rl, unsigned interval_ms,
+                      enum els_log_level level, const char *fmt, ...)
+    ELSI_PRINTF(4, 5);
 
 /* Write one formatted line into err (if err != NULL and err_len > 0) and
  * return code, so that failure paths read `return elsi_fail(...)`. */

@@ -119,8 +119,8 @@ fi
 # Build
 # ---------------------------------------------------------------------------
 
-lib_sources=(error log spec address fdutil registry ring evformat writer
-             sink_unix sink_tcp sink_fifo sink_file)
+# Every library source but the GHC glue (lib/ghc/ needs the RTS headers).
+mapfile -t lib_sources < <(cd "$top/lib" && find . -name '*.c' ! -path './ghc/*' | sed 's|^\./||; s|\.c$||' | sort)
 
 # The stamp holds the compiler, its flags and the newest input's time; any
 # change rebuilds everything (a full build takes seconds).
@@ -138,7 +138,7 @@ if [ "$built" -eq 0 ] || [ "$(cat "$build/stamp" 2>/dev/null)" != "$stamp" ]; th
     # Pairs of source and object, compiled $jobs at a time.
     srcs=()
     for s in "${lib_sources[@]}"; do
-        srcs+=("$top/lib/$s.c" "$build/obj/$s.o")
+        srcs+=("$top/lib/$s.c" "$build/obj/${s//\//_}.o")
     done
     for t in "${all_targets[@]}"; do
         srcs+=("$top/fuzz/fuzz_$t.c" "$build/obj/fuzz_$t.o")
@@ -163,7 +163,7 @@ if [ "$built" -eq 0 ] || [ "$(cat "$build/stamp" 2>/dev/null)" != "$stamp" ]; th
     fi
     lib_objs=()
     for s in "${lib_sources[@]}"; do
-        lib_objs+=("$build/obj/$s.o")
+        lib_objs+=("$build/obj/${s//\//_}.o")
     done
     for t in "${all_targets[@]}"; do
         "$cc" -fsanitize=fuzzer,address,undefined -pthread \

@@ -6,7 +6,7 @@
  * connects to a UNIX or TCP socket (or opens a FIFO), or with --listen
  * waits on one for the single producer that a unix-connect or tcp-connect
  * sink sends from, copies the eventlog stream it reads to a file or
- * standard output, runs every byte through the framer of lib/evformat.c,
+ * standard output, runs every byte through the framer of lib/format/evformat.c,
  * and says in its exit status whether the stream was complete and well
  * formed.  It does not interpret events (use ghc-events for that), serves
  * one stream per run (it is a test and capture tool, not a collector
@@ -43,9 +43,9 @@
 #include <unistd.h>
 
 #include "eventlog-sink.h"
-#include "address.h"
-#include "evformat.h"
-#include "fdutil.h"
+#include "sinks/address.h"
+#include "format/evformat.h"
+#include "sinks/fdutil.h"
 
 #if defined(PACKAGE_VERSION)
 #define TOOL_VERSION PACKAGE_VERSION
@@ -448,7 +448,7 @@ struct recv_listener {
 };
 
 /* Make the socket path free for bind(), by the rule the unix sink follows
- * (lib/sink_unix.c): nothing there, or a socket nobody accepts on, which
+ * (lib/sinks/unix.c): nothing there, or a socket nobody accepts on, which
  * is left over from a process that died and is removed.  A socket someone
  * listens on, and anything that is not a socket, is refused: replacing it
  * would take over another collector's address or destroy a user's file.
@@ -511,7 +511,7 @@ static int recv_unix_clear(const struct recv_target *t, char *err,
 /* Close the listener; remove the socket file only if it is still the one
  * we bound (someone may have replaced it meanwhile).  The comparison runs
  * while our socket is open, so its inode number cannot have been reused
- * (see unix_listen_close() in lib/sink_unix.c for the same argument). */
+ * (see unix_listen_close() in lib/sinks/unix.c for the same argument). */
 static void recv_listener_close(struct recv_listener *l,
                                 const struct recv_target *t)
 {
@@ -565,7 +565,7 @@ static int recv_listen_unix(struct recv_listener *l,
     l->owner = getpid();
     /* Mode 0600 before listen(): until then every connect() is refused,
      * so the wider mode bind() gave the file never grants anything.  See
-     * Note [Socket file permissions] in lib/sink_unix.c. */
+     * Note [Socket file permissions] in lib/sinks/unix.c. */
     if (chmod(path, 0600) < 0) {
         rc = -errno;
         snprintf(err, err_len, "cannot set mode 0600 on %s: %s", path,

@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "log.h"
-#include "sinks.h"
-#include "spec.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 /* How much of the spec a message quotes before cutting it with "...": long
  * enough for any sensible spec, short enough that the reason after it

@@ -30,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "address.h"
-#include "fdutil.h"
+#include "sinks/address.h"
+#include "sinks/fdutil.h"
 
 int elsi_socket_nb(int domain, int type)
 {

@@ -29,11 +29,11 @@
 #include <unistd.h>
 
 #include "eventlog-sink.h"
-#include "evformat.h"
-#include "fdutil.h"
+#include "format/evformat.h"
+#include "sinks/fdutil.h"
 #include "log.h"
-#include "ring.h"
-#include "spec.h"
+#include "queue/ring.h"
+#include "sinks/spec.h"
 
 /*
  * Note [Queue locking]

@@ -5,7 +5,7 @@
  */
 #include "check.h"
 #include "eventlog-sink.h"
-#include "ring.h"
+#include "queue/ring.h"
 
 static void fill(struct iovec iov[2], uint8_t start)
 {

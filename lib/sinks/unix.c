@@ -19,11 +19,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "address.h"
-#include "fdutil.h"
+#include "sinks/address.h"
+#include "sinks/fdutil.h"
 #include "log.h"
-#include "sinks.h"
-#include "spec.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 #define UNIX_BACKLOG 16
 #define UNIX_DEFAULT_MODE 0600

@@ -1,5 +1,5 @@
 /*
- * test_registry.c: the sink registry (lib/registry.c).
+ * test_registry.c: the sink registry (lib/sinks/registry.c).
  *
  * The built-in schemes are present from the first call; every validation
  * rule of els_sink_register() refuses a table that breaks it (and logs
@@ -12,8 +12,8 @@
 #include "check.h"
 #include "eventlog-sink.h"
 #include "log.h"
-#include "sinks.h"
-#include "spec.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 static int t_open(void **sink, const struct els_sink_args *args)
 {

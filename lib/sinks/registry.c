@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "log.h"
-#include "sinks.h"
-#include "spec.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 /* Enough for the built-ins and any realistic set of custom sinks; the
  * registry never shrinks, so a fixed array keeps lookups allocation-free. */

@@ -16,7 +16,7 @@
 
 #include "eventlog-sink/ghc.h"
 #include "log.h"
-#include "sinks.h"
+#include "sinks/sinks.h"
 
 /*
  * Note [Patched and stock RTS]

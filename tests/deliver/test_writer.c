@@ -16,7 +16,7 @@
 #include "check.h"
 #include "evgen.h"
 #include "eventlog-sink.h"
-#include "evformat.h"
+#include "format/evformat.h"
 
 // ---------------------------------------------------------------------------
 // Helpers

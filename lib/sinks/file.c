@@ -17,10 +17,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "fdutil.h"
+#include "sinks/fdutil.h"
 #include "log.h"
-#include "sinks.h"
-#include "spec.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 /* Like open(2)'s usual 0666 & ~umask, minus group/other write. */
 #define FILE_DEFAULT_MODE 0644

@@ -1,5 +1,5 @@
 /*
- * test_spec.c: spec parsing (lib/spec.c), and the message plumbing every
+ * test_spec.c: spec parsing (lib/sinks/spec.c), and the message plumbing every
  * refusal goes through (lib/error.c, lib/log.c).
  *
  * Each refusal is checked for its code and for a message that quotes the
@@ -14,8 +14,8 @@
 #include "check.h"
 #include "eventlog-sink.h"
 #include "log.h"
-#include "sinks.h"
-#include "spec.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TEST_LSAN 1

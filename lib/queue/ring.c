@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
-#include "ring.h"
+#include "queue/ring.h"
 
 int elsi_ring_init(struct elsi_ring *r, uint64_t cap_bytes, uint64_t max_units)
 {

@@ -1,5 +1,5 @@
 /*
- * test_sink_unix.c: the "unix" and "unix-connect" sinks, called through
+ * test_unix.c: the "unix" and "unix-connect" sinks, called through
  * their ops tables as the writer calls them, against real sockets in the
  * case's temporary directory; plus the socket half of fdutil (MSG_NOSIGNAL,
  * write_all).  The writer thread itself is test_writer.c's business.
@@ -18,8 +18,8 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "fdutil.h"
-#include "sinks.h"
+#include "sinks/fdutil.h"
+#include "sinks/sinks.h"
 
 static const struct els_sink_ops *const U = &elsi_sink_unix;
 static const struct els_sink_ops *const UC = &elsi_sink_unix_connect;

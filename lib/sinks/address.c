@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "address.h"
+#include "sinks/address.h"
 #include "log.h"
 
 /* How much of an address a message quotes (through elsi_quote(), since an

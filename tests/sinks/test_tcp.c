@@ -1,5 +1,5 @@
 /*
- * test_sink_tcp.c: the "tcp" and "tcp-connect" sinks, called through their
+ * test_tcp.c: the "tcp" and "tcp-connect" sinks, called through their
  * ops tables as the writer calls them, on loopback with kernel-chosen
  * ports; plus fdutil's MSG_NOSIGNAL promise on a TCP connection the peer
  * reset.  Address parsing itself is test_address.c's business.
@@ -18,8 +18,8 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "fdutil.h"
-#include "sinks.h"
+#include "sinks/fdutil.h"
+#include "sinks/sinks.h"
 
 static const struct els_sink_ops *const T = &elsi_sink_tcp;
 static const struct els_sink_ops *const TC = &elsi_sink_tcp_connect;

@@ -1,5 +1,5 @@
 /*
- * test_sink_file.c: the "file" sink, called through its ops table as the
+ * test_file.c: the "file" sink, called through its ops table as the
  * writer calls it, on real files in the case's temporary directory: created
  * or truncated at open, errors at open for paths that cannot be written,
  * and descriptors from dial() that continue one stream.
@@ -14,8 +14,8 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "fdutil.h"
-#include "sinks.h"
+#include "sinks/fdutil.h"
+#include "sinks/sinks.h"
 
 static const struct els_sink_ops *const FL = &elsi_sink_file;
 

@@ -21,10 +21,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "fdutil.h"
+#include "sinks/fdutil.h"
 #include "log.h"
-#include "sinks.h"
-#include "spec.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 #define FIFO_DEFAULT_MODE 0600
 /* See dial(). */

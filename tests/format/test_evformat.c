@@ -1,5 +1,5 @@
 /*
- * test_evformat.c: unit tests for lib/evformat.c.
+ * test_evformat.c: unit tests for lib/format/evformat.c.
  *
  * Covers unit classification (each kind, and inputs cut short, held in
  * buffers of exactly their length so that a sanitizer build catches any
@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "eventlog-sink.h"
-#include "evformat.h"
+#include "format/evformat.h"
 
 /* ------------------------------------------------------------------------
  * Stream building

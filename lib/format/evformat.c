@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
-#include "evformat.h"
+#include "format/evformat.h"
 #include "log.h"
 
 /* ------------------------------------------------------------------------

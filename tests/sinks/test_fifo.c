@@ -1,5 +1,5 @@
 /*
- * test_sink_fifo.c: the "fifo" sink, called through its ops table as the
+ * test_fifo.c: the "fifo" sink, called through its ops table as the
  * writer calls it, with real FIFOs in the case's temporary directory and
  * readers that come and go; plus the pipe half of fdutil (EPIPE with the
  * thread-directed SIGPIPE consumed, as the writer thread relies on).
@@ -17,8 +17,8 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "fdutil.h"
-#include "sinks.h"
+#include "sinks/fdutil.h"
+#include "sinks/sinks.h"
 
 static const struct els_sink_ops *const F = &elsi_sink_fifo;
 

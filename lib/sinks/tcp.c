@@ -18,11 +18,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "address.h"
-#include "fdutil.h"
+#include "sinks/address.h"
+#include "sinks/fdutil.h"
 #include "log.h"
-#include "sinks.h"
-#include "spec.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 #define TCP_BACKLOG 16
 
