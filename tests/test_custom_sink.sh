@@ -13,7 +13,7 @@
 #     file, and parses with ghc-events; no file passes size= unless it
 #     holds one block, and none was closed while the next block would
 #     have fitted; the files hold each user event exactly once, and joined
-#     (the headers of all but the first removed) they are a stream that
+#     by examples/custom-sink/join.sh they are a stream that
 #     `ghc-events validate threads` accepts;
 #   - files are created with mode 0600;
 #   - keep= removes the oldest files (and only regular files of the
@@ -22,7 +22,9 @@
 #   - stopping and starting the eventlog at runtime starts a new file for
 #     each stream;
 #   - malformed options and unusable directories stop the program at
-#     start-up with one line on stderr, exit status 1 and no file made.
+#     start-up with one line on stderr, exit status 1 and no file made;
+#   - registering from a C main before hs_init (examples/custom-sink/
+#     main.c, rotate.c built without its constructor) works as well.
 # What a single file misses for thread-state analysis (the threads created
 # in earlier files) is said in the README; the library's own delivery is
 # other tests' job.
@@ -43,27 +45,39 @@ ROTATE_LIBDIR=$ELS_TOP_BUILDDIR/examples/custom-sink/.libs
     || skip "examples/custom-sink not built: $ROTATE_LIBDIR/librotate-sink.a"
 
 # ---------------------------------------------------------------------------
-# The program: live-service's source, linked with the rotate sink (cached
-# in the build tree, rebuilt when a source, the library, the archive or
-# the patched RTS is newer).
+# The programs: live-service's source linked with the rotate sink, cached
+# in the build tree and rebuilt when a source, the library, the archive or
+# the patched RTS is newer.
 # ---------------------------------------------------------------------------
 src=$ELS_TOP_SRCDIR/examples/live-service/Main.hs
+ex=$ELS_TOP_SRCDIR/examples/custom-sink
 out=$ELS_TOP_BUILDDIR/examples/custom-sink/out
-PROG=$out/live-service-rotate
 mkdir -p "$out" || fail "cannot create $out"
-(
-    if command -v flock >/dev/null 2>&1; then exec 9>"$out/.build.lock"; flock 9; fi
-    ! newer_than_patched_build "$PROG" "$src" "$ROTATE_LIBDIR/librotate-sink.a" || exit 0
-    rm -rf "$out/work" && mkdir -p "$out/work" && cp "$src" "$out/work/Main.hs"
-    # --undefined: nothing in the program refers to the archive's only
-    # member, which the linker would otherwise leave out (and with it the
-    # constructor that registers the scheme).
-    (cd "$out/work" && patched_ghc_lib -v0 -O -threaded -eventlog -rtsopts \
-        -outputdir obj Main.hs -o live-service-rotate \
-        -L"$ROTATE_LIBDIR" -lrotate-sink -optl-Wl,--undefined=rotate_sink_register) \
-        >"$T/build.log" 2>&1 || exit 1
-    mv -f "$out/work/live-service-rotate" "$PROG" && rm -rf "$out/work"
-) || fail_showing "$T/build.log" "could not build live-service with the rotate sink"
+
+# build NAME GHC-ARGS...: compile Main.hs with GHC-ARGS into $out/NAME.
+build() {
+    local name=$1
+    shift
+    (
+        if command -v flock >/dev/null 2>&1; then exec 9>"$out/.build.lock"; flock 9; fi
+        ! newer_than_patched_build "$out/$name" "$src" "$ex/rotate.c" "$ex/main.c" \
+            "$ROTATE_LIBDIR/librotate-sink.a" || exit 0
+        rm -rf "$out/work" && mkdir -p "$out/work" && cp "$src" "$out/work/Main.hs"
+        (cd "$out/work" && patched_ghc_lib -v0 -O -threaded -eventlog -rtsopts \
+            -outputdir obj Main.hs -o "$name" "$@") >"$T/build-$name.log" 2>&1 || exit 1
+        mv -f "$out/work/$name" "$out/$name" && rm -rf "$out/work"
+    ) || fail_showing "$T/build-$name.log" "could not build $name"
+}
+
+# The archive's constructor registers the scheme.  --undefined: nothing in
+# the program refers to the archive's only member, which the linker would
+# otherwise leave out, and the constructor with it.
+build live-service-rotate -L"$ROTATE_LIBDIR" -lrotate-sink \
+    -optl-Wl,--undefined=rotate_sink_register
+# A C main registers it before hs_init (examples/custom-sink/main.c).
+build live-service-rotate-cmain -no-hs-main -I"$ELS_INCLUDEDIR" -I"$ex" \
+    "$ex/main.c" "$ex/rotate.c" -optc-DROTATE_NO_CONSTRUCTOR
+PROG=$out/live-service-rotate
 PROGRAM_LABEL=live-service-rotate
 
 # run NAME SPEC ARGS...: run the program with ARGS and
@@ -160,15 +174,6 @@ check_files() {
     note "$name: ${#cf_files[@]} files, $cf_streams streams, $(wc -l <"$T/$name.user") user events"
 }
 
-# join OUT FILE...: the stream the files of one stream came from: the
-# first file, then each other file without its header.
-join() {
-    local out=$1 first=$2 f h
-    shift 2
-    h=$(stream_header_len "$first") || return 1
-    { cat "$first"; for f in "$@"; do tail -c +$((h + 1)) "$f"; done; } >"$out"
-}
-
 # ---------------------------------------------------------------------------
 # 1. Rotation: every user event of a run, exactly once, in files that each
 #    parse.  The flush interval makes blocks smaller than size=, so files
@@ -192,7 +197,8 @@ bad=$(awk -v n="$N" '
     END { print (bad + 0) " " (k + 0) }' "$T/r1.user")
 [ "$bad" = "0 $N" ] \
     || fail "r1: the files hold user events 'bad distinct' = '$bad', expected '0 $N' (each of 1..$N once)"
-join "$T/r1.joined" "${cf_files[@]}" || fail "r1: cannot join the files"
+bash "$ELS_TOP_SRCDIR/examples/custom-sink/join.sh" "${cf_files[@]}" >"$T/r1.joined" \
+    || fail "r1: examples/custom-sink/join.sh could not join the files"
 "$GHC_EVENTS" validate threads "$T/r1.joined" >"$T/r1.validate" 2>&1
 head -n 1 "$T/r1.validate" | grep -q '^Valid event log' \
     || fail_showing "$T/r1.validate" "r1: the joined files are not a valid stream for 'ghc-events validate threads'"
@@ -285,3 +291,14 @@ link/app|$T/link is a symbolic link
 EOF
 [ "$i" -eq 16 ] || fail "ran $i refusal cases, expected 16"
 note "refusals: $i cases"
+
+# ---------------------------------------------------------------------------
+# 5. Registered from a C main before hs_init instead of a constructor.
+# ---------------------------------------------------------------------------
+mkdir "$T/r5"
+PROG=$out/live-service-rotate-cmain PROGRAM_LABEL=live-service-rotate-cmain
+run r5 "rotate:$T/r5/app?policy=block" burst 1000
+check_program r5 "$prog_rc" "emitted 1000 user events"
+check_files r5 "$T/r5" $((256 * 1024 * 1024))
+[ "$(grep -c '^live-service burst ' "$T/r5.user")" -eq 1000 ] \
+    || fail "r5: $(grep -c '^live-service burst ' "$T/r5.user") user events, expected 1000"

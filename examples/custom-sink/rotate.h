@@ -22,7 +22,8 @@ extern "C" {
 /* Register the scheme with libeventlog-sink: 0 or a negative code (see
  * els_sink_register()).  rotate.c calls it from an ELF constructor, so a
  * program that links rotate.c needs no call of its own; a C main may call
- * it too (ELS_EEXIST then says it is registered already). */
+ * it too, before hs_init() (ELS_EEXIST then says it is registered
+ * already), or alone when rotate.c is built with -DROTATE_NO_CONSTRUCTOR. */
 int rotate_sink_register(void);
 
 #ifdef __cplusplus
