@@ -24,7 +24,10 @@
 #   - malformed options and unusable directories stop the program at
 #     start-up with one line on stderr, exit status 1 and no file made;
 #   - registering from a C main before hs_init (examples/custom-sink/
-#     main.c, rotate.c built without its constructor) works as well.
+#     main.c, rotate.c built without its constructor) works as well;
+#   - under a file size limit below size= (EFBIG) the sink moves to the
+#     next file and loses nothing; below one block, the lost units are
+#     said on stderr, counted and announced in the files.
 # What a single file misses for thread-state analysis (the threads created
 # in earlier files) is said in the README; the library's own delivery is
 # other tests' job.
@@ -127,6 +130,7 @@ walk() {
     done
     w_body=$off
     [ "$w_blocks" -gt 0 ] || { w_why="$f: no block"; return 1; }
+    return 0
 }
 
 # files DIR: the rotate files of prefix app in DIR, oldest first.
@@ -141,14 +145,15 @@ number() {
     echo $((10#${b%.eventlog}))
 }
 
-# check_files NAME DIR SIZE: every file in DIR passes walk, starts with the
-# first file's header, parses with ghc-events, keeps to SIZE bytes unless
-# it holds one block, and was not closed while the next file's first block
-# would have fitted (files of one stream: a file ending with DATA_END ends
-# its stream).  Sets cf_files (the list), cf_streams (files ending with
+# check_files NAME DIR SIZE [lossy]: every file in DIR passes walk, starts
+# with the first file's header, parses with ghc-events, keeps to SIZE bytes
+# unless it holds one block, and (unless lossy: a unit that failed was not
+# written) was not closed while the next file's first block would have
+# fitted (files of one stream: a file ending with DATA_END ends its
+# stream).  Sets cf_files (the list), cf_streams (files ending with
 # DATA_END); the user events of all files go to $T/NAME.user.
 check_files() {
-    local name=$1 dir=$2 size=$3 f prev= prev_body=0 prev_end=1 i=0
+    local name=$1 dir=$2 size=$3 lossy=${4:-} f prev= prev_body=0 prev_end=1 i=0
     mapfile -t cf_files < <(files "$dir")
     [ "${#cf_files[@]}" -gt 0 ] || fail "$name: no file in $dir"
     cf_streams=0
@@ -159,7 +164,7 @@ check_files() {
             || fail "$name: $f does not start with the header of ${cf_files[0]}"
         [ "$w_body" -le "$size" ] || [ "$w_blocks" -eq 1 ] \
             || fail "$name: $f holds $w_body bytes in $w_blocks blocks, past size=$size"
-        if [ "$prev_end" -eq 0 ] && [ $((prev_body + w_first)) -le "$size" ]; then
+        if [ -z "$lossy" ] && [ "$prev_end" -eq 0 ] && [ $((prev_body + w_first)) -le "$size" ]; then
             fail "$name: $prev was closed at $prev_body bytes though the next block ($w_first bytes) fitted in size=$size"
         fi
         [ "$(stat -c %a "$f")" = 600 ] || fail "$name: $f has mode $(stat -c %a "$f"), expected 600"
@@ -172,6 +177,17 @@ check_files() {
     done
     [ "$prev_end" -eq 1 ] || fail "$name: the last file $prev does not end with DATA_END"
     note "$name: ${#cf_files[@]} files, $cf_streams streams, $(wc -l <"$T/$name.user") user events"
+}
+
+# check_each_once NAME N: the files' burst events are each of 1..N once.
+check_each_once() {
+    local got
+    got=$(awk -v n="$2" '
+        { if ($0 !~ /^live-service burst [0-9]+$/) next
+          i = $3 + 0; if (i < 1 || i > n || seen[i]++) bad++; else k++ }
+        END { print (bad + 0) " " (k + 0) }' "$T/$1.user")
+    [ "$got" = "0 $2" ] \
+        || fail "$1: the files hold user events 'bad distinct' = '$got', expected '0 $2' (each of 1..$2 once)"
 }
 
 # ---------------------------------------------------------------------------
@@ -191,12 +207,7 @@ for i in "${!cf_files[@]}"; do
     [ "$(number "${cf_files[$i]}")" -eq $((i + 1)) ] \
         || fail "r1: files are not numbered 1..${#cf_files[@]}: ${cf_files[*]##*/}"
 done
-bad=$(awk -v n="$N" '
-    { if ($0 !~ /^live-service burst [0-9]+$/) next
-      i = $3 + 0; if (i < 1 || i > n || seen[i]++) bad++; else k++ }
-    END { print (bad + 0) " " (k + 0) }' "$T/r1.user")
-[ "$bad" = "0 $N" ] \
-    || fail "r1: the files hold user events 'bad distinct' = '$bad', expected '0 $N' (each of 1..$N once)"
+check_each_once r1 "$N"
 bash "$ELS_TOP_SRCDIR/examples/custom-sink/join.sh" "${cf_files[@]}" >"$T/r1.joined" \
     || fail "r1: examples/custom-sink/join.sh could not join the files"
 "$GHC_EVENTS" validate threads "$T/r1.joined" >"$T/r1.validate" 2>&1
@@ -302,3 +313,35 @@ check_program r5 "$prog_rc" "emitted 1000 user events"
 check_files r5 "$T/r5" $((256 * 1024 * 1024))
 [ "$(grep -c '^live-service burst ' "$T/r5.user")" -eq 1000 ] \
     || fail "r5: $(grep -c '^live-service burst ' "$T/r5.user") user events, expected 1000"
+
+# ---------------------------------------------------------------------------
+# 6. Files that cannot grow (RLIMIT_FSIZE; SIGXFSZ ignored so that write
+#    fails with EFBIG).  Below size=, the sink moves to the next file and
+#    nothing is lost.  Below one block, units are lost: said on stderr
+#    naming the file, counted by the writer (sink-error), announced in the
+#    files, which stay whole units.
+# ---------------------------------------------------------------------------
+limited() {
+    local kib=$1
+    shift
+    (trap '' XFSZ; ulimit -f "$kib"; run "$@"; exit "$prog_rc")   # bash: KiB
+    prog_rc=$?
+}
+mkdir "$T/r6a" "$T/r6b"
+PROG=$out/live-service-rotate PROGRAM_LABEL=live-service-rotate
+limited 1024 r6a "rotate:$T/r6a/app?size=4M&policy=block" burst 100000 +RTS --eventlog-flush-interval=0.05 -RTS
+check_program r6a "$prog_rc" "emitted 100000 user events"
+check_files r6a "$T/r6a" $((1024 * 1024))
+[ "${#cf_files[@]}" -ge 2 ] || fail "r6a: ${#cf_files[@]} file under a 1 MiB file size limit"
+check_each_once r6a 100000
+! loss_lines "$T/r6a.prog.err" >/dev/null || fail_showing "$T/r6a.prog.err" "r6a: units were lost"
+
+limited 4 r6b "rotate:$T/r6b/app?size=4M&policy=block" burst 20000 +RTS --eventlog-flush-interval=0.05 -RTS
+check_program r6b "$prog_rc" "emitted 20000 user events"
+check_files r6b "$T/r6b" 4096 lossy
+grep -q "^eventlog-sink: rotate: cannot write $T/r6b/app\.[0-9]*\.eventlog: File too large\$" "$T/r6b.prog.err" \
+    || fail_showing "$T/r6b.prog.err" "r6b: no line naming the file that could not be written"
+loss_lines "$T/r6b.prog.err" | grep -q 'sink-error [1-9]' \
+    || fail_showing "$T/r6b.prog.err" "r6b: the writer reported no sink-error loss"
+cat "$T"/r6b.*.show | grep -q 'eventlog-sink: this consumer missed [1-9][0-9]* units' \
+    || fail "r6b: no file announces the lost units"

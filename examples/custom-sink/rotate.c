@@ -420,7 +420,8 @@ static int rotate_create(struct rotate_sink *r, char *why, size_t why_len)
 // ---------------------------------------------------------------------------
 
 /* Append len bytes to the current file, all or nothing: after a failure
- * (ENOSPC) the file is cut back, so it stays whole units. */
+ * (ENOSPC) the file is cut back, so it stays whole units.  EFBIG in a file
+ * that holds blocks is not reported: the caller moves to the next file. */
 static int rotate_append(struct rotate_sink *r, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
@@ -433,8 +434,9 @@ static int rotate_append(struct rotate_sink *r, const void *buf, size_t len)
             int rc = n < 0 ? -errno : -EIO;
             char name[256];
             rotate_name(r, r->number, name, sizeof name);
-            rotate_report(r, "cannot write %s/%s: %s", r->dir, name,
-                          strerror(-rc));
+            if (rc != -EFBIG || r->file_blocks == 0)
+                rotate_report(r, "cannot write %s/%s: %s", r->dir, name,
+                              strerror(-rc));
             if (ftruncate(r->fd, (off_t)r->file_bytes) != 0 ||
                 lseek(r->fd, (off_t)r->file_bytes, SEEK_SET) < 0)
                 rotate_report(r, "cannot cut %s/%s back to whole units: %s",
@@ -538,6 +540,13 @@ static int rotate_write(void *sink, const void *buf, size_t len)
             return rc;
     }
     int rc = rotate_append(r, p, len);
+    /* The file cannot grow (RLIMIT_FSIZE, the file system's largest file
+     * size) before size= is reached: the next file can. */
+    if (rc == -EFBIG && r->file_blocks > 0) {
+        rc = rotate_next(r);
+        if (rc == 0)
+            rc = rotate_append(r, p, len);
+    }
     if (rc < 0)
         return rc;
     r->file_blocks++;
