@@ -329,15 +329,18 @@ limited() {
 }
 mkdir "$T/r6a" "$T/r6b"
 PROG=$out/live-service-rotate PROGRAM_LABEL=live-service-rotate
-limited 1024 r6a "rotate:$T/r6a/app?size=4M&policy=block" burst 100000 +RTS --eventlog-flush-interval=0.05 -RTS
-check_program r6a "$prog_rc" "emitted 100000 user events"
-check_files r6a "$T/r6a" $((1024 * 1024))
-[ "${#cf_files[@]}" -ge 2 ] || fail "r6a: ${#cf_files[@]} file under a 1 MiB file size limit"
-check_each_once r6a 100000
+# The limit leaves room for the header and the largest block, one full
+# 2 MiB RTS buffer.
+limited 3072 r6a "rotate:$T/r6a/app?size=8M&policy=block" burst "$N" +RTS --eventlog-flush-interval=0.05 -RTS
+check_program r6a "$prog_rc" "emitted $N user events"
+check_files r6a "$T/r6a" $((3 * 1024 * 1024))
+[ "${#cf_files[@]}" -ge 2 ] || fail "r6a: ${#cf_files[@]} file under a 3 MiB file size limit"
+check_each_once r6a "$N"
 ! loss_lines "$T/r6a.prog.err" >/dev/null || fail_showing "$T/r6a.prog.err" "r6a: units were lost"
 
-limited 4 r6b "rotate:$T/r6b/app?size=4M&policy=block" burst 20000 +RTS --eventlog-flush-interval=0.05 -RTS
-check_program r6b "$prog_rc" "emitted 20000 user events"
+# Few units: the limit applies to the program's stderr file too.
+limited 4 r6b "rotate:$T/r6b/app?size=4M&policy=block" burst 2000 +RTS --eventlog-flush-interval=0.05 -RTS
+check_program r6b "$prog_rc" "emitted 2000 user events"
 check_files r6b "$T/r6b" 4096 lossy
 grep -q "^eventlog-sink: rotate: cannot write $T/r6b/app\.[0-9]*\.eventlog: File too large\$" "$T/r6b.prog.err" \
     || fail_showing "$T/r6b.prog.err" "r6b: no line naming the file that could not be written"
