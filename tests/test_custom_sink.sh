@@ -27,7 +27,9 @@
 #     main.c, rotate.c built without its constructor) works as well;
 #   - under a file size limit below size= (EFBIG) the sink moves to the
 #     next file and loses nothing; below one block, the lost units are
-#     said on stderr, counted and announced in the files.
+#     said on stderr, counted and announced in the files;
+#   - with both libraries linked statically and the sink's constructor run
+#     before the library's, the scheme still reaches the RTS.
 # What a single file misses for thread-state analysis (the threads created
 # in earlier files) is said in the README; the library's own delivery is
 # other tests' job.
@@ -49,24 +51,27 @@ ROTATE_LIBDIR=$ELS_TOP_BUILDDIR/examples/custom-sink/.libs
 
 # ---------------------------------------------------------------------------
 # The programs: live-service's source linked with the rotate sink, cached
-# in the build tree and rebuilt when a source, the library, the archive or
-# the patched RTS is newer.
+# in the build tree and rebuilt when a source, this test, the library, the
+# archive or the patched RTS is newer.
 # ---------------------------------------------------------------------------
 src=$ELS_TOP_SRCDIR/examples/live-service/Main.hs
 ex=$ELS_TOP_SRCDIR/examples/custom-sink
 out=$ELS_TOP_BUILDDIR/examples/custom-sink/out
 mkdir -p "$out" || fail "cannot create $out"
 
-# build NAME GHC-ARGS...: compile Main.hs with GHC-ARGS into $out/NAME.
+# build NAME GHC-ARGS...: compile Main.hs with GHC-ARGS into $out/NAME,
+# with patched_ghc_lib (the shared library), or with $ELS_PATCHED_GHC
+# alone if GHC_LINK=static.
 build() {
-    local name=$1
+    local name=$1 ghc=patched_ghc_lib
     shift
+    [ "${GHC_LINK:-}" != static ] || ghc=$ELS_PATCHED_GHC
     (
         if command -v flock >/dev/null 2>&1; then exec 9>"$out/.build.lock"; flock 9; fi
-        ! newer_than_patched_build "$out/$name" "$src" "$ex/rotate.c" "$ex/main.c" \
+        ! newer_than_patched_build "$out/$name" "$0" "$src" "$ex/rotate.c" "$ex/main.c" \
             "$ROTATE_LIBDIR/librotate-sink.a" || exit 0
         rm -rf "$out/work" && mkdir -p "$out/work" && cp "$src" "$out/work/Main.hs"
-        (cd "$out/work" && patched_ghc_lib -v0 -O -threaded -eventlog -rtsopts \
+        (cd "$out/work" && "$ghc" -v0 -O -threaded -eventlog -rtsopts \
             -outputdir obj Main.hs -o "$name" "$@") >"$T/build-$name.log" 2>&1 || exit 1
         mv -f "$out/work/$name" "$out/$name" && rm -rf "$out/work"
     ) || fail_showing "$T/build-$name.log" "could not build $name"
@@ -80,6 +85,12 @@ build live-service-rotate -L"$ROTATE_LIBDIR" -lrotate-sink \
 # A C main registers it before hs_init (examples/custom-sink/main.c).
 build live-service-rotate-cmain -no-hs-main -I"$ELS_INCLUDEDIR" -I"$ex" \
     "$ex/main.c" "$ex/rotate.c" -optc-DROTATE_NO_CONSTRUCTOR
+# Both libraries static, the sink's archive first: its constructor runs
+# before the library's (checked below), so the library finds the custom
+# scheme already registered when it hands its schemes to the RTS.
+GHC_LINK=static build live-service-rotate-static "$ROTATE_LIBDIR/librotate-sink.a" \
+    "$ELS_LIBDIR/libeventlog-sink.a" -optl-Wl,--undefined=rotate_sink_register \
+    -optl-Wl,--undefined=els_ghc_writer -optl-pthread
 PROG=$out/live-service-rotate
 PROGRAM_LABEL=live-service-rotate
 
@@ -348,3 +359,31 @@ loss_lines "$T/r6b.prog.err" | grep -q 'sink-error [1-9]' \
     || fail_showing "$T/r6b.prog.err" "r6b: the writer reported no sink-error loss"
 cat "$T"/r6b.*.show | grep -q 'eventlog-sink: this consumer missed [1-9][0-9]* units' \
     || fail "r6b: no file announces the lost units"
+
+# ---------------------------------------------------------------------------
+# 7. The other order of the constructors: the sink registers before the
+#    library's constructor hands the registry to the RTS.
+# ---------------------------------------------------------------------------
+static=$out/live-service-rotate-static
+ldd "$static" | grep -q libeventlog-sink && fail "r7: $static links the shared library"
+if command -v objcopy >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; then
+    # Position of a static function in .init_array (run in that order).
+    init_index() {
+        local addr
+        addr=$(nm "$static" | awk -v f="$1" '$3 == f { print $1 }')
+        [ -n "$addr" ] || return 1
+        objcopy -O binary --only-section=.init_array "$static" /dev/stdout \
+            | od -An -v -tx8 | tr -s ' ' '\n' | grep . | grep -nx "$addr" | cut -d: -f1
+    }
+    sink_at=$(init_index rotate_sink_register_early) lib_at=$(init_index ghc_register_sinks)
+    [ -n "$sink_at" ] && [ -n "$lib_at" ] && [ "$sink_at" -lt "$lib_at" ] \
+        || fail "r7: the sink's constructor is not run first (.init_array: sink ${sink_at:-?}, library ${lib_at:-?})"
+else
+    note "r7: no objcopy/nm: the order of the constructors is not checked"
+fi
+mkdir "$T/r7"
+PROG=$static PROGRAM_LABEL=live-service-rotate-static
+run r7 "rotate:$T/r7/app?policy=block" burst 1000
+check_program r7 "$prog_rc" "emitted 1000 user events"
+check_files r7 "$T/r7" $((256 * 1024 * 1024))
+check_each_once r7 1000
