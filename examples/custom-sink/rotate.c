@@ -100,7 +100,9 @@ static void rotate_report(struct rotate_sink *r, const char *fmt, ...)
 
 /* A failure on the writer thread: the writer only learns the code (and
  * counts the unit as lost), so say here which file it concerned.  Once per
- * run of failures, so a full disk does not flood stderr. */
+ * run of failures, so a full disk does not flood stderr.  To stderr
+ * directly: <eventlog-sink/sink.h> offers a sink no way into the
+ * application's log hook. */
 static void rotate_report(struct rotate_sink *r, const char *fmt, ...)
 {
     if (r->failing)
