@@ -70,14 +70,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static uint64_t fuzz_note_be(const uint8_t *p, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fuzz_reader r = { data, size };
@@ -129,13 +121,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                && info.start_time == ts && info.end_time == ts,
                "classified as kind %d cap %u", (int)info.kind,
                (unsigned)info.cap);
-    FUZZ_CHECK(fuzz_note_be(note + 10, 4) == n, "block size field %llu for "
-               "%zu bytes", (unsigned long long)fuzz_note_be(note + 10, 4), n);
+    FUZZ_CHECK(fuzz_be(note + 10, 4) == n, "block size field %llu for "
+               "%zu bytes", (unsigned long long)fuzz_be(note + 10, 4), n);
     const uint8_t *ev = note + ELSI_BLOCK_MARKER_BYTES;
-    FUZZ_CHECK(fuzz_note_be(ev, 2) == ELSI_EVENT_LOG_MSG, "event type");
-    FUZZ_CHECK(fuzz_note_be(ev + 2, 8) == ts, "event timestamp");
-    FUZZ_CHECK(fuzz_note_be(ev + 10, 2) == kept, "payload size %llu, "
-               "expected %zu", (unsigned long long)fuzz_note_be(ev + 10, 2),
+    FUZZ_CHECK(fuzz_be(ev, 2) == ELSI_EVENT_LOG_MSG, "event type");
+    FUZZ_CHECK(fuzz_be(ev + 2, 8) == ts, "event timestamp");
+    FUZZ_CHECK(fuzz_be(ev + 10, 2) == kept, "payload size %llu, "
+               "expected %zu", (unsigned long long)fuzz_be(ev + 10, 2),
                kept);
     FUZZ_CHECK(memcmp(ev + 12, msg, kept) == 0, "message bytes differ");
 

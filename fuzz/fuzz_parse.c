@@ -143,14 +143,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static uint64_t fuzz_be(const uint8_t *p, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
 /* elsi_unit_classify() against evformat.h's definitions. */
 static void fuzz_classify(const uint8_t *data, size_t len)
 {
