@@ -22,10 +22,9 @@
 #endif
 
 static const struct tool_command tool_commands[] = {
-    { "recv", "receive one eventlog stream from a socket or FIFO", recv_main,
-      false },
+    { "recv", "receive one eventlog stream from a socket or FIFO", recv_main },
     { "dump", "read an eventlog file and print its events or counts",
-      dump_main, false },
+      dump_main },
 };
 
 #define TOOL_N_COMMANDS (sizeof tool_commands / sizeof tool_commands[0])
@@ -38,9 +37,8 @@ static void tool_usage(FILE *out)
             "\n"
             "Commands:\n");
     for (size_t i = 0; i < TOOL_N_COMMANDS; i++)
-        if (!tool_commands[i].hidden)
-            fprintf(out, "  %-8s %s\n", tool_commands[i].name,
-                    tool_commands[i].summary);
+        fprintf(out, "  %-8s %s\n", tool_commands[i].name,
+                tool_commands[i].summary);
     fprintf(out,
             "\n"
             "Run '" TOOL_NAME " COMMAND --help' for the options of a "

@@ -3,7 +3,7 @@
  *
  * The command table lives in main.c; each subcommand is one file with one
  * entry point, declared here.  Adding a command is one line in main.c's
- * table, one declaration here and one file.  The tool uses only the
+ * table, one declaration here, and its file (listed in Makefile.am).  The tool uses only the
  * library's public headers; the few descriptor helpers it needs beyond
  * them are in util.c.
  */
@@ -24,9 +24,6 @@ struct tool_command {
     const char *summary;
     /* argv[0] is the command name; returns the exit status. */
     int (*run)(int argc, char **argv);
-    /* Not listed by --help (a test or debugging aid, documented where it
-     * is used). */
-    bool hidden;
 };
 
 int recv_main(int argc, char **argv);
