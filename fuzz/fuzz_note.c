@@ -61,6 +61,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
     fuzz_note_header = evgen_header();
     static const struct els_parse_callbacks cb = {
+        .struct_size = sizeof(struct els_parse_callbacks),
         .on_event = fuzz_note_on_event
     };
     FUZZ_CHECK(els_parser_new(&fuzz_note_parser, &cb, NULL, 0) == 0,

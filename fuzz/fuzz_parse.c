@@ -125,6 +125,7 @@ static int fuzz_on_event(void *user, const struct els_event *ev)
 }
 
 static const struct els_parse_callbacks fuzz_cb = {
+    .struct_size = sizeof(struct els_parse_callbacks),
     .on_event = fuzz_on_event,
 };
 

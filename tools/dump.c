@@ -169,7 +169,9 @@ int dump_main(int argc, char **argv)
         }
     }
 
-    struct els_parse_callbacks cb = { .on_event = dump_on_event };
+    struct els_parse_callbacks cb = {
+        .struct_size = sizeof cb, .on_event = dump_on_event,
+    };
     struct els_parser *p;
     int rc = els_parser_new(&p, &cb, &d, ELS_PARSE_RESTART);
     if (rc < 0) {

@@ -139,8 +139,12 @@ struct els_parser;
 
 /* Callbacks; any may be NULL.  A non-zero return stops els_parser_feed()
  * right after that item and is returned by it; the item counts as
- * consumed, and *used says how much of the piece was. */
+ * consumed, and *used says how much of the piece was.  The struct grows
+ * only at its end, like struct els_sink_ops (see <eventlog-sink/sink.h>,
+ * "Growing the table"): set struct_size = sizeof(struct
+ * els_parse_callbacks); callbacks past a caller's struct_size are absent. */
 struct els_parse_callbacks {
+    size_t struct_size;
     /* The header is complete (after "datb"): els_parser_event_types() and
      * els_parser_event_type() describe this stream from now on. */
     int (*on_header)(void *user, const struct els_parser *p);
@@ -148,16 +152,24 @@ struct els_parse_callbacks {
     int (*on_event)(void *user, const struct els_event *ev);
     /* DATA_END at offset: the stream ended cleanly. */
     int (*on_end)(void *user, uint64_t offset);
+    /* End of the first release's struct (ELS_PARSE_CALLBACKS_MIN_SIZE). */
 };
+
+#define ELS_PARSE_CALLBACKS_MIN_SIZE \
+    (offsetof(struct els_parse_callbacks, on_end) + sizeof(void (*)(void)))
 
 /* Flags for els_parser_new(). */
 /* After DATA_END, a new header ("hdrb") starts a new stream (a restart:
  * the event-type table is replaced) instead of being an error. */
 #define ELS_PARSE_RESTART 1u
 
-/* A parser with its fixed buffers (about 330 KiB: one event of the
- * largest size, one size per tag).  cb may be NULL; it is copied.
- * 0, ELS_EINVAL (unknown flag) or ELS_ENOMEM. */
+/* A parser with its fixed buffers (about 450 KiB: one event of the
+ * largest size, a size and an index per tag).  cb may be NULL; it is
+ * copied.  0, ELS_EINVAL (unknown flag), ELS_EVERSION (cb->struct_size
+ * below ELS_PARSE_CALLBACKS_MIN_SIZE or above 4096) or ELS_ENOMEM.
+ *
+ * The structs the parser fills (els_parse_status, els_event_data,
+ * els_note) change only with the library's major version. */
 int els_parser_new(struct els_parser **out, const struct els_parse_callbacks *cb,
                    void *user, unsigned flags);
 void els_parser_free(struct els_parser *p);

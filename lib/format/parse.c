@@ -44,6 +44,7 @@
 /* desc_off[] of an entry whose description did not fit the arena. */
 #define PARSE_DESC_NONE UINT32_MAX
 #define PARSE_EVENT_MAX 0xffffu
+#define PARSE_CALLBACKS_MAX_SIZE 4096u
 
 enum parse_step {
     STEP_HDRB = 0,      /* "hdrb" */
@@ -530,6 +531,11 @@ int els_parser_new(struct els_parser **out, const struct els_parse_callbacks *cb
 {
     if (out == NULL || (flags & ~ELS_PARSE_RESTART) != 0)
         return ELS_EINVAL;
+    /* As for sink tables: a caller's struct may be older (smaller) or
+     * newer (larger) than ours; garbage is neither. */
+    if (cb != NULL && (cb->struct_size < ELS_PARSE_CALLBACKS_MIN_SIZE ||
+                       cb->struct_size > PARSE_CALLBACKS_MAX_SIZE))
+        return ELS_EVERSION;
     struct els_parser *p = malloc(sizeof *p);
     if (p == NULL)
         return ELS_ENOMEM;
@@ -537,7 +543,8 @@ int els_parser_new(struct els_parser **out, const struct els_parse_callbacks *cb
     for (size_t i = 0; i < PARSE_NUM_TAGS; i++)
         p->sizes[i] = PARSE_SIZE_UNKNOWN;
     if (cb != NULL)
-        p->cb = *cb;
+        memcpy(&p->cb, cb, cb->struct_size < sizeof p->cb ? cb->struct_size
+                                                           : sizeof p->cb);
     p->user = user;
     p->flags = flags;
     els_parser_reset(p);

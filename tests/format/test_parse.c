@@ -88,6 +88,7 @@ static int rec_on_end(void *user, uint64_t offset)
 }
 
 static const struct els_parse_callbacks rec_cb = {
+    .struct_size = sizeof(struct els_parse_callbacks),
     .on_header = rec_on_header, .on_event = rec_on_event,
     .on_end = rec_on_end,
 };
@@ -451,6 +452,46 @@ static void restart_after_end(void)
     /* Unknown flags are refused. */
     CHECK_INT(els_parser_new(&p, NULL, NULL, 2), ==, ELS_EINVAL);
     els_parser_free(NULL);
+}
+
+/* Callbacks of the first release's size (as a program built against an
+ * older header passes them) work, whatever follows them in memory; sizes
+ * that cannot be a callbacks struct are refused. */
+static void callbacks_struct_size(void)
+{
+    struct tbuf b = {0};
+    uint64_t events, blocks;
+    build_stream(&b, &events, &blocks);
+    struct rec r;
+    memset(&r, 0, sizeof r);
+    uint8_t *block = malloc(ELS_PARSE_CALLBACKS_MIN_SIZE);
+    CHECK(block != NULL);
+    struct els_parse_callbacks cb = rec_cb;
+    cb.struct_size = ELS_PARSE_CALLBACKS_MIN_SIZE;
+    memcpy(block, &cb, ELS_PARSE_CALLBACKS_MIN_SIZE);
+    struct els_parser *p;
+    CHECK_OK(els_parser_new(&p, (const struct els_parse_callbacks *)block, &r,
+                            0));
+    free(block);                /* copied */
+    CHECK_OK(els_parser_feed(p, b.data, b.len, NULL));
+    CHECK_U64(r.events, ==, events);
+    CHECK_U64(r.ends, ==, 1);
+    els_parser_free(p);
+
+    static const size_t garbage[] = { 0, 8, ELS_PARSE_CALLBACKS_MIN_SIZE - 1,
+                                      4097, (size_t)-1 };
+    for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
+        cb.struct_size = garbage[i];
+        p = (struct els_parser *)1;
+        CHECK_INT(els_parser_new(&p, &cb, &r, 0), ==, ELS_EVERSION);
+    }
+    /* Larger (a newer header's struct): accepted. */
+    struct { struct els_parse_callbacks cb; void (*later)(void); } newer;
+    memset(&newer, 0, sizeof newer);
+    newer.cb = rec_cb;
+    newer.cb.struct_size = sizeof newer;
+    CHECK_OK(els_parser_new(&p, &newer.cb, &r, 0));
+    els_parser_free(p);
 }
 
 static void callback_stops_feed(void)
@@ -1057,7 +1098,9 @@ static void decode_notes_from_writer(void)
     free(h.p);
 
     struct note_sum sum = {0};
-    struct els_parse_callbacks cb = { .on_event = note_sum_on_event };
+    struct els_parse_callbacks cb = {
+        .struct_size = sizeof cb, .on_event = note_sum_on_event,
+    };
     struct els_parser *p;
     CHECK_OK(els_parser_new(&p, &cb, &sum, 0));
     CHECK_OK(els_parser_feed(p, held_got.p, held_got.len, NULL));
@@ -1077,6 +1120,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(status_where),
     CHECK_CASE(capability_of_block),
     CHECK_CASE(restart_after_end),
+    CHECK_CASE(callbacks_struct_size),
     CHECK_CASE(callback_stops_feed),
     CHECK_CASE(edge_sizes),
     CHECK_CASE(error_magics),
