@@ -4,9 +4,9 @@
  * It connects to a UNIX or TCP socket (or opens a FIFO), or with --listen
  * waits on one for the single producer that a unix-connect or tcp-connect
  * sink sends from, copies the eventlog stream it reads to a file or
- * standard output, runs every byte through the library's parser (<eventlog-sink/parse.h>),
- * and says in its exit status whether the stream was complete and well
- * formed.  It does not interpret events (use ghc-events for that), serves
+ * standard output, runs every byte through the library's parser
+ * (<eventlog-sink/parse.h>), and says in its exit status whether the
+ * stream was complete and well formed.  It does not interpret events (use ghc-events for that), serves
  * one stream per run (it is a test and capture tool, not a collector
  * daemon), and never changes the bytes it copies.
  *
@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -37,11 +38,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <netdb.h>
-#include <sys/un.h>
 
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
@@ -477,8 +476,8 @@ static void recv_listener_close(struct recv_listener *l,
  * The socket file must be 0600 from the moment it exists.  Setting the
  * mode afterwards by path (chmod) follows whatever the path names by then:
  * a user who can write the directory swaps in a symbolic link between
- * bind() and chmod(), and the mode lands on the file it points to (a root
- * collector would make a root-owned 0600 file 0666's opposite, or worse).
+ * bind() and chmod(), and the mode lands on the file it points to: any
+ * file the collector's user may chmod (for root, any file at all).
  * fchmod() on a socket descriptor does not reach the file.  So bind()
  * creates the file with the mode already right: the tool is one thread,
  * so a umask set around bind() affects nothing else.  (The library, with
