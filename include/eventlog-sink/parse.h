@@ -138,8 +138,10 @@ struct els_event {
 struct els_parser;
 
 /* Callbacks; any may be NULL.  A non-zero return stops els_parser_feed()
- * right after that item and is returned by it; the item counts as
- * consumed, and *used says how much of the piece was.  The struct grows
+ * right after that item and is returned by it (pick a value other than
+ * ELS_EINVAL, which means a malformed stream); the item counts as
+ * consumed, *used says how much of the piece was, and the next feed goes
+ * on from there.  The struct grows
  * only at its end, like struct els_sink_ops (see <eventlog-sink/sink.h>,
  * "Growing the table"): set struct_size = sizeof(struct
  * els_parse_callbacks); callbacks past a caller's struct_size are absent. */
