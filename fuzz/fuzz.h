@@ -111,4 +111,14 @@ static inline const uint8_t *fuzz_take(struct fuzz_reader *r, size_t n,
     return p;
 }
 
+/* A big-endian integer of n bytes (the eventlog's byte order), written
+ * independently of the library's readers that a target checks. */
+static inline uint64_t fuzz_be(const uint8_t *p, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
 #endif /* ELS_FUZZ_H */

@@ -20,9 +20,9 @@
  *      quoter in this file produces, with fewer a prefix of that cut
  *      between two input bytes and ended by "...".
  * Messages must be one printable line.  The receiver's own spec splitting
- * (tools/eventlog-sink.c, recv_target_parse) is static in the tool and
- * resolves host names, so it is covered here through the two parsers it
- * calls, not directly.
+ * (tools/recv.c, recv_target_parse, through els_endpoint_resolve() in
+ * lib/sinks/endpoint.c) resolves host names, so it is covered here
+ * through the two parsers it calls, not directly.
  */
 #include <arpa/inet.h>
 #include <netdb.h>

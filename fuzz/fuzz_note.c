@@ -14,9 +14,9 @@
  * nothing); the block classifies as a global block with the timestamp as
  * start and end; its size field is its length; the message inside is the
  * given one, cut at 65535 bytes; and the note, between a minimal valid
- * header (tests/evgen.h) and DATA_END, fed to the framer in two pieces
+ * header (tests/evgen.h) and DATA_END, fed to the parser in two pieces
  * split where the input says, makes a complete stream with one block and
- * one event.
+ * one event whose text is the message.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
+#include "eventlog-sink/parse.h"
 #include "format/evformat.h"
 #include "fuzz.h"
 #include "../tests/evgen.h"
@@ -35,11 +36,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct evgen_buf fuzz_note_header;
 
-/* As in fuzz_framer.c: elsi_framer_init() runs once, and each input's
- * framer starts as a copy of that one with its own copy of the table. */
-#define FUZZ_NOTE_TYPES 65536u
-static struct elsi_framer fuzz_note_pristine;
-static int32_t *fuzz_note_table;
+/* One parser, reset for each input; the message it last delivered. */
+static struct els_parser *fuzz_note_parser;
+static struct els_str fuzz_note_seen;
+static char *fuzz_note_copy;
+
+static int fuzz_note_on_event(void *user, const struct els_event *ev)
+{
+    (void)user;
+    struct els_event_data d;
+    if (ev->tag == ELS_EV_LOG_MSG && els_event_decode(ev, &d) == 0) {
+        /* The payload lives only during the callback. */
+        memcpy(fuzz_note_copy, d.u.text.ptr, d.u.text.len);
+        fuzz_note_seen.ptr = fuzz_note_copy;
+        fuzz_note_seen.len = d.u.text.len;
+    }
+    return 0;
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -47,18 +60,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
     fuzz_note_header = evgen_header();
-    FUZZ_CHECK(elsi_framer_init(&fuzz_note_pristine) == 0, "framer init");
-    fuzz_note_table = fuzz_alloc(FUZZ_NOTE_TYPES * sizeof(int32_t));
+    static const struct els_parse_callbacks cb = {
+        .struct_size = sizeof(struct els_parse_callbacks),
+        .on_event = fuzz_note_on_event
+    };
+    FUZZ_CHECK(els_parser_new(&fuzz_note_parser, &cb, NULL, 0) == 0,
+               "parser");
+    fuzz_note_copy = fuzz_alloc(FUZZ_NOTE_MSG_MAX);
     (void)evgen_block;
     return 0;
-}
-
-static uint64_t fuzz_note_be(const uint8_t *p, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v = v << 8 | p[i];
-    return v;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -112,13 +122,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                && info.start_time == ts && info.end_time == ts,
                "classified as kind %d cap %u", (int)info.kind,
                (unsigned)info.cap);
-    FUZZ_CHECK(fuzz_note_be(note + 10, 4) == n, "block size field %llu for "
-               "%zu bytes", (unsigned long long)fuzz_note_be(note + 10, 4), n);
+    FUZZ_CHECK(fuzz_be(note + 10, 4) == n, "block size field %llu for "
+               "%zu bytes", (unsigned long long)fuzz_be(note + 10, 4), n);
     const uint8_t *ev = note + ELSI_BLOCK_MARKER_BYTES;
-    FUZZ_CHECK(fuzz_note_be(ev, 2) == ELSI_EVENT_LOG_MSG, "event type");
-    FUZZ_CHECK(fuzz_note_be(ev + 2, 8) == ts, "event timestamp");
-    FUZZ_CHECK(fuzz_note_be(ev + 10, 2) == kept, "payload size %llu, "
-               "expected %zu", (unsigned long long)fuzz_note_be(ev + 10, 2),
+    FUZZ_CHECK(fuzz_be(ev, 2) == ELSI_EVENT_LOG_MSG, "event type");
+    FUZZ_CHECK(fuzz_be(ev + 2, 8) == ts, "event timestamp");
+    FUZZ_CHECK(fuzz_be(ev + 10, 2) == kept, "payload size %llu, "
+               "expected %zu", (unsigned long long)fuzz_be(ev + 10, 2),
                kept);
     FUZZ_CHECK(memcmp(ev + 12, msg, kept) == 0, "message bytes differ");
 
@@ -129,20 +139,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(stream + fuzz_note_header.len, note, n);
     memcpy(stream + fuzz_note_header.len + n, evgen_data_end, 2);
     size_t cut = (size_t)split * stream_len / 256;
-    struct elsi_framer f = fuzz_note_pristine;
-    f.sizes = fuzz_note_table;
-    memcpy(f.sizes, fuzz_note_pristine.sizes,
-           FUZZ_NOTE_TYPES * sizeof f.sizes[0]);
+    struct els_parser *p = fuzz_note_parser;
+    struct els_parse_status st;
+    els_parser_reset(p);
+    fuzz_note_seen.len = 0;
     uint8_t *a = fuzz_bytes(stream, cut);
     uint8_t *b = fuzz_bytes(stream + cut, stream_len - cut);
-    int rc = elsi_framer_feed(&f, a, cut);
+    int rc = els_parser_feed(p, a, cut, NULL);
     if (rc == 0)
-        rc = elsi_framer_feed(&f, b, stream_len - cut);
-    FUZZ_CHECK(rc == 0, "framer refused the note: %s", f.error);
-    FUZZ_CHECK(elsi_framer_complete(&f) && f.blocks == 1 && f.events == 1,
-               "complete %d, blocks %llu, events %llu",
-               elsi_framer_complete(&f), (unsigned long long)f.blocks,
-               (unsigned long long)f.events);
+        rc = els_parser_feed(p, b, stream_len - cut, NULL);
+    els_parser_status(p, &st);
+    FUZZ_CHECK(rc == 0, "parser refused the note: %s", st.error);
+    FUZZ_CHECK(st.where == ELS_PARSE_ENDED && st.blocks == 1 && st.events == 1,
+               "where %s, blocks %llu, events %llu",
+               els_parse_where_name(st.where), (unsigned long long)st.blocks,
+               (unsigned long long)st.events);
+    FUZZ_CHECK(fuzz_note_seen.len == kept &&
+               memcmp(fuzz_note_seen.ptr, msg, fuzz_note_seen.len) == 0,
+               "the parser decoded another text (%zu bytes, %zu expected)",
+               fuzz_note_seen.len, kept);
     free(a);
     free(b);
     free(stream);

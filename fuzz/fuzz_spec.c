@@ -51,7 +51,7 @@ static int fuzz_spec_write(void *sink, const void *buf, size_t len)
 }
 
 static const struct els_sink_ops fuzz_spec_sink = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "fuzz",
     .options = fuzz_spec_options,
     .style = ELS_SINK_CALLBACK,

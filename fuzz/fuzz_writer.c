@@ -19,7 +19,7 @@
  * the sink gets the header chunk first; and when the program wrote only
  * well-formed units in a well-formed order (header first, DATA_END last,
  * no raw unit), the bytes the sink received are a well-formed eventlog
- * (checked with the framer) despite drops, failures and in-band loss
+ * (checked with the parser) despite drops, failures and in-band loss
  * notes, and complete when DATA_END was written while the sink was not
  * stalled.  The sink fails only blocks (the fuzzer's and the in-band
  * notes), never the header or DATA_END: a stream whose header or end
@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "eventlog-sink.h"
+#include "eventlog-sink/parse.h"
 #include "format/evformat.h"
 #include "fuzz.h"
 #include "../tests/evgen.h"
@@ -111,7 +112,7 @@ static int fuzzw_write(void *sink, const void *buf, size_t len)
 }
 
 static const struct els_sink_ops fuzzw_sink = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "fuzzw",
     .style = ELS_SINK_CALLBACK,
     .open = fuzzw_open,
@@ -337,17 +338,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(fuzzw_header_first_seen,
                    "the sink's first unit was not the header");
     if (well_formed) {
-        struct elsi_framer f;
-        FUZZ_CHECK(elsi_framer_init(&f) == 0, "framer init");
-        rc = elsi_framer_feed(&f, fuzzw_got.p, fuzzw_got.len);
+        struct els_parser *p;
+        struct els_parse_status st;
+        FUZZ_CHECK(els_parser_new(&p, NULL, NULL, 0) == 0, "parser");
+        rc = els_parser_feed(p, fuzzw_got.p, fuzzw_got.len, NULL);
+        els_parser_status(p, &st);
         FUZZ_CHECK(rc == 0, "the sink got a malformed stream (%zu bytes, "
-                   "policy %s): %s", fuzzw_got.len, policy, f.error);
+                   "policy %s): %s", fuzzw_got.len, policy, st.error);
         /* DATA_END waits for room (up to linger) whatever the policy, so
          * it arrives unless the sink was stalled when it was written. */
         if (ended && !end_while_stalled)
-            FUZZ_CHECK(elsi_framer_complete(&f),
+            FUZZ_CHECK(st.where == ELS_PARSE_ENDED,
                        "DATA_END was written but the stream is incomplete");
-        elsi_framer_destroy(&f);
+        els_parser_free(p);
     }
     pthread_mutex_unlock(&fuzzw_lock);
     return 0;

@@ -65,7 +65,8 @@ extern "C" {
 #define ELS_ENOMEM          (-ENOMEM)
 /* A unit is larger than the whole queue (buffer=) and can never be queued. */
 #define ELS_EMSGSIZE        (-EMSGSIZE)
-/* The custom-sink ops table was built against another ABI version. */
+/* A custom-sink ops table's struct_size is not one this library can read
+ * (see <eventlog-sink/sink.h>, "Growing the table"). */
 #define ELS_EVERSION        (-EPROTO)
 /* The writer has been stopped; nothing more is accepted. */
 #define ELS_ESTOPPED        (-ESHUTDOWN)
@@ -73,6 +74,12 @@ extern "C" {
 /* Text for any code this library returns, including passed-through errno
  * values.  Never NULL; the string is static. */
 const char *els_strerror(int code);
+
+/* The name of a code, for logs and programs: "ELS_EINVAL" ... "ELS_ESTOPPED"
+ * for the codes above, the errno name ("ETIMEDOUT") for a passed-through
+ * operating-system error, "OK" for 0, "UNKNOWN" for anything else (a
+ * positive value).  Never NULL; the string is static. */
+const char *els_err_name(int code);
 
 /* ------------------------------------------------------------------------
  * Logging
@@ -234,6 +241,48 @@ int els_writer_endpoint(struct els_writer *w, char *buf, size_t len);
 /* Write a one-line human summary of stats into buf ("units: accepted 12,
  * sent 12, ..."), like snprintf.  Used by the GHC glue at exit. */
 int els_stats_format(const struct els_stats *s, char *buf, size_t len);
+
+/* ------------------------------------------------------------------------
+ * Endpoints, for consumers and collectors
+ *
+ * The addresses of the socket sinks, read by the sinks' own rules, for a
+ * program that connects to a unix: or tcp: sink or listens for a
+ * unix-connect: or tcp-connect: one (the eventlog-sink tool is such a
+ * program).  Grammar: unix:PATH (PATH must fit sun_path: refused, never
+ * truncated); tcp:PORT, tcp:HOST:PORT, tcp:[IPV6]:PORT (no HOST:
+ * 127.0.0.1); the -connect schemes take the same addresses.  No options
+ * (a '?' is part of the address).
+ * ------------------------------------------------------------------------ */
+
+struct addrinfo;
+
+/* For els_endpoint_resolve(): the addresses are for bind() (a TCP PORT of
+ * 0 is then allowed: the kernel picks one). */
+#define ELS_ENDPOINT_PASSIVE 1u
+
+/* Resolve spec into a list of stream-socket addresses to try in order: one
+ * AF_UNIX entry for unix:, what getaddrinfo() gives for tcp:.  Free it with
+ * els_endpoint_free(), never freeaddrinfo().  0, or with one line in err:
+ * ELS_EINVAL (malformed spec or address, unknown scheme, port 0 when not
+ * passive), ELS_ENAMETOOLONG, -EHOSTUNREACH (the host does not resolve),
+ * ELS_ENOMEM. */
+int els_endpoint_resolve(const char *spec, unsigned flags,
+                         struct addrinfo **res, char *err, size_t err_len);
+void els_endpoint_free(struct addrinfo *res);
+
+/* Listen on the first TCP address of res that binds: close-on-exec,
+ * non-blocking, SO_REUSEADDR, IPV6_V6ONLY for an IPv6 address.  The
+ * descriptor, or -errno of the first "in use" failure (else of the first
+ * failure) with that address as "HOST:PORT" in where; ELS_EINVAL for a
+ * list that is not TCP.  UNIX paths are not handled here: what to do
+ * with a file in the way is the caller's policy. */
+int els_endpoint_listen_tcp(const struct addrinfo *res, int backlog,
+                            char *where, size_t where_len);
+
+/* The address socket fd is bound to (local) in spec form: "tcp:HOST:PORT"
+ * (the real port after binding port 0), "tcp:[V6]:PORT" or "unix:PATH";
+ * like snprintf, or a negative code. */
+int els_endpoint_name(int fd, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

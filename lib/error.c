@@ -2,7 +2,7 @@
  * error.c: text for error codes and drop causes.
  *
  * Turns the library's codes (0 or a negative errno, see <eventlog-sink.h>)
- * into fixed strings, and names the drop causes for stats and messages.
+ * into fixed strings (text, and the code's name), and names the drop causes for stats and messages.
  * Every string returned is static and immutable, so these functions are
  * safe from any thread, including RTS threads in the middle of a crash
  * report.  Deciding which code to return is the job of the callers, not of
@@ -22,27 +22,33 @@
  * worded for someone reading a failed spec on stderr.  They take
  * precedence over strerror's because each of these errno values has one
  * fixed meaning when this library returns it. */
+#define ERROR_CODE(c) c, #c
 static const struct {
     int code;
+    const char *name;
     const char *text;
 } error_texts[] = {
-    { ELS_EINVAL, "malformed spec, option value or argument" },
-    { ELS_ENOSCHEME,
+    { ERROR_CODE(ELS_EINVAL), "malformed spec, option value or argument" },
+    { ERROR_CODE(ELS_ENOSCHEME),
       "sink scheme not registered (link with -leventlog-sink)" },
-    { ELS_ENAMETOOLONG,
+    { ERROR_CODE(ELS_ENAMETOOLONG),
       "path too long (a UNIX socket path must fit sun_path)" },
-    { ELS_EADDRINUSE,
+    { ERROR_CODE(ELS_EADDRINUSE),
       "address in use (TCP port taken, or a live process listens on the "
       "UNIX socket path)" },
-    { ELS_EEXIST,
+    { ERROR_CODE(ELS_EEXIST),
       "already exists and will not be replaced (a file that is not a "
       "socket or FIFO, or a scheme already registered)" },
-    { ELS_EBUSY, "writer already configured or running" },
-    { ELS_ENOMEM, "out of memory" },
-    { ELS_EMSGSIZE, "unit larger than the whole queue (raise buffer=)" },
-    { ELS_EVERSION, "custom sink built against another sink ABI version" },
-    { ELS_ESTOPPED, "writer stopped; nothing more is accepted" },
+    { ERROR_CODE(ELS_EBUSY), "writer already configured or running" },
+    { ERROR_CODE(ELS_ENOMEM), "out of memory" },
+    { ERROR_CODE(ELS_EMSGSIZE),
+      "unit larger than the whole queue (raise buffer=)" },
+    { ERROR_CODE(ELS_EVERSION),
+      "custom sink ops table of a size this library's sink ABI cannot "
+      "read (struct_size)" },
+    { ERROR_CODE(ELS_ESTOPPED), "writer stopped; nothing more is accepted" },
 };
+#undef ERROR_CODE
 
 const char *els_strerror(int code)
 {
@@ -58,6 +64,20 @@ const char *els_strerror(int code)
      * "Unknown error N" into static storage shared by all threads). */
     const char *text = strerrordesc_np(-code);
     return text != NULL ? text : "unknown error code";
+}
+
+const char *els_err_name(int code)
+{
+    if (code == 0)
+        return "OK";
+    if (code > 0 || code == INT_MIN)
+        return "UNKNOWN";
+    for (size_t i = 0; i < sizeof error_texts / sizeof error_texts[0]; i++)
+        if (error_texts[i].code == code)
+            return error_texts[i].name;
+    /* glibc's constant table, like strerrordesc_np() above. */
+    const char *name = strerrorname_np(-code);
+    return name != NULL ? name : "UNKNOWN";
 }
 
 static const char *const drop_cause_names[ELS_DROP__COUNT] = {

@@ -23,7 +23,7 @@
 #                    reproducer, with the sanitizer report on stderr
 #   --update-corpus  merge new coverage-increasing inputs into fuzz/corpus/
 #   --build-only     build and stop
-#   TARGET           spec, address, framer, note, writer (default: all)
+#   TARGET           spec, address, parse, note, writer (default: all)
 # Long run (an hour per target, about five hours in all):
 #   scripts/fuzz.sh --seconds 3600
 # Environment: BUILD_DIR, CC (default clang), MAKE_JOBS (parallel
@@ -37,7 +37,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$top/_build-fuzz}
 cc=${CC:-clang}
 jobs=${MAKE_JOBS:-2}
-all_targets=(spec address framer note writer)
+all_targets=(spec address parse note writer)
 
 seconds=60
 replay=0
@@ -80,12 +80,12 @@ if [ -n "$input" ] && [ "${#targets[@]}" -ne 1 ]; then
     exit 2
 fi
 
-# Per-target libFuzzer limits: the longest input worth trying.  The framer
+# Per-target libFuzzer limits: the longest input worth trying.  The parser
 # needs room for a real eventlog (the GHC seed is 5.5 KB); the note target
 # builds its own long messages from a short input.
 max_len() {
     case "$1" in
-        framer) echo 16384 ;;
+        parse) echo 16384 ;;
         writer) echo 512 ;;
         *) echo 1024 ;;
     esac

@@ -4,7 +4,10 @@
  * in C++; and every documented error code has its own text.
  */
 #include "eventlog-sink/sink.h"     /* alone, before anything else */
+#include "eventlog-sink/parse.h"    /* alone too (guarded) */
 #include "eventlog-sink.h"
+
+#include <limits.h>
 
 #include "check.h"
 
@@ -12,7 +15,7 @@ int cxx_headers_ok(void);
 
 static void headers_compile_in_cxx(void)
 {
-    CHECK_INT(cxx_headers_ok(), ==, ELS_SINK_ABI_VERSION);
+    CHECK_INT(cxx_headers_ok(), ==, (int)sizeof(struct els_sink_ops));
 }
 
 static void error_codes_have_distinct_text(void)
@@ -34,6 +37,29 @@ static void error_codes_have_distinct_text(void)
     CHECK(els_strerror(0) != NULL);
     CHECK(els_strerror(-ETIMEDOUT) != NULL);
     CHECK(els_strerror(12345) != NULL);
+}
+
+/* Every code has its own name, spelled as its macro; errno values pass
+ * through by their errno name. */
+static void error_codes_have_names(void)
+{
+    static const struct {
+        int code;
+        const char *name;
+    } want[] = {
+        { ELS_EINVAL, "ELS_EINVAL" }, { ELS_ENOSCHEME, "ELS_ENOSCHEME" },
+        { ELS_ENAMETOOLONG, "ELS_ENAMETOOLONG" },
+        { ELS_EADDRINUSE, "ELS_EADDRINUSE" }, { ELS_EEXIST, "ELS_EEXIST" },
+        { ELS_EBUSY, "ELS_EBUSY" }, { ELS_ENOMEM, "ELS_ENOMEM" },
+        { ELS_EMSGSIZE, "ELS_EMSGSIZE" }, { ELS_EVERSION, "ELS_EVERSION" },
+        { ELS_ESTOPPED, "ELS_ESTOPPED" },
+        { -ETIMEDOUT, "ETIMEDOUT" }, { -EPIPE, "EPIPE" },
+        { -ECONNREFUSED, "ECONNREFUSED" }, { -EHOSTUNREACH, "EHOSTUNREACH" },
+        { 0, "OK" }, { 1, "UNKNOWN" }, { 12345, "UNKNOWN" },
+        { -100000, "UNKNOWN" }, { INT_MIN, "UNKNOWN" },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK_STR(els_err_name(want[i].code), want[i].name);
 }
 
 static void drop_causes_have_names(void)
@@ -65,6 +91,7 @@ static void stats_format_mentions_every_total(void)
 static const struct check_case cases[] = {
     CHECK_CASE(headers_compile_in_cxx),
     CHECK_CASE(error_codes_have_distinct_text),
+    CHECK_CASE(error_codes_have_names),
     CHECK_CASE(drop_causes_have_names),
     CHECK_CASE(stats_format_mentions_every_total),
 };

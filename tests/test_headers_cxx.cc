@@ -2,16 +2,21 @@
 // C linkage.
 #include "eventlog-sink.h"
 #include "eventlog-sink/sink.h"
+#include "eventlog-sink/parse.h"
 
 extern "C" int cxx_headers_ok(void);
 
 extern "C" int cxx_headers_ok(void)
 {
     els_sink_ops ops = {};
-    ops.abi_version = ELS_SINK_ABI_VERSION;
+    ops.struct_size = sizeof ops;
+    els_event_data d = {};
+    (void)d;
+    (void)&els_parser_new;
+    (void)&els_err_name;
     els_stats s = {};
     (void)s;
     (void)&els_writer_open;
     (void)&els_sink_register;
-    return static_cast<int>(ops.abi_version);
+    return static_cast<int>(ops.struct_size);
 }

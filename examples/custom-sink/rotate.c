@@ -611,7 +611,7 @@ static const char *const rotate_option_names[] = { "size", "keep", "mode", NULL 
 /* Designated initialisers: members this sink does not use stay NULL, and a
  * change of the table's versioning member is one line. */
 static const struct els_sink_ops rotate_ops = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "rotate",
     .options = rotate_option_names,
     .style = ELS_SINK_CALLBACK,

@@ -27,6 +27,21 @@
  * other member is called for that instance and close() is not called.
  *
  * Errors: members return 0 or a negative errno (see <eventlog-sink.h>).
+ *
+ * Growing the table (the rule that keeps compiled sinks working):
+ * struct els_sink_ops only ever grows at its end, and a table says how big
+ * it was where it was compiled, in its first member:
+ *     .struct_size = sizeof(struct els_sink_ops),
+ * Registration accepts any struct_size from ELS_SINK_OPS_MIN_SIZE (the
+ * table of the first release) up; the library reads the members that fit
+ * in struct_size and treats every member past it as absent (NULL), so a
+ * sink built against an older header keeps registering after operations
+ * are added, and one built against a newer header registers with a library
+ * that ignores the members it does not know.  A new member is therefore
+ * always optional, and its absence must keep the old behaviour.  A size
+ * below the minimum, or above any table this ABI could plausibly grow to
+ * (ELS_SINK_OPS_MAX_SIZE), is refused with ELS_EVERSION: it is not a table.
+ * Members are never removed, reordered or retyped.
  */
 #ifndef EVENTLOG_SINK_SINK_H
 #define EVENTLOG_SINK_SINK_H
@@ -36,9 +51,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Bump when struct els_sink_ops or struct els_sink_args change shape. */
-#define ELS_SINK_ABI_VERSION 1
 
 enum els_sink_style {
     ELS_SINK_LISTEN = 1,
@@ -66,8 +78,9 @@ struct els_sink_args {
 const char *els_sink_option(const struct els_sink_args *args, const char *key);
 
 struct els_sink_ops {
-    /* Must be ELS_SINK_ABI_VERSION. */
-    unsigned abi_version;
+    /* sizeof(struct els_sink_ops) where the table was compiled; see
+     * "Growing the table" above. */
+    size_t struct_size;
     /* Exact scheme this sink serves: [a-z][a-z0-9+.-]*, at most 31 bytes.
      * Matched exactly, never by prefix. */
     const char *scheme;
@@ -114,17 +127,30 @@ struct els_sink_ops {
     /* Optional.  Describe the bound endpoint in spec form, e.g.
      * "tcp:127.0.0.1:40321", like snprintf. */
     int (*endpoint)(void *sink, char *buf, size_t len);
+
+    /* End of the first release's table (ELS_SINK_OPS_MIN_SIZE).  New
+     * members go below this line, optional, with what NULL means. */
 };
 
-/* Register a sink.  Validates the table (ABI version, scheme syntax,
- * required members for the style) and returns ELS_EINVAL or ELS_EVERSION
- * if it is wrong, ELS_EEXIST if the scheme is taken.  The table must
+/* The size of the first release's table: the least struct_size accepted. */
+#define ELS_SINK_OPS_MIN_SIZE \
+    (offsetof(struct els_sink_ops, endpoint) + sizeof(void (*)(void)))
+/* The largest struct_size accepted; anything bigger is garbage. */
+#define ELS_SINK_OPS_MAX_SIZE 4096u
+
+/* Register a sink.  Validates the table (struct_size, scheme syntax,
+ * required members for the style) and returns ELS_EVERSION for a
+ * struct_size outside [ELS_SINK_OPS_MIN_SIZE, ELS_SINK_OPS_MAX_SIZE],
+ * ELS_EINVAL for another fault, ELS_EEXIST if the scheme is taken.  The table must
  * outlive every writer that uses it (normally: static storage).
  * Thread-safe.  The built-in schemes are always registered (the registry
  * adds them on its first use). */
 int els_sink_register(const struct els_sink_ops *ops);
 
-/* The registered table for scheme (exact match), or NULL. */
+/* The registered table for scheme (exact match), or NULL.  For a table
+ * smaller than this library's struct els_sink_ops it is the registry's
+ * copy, with the members past its struct_size NULL; otherwise the table
+ * that was registered. */
 const struct els_sink_ops *els_sink_lookup(const char *scheme);
 
 #ifdef __cplusplus

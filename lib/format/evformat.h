@@ -1,15 +1,13 @@
 /*
  * evformat.h: the few facts about the GHC eventlog binary format that the
- * library needs, and a streaming checker for whole streams.
+ * writer needs.
  *
  * - Classifying a unit handed to writeEventLog() (header chunk, block,
  *   DATA_END) and reading its block marker.
  * - Encoding an in-band note: a complete block, capability 0xFFFF (global),
  *   holding one EVENT_LOG_MSG event, which any eventlog reader shows.
- * - A framer that follows a byte stream (header, event-type table, events
- *   by their declared sizes, the 0xFFFF end) fed in arbitrary pieces, and
- *   says whether it is well formed and complete.  It keeps O(1) memory
- *   apart from the event-size table, and never trusts a length it reads.
+ * Following a whole stream is the public parser's job
+ * (<eventlog-sink/parse.h>, parse.c).
  *
  * All integers in the format are big-endian.  Format reference: GHC's
  * includes/rts/EventLogFormat.h and rts/eventlog/EventLog.c.
@@ -20,6 +18,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Big-endian reads, as every integer in the format is. */
+static inline uint16_t elsi_be16(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] << 8 | (unsigned)p[1]);
+}
+
+static inline uint32_t elsi_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+           (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static inline uint64_t elsi_be64(const uint8_t *p)
+{
+    return (uint64_t)elsi_be32(p) << 32 | elsi_be32(p + 4);
+}
 
 #define ELSI_EVENT_HEADER_BEGIN 0x68647262u /* "hdrb" */
 #define ELSI_EVENT_HEADER_END   0x68647265u /* "hdre" */
@@ -63,45 +78,5 @@ size_t elsi_note_size(size_t msg_len);
  * small. */
 size_t elsi_note_encode(void *buf, size_t buf_len, uint64_t timestamp,
                         const char *msg);
-
-/* Streaming framer. */
-enum elsi_framer_state {
-    ELSI_FRAMER_HEADER = 0,  /* inside the header */
-    ELSI_FRAMER_DATA,        /* between events */
-    ELSI_FRAMER_ENDED,       /* saw DATA_END; anything after is an error */
-    ELSI_FRAMER_ERROR
-};
-
-struct elsi_framer {
-    enum elsi_framer_state state;
-    /* Declared payload size per event type: -1 unknown type, -2 variable
-     * (16-bit length prefix follows the timestamp). */
-    int32_t *sizes;          /* 65536 entries, allocated by init */
-    uint64_t events;         /* complete events seen */
-    uint64_t blocks;         /* block markers seen */
-    uint64_t event_types;    /* event types declared in the header */
-    uint64_t offset;         /* stream bytes consumed */
-    char error[160];         /* set when state == ERROR */
-    /* Internal parser state (evformat.c): the step being taken, the bytes
-     * of the fixed-size item being assembled (at most 8: a timestamp) or
-     * the count of bytes still to skip (description, payload). */
-    uint8_t pending[8];
-    uint32_t pending_len;
-    uint32_t need;           /* bytes the current item needs; 0: skipping */
-    uint64_t skip;           /* bytes still to skip */
-    uint64_t item_start;     /* stream offset of the current item */
-    int step;
-    uint16_t cur_type;       /* event being read */
-    int32_t et_size;         /* event-type entry being read */
-    uint16_t et_type;
-};
-
-int elsi_framer_init(struct elsi_framer *f);      /* 0 or ELS_ENOMEM */
-void elsi_framer_destroy(struct elsi_framer *f);
-/* Consume len bytes.  Returns 0, or ELS_EINVAL once the stream is
- * malformed (f->error says where; every later call fails too). */
-int elsi_framer_feed(struct elsi_framer *f, const void *buf, size_t len);
-/* True when DATA_END was seen at an event boundary. */
-bool elsi_framer_complete(const struct elsi_framer *f);
 
 #endif /* ELS_EVFORMAT_H */

@@ -212,7 +212,7 @@ static int fifo_endpoint(void *sink, char *buf, size_t len)
 static const char *const fifo_options[] = { "mode", NULL };
 
 const struct els_sink_ops elsi_sink_fifo = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "fifo",
     .options = fifo_options,
     .style = ELS_SINK_DIAL,

@@ -129,7 +129,7 @@ static int file_endpoint(void *sink, char *buf, size_t len)
 static const char *const file_options[] = { "mode", NULL };
 
 const struct els_sink_ops elsi_sink_file = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "file",
     .options = file_options,
     .style = ELS_SINK_DIAL,

@@ -3,7 +3,8 @@
  *
  * Maps a scheme ("unix", "tcp", a custom one) to its struct els_sink_ops,
  * after checking that the table keeps the contract of <eventlog-sink/sink.h>:
- * ABI version, scheme syntax, the members its style requires and forbids,
+ * its struct_size (a table smaller than ours is copied and completed with
+ * NULL members), scheme syntax, the members its style requires and forbids,
  * and option names that are usable in a spec.  The six built-in sinks go
  * through the same checks.  It does not parse specs (spec.c does, and asks
  * here with an exact scheme) and never calls a sink member.
@@ -27,6 +28,8 @@ struct registry_entry {
     char scheme[ELSI_SCHEME_MAX + 1];   /* our copy: lookups never touch
                                            the caller's strings */
     const struct els_sink_ops *ops;
+    /* A table smaller than ours, completed: ops points here then. */
+    struct els_sink_ops grown;
 };
 
 /*
@@ -58,16 +61,6 @@ static void (*registry_watcher)(const char *scheme);
 static int registry_check(const struct els_sink_ops *ops, char *why,
                           size_t why_len)
 {
-    if (ops == NULL)
-        return elsi_fail(why, why_len, ELS_EINVAL, "ops table is NULL");
-    /* abi_version is the first member in every version, so it is safe to
-     * read before anything else; nothing else is, if it is wrong. */
-    if (ops->abi_version != ELS_SINK_ABI_VERSION)
-        return elsi_fail(why, why_len, ELS_EVERSION,
-                         "ops table has abi_version %u, this library "
-                         "needs %u (rebuild the sink against this "
-                         "eventlog-sink/sink.h)",
-                         ops->abi_version, (unsigned)ELS_SINK_ABI_VERSION);
     if (ops->scheme == NULL)
         return elsi_fail(why, why_len, ELS_EINVAL, "ops table has no scheme");
     /* The rules spec.c parses specs by, so that every registered scheme
@@ -146,11 +139,39 @@ static int registry_check(const struct els_sink_ops *ops, char *why,
     return 0;
 }
 
+int elsi_sink_ops_import(const struct els_sink_ops *ops, size_t min_size,
+                         struct els_sink_ops *out, char *why, size_t why_len)
+{
+    if (ops == NULL)
+        return elsi_fail(why, why_len, ELS_EINVAL, "ops table is NULL");
+    /* struct_size is the first member of every version of the table, so
+     * it is safe to read first; nothing else is until it checks out. */
+    size_t size = ops->struct_size;
+    if (size < min_size || size > ELS_SINK_OPS_MAX_SIZE)
+        return elsi_fail(why, why_len, ELS_EVERSION,
+                         "ops table has struct_size %zu; this library reads "
+                         "tables of %zu to %u bytes (set .struct_size = "
+                         "sizeof(struct els_sink_ops))", size, min_size,
+                         ELS_SINK_OPS_MAX_SIZE);
+    if (size >= sizeof *out)
+        return 0;
+    /* An older table: the members it lacks are absent. */
+    memset(out, 0, sizeof *out);
+    memcpy(out, ops, size);
+    return 1;
+}
+
 /* Validate and insert.  Takes registry_lock. */
 static int registry_add(const struct els_sink_ops *ops, char *why,
                         size_t why_len)
 {
-    int rc = registry_check(ops, why, why_len);
+    struct els_sink_ops grown;
+    int rc = elsi_sink_ops_import(ops, ELS_SINK_OPS_MIN_SIZE, &grown, why,
+                                  why_len);
+    if (rc < 0)
+        return rc;
+    bool is_grown = rc == 1;
+    rc = registry_check(is_grown ? &grown : ops, why, why_len);
     if (rc != 0)
         return rc;
     pthread_mutex_lock(&registry_lock);
@@ -170,7 +191,12 @@ static int registry_add(const struct els_sink_ops *ops, char *why,
     struct registry_entry *e = &registry_entries[registry_count];
     /* Length checked by elsi_scheme_valid(). */
     memcpy(e->scheme, ops->scheme, strlen(ops->scheme) + 1);
-    e->ops = ops;
+    if (is_grown) {
+        e->grown = grown;
+        e->ops = &e->grown;
+    } else {
+        e->ops = ops;
+    }
     registry_count++;
     pthread_mutex_unlock(&registry_lock);
     return 0;

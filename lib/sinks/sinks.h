@@ -14,6 +14,15 @@ extern const struct els_sink_ops elsi_sink_tcp_connect;   /* tcp-connect:[HOST:]
 extern const struct els_sink_ops elsi_sink_fifo;          /* fifo:PATH */
 extern const struct els_sink_ops elsi_sink_file;          /* file:PATH */
 
+/* Check ops->struct_size against [min_size, ELS_SINK_OPS_MAX_SIZE] (the
+ * registry passes ELS_SINK_OPS_MIN_SIZE; tests pass less to stand for a
+ * library that has grown the table since the sink was built).  0: ops is
+ * as big as this library's table and usable as is; 1: it is smaller, and
+ * *out holds a copy completed with NULL members; or ELS_EINVAL (NULL) or
+ * ELS_EVERSION with the reason in why. */
+int elsi_sink_ops_import(const struct els_sink_ops *ops, size_t min_size,
+                         struct els_sink_ops *out, char *why, size_t why_len);
+
 /* Writes "scheme, scheme, ..." of every registered sink into buf, for
  * messages; like snprintf. */
 int elsi_registry_names(char *buf, size_t len);

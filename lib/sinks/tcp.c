@@ -141,7 +141,7 @@ static int tcp_listen_endpoint(void *sink, char *buf, size_t len)
 }
 
 const struct els_sink_ops elsi_sink_tcp = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "tcp",
     .options = NULL,
     .style = ELS_SINK_LISTEN,
@@ -255,7 +255,7 @@ static int tcp_dial_endpoint(void *sink, char *buf, size_t len)
 }
 
 const struct els_sink_ops elsi_sink_tcp_connect = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "tcp-connect",
     .options = NULL,
     .style = ELS_SINK_DIAL,

@@ -255,7 +255,7 @@ static int unix_listen_endpoint(void *sink, char *buf, size_t len)
 static const char *const unix_options[] = { "mode", NULL };
 
 const struct els_sink_ops elsi_sink_unix = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "unix",
     .options = unix_options,
     .style = ELS_SINK_LISTEN,
@@ -331,7 +331,7 @@ static int unix_dial_endpoint(void *sink, char *buf, size_t len)
 }
 
 const struct els_sink_ops elsi_sink_unix_connect = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "unix-connect",
     .options = NULL,
     .style = ELS_SINK_DIAL,

@@ -16,6 +16,7 @@
 #include "check.h"
 #include "evgen.h"
 #include "eventlog-sink.h"
+#include "eventlog-sink/parse.h"
 #include "format/evformat.h"
 
 // ---------------------------------------------------------------------------
@@ -160,14 +161,16 @@ struct expected {
 
 static void check_stream_parses(const struct evgen_buf *got, bool complete)
 {
-    struct elsi_framer f;
-    CHECK_OK(elsi_framer_init(&f));
-    int r = elsi_framer_feed(&f, got->p, got->len);
-    CHECK_MSG(r == 0, "stream malformed: %s", f.error);
+    struct els_parser *p;
+    struct els_parse_status st;
+    CHECK_OK(els_parser_new(&p, NULL, NULL, 0));
+    int r = els_parser_feed(p, got->p, got->len, NULL);
+    els_parser_status(p, &st);
+    CHECK_MSG(r == 0, "stream malformed: %s", st.error);
     if (complete)
-        CHECK_MSG(elsi_framer_complete(&f), "stream incomplete after %zu bytes",
-                  got->len);
-    elsi_framer_destroy(&f);
+        CHECK_MSG(st.where == ELS_PARSE_ENDED, "stream incomplete after %zu "
+                  "bytes", got->len);
+    els_parser_free(p);
 }
 
 static bool contains(const struct evgen_buf *b, const char *needle)
@@ -455,7 +458,7 @@ static int slow_write(void *sink, const void *buf, size_t len)
 }
 
 static const struct els_sink_ops slow_sink = {
-    .abi_version = ELS_SINK_ABI_VERSION,
+    .struct_size = sizeof(struct els_sink_ops),
     .scheme = "test-slow",
     .style = ELS_SINK_CALLBACK,
     .open = slow_open,

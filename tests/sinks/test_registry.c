@@ -58,7 +58,7 @@ static int t_write(void *sink, const void *buf, size_t len)
 static struct els_sink_ops callback_ops(const char *scheme)
 {
     struct els_sink_ops ops = {
-        .abi_version = ELS_SINK_ABI_VERSION, .scheme = scheme,
+        .struct_size = sizeof(struct els_sink_ops), .scheme = scheme,
         .style = ELS_SINK_CALLBACK,
         .open = t_open, .close = t_close, .write = t_write,
     };
@@ -161,13 +161,13 @@ static void custom_sink_registers_and_is_found(void)
 
     /* The other styles register too. */
     struct els_sink_ops l = {
-        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "my-listen",
+        .struct_size = sizeof(struct els_sink_ops), .scheme = "my-listen",
         .style = ELS_SINK_LISTEN, .open = t_open, .close = t_close,
         .listen_fd = t_listen_fd, .accept = t_accept,
     };
     CHECK_OK(els_sink_register(keep(l)));
     struct els_sink_ops d = {
-        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "my-dial",
+        .struct_size = sizeof(struct els_sink_ops), .scheme = "my-dial",
         .style = ELS_SINK_DIAL, .open = t_open, .close = t_close,
         .dial = t_dial,
     };
@@ -193,11 +193,19 @@ static void table_validation(void)
     CHECK_INT(els_sink_register(NULL), ==, ELS_EINVAL);
     CHECK_CONTAINS(last_log, "ops table is NULL");
 
+    /* struct_size: garbage (0, below the first release's table, far
+     * above anything the table could grow to) is refused. */
     struct els_sink_ops o = callback_ops("v-abi");
-    o.abi_version = 0;
-    REFUSED(o, ELS_EVERSION, "abi_version 0");
-    o.abi_version = ELS_SINK_ABI_VERSION + 1;
-    REFUSED(o, ELS_EVERSION, "this library needs 1");
+    static const size_t garbage[] = {
+        0, 1, 8, ELS_SINK_OPS_MIN_SIZE - 1, ELS_SINK_OPS_MAX_SIZE + 1,
+        (size_t)0x100000000ull, (size_t)-1,
+    };
+    for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
+        o.struct_size = garbage[i];
+        char needle[64];
+        snprintf(needle, sizeof needle, "struct_size %zu;", garbage[i]);
+        REFUSED(o, ELS_EVERSION, needle);
+    }
 
     static const char *const bad_schemes[] = {
         "", "Abc", "aBc", "1abc", "-abc", "+abc", ".abc", "a b", "a_b", "a:b",
@@ -216,15 +224,84 @@ static void table_validation(void)
     REFUSED(o, ELS_EINVAL, "sink v-close: close is required");
 }
 
+/* A table as a sink built against the first release's header has it:
+ * exactly ELS_SINK_OPS_MIN_SIZE bytes, in a block of that size (a read
+ * past it is an ASan report), registers and is used as is. */
+static void struct_size_first_release(void)
+{
+    struct els_sink_ops full = callback_ops("v-first");
+    full.struct_size = ELS_SINK_OPS_MIN_SIZE;
+    struct els_sink_ops *p = malloc(ELS_SINK_OPS_MIN_SIZE);
+    CHECK(p != NULL);
+    memcpy(p, &full, ELS_SINK_OPS_MIN_SIZE);
+    CHECK_OK(els_sink_register(p));
+    const struct els_sink_ops *got = els_sink_lookup("v-first");
+    CHECK(got != NULL);
+    CHECK(got->write == t_write);
+    CHECK(got->open == t_open);
+}
+
+/* A newer table (a sink built against a header with more members than
+ * this library knows) registers; the members past ours are ignored. */
+static void struct_size_newer(void)
+{
+    struct newer {
+        struct els_sink_ops ops;
+        int (*later)(void *sink);
+        char more[64];
+    };
+    struct newer *n = calloc(1, sizeof *n);
+    CHECK(n != NULL);
+    n->ops = callback_ops("v-newer");
+    n->ops.struct_size = sizeof *n;
+    memset(n->more, 0xa5, sizeof n->more);
+    CHECK_OK(els_sink_register(&n->ops));
+    CHECK(els_sink_lookup("v-newer") == &n->ops);
+}
+
+/* The day members are appended, a table of the old size registers with
+ * the new members absent whatever bytes follow it in memory.  Stood for
+ * here by a smaller minimum: a table cut after write (as if flush and
+ * endpoint had come in a later release), followed by garbage. */
+static void struct_size_older_reads_members_as_absent(void)
+{
+    size_t old_size = offsetof(struct els_sink_ops, flush);
+    struct els_sink_ops t = callback_ops("v-older");
+    t.struct_size = old_size;
+    uint8_t *block = malloc(sizeof t);
+    CHECK(block != NULL);
+    memset(block, 0xa5, sizeof t);          /* garbage where flush... */
+    memcpy(block, &t, old_size);            /* ...and endpoint would be */
+    struct els_sink_ops out;
+    char why[256];
+    CHECK_INT(elsi_sink_ops_import((const struct els_sink_ops *)block,
+                                   old_size, &out, why, sizeof why), ==, 1);
+    CHECK(out.write == t_write && out.open == t_open);
+    CHECK(out.flush == NULL);
+    CHECK(out.endpoint == NULL);
+    CHECK_U64(out.struct_size, ==, old_size);
+    /* Below that minimum: refused. */
+    t.struct_size = old_size - 1;
+    memcpy(block, &t, sizeof t.struct_size);
+    CHECK_INT(elsi_sink_ops_import((const struct els_sink_ops *)block,
+                                   old_size, &out, why, sizeof why), ==,
+              ELS_EVERSION);
+    CHECK_CONTAINS(why, "struct_size");
+    /* A full-size table is used as is. */
+    t = callback_ops("v-full");
+    CHECK_INT(elsi_sink_ops_import(&t, old_size, &out, why, sizeof why), ==, 0);
+    free(block);
+}
+
 static void style_members_validation(void)
 {
     const struct els_sink_ops listen = {
-        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "v-listen",
+        .struct_size = sizeof(struct els_sink_ops), .scheme = "v-listen",
         .style = ELS_SINK_LISTEN, .open = t_open, .close = t_close,
         .listen_fd = t_listen_fd, .accept = t_accept,
     };
     const struct els_sink_ops dial = {
-        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "v-dial",
+        .struct_size = sizeof(struct els_sink_ops), .scheme = "v-dial",
         .style = ELS_SINK_DIAL, .open = t_open, .close = t_close,
         .dial = t_dial,
     };
@@ -444,6 +521,9 @@ static const struct check_case cases[] = {
     CHECK_CASE(lookup_is_exact),
     CHECK_CASE(custom_sink_registers_and_is_found),
     CHECK_CASE(table_validation),
+    CHECK_CASE(struct_size_first_release),
+    CHECK_CASE(struct_size_newer),
+    CHECK_CASE(struct_size_older_reads_members_as_absent),
     CHECK_CASE(style_members_validation),
     CHECK_CASE(option_name_validation),
     CHECK_CASE(taken_schemes_are_not_replaced),

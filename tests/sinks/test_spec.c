@@ -118,12 +118,12 @@ static int test_write(void *sink, const void *buf, size_t len)
 
 static const char *const test_a_options[] = { "color", "size-hint", NULL };
 static const struct els_sink_ops test_sink_a = {
-    .abi_version = ELS_SINK_ABI_VERSION, .scheme = "test-a",
+    .struct_size = sizeof(struct els_sink_ops), .scheme = "test-a",
     .options = test_a_options, .style = ELS_SINK_CALLBACK,
     .open = test_open, .close = test_close, .write = test_write,
 };
 static const struct els_sink_ops test_sink_b = {
-    .abi_version = ELS_SINK_ABI_VERSION, .scheme = "test-b",
+    .struct_size = sizeof(struct els_sink_ops), .scheme = "test-b",
     .options = NULL, .style = ELS_SINK_CALLBACK,
     .open = test_open, .close = test_close, .write = test_write,
 };
@@ -381,7 +381,7 @@ static void too_many_options_are_refused(void)
         many_options[i] = many_names[i];
     }
     static struct els_sink_ops many = {
-        .abi_version = ELS_SINK_ABI_VERSION, .scheme = "many",
+        .struct_size = sizeof(struct els_sink_ops), .scheme = "many",
         .style = ELS_SINK_CALLBACK,
         .open = test_open, .close = test_close, .write = test_write,
     };

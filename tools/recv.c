@@ -1,14 +1,12 @@
 /*
- * eventlog-sink.c: the command-line tool.
+ * recv.c: `eventlog-sink recv`, the consumer side of the library.
  *
- * One program with subcommands, chosen from a table, so that more can be
- * added beside the first.  `recv` is the consumer side of the library: it
- * connects to a UNIX or TCP socket (or opens a FIFO), or with --listen
+ * It connects to a UNIX or TCP socket (or opens a FIFO), or with --listen
  * waits on one for the single producer that a unix-connect or tcp-connect
  * sink sends from, copies the eventlog stream it reads to a file or
- * standard output, runs every byte through the framer of lib/format/evformat.c,
- * and says in its exit status whether the stream was complete and well
- * formed.  It does not interpret events (use ghc-events for that), serves
+ * standard output, runs every byte through the library's parser
+ * (<eventlog-sink/parse.h>), and says in its exit status whether the
+ * stream was complete and well formed.  It does not interpret events (use ghc-events for that), serves
  * one stream per run (it is a test and capture tool, not a collector
  * daemon), and never changes the bytes it copies.
  *
@@ -27,6 +25,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -39,64 +38,22 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "eventlog-sink.h"
-#include "sinks/address.h"
-#include "format/evformat.h"
-#include "sinks/fdutil.h"
-
-#if defined(PACKAGE_VERSION)
-#define TOOL_VERSION PACKAGE_VERSION
-#else
-#define TOOL_VERSION "0.1.0"
-#endif
-
-#define TOOL_NAME "eventlog-sink"
+#include "eventlog-sink/parse.h"
+#include "tool.h"
+#include "util.h"
 
 /* Exit statuses of recv (documented in its --help). */
 enum {
     RECV_EXIT_OK = 0,
     RECV_EXIT_UNREACHABLE = 1,  /* or the output could not be written */
-    RECV_EXIT_USAGE = 2,
+    RECV_EXIT_USAGE = TOOL_EXIT_USAGE,
     RECV_EXIT_BAD_STREAM = 3    /* truncated or malformed */
 };
-
-/* ------------------------------------------------------------------------
- * Subcommand table
- * ------------------------------------------------------------------------ */
-
-struct tool_command {
-    const char *name;
-    const char *summary;
-    /* argv[0] is the command name; returns the exit status. */
-    int (*run)(int argc, char **argv);
-};
-
-static int recv_main(int argc, char **argv);
-
-static const struct tool_command tool_commands[] = {
-    { "recv", "receive one eventlog stream from a socket or FIFO", recv_main },
-};
-
-#define TOOL_N_COMMANDS (sizeof tool_commands / sizeof tool_commands[0])
-
-static void tool_usage(FILE *out)
-{
-    fprintf(out,
-            "Usage: " TOOL_NAME " COMMAND [ARGS...]\n"
-            "       " TOOL_NAME " --help | --version\n"
-            "\n"
-            "Commands:\n");
-    for (size_t i = 0; i < TOOL_N_COMMANDS; i++)
-        fprintf(out, "  %-8s %s\n", tool_commands[i].name,
-                tool_commands[i].summary);
-    fprintf(out,
-            "\n"
-            "Run '" TOOL_NAME " COMMAND --help' for the options of a "
-            "command.\n");
-}
 
 /* ------------------------------------------------------------------------
  * recv: signals
@@ -191,10 +148,10 @@ struct recv_target {
     enum recv_scheme scheme;
     const char *spec;
     const char *address;            /* after "SCHEME:" */
-    struct sockaddr_un sun;         /* RECV_UNIX */
-    socklen_t sun_len;
-    struct addrinfo *ai;            /* RECV_TCP, resolved once (passive
-                                     * for --listen) */
+    /* RECV_UNIX (one entry) and RECV_TCP, from els_endpoint_resolve(),
+     * resolved once (passive for --listen). */
+    struct addrinfo *ai;
+    const char *path;               /* RECV_UNIX: the socket path */
 };
 
 /* Split and check SPEC, for connecting or (listen) for listening.  On
@@ -242,28 +199,19 @@ static int recv_target_parse(struct recv_target *t, const char *spec,
     char why[256] = "";
     switch (t->scheme) {
     case RECV_UNIX:
-        if (elsi_unix_addr_make(t->address, &t->sun, &t->sun_len, why,
-                                sizeof why) < 0) {
-            snprintf(err, err_len, "%s: %s", spec, why);
-            return RECV_EXIT_USAGE;
-        }
-        return 0;
     case RECV_TCP: {
-        struct elsi_tcp_addr a;
-        if (elsi_tcp_addr_parse(t->address, &a, why, sizeof why) < 0) {
+        int rc = els_endpoint_resolve(spec, listen ? ELS_ENDPOINT_PASSIVE : 0,
+                                      &t->ai, why, sizeof why);
+        if (rc < 0) {
             snprintf(err, err_len, "%s: %s", spec, why);
-            return RECV_EXIT_USAGE;
+            /* A malformed address is a usage error; a host that does not
+             * resolve is a fine spec naming an endpoint we cannot find. */
+            return rc == ELS_EINVAL || rc == ELS_ENAMETOOLONG
+                   ? RECV_EXIT_USAGE : RECV_EXIT_UNREACHABLE;
         }
-        /* Port 0 is a fine thing to listen on (the kernel picks, and the
-         * "listening on" line says which); nobody can connect to it. */
-        if (a.port == 0 && !listen) {
-            snprintf(err, err_len, "%s: port 0 cannot be connected to", spec);
-            return RECV_EXIT_USAGE;
-        }
-        if (elsi_tcp_resolve(&a, listen, &t->ai, why, sizeof why) < 0) {
-            snprintf(err, err_len, "%s: %s", spec, why);
-            return RECV_EXIT_UNREACHABLE;
-        }
+        if (t->scheme == RECV_UNIX)
+            t->path = ((const struct sockaddr_un *)(const void *)
+                       t->ai->ai_addr)->sun_path;
         return 0;
     }
     case RECV_FIFO:
@@ -285,8 +233,7 @@ static int recv_target_parse(struct recv_target *t, const char *spec,
 
 static void recv_target_free(struct recv_target *t)
 {
-    if (t->ai != NULL)
-        freeaddrinfo(t->ai);
+    els_endpoint_free(t->ai);
     t->ai = NULL;
 }
 
@@ -296,25 +243,25 @@ static void recv_target_free(struct recv_target *t)
 static int recv_connect_one(const struct recv_signals *s, int domain,
                             const struct sockaddr *sa, socklen_t len)
 {
-    int fd = elsi_socket_nb(domain, SOCK_STREAM);
+    int fd = util_socket_nb(domain, SOCK_STREAM);
     if (fd < 0)
         return fd;
     if (connect(fd, sa, len) == 0)
         return fd;
     int e = errno;
     if (e != EINPROGRESS && e != EINTR) {
-        elsi_close(fd);
+        util_close(fd);
         return -e;
     }
     /* EINTR from a non-blocking connect also means "still connecting". */
     for (;;) {
         if (recv_stop_signal) {
-            elsi_close(fd);
+            util_close(fd);
             return -EINTR;
         }
         int w = recv_wait(s, fd, POLLOUT, -1);
         if (w < 0) {
-            elsi_close(fd);
+            util_close(fd);
             return w;
         }
         if (w > 0)
@@ -325,7 +272,7 @@ static int recv_connect_one(const struct recv_signals *s, int domain,
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &so_len) < 0)
         so_error = errno;
     if (so_error != 0) {
-        elsi_close(fd);
+        util_close(fd);
         return -so_error;
     }
     return fd;
@@ -346,8 +293,8 @@ static int recv_open_once(const struct recv_signals *s,
 {
     switch (t->scheme) {
     case RECV_UNIX: {
-        int fd = recv_connect_one(s, AF_UNIX, (const struct sockaddr *)&t->sun,
-                                  t->sun_len);
+        int fd = recv_connect_one(s, AF_UNIX, t->ai->ai_addr,
+                                  t->ai->ai_addrlen);
         if (fd < 0)
             snprintf(err, err_len, "cannot connect to %s: %s", t->spec,
                      strerror(-fd));
@@ -387,7 +334,7 @@ static int recv_open_once(const struct recv_signals *s,
         }
         struct stat st;
         if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
-            elsi_close(fd);
+            util_close(fd);
             snprintf(err, err_len, "cannot open %s: %s is not a FIFO",
                      t->spec, t->address);
             return -EINVAL;
@@ -444,7 +391,6 @@ struct recv_listener {
     bool bound_file;
     dev_t dev;
     ino_t ino;
-    pid_t owner;            /* this process (elsi_unlink_if_ours() asks) */
 };
 
 /* Make the socket path free for bind(), by the rule the unix sink follows
@@ -458,7 +404,7 @@ struct recv_listener {
 static int recv_unix_clear(const struct recv_target *t, char *err,
                            size_t err_len)
 {
-    const char *path = t->sun.sun_path;
+    const char *path = t->path;
     struct stat st;
     if (lstat(path, &st) < 0) {
         if (errno == ENOENT)
@@ -470,21 +416,21 @@ static int recv_unix_clear(const struct recv_target *t, char *err,
     if (!S_ISSOCK(st.st_mode)) {
         snprintf(err, err_len, "refusing to replace %s: it is %s, and only "
                  "a stale socket is replaced", path,
-                 elsi_file_type_name(st.st_mode));
+                 util_file_type_name(st.st_mode));
         return -EEXIST;
     }
-    int fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
+    int fd = util_socket_nb(AF_UNIX, SOCK_STREAM);
     if (fd < 0) {
         snprintf(err, err_len, "cannot create a socket to probe %s: %s",
                  path, strerror(-fd));
         return fd;
     }
     int rc;
-    while ((rc = connect(fd, (const struct sockaddr *)&t->sun,
-                         t->sun_len)) < 0 && errno == EINTR) {
+    while ((rc = connect(fd, t->ai->ai_addr, t->ai->ai_addrlen)) < 0 &&
+           errno == EINTR) {
     }
     int e = rc < 0 ? errno : 0;
-    elsi_close(fd);
+    util_close(fd);
     switch (e) {
     case 0:
     case EAGAIN:        /* backlog full: very much alive */
@@ -518,22 +464,35 @@ static void recv_listener_close(struct recv_listener *l,
     if (l->fd < 0)
         return;
     if (l->bound_file)
-        elsi_unlink_if_ours(t->sun.sun_path, S_IFSOCK, l->dev, l->ino,
-                            l->owner);
+        util_unlink_if_same(t->path, S_IFSOCK, l->dev, l->ino);
     l->bound_file = false;
-    elsi_close(l->fd);
+    util_close(l->fd);
     l->fd = -1;
 }
 
+/*
+ * Note [Socket file mode]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ * The socket file must be 0600 from the moment it exists.  Setting the
+ * mode afterwards by path (chmod) follows whatever the path names by then:
+ * a user who can write the directory swaps in a symbolic link between
+ * bind() and chmod(), and the mode lands on the file it points to: any
+ * file the collector's user may chmod (for root, any file at all).
+ * fchmod() on a socket descriptor does not reach the file.  So bind()
+ * creates the file with the mode already right: the tool is one thread,
+ * so a umask set around bind() affects nothing else.  (The library, with
+ * other threads that may create files meanwhile, cannot do this; its unix:
+ * sink has its own way.)
+ */
 static int recv_listen_unix(struct recv_listener *l,
                             const struct recv_target *t,
                             char *err, size_t err_len)
 {
-    const char *path = t->sun.sun_path;
+    const char *path = t->path;
     int rc = recv_unix_clear(t, err, err_len);
     if (rc < 0)
         return rc;
-    l->fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
+    l->fd = util_socket_nb(AF_UNIX, SOCK_STREAM);
     if (l->fd < 0) {
         rc = l->fd;
         l->fd = -1;
@@ -541,8 +500,14 @@ static int recv_listen_unix(struct recv_listener *l,
                  strerror(-rc));
         return rc;
     }
-    if (bind(l->fd, (const struct sockaddr *)&t->sun, t->sun_len) < 0) {
-        rc = -errno;
+    /* Created with mode 0600 by bind() itself: see Note [Socket file
+     * mode]. */
+    mode_t old_umask = umask(0177);
+    int bound = bind(l->fd, t->ai->ai_addr, t->ai->ai_addrlen);
+    int bind_errno = errno;
+    umask(old_umask);
+    if (bound < 0) {
+        rc = -bind_errno;
         if (rc == -EADDRINUSE)
             snprintf(err, err_len, "cannot bind %s: another process created "
                      "it just now", path);
@@ -562,16 +527,6 @@ static int recv_listen_unix(struct recv_listener *l,
     l->bound_file = true;
     l->dev = st.st_dev;
     l->ino = st.st_ino;
-    l->owner = getpid();
-    /* Mode 0600 before listen(): until then every connect() is refused,
-     * so the wider mode bind() gave the file never grants anything.  See
-     * Note [Socket file permissions] in lib/sinks/unix.c. */
-    if (chmod(path, 0600) < 0) {
-        rc = -errno;
-        snprintf(err, err_len, "cannot set mode 0600 on %s: %s", path,
-                 strerror(-rc));
-        goto fail;
-    }
     if (listen(l->fd, RECV_LISTEN_BACKLOG) < 0) {
         rc = -errno;
         snprintf(err, err_len, "cannot listen on %s: %s", path,
@@ -590,8 +545,8 @@ static int recv_listen_tcp(struct recv_listener *l,
                            char *err, size_t err_len)
 {
     char where[300];
-    int rc = elsi_tcp_listen(t->ai, RECV_LISTEN_BACKLOG, t->address, where,
-                             sizeof where);
+    int rc = els_endpoint_listen_tcp(t->ai, RECV_LISTEN_BACKLOG, where,
+                                     sizeof where);
     if (rc < 0) {
         snprintf(err, err_len, "cannot listen on tcp:%s: %s", where,
                  strerror(-rc));
@@ -599,15 +554,14 @@ static int recv_listen_tcp(struct recv_listener *l,
     }
     l->fd = rc;
     /* With port 0 the kernel chose: report the real port. */
-    rc = elsi_bound_address(l->fd, where, sizeof where);
+    rc = els_endpoint_name(l->fd, l->endpoint, sizeof l->endpoint);
     if (rc < 0) {
         snprintf(err, err_len, "%s: cannot read the bound address: %s",
                  t->spec, strerror(-rc));
-        elsi_close(l->fd);
+        util_close(l->fd);
         l->fd = -1;
         return rc;
     }
-    snprintf(l->endpoint, sizeof l->endpoint, "tcp:%s", where);
     return 0;
 }
 
@@ -628,33 +582,20 @@ static int recv_listen_accept(const struct recv_signals *s,
     /* Unbuffered stderr: the line is out before anyone can connect. */
     fprintf(stderr, TOOL_NAME " recv: listening on %s\n", l.endpoint);
 
+    /* --timeout covers the whole wait for a producer, including a
+     * connection that stays silent: until its first byte it may be a
+     * probe, and a silent client must not hold the receiver for ever. */
     uint64_t deadline = recv_now_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
     int fd = -1;
     for (;;) {
+        if (fd >= 0) {
+            util_close(fd);
+            fd = -1;
+        }
         if (recv_stop_signal) {
             snprintf(err, err_len, "stopped before a producer connected to "
                      "%s", l.endpoint);
             rc = -EINTR;
-            break;
-        }
-        rc = elsi_accept_nb(l.fd, &fd);
-        if (rc == 0) {
-            /* A connection that closes before its first byte is not a
-             * producer but a probe (the library's unix sink connects to
-             * an existing socket to see whether anyone listens): keep
-             * listening for the real one. */
-            int w = recv_wait(s, fd, POLLIN, -1);
-            char first;
-            if (w > 0 && recv(fd, &first, 1, MSG_PEEK) == 0) {
-                elsi_close(fd);
-                fd = -1;
-                continue;
-            }
-            break;
-        }
-        if (rc != -EAGAIN) {
-            snprintf(err, err_len, "cannot accept on %s: %s", l.endpoint,
-                     strerror(-rc));
             break;
         }
         long wait_ms = -1;
@@ -668,6 +609,30 @@ static int recv_listen_accept(const struct recv_signals *s,
             }
             wait_ms = (long)(deadline - now);
         }
+        rc = util_accept_nb(l.fd, &fd);
+        if (rc == 0) {
+            /* A connection that closes before its first byte is not a
+             * producer but a probe (the library's unix sink connects to
+             * an existing socket to see whether anyone listens): keep
+             * listening for the real one.  Nothing (signal, timeout):
+             * back to the checks above, which close it. */
+            int w = recv_wait(s, fd, POLLIN, wait_ms);
+            if (w < 0) {
+                snprintf(err, err_len, "cannot wait on %s: %s", l.endpoint,
+                         strerror(-w));
+                rc = w;
+                break;
+            }
+            char first;
+            if (w == 0 || recv(fd, &first, 1, MSG_PEEK) == 0)
+                continue;
+            break;
+        }
+        if (rc != -EAGAIN) {
+            snprintf(err, err_len, "cannot accept on %s: %s", l.endpoint,
+                     strerror(-rc));
+            break;
+        }
         int w = recv_wait(s, l.fd, POLLIN, wait_ms);
         if (w < 0) {
             snprintf(err, err_len, "cannot wait on %s: %s", l.endpoint,
@@ -675,6 +640,10 @@ static int recv_listen_accept(const struct recv_signals *s,
             rc = w;
             break;
         }
+    }
+    if (rc != 0 && fd >= 0) {
+        util_close(fd);
+        fd = -1;
     }
     recv_listener_close(&l, t);
     return rc == 0 ? fd : rc;
@@ -684,8 +653,7 @@ static int recv_listen_accept(const struct recv_signals *s,
  * recv: copying
  * ------------------------------------------------------------------------ */
 
-/* Write all of buf to the output.  Not elsi_write_all(): that one retries
- * on EINTR, and a stop signal must be able to end a write that blocks on
+/* Write all of buf to the output, retrying short writes but not EINTR: a stop signal must be able to end a write that blocks on
  * a full pipe (see Note [Stop signals]).  0, -errno, or -EINTR when
  * stopped. */
 static int recv_write_out(const struct recv_signals *s, int fd,
@@ -720,7 +688,7 @@ struct recv_result {
 };
 
 static void recv_copy(const struct recv_signals *s, int in, int out,
-                      struct elsi_framer *f, struct recv_result *res)
+                      struct els_parser *parser, struct recv_result *res)
 {
     static uint8_t buf[64 * 1024];
     /* Wait before the first read: a FIFO that no writer has opened yet
@@ -770,7 +738,7 @@ static void recv_copy(const struct recv_signals *s, int in, int out,
             res->write_error = w;
             return;
         }
-        if (elsi_framer_feed(f, buf, (size_t)n) < 0)
+        if (els_parser_feed(parser, buf, (size_t)n, NULL) < 0)
             return;
     }
 }
@@ -810,8 +778,9 @@ static void recv_usage(FILE *out)
 "  -r, --retry SECS    while the endpoint is absent, try again every 0.1 s\n"
 "                      for up to SECS seconds (not with --listen)\n"
 "  -l, --listen        listen on SPEC for one producer to connect\n"
-"  -t, --timeout SECS  with --listen: give up if nobody connects within\n"
-"                      SECS seconds (default: wait for ever)\n"
+"  -t, --timeout SECS  with --listen: give up if no producer comes within\n"
+"                      SECS seconds; a connection that sends nothing does\n"
+"                      not count (default: wait for ever)\n"
 "  -q, --quiet         do not print the summary line\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -827,42 +796,9 @@ static void recv_usage(FILE *out)
 "     malformed\n");
 }
 
-static int recv_usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
+#define recv_usage_error(...) tool_usage_error("recv", __VA_ARGS__)
 
-static int recv_usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    fputs(TOOL_NAME " recv: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\ntry '" TOOL_NAME " recv --help'\n", stderr);
-    return RECV_EXIT_USAGE;
-}
-
-/* SECS: decimal seconds ("5", "0.5"), at most a day. */
-static bool recv_parse_secs(const char *text, uint64_t *ms)
-{
-    bool digit = false, dot = false;
-    for (const char *p = text; *p != '\0'; p++) {
-        if (*p >= '0' && *p <= '9')
-            digit = true;
-        else if (*p == '.' && !dot)
-            dot = true;
-        else
-            return false;
-    }
-    if (!digit)
-        return false;
-    double secs = strtod(text, NULL);
-    if (!(secs >= 0.0 && secs <= 86400.0))
-        return false;
-    *ms = (uint64_t)(secs * 1000.0 + 0.5);
-    return true;
-}
-
-static int recv_main(int argc, char **argv)
+int recv_main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
@@ -892,7 +828,7 @@ static int recv_main(int argc, char **argv)
             output = optarg;
             break;
         case 'r':
-            if (!recv_parse_secs(optarg, &retry_ms))
+            if (!tool_parse_secs(optarg, &retry_ms))
                 return recv_usage_error("--retry: '%s' is not a number of "
                                         "seconds from 0 to 86400", optarg);
             retry_given = true;
@@ -901,7 +837,7 @@ static int recv_main(int argc, char **argv)
             listen = true;
             break;
         case 't':
-            if (!recv_parse_secs(optarg, &timeout_ms))
+            if (!tool_parse_secs(optarg, &timeout_ms))
                 return recv_usage_error("--timeout: '%s' is not a number of "
                                         "seconds from 0 to 86400", optarg);
             timeout_given = true;
@@ -910,8 +846,7 @@ static int recv_main(int argc, char **argv)
             quiet = true;
             break;
         case 'h':
-            recv_usage(stdout);
-            return fflush(stdout) == 0 ? 0 : 1;
+            return tool_help(recv_usage);
         case ':':
             return recv_usage_error("option '%s' needs an argument",
                                     argv[optind - 1]);
@@ -949,8 +884,8 @@ static int recv_main(int argc, char **argv)
         return rc;
     }
 
-    struct elsi_framer framer;
-    if (elsi_framer_init(&framer) < 0) {
+    struct els_parser *parser;
+    if (els_parser_new(&parser, NULL, NULL, 0) < 0) {
         recv_target_free(&target);
         fprintf(stderr, TOOL_NAME " recv: out of memory\n");
         return RECV_EXIT_UNREACHABLE;
@@ -968,7 +903,7 @@ static int recv_main(int argc, char **argv)
         in = recv_open(&sigs, &target, retry_ms, err, sizeof err);
     recv_target_free(&target);
     if (in < 0) {
-        elsi_framer_destroy(&framer);
+        els_parser_free(parser);
         if (in == -EINTR && !listen)
             fprintf(stderr, TOOL_NAME " recv: stopped before %s was "
                     "reached\n", spec);
@@ -988,16 +923,18 @@ static int recv_main(int argc, char **argv)
         if (out < 0) {
             fprintf(stderr, TOOL_NAME " recv: cannot create %s: %s\n", output,
                     strerror(errno));
-            elsi_close(in);
-            elsi_framer_destroy(&framer);
+            util_close(in);
+            els_parser_free(parser);
             return RECV_EXIT_UNREACHABLE;
         }
         out_name = output;
     }
 
     struct recv_result res = { 0 };
-    recv_copy(&sigs, in, out, &framer, &res);
-    elsi_close(in);
+    recv_copy(&sigs, in, out, parser, &res);
+    struct els_parse_status st;
+    els_parser_status(parser, &st);
+    util_close(in);
     if (out != STDOUT_FILENO && close(out) < 0 && errno != EINTR &&
         res.write_error == 0)
         res.write_error = -errno;
@@ -1005,18 +942,18 @@ static int recv_main(int argc, char **argv)
     if (!quiet)
         fprintf(stderr, TOOL_NAME " recv: received %llu bytes, %llu events, "
                 "%llu blocks\n", (unsigned long long)res.bytes,
-                (unsigned long long)framer.events,
-                (unsigned long long)framer.blocks);
+                (unsigned long long)st.events,
+                (unsigned long long)st.blocks);
 
     if (res.write_error != 0) {
         fprintf(stderr, TOOL_NAME " recv: cannot write to %s: %s\n", out_name,
                 strerror(-res.write_error));
         rc = RECV_EXIT_UNREACHABLE;
-    } else if (framer.state == ELSI_FRAMER_ERROR) {
+    } else if (st.where == ELS_PARSE_FAILED) {
         fprintf(stderr, TOOL_NAME " recv: stream malformed at %s\n",
-                framer.error);
+                st.error);
         rc = RECV_EXIT_BAD_STREAM;
-    } else if (!elsi_framer_complete(&framer)) {
+    } else if (st.where != ELS_PARSE_ENDED) {
         char why[128] = "";
         if (res.read_error != 0)
             snprintf(why, sizeof why, ": %s", strerror(-res.read_error));
@@ -1025,39 +962,11 @@ static int recv_main(int argc, char **argv)
                      recv_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
         fprintf(stderr, TOOL_NAME " recv: stream truncated after %llu bytes "
                 "(%llu events)%s\n", (unsigned long long)res.bytes,
-                (unsigned long long)framer.events, why);
+                (unsigned long long)st.events, why);
         rc = RECV_EXIT_BAD_STREAM;
     } else {
         rc = RECV_EXIT_OK;
     }
-    elsi_framer_destroy(&framer);
+    els_parser_free(parser);
     return rc;
-}
-
-/* ------------------------------------------------------------------------
- * main
- * ------------------------------------------------------------------------ */
-
-int main(int argc, char **argv)
-{
-    if (argc < 2) {
-        tool_usage(stderr);
-        return 2;
-    }
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        tool_usage(stdout);
-        return fflush(stdout) == 0 ? 0 : 1;
-    }
-    if (strcmp(cmd, "--version") == 0) {
-        printf(TOOL_NAME " %s\n", TOOL_VERSION);
-        return fflush(stdout) == 0 ? 0 : 1;
-    }
-    for (size_t i = 0; i < TOOL_N_COMMANDS; i++)
-        if (strcmp(cmd, tool_commands[i].name) == 0)
-            return tool_commands[i].run(argc - 1, argv + 1);
-
-    fprintf(stderr, TOOL_NAME ": unknown command '%s'\n"
-            "try '" TOOL_NAME " --help'\n", cmd);
-    return 2;
 }

@@ -1,0 +1,225 @@
+/*
+ * dump.c: `eventlog-sink dump`, an eventlog file read through the
+ * library's parser.
+ *
+ * Prints one line per event, or with --counts how many events of each
+ * declared type the stream holds and where it ended: a way to look at a
+ * captured stream without another reader, and what the tests compare
+ * with `ghc-events show`.  Restarted streams (a new header after DATA_END)
+ * are followed.  It does not sort, validate thread states or follow a
+ * growing file; ghc-events does that.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eventlog-sink.h"
+#include "eventlog-sink/parse.h"
+#include "tool.h"
+
+enum {
+    DUMP_EXIT_OK = 0,
+    DUMP_EXIT_UNREADABLE = 1,
+    DUMP_EXIT_BAD_STREAM = 3
+};
+
+struct dump {
+    bool counts;
+    FILE *out;
+    uint64_t n[65536];          /* events per tag, this run */
+    const struct els_parser *parser;
+};
+
+/* A message's text as one printable line: control bytes and backslashes
+ * escaped, so a hostile stream cannot drive the terminal. */
+static void dump_text(FILE *out, struct els_str s)
+{
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        if (c == '\\')
+            fputs("\\\\", out);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+}
+
+static int dump_on_event(void *user, const struct els_event *ev)
+{
+    struct dump *d = user;
+    d->n[ev->tag]++;
+    if (d->counts)
+        return 0;
+    const struct els_event_type *t = els_parser_event_type(d->parser, ev->tag);
+    fprintf(d->out, "%" PRIu64 " ", ev->time);
+    if (ev->cap >= 0)
+        fprintf(d->out, "cap %d", (int)ev->cap);
+    else
+        fputs("global", d->out);
+    fprintf(d->out, " %u %s", (unsigned)ev->tag, t != NULL ? t->desc : "?");
+
+    struct els_event_data e;
+    struct els_note note;
+    if (els_note_decode(ev, &note) == 0 && note.kind != ELS_NOTE_OTHER) {
+        fprintf(d->out, ": loss note: %" PRIu64 " units, %" PRIu64 " bytes",
+                note.units, note.bytes);
+    } else if (els_event_decode(ev, &e) == 0) {
+        switch (ev->tag) {
+        case ELS_EV_LOG_MSG:
+        case ELS_EV_USER_MSG:
+        case ELS_EV_USER_MARKER:
+            fputs(": ", d->out);
+            dump_text(d->out, e.u.text);
+            break;
+        case ELS_EV_THREAD_LABEL:
+            fprintf(d->out, ": thread %" PRIu32 " \"", e.u.thread_label.thread);
+            dump_text(d->out, e.u.thread_label.label);
+            fputc('"', d->out);
+            break;
+        case ELS_EV_CREATE_THREAD:
+        case ELS_EV_RUN_THREAD:
+        case ELS_EV_THREAD_RUNNABLE:
+            fprintf(d->out, ": thread %" PRIu32, e.u.thread.thread);
+            break;
+        case ELS_EV_STOP_THREAD:
+            fprintf(d->out, ": thread %" PRIu32 " status %u",
+                    e.u.stop_thread.thread, (unsigned)e.u.stop_thread.status);
+            break;
+        case ELS_EV_HEAP_ALLOCATED:
+        case ELS_EV_HEAP_SIZE:
+        case ELS_EV_HEAP_LIVE:
+            fprintf(d->out, ": %" PRIu64 " bytes", e.u.heap.bytes);
+            break;
+        default:
+            break;
+        }
+    }
+    fputc('\n', d->out);
+    return 0;
+}
+
+static void dump_usage(FILE *out)
+{
+    fprintf(out,
+"Usage: " TOOL_NAME " dump [--counts] [FILE]\n"
+"\n"
+"Read an eventlog from FILE (default: standard input) with the library's\n"
+"parser and print one line per event: time, capability (or \"global\"),\n"
+"tag, description and the main fields; log messages that are this\n"
+"library's loss notes show their figures.\n"
+"\n"
+"Options:\n"
+"  -c, --counts   print instead one line per event type the header\n"
+"                 declares, \"COUNT TAG DESCRIPTION\" (block markers, tag\n"
+"                 18, included), then \"end: WHERE at offset N\" (WHERE:\n"
+"                 ended, at-event, in-event, in-header, at-start, failed)\n"
+"  -h, --help     show this help\n"
+"\n"
+"A new header after DATA_END starts a new stream; counts add up.\n"
+"\n"
+"Exit status:\n"
+"  0  the stream ended with DATA_END\n"
+"  1  FILE could not be read\n"
+"  2  usage error\n"
+"  3  the stream was truncated or malformed (said on stderr)\n");
+}
+
+int dump_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "counts", no_argument, NULL, 'c' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    static struct dump d;
+    memset(&d, 0, sizeof d);
+    d.out = stdout;
+
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":ch", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            d.counts = true;
+            break;
+        case 'h':
+            return tool_help(dump_usage);
+        default:
+            return tool_usage_error("dump", "unknown option '%s'",
+                                    argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        return tool_usage_error("dump", "one FILE only");
+    const char *name = optind < argc ? argv[optind] : "-";
+
+    int fd = STDIN_FILENO;
+    if (strcmp(name, "-") != 0) {
+        fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+            fprintf(stderr, TOOL_NAME " dump: cannot open %s: %s\n", name,
+                    strerror(errno));
+            return DUMP_EXIT_UNREADABLE;
+        }
+    }
+
+    struct els_parse_callbacks cb = {
+        .struct_size = sizeof cb, .on_event = dump_on_event,
+    };
+    struct els_parser *p;
+    int rc = els_parser_new(&p, &cb, &d, ELS_PARSE_RESTART);
+    if (rc < 0) {
+        fprintf(stderr, TOOL_NAME " dump: %s\n", els_strerror(rc));
+        return DUMP_EXIT_UNREADABLE;
+    }
+    d.parser = p;
+
+    static uint8_t buf[64 * 1024];
+    int status = DUMP_EXIT_OK;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf(stderr, TOOL_NAME " dump: cannot read %s: %s\n", name,
+                    strerror(errno));
+            status = DUMP_EXIT_UNREADABLE;
+            break;
+        }
+        if (n == 0 || els_parser_feed(p, buf, (size_t)n, NULL) < 0)
+            break;
+    }
+    if (fd != STDIN_FILENO)
+        close(fd);
+
+    struct els_parse_status st;
+    els_parser_status(p, &st);
+    if (d.counts) {
+        const struct els_event_type *types;
+        size_t nt = els_parser_event_types(p, &types);
+        for (size_t i = 0; i < nt; i++)
+            printf("%" PRIu64 " %u %s\n", d.n[types[i].tag],
+                   (unsigned)types[i].tag, types[i].desc);
+        printf("end: %s at offset %" PRIu64 "\n",
+               els_parse_where_name(st.where), st.offset);
+    }
+    if (status == DUMP_EXIT_OK && st.where == ELS_PARSE_FAILED) {
+        fprintf(stderr, TOOL_NAME " dump: stream malformed at %s\n", st.error);
+        status = DUMP_EXIT_BAD_STREAM;
+    } else if (status == DUMP_EXIT_OK && st.where != ELS_PARSE_ENDED) {
+        fprintf(stderr, TOOL_NAME " dump: stream truncated at offset %" PRIu64
+                " (%s, the unfinished item began at %" PRIu64 ")\n",
+                st.offset, els_parse_where_name(st.where), st.item_offset);
+        status = DUMP_EXIT_BAD_STREAM;
+    }
+    els_parser_free(p);
+    if (fflush(stdout) != 0 && status == DUMP_EXIT_OK)
+        status = DUMP_EXIT_UNREADABLE;
+    return status;
+}

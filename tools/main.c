@@ -1,0 +1,105 @@
+/*
+ * main.c: the eventlog-sink tool's entry point and command table.
+ *
+ * Chooses a subcommand by its exact name and hands it the rest of the
+ * command line, and holds the option helpers the commands share.  What
+ * each command does is its own file's business (recv.c, dump.c).
+ */
+#if defined(HAVE_CONFIG_H)
+#include "config.h"
+#endif
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+#if defined(PACKAGE_VERSION)
+#define TOOL_VERSION PACKAGE_VERSION
+#else
+#define TOOL_VERSION "0.1.0"
+#endif
+
+static const struct tool_command tool_commands[] = {
+    { "recv", "receive one eventlog stream from a socket or FIFO", recv_main },
+    { "dump", "read an eventlog file and print its events or counts",
+      dump_main },
+};
+
+#define TOOL_N_COMMANDS (sizeof tool_commands / sizeof tool_commands[0])
+
+static void tool_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: " TOOL_NAME " COMMAND [ARGS...]\n"
+            "       " TOOL_NAME " --help | --version\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < TOOL_N_COMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", tool_commands[i].name,
+                tool_commands[i].summary);
+    fprintf(out,
+            "\n"
+            "Run '" TOOL_NAME " COMMAND --help' for the options of a "
+            "command.\n");
+}
+
+int tool_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, TOOL_NAME " %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\ntry '" TOOL_NAME " %s --help'\n", cmd);
+    return TOOL_EXIT_USAGE;
+}
+
+bool tool_parse_secs(const char *text, uint64_t *ms)
+{
+    bool digit = false, dot = false;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p >= '0' && *p <= '9')
+            digit = true;
+        else if (*p == '.' && !dot)
+            dot = true;
+        else
+            return false;
+    }
+    if (!digit)
+        return false;
+    double secs = strtod(text, NULL);
+    if (!(secs >= 0.0 && secs <= 86400.0))
+        return false;
+    *ms = (uint64_t)(secs * 1000.0 + 0.5);
+    return true;
+}
+
+int tool_help(void (*usage)(FILE *out))
+{
+    usage(stdout);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        tool_usage(stderr);
+        return TOOL_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+        return tool_help(tool_usage);
+    if (strcmp(cmd, "--version") == 0) {
+        printf(TOOL_NAME " %s\n", TOOL_VERSION);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    for (size_t i = 0; i < TOOL_N_COMMANDS; i++)
+        if (strcmp(cmd, tool_commands[i].name) == 0)
+            return tool_commands[i].run(argc - 1, argv + 1);
+
+    fprintf(stderr, TOOL_NAME ": unknown command '%s'\n"
+            "try '" TOOL_NAME " --help'\n", cmd);
+    return TOOL_EXIT_USAGE;
+}
