@@ -198,27 +198,46 @@ void elsi_log_limited(struct elsi_ratelimit *rl, unsigned interval_ms,
 
 /* Hooks are promised one line of text: messages often carry text from a
  * spec, where %0A decodes to a newline and %1B to an escape that a
- * terminal would obey.  Copy msg into out with every control byte (and
- * DEL) written as \xNN, cut with "..." where out fills. */
+ * terminal would obey.  Copy msg into out without trailing line ends,
+ * with other line ends as spaces and every other control byte (and DEL)
+ * as \xNN, cut with "..." where out fills. */
+/* Line ends inside a message become spaces. */
+static unsigned char log_byte(char c)
+{
+    return c == '\n' || c == '\r' ? ' ' : (unsigned char)c;
+}
+
+static bool log_plain(unsigned char c)
+{
+    return c >= 0x20 && c != 0x7f;
+}
+
 static void log_sanitise(char *out, size_t out_size, const char *msg)
 {
     static const char hex[] = "0123456789abcdef";
+    size_t len = strlen(msg);
+    while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+        len--;
+    size_t whole = 0;
+    for (size_t i = 0; i < len; i++)
+        whole += log_plain(log_byte(msg[i])) ? 1 : 4;
+    /* Room for the NUL, and for "..." if the whole does not fit. */
+    size_t room = out_size - (whole < out_size ? 1 : 4);
     size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)msg; *p != '\0'; p++) {
-        bool plain = *p >= 0x20 && *p != 0x7f;
-        size_t need = plain ? 1 : 4;
-        if (o + need + 4 > out_size) {      /* room for "..." and the NUL */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = log_byte(msg[i]);
+        if (o + (log_plain(c) ? 1 : 4) > room) {
             memcpy(out + o, "...", 3);
             o += 3;
             break;
         }
-        if (plain) {
-            out[o++] = (char)*p;
+        if (log_plain(c)) {
+            out[o++] = (char)c;
         } else {
             out[o++] = '\\';
             out[o++] = 'x';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
         }
     }
     out[o] = '\0';
