@@ -1,0 +1,311 @@
+/*
+ * test_ghc.c: lib/ghc/ghc.c (the RTS adapter) against a fake RTS.
+ *
+ * ghc.c refers to the RTS's startEventLogging/endEventLogging weakly; this
+ * program defines them (the stock-RTS route: no unit writer), so the glue
+ * runs exactly as in a Haskell program while the test controls every
+ * interleaving.  The writer calls the glue makes are wrapped
+ * (-Wl,--wrap=els_writer_stats,--wrap=els_writer_flush) so that a test can
+ * hold a caller inside one while another thread stops the eventlog.
+ * Checked: a stats or flush call in flight keeps the writer alive until it
+ * returns (stop waits for it); els_ghc_start returns the error when the
+ * sink cannot be opened and the program goes on, and starts again once
+ * the way is clear; a fork while another thread is opening the sink, or
+ * has a call in flight, leaves a child that can configure, start and
+ * stop.  The end-to-end side (real programs, forkProcess) is
+ * tests/test_fork.sh and tests/test_ghc_api.sh.
+ */
+#include <Rts.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#undef CHECK                    /* Rts.h's; check.h has its own */
+#include "check.h"
+#include "evgen.h"
+#include "testutil.h"
+#include "eventlog-sink.h"
+#include "eventlog-sink/ghc.h"
+
+// ---------------------------------------------------------------------------
+// The fake RTS: start calls init and writes the header; end writes
+// DATA_END and calls stop, as rts/eventlog/EventLog.c does.
+// ---------------------------------------------------------------------------
+
+static pthread_mutex_t fake_rts_lock = PTHREAD_MUTEX_INITIALIZER;
+static const EventLogWriter *fake_rts_writer;
+
+bool startEventLogging(const EventLogWriter *writer)
+{
+    pthread_mutex_lock(&fake_rts_lock);
+    if (fake_rts_writer != NULL) {
+        pthread_mutex_unlock(&fake_rts_lock);
+        return false;
+    }
+    writer->initEventLogWriter();
+    (void)evgen_block;          /* blocks are the writer tests' business */
+    struct evgen_buf h = evgen_header();
+    writer->writeEventLog(h.p, h.len);
+    free(h.p);
+    fake_rts_writer = writer;
+    pthread_mutex_unlock(&fake_rts_lock);
+    return true;
+}
+
+void endEventLogging(void)
+{
+    pthread_mutex_lock(&fake_rts_lock);
+    const EventLogWriter *writer = fake_rts_writer;
+    fake_rts_writer = NULL;
+    if (writer != NULL) {
+        writer->writeEventLog((void *)evgen_data_end, sizeof evgen_data_end);
+        writer->stopEventLogWriter();
+    }
+    pthread_mutex_unlock(&fake_rts_lock);
+}
+
+// ---------------------------------------------------------------------------
+// Holding a caller inside the writer
+// ---------------------------------------------------------------------------
+
+int __real_els_writer_stats(struct els_writer *w, struct els_stats *out);
+int __real_els_writer_flush(struct els_writer *w);
+int __wrap_els_writer_stats(struct els_writer *w, struct els_stats *out);
+int __wrap_els_writer_flush(struct els_writer *w);
+
+static _Thread_local bool hold_me;      /* this thread's call is held */
+static atomic_bool held;                /* a held call is inside */
+static atomic_bool release;             /* let it go */
+static atomic_bool stop_done;           /* els_ghc_stop() has returned */
+static atomic_bool stopped_under_caller;
+
+/* Inside a wrapped call of a holding thread: say so, then wait until
+ * released or until stop returned (which it must not while we are
+ * inside; the 2 s bound only ends the wait when it does not). */
+static void hold_inside(void)
+{
+    if (!hold_me)
+        return;
+    atomic_store(&held, true);
+    uint64_t end = check_now_ms() + 2000;
+    while (!atomic_load(&release) && check_now_ms() < end) {
+        if (atomic_load(&stop_done)) {
+            atomic_store(&stopped_under_caller, true);
+            break;
+        }
+        check_sleep_ms(1);
+    }
+}
+
+int __wrap_els_writer_stats(struct els_writer *w, struct els_stats *out)
+{
+    hold_inside();
+    return __real_els_writer_stats(w, out);
+}
+
+int __wrap_els_writer_flush(struct els_writer *w)
+{
+    hold_inside();
+    return __real_els_writer_flush(w);
+}
+
+static void *stats_thread(void *arg)
+{
+    (void)arg;
+    hold_me = true;
+    struct els_stats st;
+    return (void *)(intptr_t)els_ghc_stats(&st);
+}
+
+static void *flush_thread(void *arg)
+{
+    (void)arg;
+    hold_me = true;
+    els_ghc_writer()->flushEventLog();
+    return NULL;
+}
+
+static void *stop_thread(void *arg)
+{
+    (void)arg;
+    els_ghc_stop();
+    atomic_store(&stop_done, true);
+    return NULL;
+}
+
+static const char *sock_spec(const char *name, const char *options)
+{
+    static char spec[2][700];
+    static int next;
+    char *s = spec[next++ % 2];
+    snprintf(s, sizeof spec[0], "unix:%s%s%s", check_path(name),
+             options[0] ? "?" : "", options);
+    return s;
+}
+
+static void configure(const char *spec)
+{
+    char err[512];
+    int r = els_ghc_configure(spec, err, sizeof err);
+    CHECK_MSG(r == 0, "configure %s: %d %s", spec, r, err);
+}
+
+/* Start, hold a caller (fn) inside the writer, stop from another thread:
+ * stop must not return before the caller has left. */
+static void stop_waits_for(void *(*fn)(void *))
+{
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    configure(sock_spec("s.sock", ""));
+    CHECK_OK(els_ghc_start());
+    pthread_t caller, stopper;
+    CHECK_OK(pthread_create(&caller, NULL, fn, NULL));
+    while (!atomic_load(&held))
+        check_sleep_ms(1);
+    CHECK_OK(pthread_create(&stopper, NULL, stop_thread, NULL));
+    void *rc;
+    CHECK_OK(pthread_join(caller, &rc));
+    CHECK_MSG(!atomic_load(&stopped_under_caller),
+              "els_ghc_stop() returned (the writer closed) while a call was still using it");
+    CHECK_OK(pthread_join(stopper, NULL));
+    CHECK(atomic_load(&stop_done));
+    struct els_stats st;
+    CHECK_INT(els_ghc_stats(&st), ==, ELS_ESTOPPED);
+}
+
+static void stop_waits_for_stats_in_flight(void)
+{
+    stop_waits_for(stats_thread);
+}
+
+static void stop_waits_for_flush_in_flight(void)
+{
+    stop_waits_for(flush_thread);
+}
+
+// ---------------------------------------------------------------------------
+// Restart errors
+// ---------------------------------------------------------------------------
+
+/* While stopped, something takes the socket's path: start returns the
+ * error (the process goes on), and succeeds once the path is free. */
+static void start_returns_open_errors(void)
+{
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    const char *path = check_path("s.sock");
+    configure(sock_spec("s.sock", ""));
+    CHECK_OK(els_ghc_start());
+    CHECK_INT(els_ghc_start(), ==, ELS_EBUSY);
+    els_ghc_stop();
+    CHECK(!tu_exists(path));
+
+    CHECK_OK(tu_write_file(path, "in the way\n"));
+    int r = els_ghc_start();
+    CHECK_MSG(r < 0 && r != ELS_EBUSY, "start with the path taken: %d", r);
+    struct els_stats st;
+    CHECK_INT(els_ghc_stats(&st), ==, ELS_ESTOPPED);
+    CHECK_INT(els_ghc_start(), ==, r);          /* again: same answer */
+    CHECK(unlink(path) == 0);
+
+    CHECK_OK(els_ghc_start());
+    CHECK_OK(els_ghc_stats(&st));
+    els_ghc_stop();
+}
+
+// ---------------------------------------------------------------------------
+// fork()
+// ---------------------------------------------------------------------------
+
+/* In a child: a sink of its own can be configured, started and stopped;
+ * exit 0 if so (the alarm catches a hang). */
+static void child_starts_its_own(void)
+{
+    alarm(10);
+    char err[512];
+    if (els_ghc_configure(sock_spec("child.sock", ""), err, sizeof err) != 0)
+        _exit(2);
+    if (els_ghc_start() != 0)
+        _exit(3);
+    struct els_stats st;
+    if (els_ghc_stats(&st) != 0)
+        _exit(4);
+    els_ghc_stop();
+    _exit(0);
+}
+
+static void wait_child_ok(pid_t pid)
+{
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the child %s %d", WIFEXITED(status) ? "exited" : "was killed by signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+static void *start_thread(void *arg)
+{
+    (void)arg;
+    return (void *)(intptr_t)els_ghc_start();
+}
+
+/* fork() while another thread is opening the sink (wait= holds it there
+ * until a consumer comes): the child is not stuck behind that thread. */
+static void fork_during_a_start(void)
+{
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    const char *path = check_path("s.sock");
+    configure(sock_spec("s.sock", "wait=20"));
+    pthread_t starter;
+    CHECK_OK(pthread_create(&starter, NULL, start_thread, NULL));
+    while (!tu_exists(path))        /* listening: now waiting for us */
+        check_sleep_ms(1);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        child_starts_its_own();
+    wait_child_ok(pid);
+    /* The parent's start goes on: a consumer ends its wait. */
+    int fd = tu_connect_unix(path, TU_WAIT_MS);
+    CHECK(fd >= 0);
+    void *rc;
+    CHECK_OK(pthread_join(starter, &rc));
+    CHECK_INT((intptr_t)rc, ==, 0);
+    els_ghc_stop();
+    close(fd);
+}
+
+/* fork() while another thread's call is in flight: the child's stop does
+ * not wait for a call that does not exist there. */
+static void fork_during_a_call(void)
+{
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    configure(sock_spec("s.sock", ""));
+    CHECK_OK(els_ghc_start());
+    pthread_t caller;
+    CHECK_OK(pthread_create(&caller, NULL, stats_thread, NULL));
+    while (!atomic_load(&held))
+        check_sleep_ms(1);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        alarm(10);
+        els_ghc_stop();         /* the inherited writer: forked, closed */
+        child_starts_its_own();
+    }
+    wait_child_ok(pid);
+    atomic_store(&release, true);
+    CHECK_OK(pthread_join(caller, NULL));
+    els_ghc_stop();
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(stop_waits_for_stats_in_flight),
+    CHECK_CASE(stop_waits_for_flush_in_flight),
+    CHECK_CASE(start_returns_open_errors),
+    CHECK_CASE(fork_during_a_start),
+    CHECK_CASE(fork_during_a_call),
+};
+
+CHECK_MAIN(cases)
