@@ -1,5 +1,6 @@
-# ghcprog.sh: building the Haskell test programs in tests/ghc/ (sourced by
-# the shell tests that run them, after tests/lib.sh).
+# ghcprog.sh: building the Haskell test programs in tests/ghc/ and setting
+# up the tests that run them (sourced by those tests, after tests/lib.sh).
+# It runs no test itself.
 #
 # build_ghc_program OUT SRC GHC-ARGS...: compile tests/ghc/SRC.hs with
 # GHC-ARGS (the compiler first: e.g. patched_ghc_lib, or
@@ -8,7 +9,7 @@
 # when the source, this file, the library or the patched RTS is newer.
 # Concurrent callers serialise on a lock file; the source directory may be
 # read-only (distcheck), so the build happens in a work directory.  Sets
-# GHC_PROGRAM.  It runs no test itself.
+# GHC_PROGRAM.
 
 build_ghc_program() {
     local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/$2.hs
@@ -30,4 +31,19 @@ build_ghc_program() {
         fail "could not build tests/ghc/$2.hs as $name ($*)"
     }
     GHC_PROGRAM=$dir/$name
+}
+
+# setup_ghc_program_test OUT SRC: the common start of the tests that run a
+# program from tests/ghc/: skip (77) without the receiver, GHC, ghc-events
+# or the patched RTS; make the temporary directory T; build SRC with the
+# patched RTS and the built library (-threaded -eventlog -rtsopts) as OUT
+# (GHC_PROGRAM, and PROGRAM_LABEL for messages).
+setup_ghc_program_test() {
+    require_tool
+    require_ghc
+    require_patched_rts
+    make_tmpdir
+    T=$ELS_TMP
+    build_ghc_program "$1" "$2" patched_ghc_lib -threaded -eventlog -rtsopts
+    PROGRAM_LABEL=$1
 }

@@ -24,14 +24,8 @@ set -u -o pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ghcprog.sh"
 
-require_tool
-require_ghc
-require_patched_rts
-make_tmpdir
-T=$ELS_TMP
-build_ghc_program fork-test Fork patched_ghc_lib -threaded -eventlog -rtsopts
+setup_ghc_program_test fork-test Fork
 FORK=$GHC_PROGRAM
-PROGRAM_LABEL=fork-test
 N=2000
 
 # count NAME FILE WHAT: user events "fork-test WHAT ..." in FILE.

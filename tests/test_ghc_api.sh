@@ -24,14 +24,8 @@ set -u -o pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ghcprog.sh"
 
-require_tool
-require_ghc
-require_patched_rts
-make_tmpdir
-T=$ELS_TMP
-build_ghc_program api Api patched_ghc_lib -threaded -eventlog -rtsopts
+setup_ghc_program_test api Api
 API=$GHC_PROGRAM
-PROGRAM_LABEL=api
 EADDRINUSE=98
 ESHUTDOWN=108
 

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "check.h"
+#include "childcheck.h"
 #include "eventlog-sink.h"
 #include "log.h"
 
@@ -193,15 +194,6 @@ static void child_logs(void)
     _exit(c.n == 2 && strcmp(c.lines[1], "child two") == 0 ? 0 : 2);
 }
 
-static void wait_child_ok(pid_t pid)
-{
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid);
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the child %s %d", WIFEXITED(status) ? "exited" : "was killed by signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-}
-
 /* After the library has logged (its atfork handlers are registered), a
  * forked child can still log and set a hook. */
 static void child_logs_after_fork(void)
@@ -214,7 +206,7 @@ static void child_logs_after_fork(void)
         CHECK(pid >= 0);
         if (pid == 0)
             child_logs();
-        wait_child_ok(pid);
+        check_child_ok(pid);
         elsi_log(ELS_LOG_INFO, "parent again");
     }
 }
@@ -259,7 +251,7 @@ static void fork_while_a_hook_runs(void)
     CHECK(pid >= 0);
     if (pid == 0)
         child_logs();
-    wait_child_ok(pid);
+    check_child_ok(pid);
     atomic_store(&hook_release, true);
     CHECK_OK(pthread_join(t, NULL));
 }

@@ -25,6 +25,7 @@
 
 #undef CHECK                    /* Rts.h's; check.h has its own */
 #include "check.h"
+#include "childcheck.h"
 #include "evgen.h"
 #include "testutil.h"
 #include "eventlog-sink.h"
@@ -235,15 +236,6 @@ static void child_starts_its_own(void)
     _exit(0);
 }
 
-static void wait_child_ok(pid_t pid)
-{
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid);
-    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "the child %s %d", WIFEXITED(status) ? "exited" : "was killed by signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-}
-
 static void *start_thread(void *arg)
 {
     (void)arg;
@@ -265,7 +257,7 @@ static void fork_during_a_start(void)
     CHECK(pid >= 0);
     if (pid == 0)
         child_starts_its_own();
-    wait_child_ok(pid);
+    check_child_ok(pid);
     /* The parent's start goes on: a consumer ends its wait. */
     int fd = tu_connect_unix(path, TU_WAIT_MS);
     CHECK(fd >= 0);
@@ -294,7 +286,7 @@ static void fork_during_a_call(void)
         els_ghc_stop();         /* the inherited writer: forked, closed */
         child_starts_its_own();
     }
-    wait_child_ok(pid);
+    check_child_ok(pid);
     atomic_store(&release, true);
     CHECK_OK(pthread_join(caller, NULL));
     els_ghc_stop();
