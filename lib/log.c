@@ -62,12 +62,14 @@ static void log_default_hook(void *user, enum els_log_level level,
  * lttng-ust does with its own locks, the atfork handlers take log_lock
  * around fork() (it is only ever held for a few loads and stores, never
  * across a hook call or another lock, so this cannot wait long or
- * deadlock), and the child rebuilds the lock and the condition and
- * counts no call in flight: it starts with the triple as it was and may
- * log (the writer says what a forked child lost).  A read-write lock
- * held across the hook, as this file had, cannot be handed to the child:
- * glibc's unlock in the child treats the parent's write lock as a read
- * lock, and the child's next message waits forever.
+ * deadlock).  The child's one thread is the one that took it, and
+ * unlocks it; it rebuilds the condition (its waiters are gone) and counts
+ * no call in flight: it starts with the triple as it was and may log (the
+ * writer says what a forked child lost).  A read-write lock held across
+ * the hook, as this file had, cannot be handed to the child: glibc's
+ * rwlock unlock tells a writer by its thread id, which is new in the
+ * child, so it takes the parent's write lock for a read lock, and the
+ * child's next message waits forever.
  */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t log_idle = PTHREAD_COND_INITIALIZER;
@@ -91,9 +93,9 @@ static void log_atfork_parent(void)
 
 static void log_atfork_child(void)
 {
-    pthread_mutex_init(&log_lock, NULL);
     pthread_cond_init(&log_idle, NULL);
     log_calls = 0;
+    pthread_mutex_unlock(&log_lock);
 }
 
 /* Runs once, before the first message and before the first

@@ -87,8 +87,8 @@ void endEventLogging(void) __attribute__((weak));
  * global, ghc_running.  ghc_lock guards the configuration (ghc_spec,
  * ghc_pid), the hand-over of a writer that els_ghc_start() opened
  * (ghc_pending) and the flags saying that a start or an open is under way;
- * it is only ever held for a few loads and stores (never across opening a
- * sink, which with wait= can take seconds, nor around a log line or a call
+ * it is only ever held for a few loads and stores, or a strdup (never
+ * across opening a sink, which with wait= can take seconds, nor around a log line or a call
  * into the writer), so that the atfork handlers may take it; see Note
  * [Fork and the glue].
  *
@@ -178,29 +178,31 @@ static void ghc_drain(void)
  * fork() (GHC's forkProcess, or a C program's) copies only the calling
  * thread.  A lock another thread held, a call it had in flight, or a start
  * or open it was in the middle of, would never end in the child.  As
- * lttng-ust does, the atfork handlers take ghc_lock around fork(), which
- * cannot wait long (Note [The process-wide writer]); the child then
- * rebuilds the locks and the condition, counts no caller in flight, and
- * forgets the start or open under way.  A writer that start had opened but
- * not yet handed over is closed by the child's next call into the glue
- * (the writer marks it forked: its descriptors are the parent's too, so
- * nothing is shut down or removed).  The writer itself and the log hook
- * have their own handlers.
+ * lttng-ust does, the atfork handlers take ghc_lock and ghc_drain_lock
+ * around fork(), which cannot wait long (neither is held for more than a
+ * few loads and stores, or a strdup, nor across another lock: Note [The
+ * process-wide writer]).  The child's one thread took them and unlocks them; it
+ * rebuilds the condition (its waiters are gone), counts no caller in
+ * flight, and forgets the start or open under way.  A writer that start
+ * had opened but not yet handed over is closed by the child's next call
+ * into the glue (the writer marks it forked: its descriptors are the
+ * parent's too, so nothing is shut down or removed).  The writer itself
+ * and the log hook have their own handlers.
  */
 static void ghc_atfork_prepare(void)
 {
     pthread_mutex_lock(&ghc_lock);
+    pthread_mutex_lock(&ghc_drain_lock);
 }
 
 static void ghc_atfork_parent(void)
 {
+    pthread_mutex_unlock(&ghc_drain_lock);
     pthread_mutex_unlock(&ghc_lock);
 }
 
 static void ghc_atfork_child(void)
 {
-    pthread_mutex_init(&ghc_lock, NULL);
-    pthread_mutex_init(&ghc_drain_lock, NULL);
     pthread_cond_init(&ghc_drained, NULL);
     atomic_store(&ghc_in_flight, 0);
     atomic_store(&ghc_draining, 0);
@@ -210,6 +212,8 @@ static void ghc_atfork_child(void)
         ghc_stale = ghc_pending;
         ghc_pending = NULL;
     }
+    pthread_mutex_unlock(&ghc_drain_lock);
+    pthread_mutex_unlock(&ghc_lock);
 }
 
 /* In a forked child: close what a vanished start left behind. */
