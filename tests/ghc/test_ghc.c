@@ -12,11 +12,13 @@
  * sink cannot be opened and the program goes on, and starts again once
  * the way is clear; a fork while another thread is opening the sink, or
  * has a call in flight, leaves a child that can configure, start and
- * stop.  The end-to-end side (real programs, forkProcess) is
+ * stop; a bad $EVENTLOG_SINK is quoted with its control bytes escaped.
+ * The end-to-end side (real programs, forkProcess) is
  * tests/test_fork.sh and tests/test_ghc_api.sh.
  */
 #include <Rts.h>
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -307,12 +309,48 @@ static void fork_during_a_call(void)
     els_ghc_stop();
 }
 
+// ---------------------------------------------------------------------------
+// Spec text in log lines
+// ---------------------------------------------------------------------------
+
+/* A C main's bad $EVENTLOG_SINK ends the program with one line on stderr
+ * that quotes the spec with its control bytes escaped. */
+static void env_spec_is_quoted(void)
+{
+    const char *path = check_path("stderr.txt");
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || dup2(fd, STDERR_FILENO) != STDERR_FILENO)
+            _exit(2);
+        setenv(ELS_GHC_SPEC_ENV, "unix:/x\x1b[31m\a?bogus=1", 1);
+        (void)els_ghc_writer_from_env();
+        _exit(3);                       /* it must not return */
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+              "els_ghc_writer_from_env: status %d, expected exit 1", status);
+    char *text = tu_read_file(path);
+    CHECK(text != NULL);
+    size_t len = strlen(text);
+    CHECK_MSG(len > 0 && text[len - 1] == '\n' && strchr(text, '\n') == text + len - 1,
+              "not one line: %s", text);
+    CHECK_CONTAINS(text, "EVENTLOG_SINK=\"unix:/x\\x1b[31m\\x07?bogus=1\"");
+    for (size_t i = 0; i + 1 < len; i++)
+        CHECK_MSG((unsigned char)text[i] >= 0x20, "raw control byte 0x%02x in: %s",
+                  (unsigned char)text[i], text);
+    free(text);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(stop_waits_for_stats_in_flight),
     CHECK_CASE(stop_waits_for_flush_in_flight),
     CHECK_CASE(start_returns_open_errors),
     CHECK_CASE(fork_during_a_start),
     CHECK_CASE(fork_during_a_call),
+    CHECK_CASE(env_spec_is_quoted),
 };
 
 CHECK_MAIN(cases)
