@@ -61,10 +61,11 @@ int els_ghc_stats(struct els_stats *out);
  *   foreign import ccall safe "els_ghc_start" elsStart :: IO CInt
  *
  * els_ghc_start opens the sink before it asks the RTS to start, and
- * returns 0; ELS_EBUSY if the eventlog runs already (or another start is
- * under way); ELS_EINVAL if no sink was configured in this process (a
+ * returns 0; ELS_EBUSY if the eventlog runs already, with this writer or
+ * another (nothing is opened then), or another start is under way; ELS_EINVAL if no sink was configured in this process (a
  * forked child must call els_ghc_configure() with an address of its own:
- * its parent's is not its to open); ELS_ENOSCHEME without an RTS; or,
+ * its parent's is not its to open); ELS_ENOSCHEME without an RTS, or
+ * with one built without eventlog support (link with -eventlog); or,
  * when the sink cannot be opened (a port taken while the eventlog was
  * stopped, a path refused...), the code els_writer_open() returned
  * (ELS_EADDRINUSE, ...), after one log line with the reason (rate-limited

@@ -79,6 +79,7 @@ bool startEventLoggingWithUnits(const EventLogUnitWriter *writer)
 /* Weak too, so the library still links into programs without an RTS. */
 bool startEventLogging(const EventLogWriter *writer) __attribute__((weak));
 void endEventLogging(void) __attribute__((weak));
+enum EventLogStatus eventLogStatus(void) __attribute__((weak));
 
 /*
  * Note [The process-wide writer]
@@ -474,6 +475,16 @@ int els_ghc_start(void)
 {
     bool have_rts = startEventLoggingWithUnits != NULL ||
                     startEventLogging != NULL;
+    /* Opening a sink the RTS would refuse could still take a port or
+     * create a file: ask first.  (The RTS's answer below is the final
+     * one.) */
+    if (have_rts && eventLogStatus != NULL) {
+        enum EventLogStatus status = eventLogStatus();
+        if (status == EVENTLOG_RUNNING)
+            return ELS_EBUSY;
+        if (status == EVENTLOG_NOT_SUPPORTED)
+            return ELS_ENOSCHEME;   /* an RTS without -eventlog */
+    }
     ghc_close_stale();
     pthread_mutex_lock(&ghc_lock);
     if (ghc_busy_locked()) {

@@ -10,7 +10,7 @@
  * Checked: a stats or flush call in flight keeps the writer alive until it
  * returns (stop waits for it); els_ghc_start returns the error when the
  * sink cannot be opened and the program goes on, and starts again once
- * the way is clear; a fork while another thread is opening the sink, or
+ * the way is clear, and opens nothing while another writer runs; a fork while another thread is opening the sink, or
  * has a call in flight, leaves a child that can configure, start and
  * stop; a bad $EVENTLOG_SINK is quoted with its control bytes escaped.
  * The end-to-end side (real programs, forkProcess) is
@@ -56,6 +56,14 @@ bool startEventLogging(const EventLogWriter *writer)
     fake_rts_writer = writer;
     pthread_mutex_unlock(&fake_rts_lock);
     return true;
+}
+
+enum EventLogStatus eventLogStatus(void)
+{
+    pthread_mutex_lock(&fake_rts_lock);
+    bool running = fake_rts_writer != NULL;
+    pthread_mutex_unlock(&fake_rts_lock);
+    return running ? EVENTLOG_RUNNING : EVENTLOG_NOT_CONFIGURED;
 }
 
 void endEventLogging(void)
@@ -217,6 +225,35 @@ static void start_returns_open_errors(void)
     els_ghc_stop();
 }
 
+static void other_init(void) {}
+static bool other_write(void *buf, size_t len) { (void)buf; (void)len; return true; }
+static void other_flush(void) {}
+static void other_stop(void) {}
+
+/* The eventlog runs with someone else's writer (+RTS -l's file): start
+ * answers ELS_EBUSY without opening its sink, which could take a port
+ * or, as here, create a file. */
+static void start_refused_opens_nothing(void)
+{
+    static const EventLogWriter other = {
+        .initEventLogWriter = other_init,
+        .writeEventLog = other_write,
+        .flushEventLog = other_flush,
+        .stopEventLogWriter = other_stop,
+    };
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    char spec[700];
+    snprintf(spec, sizeof spec, "file:%s", check_path("f.eventlog"));
+    configure(spec);
+    CHECK(startEventLogging(&other));
+    CHECK_INT(els_ghc_start(), ==, ELS_EBUSY);
+    CHECK(!tu_exists(check_path("f.eventlog")));
+    endEventLogging();
+    CHECK_OK(els_ghc_start());
+    CHECK(tu_exists(check_path("f.eventlog")));
+    els_ghc_stop();
+}
+
 // ---------------------------------------------------------------------------
 // fork()
 // ---------------------------------------------------------------------------
@@ -348,6 +385,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(stop_waits_for_stats_in_flight),
     CHECK_CASE(stop_waits_for_flush_in_flight),
     CHECK_CASE(start_returns_open_errors),
+    CHECK_CASE(start_refused_opens_nothing),
     CHECK_CASE(fork_during_a_start),
     CHECK_CASE(fork_during_a_call),
     CHECK_CASE(env_spec_is_quoted),
