@@ -29,14 +29,13 @@ API=$GHC_PROGRAM
 EADDRINUSE=98
 ESHUTDOWN=108
 
-# api_start NAME SPEC: run Api with --eventlog-sink=SPEC as a coprocess
-# (stderr in $T/NAME.prog.err) and wait for "ready".
-api_start() {
+# api_launch NAME SPEC: run Api with --eventlog-sink=SPEC as a coprocess
+# (stderr in $T/NAME.prog.err); the caller reads its "ready".
+api_launch() {
     api_name=$1
     coproc API_PROC { exec "$API" +RTS -N2 "--eventlog-sink=$2" -RTS 2>"$T/$1.prog.err"; }
     api_pid=$API_PROC_PID
     bg_register "$api_pid"
-    api_expect ready
 }
 
 # api_expect LINE: the program's next answer is LINE.
@@ -64,11 +63,17 @@ api_quit() {
 # ---------------------------------------------------------------------------
 # Restart refused while the port is taken, then accepted.
 # ---------------------------------------------------------------------------
+# free_tcp_port's port may be taken before the program binds it: retry.
 port=
 for _ in 1 2 3 4 5; do
     port=$(free_tcp_port) || fail "no free TCP port"
-    api_start restart "tcp:127.0.0.1:$port"
-    if kill -0 "$api_pid" 2>/dev/null; then break; fi
+    api_launch restart "tcp:127.0.0.1:$port"
+    ready=
+    IFS= read -r -t 30 ready <&"${API_PROC[0]}" || true
+    [ "$ready" != ready ] || break
+    wait_pid "$api_pid" 30 || true
+    grep -q "address already in use" "$T/restart.prog.err" \
+        || fail_showing "$T/restart.prog.err" "restart: the program did not start (answered '$ready')"
     port=
 done
 [ -n "$port" ] || fail "restart: could not start the program on a free port"
