@@ -5,7 +5,8 @@
  * process-wide singleton: configure it with a spec, then hand
  * els_ghc_writer() to the RTS in RtsConfig.eventlog_writer from a C main()
  * (see examples/hello-stream/main.c).  The RTS calls the writer's init when
- * event logging starts (+RTS -l), which opens the sink; stop closes it.
+ * event logging starts (+RTS -l), which opens the sink (els_ghc_start()
+ * opens it itself first); stop closes it.
  *
  * Include <Rts.h> (GHC's include directory, `ghc --print-libdir`/include)
  * before this header, or let it include Rts.h itself.
@@ -25,9 +26,10 @@ extern "C" {
 #define ELS_GHC_SPEC_ENV "EVENTLOG_SINK"
 
 /* Check spec (syntax, registered scheme, options) and remember it for the
- * process-wide writer.  Opens nothing: the sink is opened by the writer's
- * init, when the RTS starts event logging.  ELS_EBUSY while that writer is
- * running.  On failure writes one line naming the problem to err. */
+ * process-wide writer, as this process's.  Opens nothing: the sink is
+ * opened when event logging starts.  ELS_EBUSY while that writer is
+ * running or being started.  On failure writes one line naming the
+ * problem to err. */
 int els_ghc_configure(const char *spec, char *err, size_t err_len);
 
 /* The EventLogWriter to give the RTS.  Its init opens the configured sink
@@ -35,9 +37,9 @@ int els_ghc_configure(const char *spec, char *err, size_t err_len);
  * reason through the log hook and exits the program with status 1, as the
  * RTS's own file writer does when it cannot open its file (at start-up;
  * els_ghc_start() returns the error instead).  In a forked child it opens
- * nothing: the parent's sink is not the child's.  Its stop
- * delivers what is queued (linger=), reports any losses through the log
- * hook and closes the sink. */
+ * nothing: the parent's sink is not the child's.  Its stop delivers what
+ * is queued (linger=), reports any losses through the log hook and closes
+ * the sink, once no other thread is still using it. */
 const EventLogWriter *els_ghc_writer(void);
 
 /* For a C main(): read $EVENTLOG_SINK.  Unset or empty: returns NULL (keep
@@ -62,9 +64,10 @@ int els_ghc_stats(struct els_stats *out);
  *
  * els_ghc_start opens the sink before it asks the RTS to start, and
  * returns 0; ELS_EBUSY if the eventlog runs already, with this writer or
- * another (nothing is opened then), or another start is under way; ELS_EINVAL if no sink was configured in this process (a
- * forked child must call els_ghc_configure() with an address of its own:
- * its parent's is not its to open); ELS_ENOSCHEME without an RTS, or
+ * another (nothing is opened then), or another start is under way;
+ * ELS_EINVAL if no sink was configured in this process (a forked child
+ * must call els_ghc_configure() with an address of its own: its
+ * parent's is not its to open); ELS_ENOSCHEME without an RTS, or
  * with one built without eventlog support (link with -eventlog); or,
  * when the sink cannot be opened (a port taken while the eventlog was
  * stopped, a path refused...), the code els_writer_open() returned
