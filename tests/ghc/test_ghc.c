@@ -41,8 +41,18 @@
 static pthread_mutex_t fake_rts_lock = PTHREAD_MUTEX_INITIALIZER;
 static const EventLogWriter *fake_rts_writer;
 
+/* When set, the next start waits (before it calls init) until released,
+ * with rts_start_entered set: the moment between the glue's open and the
+ * RTS taking the writer. */
+static atomic_bool rts_start_hold, rts_start_entered, rts_start_release;
+
 bool startEventLogging(const EventLogWriter *writer)
 {
+    if (atomic_exchange(&rts_start_hold, false)) {
+        atomic_store(&rts_start_entered, true);
+        while (!atomic_load(&rts_start_release))
+            check_sleep_ms(1);
+    }
     pthread_mutex_lock(&fake_rts_lock);
     if (fake_rts_writer != NULL) {
         pthread_mutex_unlock(&fake_rts_lock);
@@ -322,6 +332,38 @@ static void fork_during_a_start(void)
     close(fd);
 }
 
+/* fork() after another thread's start opened the sink and before the
+ * RTS took it: the child closes its copy of that writer (without removing
+ * the parent's socket) and can start its own; the parent's start goes
+ * on. */
+static void fork_between_open_and_start(void)
+{
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    const char *path = check_path("s.sock");
+    configure(sock_spec("s.sock", ""));
+    atomic_store(&rts_start_hold, true);
+    pthread_t starter;
+    CHECK_OK(pthread_create(&starter, NULL, start_thread, NULL));
+    while (!atomic_load(&rts_start_entered))
+        check_sleep_ms(1);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        child_starts_its_own();
+    check_child_ok(pid);
+    CHECK(tu_exists(path));
+    atomic_store(&rts_start_release, true);
+    void *rc;
+    CHECK_OK(pthread_join(starter, &rc));
+    CHECK_INT((intptr_t)rc, ==, 0);
+    int fd = tu_connect_unix(path, TU_WAIT_MS);
+    CHECK(fd >= 0);
+    struct els_stats st;
+    CHECK_OK(els_ghc_stats(&st));
+    els_ghc_stop();
+    close(fd);
+}
+
 /* fork() while another thread's call is in flight: the child's stop does
  * not wait for a call that does not exist there. */
 static void fork_during_a_call(void)
@@ -387,6 +429,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(start_returns_open_errors),
     CHECK_CASE(start_refused_opens_nothing),
     CHECK_CASE(fork_during_a_start),
+    CHECK_CASE(fork_between_open_and_start),
     CHECK_CASE(fork_during_a_call),
     CHECK_CASE(env_spec_is_quoted),
 };
