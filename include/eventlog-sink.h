@@ -86,9 +86,11 @@ const char *els_err_name(int code);
  *
  * The library never prints on its own: every message goes through the log
  * hook.  The default hook writes "eventlog-sink: <message>" lines of level
- * INFO and more severe to stderr.  Messages are single lines without a
- * trailing newline.  The hook may be called from any thread, including the
- * writer thread and RTS threads; it must not call back into the library.
+ * INFO and more severe to stderr (a closed stderr loses the line, and never
+ * raises SIGPIPE in the process).  Messages are single lines without a
+ * trailing newline, with control bytes written as \xNN.  The hook may be
+ * called from any thread, including the writer thread and RTS threads, and
+ * from several at once; it must not call back into the library.
  * ------------------------------------------------------------------------ */
 
 enum els_log_level {
@@ -102,7 +104,8 @@ typedef void (*els_log_fn)(void *user, enum els_log_level level,
                            const char *message);
 
 /* Replace the log hook.  fn == NULL silences the library.  max_level drops
- * messages less severe than it before they reach fn. */
+ * messages less severe than it before they reach fn.  Returns once no call
+ * of the previous hook is running, so its user data may then be freed. */
 void els_set_log_hook(els_log_fn fn, void *user, enum els_log_level max_level);
 
 /* ------------------------------------------------------------------------

@@ -18,6 +18,8 @@
 #define ELSI_PRINTF(f, a)
 #endif
 
+/* Format one line (cut with "..." past 511 bytes), write its control
+ * bytes and DEL as \xNN, and hand it to the hook. */
 void elsi_log(enum els_log_level level, const char *fmt, ...) ELSI_PRINTF(2, 3);
 
 /* A message that can repeat for as long as a fault lasts (a failing sink,

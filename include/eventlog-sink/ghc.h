@@ -5,7 +5,8 @@
  * process-wide singleton: configure it with a spec, then hand
  * els_ghc_writer() to the RTS in RtsConfig.eventlog_writer from a C main()
  * (see examples/hello-stream/main.c).  The RTS calls the writer's init when
- * event logging starts (+RTS -l), which opens the sink; stop closes it.
+ * event logging starts (+RTS -l), which opens the sink (els_ghc_start()
+ * opens it itself first); stop closes it.
  *
  * Include <Rts.h> (GHC's include directory, `ghc --print-libdir`/include)
  * before this header, or let it include Rts.h itself.
@@ -25,17 +26,20 @@ extern "C" {
 #define ELS_GHC_SPEC_ENV "EVENTLOG_SINK"
 
 /* Check spec (syntax, registered scheme, options) and remember it for the
- * process-wide writer.  Opens nothing: the sink is opened by the writer's
- * init, when the RTS starts event logging.  ELS_EBUSY while that writer is
- * running.  On failure writes one line naming the problem to err. */
+ * process-wide writer, as this process's.  Opens nothing: the sink is
+ * opened when event logging starts.  ELS_EBUSY while that writer is
+ * running or being started.  On failure writes one line naming the
+ * problem to err. */
 int els_ghc_configure(const char *spec, char *err, size_t err_len);
 
 /* The EventLogWriter to give the RTS.  Its init opens the configured sink
  * and, if that fails (port in use, path refused...), reports the one-line
  * reason through the log hook and exits the program with status 1, as the
- * RTS's own file writer does when it cannot open its file.  Its stop
- * delivers what is queued (linger=), reports any losses through the log
- * hook and closes the sink. */
+ * RTS's own file writer does when it cannot open its file (at start-up;
+ * els_ghc_start() returns the error instead).  In a forked child it opens
+ * nothing: the parent's sink is not the child's.  Its stop delivers what
+ * is queued (linger=), reports any losses through the log hook and closes
+ * the sink, once no other thread is still using it. */
 const EventLogWriter *els_ghc_writer(void);
 
 /* For a C main(): read $EVENTLOG_SINK.  Unset or empty: returns NULL (keep
@@ -58,8 +62,20 @@ int els_ghc_stats(struct els_stats *out);
  *   foreign import ccall safe "els_ghc_stop"  elsStop  :: IO ()
  *   foreign import ccall safe "els_ghc_start" elsStart :: IO CInt
  *
- * els_ghc_start returns 0, ELS_EBUSY if the eventlog runs already, or
- * ELS_EINVAL if no sink was configured. */
+ * els_ghc_start opens the sink before it asks the RTS to start, and
+ * returns 0; ELS_EBUSY if the eventlog runs already, with this writer or
+ * another (nothing is opened then), or another start is under way;
+ * ELS_EINVAL if no sink was configured in this process (a forked child
+ * must call els_ghc_configure() with an address of its own: its
+ * parent's is not its to open); ELS_ENOSCHEME without an RTS, or
+ * with one built without eventlog support (link with -eventlog); or,
+ * when the sink cannot be opened (a port taken while the eventlog was
+ * stopped, a path refused...), the code els_writer_open() returned
+ * (ELS_EADDRINUSE, ...), after one log line with the reason (rate-limited
+ * if it repeats).  It never ends the program: after a failure the
+ * eventlog stays stopped, and a later els_ghc_start() may succeed.
+ * els_ghc_stop, els_ghc_start, els_ghc_stats and the writer's callbacks
+ * may race each other and fork() safely. */
 int els_ghc_start(void);
 void els_ghc_stop(void);
 

@@ -79,26 +79,160 @@ bool startEventLoggingWithUnits(const EventLogUnitWriter *writer)
 /* Weak too, so the library still links into programs without an RTS. */
 bool startEventLogging(const EventLogWriter *writer) __attribute__((weak));
 void endEventLogging(void) __attribute__((weak));
+enum EventLogStatus eventLogStatus(void) __attribute__((weak));
 
 /*
  * Note [The process-wide writer]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * EventLogWriter has no context pointer, so the writer the RTS drives is a
- * global.  ghc_lock serialises configure/init/stop.  The write and flush
- * callbacks run on capability threads at any time between init and stop
- * and must not contend on a global lock, so they read ghc_running with an
- * acquire load; init publishes it with a release store after the writer is
- * fully open, and stop withdraws it before closing.  The RTS does not call
- * write after stop (GHC's endEventLogging stops writing before it calls
- * stopEventLogWriter), which is what makes the close safe.
+ * global, ghc_running.  ghc_lock guards the configuration (ghc_spec,
+ * ghc_pid), the hand-over of a writer that els_ghc_start() opened
+ * (ghc_pending) and the flags saying that a start or an open is under way;
+ * it is only ever held for a few loads and stores, or a strdup (never
+ * across opening a sink, which with wait= can take seconds, nor around a log line or a call
+ * into the writer), so that the atfork handlers may take it; see Note
+ * [Fork and the glue].
+ *
+ * The write and flush callbacks run on capability threads at any time
+ * between init and stop, and els_ghc_stats() on any thread at any time;
+ * none of them may contend on a global lock or use a writer that stop has
+ * freed.  Each counts itself in ghc_in_flight, then loads ghc_running
+ * (ghc_enter), and counts itself out when done with the writer
+ * (ghc_leave).  Stop withdraws the pointer (exchange with NULL), then waits
+ * until ghc_in_flight is zero (ghc_drain), then closes the writer.  Both
+ * sides use sequentially consistent operations, so of "caller increments,
+ * then loads the pointer" and "stop clears the pointer, then loads the
+ * count" at least one sees the other's store: either the caller finds
+ * NULL, or stop sees it in flight and waits for it.  A caller counted in
+ * flight on a newer writer only makes stop wait a little longer.  The
+ * RTS does not write after stop (the patched RTS stops every capability
+ * around it), so the wait is normally for a flush or a stats call; the
+ * count is what makes a racing one safe rather than a use after free.
+ * Init publishes the writer with a release store after it is fully open;
+ * ghc_enter's load pairs with it.
+ *
+ * Opening can fail.  At program start-up (the RTS calling init for
+ * +RTS --eventlog-sink, or a C main's RtsConfig) that ends the program, as
+ * the RTS's own file writer does when it cannot open its file.
+ * els_ghc_start() instead opens the writer itself before asking the RTS
+ * to start, returns the error if that fails, and otherwise leaves the open
+ * writer in ghc_pending for init to publish.
  */
+/* How much of a spec a log line quotes. */
+#define GHC_QUOTE_MAX 200
+
 static pthread_mutex_t ghc_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *ghc_spec;
-static pid_t ghc_pid;
+static char *ghc_spec;                  /* guarded by ghc_lock */
+static pid_t ghc_pid;                   /* who configured it; ghc_lock */
+static struct els_writer *ghc_pending;  /* opened by start; ghc_lock */
+static bool ghc_starting;               /* in els_ghc_start; ghc_lock */
+static bool ghc_opening;                /* init opening; ghc_lock */
+/* A pending writer whose opener is gone (a fork came between open and
+ * publication): closed by the child's next call.  ghc_lock. */
+static struct els_writer *ghc_stale;
 static _Atomic(struct els_writer *) ghc_running;
 /* Units the RTS handed over while no writer was running (a forked child,
  * or before init). */
 static atomic_uint_fast64_t ghc_orphan_units;
+
+static atomic_uint ghc_in_flight;
+static atomic_uint ghc_draining;        /* stops waiting in ghc_drain */
+static pthread_mutex_t ghc_drain_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ghc_drained = PTHREAD_COND_INITIALIZER;
+
+/* The running writer, counted in flight, or NULL (not counted).  See Note
+ * [The process-wide writer]. */
+static struct els_writer *ghc_enter(void)
+{
+    atomic_fetch_add(&ghc_in_flight, 1);
+    struct els_writer *w = atomic_load(&ghc_running);
+    if (w == NULL)
+        atomic_fetch_sub(&ghc_in_flight, 1);
+    return w;
+}
+
+static void ghc_leave(void)
+{
+    if (atomic_fetch_sub(&ghc_in_flight, 1) == 1 &&
+        atomic_load(&ghc_draining) > 0) {
+        pthread_mutex_lock(&ghc_drain_lock);
+        pthread_cond_broadcast(&ghc_drained);
+        pthread_mutex_unlock(&ghc_drain_lock);
+    }
+}
+
+/* After ghc_running was withdrawn: wait until no caller can still be using
+ * the writer it held. */
+static void ghc_drain(void)
+{
+    atomic_fetch_add(&ghc_draining, 1);
+    pthread_mutex_lock(&ghc_drain_lock);
+    while (atomic_load(&ghc_in_flight) > 0)
+        pthread_cond_wait(&ghc_drained, &ghc_drain_lock);
+    pthread_mutex_unlock(&ghc_drain_lock);
+    atomic_fetch_sub(&ghc_draining, 1);
+}
+
+/*
+ * Note [Fork and the glue]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * fork() (GHC's forkProcess, or a C program's) copies only the calling
+ * thread.  A lock another thread held, a call it had in flight, or a start
+ * or open it was in the middle of, would never end in the child.  As
+ * lttng-ust does, the atfork handlers take ghc_lock and ghc_drain_lock
+ * around fork(), which cannot wait long (neither is held for more than a
+ * few loads and stores, or a strdup, nor across another lock: Note [The
+ * process-wide writer]).  The child's one thread took them and unlocks them; it
+ * rebuilds the condition (its waiters are gone), counts no caller in
+ * flight, and forgets the start or open under way.  A writer that start
+ * had opened but not yet handed over is closed by the child's next call
+ * into the glue (the writer marks it forked: its descriptors are the
+ * parent's too, so nothing is shut down or removed).  The writer itself
+ * and the log hook have their own handlers.
+ */
+static void ghc_atfork_prepare(void)
+{
+    pthread_mutex_lock(&ghc_lock);
+    pthread_mutex_lock(&ghc_drain_lock);
+}
+
+static void ghc_atfork_parent(void)
+{
+    pthread_mutex_unlock(&ghc_drain_lock);
+    pthread_mutex_unlock(&ghc_lock);
+}
+
+static void ghc_atfork_child(void)
+{
+    pthread_cond_init(&ghc_drained, NULL);
+    atomic_store(&ghc_in_flight, 0);
+    atomic_store(&ghc_draining, 0);
+    ghc_starting = false;
+    ghc_opening = false;
+    if (ghc_pending != NULL) {
+        ghc_stale = ghc_pending;
+        ghc_pending = NULL;
+    }
+    pthread_mutex_unlock(&ghc_drain_lock);
+    pthread_mutex_unlock(&ghc_lock);
+}
+
+/* In a forked child: close what a vanished start left behind. */
+static void ghc_close_stale(void)
+{
+    pthread_mutex_lock(&ghc_lock);
+    struct els_writer *w = ghc_stale;
+    ghc_stale = NULL;
+    pthread_mutex_unlock(&ghc_lock);
+    if (w != NULL)
+        els_writer_close(w);
+}
+
+/* Busy: a writer runs, or a start or an open is under way. */
+static bool ghc_busy_locked(void)
+{
+    return atomic_load(&ghc_running) != NULL || ghc_starting || ghc_opening;
+}
 
 int els_ghc_configure(const char *spec, char *err, size_t err_len)
 {
@@ -111,55 +245,83 @@ int els_ghc_configure(const char *spec, char *err, size_t err_len)
     char *copy = strdup(spec);
     if (copy == NULL)
         return elsi_fail(err, err_len, ELS_ENOMEM, "out of memory");
+    ghc_close_stale();
 
     pthread_mutex_lock(&ghc_lock);
-    if (atomic_load(&ghc_running) != NULL) {
+    if (ghc_busy_locked()) {
         pthread_mutex_unlock(&ghc_lock);
         free(copy);
         return elsi_fail(err, err_len, ELS_EBUSY,
                          "the eventlog sink is already running");
     }
-    free(ghc_spec);
+    char *old = ghc_spec;
     ghc_spec = copy;
     ghc_pid = getpid();
     pthread_mutex_unlock(&ghc_lock);
+    free(old);
     return 0;
+}
+
+/* A copy of the spec if this process configured one; NULL otherwise
+ * (with *foreign set if a parent process did).  Under ghc_lock. */
+static char *ghc_spec_copy_locked(bool *foreign)
+{
+    *foreign = ghc_spec != NULL && ghc_pid != getpid();
+    if (ghc_spec == NULL || *foreign)
+        return NULL;
+    return strdup(ghc_spec);
 }
 
 static void ghc_init(void)
 {
+    ghc_close_stale();
     pthread_mutex_lock(&ghc_lock);
-    if (ghc_spec == NULL || atomic_load(&ghc_running) != NULL) {
+    if (ghc_pending != NULL) {
+        /* els_ghc_start opened it. */
+        atomic_store_explicit(&ghc_running, ghc_pending, memory_order_release);
+        ghc_pending = NULL;
         pthread_mutex_unlock(&ghc_lock);
         return;
     }
-    if (getpid() != ghc_pid) {
+    if (ghc_spec == NULL || ghc_busy_locked()) {
+        pthread_mutex_unlock(&ghc_lock);
+        return;
+    }
+    bool foreign;
+    char *spec = ghc_spec_copy_locked(&foreign);
+    ghc_opening = spec != NULL;
+    pthread_mutex_unlock(&ghc_lock);
+    if (foreign) {
         /* forkProcess restarts the eventlog in the child.  The endpoint
          * belongs to the parent (see README, "fork"): the child's events
          * are not streamed. */
-        pthread_mutex_unlock(&ghc_lock);
         elsi_log(ELS_LOG_DEBUG, "forked child %ld: eventlog not streamed",
                  (long)getpid());
         return;
     }
+    if (spec == NULL) {
+        elsi_log(ELS_LOG_ERROR, "out of memory starting the eventlog sink");
+        exit(EXIT_FAILURE);
+    }
     char err[512];
     struct els_writer *w = NULL;
-    int r = els_writer_open(ghc_spec, &w, err, sizeof err);
+    int r = els_writer_open(spec, &w, err, sizeof err);
+    free(spec);
     if (r != 0) {
-        pthread_mutex_unlock(&ghc_lock);
-        /* As the RTS's own file writer does when it cannot open its file:
-         * the user asked for an eventlog and cannot have it. */
+        /* Start-up (Note [The process-wide writer]): the user asked for
+         * an eventlog and cannot have it. */
         elsi_log(ELS_LOG_ERROR, "%s", err);
         exit(EXIT_FAILURE);
     }
+    pthread_mutex_lock(&ghc_lock);
+    ghc_opening = false;
     atomic_store_explicit(&ghc_running, w, memory_order_release);
     pthread_mutex_unlock(&ghc_lock);
 }
 
 static bool ghc_write(void *eventlog, size_t size)
 {
-    struct els_writer *w =
-        atomic_load_explicit(&ghc_running, memory_order_acquire);
+    struct els_writer *w = ghc_enter();
     if (w == NULL) {
         atomic_fetch_add(&ghc_orphan_units, 1);
         return true;
@@ -167,24 +329,27 @@ static bool ghc_write(void *eventlog, size_t size)
     /* Returning false would make the RTS print a message per buffer and
      * discard it anyway; losses are counted and reported by the writer. */
     (void)els_writer_write(w, eventlog, size);
+    ghc_leave();
     return true;
 }
 
 static void ghc_flush(void)
 {
-    struct els_writer *w =
-        atomic_load_explicit(&ghc_running, memory_order_acquire);
-    if (w != NULL)
+    struct els_writer *w = ghc_enter();
+    if (w != NULL) {
         els_writer_flush(w);
+        ghc_leave();
+    }
 }
 
 static void ghc_stop(void)
 {
-    pthread_mutex_lock(&ghc_lock);
+    ghc_close_stale();
     struct els_writer *w = atomic_exchange(&ghc_running, NULL);
-    pthread_mutex_unlock(&ghc_lock);
-    if (w != NULL)
+    if (w != NULL) {
+        ghc_drain();
         els_writer_close(w);
+    }
     /* Units the RTS handed over while no sink was open (a forked child,
      * whose eventlog is not streamed) are lost too: say so. */
     uint_fast64_t orphans = atomic_exchange(&ghc_orphan_units, 0);
@@ -215,8 +380,7 @@ static enum els_write_reason ghc_reason(EventLogWriteReason reason)
 static bool ghc_write_unit(void *eventlog, size_t size,
                            const EventLogUnitInfo *info)
 {
-    struct els_writer *w =
-        atomic_load_explicit(&ghc_running, memory_order_acquire);
+    struct els_writer *w = ghc_enter();
     if (w == NULL) {
         atomic_fetch_add(&ghc_orphan_units, 1);
         return true;
@@ -224,6 +388,7 @@ static bool ghc_write_unit(void *eventlog, size_t size,
     /* The kind and capability are also in the unit's own bytes, which the
      * writer reads; the reason is news. */
     (void)els_writer_write_reason(w, eventlog, size, ghc_reason(info->reason));
+    ghc_leave();
     return true;
 }
 
@@ -263,6 +428,9 @@ static void ghc_register_scheme(const char *scheme)
  * object is only linked if something refers to it: see README. */
 __attribute__((constructor)) static void ghc_register_sinks(void)
 {
+    /* Failure (ENOMEM) only loses what Note [Fork and the glue] provides. */
+    (void)pthread_atfork(ghc_atfork_prepare, ghc_atfork_parent,
+                         ghc_atfork_child);
     if (registerEventLogSink == NULL)
         return;     /* stock RTS, or no RTS at all */
     elsi_registry_watch(ghc_register_scheme);
@@ -280,7 +448,10 @@ const EventLogWriter *els_ghc_writer_from_env(void)
         return NULL;
     char err[512];
     if (els_ghc_configure(spec, err, sizeof err) != 0) {
-        elsi_log(ELS_LOG_ERROR, "%s=%s: %s", ELS_GHC_SPEC_ENV, spec, err);
+        char q[ELSI_QUOTE_BUF(GHC_QUOTE_MAX)];
+        elsi_log(ELS_LOG_ERROR, "%s=\"%s\": %s", ELS_GHC_SPEC_ENV,
+                 elsi_quote(q, sizeof q, spec, strlen(spec), GHC_QUOTE_MAX),
+                 err);
         exit(EXIT_FAILURE);
     }
     return &ghc_writer;
@@ -288,11 +459,12 @@ const EventLogWriter *els_ghc_writer_from_env(void)
 
 int els_ghc_stats(struct els_stats *out)
 {
-    struct els_writer *w =
-        atomic_load_explicit(&ghc_running, memory_order_acquire);
+    struct els_writer *w = ghc_enter();
     if (w == NULL)
         return ELS_ESTOPPED;
-    return els_writer_stats(w, out);
+    int r = els_writer_stats(w, out);
+    ghc_leave();
+    return r;
 }
 
 // ---------------------------------------------------------------------------
@@ -301,19 +473,76 @@ int els_ghc_stats(struct els_stats *out)
 
 int els_ghc_start(void)
 {
+    bool have_rts = startEventLoggingWithUnits != NULL ||
+                    startEventLogging != NULL;
+    /* Opening a sink the RTS would refuse could still take a port or
+     * create a file: ask first.  (The RTS's answer below is the final
+     * one.) */
+    if (have_rts && eventLogStatus != NULL) {
+        enum EventLogStatus status = eventLogStatus();
+        if (status == EVENTLOG_RUNNING)
+            return ELS_EBUSY;
+        if (status == EVENTLOG_NOT_SUPPORTED)
+            return ELS_ENOSCHEME;   /* an RTS without -eventlog */
+    }
+    ghc_close_stale();
     pthread_mutex_lock(&ghc_lock);
+    if (ghc_busy_locked()) {
+        pthread_mutex_unlock(&ghc_lock);
+        return ELS_EBUSY;
+    }
+    bool foreign;
+    char *spec = ghc_spec_copy_locked(&foreign);
     bool configured = ghc_spec != NULL;
+    ghc_starting = spec != NULL && have_rts;
     pthread_mutex_unlock(&ghc_lock);
-    if (!configured)
-        return ELS_EINVAL;
-    /* The RTS calls our init, which opens the sink, before the header. */
+    if (!configured || foreign)
+        return ELS_EINVAL;  /* a parent's endpoint is not this process's */
+    if (!have_rts) {
+        free(spec);
+        return ELS_ENOSCHEME;   /* not a Haskell program */
+    }
+    if (spec == NULL)
+        return ELS_ENOMEM;
+
+    /* Open before the RTS starts, so that a sink that cannot be opened
+     * (a port taken while the eventlog was stopped) is an error returned
+     * here, not the end of the program; see Note [The process-wide
+     * writer].  ghc_starting keeps other starts, configures and inits off
+     * until the RTS has taken the writer or refused. */
+    char err[512];
+    struct els_writer *w = NULL;
+    int r = els_writer_open(spec, &w, err, sizeof err);
+    free(spec);
+    if (r != 0) {
+        /* ghc_starting makes this thread the limiter's only user. */
+        static struct elsi_ratelimit start_failures;
+        elsi_log_limited(&start_failures, 10000, ELS_LOG_WARN,
+                         "els_ghc_start: %s", err);
+        pthread_mutex_lock(&ghc_lock);
+        ghc_starting = false;
+        pthread_mutex_unlock(&ghc_lock);
+        return r;
+    }
+    pthread_mutex_lock(&ghc_lock);
+    ghc_pending = w;
+    pthread_mutex_unlock(&ghc_lock);
+
+    /* The RTS calls our init, which publishes the writer, before the
+     * header. */
     bool started;
     if (startEventLoggingWithUnits != NULL)
         started = startEventLoggingWithUnits(&ghc_unit_writer);
-    else if (startEventLogging != NULL)
-        started = startEventLogging(&ghc_writer);
     else
-        return ELS_ENOSCHEME;   /* not a Haskell program */
+        started = startEventLogging(&ghc_writer);
+
+    pthread_mutex_lock(&ghc_lock);
+    struct els_writer *unused = ghc_pending;  /* the RTS did not call init */
+    ghc_pending = NULL;
+    ghc_starting = false;
+    pthread_mutex_unlock(&ghc_lock);
+    if (unused != NULL)
+        els_writer_close(unused);
     return started ? 0 : ELS_EBUSY;
 }
 

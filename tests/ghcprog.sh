@@ -1,0 +1,49 @@
+# ghcprog.sh: building the Haskell test programs in tests/ghc/ and setting
+# up the tests that run them (sourced by those tests, after tests/lib.sh).
+# It runs no test itself.
+#
+# build_ghc_program OUT SRC GHC-ARGS...: compile tests/ghc/SRC.hs with
+# GHC-ARGS (the compiler first: e.g. patched_ghc_lib, or
+# "$ELS_PATCHED_GHC" with your own link flags) into
+# $ELS_TOP_BUILDDIR/tests/ghc/out/OUT, once per build tree: rebuilt only
+# when the source, this file, the library or the patched RTS is newer.
+# Concurrent callers serialise on a lock file; the source directory may be
+# read-only (distcheck), so the build happens in a work directory.  Sets
+# GHC_PROGRAM.
+
+build_ghc_program() {
+    local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/$2.hs
+    local dir=$ELS_TOP_BUILDDIR/tests/ghc/out log
+    shift 2
+    log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-$name.log
+    mkdir -p "$dir" || fail "cannot create $dir"
+    (
+        if command -v flock >/dev/null 2>&1; then exec 9>"$dir/.lock"; flock 9; fi
+        ! newer_than_patched_build "$dir/$name" "$src" "${BASH_SOURCE[0]}" || exit 0
+        rm -rf "$dir/work-$name"
+        mkdir -p "$dir/work-$name"
+        cp "$src" "$dir/work-$name/Main.hs"
+        (cd "$dir/work-$name" && "$@" -v0 -outputdir obj Main.hs -o "$name") >"$log" 2>&1 \
+            || exit 1
+        mv -f "$dir/work-$name/$name" "$dir/$name" && rm -rf "$dir/work-$name"
+    ) || {
+        sed 's/^/#   /' "$log" >&2
+        fail "could not build tests/ghc/$2.hs as $name ($*)"
+    }
+    GHC_PROGRAM=$dir/$name
+}
+
+# setup_ghc_program_test OUT SRC: the common start of the tests that run a
+# program from tests/ghc/: skip (77) without the receiver, GHC, ghc-events
+# or the patched RTS; make the temporary directory T; build SRC with the
+# patched RTS and the built library (-threaded -eventlog -rtsopts) as OUT
+# (GHC_PROGRAM, and PROGRAM_LABEL for messages).
+setup_ghc_program_test() {
+    require_tool
+    require_ghc
+    require_patched_rts
+    make_tmpdir
+    T=$ELS_TMP
+    build_ghc_program "$1" "$2" patched_ghc_lib -threaded -eventlog -rtsopts
+    PROGRAM_LABEL=$1
+}
