@@ -48,10 +48,26 @@ els_test_name=$(basename "$0" .sh)
 # Outcomes
 # ---------------------------------------------------------------------------
 
-# skip MSG: the test cannot run here (exit 77).
+# skip MSG: the test cannot run here (exit 77).  With ELS_REQUIRE_ALL=1
+# (CI: .ci/run) a test that cannot run fails instead: there everything
+# the test needs must be installed.
 skip() {
+    if [ -n "${ELS_REQUIRE_ALL:-}" ]; then
+        echo "FAIL: $els_test_name: cannot run: $* (ELS_REQUIRE_ALL=1: a skip is a failure)" >&2
+        exit 1
+    fi
     echo "SKIP: $els_test_name: $*" >&2
     exit 77
+}
+
+# skip_part NAME MSG: one part of the test cannot run on this machine (it
+# needs root, or a kernel feature); the rest goes on.  The line is listed
+# in scripts/test-all.sh's summary.  Only for what depends on the machine,
+# never on the project: such skips stay allowed under ELS_REQUIRE_ALL.
+skip_part() {
+    local name=$1
+    shift
+    echo "# SKIPPED PART: $els_test_name: $name: $*" >&2
 }
 
 # fail MSG: the test failed (exit 1).  Say what was expected and what came.

@@ -233,7 +233,7 @@ if can_run_as "$uid"; then
     [ -z "$(ls -A "$T/locked")" ] || fail "denied: something was created in $T/locked"
     chmod 0700 "$T"
 else
-    note "denied: SKIPPED (cannot run as an unprivileged user: needs root and setpriv)"
+    skip_part denied "cannot run as an unprivileged user: needs root and setpriv"
 fi
 
 # ---------------------------------------------------------------------------
@@ -343,7 +343,7 @@ note "fifo: $((K + 1)) readers, each a stream from the header; last complete ($v
 # ---------------------------------------------------------------------------
 NF=200000
 if [ "$(id -u)" -ne 0 ]; then
-    note "enospc: SKIPPED (mounting a tmpfs needs root)"
+    skip_part enospc "mounting a tmpfs needs root"
 elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$T/mount.err"; then
     mnt=$T/full
     run_fg enospc burst "$NF" +RTS -N2 "--eventlog-sink=file:$mnt/x.eventlog" -RTS
@@ -376,7 +376,7 @@ elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$
     same_count enospc "$T/enospc.recv.err"
     note "enospc: exit 0; file $size bytes, $vs_events events ($vs_user user), recv exit $rc; $vs_notes in-band notes for $noted units; $loss"
 else
-    note "enospc: SKIPPED (cannot mount a tmpfs: $(head -c 200 "$T/mount.err"))"
+    skip_part enospc "cannot mount a tmpfs: $(head -c 200 "$T/mount.err")"
 fi
 
 # ---------------------------------------------------------------------------

@@ -237,7 +237,7 @@ if can_run_as "$runner" && can_run_as "$owner"; then
     [ -z "$(ls -A "$T/pub/w")" ] || fail "suid: something was created in $T/pub/w: $(ls -A "$T/pub/w")"
     chmod 0700 "$T"
 else
-    note "suid: SKIPPED (needs root and setpriv to run as unprivileged users $owner and $runner)"
+    skip_part suid "needs root and setpriv to run as unprivileged users $owner and $runner"
 fi
 
 # ---------------------------------------------------------------------------

@@ -516,7 +516,7 @@ static inline int tu_run_unprivileged(const char *name, void (*fn)(const char *d
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == TU_SKIPPED) {
-        printf("  skipped (root, and cannot switch to uid 65534)\n");
+        printf("SKIPPED PART: %s: root, and cannot switch to uid 65534\n", name);
         return TU_SKIPPED;
     }
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
