@@ -480,17 +480,46 @@ program_tcp_endpoint() {
     note "$1: $endpoint"
 }
 
-# join_late NAME SOCKET: once the program (ppid) has made SOCKET and run a
-# second longer, receive from unix:SOCKET into $ELS_TMP/NAME.eventlog, and
-# wait for both (prog_rc, recv_rc).
+# join_late NAME SOCKET: the program started by start_controlled (`run
+# READY`) says "ready"; then receive from unix:SOCKET into
+# $ELS_TMP/NAME.eventlog while it runs, tell the program to stop once the
+# receiver has the header (it has joined), and wait for both (prog_rc,
+# recv_rc).
 join_late() {
-    wait_for_file "$2" 20 \
-        || fail_showing "$ELS_TMP/$1.prog.err" "$1: the program did not create $2"
-    sleep 1
-    kill -0 "$ppid" 2>/dev/null \
-        || fail "$1: the program ended within a second; it cannot be joined late"
+    wait_output "$1" ready
     start_receiver "$1" "unix:$2"
+    wait_until 60 els_has_header "$ELS_TMP/$1.eventlog" \
+        || fail_showing "$ELS_TMP/$1.recv.err" "$1: the late joiner got no header within 60 s"
+    stop_controlled
     wait_both "$rpid"
+}
+
+els_has_header() {
+    stream_header_len "$1" >/dev/null
+}
+
+# check_late_joiner NAME FILE [must-miss]: FILE, what a late joiner of the
+# controlled program ($ELS_TMP/NAME.prog.out says "emitted K user
+# events") received, is a valid stream holding user events "controlled I",
+# each once and no more than K; if it holds fewer than K, it says so
+# in-band (a "joined mid-run" or a loss note): nothing is lost silently.
+# With must-miss it must hold fewer than K, with the "joined mid-run" note.
+check_late_joiner() {
+    local name=$1 file=$2 k
+    k=$(sed -n 's/^emitted \([0-9]*\) user events$/\1/p' "$ELS_TMP/$name.prog.out")
+    [ -n "$k" ] || fail "$name: the program did not say how many events it emitted"
+    validate_stream "$file" "$ELS_TMP/$name.show" "controlled " \
+        || fail "$name: invalid stream: $vs_why"
+    note "$name: $vs_user of $k user events, $vs_events events, joined notes $vs_joined, loss notes $vs_notes, $(wc -c <"$file") bytes"
+    [ "$vs_user" -gt 0 ] || fail "$name: the late joiner's stream holds no user event"
+    [ "$vs_user" -le "$k" ] || fail "$name: $vs_user user events received, only $k emitted"
+    if [ "$vs_user" -lt "$k" ] && [ $((vs_joined + vs_notes)) -eq 0 ]; then
+        fail "$name: $vs_user of $k user events and no in-band note of a late join or a loss"
+    fi
+    if [ "${3:-}" = must-miss ]; then
+        [ "$vs_user" -lt "$k" ] || fail "$name: all $k user events arrived, though more than buffer= was emitted before the join"
+        [ "$vs_joined" -gt 0 ] || fail "$name: no 'joined mid-run' note, though units were released before the join"
+    fi
 }
 
 els_listening_or_gone() {
@@ -671,4 +700,96 @@ build_tiny_program() {
         fail "could not build the test program $name ($*)"
     }
     TINY_PROGRAM=$dir/$name
+}
+
+# ---------------------------------------------------------------------------
+# tests/programs/Controlled.hs: a program that runs until the test says stop
+# ---------------------------------------------------------------------------
+
+# build_controlled KIND: compile tests/programs/Controlled.hs and set
+# CONTROLLED.  KIND patched: with the patched RTS's driver (-threaded
+# -eventlog -rtsopts; the sink comes from +RTS --eventlog-sink=SPEC).
+# KIND stock: with the stock GHC and examples/hello-stream/main.c as its C
+# main (the sink comes from EVENTLOG_SINK).  Both link the built shared
+# library.  Cached in $ELS_TOP_BUILDDIR/tests/programs/out/KIND, rebuilt
+# when a source, the library or (patched) the patched RTS is newer;
+# concurrent callers serialise on a lock.
+build_controlled() {
+    local kind=$1 src=$ELS_TOP_SRCDIR/tests/programs/Controlled.hs
+    local cmain=$ELS_TOP_SRCDIR/examples/hello-stream/main.c
+    local dir=$ELS_TOP_BUILDDIR/tests/programs/out/$kind log
+    log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-controlled-$kind.log
+    mkdir -p "$dir" || fail "cannot create $dir"
+    (
+        if command -v flock >/dev/null 2>&1; then exec 9>"$dir/.lock"; flock 9; fi
+        p=$dir/controlled
+        if [ "$kind" = patched ]; then
+            ! newer_than_patched_build "$p" "$src" "${BASH_SOURCE[0]}" || exit 0
+        elif [ -x "$p" ]; then
+            fresh=1
+            for dep in "$src" "$cmain" "$ELS_SHLIB" "$ELS_INCLUDEDIR/eventlog-sink/ghc.h" \
+                       "${BASH_SOURCE[0]}"; do
+                [ "$p" -nt "$dep" ] || fresh=0
+            done
+            [ "$fresh" -eq 0 ] || exit 0
+        fi
+        # ghc writes a C file's object next to the source: compile copies.
+        rm -rf "$dir/work"
+        mkdir -p "$dir/work"
+        cp "$src" "$dir/work/Controlled.hs"
+        case "$kind" in
+            patched)
+                (cd "$dir/work" && patched_ghc_lib -v0 -O -threaded -eventlog -rtsopts \
+                    -outputdir obj Controlled.hs -o controlled) ;;
+            stock)
+                cp "$cmain" "$dir/work/main.c"
+                (cd "$dir/work" && "$GHC" -v0 -O -threaded -eventlog -no-hs-main \
+                    -I"$ELS_INCLUDEDIR" -outputdir obj Controlled.hs main.c \
+                    -L"$ELS_LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$ELS_LIBDIR" \
+                    -o controlled) ;;
+            *) echo "build_controlled: unknown kind $kind" >&2; exit 1 ;;
+        esac >"$log" 2>&1 || exit 1
+        mv -f "$dir/work/controlled" "$p" && rm -rf "$dir/work"
+    ) || {
+        sed 's/^/#   /' "$log" >&2
+        fail "could not build tests/programs/Controlled.hs ($kind)"
+    }
+    CONTROLLED=$dir/controlled
+}
+
+# start_controlled NAME CMD ARGS...: like start_program, with the program's
+# standard input a FIFO that the test holds open (ctl_fd): the program
+# (Controlled.hs) runs until stop_controlled.  One at a time.
+start_controlled() {
+    local name=$1 fifo=$ELS_TMP/$1.ctl
+    shift
+    rm -f "$fifo"
+    mkfifo "$fifo" || fail "$name: mkfifo $fifo"
+    prog_args=("$@")
+    # The background shell blocks opening the FIFO until we open its
+    # other end just below.
+    "$@" <"$fifo" >"$ELS_TMP/$name.prog.out" 2>"$ELS_TMP/$name.prog.err" &
+    ppid=$!
+    bg_register "$ppid"
+    exec {ctl_fd}>"$fifo"
+}
+
+# stop_controlled: tell the program started by start_controlled to finish.
+stop_controlled() {
+    echo stop >&"$ctl_fd" 2>/dev/null || true
+    exec {ctl_fd}>&-
+}
+
+# wait_output NAME LINE [SECS]: wait (default 60 s, a hang guard) until
+# the program (ppid) printed LINE (a whole line, fixed string) on stdout;
+# fail, showing its stderr, if it exits or the guard passes first.
+els_printed_or_gone() {
+    grep -qxF -- "$2" "$1" || ! kill -0 "$3" 2>/dev/null
+}
+wait_output() {
+    local out=$ELS_TMP/$1.prog.out
+    wait_until "${3:-60}" els_printed_or_gone "$out" "$2" "$ppid" \
+        || fail_showing "$ELS_TMP/$1.prog.err" "$1: the program did not print '$2' within ${3:-60} s"
+    grep -qxF -- "$2" "$out" \
+        || fail_showing "$ELS_TMP/$1.prog.err" "$1: the program ended without printing '$2'"
 }
