@@ -776,7 +776,10 @@ start_controlled() {
 
 # stop_controlled: tell the program started by start_controlled to finish.
 stop_controlled() {
-    echo stop >&"$ctl_fd" 2>/dev/null || true
+    # In a subshell that ignores SIGPIPE: the program may be dead already
+    # (killed by the test), and a write to a FIFO nobody reads must not
+    # kill the test.
+    (trap '' PIPE; echo stop >&"$ctl_fd") 2>/dev/null || true
     exec {ctl_fd}>&-
 }
 

@@ -18,10 +18,11 @@
 # minutes; here ELS_FAULT_RECONNECTS, default 30).
 #
 # Skips (77) without the patched RTS, GHC, ghc-events or the library's GHC
-# glue; single cases skip with a note when they need root or setpriv.
-# Waits have generous deadlines; nothing asserts on time.  One soft
-# assumption: case a's rounds (well under a second each) fit in the
-# R + 15 s its program runs; if not, the test says so.
+# glue; single parts skip (skip_part) when they need root or setpriv.
+# The programs that must outlive a series of actions are
+# tests/programs/Controlled.hs, which runs until the test tells it to
+# stop; waits have generous deadlines (hang guards); nothing asserts on
+# time.
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -42,10 +43,11 @@ run_bg() {
     start_program "$name" "$LIVE_SERVICE" "$@"
 }
 
-# valid NAME FILE: FILE is a valid captured stream (validate_stream) with
-# at least one event; its ghc-events output is $T/NAME.show.
+# valid NAME FILE [PREFIX]: FILE is a valid captured stream
+# (validate_stream; user events start with PREFIX, default "controlled ")
+# with at least one event; its ghc-events output is $T/NAME.show.
 valid() {
-    validate_stream "$2" "$T/$1.show" || fail "$1: invalid stream: $vs_why"
+    validate_stream "$2" "$T/$1.show" "${3:-controlled }" || fail "$1: invalid stream: $vs_why"
     [ "$vs_events" -gt 0 ] || fail "$1: the stream parses but holds no event ($(wc -c <"$2") bytes)"
 }
 
@@ -87,17 +89,18 @@ file_id() {
 }
 
 # ---------------------------------------------------------------------------
-# a. One run of `steady`, a unix sink (policy=drop), R consumers killed one
+# a. One run of the controlled program, a unix sink (policy=drop), R consumers killed one
 # after another once each has received the header and part of a block,
 # alternately with SIGTERM (the receiver exits 3: truncated) and SIGKILL,
 # then one that stays to the end (exit 0, complete).  Every capture is a
 # stream ghc-events reads in full, with no user event twice; the program
 # exits 0; every connection was accepted; and if any stream was told of a
 # loss in-band, the writer's loss line is on the program's stderr at exit.
-# The run lasts R + 15 s; the loop needs well under a second a round.
+# The program (Controlled.hs) runs until the last consumer has joined.
+# Each consumer is killed after a varying amount of data (not time).
 # ---------------------------------------------------------------------------
-D=$((R + 15))
-EVENTLOG_SINK_DEBUG=1 run_bg rc steady "$D" +RTS -N2 "--eventlog-sink=unix:$T/rc.sock" \
+build_controlled patched
+EVENTLOG_SINK_DEBUG=1 start_controlled rc "$CONTROLLED" run 0 +RTS -N2 "--eventlog-sink=unix:$T/rc.sock" \
     --eventlog-flush-interval=0.1 -RTS
 wait_for_file "$T/rc.sock" 20 || fail_showing "$T/rc.prog.err" "rc: the program did not create its socket"
 notes=0 total_user=0
@@ -107,11 +110,11 @@ for i in $(seq 1 "$R"); do
         >/dev/null 2>"$T/$name.recv.err" &
     r=$!
     bg_register "$r"
-    wait_until 30 stream_has_data "$T/$name.eventlog" \
-        || fail_showing "$T/$name.recv.err" "$name: no header and block within 30 s"
-    sleep "0.$((RANDOM % 3))"
+    # Cut at a varying point: after the header and 200 B to 30 kB more.
+    wait_until 60 stream_has_data "$T/$name.eventlog" $((200 + RANDOM % 30000)) \
+        || fail_showing "$T/$name.recv.err" "$name: no header and blocks within 60 s"
     kill -0 "$ppid" 2>/dev/null \
-        || fail "rc: the program ended after $((i - 1)) of $R reconnections (run longer than D=$D s)"
+        || fail_showing "$T/rc.prog.err" "rc: the program ended by itself after $((i - 1)) of $R reconnections"
     if [ $((i % 2)) -eq 1 ]; then sig=TERM want=3; else sig=KILL want=137; fi
     kill -"$sig" "$r" 2>/dev/null
     rc=0; { wait_pid "$r" 30 || rc=$?; } 2>/dev/null
@@ -129,6 +132,9 @@ for i in $(seq 1 "$R"); do
         || fail "$name: the writer did not notice consumer $i leave ($(grep -c detached "$T/rc.prog.err") detached)"
 done
 start_receiver rc.last "unix:$T/rc.sock"
+wait_until 60 stream_has_data "$T/rc.last.eventlog" \
+    || fail_showing "$T/rc.last.recv.err" "rc.last: no header and block within 60 s"
+stop_controlled
 wait_both "$rpid"
 check_program rc "$prog_rc" "emitted [0-9]* user events"
 check_recv rc.last "$recv_rc"
@@ -154,13 +160,14 @@ note "rc: $((R + 1)) connections ($R killed, SIGTERM/SIGKILL), all valid; $total
 # The socket file stays behind: case c starts on it.
 # ---------------------------------------------------------------------------
 start_receiver killed "unix:$T/k.sock"
-run_bg killed steady 60 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=10" \
+start_controlled killed "$CONTROLLED" run 0 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=60" \
     --eventlog-flush-interval=0.1 -RTS
-wait_until 30 stream_has_data "$T/killed.eventlog" 20000 \
-    || fail_showing "$T/killed.recv.err" "killed: the receiver got no 20 kB of blocks within 30 s"
+wait_until 60 stream_has_data "$T/killed.eventlog" 20000 \
+    || fail_showing "$T/killed.recv.err" "killed: the receiver got no 20 kB of blocks within 60 s"
 kill -0 "$ppid" 2>/dev/null || fail_showing "$T/killed.prog.err" "killed: the program ended before it was killed"
 kill -KILL "$ppid"
 { wait "$ppid"; } 2>/dev/null
+stop_controlled
 recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
 [ "$recv_rc" -eq 3 ] || fail_showing "$T/killed.recv.err" \
     "killed: the receiver exited $recv_rc after the program was killed, expected 3 (truncated)"
@@ -218,7 +225,7 @@ ppid=$live_pid
 wait_both "$rpid"
 check_program live "$prog_rc" "emitted [0-9]* user events"
 check_recv live "$recv_rc"
-valid live "$T/live.eventlog"
+valid live "$T/live.eventlog" "live-service "
 [ "$vs_user" -gt 0 ] || fail "live: the complete stream holds no user event"
 
 # A directory the user may not write, as an unprivileged user.
@@ -302,7 +309,7 @@ note "stall-unix: exit 0; keeping up: $keep_user events; stalled (recv exit $(ca
 # with the header and parses; the last one gets a complete stream.
 # ---------------------------------------------------------------------------
 K=5
-EVENTLOG_SINK_DEBUG=1 run_bg fifo steady $((K * 2 + 10)) +RTS -N2 "--eventlog-sink=fifo:$T/f.fifo" \
+EVENTLOG_SINK_DEBUG=1 start_controlled fifo "$CONTROLLED" run 0 +RTS -N2 "--eventlog-sink=fifo:$T/f.fifo" \
     --eventlog-flush-interval=0.1 -RTS
 for i in $(seq 1 "$K"); do
     name=fifo.$i
@@ -312,7 +319,7 @@ for i in $(seq 1 "$K"); do
     bg_register "$r"
     wait_until 30 stream_has_data "$T/$name.eventlog" \
         || fail_showing "$T/$name.recv.err" "$name: no header and block within 30 s"
-    kill -0 "$ppid" 2>/dev/null || fail "fifo: the program ended after $((i - 1)) of $K readers"
+    kill -0 "$ppid" 2>/dev/null || fail_showing "$T/fifo.prog.err" "fifo: the program ended by itself after $((i - 1)) of $K readers"
     kill -TERM "$r"
     rc=0; wait_pid "$r" 30 || rc=$?
     [ "$rc" -eq 3 ] || fail_showing "$T/$name.recv.err" "$name: the reader stopped by SIGTERM exited $rc, expected 3"
@@ -322,6 +329,9 @@ for i in $(seq 1 "$K"); do
         || fail "$name: the writer did not notice reader $i leave"
 done
 start_receiver fifo.last "fifo:$T/f.fifo"
+wait_until 60 stream_has_data "$T/fifo.last.eventlog" \
+    || fail_showing "$T/fifo.last.recv.err" "fifo.last: no header and block within 60 s"
+stop_controlled
 wait_both "$rpid"
 check_program fifo "$prog_rc" "emitted [0-9]* user events"
 check_recv fifo.last "$recv_rc"
