@@ -520,6 +520,25 @@ check_late_joiner() {
         [ "$vs_user" -lt "$k" ] || fail "$name: all $k user events arrived, though more than buffer= was emitted before the join"
         [ "$vs_joined" -gt 0 ] || fail "$name: no 'joined mid-run' note, though units were released before the join"
     fi
+    [ "$vs_joined" -gt 0 ] || return 0
+    # The note's figures: the units released before the join are exactly
+    # those the loss report at exit counts as released with no consumer
+    # (the joiner kept up afterwards), and their bytes too when that is
+    # the only cause.
+    local units bytes rc=0
+    read -r units bytes < <(sed -n 's/^.*eventlog-sink: consumer [0-9]* joined mid-run; \([0-9]*\) earlier units (\([0-9]*\) bytes) were no longer queued$/\1 \2/p' \
+        "$ELS_TMP/$name.show" | head -n 1)
+    [ -n "$units" ] || fail "$name: cannot read the figures of the 'joined mid-run' note: $(grep -m 1 'joined mid-run' "$ELS_TMP/$name.show")"
+    loss_figures "$ELS_TMP/$name.prog.err" || rc=$?
+    [ "$rc" -ne 1 ] || fail_showing "$ELS_TMP/$name.prog.err" "$name: the joiner was told $units units were gone, but the program reported no loss at exit"
+    [ "$rc" -eq 0 ] || fail "$name: $lf_why"
+    [ "$(loss_cause "$ELS_CAUSE_RELEASED_UNCONSUMED")" -eq "$units" ] \
+        || fail "$name: the note says $units units were no longer queued; the loss report counts $(loss_cause "$ELS_CAUSE_RELEASED_UNCONSUMED") as $ELS_CAUSE_RELEASED_UNCONSUMED ($lf_causes)"
+    if [ "$lf_causes" = "$ELS_CAUSE_RELEASED_UNCONSUMED=$units " ]; then
+        [ "$lf_bytes" -eq "$bytes" ] \
+            || fail "$name: the note says $bytes bytes were no longer queued; the loss report says $lf_bytes"
+    fi
+    note "$name: joined after $units units ($bytes bytes) were released; loss report: $lf_causes($lf_bytes bytes)"
 }
 
 els_listening_or_gone() {
@@ -640,6 +659,48 @@ recv_events() {
 # "SINK: slow consumers missed N units (...) ..."); 1 if there are none.
 loss_lines() {
     grep -E '^eventlog-sink: .*: (dropped [0-9]+ of [0-9]+ units \([0-9]+ bytes\): [a-z-]+ [0-9]+|slow consumers missed [0-9]+ units)' "$1"
+}
+
+# Loss causes as the writer names them in its loss report at exit and in
+# its in-band notes (els_drop_cause_name).  Tests name a cause only through
+# these variables, so a renamed cause changes here, once.
+#   units still queued at exit in a program that never had a consumer:
+ELS_CAUSE_NEVER_CONSUMED=stopped
+#   units released for room while no consumer was connected:
+ELS_CAUSE_RELEASED_UNCONSUMED=no-consumer
+#   units a slow consumer (the only one) was cut loose from:
+ELS_CAUSE_CUT_LOOSE=sink-error
+#   units every consumer failed to take (ENOSPC on a file):
+ELS_CAUSE_SINK_FAILED=sink-error
+#   units still queued for a connected consumer at the linger= deadline:
+ELS_CAUSE_LINGER=stopped
+
+# loss_figures ERRFILE: parse the writer's loss report ("SINK: dropped N of
+# M units (B bytes): CAUSE N, CAUSE N") on a program's stderr into
+# lf_dropped, lf_accepted, lf_bytes and lf_causes ("cause=N ..."); status 1
+# (all zero) if there is none.  The per-cause counts must add up to N, or
+# the report itself is wrong: then status 2 and lf_why.
+loss_figures() {
+    local line rest
+    lf_dropped=0 lf_accepted=0 lf_bytes=0 lf_causes= lf_why=
+    line=$(grep -E '^eventlog-sink: .*: dropped [0-9]+ of [0-9]+ units \([0-9]+ bytes\): ' "$1" | tail -n 1)
+    [ -n "$line" ] || return 1
+    read -r lf_dropped lf_accepted lf_bytes < <(printf '%s\n' "$line" |
+        sed -E 's/.*: dropped ([0-9]+) of ([0-9]+) units \(([0-9]+) bytes\): .*/\1 \2 \3/')
+    rest=${line##*bytes): }
+    lf_causes=$(printf '%s\n' "$rest" | tr ',' '\n' | awk 'NF == 2 { printf "%s=%s ", $1, $2 }')
+    local sum
+    sum=$(printf '%s\n' "$lf_causes" | tr ' ' '\n' | awk -F= 'NF == 2 { n += $2 } END { print n + 0 }')
+    if [ "$sum" -ne "$lf_dropped" ]; then
+        lf_why="the causes add up to $sum, the report says $lf_dropped dropped: $line"
+        return 2
+    fi
+    return 0
+}
+
+# loss_cause CAUSE: the count loss_figures found for CAUSE (0 if absent).
+loss_cause() {
+    printf '%s\n' "$lf_causes" | tr ' ' '\n' | awk -F= -v c="$1" '$1 == c { n += $2 } END { print n + 0 }'
 }
 
 # wait_count SECS FILE PATTERN N: wait until at least N lines of FILE
