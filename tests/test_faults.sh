@@ -266,6 +266,15 @@ cat <&3 >"$T/stall-tcp.eventlog"
 exec 3<&-
 valid stall-tcp "$T/stall-tcp.eventlog" "live-service burst "
 [ "$vs_user" -lt "$NB" ] || fail "stall-tcp: the stalled consumer got all $NB events, yet loss was reported"
+# The figures: the causes add up, the only consumer was cut loose from
+# units (it never read), and units were still queued for it at the
+# linger= deadline (it never caught up).
+rc=0; loss_figures "$T/stall-tcp.prog.err" || rc=$?
+[ "$rc" -eq 0 ] || fail_showing "$T/stall-tcp.prog.err" "stall-tcp: unreadable loss report: ${lf_why:-none}"
+[ "$(loss_cause "$ELS_CAUSE_CUT_LOOSE")" -gt 0 ] \
+    || fail "stall-tcp: no unit counted as $ELS_CAUSE_CUT_LOOSE (cut loose): $lf_causes"
+[ "$(loss_cause "$ELS_CAUSE_LINGER")" -gt 0 ] \
+    || fail "stall-tcp: no unit counted as $ELS_CAUSE_LINGER (still queued at the linger deadline): $lf_causes"
 note "stall-tcp: exit 0; stalled consumer got $vs_user of $NB burst events in $(wc -c <"$T/stall-tcp.eventlog") bytes; $loss"
 
 # UNIX: a receiver whose stdout is a pipe nobody reads until the program
@@ -345,7 +354,7 @@ note "fifo: $((K + 1)) readers, each a stream from the header; last complete ($v
 
 # ---------------------------------------------------------------------------
 # f. file: on a full file system (a 2 MB tmpfs; root only).  The program
-# is unharmed, ENOSPC is counted (sink-error) and reported, the file notes
+# is unharmed, ENOSPC is counted ($ELS_CAUSE_SINK_FAILED) and reported, the file notes
 # its losses in-band, and it is an eventlog prefix (possibly ended by
 # DATA_END, which is 2 bytes): ghc-events and the receiver (through a
 # FIFO) read the same events from it and the receiver finds it well
@@ -362,8 +371,8 @@ elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$
     check_program enospc "$prog_rc" "emitted $NF user events"
     loss=$(loss_lines "$T/enospc.prog.err") \
         || fail_showing "$T/enospc.prog.err" "enospc: no loss report at exit"
-    grep -Eq 'dropped [0-9]+ of [0-9]+ units .*sink-error [1-9]' "$T/enospc.prog.err" \
-        || fail_showing "$T/enospc.prog.err" "enospc: the loss report counts no sink-error"
+    grep -Eq "dropped [0-9]+ of [0-9]+ units .*$ELS_CAUSE_SINK_FAILED [1-9]" "$T/enospc.prog.err" \
+        || fail_showing "$T/enospc.prog.err" "enospc: the loss report counts no $ELS_CAUSE_SINK_FAILED"
     size=$(stat -c %s "$T/enospc.eventlog")
     [ "$size" -le $((2 * 1024 * 1024)) ] || fail "enospc: $size bytes on a 2 MB file system"
     valid enospc "$T/enospc.eventlog" "live-service burst "
@@ -371,9 +380,22 @@ elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$
     # The notes are small: after a failed unit is cut off again there is
     # room for them, so the file itself says where it lost data.
     [ "$vs_notes" -gt 0 ] || fail "enospc: no in-band loss note in the file"
-    noted=$(awk '/eventlog-sink: this consumer missed [0-9]+ units/ {
-                    for (i = 1; i <= NF; i++) if ($i == "missed") n += $(i + 1) }
-                 END { print n + 0 }' "$T/enospc.show")
+    read -r noted noted_bytes < <(awk '/eventlog-sink: this consumer missed [0-9]+ units/ {
+                    for (i = 1; i <= NF; i++) {
+                        if ($i == "missed") n += $(i + 1)
+                        if ($i ~ /^\(/) { b += substr($i, 2) } } }
+                 END { print n + 0, b + 0 }' "$T/enospc.show")
+    # The figures: every unit the file sink failed on is counted as
+    # $ELS_CAUSE_SINK_FAILED, and the file says so in-band, unit for unit
+    # and byte for byte (the notes are small enough to fit after a cut).
+    rc=0; loss_figures "$T/enospc.prog.err" || rc=$?
+    [ "$rc" -eq 0 ] || fail_showing "$T/enospc.prog.err" "enospc: unreadable loss report: ${lf_why:-none}"
+    [ "$(loss_cause "$ELS_CAUSE_SINK_FAILED")" -eq "$noted" ] \
+        || fail "enospc: the file notes $noted missed units; the loss report counts $(loss_cause "$ELS_CAUSE_SINK_FAILED") as $ELS_CAUSE_SINK_FAILED ($lf_causes)"
+    if [ "$lf_causes" = "$ELS_CAUSE_SINK_FAILED=$noted " ]; then
+        [ "$noted_bytes" -eq "$lf_bytes" ] \
+            || fail "enospc: the file notes $noted_bytes missed bytes; the loss report says $lf_bytes"
+    fi
     mkfifo "$T/enospc.fifo"
     cat "$T/enospc.eventlog" >"$T/enospc.fifo" &
     bg_register $!
