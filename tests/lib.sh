@@ -445,11 +445,11 @@ check_program() {
         || fail "$name: $label stdout lacks '$line': $(head -c 200 "$ELS_TMP/$name.prog.out")"
 }
 
-# start_receiver NAME SPEC: `recv --retry 10` from SPEC into
+# start_receiver NAME SPEC: `recv --retry 60` from SPEC into
 # $ELS_TMP/NAME.eventlog in the background (retrying while the program
 # sets up its endpoint); sets rpid.
 start_receiver() {
-    "$ELS_SINK_TOOL" recv --retry 10 -o "$ELS_TMP/$1.eventlog" "$2" \
+    "$ELS_SINK_TOOL" recv --retry 60 -o "$ELS_TMP/$1.eventlog" "$2" \
         >"$ELS_TMP/$1.recv.out" 2>"$ELS_TMP/$1.recv.err" &
     rpid=$!
     bg_register "$rpid"
@@ -525,19 +525,11 @@ check_late_joiner() {
     # those the loss report at exit counts as released with no consumer
     # (the joiner kept up afterwards), and their bytes too when that is
     # the only cause.
-    local units bytes rc=0
+    local units bytes
     read -r units bytes < <(sed -n 's/^.*eventlog-sink: consumer [0-9]* joined mid-run; \([0-9]*\) earlier units (\([0-9]*\) bytes) were no longer queued$/\1 \2/p' \
         "$ELS_TMP/$name.show" | head -n 1)
     [ -n "$units" ] || fail "$name: cannot read the figures of the 'joined mid-run' note: $(grep -m 1 'joined mid-run' "$ELS_TMP/$name.show")"
-    loss_figures "$ELS_TMP/$name.prog.err" || rc=$?
-    [ "$rc" -ne 1 ] || fail_showing "$ELS_TMP/$name.prog.err" "$name: the joiner was told $units units were gone, but the program reported no loss at exit"
-    [ "$rc" -eq 0 ] || fail "$name: $lf_why"
-    [ "$(loss_cause "$ELS_CAUSE_RELEASED_UNCONSUMED")" -eq "$units" ] \
-        || fail "$name: the note says $units units were no longer queued; the loss report counts $(loss_cause "$ELS_CAUSE_RELEASED_UNCONSUMED") as $ELS_CAUSE_RELEASED_UNCONSUMED ($lf_causes)"
-    if [ "$lf_causes" = "$ELS_CAUSE_RELEASED_UNCONSUMED=$units " ]; then
-        [ "$lf_bytes" -eq "$bytes" ] \
-            || fail "$name: the note says $bytes bytes were no longer queued; the loss report says $lf_bytes"
-    fi
+    check_noted_losses "$name" "$ELS_TMP/$name.prog.err" "$ELS_CAUSE_RELEASED_UNCONSUMED" "$units" "$bytes"
     note "$name: joined after $units units ($bytes bytes) were released; loss report: $lf_causes($lf_bytes bytes)"
 }
 
@@ -554,17 +546,17 @@ listening_endpoint() {
     sed -n 's/^eventlog-sink recv: listening on //p' "$1" | head -n 1 | grep .
 }
 
-# start_collector NAME SPEC: `recv --listen --timeout 30 SPEC` into
+# start_collector NAME SPEC: `recv --listen --timeout 120 SPEC` into
 # $ELS_TMP/NAME.eventlog in the background; waits for it to listen and sets
 # collector_endpoint to the endpoint it names, and cpid.
 start_collector() {
     local name=$1 spec=$2 err=$ELS_TMP/$1.recv.err
     : >"$err"
-    "$ELS_SINK_TOOL" recv --listen --timeout 30 -o "$ELS_TMP/$name.eventlog" "$spec" \
+    "$ELS_SINK_TOOL" recv --listen --timeout 120 -o "$ELS_TMP/$name.eventlog" "$spec" \
         >"$ELS_TMP/$name.recv.out" 2>"$err" &
     cpid=$!
     bg_register "$cpid"
-    collector_endpoint=$(listening_endpoint "$err" "$cpid" 10) \
+    collector_endpoint=$(listening_endpoint "$err" "$cpid" 60) \
         || fail_showing "$err" "$name: no 'listening on' line from eventlog-sink recv --listen"
 }
 
@@ -701,6 +693,23 @@ loss_figures() {
 # loss_cause CAUSE: the count loss_figures found for CAUSE (0 if absent).
 loss_cause() {
     printf '%s\n' "$lf_causes" | tr ' ' '\n' | awk -F= -v c="$1" '$1 == c { n += $2 } END { print n + 0 }'
+}
+
+# check_noted_losses NAME ERRFILE CAUSE UNITS BYTES: the in-band notes of
+# a stream said UNITS units (BYTES bytes) were lost for CAUSE; the loss
+# report on the program's stderr (ERRFILE) must exist, add up, count
+# exactly UNITS under CAUSE and, when CAUSE is its only cause, BYTES bytes.
+check_noted_losses() {
+    local name=$1 err=$2 cause=$3 units=$4 bytes=$5 rc=0
+    loss_figures "$err" || rc=$?
+    [ "$rc" -ne 1 ] || fail_showing "$err" "$name: the stream was told of $units lost units ($cause), but the program reported no loss at exit"
+    [ "$rc" -eq 0 ] || fail "$name: $lf_why"
+    [ "$(loss_cause "$cause")" -eq "$units" ] \
+        || fail "$name: the stream's notes count $units units; the loss report counts $(loss_cause "$cause") as $cause ($lf_causes)"
+    if [ "$lf_causes" = "$cause=$units " ]; then
+        [ "$lf_bytes" -eq "$bytes" ] \
+            || fail "$name: the stream's notes count $bytes bytes; the loss report says $lf_bytes"
+    fi
 }
 
 # wait_count SECS FILE PATTERN N: wait until at least N lines of FILE

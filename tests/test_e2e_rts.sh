@@ -97,7 +97,7 @@ check_startup() {
 }
 
 # sink_opts: every case-a sink waits for its consumer and never drops.
-sink_opts='policy=block&wait=10'
+sink_opts='policy=block&wait=60'
 
 # burst_with NAME SPEC RECV-ARGS...: start `recv RECV-ARGS` (unless
 # RECV-ARGS is empty), run `burst N` with --eventlog-sink=SPEC, wait for
@@ -138,7 +138,7 @@ check_startup plain "$plain_pid"
 # ---------------------------------------------------------------------------
 
 # unix: the receiver retries until the program has made the socket.
-burst_with unix "unix:$T/s.sock?$sink_opts" --retry 10 -o "$T/unix.eventlog" "unix:$T/s.sock"
+burst_with unix "unix:$T/s.sock?$sink_opts" --retry 60 -o "$T/unix.eventlog" "unix:$T/s.sock"
 check_program unix "$prog_rc" "emitted $N user events"
 check_recv unix "$recv_rc"
 check_burst unix "$T/unix.eventlog"
@@ -162,7 +162,7 @@ check_burst tcp "$T/tcp.eventlog"
 check_startup tcp "$tcp_pid"
 
 # fifo: the sink creates the FIFO; the reader retries until it exists.
-burst_with fifo "fifo:$T/f.fifo?$sink_opts" --retry 10 -o "$T/fifo.eventlog" "fifo:$T/f.fifo"
+burst_with fifo "fifo:$T/f.fifo?$sink_opts" --retry 60 -o "$T/fifo.eventlog" "fifo:$T/f.fifo"
 check_program fifo "$prog_rc" "emitted $N user events"
 check_recv fifo "$recv_rc"
 check_burst fifo "$T/fifo.eventlog"
@@ -289,7 +289,7 @@ has_shown_event "$T/noflush.show" idle-marker \
 # ---------------------------------------------------------------------------
 # f. Restart at runtime: `restart 5 M` stops and starts the eventlog 5
 # times while two workers emit events.  Each start re-creates the socket
-# and waits (wait=10) for a consumer, so 6 receivers in a row must each get
+# and waits (wait=60) for a consumer, so 6 receivers in a row must each get
 # a complete stream.  Each period lasts until the workers have emitted M
 # more events after the start, and only the chunk each worker was in when
 # the eventlog started can straddle it, so every stream holds at least
@@ -306,7 +306,7 @@ recv_streams() {
     local round=$1 i rc r=
     trap '[ -z "$r" ] || kill "$r" 2>/dev/null; exit 143' TERM
     for i in $(seq 0 "$K"); do
-        "$ELS_SINK_TOOL" recv --retry 10 -o "$T/r$round.s$i.eventlog" "unix:$T/r.sock" \
+        "$ELS_SINK_TOOL" recv --retry 60 -o "$T/r$round.s$i.eventlog" "unix:$T/r.sock" \
             >/dev/null 2>>"$T/r$round.s$i.recv.err" &
         r=$!
         rc=0; wait "$r" || rc=$?
@@ -319,7 +319,7 @@ for round in 1 2 3; do
     recv_streams "$round" &
     lpid=$!
     bg_register "$lpid"
-    run_bg "restart$round" restart "$K" "$M" +RTS -N2 "--eventlog-sink=unix:$T/r.sock?wait=10&policy=block" -RTS
+    run_bg "restart$round" restart "$K" "$M" +RTS -N2 "--eventlog-sink=unix:$T/r.sock?wait=60&policy=block" -RTS
     prog_rc=0; wait_pid "$ppid" 90 || prog_rc=$?
     loop_rc=0; wait_pid "$lpid" 30 || loop_rc=$?
     check_program "restart$round" "$prog_rc" "restarted $K times"

@@ -87,14 +87,14 @@ note "stock: $stock_count user events"
 [ "$stock_count" -eq "$N" ] || fail "stock: $stock_count user events, expected $N"
 
 # ---------------------------------------------------------------------------
-# unix, fifo: the program waits (wait=10) for the receiver and blocks
+# unix, fifo: the program waits (wait=60) for the receiver and blocks
 # rather than drop (policy=block), so nothing may be lost.
 # ---------------------------------------------------------------------------
-stream unix "unix:$T/s.sock?policy=block&wait=10" "unix:$T/s.sock"
+stream unix "unix:$T/s.sock?policy=block&wait=60" "unix:$T/s.sock"
 check_run unix
 [ ! -e "$T/s.sock" ] || fail "unix: socket file $T/s.sock left behind after exit"
 
-stream fifo "fifo:$T/f.fifo?policy=block&wait=10" "fifo:$T/f.fifo"
+stream fifo "fifo:$T/f.fifo?policy=block&wait=60" "fifo:$T/f.fifo"
 check_run fifo
 
 # ---------------------------------------------------------------------------
@@ -104,7 +104,7 @@ check_run fifo
 for attempt in 1 2 3; do
     port=$(free_tcp_port) || fail "tcp: found no free port"
     note "tcp: port $port (attempt $attempt)"
-    stream tcp "tcp:127.0.0.1:$port?policy=block&wait=10" "tcp:127.0.0.1:$port"
+    stream tcp "tcp:127.0.0.1:$port?policy=block&wait=60" "tcp:127.0.0.1:$port"
     if [ "$prog_rc" -ne 0 ] && grep -qi "in use" "$T/tcp.prog.err"; then
         continue
     fi
@@ -114,7 +114,7 @@ check_run tcp
 
 # tcp port 0: the kernel picks the port; the receiver learns it from the
 # sink's "listening on tcp:HOST:PORT" line on the program's stderr.
-run_program tcp0 "tcp:127.0.0.1:0?policy=block&wait=10"
+run_program tcp0 "tcp:127.0.0.1:0?policy=block&wait=60"
 program_tcp_endpoint tcp0
 case "$endpoint" in
     tcp:127.0.0.1:0 | *:) fail "tcp0: the logged endpoint '$endpoint' has no real port" ;;
@@ -124,7 +124,7 @@ finish tcp0 "$rpid"
 
 # ---------------------------------------------------------------------------
 # unix-connect, tcp-connect: the receiver listens (recv --listen) and the
-# program connects out to it.  wait=10 holds the program's start-up until
+# program connects out to it.  wait=60 holds the program's start-up until
 # the connection is made and policy=block keeps it from dropping, so the
 # count must be exact.
 # ---------------------------------------------------------------------------
@@ -138,13 +138,13 @@ case "$endpoint" in
     tcp:127.0.0.1:[1-9]*) ;;
     *) fail "tcpc: '$endpoint' is not tcp:127.0.0.1:PORT" ;;
 esac
-run_program tcpc "tcp-connect:127.0.0.1:${endpoint##*:}?policy=block&wait=10"
+run_program tcpc "tcp-connect:127.0.0.1:${endpoint##*:}?policy=block&wait=60"
 finish tcpc "$cpid"
 
 start_collector unixc "unix:$T/c.sock"
 endpoint=$collector_endpoint
 [ "$endpoint" = "unix:$T/c.sock" ] || fail "unixc: listening on '$endpoint', expected unix:$T/c.sock"
-run_program unixc "unix-connect:$T/c.sock?policy=block&wait=10"
+run_program unixc "unix-connect:$T/c.sock?policy=block&wait=60"
 finish unixc "$cpid"
 [ ! -e "$T/c.sock" ] || fail "unixc: the collector left $T/c.sock behind"
 

@@ -106,7 +106,7 @@ wait_for_file "$T/rc.sock" 20 || fail_showing "$T/rc.prog.err" "rc: the program 
 notes=0 total_user=0
 for i in $(seq 1 "$R"); do
     name=rc.$i
-    "$ELS_SINK_TOOL" recv --retry 10 -o "$T/$name.eventlog" "unix:$T/rc.sock" \
+    "$ELS_SINK_TOOL" recv --retry 60 -o "$T/$name.eventlog" "unix:$T/rc.sock" \
         >/dev/null 2>"$T/$name.recv.err" &
     r=$!
     bg_register "$r"
@@ -186,7 +186,7 @@ note "killed: exit 3, $vs_events events ($vs_user user events) in $(wc -c <"$T/k
 # saying so, and the program works: a complete stream, every event.
 [ -S "$T/k.sock" ] || fail "stale: the killed program left no socket file at $T/k.sock"
 start_receiver stale "unix:$T/k.sock"
-run_bg stale burst 20000 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=10&policy=block" -RTS
+run_bg stale burst 20000 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=60&policy=block" -RTS
 wait_both "$rpid"
 check_program stale "$prog_rc" "emitted 20000 user events"
 check_recv stale "$recv_rc"
@@ -213,7 +213,7 @@ one_line_refusal symlink "$prog_rc" "refusing to replace $T/link: it is a symbol
 # socket stays the other program's, whose consumer then gets a complete
 # stream.  (Not a one-shot `recv --listen`: the refusal's liveness probe
 # is a connection, which such a collector takes for its producer.)
-run_bg live steady 5 +RTS -N2 "--eventlog-sink=unix:$T/live.sock?wait=30" -RTS
+run_bg live steady 5 +RTS -N2 "--eventlog-sink=unix:$T/live.sock?wait=60" -RTS
 live_pid=$ppid
 wait_for_file "$T/live.sock" 20 || fail_showing "$T/live.prog.err" "live: the program did not create its socket"
 id_live=$(file_id "$T/live.sock")
@@ -253,7 +253,7 @@ NB=600000
 
 # TCP: a connection that bash opens and never reads.
 run_bg stall-tcp burst "$NB" +RTS -N2 \
-    "--eventlog-sink=tcp:127.0.0.1:0?buffer=4M&policy=drop&wait=20&linger=1" -RTS
+    "--eventlog-sink=tcp:127.0.0.1:0?buffer=4M&policy=drop&wait=60&linger=1" -RTS
 program_tcp_endpoint stall-tcp
 port=${endpoint##*:}
 exec 3<>"/dev/tcp/127.0.0.1/$port" || fail "stall-tcp: cannot connect to $endpoint"
@@ -284,14 +284,14 @@ note "stall-tcp: exit 0; stalled consumer got $vs_user of $NB burst events in $(
 # starts when the first of the two connects).
 rm -f "$T/go"
 (
-    ( "$ELS_SINK_TOOL" recv --retry 20 "unix:$T/st.sock" 2>"$T/stall-unix.recv.err"; echo $? >"$T/stall-unix.rc" ) \
+    ( "$ELS_SINK_TOOL" recv --retry 60 "unix:$T/st.sock" 2>"$T/stall-unix.recv.err"; echo $? >"$T/stall-unix.rc" ) \
         | { while [ ! -e "$T/go" ]; do sleep 0.1; done; cat >"$T/stall-unix.eventlog"; }
 ) &
 spid=$!
 bg_register "$spid"
 start_receiver keep-up "unix:$T/st.sock"
 EVENTLOG_SINK_DEBUG=1 run_bg stall-unix burst "$NB" +RTS -N2 \
-    "--eventlog-sink=unix:$T/st.sock?buffer=4M&policy=drop&wait=20&linger=1" -RTS
+    "--eventlog-sink=unix:$T/st.sock?buffer=4M&policy=drop&wait=60&linger=1" -RTS
 prog_rc=0; wait_pid "$ppid" 120 || prog_rc=$?
 recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
 touch "$T/go"
@@ -322,7 +322,7 @@ EVENTLOG_SINK_DEBUG=1 start_controlled fifo "$CONTROLLED" run 0 +RTS -N2 "--even
     --eventlog-flush-interval=0.1 -RTS
 for i in $(seq 1 "$K"); do
     name=fifo.$i
-    "$ELS_SINK_TOOL" recv --retry 20 -o "$T/$name.eventlog" "fifo:$T/f.fifo" \
+    "$ELS_SINK_TOOL" recv --retry 60 -o "$T/$name.eventlog" "fifo:$T/f.fifo" \
         >/dev/null 2>"$T/$name.recv.err" &
     r=$!
     bg_register "$r"
@@ -388,14 +388,7 @@ elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$
     # The figures: every unit the file sink failed on is counted as
     # $ELS_CAUSE_SINK_FAILED, and the file says so in-band, unit for unit
     # and byte for byte (the notes are small enough to fit after a cut).
-    rc=0; loss_figures "$T/enospc.prog.err" || rc=$?
-    [ "$rc" -eq 0 ] || fail_showing "$T/enospc.prog.err" "enospc: unreadable loss report: ${lf_why:-none}"
-    [ "$(loss_cause "$ELS_CAUSE_SINK_FAILED")" -eq "$noted" ] \
-        || fail "enospc: the file notes $noted missed units; the loss report counts $(loss_cause "$ELS_CAUSE_SINK_FAILED") as $ELS_CAUSE_SINK_FAILED ($lf_causes)"
-    if [ "$lf_causes" = "$ELS_CAUSE_SINK_FAILED=$noted " ]; then
-        [ "$noted_bytes" -eq "$lf_bytes" ] \
-            || fail "enospc: the file notes $noted_bytes missed bytes; the loss report says $lf_bytes"
-    fi
+    check_noted_losses enospc "$T/enospc.prog.err" "$ELS_CAUSE_SINK_FAILED" "$noted" "$noted_bytes"
     mkfifo "$T/enospc.fifo"
     cat "$T/enospc.eventlog" >"$T/enospc.fifo" &
     bg_register $!

@@ -37,19 +37,6 @@ PROGRAM_LABEL=controlled
 build_controlled patched
 note "program: $CONTROLLED"
 
-# collect NAME SPEC: start_collector NAME SPEC, with a deadline long
-# enough for a whole run (the program runs until told to stop).
-collect() {
-    local err=$T/$1.recv.err
-    : >"$err"
-    "$ELS_SINK_TOOL" recv --listen --timeout 120 -o "$T/$1.eventlog" "$2" \
-        >"$T/$1.recv.out" 2>"$err" &
-    cpid=$!
-    bg_register "$cpid"
-    collector_endpoint=$(listening_endpoint "$err" "$cpid" 60) \
-        || fail_showing "$err" "$1: no 'listening on' line from eventlog-sink recv --listen"
-}
-
 # stream_ok NAME FILE: FILE is a stream of its own (header first) that
 # ghc-events reads, no user event twice.
 stream_ok() {
@@ -64,10 +51,10 @@ for kind in unix tcp; do
     name=redial-$kind
     if [ "$kind" = unix ]; then
         listen=unix:$T/rd.sock
-        collect "$name.1" "$listen"
+        start_collector "$name.1" "$listen"
         spec="unix-connect:$T/rd.sock"
     else
-        collect "$name.1" tcp:127.0.0.1:0
+        start_collector "$name.1" tcp:127.0.0.1:0
         listen=$collector_endpoint
         spec="tcp-connect:127.0.0.1:${listen##*:}"
     fi
@@ -88,7 +75,7 @@ for kind in unix tcp; do
         wait_count 60 "$T/$name.prog.err" 'consumer [0-9]* detached' "$i" \
             || fail_showing "$T/$name.prog.err" "$c: the program did not notice its collector $i go"
         kill -0 "$ppid" 2>/dev/null || fail_showing "$T/$name.prog.err" "$name: the program ended by itself"
-        collect "$name.$((i + 1))" "$listen"
+        start_collector "$name.$((i + 1))" "$listen"
     done
     c=$name.3
     wait_until 60 stream_has_data "$T/$c.eventlog" \
@@ -136,7 +123,7 @@ start_controlled "$name" "$CONTROLLED" run 0 +RTS -N2 \
 wait_output "$name" ready
 grep -qF "no consumer on unix-connect:$T/wc.sock after 0.5 s; going on" "$T/$name.prog.err" \
     || fail_showing "$T/$name.prog.err" "$name: no line saying wait= ran out"
-collect "$name" "unix:$T/wc.sock"
+start_collector "$name" "unix:$T/wc.sock"
 wait_until 60 stream_has_data "$T/$name.eventlog" \
     || fail_showing "$T/$name.prog.err" "$name: the sink did not dial the collector that appeared"
 stop_controlled
