@@ -2,8 +2,8 @@
  * check.h: the unit-test harness shared by every tests/test_*.c program.
  *
  * Each program lists its cases in a table and calls check_main().  Every
- * case runs in its own forked process with a timeout (a hang or a crash
- * fails that case only), in a fresh temporary directory that is removed
+ * case runs in its own forked process with a timeout (a guard against a
+ * hang, longer under sanitizers; a hang or a crash fails that case only), in a fresh temporary directory that is removed
  * afterwards.  Assertions print both sides.  The program exits 0 only if
  * every case passed, and prints "N passed, N failed" last.
  *
@@ -36,7 +36,7 @@
 struct check_case {
     const char *name;
     void (*fn)(void);
-    unsigned timeout_s;     /* 0: 30 s */
+    unsigned timeout_s;     /* 0: 30 s (times CHECK_TIMEOUT_SCALE) */
 };
 
 #define CHECK_CASE(fn) { #fn, fn, 0 }
@@ -57,6 +57,23 @@ static char check_dir[512];
 #if defined(__SANITIZE_ADDRESS__) && !defined(CHECK_HAVE_LSAN)
 #define CHECK_HAVE_LSAN 1
 #endif
+/* A case's timeout is a guard against a hang, never a verdict on speed:
+ * sanitizers slow a program down several times, so the guard grows with
+ * them. */
+#if defined(__SANITIZE_THREAD__)
+#define CHECK_TIMEOUT_SCALE 5
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHECK_TIMEOUT_SCALE 5
+#endif
+#endif
+#if !defined(CHECK_TIMEOUT_SCALE) && defined(CHECK_HAVE_LSAN)
+#define CHECK_TIMEOUT_SCALE 3
+#endif
+#ifndef CHECK_TIMEOUT_SCALE
+#define CHECK_TIMEOUT_SCALE 1
+#endif
+
 #ifdef CHECK_HAVE_LSAN
 void __lsan_do_leak_check(void);
 #else
@@ -206,7 +223,7 @@ static int check_run_one(const struct check_case *c)
     if (pid == 0) {
         /* Own process group, so the timeout kills helpers it forked too. */
         setpgid(0, 0);
-        alarm(c->timeout_s ? c->timeout_s : 30);
+        alarm((c->timeout_s ? c->timeout_s : 30) * CHECK_TIMEOUT_SCALE);
         signal(SIGALRM, SIG_DFL);
         c->fn();
         check_exit_ok();

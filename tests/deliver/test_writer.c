@@ -74,7 +74,7 @@ static struct els_writer *open_at(const char *scheme, const char *name,
  * deadline rather than a timing threshold. */
 #define WAIT_UNTIL(cond, step_ms, ...)                                      \
     do {                                                                    \
-        uint64_t wait_deadline_ = check_now_ms() + 10000;                   \
+        uint64_t wait_deadline_ = check_now_ms() + 10000 * CHECK_TIMEOUT_SCALE; \
         while (!(cond)) {                                                   \
             CHECK_MSG(check_now_ms() < wait_deadline_, __VA_ARGS__);        \
             check_sleep_ms(step_ms);                                        \
