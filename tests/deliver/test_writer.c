@@ -202,6 +202,37 @@ static void count_blocks(const struct evgen_buf *b, size_t header_len,
     }
 }
 
+/* Add up the figures of the in-band loss notes in a stream: "N units (B
+ * bytes) dropped here" and "this consumer missed N units (B bytes)". */
+static void sum_loss_notes(const struct evgen_buf *b, uint64_t *units,
+                           uint64_t *bytes)
+{
+    static const char tag[] = "eventlog-sink: ";
+    *units = *bytes = 0;
+    for (size_t i = 0; i + sizeof tag - 1 <= b->len; i++) {
+        if (memcmp(b->p + i, tag, sizeof tag - 1) != 0)
+            continue;
+        char text[256];
+        size_t n = b->len - i < sizeof text - 1 ? b->len - i : sizeof text - 1;
+        memcpy(text, b->p + i, n);
+        text[n] = '\0';
+        unsigned long long u, by;
+        if (sscanf(text, "eventlog-sink: %llu units (%llu bytes) dropped here", &u, &by) == 2 ||
+            sscanf(text, "eventlog-sink: this consumer missed %llu units (%llu bytes)", &u, &by) == 2) {
+            *units += u;
+            *bytes += by;
+        }
+    }
+}
+
+static uint64_t total_dropped_bytes(const struct els_stats *s)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < ELS_DROP__COUNT; i++)
+        n += s->bytes_dropped[i];
+    return n;
+}
+
 static void write_ok(struct els_writer *w, const void *p, size_t n)
 {
     int r = els_writer_write(w, p, n);
@@ -525,6 +556,9 @@ static void run_producers(const char *spec, unsigned threads, unsigned units,
         pthread_join(t[i], NULL);
     atomic_store(&slow_sink_hold, false);   /* a held sink may go on now */
     write_ok(w, evgen_data_end, 2);
+    /* Once the sink has taken everything, every loss has been counted
+     * (a held sink is cut loose only when the writer runs again). */
+    WAIT_UNTIL(stats_of(w).units_queued == 0, 1, "the sink did not drain the queue");
     atomic_store(&stop_monitor, true);
     pthread_join(mon, NULL);
     *before_close = stats_of(w);
@@ -556,6 +590,12 @@ static void writer_conservation_under_producers(void)
     CHECK_U64(units + 1, >=, s.units_sent);  /* +1: DATA_END is not a block */
     CHECK_U64(units + 1, <=, s.units_sent + s.units_queued);
     CHECK_U64(notes, >, 0);                  /* drops are announced */
+    /* ...with their figures: the only consumer is told of every unit
+     * dropped, and of every byte. */
+    uint64_t noted_units, noted_bytes;
+    sum_loss_notes(&slow_sink_got, &noted_units, &noted_bytes);
+    CHECK_U64(noted_units, ==, total_dropped(&s));
+    CHECK_U64(noted_bytes, ==, total_dropped_bytes(&s));
     evgen_free(&h);
 }
 
