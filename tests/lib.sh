@@ -674,7 +674,7 @@ ELS_CAUSE_LINGER=stopped
 # the report itself is wrong: then status 2 and lf_why.
 loss_figures() {
     local line rest
-    lf_dropped=0 lf_accepted=0 lf_bytes=0 lf_causes= lf_why=
+    lf_dropped=0 lf_accepted=0 lf_bytes=0 lf_causes='' lf_why=''
     line=$(grep -E '^eventlog-sink: .*: dropped [0-9]+ of [0-9]+ units \([0-9]+ bytes\): ' "$1" | tail -n 1)
     [ -n "$line" ] || return 1
     read -r lf_dropped lf_accepted lf_bytes < <(printf '%s\n' "$line" |
