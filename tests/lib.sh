@@ -844,6 +844,12 @@ start_controlled() {
     exec {ctl_fd}>"$fifo"
 }
 
+# tell_controlled LINE: send LINE to the program started by
+# start_controlled (see Controlled.hs for what it understands).
+tell_controlled() {
+    printf '%s\n' "$1" >&"$ctl_fd"
+}
+
 # stop_controlled: tell the program started by start_controlled to finish.
 stop_controlled() {
     # In a subshell that ignores SIGPIPE: the program may be dead already

@@ -266,18 +266,25 @@ wait_both "$rpid"
 check_program flush "$prog_rc" "idle done"
 check_recv flush "$recv_rc"
 
-# Without the flag.  The program cannot end before it is told to, so the
-# look inside its run cannot miss it; the 2 s of looking are how long the
-# absence is observed, not a deadline anything must meet (a slower machine
-# only makes the check weaker, never fail).
+# Without the flag: after the marker (on capability 0) the program fills
+# whole buffers of capability 1 (`flood`), which are written and arrive;
+# capability 0's buffer is not full, so the marker must still be missing
+# from everything that arrived by then.  No clock is involved: the check
+# is made once the other capability's blocks are there.
 start_receiver noflush "unix:$T/nf.sock"
 start_controlled noflush "$CONTROLLED" idle +RTS -N2 "--eventlog-sink=unix:$T/nf.sock?wait=60" -RTS
 wait_output noflush posted
-wait_until 60 els_has_header "$T/noflush.eventlog" \
-    || fail_showing "$T/noflush.recv.err" "noflush: the receiver got nothing (not even the header) from the program"
-! wait_until 2 marker_in noflush \
-    || fail "noflush: 'idle-marker' arrived while the program waited, without --eventlog-flush-interval"
+tell_controlled flood
+wait_output noflush flooded
+wait_until 60 stream_has_data "$T/noflush.eventlog" $((2 * 1024 * 1024)) \
+    || fail_showing "$T/noflush.recv.err" "noflush: capability 1's full buffers did not arrive"
 kill -0 "$ppid" 2>/dev/null || fail_showing "$T/noflush.prog.err" "noflush: the program ended before it was told to"
+cp "$T/noflush.eventlog" "$T/noflush.part"
+show noflush.part "$T/noflush.part"
+! has_shown_event "$T/noflush.part.show" idle-marker \
+    || fail "noflush: 'idle-marker' arrived while the program waited, without --eventlog-flush-interval"
+has_shown_event "$T/noflush.part.show" "controlled flood 1" \
+    || fail "noflush: what arrived does not start capability 1's flood"
 stop_controlled
 wait_both "$rpid"
 check_program noflush "$prog_rc" "idle done"

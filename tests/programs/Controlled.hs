@@ -15,13 +15,19 @@
 --                          50 with a 1 ms pause after each chunk; once at
 --                          least READY events were emitted it prints
 --                          "ready"; at the end "emitted K user events".
---   controlled idle        one user event "idle-marker", then prints
---                          "posted" and does nothing; at the end "idle
---                          done".
+--   controlled idle        one user event "idle-marker", posted on
+--                          capability 0, then prints "posted" and does
+--                          nothing; for each line "flood" on stdin a thread
+--                          on capability 1 emits 150,000 user events
+--                          ("controlled flood I", over 5 MB: whole 2 MiB
+--                          buffers of that capability fill and are
+--                          written) and it prints "flooded"; any other
+--                          line or end-of-file ends it, with "idle done".
+--                          Needs +RTS -N2.
 -- Usage errors exit 2.  Only base is used.
 module Main (main) where
 
-import Control.Concurrent (forkIO, threadDelay)
+import Control.Concurrent (forkIO, forkOn, threadDelay)
 import Control.Concurrent.MVar
 import Control.Exception (IOException, try)
 import Control.Monad (forM, forM_, unless, when)
@@ -80,7 +86,22 @@ run ready = do
 
 idle :: IO ()
 idle = do
-    traceEventIO "idle-marker"
+    onCap 0 (traceEventIO "idle-marker")
     putStrLn "posted"
-    waitForStop
+    let loop = do
+            r <- try getLine :: IO (Either IOException String)
+            case r of
+                Right "flood" -> do
+                    onCap 1 (forM_ [1 .. 150000 :: Int] $ \i ->
+                        traceEventIO ("controlled flood " ++ show i))
+                    putStrLn "flooded"
+                    loop
+                _ -> return ()
+    loop
     putStrLn "idle done"
+  where
+    -- Run act in a thread bound to capability n and wait for it.
+    onCap n act = do
+        done <- newEmptyMVar
+        _ <- forkOn n (act >> putMVar done ())
+        takeMVar done
