@@ -123,7 +123,13 @@ print_failed_logs() {
             echo "----- ${trs%.trs}.log" >&2
             cat "${trs%.trs}.log" >&2 || true
         fi
-    done < <(find "$1" -name '*.trs' 2>/dev/null | sort)
+    done < <(trs_files "$1")
+}
+
+# trs_files DIR: the automake result files under DIR, leaving out what a
+# failed distcheck left behind (its own tree, eventlog-sink-VERSION/).
+trs_files() {
+    find "$1" -path "$1/eventlog-sink-*" -prune -o -name '*.trs' -print 2>/dev/null | sort
 }
 
 # skipped_tests DIR: print "TEST: reason" for every test under DIR that
@@ -136,7 +142,7 @@ skipped_tests() {
             echo "${log#"$top"/}: $(grep -m 1 '^SKIP: ' "$log" 2>/dev/null | cut -c 7-)"
         fi
         grep -h 'SKIPPED PART: ' "$log" 2>/dev/null | sed "s|^.*SKIPPED PART: |${log#"$top"/}: part: |"
-    done < <(find "$1" -name '*.trs' 2>/dev/null | sort)
+    done < <(trs_files "$1")
 }
 
 # 1. Build.
