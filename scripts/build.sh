@@ -22,6 +22,8 @@ jobs=${MAKE_JOBS:-2}
 
 if [ -z "${ELS_SKIP_DEPS:-}" ]; then
     "$top/scripts/install-deps.sh"
+else
+    echo "build: ELS_SKIP_DEPS=$ELS_SKIP_DEPS: not checking the Debian packages (scripts/install-deps.sh)"
 fi
 
 # `make` reruns automake/autoconf itself when its inputs change once the

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # sanitize.sh: build and run the unit tests under AddressSanitizer +
-# UndefinedBehaviorSanitizer and under ThreadSanitizer.
+# UndefinedBehaviorSanitizer and under ThreadSanitizer, and the receiver's
+# tests against an ASan+UBSan receiver.
 #
 # Two out-of-tree builds, _build-asan and _build-tsan, configured with the
 # sanitizer flags and --disable-shared (the unit tests link the core
 # statically; no libtool wrappers), each running `make check` of the unit
-# tests only: the shell end-to-end tests load the shared library into GHC
-# programs, whose RTS is not built with sanitizers, so they are left to the
-# plain build (scripts/test-all.sh).  Any sanitizer report fails the test
-# that produced it (halt_on_error, no recovery).  Needs configure (run
-# scripts/build.sh first, or this script runs autoreconf like it does).
+# tests; the ASan+UBSan run adds tests/test_recv.sh, which then drives that
+# tree's sanitized tools/eventlog-sink.  The other shell tests load the
+# shared library into GHC programs, whose RTS is not built with
+# sanitizers, so they are left to the plain build (scripts/test-all.sh).
+# Any sanitizer report fails the test that produced it (halt_on_error, no
+# recovery, exit status 86 so that a report is never mistaken for an
+# expected status; the unit-test harness runs LeakSanitizer's check at the
+# end of every case, tests/check.h).  Needs configure (run scripts/build.sh
+# first, or this script runs autoreconf like it does).
 #
 # Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
 # Environment: CC (default: configure's choice), MAKE_JOBS (default 2).
@@ -29,9 +34,9 @@ if [ ! -x configure ]; then
     autoreconf -fi
 fi
 
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:exitcode=86"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=86"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=86"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-}"
 
 # The unit test programs, read from the configured Makefile so the list
@@ -63,10 +68,14 @@ for kind in "${kinds[@]}"; do
                 || { tail -n 30 configure.out >&2; exit 1; }
             echo "$stamp" >.els-config-stamp
         fi
-        tests=$(unit_tests)
-        [ -n "$tests" ] || { echo "sanitize: UNIT_TESTS is empty in $dir/Makefile" >&2; exit 1; }
-        echo "sanitize: make check ($kind): $tests"
+        # Build first: a Makefile older than Makefile.am regenerates itself
+        # on the first make, and its messages must not end up in the list.
         make -j"$jobs" >make.out 2>&1 || { tail -n 40 make.out >&2; exit 1; }
+        tests=$(unit_tests | tail -n 1)
+        [ -n "$tests" ] || { echo "sanitize: UNIT_TESTS is empty in $dir/Makefile" >&2; exit 1; }
+        # The receiver is single-threaded: ASan+UBSan is its sanitizer.
+        [ "$kind" != asan ] || tests="$tests tests/test_recv.sh"
+        echo "sanitize: make check ($kind): $tests"
         if ! make -j"$jobs" check TESTS="$tests"; then
             for t in $tests; do
                 if [ -f "$t.trs" ] && grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$t.trs"; then

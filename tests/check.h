@@ -2,10 +2,17 @@
  * check.h: the unit-test harness shared by every tests/test_*.c program.
  *
  * Each program lists its cases in a table and calls check_main().  Every
- * case runs in its own forked process with a timeout (a hang or a crash
- * fails that case only), in a fresh temporary directory that is removed
+ * case runs in its own forked process with a timeout (a guard against a
+ * hang, longer under sanitizers; a hang or a crash fails that case only), in a fresh temporary directory that is removed
  * afterwards.  Assertions print both sides.  The program exits 0 only if
  * every case passed, and prints "N passed, N failed" last.
+ *
+ * Leaks: a case ends with _exit() (so that the parent's atexit handlers and
+ * stdio buffers are not run twice), which skips LeakSanitizer's exit-time
+ * check; so in a build with LeakSanitizer (ASan, or -fsanitize=leak) every
+ * case that passed runs the leak check itself before it exits, and a leak
+ * fails that case (check_exit_ok()).  Memory still reachable (from a
+ * global, or a thread that is still running) is not a leak.
  *
  * Usage: test_x [CASE...]   runs only the named cases.
  */
@@ -29,7 +36,7 @@
 struct check_case {
     const char *name;
     void (*fn)(void);
-    unsigned timeout_s;     /* 0: 30 s */
+    unsigned timeout_s;     /* 0: 30 s (times CHECK_TIMEOUT_SCALE) */
 };
 
 #define CHECK_CASE(fn) { #fn, fn, 0 }
@@ -37,6 +44,57 @@ struct check_case {
 
 /* The temporary directory of the running case (absolute path). */
 static char check_dir[512];
+
+/* LeakSanitizer is linked in with ASan (GCC: __SANITIZE_ADDRESS__; clang:
+ * __has_feature) or on its own with -fsanitize=leak, which defines no
+ * macro: a weak reference finds it there (null when it is absent, as
+ * under TSan or in a plain build). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define CHECK_HAVE_LSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(CHECK_HAVE_LSAN)
+#define CHECK_HAVE_LSAN 1
+#endif
+/* A case's timeout is a guard against a hang, never a verdict on speed:
+ * sanitizers slow a program down several times, so the guard grows with
+ * them. */
+#if defined(__SANITIZE_THREAD__)
+#define CHECK_TIMEOUT_SCALE 5
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHECK_TIMEOUT_SCALE 5
+#endif
+#endif
+#if !defined(CHECK_TIMEOUT_SCALE) && defined(CHECK_HAVE_LSAN)
+#define CHECK_TIMEOUT_SCALE 3
+#endif
+#ifndef CHECK_TIMEOUT_SCALE
+#define CHECK_TIMEOUT_SCALE 1
+#endif
+
+#ifdef CHECK_HAVE_LSAN
+void __lsan_do_leak_check(void);
+#else
+void __lsan_do_leak_check(void) __attribute__((weak));
+#endif
+
+/* End a forked case (or a child a case forked) that passed: flush, run the
+ * leak check where LeakSanitizer is present (with detect_leaks=1 it reports
+ * and exits non-zero on a leak; detect_leaks=0 makes it a no-op), exit 0. */
+static inline void check_exit_ok(void) __attribute__((noreturn));
+static inline void check_exit_ok(void)
+{
+    fflush(NULL);
+#ifdef CHECK_HAVE_LSAN
+    __lsan_do_leak_check();
+#else
+    if (__lsan_do_leak_check != NULL)
+        __lsan_do_leak_check();
+#endif
+    _exit(0);
+}
 
 static void check_fail_(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));
@@ -165,11 +223,10 @@ static int check_run_one(const struct check_case *c)
     if (pid == 0) {
         /* Own process group, so the timeout kills helpers it forked too. */
         setpgid(0, 0);
-        alarm(c->timeout_s ? c->timeout_s : 30);
+        alarm((c->timeout_s ? c->timeout_s : 30) * CHECK_TIMEOUT_SCALE);
         signal(SIGALRM, SIG_DFL);
         c->fn();
-        fflush(NULL);
-        _exit(0);
+        check_exit_ok();
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -178,6 +235,10 @@ static int check_run_one(const struct check_case *c)
     check_rm_rf(check_dir);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
+    /* 1 is a failed CHECK, which said why; anything else is a sanitizer
+     * (a leak report exits 23 or 1) or an exit() in the code under test. */
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 1)
+        fprintf(stderr, "  %s: exit status %d\n", c->name, WEXITSTATUS(status));
     if (WIFSIGNALED(status))
         fprintf(stderr, "  %s: killed by signal %d%s\n", c->name,
                 WTERMSIG(status),

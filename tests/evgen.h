@@ -30,6 +30,14 @@ static void evgen_put(struct evgen_buf *b, const void *d, size_t n)
     b->len += n;
 }
 
+/* Free b's bytes and empty it (a test's buffers must not leak: the leak
+ * check runs at the end of every case, tests/check.h). */
+static inline void evgen_free(struct evgen_buf *b)
+{
+    free(b->p);
+    *b = (struct evgen_buf){ 0 };
+}
+
 static void evgen_u16(struct evgen_buf *b, uint16_t v)
 {
     uint8_t x[2] = { (uint8_t)(v >> 8), (uint8_t)v };

@@ -48,10 +48,26 @@ els_test_name=$(basename "$0" .sh)
 # Outcomes
 # ---------------------------------------------------------------------------
 
-# skip MSG: the test cannot run here (exit 77).
+# skip MSG: the test cannot run here (exit 77).  With ELS_REQUIRE_ALL=1
+# (CI: .ci/run) a test that cannot run fails instead: there everything
+# the test needs must be installed.
 skip() {
+    if [ -n "${ELS_REQUIRE_ALL:-}" ]; then
+        echo "FAIL: $els_test_name: cannot run: $* (ELS_REQUIRE_ALL=1: a skip is a failure)" >&2
+        exit 1
+    fi
     echo "SKIP: $els_test_name: $*" >&2
     exit 77
+}
+
+# skip_part NAME MSG: one part of the test cannot run on this machine (it
+# needs root, or a kernel feature); the rest goes on.  The line is listed
+# in scripts/test-all.sh's summary.  Only for what depends on the machine,
+# never on the project: such skips stay allowed under ELS_REQUIRE_ALL.
+skip_part() {
+    local name=$1
+    shift
+    echo "# SKIPPED PART: $els_test_name: $name: $*" >&2
 }
 
 # fail MSG: the test failed (exit 1).  Say what was expected and what came.
@@ -429,11 +445,11 @@ check_program() {
         || fail "$name: $label stdout lacks '$line': $(head -c 200 "$ELS_TMP/$name.prog.out")"
 }
 
-# start_receiver NAME SPEC: `recv --retry 10` from SPEC into
+# start_receiver NAME SPEC: `recv --retry 60` from SPEC into
 # $ELS_TMP/NAME.eventlog in the background (retrying while the program
 # sets up its endpoint); sets rpid.
 start_receiver() {
-    "$ELS_SINK_TOOL" recv --retry 10 -o "$ELS_TMP/$1.eventlog" "$2" \
+    "$ELS_SINK_TOOL" recv --retry 60 -o "$ELS_TMP/$1.eventlog" "$2" \
         >"$ELS_TMP/$1.recv.out" 2>"$ELS_TMP/$1.recv.err" &
     rpid=$!
     bg_register "$rpid"
@@ -464,17 +480,57 @@ program_tcp_endpoint() {
     note "$1: $endpoint"
 }
 
-# join_late NAME SOCKET: once the program (ppid) has made SOCKET and run a
-# second longer, receive from unix:SOCKET into $ELS_TMP/NAME.eventlog, and
-# wait for both (prog_rc, recv_rc).
+# join_late NAME SOCKET: the program started by start_controlled (`run
+# READY`) says "ready"; then receive from unix:SOCKET into
+# $ELS_TMP/NAME.eventlog while it runs, tell the program to stop once the
+# receiver has the header (it has joined), and wait for both (prog_rc,
+# recv_rc).
 join_late() {
-    wait_for_file "$2" 20 \
-        || fail_showing "$ELS_TMP/$1.prog.err" "$1: the program did not create $2"
-    sleep 1
-    kill -0 "$ppid" 2>/dev/null \
-        || fail "$1: the program ended within a second; it cannot be joined late"
+    wait_output "$1" ready
     start_receiver "$1" "unix:$2"
+    wait_until 60 els_has_header "$ELS_TMP/$1.eventlog" \
+        || fail_showing "$ELS_TMP/$1.recv.err" "$1: the late joiner got no header within 60 s"
+    stop_controlled
     wait_both "$rpid"
+}
+
+els_has_header() {
+    stream_header_len "$1" >/dev/null
+}
+
+# check_late_joiner NAME FILE [must-miss]: FILE, what a late joiner of the
+# controlled program ($ELS_TMP/NAME.prog.out says "emitted K user
+# events") received, is a valid stream holding user events "controlled I",
+# each once and no more than K; if it holds fewer than K, it says so
+# in-band (a "joined mid-run" or a loss note): nothing is lost silently.
+# With must-miss it must hold fewer than K, with the "joined mid-run" note.
+check_late_joiner() {
+    local name=$1 file=$2 k
+    k=$(sed -n 's/^emitted \([0-9]*\) user events$/\1/p' "$ELS_TMP/$name.prog.out")
+    [ -n "$k" ] || fail "$name: the program did not say how many events it emitted"
+    validate_stream "$file" "$ELS_TMP/$name.show" "controlled " \
+        || fail "$name: invalid stream: $vs_why"
+    note "$name: $vs_user of $k user events, $vs_events events, joined notes $vs_joined, loss notes $vs_notes, $(wc -c <"$file") bytes"
+    [ "$vs_user" -gt 0 ] || fail "$name: the late joiner's stream holds no user event"
+    [ "$vs_user" -le "$k" ] || fail "$name: $vs_user user events received, only $k emitted"
+    if [ "$vs_user" -lt "$k" ] && [ $((vs_joined + vs_notes)) -eq 0 ]; then
+        fail "$name: $vs_user of $k user events and no in-band note of a late join or a loss"
+    fi
+    if [ "${3:-}" = must-miss ]; then
+        [ "$vs_user" -lt "$k" ] || fail "$name: all $k user events arrived, though more than buffer= was emitted before the join"
+        [ "$vs_joined" -gt 0 ] || fail "$name: no 'joined mid-run' note, though units were released before the join"
+    fi
+    [ "$vs_joined" -gt 0 ] || return 0
+    # The note's figures: the units released before the join are exactly
+    # those the loss report at exit counts as released with no consumer
+    # (the joiner kept up afterwards), and their bytes too when that is
+    # the only cause.
+    local units bytes
+    read -r units bytes < <(sed -n 's/^.*eventlog-sink: consumer [0-9]* joined mid-run; \([0-9]*\) earlier units (\([0-9]*\) bytes) were no longer queued$/\1 \2/p' \
+        "$ELS_TMP/$name.show" | head -n 1)
+    [ -n "$units" ] || fail "$name: cannot read the figures of the 'joined mid-run' note: $(grep -m 1 'joined mid-run' "$ELS_TMP/$name.show")"
+    check_noted_losses "$name" "$ELS_TMP/$name.prog.err" "$ELS_CAUSE_RELEASED_UNCONSUMED" "$units" "$bytes"
+    note "$name: joined after $units units ($bytes bytes) were released; loss report: $lf_causes($lf_bytes bytes)"
 }
 
 els_listening_or_gone() {
@@ -490,17 +546,17 @@ listening_endpoint() {
     sed -n 's/^eventlog-sink recv: listening on //p' "$1" | head -n 1 | grep .
 }
 
-# start_collector NAME SPEC: `recv --listen --timeout 30 SPEC` into
+# start_collector NAME SPEC: `recv --listen --timeout 120 SPEC` into
 # $ELS_TMP/NAME.eventlog in the background; waits for it to listen and sets
 # collector_endpoint to the endpoint it names, and cpid.
 start_collector() {
     local name=$1 spec=$2 err=$ELS_TMP/$1.recv.err
     : >"$err"
-    "$ELS_SINK_TOOL" recv --listen --timeout 30 -o "$ELS_TMP/$name.eventlog" "$spec" \
+    "$ELS_SINK_TOOL" recv --listen --timeout 120 -o "$ELS_TMP/$name.eventlog" "$spec" \
         >"$ELS_TMP/$name.recv.out" 2>"$err" &
     cpid=$!
     bg_register "$cpid"
-    collector_endpoint=$(listening_endpoint "$err" "$cpid" 10) \
+    collector_endpoint=$(listening_endpoint "$err" "$cpid" 60) \
         || fail_showing "$err" "$name: no 'listening on' line from eventlog-sink recv --listen"
 }
 
@@ -597,6 +653,65 @@ loss_lines() {
     grep -E '^eventlog-sink: .*: (dropped [0-9]+ of [0-9]+ units \([0-9]+ bytes\): [a-z-]+ [0-9]+|slow consumers missed [0-9]+ units)' "$1"
 }
 
+# Loss causes as the writer names them in its loss report at exit and in
+# its in-band notes (els_drop_cause_name).  Tests name a cause only through
+# these variables, so a renamed cause changes here, once.
+#   units still queued at exit in a program that never had a consumer:
+ELS_CAUSE_NEVER_CONSUMED=stopped
+#   units released for room while no consumer was connected:
+ELS_CAUSE_RELEASED_UNCONSUMED=no-consumer
+#   units a slow consumer (the only one) was cut loose from:
+ELS_CAUSE_CUT_LOOSE=sink-error
+#   units every consumer failed to take (ENOSPC on a file):
+ELS_CAUSE_SINK_FAILED=sink-error
+#   units still queued for a connected consumer at the linger= deadline:
+ELS_CAUSE_LINGER=stopped
+
+# loss_figures ERRFILE: parse the writer's loss report ("SINK: dropped N of
+# M units (B bytes): CAUSE N, CAUSE N") on a program's stderr into
+# lf_dropped, lf_accepted, lf_bytes and lf_causes ("cause=N ..."); status 1
+# (all zero) if there is none.  The per-cause counts must add up to N, or
+# the report itself is wrong: then status 2 and lf_why.
+loss_figures() {
+    local line rest
+    lf_dropped=0 lf_accepted=0 lf_bytes=0 lf_causes='' lf_why=''
+    line=$(grep -E '^eventlog-sink: .*: dropped [0-9]+ of [0-9]+ units \([0-9]+ bytes\): ' "$1" | tail -n 1)
+    [ -n "$line" ] || return 1
+    read -r lf_dropped lf_accepted lf_bytes < <(printf '%s\n' "$line" |
+        sed -E 's/.*: dropped ([0-9]+) of ([0-9]+) units \(([0-9]+) bytes\): .*/\1 \2 \3/')
+    rest=${line##*bytes): }
+    lf_causes=$(printf '%s\n' "$rest" | tr ',' '\n' | awk 'NF == 2 { printf "%s=%s ", $1, $2 }')
+    local sum
+    sum=$(printf '%s\n' "$lf_causes" | tr ' ' '\n' | awk -F= 'NF == 2 { n += $2 } END { print n + 0 }')
+    if [ "$sum" -ne "$lf_dropped" ]; then
+        lf_why="the causes add up to $sum, the report says $lf_dropped dropped: $line"
+        return 2
+    fi
+    return 0
+}
+
+# loss_cause CAUSE: the count loss_figures found for CAUSE (0 if absent).
+loss_cause() {
+    printf '%s\n' "$lf_causes" | tr ' ' '\n' | awk -F= -v c="$1" '$1 == c { n += $2 } END { print n + 0 }'
+}
+
+# check_noted_losses NAME ERRFILE CAUSE UNITS BYTES: the in-band notes of
+# a stream said UNITS units (BYTES bytes) were lost for CAUSE; the loss
+# report on the program's stderr (ERRFILE) must exist, add up, count
+# exactly UNITS under CAUSE and, when CAUSE is its only cause, BYTES bytes.
+check_noted_losses() {
+    local name=$1 err=$2 cause=$3 units=$4 bytes=$5 rc=0
+    loss_figures "$err" || rc=$?
+    [ "$rc" -ne 1 ] || fail_showing "$err" "$name: the stream was told of $units lost units ($cause), but the program reported no loss at exit"
+    [ "$rc" -eq 0 ] || fail "$name: $lf_why"
+    [ "$(loss_cause "$cause")" -eq "$units" ] \
+        || fail "$name: the stream's notes count $units units; the loss report counts $(loss_cause "$cause") as $cause ($lf_causes)"
+    if [ "$lf_causes" = "$cause=$units " ]; then
+        [ "$lf_bytes" -eq "$bytes" ] \
+            || fail "$name: the stream's notes count $bytes bytes; the loss report says $lf_bytes"
+    fi
+}
+
 # wait_count SECS FILE PATTERN N: wait until at least N lines of FILE
 # match the grep pattern PATTERN; 1 if SECS passed first.
 els_count_at_least() {
@@ -655,4 +770,105 @@ build_tiny_program() {
         fail "could not build the test program $name ($*)"
     }
     TINY_PROGRAM=$dir/$name
+}
+
+# ---------------------------------------------------------------------------
+# tests/programs/Controlled.hs: a program that runs until the test says stop
+# ---------------------------------------------------------------------------
+
+# build_controlled KIND: compile tests/programs/Controlled.hs and set
+# CONTROLLED.  KIND patched: with the patched RTS's driver (-threaded
+# -eventlog -rtsopts; the sink comes from +RTS --eventlog-sink=SPEC).
+# KIND stock: with the stock GHC and examples/hello-stream/main.c as its C
+# main (the sink comes from EVENTLOG_SINK).  Both link the built shared
+# library.  Cached in $ELS_TOP_BUILDDIR/tests/programs/out/KIND, rebuilt
+# when a source, the library or (patched) the patched RTS is newer;
+# concurrent callers serialise on a lock.
+build_controlled() {
+    local kind=$1 src=$ELS_TOP_SRCDIR/tests/programs/Controlled.hs
+    local cmain=$ELS_TOP_SRCDIR/examples/hello-stream/main.c
+    local dir=$ELS_TOP_BUILDDIR/tests/programs/out/$kind log
+    log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-controlled-$kind.log
+    mkdir -p "$dir" || fail "cannot create $dir"
+    (
+        if command -v flock >/dev/null 2>&1; then exec 9>"$dir/.lock"; flock 9; fi
+        p=$dir/controlled
+        if [ "$kind" = patched ]; then
+            ! newer_than_patched_build "$p" "$src" "${BASH_SOURCE[0]}" || exit 0
+        elif [ -x "$p" ]; then
+            fresh=1
+            for dep in "$src" "$cmain" "$ELS_SHLIB" "$ELS_INCLUDEDIR/eventlog-sink/ghc.h" \
+                       "${BASH_SOURCE[0]}"; do
+                [ "$p" -nt "$dep" ] || fresh=0
+            done
+            [ "$fresh" -eq 0 ] || exit 0
+        fi
+        # ghc writes a C file's object next to the source: compile copies.
+        rm -rf "$dir/work"
+        mkdir -p "$dir/work"
+        cp "$src" "$dir/work/Controlled.hs"
+        case "$kind" in
+            patched)
+                (cd "$dir/work" && patched_ghc_lib -v0 -O -threaded -eventlog -rtsopts \
+                    -outputdir obj Controlled.hs -o controlled) ;;
+            stock)
+                cp "$cmain" "$dir/work/main.c"
+                (cd "$dir/work" && "$GHC" -v0 -O -threaded -eventlog -no-hs-main \
+                    -I"$ELS_INCLUDEDIR" -outputdir obj Controlled.hs main.c \
+                    -L"$ELS_LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$ELS_LIBDIR" \
+                    -o controlled) ;;
+            *) echo "build_controlled: unknown kind $kind" >&2; exit 1 ;;
+        esac >"$log" 2>&1 || exit 1
+        mv -f "$dir/work/controlled" "$p" && rm -rf "$dir/work"
+    ) || {
+        sed 's/^/#   /' "$log" >&2
+        fail "could not build tests/programs/Controlled.hs ($kind)"
+    }
+    CONTROLLED=$dir/controlled
+}
+
+# start_controlled NAME CMD ARGS...: like start_program, with the program's
+# standard input a FIFO that the test holds open (ctl_fd): the program
+# (Controlled.hs) runs until stop_controlled.  One at a time.
+start_controlled() {
+    local name=$1 fifo=$ELS_TMP/$1.ctl
+    shift
+    rm -f "$fifo"
+    mkfifo "$fifo" || fail "$name: mkfifo $fifo"
+    prog_args=("$@")
+    # The background shell blocks opening the FIFO until we open its
+    # other end just below.
+    "$@" <"$fifo" >"$ELS_TMP/$name.prog.out" 2>"$ELS_TMP/$name.prog.err" &
+    ppid=$!
+    bg_register "$ppid"
+    exec {ctl_fd}>"$fifo"
+}
+
+# tell_controlled LINE: send LINE to the program started by
+# start_controlled (see Controlled.hs for what it understands).
+tell_controlled() {
+    printf '%s\n' "$1" >&"$ctl_fd"
+}
+
+# stop_controlled: tell the program started by start_controlled to finish.
+stop_controlled() {
+    # In a subshell that ignores SIGPIPE: the program may be dead already
+    # (killed by the test), and a write to a FIFO nobody reads must not
+    # kill the test.
+    (trap '' PIPE; echo stop >&"$ctl_fd") 2>/dev/null || true
+    exec {ctl_fd}>&-
+}
+
+# wait_output NAME LINE [SECS]: wait (default 60 s, a hang guard) until
+# the program (ppid) printed LINE (a whole line, fixed string) on stdout;
+# fail, showing its stderr, if it exits or the guard passes first.
+els_printed_or_gone() {
+    grep -qxF -- "$2" "$1" || ! kill -0 "$3" 2>/dev/null
+}
+wait_output() {
+    local out=$ELS_TMP/$1.prog.out
+    wait_until "${3:-60}" els_printed_or_gone "$out" "$2" "$ppid" \
+        || fail_showing "$ELS_TMP/$1.prog.err" "$1: the program did not print '$2' within ${3:-60} s"
+    grep -qxF -- "$2" "$out" \
+        || fail_showing "$ELS_TMP/$1.prog.err" "$1: the program ended without printing '$2'"
 }

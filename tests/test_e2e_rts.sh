@@ -9,9 +9,11 @@
 # emitted, as many as a plain `+RTS -l` file of the same program holds; a
 # consumer waiting from the start (wait=) gets the start-up events (capsets,
 # caps, RTS identifier, program arguments, pid); a late joiner gets a stream
-# that parses; a consumer killed mid-stream does not stop the program from
-# exiting normally; --eventlog-flush-interval delivers a quiet program's
-# event while it runs, and without it the event waits until exit; stopping
+# that parses, with no more user events than were emitted and an in-band
+# note for what it missed; a consumer killed mid-stream does not stop the
+# program from exiting normally; --eventlog-flush-interval delivers a quiet
+# program's event while it runs, and without it the event waits until
+# exit; stopping
 # and starting the eventlog at runtime (els_ghc_stop/els_ghc_start) under
 # load gives one complete stream per start; and the one-line refusals (an
 # unregistered scheme, a spec without a scheme, a program not linked with
@@ -21,7 +23,10 @@
 #
 # Skips (77) without the patched RTS ($ELS_PATCHED_RTS_DIR/bin/
 # ghc-eventlog-sink), GHC, ghc-events or the GHC glue of the library.
-# Waits have generous deadlines; nothing asserts on time.
+# What must happen while a program runs is done with
+# tests/programs/Controlled.hs, which runs until the test tells it to stop
+# and says when it is ready; waits have generous deadlines (hang guards);
+# nothing asserts on time.
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -92,7 +97,7 @@ check_startup() {
 }
 
 # sink_opts: every case-a sink waits for its consumer and never drops.
-sink_opts='policy=block&wait=10'
+sink_opts='policy=block&wait=60'
 
 # burst_with NAME SPEC RECV-ARGS...: start `recv RECV-ARGS` (unless
 # RECV-ARGS is empty), run `burst N` with --eventlog-sink=SPEC, wait for
@@ -133,7 +138,7 @@ check_startup plain "$plain_pid"
 # ---------------------------------------------------------------------------
 
 # unix: the receiver retries until the program has made the socket.
-burst_with unix "unix:$T/s.sock?$sink_opts" --retry 10 -o "$T/unix.eventlog" "unix:$T/s.sock"
+burst_with unix "unix:$T/s.sock?$sink_opts" --retry 60 -o "$T/unix.eventlog" "unix:$T/s.sock"
 check_program unix "$prog_rc" "emitted $N user events"
 check_recv unix "$recv_rc"
 check_burst unix "$T/unix.eventlog"
@@ -157,7 +162,7 @@ check_burst tcp "$T/tcp.eventlog"
 check_startup tcp "$tcp_pid"
 
 # fifo: the sink creates the FIFO; the reader retries until it exists.
-burst_with fifo "fifo:$T/f.fifo?$sink_opts" --retry 10 -o "$T/fifo.eventlog" "fifo:$T/f.fifo"
+burst_with fifo "fifo:$T/f.fifo?$sink_opts" --retry 60 -o "$T/fifo.eventlog" "fifo:$T/f.fifo"
 check_program fifo "$prog_rc" "emitted $N user events"
 check_recv fifo "$recv_rc"
 check_burst fifo "$T/fifo.eventlog"
@@ -195,35 +200,37 @@ check_burst tcpc "$T/tcpc.eventlog"
 check_startup tcpc "$ppid"
 
 # ---------------------------------------------------------------------------
-# c. A late joiner: no wait=; the receiver connects about a second into
-# `steady 3`.  Its stream must be complete and parse, with events in it.
+# c. A late joiner: no wait=, buffer=4M; the receiver connects once the
+# program (Controlled.hs) has emitted 400,000 user events, more than the
+# queue holds, and the program stops once the receiver has the header.
+# Its stream must be complete and parse, hold no more user events than
+# were emitted and fewer, with the note that it joined mid-run.
 # ---------------------------------------------------------------------------
-run_bg late steady 3 +RTS -N2 "--eventlog-sink=unix:$T/late.sock" -RTS
+build_controlled patched
+start_controlled late "$CONTROLLED" run 400000 +RTS -N2 "--eventlog-sink=unix:$T/late.sock?buffer=4M" -RTS
 join_late late "$T/late.sock"
 check_program late "$prog_rc" "emitted [0-9]* user events"
 check_recv late "$recv_rc"
-show late "$T/late.eventlog"
-late_events=$(awk '/^Events:/ { on = 1; next } on && /^ *[0-9]+: / { n++ } END { print n + 0 }' "$T/late.show")
-late_user=$(count_shown_user_events "$T/late.show" "live-service steady ")
-note "late: $late_events events, $late_user user events, $(wc -c <"$T/late.eventlog") bytes"
-[ "$late_events" -gt 0 ] || fail "late: the stream parses but holds no event"
+check_late_joiner late "$T/late.eventlog" must-miss
 
 # ---------------------------------------------------------------------------
-# d. The consumer is killed (SIGKILL) a second into `steady 3`: the
-# program still runs to its end and exits 0, under the default policy and
-# under policy=block.
+# d. The consumer is killed (SIGKILL) while the program runs (it runs
+# until told to stop, after the kill): the program then ends normally
+# (exit 0), under the default policy and under policy=block.
 # ---------------------------------------------------------------------------
 for policy in drop block; do
     name=killed-$policy
     start_receiver "$name" "unix:$T/k.sock"
-    run_bg "$name" steady 3 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=10&policy=$policy" -RTS
-    # The program is past start-up once its consumer has the header.
-    wait_until 20 test -s "$T/$name.eventlog" \
-        || fail "$name: the receiver got nothing from the program"
-    sleep 1
-    kill -0 "$ppid" 2>/dev/null || fail "$name: the program ended before its consumer was killed"
+    start_controlled "$name" "$CONTROLLED" run 0 +RTS -N2 \
+        "--eventlog-sink=unix:$T/k.sock?wait=60&policy=$policy" --eventlog-flush-interval=0.1 -RTS
+    # The program is past start-up once its consumer has the header; the
+    # flush interval makes blocks flow, so the kill lands mid-stream.
+    wait_until 60 stream_has_data "$T/$name.eventlog" \
+        || fail_showing "$T/$name.recv.err" "$name: the receiver got no header and block from the program"
+    kill -0 "$ppid" 2>/dev/null || fail_showing "$T/$name.prog.err" "$name: the program ended before it was told to"
     kill -9 "$rpid" 2>/dev/null
     { wait "$rpid"; } 2>/dev/null
+    stop_controlled
     prog_rc=0; wait_pid "$ppid" 60 || prog_rc=$?
     [ "$prog_rc" -ne 124 ] || fail "$name: the program did not exit within 60 s after its consumer was killed"
     check_program "$name" "$prog_rc" "emitted [0-9]* user events"
@@ -231,48 +238,56 @@ for policy in drop block; do
 done
 
 # ---------------------------------------------------------------------------
-# e. --eventlog-flush-interval: `idle 6` posts "idle-marker" and then does
-# nothing.  With the flag the marker reaches the consumer while the
-# program still runs; without it the marker stays in its capability's
-# buffer until exit (nothing is written in between), so it must not have
-# arrived 3 s in.
+# e. --eventlog-flush-interval: `controlled idle` posts "idle-marker",
+# prints "posted" and then does nothing until told to stop.  With the flag
+# the marker reaches the consumer while the program still waits; without
+# it the marker stays in its capability's buffer until exit: it is not
+# there while the program waits, and it is there once it has ended.
 # ---------------------------------------------------------------------------
 
-# marker_seen NAME: copy what the receiver has written so far, and say
-# whether the copy (a prefix of the stream, which ghc-events reads) holds
-# the marker, provided the program was still running after the copy.
-marker_seen() {
-    local name=$1
-    cp "$T/$name.eventlog" "$T/$name.part" 2>/dev/null || return 1
-    kill -0 "$ppid" 2>/dev/null || { marker_gone=1; return 0; }
-    show_events "$T/$name.part" "$T/$name.part.show" 2>/dev/null || return 1
-    has_shown_event "$T/$name.part.show" idle-marker
+# marker_in NAME: what the receiver has written so far (a prefix of the
+# stream, which ghc-events reads) holds the marker.
+marker_in() {
+    cp "$T/$1.eventlog" "$T/$1.part" 2>/dev/null || return 1
+    show_events "$T/$1.part" "$T/$1.part.show" 2>/dev/null || return 1
+    has_shown_event "$T/$1.part.show" idle-marker
 }
 
 start_receiver flush "unix:$T/fl.sock"
-run_bg flush idle 6 +RTS -N2 "--eventlog-sink=unix:$T/fl.sock?wait=10" \
+start_controlled flush "$CONTROLLED" idle +RTS -N2 "--eventlog-sink=unix:$T/fl.sock?wait=60" \
     --eventlog-flush-interval=0.2 -RTS
-marker_gone=0
-wait_until 30 marker_seen flush || fail "flush: the program is still running but 'idle-marker' never arrived"
-[ "$marker_gone" -eq 0 ] \
-    || fail "flush: 'idle-marker' had not arrived before the program ended (--eventlog-flush-interval=0.2)"
+wait_output flush posted
+wait_until 60 marker_in flush \
+    || fail "flush: 'idle-marker' did not arrive while the program waited (--eventlog-flush-interval=0.2)"
+kill -0 "$ppid" 2>/dev/null || fail_showing "$T/flush.prog.err" "flush: the program ended before it was told to"
 note "flush: 'idle-marker' arrived while the program ran ($(wc -c <"$T/flush.part") bytes so far)"
+stop_controlled
 wait_both "$rpid"
-check_program flush "$prog_rc" "idle for 6.0 s"
+check_program flush "$prog_rc" "idle done"
 check_recv flush "$recv_rc"
 
+# Without the flag: after the marker (on capability 0) the program fills
+# whole buffers of capability 1 (`flood`), which are written and arrive;
+# capability 0's buffer is not full, so the marker must still be missing
+# from everything that arrived by then.  No clock is involved: the check
+# is made once the other capability's blocks are there.
 start_receiver noflush "unix:$T/nf.sock"
-run_bg noflush idle 6 +RTS -N2 "--eventlog-sink=unix:$T/nf.sock?wait=10" -RTS
-wait_until 20 test -s "$T/noflush.eventlog" \
-    || fail "noflush: the receiver got nothing (not even the header) from the program"
-sleep 3
+start_controlled noflush "$CONTROLLED" idle +RTS -N2 "--eventlog-sink=unix:$T/nf.sock?wait=60" -RTS
+wait_output noflush posted
+tell_controlled flood
+wait_output noflush flooded
+wait_until 60 stream_has_data "$T/noflush.eventlog" $((2 * 1024 * 1024)) \
+    || fail_showing "$T/noflush.recv.err" "noflush: capability 1's full buffers did not arrive"
+kill -0 "$ppid" 2>/dev/null || fail_showing "$T/noflush.prog.err" "noflush: the program ended before it was told to"
 cp "$T/noflush.eventlog" "$T/noflush.part"
-kill -0 "$ppid" 2>/dev/null || fail "noflush: the program ended within 3 s of a 6 s idle; cannot look inside its run"
 show noflush.part "$T/noflush.part"
 ! has_shown_event "$T/noflush.part.show" idle-marker \
-    || fail "noflush: 'idle-marker' arrived 3 s into the run without --eventlog-flush-interval"
+    || fail "noflush: 'idle-marker' arrived while the program waited, without --eventlog-flush-interval"
+has_shown_event "$T/noflush.part.show" "controlled flood 1" \
+    || fail "noflush: what arrived does not start capability 1's flood"
+stop_controlled
 wait_both "$rpid"
-check_program noflush "$prog_rc" "idle for 6.0 s"
+check_program noflush "$prog_rc" "idle done"
 check_recv noflush "$recv_rc"
 show noflush "$T/noflush.eventlog"
 has_shown_event "$T/noflush.show" idle-marker \
@@ -281,7 +296,7 @@ has_shown_event "$T/noflush.show" idle-marker \
 # ---------------------------------------------------------------------------
 # f. Restart at runtime: `restart 5 M` stops and starts the eventlog 5
 # times while two workers emit events.  Each start re-creates the socket
-# and waits (wait=10) for a consumer, so 6 receivers in a row must each get
+# and waits (wait=60) for a consumer, so 6 receivers in a row must each get
 # a complete stream.  Each period lasts until the workers have emitted M
 # more events after the start, and only the chunk each worker was in when
 # the eventlog started can straddle it, so every stream holds at least
@@ -298,7 +313,7 @@ recv_streams() {
     local round=$1 i rc r=
     trap '[ -z "$r" ] || kill "$r" 2>/dev/null; exit 143' TERM
     for i in $(seq 0 "$K"); do
-        "$ELS_SINK_TOOL" recv --retry 10 -o "$T/r$round.s$i.eventlog" "unix:$T/r.sock" \
+        "$ELS_SINK_TOOL" recv --retry 60 -o "$T/r$round.s$i.eventlog" "unix:$T/r.sock" \
             >/dev/null 2>>"$T/r$round.s$i.recv.err" &
         r=$!
         rc=0; wait "$r" || rc=$?
@@ -311,7 +326,7 @@ for round in 1 2 3; do
     recv_streams "$round" &
     lpid=$!
     bg_register "$lpid"
-    run_bg "restart$round" restart "$K" "$M" +RTS -N2 "--eventlog-sink=unix:$T/r.sock?wait=10&policy=block" -RTS
+    run_bg "restart$round" restart "$K" "$M" +RTS -N2 "--eventlog-sink=unix:$T/r.sock?wait=60&policy=block" -RTS
     prog_rc=0; wait_pid "$ppid" 90 || prog_rc=$?
     loop_rc=0; wait_pid "$lpid" 30 || loop_rc=$?
     check_program "restart$round" "$prog_rc" "restarted $K times"

@@ -10,11 +10,15 @@
 # Every stream must parse with the independent ghc-events reader and hold
 # exactly as many user events as the program emitted, the same number a
 # plain `+RTS -l` file of the stock RTS holds.  Also: a receiver that joins
-# a running program without wait= still gets a stream ghc-events parses; a
-# program whose collector starts a second after it waits for it (wait=)
-# and loses nothing; a bad spec stops the program with one line naming the
-# scheme.  This test does not look at drop accounting or several consumers
-# (the unit tests do) and needs no patched RTS.
+# a running program (tests/programs/Controlled.hs, which runs until told to
+# stop) without wait=, after more than buffer= was emitted, gets a stream
+# ghc-events parses, with user events, no more than were emitted, and an
+# in-band note saying it joined mid-run; a program whose collector starts
+# only once the program is waiting for it (wait=) loses nothing; a bad
+# spec stops the program with exit status 1 and one line naming the
+# scheme.  No step depends on how long anything takes: the tests wait for
+# what the programs say.  This test does not look at drop accounting or
+# several consumers (the unit tests do) and needs no patched RTS.
 #
 # Skips (77) without GHC, ghc-events or the GHC glue of the library.
 set -u -o pipefail
@@ -83,14 +87,14 @@ note "stock: $stock_count user events"
 [ "$stock_count" -eq "$N" ] || fail "stock: $stock_count user events, expected $N"
 
 # ---------------------------------------------------------------------------
-# unix, fifo: the program waits (wait=10) for the receiver and blocks
+# unix, fifo: the program waits (wait=60) for the receiver and blocks
 # rather than drop (policy=block), so nothing may be lost.
 # ---------------------------------------------------------------------------
-stream unix "unix:$T/s.sock?policy=block&wait=10" "unix:$T/s.sock"
+stream unix "unix:$T/s.sock?policy=block&wait=60" "unix:$T/s.sock"
 check_run unix
 [ ! -e "$T/s.sock" ] || fail "unix: socket file $T/s.sock left behind after exit"
 
-stream fifo "fifo:$T/f.fifo?policy=block&wait=10" "fifo:$T/f.fifo"
+stream fifo "fifo:$T/f.fifo?policy=block&wait=60" "fifo:$T/f.fifo"
 check_run fifo
 
 # ---------------------------------------------------------------------------
@@ -100,7 +104,7 @@ check_run fifo
 for attempt in 1 2 3; do
     port=$(free_tcp_port) || fail "tcp: found no free port"
     note "tcp: port $port (attempt $attempt)"
-    stream tcp "tcp:127.0.0.1:$port?policy=block&wait=10" "tcp:127.0.0.1:$port"
+    stream tcp "tcp:127.0.0.1:$port?policy=block&wait=60" "tcp:127.0.0.1:$port"
     if [ "$prog_rc" -ne 0 ] && grep -qi "in use" "$T/tcp.prog.err"; then
         continue
     fi
@@ -110,7 +114,7 @@ check_run tcp
 
 # tcp port 0: the kernel picks the port; the receiver learns it from the
 # sink's "listening on tcp:HOST:PORT" line on the program's stderr.
-run_program tcp0 "tcp:127.0.0.1:0?policy=block&wait=10"
+run_program tcp0 "tcp:127.0.0.1:0?policy=block&wait=60"
 program_tcp_endpoint tcp0
 case "$endpoint" in
     tcp:127.0.0.1:0 | *:) fail "tcp0: the logged endpoint '$endpoint' has no real port" ;;
@@ -120,7 +124,7 @@ finish tcp0 "$rpid"
 
 # ---------------------------------------------------------------------------
 # unix-connect, tcp-connect: the receiver listens (recv --listen) and the
-# program connects out to it.  wait=10 holds the program's start-up until
+# program connects out to it.  wait=60 holds the program's start-up until
 # the connection is made and policy=block keeps it from dropping, so the
 # count must be exact.
 # ---------------------------------------------------------------------------
@@ -134,22 +138,24 @@ case "$endpoint" in
     tcp:127.0.0.1:[1-9]*) ;;
     *) fail "tcpc: '$endpoint' is not tcp:127.0.0.1:PORT" ;;
 esac
-run_program tcpc "tcp-connect:127.0.0.1:${endpoint##*:}?policy=block&wait=10"
+run_program tcpc "tcp-connect:127.0.0.1:${endpoint##*:}?policy=block&wait=60"
 finish tcpc "$cpid"
 
 start_collector unixc "unix:$T/c.sock"
 endpoint=$collector_endpoint
 [ "$endpoint" = "unix:$T/c.sock" ] || fail "unixc: listening on '$endpoint', expected unix:$T/c.sock"
-run_program unixc "unix-connect:$T/c.sock?policy=block&wait=10"
+run_program unixc "unix-connect:$T/c.sock?policy=block&wait=60"
 finish unixc "$cpid"
 [ ! -e "$T/c.sock" ] || fail "unixc: the collector left $T/c.sock behind"
 
-# The collector comes a second after the program: start-up waits (wait=10)
-# while the sink redials, and nothing is lost once it connects.
-run_program unixlate "unix-connect:$T/late-c.sock?policy=block&wait=10"
-sleep 1
+# The collector comes only once the program says it is waiting for one:
+# start-up waits (wait=60, a hang guard) while the sink redials, and
+# nothing is lost once it connects.
+run_program unixlate "unix-connect:$T/late-c.sock?policy=block&wait=60"
+wait_until 60 grep -q 'waiting up to .* for a consumer' "$T/unixlate.prog.err" \
+    || fail_showing "$T/unixlate.prog.err" "unixlate: the program did not say it waits for its collector (wait=60)"
 kill -0 "$ppid" 2>/dev/null \
-    || fail_showing "$T/unixlate.prog.err" "unixlate: the program did not wait for its collector (wait=10)"
+    || fail_showing "$T/unixlate.prog.err" "unixlate: the program did not wait for its collector (wait=60)"
 start_collector unixlate "unix:$T/late-c.sock"
 finish unixlate "$cpid"
 [ ! -e "$T/late-c.sock" ] || fail "unixlate: the collector left $T/late-c.sock behind"
@@ -163,20 +169,21 @@ check_program file $? "$emitted"
 check_stream file "$T/file.eventlog"
 
 # ---------------------------------------------------------------------------
-# A late joiner: no wait=, the default policy; the receiver connects about
-# a second after the program started.  300 chunks of 1000 events with a
-# 10 ms pause after each keep the program running a few seconds.
+# A late joiner: no wait=, buffer=4M, the default policy.  The program
+# (Controlled.hs, which runs until told to stop) says "ready" after 400,000
+# user events, over 11 MB of eventlog: whole 2 MiB buffers beyond the
+# 4 MiB queue reached the writer with no consumer, so some were released
+# before anyone joined.  The receiver joins then; once it has the header
+# the program is told to stop.  Its stream must parse and hold user
+# events, no more than were emitted, and fewer (something was released),
+# with the in-band note that it joined mid-run.
 # ---------------------------------------------------------------------------
-late_n=300000
-EVENTLOG_SINK="unix:$T/late.sock" start_program late "$HELLO_STREAM" "$late_n" 10000 +RTS -l -N2 -RTS
+build_controlled stock
+EVENTLOG_SINK="unix:$T/late.sock?buffer=4M" start_controlled late "$CONTROLLED" run 400000 +RTS -l -N2 -RTS
 join_late late "$T/late.sock"
 check_program late "$prog_rc" "emitted [0-9]* user events"
 check_recv late "$recv_rc"
-[ -s "$T/late.eventlog" ] || fail "late: nothing received"
-late_events=$(count_events "$T/late.eventlog") || fail "late: ghc-events cannot parse the stream"
-late_user=$(count_user_events "$T/late.eventlog") || fail "late: ghc-events cannot parse the stream"
-note "late: $late_events events, $late_user of $late_n user events, $(wc -c <"$T/late.eventlog") bytes"
-[ "$late_events" -gt 0 ] || fail "late: the stream parses but holds no event"
+check_late_joiner late "$T/late.eventlog" must-miss
 
 # ---------------------------------------------------------------------------
 # A bad spec: "tc" is not "tcp" (schemes match exactly).  The program must
@@ -184,7 +191,7 @@ note "late: $late_events events, $late_user of $late_n user events, $(wc -c <"$T
 # ---------------------------------------------------------------------------
 rc=0
 EVENTLOG_SINK='tc:x' "$HELLO_STREAM" 10 +RTS -l -RTS >"$T/bad.out" 2>"$T/bad.err" || rc=$?
-[ "$rc" -ne 0 ] || fail "bad spec: hello-stream exited 0 with EVENTLOG_SINK=tc:x"
+[ "$rc" -eq 1 ] || fail "bad spec: hello-stream exited $rc with EVENTLOG_SINK=tc:x, expected 1 (README)"
 lines=$(wc -l <"$T/bad.err")
 [ "$lines" -eq 1 ] || fail "bad spec: $lines lines on stderr, expected 1: $(cat "$T/bad.err")"
 grep -Eq '(^|[^[:alnum:]])tc([^[:alnum:]]|$)' "$T/bad.err" \

@@ -18,10 +18,11 @@
 # minutes; here ELS_FAULT_RECONNECTS, default 30).
 #
 # Skips (77) without the patched RTS, GHC, ghc-events or the library's GHC
-# glue; single cases skip with a note when they need root or setpriv.
-# Waits have generous deadlines; nothing asserts on time.  One soft
-# assumption: case a's rounds (well under a second each) fit in the
-# R + 15 s its program runs; if not, the test says so.
+# glue; single parts skip (skip_part) when they need root or setpriv.
+# The programs that must outlive a series of actions are
+# tests/programs/Controlled.hs, which runs until the test tells it to
+# stop; waits have generous deadlines (hang guards); nothing asserts on
+# time.
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -42,10 +43,11 @@ run_bg() {
     start_program "$name" "$LIVE_SERVICE" "$@"
 }
 
-# valid NAME FILE: FILE is a valid captured stream (validate_stream) with
-# at least one event; its ghc-events output is $T/NAME.show.
+# valid NAME FILE [PREFIX]: FILE is a valid captured stream
+# (validate_stream; user events start with PREFIX, default "controlled ")
+# with at least one event; its ghc-events output is $T/NAME.show.
 valid() {
-    validate_stream "$2" "$T/$1.show" || fail "$1: invalid stream: $vs_why"
+    validate_stream "$2" "$T/$1.show" "${3:-controlled }" || fail "$1: invalid stream: $vs_why"
     [ "$vs_events" -gt 0 ] || fail "$1: the stream parses but holds no event ($(wc -c <"$2") bytes)"
 }
 
@@ -87,31 +89,32 @@ file_id() {
 }
 
 # ---------------------------------------------------------------------------
-# a. One run of `steady`, a unix sink (policy=drop), R consumers killed one
+# a. One run of the controlled program, a unix sink (policy=drop), R consumers killed one
 # after another once each has received the header and part of a block,
 # alternately with SIGTERM (the receiver exits 3: truncated) and SIGKILL,
 # then one that stays to the end (exit 0, complete).  Every capture is a
 # stream ghc-events reads in full, with no user event twice; the program
 # exits 0; every connection was accepted; and if any stream was told of a
 # loss in-band, the writer's loss line is on the program's stderr at exit.
-# The run lasts R + 15 s; the loop needs well under a second a round.
+# The program (Controlled.hs) runs until the last consumer has joined.
+# Each consumer is killed after a varying amount of data (not time).
 # ---------------------------------------------------------------------------
-D=$((R + 15))
-EVENTLOG_SINK_DEBUG=1 run_bg rc steady "$D" +RTS -N2 "--eventlog-sink=unix:$T/rc.sock" \
+build_controlled patched
+EVENTLOG_SINK_DEBUG=1 start_controlled rc "$CONTROLLED" run 0 +RTS -N2 "--eventlog-sink=unix:$T/rc.sock" \
     --eventlog-flush-interval=0.1 -RTS
 wait_for_file "$T/rc.sock" 20 || fail_showing "$T/rc.prog.err" "rc: the program did not create its socket"
 notes=0 total_user=0
 for i in $(seq 1 "$R"); do
     name=rc.$i
-    "$ELS_SINK_TOOL" recv --retry 10 -o "$T/$name.eventlog" "unix:$T/rc.sock" \
+    "$ELS_SINK_TOOL" recv --retry 60 -o "$T/$name.eventlog" "unix:$T/rc.sock" \
         >/dev/null 2>"$T/$name.recv.err" &
     r=$!
     bg_register "$r"
-    wait_until 30 stream_has_data "$T/$name.eventlog" \
-        || fail_showing "$T/$name.recv.err" "$name: no header and block within 30 s"
-    sleep "0.$((RANDOM % 3))"
+    # Cut at a varying point: after the header and 200 B to 30 kB more.
+    wait_until 60 stream_has_data "$T/$name.eventlog" $((200 + RANDOM % 30000)) \
+        || fail_showing "$T/$name.recv.err" "$name: no header and blocks within 60 s"
     kill -0 "$ppid" 2>/dev/null \
-        || fail "rc: the program ended after $((i - 1)) of $R reconnections (run longer than D=$D s)"
+        || fail_showing "$T/rc.prog.err" "rc: the program ended by itself after $((i - 1)) of $R reconnections"
     if [ $((i % 2)) -eq 1 ]; then sig=TERM want=3; else sig=KILL want=137; fi
     kill -"$sig" "$r" 2>/dev/null
     rc=0; { wait_pid "$r" 30 || rc=$?; } 2>/dev/null
@@ -129,6 +132,9 @@ for i in $(seq 1 "$R"); do
         || fail "$name: the writer did not notice consumer $i leave ($(grep -c detached "$T/rc.prog.err") detached)"
 done
 start_receiver rc.last "unix:$T/rc.sock"
+wait_until 60 stream_has_data "$T/rc.last.eventlog" \
+    || fail_showing "$T/rc.last.recv.err" "rc.last: no header and block within 60 s"
+stop_controlled
 wait_both "$rpid"
 check_program rc "$prog_rc" "emitted [0-9]* user events"
 check_recv rc.last "$recv_rc"
@@ -154,13 +160,14 @@ note "rc: $((R + 1)) connections ($R killed, SIGTERM/SIGKILL), all valid; $total
 # The socket file stays behind: case c starts on it.
 # ---------------------------------------------------------------------------
 start_receiver killed "unix:$T/k.sock"
-run_bg killed steady 60 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=10" \
+start_controlled killed "$CONTROLLED" run 0 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=60" \
     --eventlog-flush-interval=0.1 -RTS
-wait_until 30 stream_has_data "$T/killed.eventlog" 20000 \
-    || fail_showing "$T/killed.recv.err" "killed: the receiver got no 20 kB of blocks within 30 s"
+wait_until 60 stream_has_data "$T/killed.eventlog" 20000 \
+    || fail_showing "$T/killed.recv.err" "killed: the receiver got no 20 kB of blocks within 60 s"
 kill -0 "$ppid" 2>/dev/null || fail_showing "$T/killed.prog.err" "killed: the program ended before it was killed"
 kill -KILL "$ppid"
 { wait "$ppid"; } 2>/dev/null
+stop_controlled
 recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
 [ "$recv_rc" -eq 3 ] || fail_showing "$T/killed.recv.err" \
     "killed: the receiver exited $recv_rc after the program was killed, expected 3 (truncated)"
@@ -179,7 +186,7 @@ note "killed: exit 3, $vs_events events ($vs_user user events) in $(wc -c <"$T/k
 # saying so, and the program works: a complete stream, every event.
 [ -S "$T/k.sock" ] || fail "stale: the killed program left no socket file at $T/k.sock"
 start_receiver stale "unix:$T/k.sock"
-run_bg stale burst 20000 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=10&policy=block" -RTS
+run_bg stale burst 20000 +RTS -N2 "--eventlog-sink=unix:$T/k.sock?wait=60&policy=block" -RTS
 wait_both "$rpid"
 check_program stale "$prog_rc" "emitted 20000 user events"
 check_recv stale "$recv_rc"
@@ -206,7 +213,7 @@ one_line_refusal symlink "$prog_rc" "refusing to replace $T/link: it is a symbol
 # socket stays the other program's, whose consumer then gets a complete
 # stream.  (Not a one-shot `recv --listen`: the refusal's liveness probe
 # is a connection, which such a collector takes for its producer.)
-run_bg live steady 5 +RTS -N2 "--eventlog-sink=unix:$T/live.sock?wait=30" -RTS
+run_bg live steady 5 +RTS -N2 "--eventlog-sink=unix:$T/live.sock?wait=60" -RTS
 live_pid=$ppid
 wait_for_file "$T/live.sock" 20 || fail_showing "$T/live.prog.err" "live: the program did not create its socket"
 id_live=$(file_id "$T/live.sock")
@@ -218,7 +225,7 @@ ppid=$live_pid
 wait_both "$rpid"
 check_program live "$prog_rc" "emitted [0-9]* user events"
 check_recv live "$recv_rc"
-valid live "$T/live.eventlog"
+valid live "$T/live.eventlog" "live-service "
 [ "$vs_user" -gt 0 ] || fail "live: the complete stream holds no user event"
 
 # A directory the user may not write, as an unprivileged user.
@@ -233,7 +240,7 @@ if can_run_as "$uid"; then
     [ -z "$(ls -A "$T/locked")" ] || fail "denied: something was created in $T/locked"
     chmod 0700 "$T"
 else
-    note "denied: SKIPPED (cannot run as an unprivileged user: needs root and setpriv)"
+    skip_part denied "cannot run as an unprivileged user: needs root and setpriv"
 fi
 
 # ---------------------------------------------------------------------------
@@ -246,7 +253,7 @@ NB=600000
 
 # TCP: a connection that bash opens and never reads.
 run_bg stall-tcp burst "$NB" +RTS -N2 \
-    "--eventlog-sink=tcp:127.0.0.1:0?buffer=4M&policy=drop&wait=20&linger=1" -RTS
+    "--eventlog-sink=tcp:127.0.0.1:0?buffer=4M&policy=drop&wait=60&linger=1" -RTS
 program_tcp_endpoint stall-tcp
 port=${endpoint##*:}
 exec 3<>"/dev/tcp/127.0.0.1/$port" || fail "stall-tcp: cannot connect to $endpoint"
@@ -259,6 +266,15 @@ cat <&3 >"$T/stall-tcp.eventlog"
 exec 3<&-
 valid stall-tcp "$T/stall-tcp.eventlog" "live-service burst "
 [ "$vs_user" -lt "$NB" ] || fail "stall-tcp: the stalled consumer got all $NB events, yet loss was reported"
+# The figures: the causes add up, the only consumer was cut loose from
+# units (it never read), and units were still queued for it at the
+# linger= deadline (it never caught up).
+rc=0; loss_figures "$T/stall-tcp.prog.err" || rc=$?
+[ "$rc" -eq 0 ] || fail_showing "$T/stall-tcp.prog.err" "stall-tcp: unreadable loss report: ${lf_why:-none}"
+[ "$(loss_cause "$ELS_CAUSE_CUT_LOOSE")" -gt 0 ] \
+    || fail "stall-tcp: no unit counted as $ELS_CAUSE_CUT_LOOSE (cut loose): $lf_causes"
+[ "$(loss_cause "$ELS_CAUSE_LINGER")" -gt 0 ] \
+    || fail "stall-tcp: no unit counted as $ELS_CAUSE_LINGER (still queued at the linger deadline): $lf_causes"
 note "stall-tcp: exit 0; stalled consumer got $vs_user of $NB burst events in $(wc -c <"$T/stall-tcp.eventlog") bytes; $loss"
 
 # UNIX: a receiver whose stdout is a pipe nobody reads until the program
@@ -268,14 +284,14 @@ note "stall-tcp: exit 0; stalled consumer got $vs_user of $NB burst events in $(
 # starts when the first of the two connects).
 rm -f "$T/go"
 (
-    ( "$ELS_SINK_TOOL" recv --retry 20 "unix:$T/st.sock" 2>"$T/stall-unix.recv.err"; echo $? >"$T/stall-unix.rc" ) \
+    ( "$ELS_SINK_TOOL" recv --retry 60 "unix:$T/st.sock" 2>"$T/stall-unix.recv.err"; echo $? >"$T/stall-unix.rc" ) \
         | { while [ ! -e "$T/go" ]; do sleep 0.1; done; cat >"$T/stall-unix.eventlog"; }
 ) &
 spid=$!
 bg_register "$spid"
 start_receiver keep-up "unix:$T/st.sock"
 EVENTLOG_SINK_DEBUG=1 run_bg stall-unix burst "$NB" +RTS -N2 \
-    "--eventlog-sink=unix:$T/st.sock?buffer=4M&policy=drop&wait=20&linger=1" -RTS
+    "--eventlog-sink=unix:$T/st.sock?buffer=4M&policy=drop&wait=60&linger=1" -RTS
 prog_rc=0; wait_pid "$ppid" 120 || prog_rc=$?
 recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
 touch "$T/go"
@@ -302,17 +318,17 @@ note "stall-unix: exit 0; keeping up: $keep_user events; stalled (recv exit $(ca
 # with the header and parses; the last one gets a complete stream.
 # ---------------------------------------------------------------------------
 K=5
-EVENTLOG_SINK_DEBUG=1 run_bg fifo steady $((K * 2 + 10)) +RTS -N2 "--eventlog-sink=fifo:$T/f.fifo" \
+EVENTLOG_SINK_DEBUG=1 start_controlled fifo "$CONTROLLED" run 0 +RTS -N2 "--eventlog-sink=fifo:$T/f.fifo" \
     --eventlog-flush-interval=0.1 -RTS
 for i in $(seq 1 "$K"); do
     name=fifo.$i
-    "$ELS_SINK_TOOL" recv --retry 20 -o "$T/$name.eventlog" "fifo:$T/f.fifo" \
+    "$ELS_SINK_TOOL" recv --retry 60 -o "$T/$name.eventlog" "fifo:$T/f.fifo" \
         >/dev/null 2>"$T/$name.recv.err" &
     r=$!
     bg_register "$r"
     wait_until 30 stream_has_data "$T/$name.eventlog" \
         || fail_showing "$T/$name.recv.err" "$name: no header and block within 30 s"
-    kill -0 "$ppid" 2>/dev/null || fail "fifo: the program ended after $((i - 1)) of $K readers"
+    kill -0 "$ppid" 2>/dev/null || fail_showing "$T/fifo.prog.err" "fifo: the program ended by itself after $((i - 1)) of $K readers"
     kill -TERM "$r"
     rc=0; wait_pid "$r" 30 || rc=$?
     [ "$rc" -eq 3 ] || fail_showing "$T/$name.recv.err" "$name: the reader stopped by SIGTERM exited $rc, expected 3"
@@ -322,6 +338,9 @@ for i in $(seq 1 "$K"); do
         || fail "$name: the writer did not notice reader $i leave"
 done
 start_receiver fifo.last "fifo:$T/f.fifo"
+wait_until 60 stream_has_data "$T/fifo.last.eventlog" \
+    || fail_showing "$T/fifo.last.recv.err" "fifo.last: no header and block within 60 s"
+stop_controlled
 wait_both "$rpid"
 check_program fifo "$prog_rc" "emitted [0-9]* user events"
 check_recv fifo.last "$recv_rc"
@@ -335,7 +354,7 @@ note "fifo: $((K + 1)) readers, each a stream from the header; last complete ($v
 
 # ---------------------------------------------------------------------------
 # f. file: on a full file system (a 2 MB tmpfs; root only).  The program
-# is unharmed, ENOSPC is counted (sink-error) and reported, the file notes
+# is unharmed, ENOSPC is counted ($ELS_CAUSE_SINK_FAILED) and reported, the file notes
 # its losses in-band, and it is an eventlog prefix (possibly ended by
 # DATA_END, which is 2 bytes): ghc-events and the receiver (through a
 # FIFO) read the same events from it and the receiver finds it well
@@ -343,7 +362,7 @@ note "fifo: $((K + 1)) readers, each a stream from the header; last complete ($v
 # ---------------------------------------------------------------------------
 NF=200000
 if [ "$(id -u)" -ne 0 ]; then
-    note "enospc: SKIPPED (mounting a tmpfs needs root)"
+    skip_part enospc "mounting a tmpfs needs root"
 elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$T/mount.err"; then
     mnt=$T/full
     run_fg enospc burst "$NF" +RTS -N2 "--eventlog-sink=file:$mnt/x.eventlog" -RTS
@@ -352,8 +371,8 @@ elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$
     check_program enospc "$prog_rc" "emitted $NF user events"
     loss=$(loss_lines "$T/enospc.prog.err") \
         || fail_showing "$T/enospc.prog.err" "enospc: no loss report at exit"
-    grep -Eq 'dropped [0-9]+ of [0-9]+ units .*sink-error [1-9]' "$T/enospc.prog.err" \
-        || fail_showing "$T/enospc.prog.err" "enospc: the loss report counts no sink-error"
+    grep -Eq "dropped [0-9]+ of [0-9]+ units .*$ELS_CAUSE_SINK_FAILED [1-9]" "$T/enospc.prog.err" \
+        || fail_showing "$T/enospc.prog.err" "enospc: the loss report counts no $ELS_CAUSE_SINK_FAILED"
     size=$(stat -c %s "$T/enospc.eventlog")
     [ "$size" -le $((2 * 1024 * 1024)) ] || fail "enospc: $size bytes on a 2 MB file system"
     valid enospc "$T/enospc.eventlog" "live-service burst "
@@ -361,9 +380,15 @@ elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$
     # The notes are small: after a failed unit is cut off again there is
     # room for them, so the file itself says where it lost data.
     [ "$vs_notes" -gt 0 ] || fail "enospc: no in-band loss note in the file"
-    noted=$(awk '/eventlog-sink: this consumer missed [0-9]+ units/ {
-                    for (i = 1; i <= NF; i++) if ($i == "missed") n += $(i + 1) }
-                 END { print n + 0 }' "$T/enospc.show")
+    read -r noted noted_bytes < <(awk '/eventlog-sink: this consumer missed [0-9]+ units/ {
+                    for (i = 1; i <= NF; i++) {
+                        if ($i == "missed") n += $(i + 1)
+                        if ($i ~ /^\(/) { b += substr($i, 2) } } }
+                 END { print n + 0, b + 0 }' "$T/enospc.show")
+    # The figures: every unit the file sink failed on is counted as
+    # $ELS_CAUSE_SINK_FAILED, and the file says so in-band, unit for unit
+    # and byte for byte (the notes are small enough to fit after a cut).
+    check_noted_losses enospc "$T/enospc.prog.err" "$ELS_CAUSE_SINK_FAILED" "$noted" "$noted_bytes"
     mkfifo "$T/enospc.fifo"
     cat "$T/enospc.eventlog" >"$T/enospc.fifo" &
     bg_register $!
@@ -376,7 +401,7 @@ elif mkdir "$T/full" && mount -t tmpfs -o size=2m,mode=0700 tmpfs "$T/full" 2>"$
     same_count enospc "$T/enospc.recv.err"
     note "enospc: exit 0; file $size bytes, $vs_events events ($vs_user user), recv exit $rc; $vs_notes in-band notes for $noted units; $loss"
 else
-    note "enospc: SKIPPED (cannot mount a tmpfs: $(head -c 200 "$T/mount.err"))"
+    skip_part enospc "cannot mount a tmpfs: $(head -c 200 "$T/mount.err")"
 fi
 
 # ---------------------------------------------------------------------------

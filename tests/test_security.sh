@@ -93,12 +93,12 @@ mode_while_waiting() {
 # ---------------------------------------------------------------------------
 # a. Modes of what the sinks create.
 # ---------------------------------------------------------------------------
-mode_while_waiting unix-default 000 "unix:$T/a.sock?wait=30" "$T/a.sock" "unix:$T/a.sock" 600
-mode_while_waiting unix-default-022 022 "unix:$T/b.sock?wait=30" "$T/b.sock" "unix:$T/b.sock" 600
-mode_while_waiting unix-mode-0660 077 "unix:$T/c.sock?wait=30&mode=0660" "$T/c.sock" "unix:$T/c.sock" 660
-mode_while_waiting unix-mode-0666 022 "unix:$T/d.sock?wait=30&mode=0666" "$T/d.sock" "unix:$T/d.sock" 666
-mode_while_waiting fifo-default 000 "fifo:$T/a.fifo?wait=30" "$T/a.fifo" "fifo:$T/a.fifo" 600
-mode_while_waiting fifo-mode-0640 077 "fifo:$T/b.fifo?wait=30&mode=0640" "$T/b.fifo" "fifo:$T/b.fifo" 640
+mode_while_waiting unix-default 000 "unix:$T/a.sock?wait=60" "$T/a.sock" "unix:$T/a.sock" 600
+mode_while_waiting unix-default-022 022 "unix:$T/b.sock?wait=60" "$T/b.sock" "unix:$T/b.sock" 600
+mode_while_waiting unix-mode-0660 077 "unix:$T/c.sock?wait=60&mode=0660" "$T/c.sock" "unix:$T/c.sock" 660
+mode_while_waiting unix-mode-0666 022 "unix:$T/d.sock?wait=60&mode=0666" "$T/d.sock" "unix:$T/d.sock" 666
+mode_while_waiting fifo-default 000 "fifo:$T/a.fifo?wait=60" "$T/a.fifo" "fifo:$T/a.fifo" 600
+mode_while_waiting fifo-mode-0640 077 "fifo:$T/b.fifo?wait=60&mode=0640" "$T/b.fifo" "fifo:$T/b.fifo" 640
 
 for bad in 4700 2700 1700; do
     run_fg "mode-$bad" "$LIVE_SERVICE" burst 10 +RTS "--eventlog-sink=unix:$T/m.sock?mode=$bad" -RTS
@@ -164,7 +164,7 @@ only_loopback() {
     fi
 }
 
-run_bg tcp-0 burst 100 +RTS "--eventlog-sink=tcp:0?wait=30" -RTS
+run_bg tcp-0 burst 100 +RTS "--eventlog-sink=tcp:0?wait=60" -RTS
 program_tcp_endpoint tcp-0
 case "$endpoint" in
     tcp:127.0.0.1:[1-9]*) ;;
@@ -178,7 +178,7 @@ complete tcp-0 "$T/tcp-0.eventlog" "live-service burst " 100
 # An explicit port without a host: the same.
 for _ in 1 2 3 4 5; do
     port=$(free_tcp_port) || fail "no free TCP port"
-    run_bg tcp-port burst 100 +RTS "--eventlog-sink=tcp:$port?wait=30" -RTS
+    run_bg tcp-port burst 100 +RTS "--eventlog-sink=tcp:$port?wait=60" -RTS
     wait_until 20 grep -q 'waiting up to\|in use' "$T/tcp-port.prog.err" || break
     grep -q 'in use' "$T/tcp-port.prog.err" || break
     wait "$ppid" 2>/dev/null
@@ -237,7 +237,7 @@ if can_run_as "$runner" && can_run_as "$owner"; then
     [ -z "$(ls -A "$T/pub/w")" ] || fail "suid: something was created in $T/pub/w: $(ls -A "$T/pub/w")"
     chmod 0700 "$T"
 else
-    note "suid: SKIPPED (needs root and setpriv to run as unprivileged users $owner and $runner)"
+    skip_part suid "needs root and setpriv to run as unprivileged users $owner and $runner"
 fi
 
 # ---------------------------------------------------------------------------

@@ -11,9 +11,19 @@
  * stopping the feed; every error path with its offset, sticky; random and
  * corrupted input under the sanitizers; each decoder on GHC's layouts and
  * on short payloads; and the in-band note decoder on notes a real writer
- * sent.  Real GHC streams are compared with ghc-events by
+ * sent; and a real eventlog of GHC 9.0.2 (tests/data/) parsed in odd
+ * pieces to exactly the event count ghc-events read from it.  Real GHC
+ * streams are compared with ghc-events by
  * tests/test_parse_ghc_events.sh.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -1114,6 +1124,60 @@ static void decode_notes_from_writer(void)
     free(held_got.p);
 }
 
+/* ------------------------------------------------------------------------
+ * A real eventlog written by GHC 9.0.2's own RTS (tests/data/README): it
+ * must parse to its end, in odd pieces, with exactly as many events as
+ * ghc-events read from it.
+ * ------------------------------------------------------------------------ */
+
+static void real_ghc_sample(void)
+{
+    const char *path = ELS_TEST_DATA_DIR "/ghc-9.0.2-N2.eventlog";
+    const char *count_path = ELS_TEST_DATA_DIR "/ghc-9.0.2-N2.events";
+    FILE *cf = fopen(count_path, "r");
+    CHECK_MSG(cf != NULL, "%s: %s", count_path, strerror(errno));
+    unsigned long long want_events = 0;
+    CHECK_MSG(fscanf(cf, "%llu", &want_events) == 1, "%s: no count", count_path);
+    fclose(cf);
+
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    CHECK_MSG(fd >= 0, "%s: %s", path, strerror(errno));
+    struct els_parser *p;
+    CHECK_OK(els_parser_new(&p, NULL, NULL, 0));
+    static const size_t pieces[] = { 1, 7, 4096, 3, 65536, 13 };
+    uint8_t *buf = malloc(65536);
+    CHECK(buf != NULL);
+    uint64_t total = 0;
+    struct els_parse_status st;
+    for (size_t k = 0;; k++) {
+        size_t want = pieces[k % (sizeof pieces / sizeof pieces[0])];
+        ssize_t n = read(fd, buf, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        CHECK_MSG(n >= 0, "read %s: %s", path, strerror(errno));
+        if (n == 0)
+            break;
+        int r = els_parser_feed(p, buf, (size_t)n, NULL);
+        els_parser_status(p, &st);
+        CHECK_MSG(r == 0, "%s: %s", path, st.error ? st.error : "?");
+        total += (uint64_t)n;
+    }
+    close(fd);
+    free(buf);
+    struct stat sb;
+    CHECK_OK(stat(path, &sb));
+    CHECK_U64(total, ==, (uint64_t)sb.st_size);
+    els_parser_status(p, &st);
+    CHECK_MSG(st.where == ELS_PARSE_ENDED, "%s: %s after %" PRIu64 " bytes",
+              path, els_parse_where_name(st.where), total);
+    CHECK_U64(st.offset, ==, total);
+    CHECK_U64(st.events, ==, want_events);
+    CHECK_U64(st.blocks, >=, 2);        /* one per capability at least */
+    const struct els_event_type *types;
+    CHECK_U64(els_parser_event_types(p, &types), >, 50); /* GHC declares all */
+    els_parser_free(p);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE_T(every_split, 120),
     CHECK_CASE_T(byte_by_byte_and_random_pieces, 120),
@@ -1130,6 +1194,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(decode_layouts),
     CHECK_CASE(decode_notes_text),
     CHECK_CASE_T(decode_notes_from_writer, 60),
+    CHECK_CASE(real_ghc_sample),
 };
 
 CHECK_MAIN(cases)

@@ -101,6 +101,7 @@ static void refused_(int line, struct els_sink_ops ops, int code,
                     needle, last_log);
     if (ops.scheme != NULL && els_sink_lookup(ops.scheme) == p)
         check_fail_(__FILE__, line, "refused table was registered");
+    free((void *)p);    /* refused: the registry kept no pointer to it */
 }
 #define REFUSED(ops, code, needle) refused_(__LINE__, ops, code, needle)
 
@@ -373,6 +374,7 @@ static void option_name_validation(void)
         struct els_sink_ops o = callback_ops("v-opt");
         o.options = opts;
         REFUSED(o, ELS_EINVAL, bad[i][2]);
+        free(opts);
     }
     static const char *const good[] = {
         "mode", "a", "tag_name", "x-y", "abcdefghijklmnopqrstuvwxyzabcde",
@@ -426,9 +428,15 @@ static void full_registry_says_so(void)
         CHECK(els_sink_lookup(tables[i]->scheme) == tables[i]);
     CHECK(els_sink_lookup("unix") == &elsi_sink_unix);
     CHECK(els_sink_lookup(tables[added]->scheme) == NULL);
+    free((void *)tables[added]->scheme);    /* refused: not kept */
+    free((void *)tables[added]);
     /* Still full; a duplicate is still a duplicate. */
-    CHECK_INT(els_sink_register(keep(callback_ops("late"))), ==, -ENOSPC);
-    CHECK_INT(els_sink_register(keep(callback_ops("fill0"))), ==, ELS_EEXIST);
+    const struct els_sink_ops *late = keep(callback_ops("late"));
+    const struct els_sink_ops *dup = keep(callback_ops("fill0"));
+    CHECK_INT(els_sink_register(late), ==, -ENOSPC);
+    CHECK_INT(els_sink_register(dup), ==, ELS_EEXIST);
+    free((void *)late);
+    free((void *)dup);
 }
 
 /* ------------------------------------------------------------------------
@@ -498,6 +506,7 @@ static void concurrent_registration(void)
             winner = t[i].shared;
         } else {
             CHECK_INT(t[i].shared_rc, ==, ELS_EEXIST);
+            free((void *)t[i].shared);  /* refused: not kept */
         }
         for (int j = 0; j < PER_THREAD; j++)
             CHECK(els_sink_lookup(t[i].own[j]->scheme) == t[i].own[j]);
