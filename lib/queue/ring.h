@@ -10,10 +10,10 @@
  *
  * This file does no I/O, takes no locks and starts no threads: the writer
  * serialises every call with its own mutex (see Note [Queue locking] in
- * writer.c).  What the ring guarantees is memory-level: the bytes of a
- * retained unit never move and are never overwritten until it is released,
- * so a reader may read them without the lock once it has seen the unit
- * committed under the lock.
+ * lib/deliver/writer_impl.h).  What the ring guarantees is memory-level:
+ * the bytes of a retained unit never move and are never overwritten until
+ * it is released, so a reader may read them without the lock once it has
+ * seen the unit committed under the lock.
  */
 #ifndef ELS_RING_H
 #define ELS_RING_H

@@ -1,0 +1,222 @@
+/*
+ * writer_impl.h: what the pieces of the writer share.  The writer is one
+ * object (struct els_writer) worked on from two sides: posting threads
+ * (lib/queue/producer.c) and its own writer thread (lib/deliver/loop.c,
+ * consumer.c, release.c); lib/deliver/writer.c opens, closes and reports
+ * on it.  This header holds the object, its consumers, and the Notes that
+ * say who may touch what and when.  Not its job: the ring itself
+ * (queue/ring.h), sinks (sinks/), the eventlog format (format/).
+ */
+#ifndef ELS_WRITER_IMPL_H
+#define ELS_WRITER_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "eventlog-sink.h"
+#include "queue/ring.h"
+#include "sinks/spec.h"
+
+/*
+ * Note [Queue locking]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * w->lock guards the ring (head, tail, descriptors), the cached header,
+ * the counters, the consumer list's membership and the flags below it in
+ * struct els_writer.  It is held only for bookkeeping, never across I/O
+ * or a large copy:
+ *
+ *   - A producer reserves space under the lock, copies the unit with the
+ *     lock released, and commits under the lock.  Reserved space is never
+ *     handed to anyone else, so the copy needs no lock.
+ *   - The writer thread reads the bytes of committed units with the lock
+ *     released.  This is safe because only the writer thread releases
+ *     units, and it releases a unit only when no consumer still needs it;
+ *     a producer writes only into space outside [tail, head).  The mutex
+ *     acquire that made the unit visible orders the producer's copy before
+ *     the writer thread's reads.
+ *   - Per-consumer positions are private to the writer thread.
+ *
+ * Note [Waking the writer thread]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The writer thread sleeps in poll() with no timeout unless it has a timer
+ * (a redial, the stop deadline), so an idle program costs nothing.  Before
+ * sleeping it sets w->polling under the lock after its last look at the
+ * ring; a producer that commits afterwards sees polling set and writes one
+ * byte to the wake pipe (at most one until the thread drains it:
+ * wake_pending).  A producer that committed before that look needs no
+ * wake-up.  So the common case of a busy writer costs producers no system
+ * call at all.
+ *
+ * Note [What is dropped, and who is told]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A unit can be lost in three places, each counted by cause:
+ *   1. At the door (producer side): policy=drop and no room, block:MS
+ *      expired, or the unit is larger than the whole ring.  The loss is
+ *      remembered as a gap carried by the next unit that does get in, and
+ *      every consumer that reaches that unit is first sent a note.
+ *   2. In the ring (writer side): under policy=drop, when the ring cannot
+ *      take another unit as large as the largest seen, the writer frees the
+ *      oldest half.  Consumers still behind that point are cut loose: each
+ *      finishes the unit it was in the middle of (copied aside, so the
+ *      stream stays well formed), is sent a note saying how much it missed,
+ *      and resumes at a unit boundary.  With no consumer at all the same
+ *      rule keeps the newest data for a late joiner (cause no-consumer).
+ *   3. On the way out: a consumer fails on a unit (ENOSPC on a file).  A
+ *      regular file is truncated back to the unit's start, so what is on
+ *      disk stays a valid eventlog prefix; the consumer gets a note next.
+ * Under policy=block nothing is dropped in 1 (without MS) or 2: producers
+ * wait for the slowest consumer, which is what that policy means.
+ * The header chunk is never dropped: it is kept apart and sent first to
+ * every consumer.  DATA_END waits for room (up to linger=) whatever the
+ * policy, so a stream that reaches its end is complete.
+ */
+
+enum consumer_style { CONSUMER_FD, CONSUMER_CALLBACK };
+
+struct consumer {
+    struct consumer *next;
+    uint64_t id;
+    enum consumer_style style;
+    int fd;                     /* -1 for callback sinks */
+    bool is_socket, is_regular;
+    bool dialled;               /* from dial(): redial after it goes */
+    bool connecting;            /* non-blocking connect in progress */
+    bool read_closed;           /* peer shut its sending side */
+    bool want_out;              /* last write would block: poll POLLOUT */
+    bool dead;                  /* to be removed */
+
+    size_t header_off;          /* header bytes sent */
+    /* Private bytes to send before the next ring unit: the rest of a unit
+     * the consumer was cut loose in (see Note [What is dropped...]) and
+     * notes. */
+    uint8_t *priv;
+    size_t priv_len, priv_off, priv_cap;
+    uint64_t seq;               /* next ring unit */
+    size_t unit_off;            /* bytes of unit seq already sent */
+    bool unit_announced;        /* notes for unit seq already queued */
+    uint64_t lost_units, lost_bytes;    /* missed, not yet announced */
+    uint64_t last_time;         /* end time of the last block sent */
+    off_t file_piece_start;     /* regular files: where this piece began */
+    uint64_t retry_at_ms;       /* regular files after an error */
+};
+
+struct els_writer {
+    struct elsi_spec spec;
+    const struct els_sink_ops *ops;
+    void *sink;
+    char endpoint[256];
+
+    pthread_mutex_t lock;
+    pthread_cond_t room;        /* producers waiting for room */
+    pthread_cond_t changed;     /* a consumer attached (wait=) */
+    struct elsi_ring ring;
+    uint64_t max_unit_seen;
+
+    /* --- guarded by lock (Note [Queue locking]) --- */
+    uint8_t *header;
+    size_t header_len;
+    uint64_t gap_units, gap_bytes;
+    uint8_t gap_cause;
+    uint64_t gap_caps;          /* bit c: blocks of capability c in the gap */
+    bool gap_global;            /* global blocks in the gap */
+    uint64_t released_units, released_bytes;   /* ever released */
+    struct els_stats st;
+    struct els_cap_stats caps[ELS_MAX_CAPS];
+    struct consumer *consumers;
+    unsigned room_waiters;
+    bool polling, wake_pending;
+    bool flush_requested;
+    bool stopping;
+    uint64_t stop_deadline_ms;
+    bool forked;                /* this copy lives in a forked child */
+    bool sink_closed;           /* ops->close already called */
+
+    /* --- writer thread only --- */
+    pthread_t thread;
+    bool thread_started;
+    int wake[2];
+    uint64_t next_consumer_id;
+    bool dial_active;           /* a dialled consumer exists */
+    uint64_t next_dial_ms;
+    unsigned dial_backoff_ms;
+    uint8_t scratch[4096];
+    uint8_t *join_buf;          /* callback sinks: a unit that wraps */
+    size_t join_cap;
+
+    struct els_writer *next_open;   /* all_writers list, for fork */
+};
+
+#define DIAL_BACKOFF_MIN_MS 100u
+#define DIAL_BACKOFF_MAX_MS 5000u
+/* After a failed write to a consumer that stays attached (a regular file,
+ * a callback sink): when to try that consumer again. */
+#define RETRY_AFTER_FAILURE_MS 100u
+/* Descriptors per byte of ring: RTS units are at most 2 MiB but flushes
+ * make small ones; allow one descriptor per 4 KiB, at least 1024. */
+#define UNITS_PER_BYTE_SHIFT 12
+
+static inline uint64_t elsi_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static inline void elsi_deadline_timespec(uint64_t ms_from_now, struct timespec *ts)
+{
+    /* Condition variables of the writer use CLOCK_MONOTONIC (see
+     * els_writer_open). */
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += (time_t)(ms_from_now / 1000u);
+    ts->tv_nsec += (long)(ms_from_now % 1000u) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The writer thread (loop.c)
+// ---------------------------------------------------------------------------
+
+/* The writer thread's body; arg is the writer. */
+void *elsi_writer_main(void *arg);
+
+/* Wake the writer thread if it is asleep.  Lock held; returns whether the
+ * caller must call elsi_writer_send_wake() after unlocking.  See Note
+ * [Waking the writer thread]. */
+bool elsi_writer_need_wake(struct els_writer *w);
+void elsi_writer_send_wake(struct els_writer *w);
+
+// ---------------------------------------------------------------------------
+// Consumers (consumer.c; writer thread only, except where said)
+// ---------------------------------------------------------------------------
+
+struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
+                                      enum consumer_style style, bool dialled);
+/* Close c's descriptor (shutdown first if graceful) and free it; c must
+ * be off the list.  Also used by els_writer_close() in a forked child. */
+void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful);
+void elsi_consumers_reap(struct els_writer *w);
+void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
+                        const uint8_t *header, size_t header_len,
+                        uint64_t visible);
+bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
+                             uint64_t visible);
+void elsi_consumer_input(struct els_writer *w, struct consumer *c,
+                         short revents);
+/* Lock held. */
+void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
+
+// ---------------------------------------------------------------------------
+// Releasing units (release.c; writer thread, lock held)
+// ---------------------------------------------------------------------------
+
+void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause);
+bool elsi_release_units(struct els_writer *w);
+
+#endif /* ELS_WRITER_IMPL_H */
