@@ -18,7 +18,11 @@
  * Thread safety: els_writer_write() may be called from any number of
  * threads at once.  els_writer_stats() may be called from any thread at
  * any time while the writer is open.  All other calls on one writer must
- * not overlap each other.
+ * not overlap each other, except that els_writer_write() and
+ * els_writer_flush() may overlap els_writer_close(): close waits for the
+ * writes already under way, and calls that begin once close has begun
+ * return ELS_ESTOPPED.  No call may begin after close has returned (the
+ * writer is freed).
  *
  * This header compiles on its own in C99 and C++.  The GHC glue
  * (EventLogWriter, RtsConfig) lives in <eventlog-sink/ghc.h>.
@@ -214,7 +218,7 @@ int els_writer_cap_stats(struct els_writer *w, unsigned cap,
                          struct els_cap_stats *out);
 
 /* Ask the writer thread to push out what is queued now and to call the
- * sink's flush.  Does not wait for it. */
+ * sink's flush.  Does not wait for it.  ELS_ESTOPPED once close began. */
 int els_writer_flush(struct els_writer *w);
 
 /* Stop accepting units, deliver what is queued to every consumer within

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -165,6 +164,7 @@ static void writer_free(struct els_writer *w)
     free(w->join_buf);
     pthread_cond_destroy(&w->room);
     pthread_cond_destroy(&w->changed);
+    pthread_cond_destroy(&w->producers_left);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
@@ -208,6 +208,7 @@ int els_writer_open(const char *spec, struct els_writer **out,
     pthread_mutex_init(&w->lock, NULL);
     init_monotonic_cond(&w->room);
     init_monotonic_cond(&w->changed);
+    init_monotonic_cond(&w->producers_left);
     w->dial_backoff_ms = DIAL_BACKOFF_MIN_MS;
 
     int r = elsi_spec_parse(spec, &w->spec, err, err_len);
@@ -333,22 +334,20 @@ int els_writer_close(struct els_writer *w)
     pthread_mutex_lock(&w->lock);
     w->stopping = true;
     w->stop_deadline_ms = elsi_now_ms() + w->spec.linger_ms;
-    bool wake = elsi_writer_need_wake(w);
-    pthread_cond_broadcast(&w->room);   /* blocked producers give up */
-    pthread_mutex_unlock(&w->lock);
-    if (wake)
+    if (elsi_writer_need_wake(w))
         elsi_writer_send_wake(w);
+    pthread_cond_broadcast(&w->room);   /* blocked producers give up */
+    /* Note [Producers in flight]: after this, none will touch w. */
+    while (w->producers > 0)
+        pthread_cond_wait(&w->producers_left, &w->lock);
+    pthread_mutex_unlock(&w->lock);
     if (w->thread_started)
         pthread_join(w->thread, NULL);
 
-    /* Producers blocked for room were woken above and see stopping; wait
-     * for them to leave before freeing what they wait on. */
     pthread_mutex_lock(&w->lock);
-    while (w->room_waiters > 0) {
-        pthread_mutex_unlock(&w->lock);
-        sched_yield();
-        pthread_mutex_lock(&w->lock);
-    }
+    /* Units committed after the writer thread finished were never sent. */
+    while (w->ring.tail_seq < w->ring.committed_seq)
+        elsi_release_oldest(w, ELS_DROP_STOPPED);
     struct els_stats s = w->st;
     pthread_mutex_unlock(&w->lock);
 

@@ -40,6 +40,21 @@
  *     the writer thread's reads.
  *   - Per-consumer positions are private to the writer thread.
  *
+ * Note [Producers in flight]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * els_writer_close() frees the writer, and producers may be inside
+ * els_writer_write() when it begins (libuv's rule for uv_close(): free
+ * only after every caller has left).  w->producers counts the calls that
+ * got past the stopping check and have not left; a producer touches w
+ * outside the lock only to copy into its reserved space, and wakes the
+ * writer thread before its last unlock, so once close has set stopping
+ * and seen producers == 0 under the lock no producer will touch w again
+ * (new calls see stopping and return ELS_ESTOPPED without touching
+ * anything after their unlock).  Close waits on producers_left; the wait
+ * is short, because a producer waiting for room gives up as soon as it
+ * sees stopping and a copy is a memcpy.  A call that starts after close
+ * returned is the caller's bug, as for any freed object.
+ *
  * Note [Waking the writer thread]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The writer thread sleeps in poll() with no timeout unless it has a timer
@@ -128,6 +143,8 @@ struct els_writer {
     struct els_cap_stats caps[ELS_MAX_CAPS];
     struct consumer *consumers;
     unsigned room_waiters;
+    unsigned producers;         /* Note [Producers in flight] */
+    pthread_cond_t producers_left;
     bool polling, wake_pending;
     bool flush_requested;
     bool stopping;

@@ -72,6 +72,19 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len)
     return els_writer_write_reason(w, unit, len, ELS_REASON_UNKNOWN);
 }
 
+/* Leave els_writer_write() with the lock held: wake the writer thread if
+ * asked, stop counting as in flight, unlock.  Nothing of w is touched
+ * after this (Note [Producers in flight]). */
+static int producer_leave(struct els_writer *w, bool wake, int result)
+{
+    if (wake)
+        elsi_writer_send_wake(w);
+    if (--w->producers == 0 && w->stopping)
+        pthread_cond_broadcast(&w->producers_left);
+    pthread_mutex_unlock(&w->lock);
+    return result;
+}
+
 int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
                             enum els_write_reason reason)
 {
@@ -92,13 +105,10 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         pthread_mutex_unlock(&w->lock);
         return ELS_ESTOPPED;
     }
+    w->producers++;
     if (info.kind == ELSI_UNIT_KIND_HEADER) {
         int r = cache_header(w, unit, len);
-        bool wake = elsi_writer_need_wake(w);
-        pthread_mutex_unlock(&w->lock);
-        if (wake)
-            elsi_writer_send_wake(w);
-        return r;
+        return producer_leave(w, elsi_writer_need_wake(w), r);
     }
 
     /* A unit is counted as accepted in the same critical section that
@@ -106,8 +116,7 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
      * every snapshot, even while a producer waits for room. */
     if (len > w->ring.cap || len > UINT32_MAX) {
         drop_at_door(w, len, info.cap, ELS_DROP_TOO_BIG);
-        pthread_mutex_unlock(&w->lock);
-        return 1;
+        return producer_leave(w, false, 1);
     }
 
     struct elsi_unit meta = {
@@ -142,17 +151,10 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         if (!may_wait || w->stopping) {
             drop_at_door(w, len, info.cap,
                          w->stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL);
-            pthread_mutex_unlock(&w->lock);
-            if (wake)
-                elsi_writer_send_wake(w);
-            return 1;
+            return producer_leave(w, wake, 1);
         }
-        if (wake) {
-            pthread_mutex_unlock(&w->lock);
+        if (wake)
             elsi_writer_send_wake(w);
-            pthread_mutex_lock(&w->lock);
-            continue;
-        }
         w->room_waiters++;
         int rc = 0;
         if (wait_ms < 0)
@@ -162,8 +164,7 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         w->room_waiters--;
         if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->ring, len)) {
             drop_at_door(w, len, info.cap, ELS_DROP_BLOCK_TIMEOUT);
-            pthread_mutex_unlock(&w->lock);
-            return 1;
+            return producer_leave(w, false, 1);
         }
     }
     w->gap_units = w->gap_bytes = 0;
@@ -181,6 +182,7 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
     w->st.bytes_queued += len;
     pthread_mutex_unlock(&w->lock);
 
+    /* In flight: the only access to w outside the lock. */
     memcpy(iov[0].iov_base, unit, iov[0].iov_len);
     if (iov[1].iov_len)
         memcpy(iov[1].iov_base, (const uint8_t *)unit + iov[0].iov_len,
@@ -188,11 +190,7 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
 
     pthread_mutex_lock(&w->lock);
     elsi_ring_commit(&w->ring, seq);
-    bool wake = elsi_writer_need_wake(w);
-    pthread_mutex_unlock(&w->lock);
-    if (wake)
-        elsi_writer_send_wake(w);
-    return 0;
+    return producer_leave(w, elsi_writer_need_wake(w), 0);
 }
 
 int els_writer_flush(struct els_writer *w)
@@ -200,10 +198,13 @@ int els_writer_flush(struct els_writer *w)
     if (w == NULL)
         return ELS_EINVAL;
     pthread_mutex_lock(&w->lock);
+    if (w->stopping) {
+        pthread_mutex_unlock(&w->lock);
+        return ELS_ESTOPPED;
+    }
     w->flush_requested = true;
-    bool wake = elsi_writer_need_wake(w);
+    if (elsi_writer_need_wake(w))
+        elsi_writer_send_wake(w);   /* under the lock: see producer_leave() */
     pthread_mutex_unlock(&w->lock);
-    if (wake)
-        elsi_writer_send_wake(w);
     return 0;
 }
