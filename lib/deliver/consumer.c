@@ -31,31 +31,72 @@
 #include "queue/ring.h"
 #include "sinks/fdutil.h"
 
-static int consumer_priv_append(struct consumer *c, const void *data, size_t len)
+/* Give back c's private buffer once it is sent: an idle consumer holds
+ * no memory (Note [Consumer memory]). */
+static void consumer_priv_drop(struct els_writer *w, struct consumer *c)
+{
+    w->priv_bytes -= c->priv_cap;
+    free(c->priv);
+    c->priv = NULL;
+    c->priv_cap = c->priv_len = c->priv_off = 0;
+}
+
+/* Append to c's private bytes within consumer-memory=.  0, ELS_ENOMEM,
+ * or -ENOBUFS when the bound would be exceeded (Note [Consumer memory]). */
+static int consumer_priv_append(struct els_writer *w, struct consumer *c,
+                                const void *data, size_t len)
 {
     if (c->priv_off == c->priv_len)
         c->priv_off = c->priv_len = 0;
-    if (c->priv_len + len > c->priv_cap) {
+    size_t need = c->priv_len + len;
+    if (need > c->priv_cap) {
         size_t cap = c->priv_cap ? c->priv_cap : 256;
-        while (cap < c->priv_len + len)
+        while (cap < need)
             cap *= 2;
+        uint64_t others = w->priv_bytes - c->priv_cap;
+        if (others + cap > w->spec.consumer_memory)
+            cap = need;     /* exactly what it takes, if that fits */
+        if (others + cap > w->spec.consumer_memory)
+            return -ENOBUFS;
         uint8_t *p = realloc(c->priv, cap);
         if (p == NULL)
             return ELS_ENOMEM;
+        w->priv_bytes = others + cap;
+        if (w->priv_bytes > w->priv_bytes_peak)
+            w->priv_bytes_peak = w->priv_bytes;
         c->priv = p;
         c->priv_cap = cap;
     }
     memcpy(c->priv + c->priv_len, data, len);
-    c->priv_len += len;
+    c->priv_len = need;
     return 0;
 }
 
-/* Queue an in-band note for c (a global block with one log message). */
-static void consumer_note(struct consumer *c, uint64_t timestamp,
-                          const char *fmt, ...) ELSI_PRINTF(3, 4);
+static void consumer_kill(struct els_writer *w, struct consumer *c,
+                          const char *why, int err);
 
-static void consumer_note(struct consumer *c, uint64_t timestamp,
-                          const char *fmt, ...)
+/* c cannot be given bytes it must have (a note about its losses, the rest
+ * of a unit it is in the middle of): its stream cannot go on well formed,
+ * so it is closed, and counted when for want of consumer-memory=. */
+static void consumer_starved(struct els_writer *w, struct consumer *c, int err)
+{
+    if (c->dead)
+        return;
+    if (err == -ENOBUFS) {
+        w->dropped_for_memory++;
+        consumer_kill(w, c, "over the consumer-memory= bound", 0);
+    } else {
+        consumer_kill(w, c, "out of memory", err);
+    }
+}
+
+/* Queue an in-band note for c (a global block with one log message). */
+static void consumer_note(struct els_writer *w, struct consumer *c,
+                          uint64_t timestamp, const char *fmt, ...)
+    ELSI_PRINTF(4, 5);
+
+static void consumer_note(struct els_writer *w, struct consumer *c,
+                          uint64_t timestamp, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -64,9 +105,31 @@ static void consumer_note(struct consumer *c, uint64_t timestamp,
     va_end(ap);
     uint8_t block[512];
     size_t n = elsi_note_encode(block, sizeof block, timestamp, msg);
-    if (n == 0 || consumer_priv_append(c, block, n) != 0)
-        elsi_log(ELS_LOG_WARN, "consumer %" PRIu64 ": could not queue note: %s",
-                 c->id, msg);
+    int r = n == 0 ? ELS_EINVAL : consumer_priv_append(w, c, block, n);
+    if (r != 0)
+        consumer_starved(w, c, r);
+}
+
+/* May a consumer on fd hold producers back under policy=block?  See
+ * Note [Trusted consumers]. */
+static bool consumer_is_trusted(int fd, enum consumer_style style, bool dialled)
+{
+    if (style == CONSUMER_CALLBACK || dialled)
+        return true;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0 ||
+        ss.ss_family != AF_UNIX)
+        return false;
+#if defined(SO_PEERCRED)
+    struct ucred cred;
+    socklen_t clen = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
+        return false;
+    return cred.uid == geteuid() || cred.uid == 0;
+#else
+    return false;
+#endif
 }
 
 struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
@@ -83,6 +146,11 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     c->style = style;
     c->fd = fd;
     c->dialled = dialled;
+    c->trusted = consumer_is_trusted(fd, style, dialled);
+    if (!c->trusted && w->spec.policy == ELSI_POLICY_BLOCK)
+        elsi_log(ELS_LOG_DEBUG, "%s: consumer %" PRIu64 " is not trusted to "
+                 "hold the program back: served as under policy=drop",
+                 w->endpoint, c->id);
     if (fd >= 0) {
         struct stat sb;
         c->is_socket = elsi_is_socket(fd);
@@ -105,7 +173,7 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     pthread_mutex_unlock(&w->lock);
 
     if (missed_units > 0)
-        consumer_note(c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run; "
+        consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run; "
                       "%" PRIu64 " earlier units (%" PRIu64 " bytes) were no "
                       "longer queued", c->id, missed_units, missed_bytes);
     elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " attached", c->id);
@@ -121,7 +189,7 @@ void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
             shutdown(c->fd, SHUT_WR);
         elsi_close(c->fd);
     }
-    free(c->priv);
+    consumer_priv_drop(w, c);
     free(c);
 }
 
@@ -156,13 +224,20 @@ void elsi_consumers_reap(struct els_writer *w)
     }
 }
 
-static void consumer_kill(struct consumer *c, const char *why, int err)
+static void consumer_kill(struct els_writer *w, struct consumer *c,
+                          const char *why, int err)
 {
-    if (!c->dead)
-        elsi_log(err == -EPIPE || err == -ECONNRESET || err == 0
-                     ? ELS_LOG_DEBUG : ELS_LOG_WARN,
-                 "consumer %" PRIu64 " closed: %s%s%s", c->id, why,
-                 err ? ": " : "", err ? els_strerror(err) : "");
+    if (!c->dead) {
+        /* A peer hanging up is routine; anything else is worth a line,
+         * but many consumers can fail at once. */
+        if (err == -EPIPE || err == -ECONNRESET || strcmp(why, "hung up") == 0)
+            elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " closed: %s", c->id, why);
+        else
+            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                             "%s: consumer %" PRIu64 " closed: %s%s%s",
+                             w->endpoint, c->id, why, err ? ": " : "",
+                             err ? els_strerror(err) : "");
+    }
     c->dead = true;
 }
 
@@ -184,7 +259,10 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
             if (total > w->join_cap) {
                 uint8_t *p = realloc(w->join_buf, total);
                 if (p == NULL) {
-                    elsi_log(ELS_LOG_ERROR, "out of memory joining a unit");
+                    elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_ERROR,
+                                     "%s: out of memory joining a unit",
+                                     w->endpoint);
+                    c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
                     return -1;
                 }
                 w->join_buf = p;
@@ -196,8 +274,9 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
         }
         int r = w->ops->write(w->sink, buf, total);
         if (r < 0) {
-            elsi_log(ELS_LOG_WARN, "%s sink write failed: %s",
-                     w->spec.scheme, els_strerror(r));
+            elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                             "%s: sink write failed: %s", w->endpoint,
+                             els_strerror(r));
             /* No descriptor to poll: the retry timer wakes us. */
             c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
             return -1;
@@ -213,15 +292,18 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
     }
     if (c->is_regular) {
         /* Keep the file a valid eventlog prefix: cut the partial piece. */
-        if (ftruncate(c->fd, c->file_piece_start) != 0 ||
-            lseek(c->fd, c->file_piece_start, SEEK_SET) < 0)
-            elsi_log(ELS_LOG_WARN, "could not roll back a partial write: %s",
-                     strerror(errno));
-        elsi_log(ELS_LOG_WARN, "file write failed: %s", els_strerror((int)n));
+        bool rolled_back = ftruncate(c->fd, c->file_piece_start) == 0 &&
+                           lseek(c->fd, c->file_piece_start, SEEK_SET) >= 0;
+        int e = errno;
+        elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: write failed: %s%s%s", w->endpoint,
+                         els_strerror((int)n),
+                         rolled_back ? "" : "; could not cut the partial block: ",
+                         rolled_back ? "" : strerror(e));
         c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
         return -1;
     }
-    consumer_kill(c, "write failed", (int)n);
+    consumer_kill(w, c, "write failed", (int)n);
     return -1;
 }
 
@@ -261,20 +343,35 @@ static void gap_owners(const struct elsi_unit *u, char *buf, size_t len)
         snprintf(buf, len, "unknown origin");
 }
 
+/* What c's losses since its last note were, in the words of the drop
+ * causes (README, "Losses and counters"). */
+static const char *consumer_loss_text(const struct consumer *c)
+{
+    bool slow = c->lost_causes & (1u << ELS_DROP_SLOW_CONSUMER);
+    bool failed = c->lost_causes & (1u << ELS_DROP_SINK_ERROR);
+    if (slow && failed)
+        return "slow-consumer (it fell behind and was cut loose) and "
+               "sink-error (writing them failed)";
+    return slow ? "slow-consumer (it fell behind and was cut loose)"
+                : "sink-error (writing them failed)";
+}
+
 /* Before c starts unit u: queue the notes it is owed. */
-static void consumer_announce(struct consumer *c, const struct elsi_unit *u)
+static void consumer_announce(struct els_writer *w, struct consumer *c,
+                              const struct elsi_unit *u)
 {
     uint64_t ts = u->start_time ? u->start_time : c->last_time;
     if (c->lost_units > 0) {
-        consumer_note(c, ts, "eventlog-sink: this consumer missed %" PRIu64
-                      " units (%" PRIu64 " bytes) here: it fell behind or "
-                      "failed to take them", c->lost_units, c->lost_bytes);
+        consumer_note(w, c, ts, "eventlog-sink: this consumer missed %" PRIu64
+                      " units (%" PRIu64 " bytes) here: %s", c->lost_units,
+                      c->lost_bytes, consumer_loss_text(c));
         c->lost_units = c->lost_bytes = 0;
+        c->lost_causes = 0;
     }
     if (u->gap_units > 0) {
         char whose[200];
         gap_owners(u, whose, sizeof whose);
-        consumer_note(c, ts, "eventlog-sink: %" PRIu64 " units (%" PRIu64
+        consumer_note(w, c, ts, "eventlog-sink: %" PRIu64 " units (%" PRIu64
                       " bytes) dropped here: %s; blocks of %s", u->gap_units,
                       u->gap_bytes,
                       els_drop_cause_name((enum els_drop_cause)u->gap_cause),
@@ -316,7 +413,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             ssize_t n = consumer_write(w, c, &iov, 1);
             if (n < 0) {
                 if (consumer_outlives_failure(c))
-                    c->priv_off = c->priv_len;  /* notes lost with the write */
+                    consumer_priv_drop(w, c);   /* notes lost with the write */
                 return;
             }
             if (n == 0)
@@ -324,6 +421,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             c->priv_off += (size_t)n;
             if (c->priv_off < c->priv_len)
                 continue;
+            consumer_priv_drop(w, c);
             consumer_piece_done(c);
         }
         if (c->seq >= visible)
@@ -332,7 +430,9 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
          * unit is retained (Note [Queue locking]). */
         struct elsi_unit *u = elsi_ring_unit_at(&w->ring, c->seq);
         if (c->unit_off == 0 && !c->unit_announced) {
-            consumer_announce(c, u);
+            consumer_announce(w, c, u);
+            if (c->dead)
+                return;
             if (c->priv_off < c->priv_len)
                 continue;
         }
@@ -343,6 +443,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             if (consumer_outlives_failure(c)) { /* the unit is lost for c */
                 c->lost_units++;
                 c->lost_bytes += u->len;
+                c->lost_causes |= 1u << ELS_DROP_SINK_ERROR;
                 u->failed = true;
                 c->seq++;
                 c->unit_off = 0;
@@ -384,8 +485,18 @@ void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
         struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
         struct iovec iov[2];
         int cnt = elsi_ring_iov(&w->ring, u, c->unit_off, iov);
-        for (int i = 0; i < cnt; i++)
-            consumer_priv_append(c, iov[i].iov_base, iov[i].iov_len);
+        size_t len_before = c->priv_len;
+        int r = 0;
+        for (int i = 0; i < cnt && r == 0; i++)
+            r = consumer_priv_append(w, c, iov[i].iov_base, iov[i].iov_len);
+        if (r != 0) {
+            /* Half a unit cannot be followed by anything well formed:
+             * this consumer ends here, and the unit is not delivered by
+             * it (others may still deliver it). */
+            c->priv_len = len_before;
+            consumer_starved(w, c, r);
+            return;
+        }
         if (u->end_time)
             c->last_time = u->end_time;
         u->delivered = true;    /* it will have been, in full */
@@ -395,8 +506,10 @@ void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
         struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
         lost_units++;
         lost_bytes += u->len;
-        u->failed = true;
+        u->skipped = true;
     }
+    if (lost_units > 0)
+        c->lost_causes |= 1u << ELS_DROP_SLOW_CONSUMER;
     /* The writer-wide count is taken when the units are released: only a
      * unit some other consumer received is a consumer loss; one nobody
      * received is dropped (release_oldest). */
@@ -420,7 +533,7 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
                  * -EAGAIN; the redial backoff applies. */
                 c->dead = true;
             } else if (err != 0) {
-                consumer_kill(c, "connect failed", -err);
+                consumer_kill(w, c, "connect failed", -err);
             }
             else
                 c->connecting = false;
@@ -437,8 +550,8 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
         if (n == 0)
             c->read_closed = true;
         else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-            consumer_kill(c, "read failed", -errno);
+            consumer_kill(w, c, "read failed", -errno);
     }
     if (revents & (POLLERR | POLLHUP | POLLNVAL))
-        consumer_kill(c, "hung up", 0);
+        consumer_kill(w, c, "hung up", 0);
 }

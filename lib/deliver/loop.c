@@ -63,27 +63,75 @@ static void dial_maybe(struct els_writer *w, uint64_t now)
     if (fd >= 0)
         elsi_close(fd);
     if (r != -EAGAIN)
-        elsi_log(ELS_LOG_WARN, "%s: %s", w->endpoint, els_strerror(r));
+        elsi_log_limited(&w->dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: %s", w->endpoint, els_strerror(r));
     w->next_dial_ms = now + w->dial_backoff_ms;
     w->dial_backoff_ms *= 2;
     if (w->dial_backoff_ms > DIAL_BACKOFF_MAX_MS)
         w->dial_backoff_ms = DIAL_BACKOFF_MAX_MS;
 }
 
+static size_t live_consumers(const struct els_writer *w)
+{
+    size_t n = 0;
+    for (const struct consumer *c = w->consumers; c != NULL; c = c->next)
+        n += !c->dead;
+    return n;
+}
+
+/* Accept every pending client.  Over max-consumers= a client is accepted
+ * and closed at once (it learns immediately, and holds nothing). */
 static void accept_all(struct els_writer *w)
 {
+    size_t live = live_consumers(w);
     for (;;) {
         int fd = -1;
         int r = w->ops->accept(w->sink, &fd);
-        if (r == -EAGAIN)
-            return;
-        if (r != 0) {
-            /* EMFILE and friends: keep serving the consumers we have. */
-            elsi_log(ELS_LOG_WARN, "%s: accept: %s", w->endpoint, els_strerror(r));
+        if (r == -EAGAIN) {
+            w->accept_backoff_ms = 0;
             return;
         }
-        elsi_consumer_attach(w, fd, CONSUMER_FD, false);
+        if (r != 0) {
+            /* Out of descriptors (EMFILE, ENFILE) or the like: the client
+             * stays queued and poll() would report it again at once, so
+             * the listener rests (doubling) while the consumers we have
+             * are served. */
+            w->accept_errors++;
+            unsigned b = w->accept_backoff_ms;
+            b = b == 0 ? ACCEPT_BACKOFF_MIN_MS
+                       : (b * 2 > ACCEPT_BACKOFF_MAX_MS ? ACCEPT_BACKOFF_MAX_MS
+                                                        : b * 2);
+            w->accept_backoff_ms = b;
+            w->listen_resume_ms = elsi_now_ms() + b;
+            elsi_log_limited(&w->accept_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                             "%s: accept: %s; not accepting for %u ms",
+                             w->endpoint, els_strerror(r), b);
+            return;
+        }
+        w->accept_backoff_ms = 0;
+        if (live >= w->spec.max_consumers) {
+            elsi_close(fd);
+            w->refused++;
+            elsi_log_limited(&w->refuse_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                             "%s: refused a consumer: %zu connected already "
+                             "(max-consumers=%u)", w->endpoint, live,
+                             (unsigned)w->spec.max_consumers);
+            continue;
+        }
+        if (elsi_consumer_attach(w, fd, CONSUMER_FD, false) != NULL)
+            live++;
     }
+}
+
+/* Make the writer thread's own counters visible to els_writer_stats().
+ * Lock held. */
+static void publish_counters(struct els_writer *w)
+{
+    w->st.consumer_memory = w->priv_bytes;
+    w->st.consumer_memory_peak = w->priv_bytes_peak;
+    w->st.consumers_dropped_memory = w->dropped_for_memory;
+    w->st.consumers_refused = w->refused;
+    w->st.accept_errors = w->accept_errors;
 }
 
 /* After an unexpected failure (no memory, poll error): wait a little
@@ -130,6 +178,7 @@ void *elsi_writer_main(void *arg)
         pthread_mutex_lock(&w->lock);
         if (elsi_release_units(w) && w->room_waiters > 0)
             pthread_cond_broadcast(&w->room);
+        publish_counters(w);
         bool all_caught_up = true;
         size_t n_cons = 0;
         for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
@@ -179,7 +228,9 @@ void *elsi_writer_main(void *arg)
             if (nc != NULL)
                 pcons = nc;
             if (np == NULL || nc == NULL) {
-                elsi_log(ELS_LOG_ERROR, "out of memory in the writer thread");
+                elsi_log_limited(&w->loop_log, ELSI_LOG_INTERVAL_MS,
+                                 ELS_LOG_ERROR, "%s: out of memory in the "
+                                 "writer thread", w->endpoint);
                 writer_pause(w);
                 continue;
             }
@@ -189,13 +240,17 @@ void *elsi_writer_main(void *arg)
         pfds[n] = (struct pollfd){ .fd = w->wake[0], .events = POLLIN };
         pcons[n++] = NULL;
         int listen_fd = -1;
-        if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
-            listen_fd = w->ops->listen_fd(w->sink);
-            pfds[n] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
-            pcons[n++] = NULL;
-        }
         int timeout = -1;
         uint64_t t = elsi_now_ms();
+        if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
+            if (t >= w->listen_resume_ms) {
+                listen_fd = w->ops->listen_fd(w->sink);
+                pfds[n] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+                pcons[n++] = NULL;
+            } else {
+                timeout = (int)(w->listen_resume_ms - t);
+            }
+        }
         for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
             if (c->retry_at_ms) {
                 int d = c->retry_at_ms > t ? (int)(c->retry_at_ms - t) : 0;
@@ -235,7 +290,9 @@ void *elsi_writer_main(void *arg)
 
         if (pr < 0) {
             if (poll_errno != EINTR) {
-                elsi_log(ELS_LOG_ERROR, "poll: %s", strerror(poll_errno));
+                elsi_log_limited(&w->loop_log, ELSI_LOG_INTERVAL_MS,
+                                 ELS_LOG_ERROR, "%s: poll: %s", w->endpoint,
+                                 strerror(poll_errno));
                 writer_pause(w);
             }
             continue;
@@ -255,10 +312,22 @@ void *elsi_writer_main(void *arg)
         elsi_consumers_reap(w);
     }
 
-    /* Stopped: whatever is still queued was not delivered in time. */
+    /* Stopped: whatever is still queued was not delivered in time, to a
+     * consumer that was too slow, or for want of one. */
     pthread_mutex_lock(&w->lock);
+    uint64_t behind = 0;
+    bool any = false;
+    for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+        if (c->dead)
+            continue;
+        any = true;
+        if (!elsi_consumer_caught_up(c, w->header_len, w->ring.committed_seq))
+            behind++;
+    }
+    w->st.consumers_behind_at_stop += behind;
     while (w->ring.tail_seq < w->ring.committed_seq)
-        elsi_release_oldest(w, ELS_DROP_STOPPED);
+        elsi_release_oldest(w, any ? ELS_DROP_STOPPED : ELS_DROP_NO_CONSUMER);
+    publish_counters(w);
     for (struct consumer *c = w->consumers; c != NULL; c = c->next)
         c->dead = true;
     pthread_mutex_unlock(&w->lock);
@@ -268,12 +337,20 @@ void *elsi_writer_main(void *arg)
         elsi_consumer_free(w, c, true);
         c = next;
     }
+    free(pfds);
+    free(pcons);
     pthread_mutex_lock(&w->lock);
     w->consumers = NULL;
     w->st.consumers_connected = 0;
+    publish_counters(w);
     pthread_cond_broadcast(&w->room);
+    /* Note [Stop deadline]: if close gave up waiting for this thread,
+     * finishing the writer is this thread's job now. */
+    w->thread_done = true;
+    bool abandoned = w->abandoned;
+    pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);
-    free(pfds);
-    free(pcons);
+    if (abandoned)
+        elsi_writer_finish(w);
     return NULL;
 }

@@ -282,7 +282,7 @@ fail:
     return r;
 }
 
-static void log_losses(struct els_writer *w, const struct els_stats *s)
+static void log_losses(const char *endpoint, const struct els_stats *s)
 {
     uint64_t units = 0, bytes = 0;
     char detail[256] = "";
@@ -300,12 +300,29 @@ static void log_losses(struct els_writer *w, const struct els_stats *s)
     }
     if (units > 0)
         elsi_log(ELS_LOG_WARN, "%s: dropped %" PRIu64 " of %" PRIu64 " units (%"
-                 PRIu64 " bytes): %s", w->endpoint, units, s->units_accepted,
+                 PRIu64 " bytes): %s", endpoint, units, s->units_accepted,
                  bytes, detail);
     if (s->consumer_lost_units > 0)
         elsi_log(ELS_LOG_WARN, "%s: slow consumers missed %" PRIu64 " units (%"
-                 PRIu64 " bytes) that others received", w->endpoint,
+                 PRIu64 " bytes) that others received", endpoint,
                  s->consumer_lost_units, s->consumer_lost_bytes);
+    if (s->consumers_behind_at_stop > 0)
+        elsi_log(ELS_LOG_WARN, "%s: %" PRIu64 " consumers were still behind "
+                 "when linger= ran out: their streams end without the end "
+                 "marker", endpoint, s->consumers_behind_at_stop);
+    if (s->consumers_refused > 0 || s->consumers_dropped_memory > 0)
+        elsi_log(ELS_LOG_WARN, "%s: refused %" PRIu64 " consumers over "
+                 "max-consumers=, closed %" PRIu64 " over consumer-memory=",
+                 endpoint, s->consumers_refused, s->consumers_dropped_memory);
+}
+
+/* See writer_impl.h: the end of a writer, on whichever thread finishes
+ * last (Note [Stop deadline]). */
+void elsi_writer_finish(struct els_writer *w)
+{
+    if (!w->sink_closed)
+        w->ops->close(w->sink);
+    writer_free(w);
 }
 
 int els_writer_close(struct els_writer *w)
@@ -325,24 +342,48 @@ int els_writer_close(struct els_writer *w)
             elsi_consumer_free(w, c, false);
             c = next;
         }
-        if (!w->sink_closed)
-            w->ops->close(w->sink);
-        writer_free(w);
+        elsi_writer_finish(w);
         return 0;
     }
 
     pthread_mutex_lock(&w->lock);
     w->stopping = true;
-    w->stop_deadline_ms = elsi_now_ms() + w->spec.linger_ms;
+    elsi_stop_clock(w, elsi_now_ms());
+    uint64_t deadline = w->stop_deadline_ms + STOP_GRACE_MS;
     if (elsi_writer_need_wake(w))
         elsi_writer_send_wake(w);
     pthread_cond_broadcast(&w->room);   /* blocked producers give up */
     /* Note [Producers in flight]: after this, none will touch w. */
     while (w->producers > 0)
         pthread_cond_wait(&w->producers_left, &w->lock);
+    uint64_t now = elsi_now_ms();
+    struct timespec ts;
+    elsi_deadline_timespec(deadline > now ? deadline - now : 0, &ts);
+    int rc = 0;
+    while (!w->thread_done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->changed, &w->lock, &ts);
+    if (!w->thread_done) {
+        /* Note [Stop deadline]: the writer thread is stuck in a sink call;
+         * it finishes the writer when that returns.  Nothing of w may be
+         * touched after the unlock. */
+        w->abandoned = true;
+        struct els_stats s = w->st;
+        pthread_t thread = w->thread;
+        char endpoint[sizeof w->endpoint];
+        memcpy(endpoint, w->endpoint, sizeof endpoint);
+        uint32_t linger_ms = w->spec.linger_ms;
+        pthread_mutex_unlock(&w->lock);
+        pthread_detach(thread);
+        elsi_log(ELS_LOG_WARN, "%s: the sink was still busy when linger=%.3g "
+                 "s ran out; closing without it", endpoint, linger_ms / 1000.0);
+        /* What is still queued will not be delivered. */
+        s.units_dropped[ELS_DROP_STOPPED] += s.units_queued;
+        s.bytes_dropped[ELS_DROP_STOPPED] += s.bytes_queued;
+        log_losses(endpoint, &s);
+        return 0;
+    }
     pthread_mutex_unlock(&w->lock);
-    if (w->thread_started)
-        pthread_join(w->thread, NULL);
+    pthread_join(w->thread, NULL);
 
     pthread_mutex_lock(&w->lock);
     /* Units committed after the writer thread finished were never sent. */
@@ -351,9 +392,7 @@ int els_writer_close(struct els_writer *w)
     struct els_stats s = w->st;
     pthread_mutex_unlock(&w->lock);
 
-    log_losses(w, &s);
-    if (!w->sink_closed)
-        w->ops->close(w->sink);
-    writer_free(w);
+    log_losses(w->endpoint, &s);
+    elsi_writer_finish(w);
     return 0;
 }

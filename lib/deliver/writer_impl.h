@@ -18,6 +18,8 @@
 #include <time.h>
 
 #include "eventlog-sink.h"
+#include "format/evformat.h"
+#include "log.h"
 #include "queue/ring.h"
 #include "sinks/spec.h"
 
@@ -83,11 +85,69 @@
  *   3. On the way out: a consumer fails on a unit (ENOSPC on a file).  A
  *      regular file is truncated back to the unit's start, so what is on
  *      disk stays a valid eventlog prefix; the consumer gets a note next.
- * Under policy=block nothing is dropped in 1 (without MS) or 2: producers
- * wait for the slowest consumer, which is what that policy means.
- * The header chunk is never dropped: it is kept apart and sent first to
- * every consumer.  DATA_END waits for room (up to linger=) whatever the
- * policy, so a stream that reaches its end is complete.
+ * Under policy=block nothing is dropped in 1 (without MS) or 2 for the
+ * trusted consumers: producers wait for the slowest of them, which is what
+ * that policy means (Note [Trusted consumers]).  The header chunk is never
+ * dropped: it is kept apart and sent first to every consumer.  DATA_END
+ * waits for room (up to the stop deadline) whatever the policy, so a
+ * stream that reaches its end is complete.  Causes as users read them:
+ * a consumer cut loose is slow-consumer, a failed write sink-error, units
+ * still queued at the end stopped when a consumer was there to take them
+ * and no-consumer when none was.
+ *
+ * Note [How long producers wait]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Stop has one deadline: linger= after the first of (a) the first unit of
+ * the stop (reason STOP, or DATA_END) and (b) els_writer_close()
+ * (elsi_stop_clock).  A producer that finds no room waits:
+ *   - DATA_END (any policy) and STOP units (policy=block): until the stop
+ *     deadline, then dropped as stopped, so the whole stop, however many
+ *     units it writes, waits at most linger=;
+ *   - FLUSH units under policy=block: at most linger= (or MS if smaller),
+ *     then block-timeout.  The RTS writes them with every capability
+ *     stopped and its state mutex held; waiting longer would keep the stop
+ *     that follows from ever starting;
+ *   - other units under block: for ever, or MS under block:MS;
+ *   - anything else: not at all (queue-full).
+ * Close sets stopping, which wakes every waiter and makes it drop.
+ *
+ * Note [Stop deadline]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * The writer thread delivers until the stop deadline and then closes its
+ * consumers; els_writer_close() waits for it until the deadline plus
+ * STOP_GRACE_MS.  A thread still inside a sink call then (a callback that
+ * blocks, a write to a file on a stalled filesystem) is not waited for:
+ * close sets abandoned under the lock, detaches the thread and returns;
+ * the thread, when the call returns, finishes its loop, sees abandoned
+ * under the lock and calls elsi_writer_finish() itself.  thread_done and
+ * abandoned are both read and written under the lock, so exactly one of
+ * the two frees the writer, and close touches nothing of w after its
+ * unlock (it copies what it reports first).
+ *
+ * Note [Trusted consumers]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Under policy=block a consumer that does not read stops the program, so
+ * only consumers the program trusts count: callback sinks, dialled
+ * descriptors (files, FIFOs, whose mode says who may open them, and the
+ * connect-out sinks, whose collector the user named), and UNIX-socket
+ * clients whose SO_PEERCRED uid is the program's effective uid or root.
+ * TCP clients and other users' UNIX clients are served as under
+ * policy=drop: release.c never keeps a unit for them that the trusted
+ * consumers are done with, and cuts them loose when the queue needs room.
+ *
+ * Note [Consumer memory]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Besides the ring, the writer holds memory for individual consumers:
+ * the rest of a unit a consumer was cut loose in (up to a whole RTS
+ * buffer, 2 MiB) and in-band notes.  priv_bytes (writer thread only) is
+ * the sum of their private buffers, which are freed as soon as they are
+ * sent, and consumer_priv_append() refuses to grow it past
+ * consumer-memory=.  A consumer whose copy or note is refused cannot go on
+ * with a well-formed stream, so it is closed (counted in
+ * consumers_dropped_memory, logged); the units it left are accounted as
+ * for any consumer that goes away.  So the library's memory is buffer= +
+ * consumer-memory= + a fixed few hundred bytes per consumer, at most
+ * max-consumers= of them.
  */
 
 enum consumer_style { CONSUMER_FD, CONSUMER_CALLBACK };
@@ -103,6 +163,9 @@ struct consumer {
     bool read_closed;           /* peer shut its sending side */
     bool want_out;              /* last write would block: poll POLLOUT */
     bool dead;                  /* to be removed */
+    /* May hold producers back under policy=block (Note [Trusted
+     * consumers]). */
+    bool trusted;
 
     size_t header_off;          /* header bytes sent */
     /* Private bytes to send before the next ring unit: the rest of a unit
@@ -114,6 +177,8 @@ struct consumer {
     size_t unit_off;            /* bytes of unit seq already sent */
     bool unit_announced;        /* notes for unit seq already queued */
     uint64_t lost_units, lost_bytes;    /* missed, not yet announced */
+    unsigned lost_causes;       /* bit per enum els_drop_cause of those */
+    struct elsi_ratelimit log;  /* its repeating failures */
     uint64_t last_time;         /* end time of the last block sent */
     off_t file_piece_start;     /* regular files: where this piece began */
     uint64_t retry_at_ms;       /* regular files after an error */
@@ -148,8 +213,12 @@ struct els_writer {
     bool polling, wake_pending;
     bool flush_requested;
     bool stopping;
-    uint64_t stop_deadline_ms;
+    bool stop_clock;            /* stop_deadline_ms is set */
+    uint64_t stop_deadline_ms;  /* Note [How long producers wait] */
     bool forked;                /* this copy lives in a forked child */
+    bool thread_done;           /* the writer thread has finished */
+    bool abandoned;             /* close returned without it: Note [Stop
+                                 * deadline] */
     bool sink_closed;           /* ops->close already called */
 
     /* --- writer thread only --- */
@@ -163,12 +232,29 @@ struct els_writer {
     uint8_t scratch[4096];
     uint8_t *join_buf;          /* callback sinks: a unit that wraps */
     size_t join_cap;
+    uint64_t priv_bytes, priv_bytes_peak;   /* Note [Consumer memory] */
+    uint64_t dropped_for_memory;
+    uint64_t refused;           /* connections over max-consumers= */
+    uint64_t accept_errors;
+    uint64_t listen_resume_ms;  /* accept() failed: listener rests until */
+    unsigned accept_backoff_ms;
+    struct elsi_ratelimit consumer_log, accept_log, refuse_log, dial_log,
+                          loop_log;
 
     struct els_writer *next_open;   /* all_writers list, for fork */
 };
 
 #define DIAL_BACKOFF_MIN_MS 100u
 #define DIAL_BACKOFF_MAX_MS 5000u
+/* How long close waits for the writer thread past the stop deadline
+ * (it closes the consumers then) before leaving it behind. */
+#define STOP_GRACE_MS 250u
+/* At most one line per interval for a message that can repeat. */
+#define ELSI_LOG_INTERVAL_MS 1000u
+/* accept() failing for want of descriptors (EMFILE, ENFILE...): how long
+ * the listener rests before the next try, doubling. */
+#define ACCEPT_BACKOFF_MIN_MS 100u
+#define ACCEPT_BACKOFF_MAX_MS 5000u
 /* After a failed write to a consumer that stays attached (a regular file,
  * a callback sink): when to try that consumer again. */
 #define RETRY_AFTER_FAILURE_MS 100u
@@ -203,6 +289,9 @@ static inline void elsi_deadline_timespec(uint64_t ms_from_now, struct timespec 
 /* The writer thread's body; arg is the writer. */
 void *elsi_writer_main(void *arg);
 
+/* Close the sink if still open and free w (writer.c). */
+void elsi_writer_finish(struct els_writer *w);
+
 /* Wake the writer thread if it is asleep.  Lock held; returns whether the
  * caller must call elsi_writer_send_wake() after unlocking.  See Note
  * [Waking the writer thread]. */
@@ -234,6 +323,17 @@ void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
 // ---------------------------------------------------------------------------
 
 void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause);
+
+/* The policy for a producer that finds no room (lock held, any thread):
+ * false if the unit is to be dropped at once (cause queue-full), else
+ * true with the absolute CLOCK_MONOTONIC deadline in ms (UINT64_MAX:
+ * none) and the cause to count if it passes.  See Note [How long
+ * producers wait]. */
+bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
+                        enum els_write_reason reason, uint64_t now,
+                        uint64_t *deadline_ms, enum els_drop_cause *cause);
+/* Start the stop deadline (linger= from now) unless it runs already. */
+void elsi_stop_clock(struct els_writer *w, uint64_t now);
 bool elsi_release_units(struct els_writer *w);
 
 #endif /* ELS_WRITER_IMPL_H */

@@ -127,14 +127,16 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
     };
     uint64_t seq;
     struct iovec iov[2];
-    /* DATA_END waits (bounded by linger) whatever the policy: see Note
-     * [What is dropped, and who is told]. */
-    bool is_end = info.kind == ELSI_UNIT_KIND_END;
-    bool may_wait = is_end || w->spec.policy == ELSI_POLICY_BLOCK;
-    int64_t wait_ms = is_end ? (int64_t)w->spec.linger_ms : w->spec.block_ms;
+    /* How long this unit may wait for room: Note [How long producers
+     * wait]. */
+    uint64_t now = elsi_now_ms(), deadline_ms = 0;
+    enum els_drop_cause timeout_cause = ELS_DROP_BLOCK_TIMEOUT;
+    bool may_wait = elsi_room_deadline(w, info.kind, reason, now, &deadline_ms,
+                                       &timeout_cause);
     struct timespec deadline;
-    if (wait_ms >= 0)
-        elsi_deadline_timespec((uint64_t)wait_ms, &deadline);
+    if (may_wait && deadline_ms != UINT64_MAX)
+        elsi_deadline_timespec(deadline_ms > now ? deadline_ms - now : 0,
+                               &deadline);
 
     /* Counted once, whatever happens to the unit next. */
     w->st.units_by_reason[reason]++;
@@ -157,13 +159,13 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
             elsi_writer_send_wake(w);
         w->room_waiters++;
         int rc = 0;
-        if (wait_ms < 0)
+        if (deadline_ms == UINT64_MAX)
             pthread_cond_wait(&w->room, &w->lock);
         else
             rc = pthread_cond_timedwait(&w->room, &w->lock, &deadline);
         w->room_waiters--;
         if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->ring, len)) {
-            drop_at_door(w, len, info.cap, ELS_DROP_BLOCK_TIMEOUT);
+            drop_at_door(w, len, info.cap, timeout_cause);
             return producer_leave(w, false, 1);
         }
     }

@@ -44,8 +44,10 @@ struct elsi_unit {
     uint64_t gap_caps;      /* bit c: the gap holds blocks of capability c */
     /* Set by the writer once any consumer received the whole unit. */
     bool delivered;
-    /* Set by the writer when a consumer failed on it or was cut past it. */
+    /* Set by the writer when a consumer failed on it (a write error). */
     bool failed;
+    /* Set by the writer when a consumer was cut loose past it. */
+    bool skipped;
 };
 
 struct elsi_ring {

@@ -4,7 +4,9 @@
  * els_writer_write() and come out of real UNIX sockets, FIFOs and files,
  * byte for byte; late joiners start with the header and are told what
  * they missed; several consumers each get everything; a consumer that
- * vanishes is dropped without harm (and without SIGPIPE).
+ * vanishes is dropped without harm (and without SIGPIPE).  What the writer
+ * holds for stalled consumers stays within consumer-memory= (Note
+ * [Consumer memory]).
  */
 #include "check.h"
 #include "deliver/writer_test.h"
@@ -221,6 +223,48 @@ static void writer_file_sink(void)
     CHECK(memcmp(got.p, expect.p, expect.len) == 0);
 }
 
+/* Many consumers stall in the middle of units; cutting each loose needs a
+ * private copy of the rest of its unit.  The total held never exceeds
+ * consumer-memory=; consumers that would exceed it are closed and
+ * counted, and every stream still ends well formed or as a clean prefix. */
+static void consumer_memory_bounded(void)
+{
+    enum { N = 20 };
+    const uint64_t bound = 512 * 1024;
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock",
+                                   "buffer=4M&policy=drop&consumer-memory=512K",
+                                   &sock);
+    int fds[N];
+    for (int i = 0; i < N; i++)
+        fds[i] = unix_connect(sock);
+    wait_consumers(w, N);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 700 * 1024);
+    for (unsigned i = 0; i < 40; i++) {
+        CHECK_INT(els_writer_write(w, b.p, b.len), >=, 0);
+        struct els_stats s = stats_of(w);
+        CHECK_U64(s.consumer_memory, <=, bound);
+        check_conservation(&s);
+    }
+    WAIT_UNTIL(stats_of(w).consumers_dropped_memory > 0, 1,
+               "no consumer was closed for the bound");
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.consumer_memory_peak, <=, bound);
+    CHECK_U64(s.consumer_memory_peak, >, 0);
+    CHECK_U64(s.consumers_dropped_memory + s.consumers_connected, ==, N);
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    for (int i = 0; i < N; i++) {
+        struct reader rd;
+        reader_start(&rd, fds[i], false);
+        reader_join(&rd);
+        check_stream_parses(&rd.got, false);
+    }
+    free(b.p);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(writer_unix_roundtrip),
     CHECK_CASE(writer_late_joiner),
@@ -229,6 +273,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(writer_consumer_vanishes),
     CHECK_CASE(writer_fifo_reader_comes_and_goes),
     CHECK_CASE(writer_file_sink),
+    CHECK_CASE(consumer_memory_bounded),
 };
 
 CHECK_MAIN(cases)

@@ -3,10 +3,14 @@
  * means for producers: under policy=drop a slow consumer is cut loose and
  * told in-band what it missed while the others get everything, and drops
  * are counted and announced; under policy=block nothing is lost, and
- * block:MS drops after MS.  The counters keep accepted == sent + dropped +
- * queued at every instant under concurrent producers.
+ * block:MS drops after MS.  Only trusted consumers may hold producers
+ * back under block (Note [Trusted consumers]); a TCP client that never
+ * reads is served as under drop.  Losses are named by cause (a slow
+ * consumer's are slow-consumer).  The counters keep accepted == sent +
+ * dropped + queued at every instant under concurrent producers.
  */
 #include "check.h"
+#include "testutil.h"
 #include "deliver/writer_test.h"
 
 /*
@@ -51,6 +55,7 @@ static void writer_slow_consumer_cut_loose(void)
     check_stream_parses(&fast.got, true);
     check_stream_parses(&slow.got, true);
     CHECK(contains(&slow.got, "missed"));
+    CHECK(contains(&slow.got, "slow-consumer"));
     uint64_t units, notes;
     count_blocks(&slow.got, h.len, &units, &notes);
     CHECK_U64(units, <, 300);
@@ -117,11 +122,118 @@ static void writer_block_timeout(void)
     free(b.p);
 }
 
+/* With one consumer that stalls, units it was cut loose past are dropped
+ * as slow-consumer (not sink-error). */
+static void release_slow_consumer_cause(void)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "buffer=4M&policy=drop", &sock);
+    int fd = unix_connect(sock);
+    wait_consumers(w, 1);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 256 * 1024);
+    for (unsigned i = 0; i < 60; i++)
+        CHECK_INT(els_writer_write(w, b.p, b.len), >=, 0);
+    WAIT_UNTIL(stats_of(w).units_dropped[ELS_DROP_SLOW_CONSUMER] > 0, 1,
+               "nothing dropped as slow-consumer");
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.units_dropped[ELS_DROP_SINK_ERROR], ==, 0);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    close(fd);
+    free(b.p);
+}
+
+/* policy=block and a TCP client that connects and never reads: it may not
+ * hold the program back.  Every write returns (queued or dropped), the
+ * client is cut loose as under drop. */
+static void release_untrusted_consumer_cannot_block(void)
+{
+    struct els_writer *w = open_ok("tcp:127.0.0.1:0?buffer=4M&policy=block");
+    char ep[256];
+    CHECK(els_writer_endpoint(w, ep, sizeof ep) > 0);
+    unsigned port = (unsigned)atoi(strrchr(ep, ':') + 1);
+    int fd = tu_connect_tcp("127.0.0.1", port, TU_WAIT_MS);
+    CHECK(fd >= 0);
+    wait_consumers(w, 1);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 256 * 1024);
+    /* 15 MB through a 4 MB queue to a client that reads nothing: without
+     * the rule the harness's timeout fails this case. */
+    for (unsigned i = 0; i < 60; i++)
+        CHECK_INT(els_writer_write(w, b.p, b.len), ==, 0);
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.units_dropped[ELS_DROP_SLOW_CONSUMER], >, 0);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    close(fd);
+    free(b.p);
+}
+
+struct counted_producer {
+    struct els_writer *w;
+    const struct evgen_buf *unit;
+    unsigned units;
+    atomic_uint written;
+    pthread_t thread;
+};
+
+static void *counted_producer_main(void *arg)
+{
+    struct counted_producer *cp = arg;
+    for (unsigned i = 0; i < cp->units; i++) {
+        int r = els_writer_write(cp->w, cp->unit->p, cp->unit->len);
+        CHECK_MSG(r == 0, "write returned %d", r);
+        atomic_fetch_add(&cp->written, 1);
+    }
+    return NULL;
+}
+
+/* policy=block and a UNIX-socket client of this user that pauses: it does
+ * hold the program back (the queue fills and stays full, the producer
+ * waits), and once it reads it gets every unit, nothing dropped. */
+static void release_trusted_consumer_holds_back(void)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "buffer=4M&policy=block", &sock);
+    struct reader rd;
+    reader_start(&rd, unix_connect(sock), true);
+    wait_consumers(w, 1);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 256 * 1024);
+    struct counted_producer cp = { .w = w, .unit = &b, .units = 40 };
+    CHECK_OK(pthread_create(&cp.thread, NULL, counted_producer_main, &cp));
+    /* The queue fills up (under drop it would be cut back to half). */
+    WAIT_UNTIL(stats_of(w).bytes_queued + b.len > 4u << 20, 1,
+               "the queue did not fill");
+    CHECK_INT(atomic_load(&cp.written), <, 40);
+    atomic_store(&rd.paused, false);
+    pthread_join(cp.thread, NULL);
+    write_ok(w, evgen_data_end, 2);
+    struct els_stats s = stats_of(w);
+    CHECK_U64(total_dropped(&s), ==, 0);
+    CHECK_U64(s.consumer_lost_units, ==, 0);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&rd);
+    check_stream_parses(&rd.got, true);
+    uint64_t units, notes;
+    count_blocks(&rd.got, h.len, &units, &notes);
+    CHECK_U64(units, ==, 40);
+    CHECK_U64(notes, ==, 0);
+    free(b.p);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE_T(writer_slow_consumer_cut_loose, 60),
     CHECK_CASE_T(writer_conservation_under_producers, 60),
     CHECK_CASE_T(writer_block_policy_loses_nothing, 60),
     CHECK_CASE(writer_block_timeout),
+    CHECK_CASE(release_slow_consumer_cause),
+    CHECK_CASE(release_untrusted_consumer_cannot_block),
+    CHECK_CASE(release_trusted_consumer_holds_back),
 };
 
 CHECK_MAIN(cases)

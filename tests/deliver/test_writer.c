@@ -2,9 +2,12 @@
  * test_writer.c: the writer's life (lib/deliver/writer.c): open errors,
  * wait= for a first consumer, stop with a consumer that never reads, and
  * fork (the child's copy drops its units and leaves the parent's endpoint
- * and consumers alone).
+ * and consumers alone).  Stop always finishes by its deadline (linger=),
+ * whatever the consumers and the sink do (Note [Stop deadline]), and
+ * reports what was lost: consumers still behind, units never consumed.
  */
 #include "check.h"
+#include "testutil.h"
 #include "deliver/writer_test.h"
 
 static void writer_stop_with_stalled_consumer(void)
@@ -114,11 +117,115 @@ static void writer_open_errors(void)
     CHECK_INT(els_spec_check("tcp:127.0.0.1:0?policy=sometimes", err, sizeof err), ==, ELS_EINVAL);
 }
 
+/* A callback sink stuck in write() for good (a collector that hangs, a
+ * file on a stalled filesystem): close returns by the stop deadline, and
+ * the writer thread finishes the writer once the call returns. */
+static void writer_stop_bounded_with_stuck_sink(void)
+{
+    CHECK_OK(els_sink_register(&slow_sink));
+    atomic_store(&slow_sink_hold, true);
+    struct els_writer *w = open_ok("test-slow:?linger=0.2");
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 10, "x", 0);
+    write_ok(w, b.p, b.len);
+    WAIT_UNTIL(atomic_load(&slow_sink_writes) > 0, 1, "the sink was never called");
+    /* The harness's timeout fails the case if close waits for the sink. */
+    CHECK_OK(els_writer_close(w));
+    CHECK(atomic_load(&slow_sink_hold));
+    CHECK(!atomic_load(&slow_sink_closed));
+    atomic_store(&slow_sink_hold, false);
+    WAIT_UNTIL(atomic_load(&slow_sink_closed), 1,
+               "the sink was not closed after its write returned");
+    free(b.p);
+}
+
+/* Under policy=block a unit written by a flush or by the stop (the RTS
+ * holds every capability then) waits at most linger= for room, the stop's
+ * units together no longer than the stop deadline, and close returns by
+ * it, while the only consumer (trusted: a callback sink) takes nothing. */
+static void writer_block_flush_and_stop_units_bounded(void)
+{
+    CHECK_OK(els_sink_register(&slow_sink));
+    atomic_store(&slow_sink_hold, true);
+    struct els_writer *w = open_ok("test-slow:?buffer=3M&policy=block&linger=0.2");
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 512 * 1024);
+    int r = 0;
+    for (unsigned i = 0; i < 12 && r == 0; i++)
+        r = els_writer_write_reason(w, b.p, b.len, ELS_REASON_FLUSH);
+    CHECK_INT(r, ==, 1);
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.units_dropped[ELS_DROP_BLOCK_TIMEOUT], ==, 1);
+    CHECK_INT(els_writer_write_reason(w, b.p, b.len, ELS_REASON_STOP), ==, 1);
+    s = stats_of(w);
+    CHECK_U64(s.units_dropped[ELS_DROP_STOPPED], ==, 1);
+    /* Past the stop deadline a unit with no room is dropped at once. */
+    CHECK_INT(els_writer_write_reason(w, b.p, b.len, ELS_REASON_STOP), ==, 1);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    CHECK(atomic_load(&slow_sink_hold));
+    atomic_store(&slow_sink_hold, false);
+    WAIT_UNTIL(atomic_load(&slow_sink_closed), 1, "the sink was not closed");
+    free(b.p);
+}
+
+/* A consumer that never reads is still behind at the stop deadline: its
+ * stream ends without the end marker, and the exit report says so. */
+static void writer_consumer_behind_at_stop_reported(void)
+{
+    tu_log_capture();
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "buffer=8M&linger=0.1", &sock);
+    int fd = unix_connect(sock);
+    wait_consumers(w, 1);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 256 * 1024);
+    for (unsigned i = 0; i < 8; i++)
+        write_ok(w, b.p, b.len);
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    CHECK_MSG(tu_log_contains("1 consumers were still behind when linger= ran "
+                              "out"), "no report of the consumer left behind");
+    CHECK(tu_log_contains("stopped"));
+    struct reader rd;
+    reader_start(&rd, fd, false);
+    reader_join(&rd);
+    check_stream_parses(&rd.got, false);
+    free(b.p);
+}
+
+/* Units no consumer ever came for are reported as no-consumer, not as
+ * stopped. */
+static void writer_never_a_consumer_reported_as_such(void)
+{
+    tu_log_capture();
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "", &sock);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 10, "x", 0);
+    for (unsigned i = 0; i < 3; i++)
+        write_ok(w, b.p, b.len);
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    CHECK_MSG(tu_log_contains("dropped 4 of 4 units") &&
+              tu_log_contains("no-consumer 4"), "loss not reported as no-consumer");
+    CHECK(!tu_log_contains("stopped"));
+    free(b.p);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(writer_stop_with_stalled_consumer),
     CHECK_CASE_T(writer_wait_for_first_consumer, 15),
     CHECK_CASE(writer_fork_child_leaves_parent_alone),
     CHECK_CASE(writer_open_errors),
+    CHECK_CASE(writer_stop_bounded_with_stuck_sink),
+    CHECK_CASE(writer_block_flush_and_stop_units_bounded),
+    CHECK_CASE(writer_consumer_behind_at_stop_reported),
+    CHECK_CASE(writer_never_a_consumer_reported_as_such),
 };
 
 CHECK_MAIN(cases)

@@ -239,19 +239,27 @@ static inline int slow_open(void **sink, const struct els_sink_args *args)
     return 0;
 }
 
+static atomic_bool slow_sink_closed;   /* close() was called */
+static atomic_bool slow_sink_fail;     /* write() fails (-EIO) while set */
+static atomic_uint slow_sink_writes;   /* write() calls begun */
+
 static inline void slow_close(void *sink)
 {
     (void)sink;
+    atomic_store(&slow_sink_closed, true);
 }
 
 static inline int slow_write(void *sink, const void *buf, size_t len)
 {
     (void)sink;
+    atomic_fetch_add(&slow_sink_writes, 1);
     while (atomic_load(&slow_sink_hold))
         check_sleep_ms(1);
     unsigned d = atomic_load(&slow_sink_delay_ms);
     if (d)
         check_sleep_ms(d);
+    if (atomic_load(&slow_sink_fail))
+        return -EIO;
     pthread_mutex_lock(&got_lock);
     evgen_put(&slow_sink_got, buf, len);
     pthread_mutex_unlock(&got_lock);
