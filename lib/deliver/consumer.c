@@ -380,6 +380,13 @@ static void consumer_announce(struct els_writer *w, struct consumer *c,
     c->unit_announced = true;
 }
 
+static void consumer_next_unit(struct consumer *c)
+{
+    c->seq++;
+    c->unit_off = 0;
+    c->unit_announced = false;
+}
+
 /*
  * Send c as much as it takes now, in stream order: header, private bytes
  * (carry and notes), then ring units below visible.  Lock not held; see
@@ -445,9 +452,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
                 c->lost_bytes += u->len;
                 c->lost_causes |= 1u << ELS_DROP_SINK_ERROR;
                 u->failed = true;
-                c->seq++;
-                c->unit_off = 0;
-                c->unit_announced = false;
+                consumer_next_unit(c);
             }
             return;
         }
@@ -461,9 +466,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
         u->delivered = true;
         if (u->end_time)
             c->last_time = u->end_time;
-        c->seq++;
-        c->unit_off = 0;
-        c->unit_announced = false;
+        consumer_next_unit(c);
     }
 }
 

@@ -179,14 +179,15 @@ void *elsi_writer_main(void *arg)
         if (elsi_release_units(w) && w->room_waiters > 0)
             pthread_cond_broadcast(&w->room);
         publish_counters(w);
-        bool all_caught_up = true;
+        bool all_caught_up = true, any_dead = false;
         size_t n_cons = 0;
         for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
             n_cons++;
+            any_dead |= c->dead;    /* cut loose and closed: reap now */
             if (!elsi_consumer_caught_up(c, header_len, w->ring.committed_seq))
                 all_caught_up = false;
         }
-        bool more_now = w->ring.committed_seq != visible ||
+        bool more_now = w->ring.committed_seq != visible || any_dead ||
                         w->header_len != header_len || w->flush_requested;
         bool stopping = w->stopping;
         uint64_t stop_deadline = w->stop_deadline_ms;
