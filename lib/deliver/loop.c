@@ -167,7 +167,12 @@ void *elsi_writer_main(void *arg)
         uint64_t visible = w->ring.committed_seq;
         bool flush = w->flush_requested;
         w->flush_requested = false;
+        /* Past the stop deadline nothing more is sent (a sink call that
+         * returns after it must not start another): Note [Stop deadline]. */
+        bool expired = w->stopping && now >= w->stop_deadline_ms;
         pthread_mutex_unlock(&w->lock);
+        if (expired)
+            break;
 
         for (struct consumer *c = w->consumers; c != NULL; c = c->next)
             elsi_consumer_pump(w, c, header, header_len, visible);

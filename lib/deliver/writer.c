@@ -310,10 +310,13 @@ static void log_losses(const char *endpoint, const struct els_stats *s)
         elsi_log(ELS_LOG_WARN, "%s: %" PRIu64 " consumers were still behind "
                  "when linger= ran out: their streams end without the end "
                  "marker", endpoint, s->consumers_behind_at_stop);
-    if (s->consumers_refused > 0 || s->consumers_dropped_memory > 0)
+    if (s->consumers_refused > 0)
         elsi_log(ELS_LOG_WARN, "%s: refused %" PRIu64 " consumers over "
-                 "max-consumers=, closed %" PRIu64 " over consumer-memory=",
-                 endpoint, s->consumers_refused, s->consumers_dropped_memory);
+                 "max-consumers=", endpoint, s->consumers_refused);
+    if (s->consumers_dropped_memory > 0)
+        elsi_log(ELS_LOG_WARN, "%s: closed %" PRIu64 " consumers that needed "
+                 "more than consumer-memory=", endpoint,
+                 s->consumers_dropped_memory);
 }
 
 /* See writer_impl.h: the end of a writer, on whichever thread finishes

@@ -369,21 +369,22 @@ static int spec_set_policy(struct spec_parser *p, const char *value)
                                 SPEC_PIECE_MAX));
 }
 
-/* max-consumers=N (1 to ELSI_MAX_CONSUMERS), consumer-memory=SIZE (0 up
- * to buffer='s limit). */
+/* max-consumers=N (1 to ELSI_MAX_CONSUMERS), consumer-memory=SIZE (64K,
+ * room for the notes of many consumers, up to buffer='s limit). */
 static int spec_set_consumer_limit(struct spec_parser *p, enum spec_common opt,
                                    const char *value)
 {
     char q[SPEC_PIECE_BUF];
     uint64_t v = 0;
     if (opt == SPEC_OPT_CONSUMER_MEMORY) {
-        if (spec_size(value, &v) == SPEC_NUM_OK && v <= ELSI_MAX_BUFFER) {
+        if (spec_size(value, &v) == SPEC_NUM_OK &&
+            v >= ELSI_MIN_CONSUMER_MEMORY && v <= ELSI_MAX_BUFFER) {
             p->out->consumer_memory = v;
             return 0;
         }
         return spec_fail(p, ELS_EINVAL, "consumer-memory=%s: expected a size "
-                         "like 8M (digits with an optional K, M or G), at "
-                         "most %" PRIu64 "G",
+                         "like 8M (digits with an optional K, M or G), from "
+                         "64K to %" PRIu64 "G",
                          elsi_quote(q, sizeof q, value, strlen(value),
                                     SPEC_PIECE_MAX), ELSI_MAX_BUFFER >> 30);
     }

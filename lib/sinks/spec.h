@@ -38,6 +38,7 @@
 #define ELSI_DEFAULT_MAX_CONSUMERS  64u
 #define ELSI_MAX_CONSUMERS          65536u
 #define ELSI_DEFAULT_CONSUMER_MEMORY ((uint64_t)8 * 1024 * 1024)
+#define ELSI_MIN_CONSUMER_MEMORY     ((uint64_t)64 * 1024)
 
 enum elsi_policy {
     ELSI_POLICY_DROP = 0,

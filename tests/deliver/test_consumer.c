@@ -8,7 +8,11 @@
  * holds for stalled consumers stays within consumer-memory= (Note
  * [Consumer memory]).
  */
+#include <malloc.h>
+#include <sys/resource.h>
+
 #include "check.h"
+#include "testutil.h"
 #include "deliver/writer_test.h"
 
 static void writer_unix_roundtrip(void)
@@ -267,6 +271,75 @@ static void consumer_memory_bounded(void)
     free(b.p);
 }
 
+/* Bytes of address space this process has mapped (VmSize). */
+static uint64_t vm_size_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    CHECK(f != NULL);
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    CHECK(kb > 0);
+    return (uint64_t)kb * 1024;
+}
+
+/*
+ * A consumer stalls in the middle of a unit and is cut loose while memory
+ * for the copy of the rest of that unit cannot be had.  It must not be
+ * counted as having received the unit, nor be sent anything after the
+ * half unit (that stream could not be parsed): it is closed, and what it
+ * got is a well-formed prefix.
+ */
+static void consumer_cut_out_of_memory(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    printf("  skipped (an address-space limit and a sanitizer's shadow "
+           "memory do not mix)\n");
+    return;
+#else
+    /* One malloc arena for every thread: a per-thread arena is a 64 MiB
+     * reservation that would serve the copy without mapping anything. */
+    CHECK(mallopt(M_ARENA_MAX, 1) == 1);
+    tu_log_capture();
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "buffer=4M&policy=drop", &sock);
+    int fd = unix_connect(sock);
+    wait_consumers(w, 1);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 700 * 1024);
+    write_ok(w, b.p, b.len);
+    /* The socket took the header and part of the unit, no more. */
+    WAIT_UNTIL(stats_of(w).units_queued == 1 && !stats_of(w).units_sent, 1,
+               "the unit left the queue");
+    struct rlimit old;
+    CHECK_OK(getrlimit(RLIMIT_AS, &old));
+    /* Room for small allocations, none for a copy of ~500 KiB (glibc maps
+     * anything above 128 KiB on its own). */
+    struct rlimit low = { (rlim_t)(vm_size_bytes() + 64 * 1024), old.rlim_max };
+    CHECK_OK(setrlimit(RLIMIT_AS, &low));
+    for (unsigned i = 0; i < 8; i++)
+        CHECK_INT(els_writer_write(w, b.p, b.len), >=, 0);
+    WAIT_UNTIL(stats_of(w).consumers_connected == 0, 1,
+               "the consumer was not closed when its copy failed");
+    CHECK_OK(setrlimit(RLIMIT_AS, &old));
+    CHECK(tu_log_contains("out of memory"));
+    struct els_stats s = stats_of(w);
+    check_conservation(&s);
+    CHECK_U64(s.units_sent, ==, 0);     /* nobody got a unit in full */
+    CHECK_OK(els_writer_close(w));
+    struct reader rd;
+    reader_start(&rd, fd, false);
+    reader_join(&rd);
+    check_stream_parses(&rd.got, false);
+    CHECK_U64(rd.got.len, <, h.len + b.len);
+    free(b.p);
+#endif
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(writer_unix_roundtrip),
     CHECK_CASE(writer_late_joiner),
@@ -276,6 +349,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(writer_fifo_reader_comes_and_goes),
     CHECK_CASE(writer_file_sink),
     CHECK_CASE(consumer_memory_bounded),
+    CHECK_CASE(consumer_cut_out_of_memory),
 };
 
 CHECK_MAIN(cases)

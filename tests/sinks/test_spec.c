@@ -331,14 +331,15 @@ static void consumer_limits(void)
     CHECK_INT(s.max_consumers, ==, ELSI_DEFAULT_MAX_CONSUMERS);
     CHECK_U64(s.consumer_memory, ==, ELSI_DEFAULT_CONSUMER_MEMORY);
     elsi_spec_free(&s);
-    PARSE_OK("tcp:0?max-consumers=3&consumer-memory=0", &s);
+    PARSE_OK("tcp:0?max-consumers=3&consumer-memory=64K", &s);
     CHECK_INT(s.max_consumers, ==, 3);
-    CHECK_U64(s.consumer_memory, ==, 0);
+    CHECK_U64(s.consumer_memory, ==, 64 * 1024);
     elsi_spec_free(&s);
     REFUSED("unix:/a?max-consumers=0", ELS_EINVAL, "max-consumers=0");
     REFUSED("unix:/a?max-consumers=65537", ELS_EINVAL, "from 1 to 65536");
     REFUSED("unix:/a?max-consumers=2x", ELS_EINVAL, "max-consumers=2x");
     REFUSED("unix:/a?consumer-memory=lots", ELS_EINVAL, "consumer-memory=lots");
+    REFUSED("unix:/a?consumer-memory=0", ELS_EINVAL, "from 64K");
 }
 
 static void sink_options_belong_to_their_scheme(void)
