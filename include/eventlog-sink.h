@@ -164,9 +164,10 @@ const char *els_drop_cause_name(enum els_drop_cause cause);
  * where "sent" means delivered in full to at least one consumer.
  * consumer_lost_* count the units that at least one consumer received and
  * at least one other missed (a consumer cut loose for being slow under
- * policy=drop, or one whose writes failed); such units are "sent", each
- * counted once however many consumers missed it.  Every loss is also announced in-band to
- * the consumer concerned as an eventlog log-message event. */
+ * policy=drop, or an untrusted one under policy=block, or one whose
+ * writes failed); such units are "sent", each counted once however many
+ * consumers missed it.  Every loss is also announced in-band to the
+ * consumer concerned as an eventlog log-message event. */
 struct els_stats {
     uint64_t units_accepted, bytes_accepted;
     uint64_t units_sent, bytes_sent;

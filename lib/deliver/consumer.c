@@ -415,6 +415,9 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
     }
 
     for (;;) {
+        /* Note [Stop deadline]: close has given up on this thread. */
+        if (atomic_load_explicit(&w->abandoned, memory_order_relaxed))
+            return;
         if (c->priv_off < c->priv_len) {
             struct iovec iov = { c->priv + c->priv_off, c->priv_len - c->priv_off };
             ssize_t n = consumer_write(w, c, &iov, 1);

@@ -353,7 +353,7 @@ void *elsi_writer_main(void *arg)
     /* Note [Stop deadline]: if close gave up waiting for this thread,
      * finishing the writer is this thread's job now. */
     w->thread_done = true;
-    bool abandoned = w->abandoned;
+    bool abandoned = atomic_load(&w->abandoned);
     pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);
     if (abandoned)

@@ -30,7 +30,7 @@ bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
     bool is_end = kind == ELSI_UNIT_KIND_END;
     if (is_end || reason == ELS_REASON_STOP)
         elsi_stop_clock(w, now);
-    if (is_end || (block && reason == ELS_REASON_STOP)) {
+    if (is_end) {
         *deadline_ms = w->stop_deadline_ms;
         *cause = ELS_DROP_STOPPED;
         return true;
@@ -39,10 +39,14 @@ bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
         return false;
     uint64_t d = w->spec.block_ms < 0 ? UINT64_MAX
                                       : now + (uint64_t)w->spec.block_ms;
-    if (reason == ELS_REASON_FLUSH && now + w->spec.linger_ms < d)
-        d = now + w->spec.linger_ms;
-    *deadline_ms = d;
     *cause = ELS_DROP_BLOCK_TIMEOUT;
+    if (reason == ELS_REASON_STOP && w->stop_deadline_ms <= d) {
+        d = w->stop_deadline_ms;
+        *cause = ELS_DROP_STOPPED;
+    } else if (reason == ELS_REASON_FLUSH && now + w->spec.linger_ms < d) {
+        d = now + w->spec.linger_ms;
+    }
+    *deadline_ms = d;
     return true;
 }
 

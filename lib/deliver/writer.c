@@ -369,7 +369,7 @@ int els_writer_close(struct els_writer *w)
         /* Note [Stop deadline]: the writer thread is stuck in a sink call;
          * it finishes the writer when that returns.  Nothing of w may be
          * touched after the unlock. */
-        w->abandoned = true;
+        atomic_store(&w->abandoned, true);
         struct els_stats s = w->st;
         pthread_t thread = w->thread;
         char endpoint[sizeof w->endpoint];

@@ -11,6 +11,7 @@
 #define ELS_WRITER_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,8 +102,9 @@
  * the stop (reason STOP, or DATA_END) and (b) els_writer_close()
  * (elsi_stop_clock).  A producer that finds no room waits:
  *   - DATA_END (any policy) and STOP units (policy=block): until the stop
- *     deadline, then dropped as stopped, so the whole stop, however many
- *     units it writes, waits at most linger=;
+ *     deadline (or MS under block:MS, if sooner), then dropped as stopped
+ *     (block-timeout after MS), so the whole stop, however many units it
+ *     writes, waits at most linger=;
  *   - FLUSH units under policy=block: at most linger= (or MS if smaller),
  *     then block-timeout.  The RTS writes them with every capability
  *     stopped and its state mutex held; waiting longer would keep the stop
@@ -122,7 +124,8 @@
  * under the lock and calls elsi_writer_finish() itself.  thread_done and
  * abandoned are both read and written under the lock, so exactly one of
  * the two frees the writer, and close touches nothing of w after its
- * unlock (it copies what it reports first).
+ * unlock (it copies what it reports first).  Once abandoned, a sink call
+ * that returns is followed by no other (consumer_pump() checks it).
  *
  * Note [Trusted consumers]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -217,8 +220,10 @@ struct els_writer {
     uint64_t stop_deadline_ms;  /* Note [How long producers wait] */
     bool forked;                /* this copy lives in a forked child */
     bool thread_done;           /* the writer thread has finished */
-    bool abandoned;             /* close returned without it: Note [Stop
-                                 * deadline] */
+    /* Close returned without the writer thread: Note [Stop deadline].
+     * Written and read under the lock; atomic so that consumer_pump() may
+     * also look without it, to send nothing more once it is set. */
+    atomic_bool abandoned;
     bool sink_closed;           /* ops->close already called */
 
     /* --- writer thread only --- */
