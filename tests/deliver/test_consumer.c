@@ -141,12 +141,10 @@ static void writer_consumer_vanishes(void)
 {
     /* SIGPIPE keeps its default action here: a send without MSG_NOSIGNAL
      * would kill this test. */
-    const char *sock;
-    struct els_writer *w = open_at("unix", "s.sock", "policy=drop", &sock);
-    int fd = unix_connect(sock);
-    wait_consumers(w, 1);
-    struct evgen_buf h = evgen_header();
-    write_ok(w, h.p, h.len);
+    const char *sock = check_path("s.sock");
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("policy=drop", &fd, &h);
     struct evgen_buf b = evgen_block(0, 1, 0, "x", 256 * 1024);
     write_ok(w, b.p, b.len);
     char tmp[100];
@@ -304,12 +302,9 @@ static void consumer_cut_out_of_memory(void)
      * reservation that would serve the copy without mapping anything. */
     CHECK(mallopt(M_ARENA_MAX, 1) == 1);
     tu_log_capture();
-    const char *sock;
-    struct els_writer *w = open_at("unix", "s.sock", "buffer=4M&policy=drop", &sock);
-    int fd = unix_connect(sock);
-    wait_consumers(w, 1);
-    struct evgen_buf h = evgen_header();
-    write_ok(w, h.p, h.len);
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("buffer=4M&policy=drop", &fd, &h);
     struct evgen_buf b = evgen_block(0, 1, 0, "x", 700 * 1024);
     write_ok(w, b.p, b.len);
     /* The socket took the header and part of the unit, no more. */

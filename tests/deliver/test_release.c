@@ -126,12 +126,9 @@ static void writer_block_timeout(void)
  * as slow-consumer (not sink-error). */
 static void release_slow_consumer_cause(void)
 {
-    const char *sock;
-    struct els_writer *w = open_at("unix", "s.sock", "buffer=4M&policy=drop", &sock);
-    int fd = unix_connect(sock);
-    wait_consumers(w, 1);
-    struct evgen_buf h = evgen_header();
-    write_ok(w, h.p, h.len);
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("buffer=4M&policy=drop", &fd, &h);
     struct evgen_buf b = evgen_block(0, 1, 0, "x", 256 * 1024);
     for (unsigned i = 0; i < 60; i++)
         CHECK_INT(els_writer_write(w, b.p, b.len), >=, 0);

@@ -16,12 +16,9 @@
 static void writer_stop_with_stalled_consumer(void)
 {
     tu_log_capture();
-    const char *sock;
-    struct els_writer *w = open_at("unix", "s.sock", "buffer=4M&linger=0.2", &sock);
-    int fd = unix_connect(sock);    /* never reads */
-    wait_consumers(w, 1);
-    struct evgen_buf h = evgen_header();
-    write_ok(w, h.p, h.len);
+    int fd;     /* never reads until close returned */
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("buffer=4M&linger=0.2", &fd, &h);
     struct evgen_buf b = evgen_block(0, 1, 0, "x", 256 * 1024);
     for (unsigned i = 0; i < 40; i++)
         els_writer_write(w, b.p, b.len);

@@ -215,6 +215,22 @@ static inline void write_ok(struct els_writer *w, const void *p, size_t n)
     CHECK_MSG(r == 0, "els_writer_write: %d", r);
 }
 
+/* A writer on unix:SOCKET?query (SOCKET in the case's directory) with one
+ * client connected (*fd, which the test reads or not) and the header
+ * chunk written (*h). */
+static inline struct els_writer *open_unix_with_client(const char *query,
+                                                       int *fd,
+                                                       struct evgen_buf *h)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", query, &sock);
+    *fd = unix_connect(sock);
+    wait_consumers(w, 1);
+    *h = evgen_header();
+    write_ok(w, h->p, h->len);
+    return w;
+}
+
 /* write_ok(), and append the unit to what the consumer must receive. */
 static inline void write_expect(struct els_writer *w, struct evgen_buf *expect,
                          const void *p, size_t n)
