@@ -18,7 +18,11 @@
  * Thread safety: els_writer_write() may be called from any number of
  * threads at once.  els_writer_stats() may be called from any thread at
  * any time while the writer is open.  All other calls on one writer must
- * not overlap each other.
+ * not overlap each other, except that els_writer_write() and
+ * els_writer_flush() may overlap els_writer_close(): close waits for the
+ * writes already under way, and calls that begin once close has begun
+ * return ELS_ESTOPPED.  No call may begin after close has returned (the
+ * writer is freed).
  *
  * This header compiles on its own in C99 and C++.  The GHC glue
  * (EventLogWriter, RtsConfig) lives in <eventlog-sink/ghc.h>.
@@ -126,16 +130,22 @@ enum els_drop_cause {
     /* The unit was larger than the whole queue. */
     ELS_DROP_TOO_BIG,
     /* No consumer was connected while the unit was queued and the queue
-     * needed the room (the queue keeps the newest data for late joiners). */
+     * needed the room (the queue keeps the newest data for late joiners),
+     * or none was connected when the writer stopped. */
     ELS_DROP_NO_CONSUMER,
     /* Every consumer that tried to take the unit failed on it (for example
-     * ENOSPC on a file) or was cut loose for being slow. */
+     * ENOSPC on a file, or a callback sink returning an error). */
     ELS_DROP_SINK_ERROR,
-    /* The unit arrived after stop began, or was still queued when the
-     * stop deadline (linger=) expired. */
+    /* The unit arrived after stop began, or was still queued for a
+     * consumer that had not taken it when the stop deadline (linger=)
+     * expired. */
     ELS_DROP_STOPPED,
     /* The unit was written in a forked child, where the sink is closed. */
     ELS_DROP_FORKED_CHILD,
+    /* The queue needed the room and every consumer still waiting for the
+     * unit was cut loose for being slow (policy=drop, or an untrusted
+     * consumer under policy=block: see els_writer_open()). */
+    ELS_DROP_SLOW_CONSUMER,
     ELS_DROP__COUNT
 };
 
@@ -164,9 +174,10 @@ const char *els_drop_cause_name(enum els_drop_cause cause);
  * where "sent" means delivered in full to at least one consumer.
  * consumer_lost_* count the units that at least one consumer received and
  * at least one other missed (a consumer cut loose for being slow under
- * policy=drop, or one whose writes failed); such units are "sent", each
- * counted once however many consumers missed it.  Every loss is also announced in-band to
- * the consumer concerned as an eventlog log-message event. */
+ * policy=drop, or an untrusted one under policy=block, or one whose
+ * writes failed); such units are "sent", each counted once however many
+ * consumers missed it.  Every loss is also announced in-band to the
+ * consumer concerned as an eventlog log-message event. */
 struct els_stats {
     uint64_t units_accepted, bytes_accepted;
     uint64_t units_sent, bytes_sent;
@@ -179,6 +190,22 @@ struct els_stats {
     uint64_t header_bytes;          /* size of the cached header chunk */
     /* Units accepted, by why the RTS wrote them (header excluded). */
     uint64_t units_by_reason[ELS_REASON__COUNT];
+    /* Consumers still behind when the stop deadline (linger=) expired:
+     * their streams end without the end marker. */
+    uint64_t consumers_behind_at_stop;
+    /* Connections closed at once because the sink already had
+     * max-consumers= consumers. */
+    uint64_t consumers_refused;
+    /* Consumers closed because the copy of a partly sent unit (or a note)
+     * they needed did not fit in consumer-memory=. */
+    uint64_t consumers_dropped_memory;
+    /* Bytes the writer holds for individual consumers (those copies and
+     * in-band notes) now, and the most at any time; both at most
+     * consumer-memory=. */
+    uint64_t consumer_memory, consumer_memory_peak;
+    /* accept() failures on a listening sink (EMFILE...); after each the
+     * listener rests, 100 ms doubling to 5 s. */
+    uint64_t accept_errors;
 };
 
 /* Counters of one capability's blocks. */
@@ -188,7 +215,8 @@ struct els_cap_stats {
 };
 
 /* Check a spec without opening anything: syntax, registered scheme, the
- * common options (buffer, policy, wait, linger) and their values, and that
+ * common options (buffer, policy, wait, linger, max-consumers,
+ * consumer-memory) and their values, and that
  * every other option is one the sink declares.  The address and the
  * sink's own option values (mode=) are checked by the sink when it opens,
  * as is whether the address can be bound.  0, or a negative code with one
@@ -198,6 +226,15 @@ int els_spec_check(const char *spec, char *err, size_t err_len);
 /* Parse spec, open the sink (bind, listen, create the FIFO, open the file...)
  * and start the writer thread.  If the spec has wait=SECS, return only once
  * a first consumer is attached or SECS have passed (not an error).
+ * Consumers: at most max-consumers= at once (default 64; more are accepted
+ * and closed at once, counted in consumers_refused); the memory held for
+ * individual consumers stays within consumer-memory= (default 8M; a
+ * consumer that would need more is closed, counted in
+ * consumers_dropped_memory).  Under policy=block only trusted consumers
+ * may hold producers back: callback sinks, files, FIFOs, the connect-out
+ * sinks, and UNIX-socket clients running as the program's user or root;
+ * TCP clients and other users' UNIX clients are served as under
+ * policy=drop.
  * On failure returns a negative code, stores nothing in *out, and, if
  * err != NULL, writes one line naming the part of the spec that is wrong
  * (NUL-terminated, truncated to err_len). */
@@ -208,7 +245,11 @@ int els_writer_open(const char *spec, struct els_writer **out,
  * DATA_END marker, exactly as the RTS passes it to writeEventLog().  Copies
  * it into the queue and returns without doing I/O.  Under policy=drop a
  * full queue drops the unit (counted; never the header chunk, which is
- * kept apart); under policy=block it waits for room.
+ * kept apart); under policy=block it waits for room (for ever, or MS
+ * under block:MS).  Whatever the policy, waits end by the stop deadline:
+ * DATA_END and (under block) units with reason ELS_REASON_STOP wait at
+ * most until linger= after the first of them, units with reason
+ * ELS_REASON_FLUSH at most linger=; see els_writer_close().
  * Returns 0 when the unit was queued or cached, 1 when it was dropped
  * (the drop is counted in the stats), or a negative code (ELS_EINVAL for a
  * NULL or empty unit, ELS_ESTOPPED after close began). */
@@ -224,12 +265,20 @@ int els_writer_cap_stats(struct els_writer *w, unsigned cap,
                          struct els_cap_stats *out);
 
 /* Ask the writer thread to push out what is queued now and to call the
- * sink's flush.  Does not wait for it. */
+ * sink's flush.  Does not wait for it.  ELS_ESTOPPED once close began. */
 int els_writer_flush(struct els_writer *w);
 
 /* Stop accepting units, deliver what is queued to every consumer within
  * the spec's linger= time (default 5 s), close consumers and the sink
  * (removing a socket file or FIFO that the writer created) and free w.
+ * The deadline is linger= after the first of this call and the first
+ * unit of the stop (DATA_END or reason ELS_REASON_STOP); close returns by
+ * then (plus 0.25 s to close the consumers) whatever consumers and sinks
+ * do: a sink call still running then (a callback or a file write that
+ * blocks) is left to finish on the writer thread, which closes the sink
+ * and frees w afterwards.  Consumers still behind at the deadline get a
+ * stream without the end marker; the losses are logged (one line per
+ * kind) before close returns.
  * In a forked child it only releases memory: see README, "fork". */
 int els_writer_close(struct els_writer *w);
 

@@ -88,6 +88,7 @@ static const char *const drop_cause_names[ELS_DROP__COUNT] = {
     [ELS_DROP_SINK_ERROR] = "sink-error",
     [ELS_DROP_STOPPED] = "stopped",
     [ELS_DROP_FORKED_CHILD] = "forked-child",
+    [ELS_DROP_SLOW_CONSUMER] = "slow-consumer",
 };
 
 const char *els_drop_cause_name(enum els_drop_cause cause)

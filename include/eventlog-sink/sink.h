@@ -22,7 +22,9 @@
  * which runs on the thread calling els_writer_open(), and close(), which
  * runs on the writer thread for a LISTEN sink (as soon as the writer
  * stops, so no consumer connects to a stream that is ending) and otherwise
- * on the thread calling els_writer_close().  Members are never called
+ * on the thread calling els_writer_close(), or, when a member was still
+ * running at the stop deadline (linger=), on the writer thread as soon as
+ * that member returns: els_writer_close() does not wait for it.  Members are never called
  * concurrently for one sink instance.  Rule: once open() has failed, no
  * other member is called for that instance and close() is not called.
  *
@@ -64,7 +66,8 @@ struct els_sink_args {
     const char *address;  /* the text between "SCHEME:" and "?" (may be "") */
     const char *spec;     /* the whole spec, for messages */
     /* Options the sink declared in ops->options and the spec gave, in spec
-     * order.  Options common to all sinks (buffer, policy, wait, linger)
+     * order.  Options common to all sinks (buffer, policy, wait, linger,
+     * max-consumers, consumer-memory)
      * are handled by the writer and never appear here. */
     size_t n_options;
     const char *const *option_keys;

@@ -10,10 +10,10 @@
  *
  * This file does no I/O, takes no locks and starts no threads: the writer
  * serialises every call with its own mutex (see Note [Queue locking] in
- * writer.c).  What the ring guarantees is memory-level: the bytes of a
- * retained unit never move and are never overwritten until it is released,
- * so a reader may read them without the lock once it has seen the unit
- * committed under the lock.
+ * lib/deliver/writer_impl.h).  What the ring guarantees is memory-level:
+ * the bytes of a retained unit never move and are never overwritten until
+ * it is released, so a reader may read them without the lock once it has
+ * seen the unit committed under the lock.
  */
 #ifndef ELS_RING_H
 #define ELS_RING_H
@@ -44,8 +44,10 @@ struct elsi_unit {
     uint64_t gap_caps;      /* bit c: the gap holds blocks of capability c */
     /* Set by the writer once any consumer received the whole unit. */
     bool delivered;
-    /* Set by the writer when a consumer failed on it or was cut past it. */
+    /* Set by the writer when a consumer failed on it (a write error). */
     bool failed;
+    /* Set by the writer when a consumer was cut loose past it. */
+    bool skipped;
 };
 
 struct elsi_ring {

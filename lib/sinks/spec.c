@@ -3,8 +3,9 @@
  *
  * Splits a spec into its scheme (matched exactly against the registry,
  * never by prefix), its %-decoded address and its options; decodes the
- * options every sink shares (buffer, policy, wait, linger) and keeps the
- * ones the sink declared for its open().  Every refusal is one line that
+ * options every sink shares (buffer, policy, wait, linger, max-consumers,
+ * consumer-memory) and keeps the ones the sink declared for its open().
+ * Every refusal is one line that
  * quotes the spec and names the part that is wrong.  What the address
  * means, and whether it can be bound or opened, is the sink's business:
  * an empty address is passed on for the sink to judge.  The sinks use the
@@ -39,6 +40,8 @@ enum spec_common {
     SPEC_OPT_POLICY,
     SPEC_OPT_WAIT,
     SPEC_OPT_LINGER,
+    SPEC_OPT_MAX_CONSUMERS,
+    SPEC_OPT_CONSUMER_MEMORY,
     SPEC_OPT__COUNT
 };
 
@@ -47,6 +50,8 @@ static const char *const spec_common_names[SPEC_OPT__COUNT] = {
     [SPEC_OPT_POLICY] = "policy",
     [SPEC_OPT_WAIT] = "wait",
     [SPEC_OPT_LINGER] = "linger",
+    [SPEC_OPT_MAX_CONSUMERS] = "max-consumers",
+    [SPEC_OPT_CONSUMER_MEMORY] = "consumer-memory",
 };
 
 struct spec_parser {
@@ -364,6 +369,37 @@ static int spec_set_policy(struct spec_parser *p, const char *value)
                                 SPEC_PIECE_MAX));
 }
 
+/* max-consumers=N (1 to ELSI_MAX_CONSUMERS), consumer-memory=SIZE (64K,
+ * room for the notes of many consumers, up to buffer='s limit). */
+static int spec_set_consumer_limit(struct spec_parser *p, enum spec_common opt,
+                                   const char *value)
+{
+    char q[SPEC_PIECE_BUF];
+    uint64_t v = 0;
+    if (opt == SPEC_OPT_CONSUMER_MEMORY) {
+        if (spec_size(value, &v) == SPEC_NUM_OK &&
+            v >= ELSI_MIN_CONSUMER_MEMORY && v <= ELSI_MAX_BUFFER) {
+            p->out->consumer_memory = v;
+            return 0;
+        }
+        return spec_fail(p, ELS_EINVAL, "consumer-memory=%s: expected a size "
+                         "like 8M (digits with an optional K, M or G), from "
+                         "64K to %" PRIu64 "G",
+                         elsi_quote(q, sizeof q, value, strlen(value),
+                                    SPEC_PIECE_MAX), ELSI_MAX_BUFFER >> 30);
+    }
+    size_t i = 0;
+    for (; spec_is_digit(value[i]) && v <= ELSI_MAX_CONSUMERS; i++)
+        v = v * 10 + (uint64_t)(value[i] - '0');
+    if (i == 0 || value[i] != '\0' || v < 1 || v > ELSI_MAX_CONSUMERS)
+        return spec_fail(p, ELS_EINVAL, "max-consumers=%s: expected a whole "
+                         "number from 1 to %u",
+                         elsi_quote(q, sizeof q, value, strlen(value),
+                                    SPEC_PIECE_MAX), ELSI_MAX_CONSUMERS);
+    p->out->max_consumers = (uint32_t)v;
+    return 0;
+}
+
 static int spec_set_seconds(struct spec_parser *p, const char *key,
                             const char *value, uint32_t *ms)
 {
@@ -566,6 +602,10 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
         case SPEC_OPT_LINGER:
             rc = spec_set_seconds(p, key, value, &out->linger_ms);
             break;
+        case SPEC_OPT_MAX_CONSUMERS:
+        case SPEC_OPT_CONSUMER_MEMORY:
+            rc = spec_set_consumer_limit(p, (enum spec_common)common, value);
+            break;
         case SPEC_OPT__COUNT:
             break;
         }
@@ -577,7 +617,7 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
         free(value);
         return spec_fail(p, ELS_EINVAL,
                          "too many options at '%s' (at most %d besides "
-                         "buffer, policy, wait and linger)", key,
+                         "the common ones)", key,
                          ELSI_SPEC_MAX_OPTIONS);
     }
     char *kcopy = strdup(key);
@@ -610,6 +650,8 @@ int elsi_spec_parse(const char *text, struct elsi_spec *out,
     out->block_ms = 0;              /* unused under policy=drop */
     out->wait_ms = 0;
     out->linger_ms = ELSI_DEFAULT_LINGER_MS;
+    out->max_consumers = ELSI_DEFAULT_MAX_CONSUMERS;
+    out->consumer_memory = ELSI_DEFAULT_CONSUMER_MEMORY;
 
     const char *rest = NULL;
     int rc = spec_parse_scheme(&p, &rest);

@@ -35,6 +35,10 @@
 #define ELSI_MAX_BUFFER         ((uint64_t)16 * 1024 * 1024 * 1024)
 #define ELSI_DEFAULT_LINGER_MS  5000u
 #define ELSI_MAX_SECONDS        86400u
+#define ELSI_DEFAULT_MAX_CONSUMERS  64u
+#define ELSI_MAX_CONSUMERS          65536u
+#define ELSI_DEFAULT_CONSUMER_MEMORY ((uint64_t)8 * 1024 * 1024)
+#define ELSI_MIN_CONSUMER_MEMORY     ((uint64_t)64 * 1024)
 
 enum elsi_policy {
     ELSI_POLICY_DROP = 0,
@@ -58,6 +62,8 @@ struct elsi_spec {
     int64_t block_ms;               /* -1: block forever; else MS > 0 */
     uint32_t wait_ms;               /* wait=SECS (decimals allowed); 0: don't */
     uint32_t linger_ms;             /* linger=SECS; default 5 s */
+    uint32_t max_consumers;         /* max-consumers=N: per sink, at once */
+    uint64_t consumer_memory;       /* consumer-memory=SIZE: see writer */
 };
 
 /* Parse text into *out (which the caller then owns: elsi_spec_free()).

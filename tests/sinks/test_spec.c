@@ -317,9 +317,29 @@ static void unknown_options_are_refused(void)
     register_test_sinks();
     REFUSED("test-b:x?color=red", ELS_EINVAL,
             "unknown option 'color' for scheme test-b "
-            "(valid: buffer, policy, wait, linger)");
+            "(valid: buffer, policy, wait, linger, max-consumers, "
+            "consumer-memory)");
     REFUSED("test-a:x?colour=red", ELS_EINVAL,
-            "(valid: buffer, policy, wait, linger, color, size-hint)");
+            "(valid: buffer, policy, wait, linger, max-consumers, "
+            "consumer-memory, color, size-hint)");
+}
+
+static void consumer_limits(void)
+{
+    struct elsi_spec s;
+    PARSE_OK("unix:/a", &s);
+    CHECK_INT(s.max_consumers, ==, ELSI_DEFAULT_MAX_CONSUMERS);
+    CHECK_U64(s.consumer_memory, ==, ELSI_DEFAULT_CONSUMER_MEMORY);
+    elsi_spec_free(&s);
+    PARSE_OK("tcp:0?max-consumers=3&consumer-memory=64K", &s);
+    CHECK_INT(s.max_consumers, ==, 3);
+    CHECK_U64(s.consumer_memory, ==, 64 * 1024);
+    elsi_spec_free(&s);
+    REFUSED("unix:/a?max-consumers=0", ELS_EINVAL, "max-consumers=0");
+    REFUSED("unix:/a?max-consumers=65537", ELS_EINVAL, "from 1 to 65536");
+    REFUSED("unix:/a?max-consumers=2x", ELS_EINVAL, "max-consumers=2x");
+    REFUSED("unix:/a?consumer-memory=lots", ELS_EINVAL, "consumer-memory=lots");
+    REFUSED("unix:/a?consumer-memory=0", ELS_EINVAL, "from 64K");
 }
 
 static void sink_options_belong_to_their_scheme(void)
@@ -640,7 +660,7 @@ static void drop_cause_names(void)
 {
     static const char *const want[ELS_DROP__COUNT] = {
         "queue-full", "block-timeout", "too-big", "no-consumer",
-        "sink-error", "stopped", "forked-child",
+        "sink-error", "stopped", "forked-child", "slow-consumer",
     };
     for (int i = 0; i < ELS_DROP__COUNT; i++)
         CHECK_STR(els_drop_cause_name((enum els_drop_cause)i), want[i]);
@@ -862,6 +882,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(option_syntax_errors),
     CHECK_CASE(duplicate_options_are_refused),
     CHECK_CASE(unknown_options_are_refused),
+    CHECK_CASE(consumer_limits),
     CHECK_CASE(sink_options_belong_to_their_scheme),
     CHECK_CASE(sink_args_point_into_the_spec),
     CHECK_CASE(too_many_options_are_refused),

@@ -1,0 +1,563 @@
+/*
+ * consumer.c: one consumer of the stream, on the writer thread.  A
+ * consumer is an accepted client, a dialled descriptor (FIFO, file,
+ * connect-out socket) or a callback sink; each is sent, in order, the
+ * cached header, its private bytes (the rest of a unit it was cut loose
+ * in, in-band notes about what it missed), then ring units, as fast as it
+ * takes them.  Files are rolled back to a unit boundary after a failed
+ * write; a consumer that fails otherwise, or hangs up, is dropped.
+ *
+ * Not this file's job: deciding when a consumer is too slow (release.c
+ * decides and calls elsi_consumer_cut()), polling (loop.c), the note
+ * encoding (format/evformat.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "deliver/writer_impl.h"
+#include "eventlog-sink.h"
+#include "format/evformat.h"
+#include "log.h"
+#include "queue/ring.h"
+#include "sinks/fdutil.h"
+
+/* Give back c's private buffer once it is sent: an idle consumer holds
+ * no memory (Note [Consumer memory]). */
+static void consumer_priv_drop(struct els_writer *w, struct consumer *c)
+{
+    w->priv_bytes -= c->priv_cap;
+    free(c->priv);
+    c->priv = NULL;
+    c->priv_cap = c->priv_len = c->priv_off = 0;
+}
+
+/* Append to c's private bytes within consumer-memory=.  0, ELS_ENOMEM,
+ * or -ENOBUFS when the bound would be exceeded (Note [Consumer memory]). */
+static int consumer_priv_append(struct els_writer *w, struct consumer *c,
+                                const void *data, size_t len)
+{
+    if (c->priv_off == c->priv_len)
+        c->priv_off = c->priv_len = 0;
+    size_t need = c->priv_len + len;
+    if (need > c->priv_cap) {
+        size_t cap = c->priv_cap ? c->priv_cap : 256;
+        while (cap < need)
+            cap *= 2;
+        uint64_t others = w->priv_bytes - c->priv_cap;
+        if (others + cap > w->spec.consumer_memory)
+            cap = need;     /* exactly what it takes, if that fits */
+        if (others + cap > w->spec.consumer_memory)
+            return -ENOBUFS;
+        uint8_t *p = realloc(c->priv, cap);
+        if (p == NULL)
+            return ELS_ENOMEM;
+        w->priv_bytes = others + cap;
+        if (w->priv_bytes > w->priv_bytes_peak)
+            w->priv_bytes_peak = w->priv_bytes;
+        c->priv = p;
+        c->priv_cap = cap;
+    }
+    memcpy(c->priv + c->priv_len, data, len);
+    c->priv_len = need;
+    return 0;
+}
+
+static void consumer_kill(struct els_writer *w, struct consumer *c,
+                          const char *why, int err);
+
+/* c cannot be given bytes it must have (a note about its losses, the rest
+ * of a unit it is in the middle of): its stream cannot go on well formed,
+ * so it is closed, and counted when for want of consumer-memory=. */
+static void consumer_starved(struct els_writer *w, struct consumer *c, int err)
+{
+    if (c->dead)
+        return;
+    if (err == -ENOBUFS) {
+        w->dropped_for_memory++;
+        consumer_kill(w, c, "over the consumer-memory= bound", 0);
+    } else {
+        consumer_kill(w, c, "out of memory", err);
+    }
+}
+
+/* Queue an in-band note for c (a global block with one log message). */
+static void consumer_note(struct els_writer *w, struct consumer *c,
+                          uint64_t timestamp, const char *fmt, ...)
+    ELSI_PRINTF(4, 5);
+
+static void consumer_note(struct els_writer *w, struct consumer *c,
+                          uint64_t timestamp, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    uint8_t block[512];
+    size_t n = elsi_note_encode(block, sizeof block, timestamp, msg);
+    int r = n == 0 ? ELS_EINVAL : consumer_priv_append(w, c, block, n);
+    if (r != 0)
+        consumer_starved(w, c, r);
+}
+
+/* May a consumer on fd hold producers back under policy=block?  See
+ * Note [Trusted consumers]. */
+static bool consumer_is_trusted(int fd, enum consumer_style style, bool dialled)
+{
+    if (style == CONSUMER_CALLBACK || dialled)
+        return true;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0 ||
+        ss.ss_family != AF_UNIX)
+        return false;
+#if defined(SO_PEERCRED)
+    struct ucred cred;
+    socklen_t clen = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
+        return false;
+    return cred.uid == geteuid() || cred.uid == 0;
+#else
+    return false;
+#endif
+}
+
+struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
+                                        enum consumer_style style, bool dialled)
+{
+    struct consumer *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        if (fd >= 0)
+            elsi_close(fd);
+        elsi_log(ELS_LOG_ERROR, "out of memory attaching a consumer");
+        return NULL;
+    }
+    c->id = ++w->next_consumer_id;
+    c->style = style;
+    c->fd = fd;
+    c->dialled = dialled;
+    c->trusted = consumer_is_trusted(fd, style, dialled);
+    if (!c->trusted && w->spec.policy == ELSI_POLICY_BLOCK)
+        elsi_log(ELS_LOG_DEBUG, "%s: consumer %" PRIu64 " is not trusted to "
+                 "hold the program back: served as under policy=drop",
+                 w->endpoint, c->id);
+    if (fd >= 0) {
+        struct stat sb;
+        c->is_socket = elsi_is_socket(fd);
+        c->is_regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+        if (c->is_regular)
+            c->file_piece_start = lseek(fd, 0, SEEK_CUR);
+        else
+            elsi_set_nonblock(fd);
+    }
+
+    pthread_mutex_lock(&w->lock);
+    /* A late joiner starts at the oldest unit still queued. */
+    c->seq = w->ring.tail_seq;
+    uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+    c->next = w->consumers;
+    w->consumers = c;
+    w->st.consumers_connected++;
+    w->st.consumers_total++;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+
+    if (missed_units > 0)
+        consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run; "
+                      "%" PRIu64 " earlier units (%" PRIu64 " bytes) were no "
+                      "longer queued", c->id, missed_units, missed_bytes);
+    elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " attached", c->id);
+    return c;
+}
+
+void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
+{
+    if (c->fd >= 0) {
+        /* In a forked child the descriptor is shared with the parent:
+         * shutdown() would end the parent's connection.  See Note [Fork]. */
+        if (graceful && c->is_socket && !w->forked)
+            shutdown(c->fd, SHUT_WR);
+        elsi_close(c->fd);
+    }
+    consumer_priv_drop(w, c);
+    free(c);
+}
+
+/* Unlink dead consumers; redial if a dialled one went away. */
+void elsi_consumers_reap(struct els_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    struct consumer *dead = NULL;
+    for (struct consumer **p = &w->consumers; *p != NULL;) {
+        struct consumer *c = *p;
+        if (c->dead) {
+            *p = c->next;
+            c->next = dead;
+            dead = c;
+            w->st.consumers_connected--;
+        } else {
+            p = &c->next;
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    while (dead != NULL) {
+        struct consumer *c = dead;
+        dead = c->next;
+        /* Whatever this consumer had not received is its loss; the other
+         * consumers and the ring accounting are unaffected. */
+        elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " detached", c->id);
+        if (c->dialled) {
+            w->dial_active = false;
+            w->next_dial_ms = elsi_now_ms() + w->dial_backoff_ms;
+        }
+        elsi_consumer_free(w, c, false);
+    }
+}
+
+static void consumer_kill(struct els_writer *w, struct consumer *c,
+                          const char *why, int err)
+{
+    if (!c->dead) {
+        /* A peer hanging up is routine; anything else is worth a line,
+         * but many consumers can fail at once. */
+        if (err == -EPIPE || err == -ECONNRESET || strcmp(why, "hung up") == 0)
+            elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " closed: %s", c->id, why);
+        else
+            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                             "%s: consumer %" PRIu64 " closed: %s%s%s",
+                             w->endpoint, c->id, why, err ? ": " : "",
+                             err ? els_strerror(err) : "");
+    }
+    c->dead = true;
+}
+
+/*
+ * Write one piece (up to two iovecs) to c.  Returns bytes written (>= 0)
+ * when the consumer lives on, or -1 when it failed: for a regular file the
+ * piece is rolled back and the caller skips it; otherwise c is dead.
+ */
+static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
+                              const struct iovec *iov, int iovcnt)
+{
+    if (c->style == CONSUMER_CALLBACK) {
+        /* The contract promises whole units in one call: join a unit that
+         * wraps around the end of the ring. */
+        const void *buf = iov[0].iov_base;
+        size_t total = iov[0].iov_len;
+        if (iovcnt > 1 && iov[1].iov_len > 0) {
+            total += iov[1].iov_len;
+            if (total > w->join_cap) {
+                uint8_t *p = realloc(w->join_buf, total);
+                if (p == NULL) {
+                    elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_ERROR,
+                                     "%s: out of memory joining a unit",
+                                     w->endpoint);
+                    c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
+                    return -1;
+                }
+                w->join_buf = p;
+                w->join_cap = total;
+            }
+            memcpy(w->join_buf, iov[0].iov_base, iov[0].iov_len);
+            memcpy(w->join_buf + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+            buf = w->join_buf;
+        }
+        int r = w->ops->write(w->sink, buf, total);
+        if (r < 0) {
+            elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                             "%s: sink write failed: %s", w->endpoint,
+                             els_strerror(r));
+            /* No descriptor to poll: the retry timer wakes us. */
+            c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
+            return -1;
+        }
+        return (ssize_t)total;
+    }
+    ssize_t n = elsi_write_iov(c->fd, c->is_socket, iov, iovcnt);
+    if (n >= 0)
+        return n;
+    if (n == -EAGAIN) {
+        c->want_out = true;
+        return 0;
+    }
+    if (c->is_regular) {
+        /* Keep the file a valid eventlog prefix: cut the partial piece. */
+        bool rolled_back = ftruncate(c->fd, c->file_piece_start) == 0 &&
+                           lseek(c->fd, c->file_piece_start, SEEK_SET) >= 0;
+        int e = errno;
+        elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: write failed: %s%s%s", w->endpoint,
+                         els_strerror((int)n),
+                         rolled_back ? "" : "; could not cut the partial block: ",
+                         rolled_back ? "" : strerror(e));
+        c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
+        return -1;
+    }
+    consumer_kill(w, c, "write failed", (int)n);
+    return -1;
+}
+
+/* Does c stay attached after a failed write?  A regular file (ENOSPC may
+ * pass) and a callback sink do: the failed piece is skipped (a unit: lost
+ * for c, counted and announced) or, for the header, retried.  A socket or
+ * pipe that fails is gone. */
+static bool consumer_outlives_failure(const struct consumer *c)
+{
+    return c->is_regular || c->style == CONSUMER_CALLBACK;
+}
+
+/* Note a piece fully written to a regular file (the next may roll back to
+ * here). */
+static void consumer_piece_done(struct consumer *c)
+{
+    if (c->is_regular)
+        c->file_piece_start = lseek(c->fd, 0, SEEK_CUR);
+}
+
+/* "capabilities 0 1 and the global buffer" for the blocks in u's gap. */
+static void gap_owners(const struct elsi_unit *u, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (unsigned cap = 0; cap < ELS_MAX_CAPS && off < len; cap++) {
+        if (u->gap_caps & ((uint64_t)1 << cap)) {
+            int n = snprintf(buf + off, len - off, "%s %u",
+                             off == 0 ? "capabilities" : "", cap);
+            off += n > 0 ? (size_t)n : 0;
+        }
+    }
+    if (u->gap_global && off < len)
+        snprintf(buf + off, len - off, "%sthe global buffer",
+                 off ? " and " : "");
+    else if (off == 0)
+        snprintf(buf, len, "unknown origin");
+}
+
+/* What c's losses since its last note were, in the words of the drop
+ * causes (README, "Losses and counters"). */
+static const char *consumer_loss_text(const struct consumer *c)
+{
+    bool slow = c->lost_causes & (1u << ELS_DROP_SLOW_CONSUMER);
+    bool failed = c->lost_causes & (1u << ELS_DROP_SINK_ERROR);
+    if (slow && failed)
+        return "slow-consumer (it fell behind and was cut loose) and "
+               "sink-error (writing them failed)";
+    return slow ? "slow-consumer (it fell behind and was cut loose)"
+                : "sink-error (writing them failed)";
+}
+
+/* Before c starts unit u: queue the notes it is owed. */
+static void consumer_announce(struct els_writer *w, struct consumer *c,
+                              const struct elsi_unit *u)
+{
+    uint64_t ts = u->start_time ? u->start_time : c->last_time;
+    if (c->lost_units > 0) {
+        consumer_note(w, c, ts, "eventlog-sink: this consumer missed %" PRIu64
+                      " units (%" PRIu64 " bytes) here: %s", c->lost_units,
+                      c->lost_bytes, consumer_loss_text(c));
+        c->lost_units = c->lost_bytes = 0;
+        c->lost_causes = 0;
+    }
+    if (u->gap_units > 0) {
+        char whose[200];
+        gap_owners(u, whose, sizeof whose);
+        consumer_note(w, c, ts, "eventlog-sink: %" PRIu64 " units (%" PRIu64
+                      " bytes) dropped here: %s; blocks of %s", u->gap_units,
+                      u->gap_bytes,
+                      els_drop_cause_name((enum els_drop_cause)u->gap_cause),
+                      whose);
+    }
+    c->unit_announced = true;
+}
+
+static void consumer_next_unit(struct consumer *c)
+{
+    c->seq++;
+    c->unit_off = 0;
+    c->unit_announced = false;
+}
+
+/*
+ * Send c as much as it takes now, in stream order: header, private bytes
+ * (carry and notes), then ring units below visible.  Lock not held; see
+ * Note [Queue locking] for why reading ring bytes is safe.
+ */
+void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
+                          const uint8_t *header, size_t header_len,
+                          uint64_t visible)
+{
+    if (c->dead || c->connecting || header == NULL)
+        return;
+    if (c->retry_at_ms && elsi_now_ms() < c->retry_at_ms)
+        return;
+    c->retry_at_ms = 0;
+    c->want_out = false;
+
+    while (c->header_off < header_len) {
+        struct iovec iov = { (void *)(header + c->header_off),
+                             header_len - c->header_off };
+        ssize_t n = consumer_write(w, c, &iov, 1);
+        if (n <= 0)
+            return;     /* blocked, dead, or (file) retry later */
+        c->header_off += (size_t)n;
+        if (c->header_off == header_len)
+            consumer_piece_done(c);
+    }
+
+    for (;;) {
+        /* Note [Stop deadline]: close has given up on this thread. */
+        if (atomic_load_explicit(&w->abandoned, memory_order_relaxed))
+            return;
+        if (c->priv_off < c->priv_len) {
+            struct iovec iov = { c->priv + c->priv_off, c->priv_len - c->priv_off };
+            ssize_t n = consumer_write(w, c, &iov, 1);
+            if (n < 0) {
+                if (consumer_outlives_failure(c))
+                    consumer_priv_drop(w, c);   /* notes lost with the write */
+                return;
+            }
+            if (n == 0)
+                return;
+            c->priv_off += (size_t)n;
+            if (c->priv_off < c->priv_len)
+                continue;
+            consumer_priv_drop(w, c);
+            consumer_piece_done(c);
+        }
+        if (c->seq >= visible)
+            return;
+        /* c->seq < visible and the tail never passes a consumer, so the
+         * unit is retained (Note [Queue locking]). */
+        struct elsi_unit *u = elsi_ring_unit_at(&w->ring, c->seq);
+        if (c->unit_off == 0 && !c->unit_announced) {
+            consumer_announce(w, c, u);
+            if (c->dead)
+                return;
+            if (c->priv_off < c->priv_len)
+                continue;
+        }
+        struct iovec iov[2];
+        int cnt = elsi_ring_iov(&w->ring, u, c->unit_off, iov);
+        ssize_t n = consumer_write(w, c, iov, cnt);
+        if (n < 0) {
+            if (consumer_outlives_failure(c)) { /* the unit is lost for c */
+                c->lost_units++;
+                c->lost_bytes += u->len;
+                c->lost_causes |= 1u << ELS_DROP_SINK_ERROR;
+                u->failed = true;
+                consumer_next_unit(c);
+            }
+            return;
+        }
+        if (n == 0)
+            return;
+        c->unit_off += (size_t)n;
+        if (c->unit_off < u->len)
+            continue;
+        consumer_piece_done(c);
+        /* Only this thread writes delivered; producers never read it. */
+        u->delivered = true;
+        if (u->end_time)
+            c->last_time = u->end_time;
+        consumer_next_unit(c);
+    }
+}
+
+/* Has c received everything up to visible? */
+bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
+                               uint64_t visible)
+{
+    return c->dead || (c->header_off == header_len &&
+                       c->priv_off == c->priv_len && c->seq >= visible);
+}
+
+/* Cut c loose so that it resumes at unit `to` (Note [What is dropped...]). */
+void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
+{
+    uint64_t seq = c->seq;
+    uint64_t lost_units = 0, lost_bytes = 0;
+    if (c->unit_off > 0) {
+        /* Finish the unit it is in the middle of from a private copy. */
+        struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
+        struct iovec iov[2];
+        int cnt = elsi_ring_iov(&w->ring, u, c->unit_off, iov);
+        size_t len_before = c->priv_len;
+        int r = 0;
+        for (int i = 0; i < cnt && r == 0; i++)
+            r = consumer_priv_append(w, c, iov[i].iov_base, iov[i].iov_len);
+        if (r != 0) {
+            /* Half a unit cannot be followed by anything well formed:
+             * this consumer ends here, and the unit is not delivered by
+             * it (others may still deliver it). */
+            c->priv_len = len_before;
+            consumer_starved(w, c, r);
+            return;
+        }
+        if (u->end_time)
+            c->last_time = u->end_time;
+        u->delivered = true;    /* it will have been, in full */
+        seq++;
+    }
+    for (; seq < to; seq++) {
+        struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
+        lost_units++;
+        lost_bytes += u->len;
+        u->skipped = true;
+    }
+    if (lost_units > 0)
+        c->lost_causes |= 1u << ELS_DROP_SLOW_CONSUMER;
+    /* The writer-wide count is taken when the units are released: only a
+     * unit some other consumer received is a consumer loss; one nobody
+     * received is dropped (release_oldest). */
+    c->lost_units += lost_units;
+    c->lost_bytes += lost_bytes;
+    c->seq = to;
+    c->unit_off = 0;
+    c->unit_announced = false;
+}
+
+void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents)
+{
+    if (c->connecting) {
+        if (revents & (POLLOUT | POLLERR | POLLHUP)) {
+            int err = 0;
+            socklen_t len = sizeof err;
+            if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+                err = errno;
+            if (err == ECONNREFUSED || err == ENOENT) {
+                /* The collector is not up yet: as quiet as dial()'s
+                 * -EAGAIN; the redial backoff applies. */
+                c->dead = true;
+            } else if (err != 0) {
+                consumer_kill(w, c, "connect failed", -err);
+            }
+            else
+                c->connecting = false;
+        }
+        return;
+    }
+    if (revents & POLLIN) {
+        /* Consumers have nothing to say yet (control commands are not
+         * enabled): read and discard, and notice end of input. */
+        ssize_t n;
+        do {
+            n = read(c->fd, w->scratch, sizeof w->scratch);
+        } while (n < 0 && errno == EINTR);
+        if (n == 0)
+            c->read_closed = true;
+        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            consumer_kill(w, c, "read failed", -errno);
+    }
+    if (revents & (POLLERR | POLLHUP | POLLNVAL))
+        consumer_kill(w, c, "hung up", 0);
+}

@@ -1,0 +1,362 @@
+/*
+ * loop.c: the writer thread.  One poll() loop per writer takes units out
+ * of the ring and hands them to every consumer at its own pace, with
+ * non-blocking I/O: it accepts the clients of a listening sink, dials (and
+ * redials) a connect-out sink, feeds a callback sink, notices consumers
+ * that hang up, sleeps when there is nothing to do (woken by producers
+ * through a pipe), and at stop delivers what is queued until the deadline.
+ *
+ * Not this file's job: what a consumer is sent and in what order
+ * (consumer.c), what is released or dropped when (release.c), putting
+ * units in (lib/queue/producer.c), opening and closing (writer.c).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "deliver/writer_impl.h"
+#include "eventlog-sink.h"
+#include "log.h"
+#include "queue/ring.h"
+#include "sinks/fdutil.h"
+
+/* See Note [Waking the writer thread]. */
+bool elsi_writer_need_wake(struct els_writer *w)
+{
+    if (w->polling && !w->wake_pending) {
+        w->wake_pending = true;
+        return true;
+    }
+    return false;
+}
+
+void elsi_writer_send_wake(struct els_writer *w)
+{
+    static const char byte = 1;
+    /* A full pipe already guarantees a wake-up; EAGAIN is fine. */
+    ssize_t r;
+    do {
+        r = write(w->wake[1], &byte, 1);
+    } while (r < 0 && errno == EINTR);
+}
+
+static void dial_maybe(struct els_writer *w, uint64_t now)
+{
+    if (w->ops->style != ELS_SINK_DIAL || w->dial_active || now < w->next_dial_ms)
+        return;
+    int fd = -1;
+    int r = w->ops->dial(w->sink, &fd);
+    if (r == 0 || r == -EINPROGRESS) {
+        struct consumer *c = elsi_consumer_attach(w, fd, CONSUMER_FD, true);
+        if (c != NULL) {
+            c->connecting = r == -EINPROGRESS;
+            w->dial_active = true;
+            w->dial_backoff_ms = DIAL_BACKOFF_MIN_MS;
+        }
+        return;
+    }
+    if (fd >= 0)
+        elsi_close(fd);
+    if (r != -EAGAIN)
+        elsi_log_limited(&w->dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: %s", w->endpoint, els_strerror(r));
+    w->next_dial_ms = now + w->dial_backoff_ms;
+    w->dial_backoff_ms *= 2;
+    if (w->dial_backoff_ms > DIAL_BACKOFF_MAX_MS)
+        w->dial_backoff_ms = DIAL_BACKOFF_MAX_MS;
+}
+
+static size_t live_consumers(const struct els_writer *w)
+{
+    size_t n = 0;
+    for (const struct consumer *c = w->consumers; c != NULL; c = c->next)
+        n += !c->dead;
+    return n;
+}
+
+/* Accept every pending client.  Over max-consumers= a client is accepted
+ * and closed at once (it learns immediately, and holds nothing). */
+static void accept_all(struct els_writer *w)
+{
+    size_t live = live_consumers(w);
+    for (;;) {
+        int fd = -1;
+        int r = w->ops->accept(w->sink, &fd);
+        if (r == -EAGAIN) {
+            w->accept_backoff_ms = 0;
+            return;
+        }
+        if (r != 0) {
+            /* Out of descriptors (EMFILE, ENFILE) or the like: the client
+             * stays queued and poll() would report it again at once, so
+             * the listener rests (doubling) while the consumers we have
+             * are served. */
+            w->accept_errors++;
+            unsigned b = w->accept_backoff_ms;
+            b = b == 0 ? ACCEPT_BACKOFF_MIN_MS
+                       : (b * 2 > ACCEPT_BACKOFF_MAX_MS ? ACCEPT_BACKOFF_MAX_MS
+                                                        : b * 2);
+            w->accept_backoff_ms = b;
+            w->listen_resume_ms = elsi_now_ms() + b;
+            elsi_log_limited(&w->accept_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                             "%s: accept: %s; not accepting for %u ms",
+                             w->endpoint, els_strerror(r), b);
+            return;
+        }
+        w->accept_backoff_ms = 0;
+        if (live >= w->spec.max_consumers) {
+            elsi_close(fd);
+            w->refused++;
+            elsi_log_limited(&w->refuse_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                             "%s: refused a consumer: %zu connected already "
+                             "(max-consumers=%u)", w->endpoint, live,
+                             (unsigned)w->spec.max_consumers);
+            continue;
+        }
+        if (elsi_consumer_attach(w, fd, CONSUMER_FD, false) != NULL)
+            live++;
+    }
+}
+
+/* Make the writer thread's own counters visible to els_writer_stats().
+ * Lock held. */
+static void publish_counters(struct els_writer *w)
+{
+    w->st.consumer_memory = w->priv_bytes;
+    w->st.consumer_memory_peak = w->priv_bytes_peak;
+    w->st.consumers_dropped_memory = w->dropped_for_memory;
+    w->st.consumers_refused = w->refused;
+    w->st.accept_errors = w->accept_errors;
+}
+
+/* After an unexpected failure (no memory, poll error): wait a little
+ * rather than spin, then try again. */
+static void writer_pause(struct els_writer *w)
+{
+    struct timespec ts = { 0, 100000000L };
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&w->lock);
+    w->polling = false;
+    w->wake_pending = false;
+    pthread_mutex_unlock(&w->lock);
+}
+
+void *elsi_writer_main(void *arg)
+{
+    struct els_writer *w = arg;
+    struct pollfd *pfds = NULL;
+    struct consumer **pcons = NULL;
+    size_t pcap = 0;
+
+    if (w->ops->style == ELS_SINK_CALLBACK)
+        elsi_consumer_attach(w, -1, CONSUMER_CALLBACK, false);
+
+    for (;;) {
+        uint64_t now = elsi_now_ms();
+        if (w->ops->style == ELS_SINK_DIAL)
+            dial_maybe(w, now);
+
+        pthread_mutex_lock(&w->lock);
+        const uint8_t *header = w->header;
+        size_t header_len = w->header_len;
+        uint64_t visible = w->ring.committed_seq;
+        bool flush = w->flush_requested;
+        w->flush_requested = false;
+        /* Past the stop deadline nothing more is sent (a sink call that
+         * returns after it must not start another): Note [Stop deadline]. */
+        bool expired = w->stopping && now >= w->stop_deadline_ms;
+        pthread_mutex_unlock(&w->lock);
+        if (expired)
+            break;
+
+        for (struct consumer *c = w->consumers; c != NULL; c = c->next)
+            elsi_consumer_pump(w, c, header, header_len, visible);
+        elsi_consumers_reap(w);
+        if (flush && w->ops->flush != NULL)
+            w->ops->flush(w->sink);
+
+        pthread_mutex_lock(&w->lock);
+        if (elsi_release_units(w) && w->room_waiters > 0)
+            pthread_cond_broadcast(&w->room);
+        publish_counters(w);
+        bool all_caught_up = true, any_dead = false;
+        size_t n_cons = 0;
+        for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+            n_cons++;
+            any_dead |= c->dead;    /* cut loose and closed: reap now */
+            if (!elsi_consumer_caught_up(c, header_len, w->ring.committed_seq))
+                all_caught_up = false;
+        }
+        bool more_now = w->ring.committed_seq != visible || any_dead ||
+                        w->header_len != header_len || w->flush_requested;
+        bool stopping = w->stopping;
+        uint64_t stop_deadline = w->stop_deadline_ms;
+        if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->sink_closed) {
+            /* Stop listening as soon as the stream is ending: a client that
+             * connected later would be queued by the kernel and then cut
+             * off with nothing; refused, it can retry and reach the next
+             * stream (after a restart) instead. */
+            w->sink_closed = true;
+            pthread_mutex_unlock(&w->lock);
+            accept_all(w);  /* those already queued get the rest */
+            w->ops->close(w->sink);
+            pthread_mutex_lock(&w->lock);
+        }
+        if (stopping) {
+            bool done = (all_caught_up && !more_now &&
+                         w->ring.committed_seq == w->ring.head_seq) ||
+                        n_cons == 0 || elsi_now_ms() >= w->stop_deadline_ms;
+            if (done) {
+                pthread_mutex_unlock(&w->lock);
+                break;
+            }
+        }
+        if (more_now) {
+            pthread_mutex_unlock(&w->lock);
+            continue;
+        }
+        w->polling = true;
+        pthread_mutex_unlock(&w->lock);
+
+        /* Build the poll set. */
+        size_t need = 2 + n_cons;
+        if (need > pcap) {
+            size_t cap = need * 2;
+            struct pollfd *np = realloc(pfds, cap * sizeof *np);
+            if (np != NULL)
+                pfds = np;
+            struct consumer **nc = realloc(pcons, cap * sizeof *nc);
+            if (nc != NULL)
+                pcons = nc;
+            if (np == NULL || nc == NULL) {
+                elsi_log_limited(&w->loop_log, ELSI_LOG_INTERVAL_MS,
+                                 ELS_LOG_ERROR, "%s: out of memory in the "
+                                 "writer thread", w->endpoint);
+                writer_pause(w);
+                continue;
+            }
+            pcap = cap;
+        }
+        size_t n = 0;
+        pfds[n] = (struct pollfd){ .fd = w->wake[0], .events = POLLIN };
+        pcons[n++] = NULL;
+        int listen_fd = -1;
+        int timeout = -1;
+        uint64_t t = elsi_now_ms();
+        if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
+            if (t >= w->listen_resume_ms) {
+                listen_fd = w->ops->listen_fd(w->sink);
+                pfds[n] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+                pcons[n++] = NULL;
+            } else {
+                timeout = (int)(w->listen_resume_ms - t);
+            }
+        }
+        for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+            if (c->retry_at_ms) {
+                int d = c->retry_at_ms > t ? (int)(c->retry_at_ms - t) : 0;
+                if (timeout < 0 || d < timeout)
+                    timeout = d;
+            }
+            if (c->fd < 0)
+                continue;
+            short ev = 0;
+            if (!c->read_closed && !c->is_regular)
+                ev |= POLLIN;
+            if (c->want_out || c->connecting)
+                ev |= POLLOUT;
+            if (c->is_regular)
+                continue;   /* regular files are always ready */
+            pfds[n] = (struct pollfd){ .fd = c->fd, .events = ev };
+            pcons[n++] = c;
+        }
+        if (w->ops->style == ELS_SINK_DIAL && !w->dial_active) {
+            int d = w->next_dial_ms > t ? (int)(w->next_dial_ms - t) : 0;
+            if (timeout < 0 || d < timeout)
+                timeout = d;
+        }
+        if (stopping) {
+            int d = stop_deadline > t ? (int)(stop_deadline - t) : 0;
+            if (timeout < 0 || d < timeout)
+                timeout = d;
+        }
+
+        int pr = poll(pfds, (nfds_t)n, timeout);
+        int poll_errno = errno;
+
+        pthread_mutex_lock(&w->lock);
+        w->polling = false;
+        w->wake_pending = false;
+        pthread_mutex_unlock(&w->lock);
+
+        if (pr < 0) {
+            if (poll_errno != EINTR) {
+                elsi_log_limited(&w->loop_log, ELSI_LOG_INTERVAL_MS,
+                                 ELS_LOG_ERROR, "%s: poll: %s", w->endpoint,
+                                 strerror(poll_errno));
+                writer_pause(w);
+            }
+            continue;
+        }
+        if (pfds[0].revents & POLLIN) {
+            while (read(w->wake[0], w->scratch, sizeof w->scratch) > 0) {
+            }
+        }
+        for (size_t i = 1; i < n; i++) {
+            if (pfds[i].revents == 0)
+                continue;
+            if (pfds[i].fd == listen_fd && pcons[i] == NULL)
+                accept_all(w);
+            else if (pcons[i] != NULL)
+                elsi_consumer_input(w, pcons[i], pfds[i].revents);
+        }
+        elsi_consumers_reap(w);
+    }
+
+    /* Stopped: whatever is still queued was not delivered in time, to a
+     * consumer that was too slow, or for want of one. */
+    pthread_mutex_lock(&w->lock);
+    uint64_t behind = 0;
+    bool any = false;
+    for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+        if (c->dead)
+            continue;
+        any = true;
+        if (!elsi_consumer_caught_up(c, w->header_len, w->ring.committed_seq))
+            behind++;
+    }
+    w->st.consumers_behind_at_stop += behind;
+    while (w->ring.tail_seq < w->ring.committed_seq)
+        elsi_release_oldest(w, any ? ELS_DROP_STOPPED : ELS_DROP_NO_CONSUMER);
+    publish_counters(w);
+    for (struct consumer *c = w->consumers; c != NULL; c = c->next)
+        c->dead = true;
+    pthread_mutex_unlock(&w->lock);
+    for (struct consumer *c = w->consumers; c != NULL;) {
+        struct consumer *next = c->next;
+        /* Graceful: the consumer sees a clean end of stream. */
+        elsi_consumer_free(w, c, true);
+        c = next;
+    }
+    free(pfds);
+    free(pcons);
+    pthread_mutex_lock(&w->lock);
+    w->consumers = NULL;
+    w->st.consumers_connected = 0;
+    publish_counters(w);
+    pthread_cond_broadcast(&w->room);
+    /* Note [Stop deadline]: if close gave up waiting for this thread,
+     * finishing the writer is this thread's job now. */
+    w->thread_done = true;
+    bool abandoned = atomic_load(&w->abandoned);
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    if (abandoned)
+        elsi_writer_finish(w);
+    return NULL;
+}

@@ -1,0 +1,147 @@
+/*
+ * release.c: the release policy, on the writer thread with the lock held.
+ * Decides when a unit leaves the ring and how that is counted: sent (some
+ * consumer received it in full), a consumer's loss, or dropped by cause.
+ * Under policy=drop it keeps room for the producers by freeing the oldest
+ * units and cutting loose the consumers still in them; under policy=block
+ * it never frees a unit a trusted consumer still needs, so producers wait
+ * (in lib/queue/producer.c), and serves the untrusted ones as under drop.
+ * See Note [What is dropped, and who is told] and Note [Trusted
+ * consumers].
+ *
+ * Not this file's job: sending (consumer.c), waiting for room (producer
+ * side), the ring's mechanics (ring.c).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "deliver/writer_impl.h"
+#include "eventlog-sink.h"
+#include "format/evformat.h"
+#include "queue/ring.h"
+#include "sinks/spec.h"
+
+/* See writer_impl.h and Note [How long producers wait]. */
+bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
+                        enum els_write_reason reason, uint64_t now,
+                        uint64_t *deadline_ms, enum els_drop_cause *cause)
+{
+    bool block = w->spec.policy == ELSI_POLICY_BLOCK;
+    bool is_end = kind == ELSI_UNIT_KIND_END;
+    if (is_end || reason == ELS_REASON_STOP)
+        elsi_stop_clock(w, now);
+    if (is_end) {
+        *deadline_ms = w->stop_deadline_ms;
+        *cause = ELS_DROP_STOPPED;
+        return true;
+    }
+    if (!block)
+        return false;
+    uint64_t d = w->spec.block_ms < 0 ? UINT64_MAX
+                                      : now + (uint64_t)w->spec.block_ms;
+    *cause = ELS_DROP_BLOCK_TIMEOUT;
+    if (reason == ELS_REASON_STOP && w->stop_deadline_ms <= d) {
+        d = w->stop_deadline_ms;
+        *cause = ELS_DROP_STOPPED;
+    } else if (reason == ELS_REASON_FLUSH && now + w->spec.linger_ms < d) {
+        d = now + w->spec.linger_ms;
+    }
+    *deadline_ms = d;
+    return true;
+}
+
+void elsi_stop_clock(struct els_writer *w, uint64_t now)
+{
+    if (!w->stop_clock) {
+        w->stop_clock = true;
+        w->stop_deadline_ms = now + w->spec.linger_ms;
+    }
+}
+
+void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
+{
+    struct elsi_unit *u = elsi_ring_unit(&w->ring, w->ring.tail_seq);
+    uint64_t len = u->len;
+    if (u->delivered) {
+        w->st.units_sent++;
+        w->st.bytes_sent += len;
+        if (u->failed || u->skipped) {  /* sent, but some consumer missed it */
+            w->st.consumer_lost_units++;
+            w->st.consumer_lost_bytes += len;
+        }
+    } else if (cause != ELS_DROP_STOPPED) {
+        /* A unit a consumer failed on keeps that cause; one consumers were
+         * cut loose past is a slow consumer's. */
+        if (u->failed)
+            cause = ELS_DROP_SINK_ERROR;
+        else if (u->skipped)
+            cause = ELS_DROP_SLOW_CONSUMER;
+    }
+    if (!u->delivered) {
+        w->st.units_dropped[cause]++;
+        w->st.bytes_dropped[cause] += len;
+    }
+    w->st.units_queued--;
+    w->st.bytes_queued -= len;
+    w->released_units++;
+    w->released_bytes += len;
+    elsi_ring_release(&w->ring);
+}
+
+/*
+ * Release every unit no consumer needs.  When the ring could not take
+ * another unit as large as the largest seen, free the oldest units down
+ * to half the ring, cutting loose the consumers still in them: every
+ * consumer under policy=drop, only untrusted ones under policy=block
+ * (never past a trusted consumer).  Returns whether anything was
+ * released.
+ */
+bool elsi_release_units(struct els_writer *w)
+{
+    struct elsi_ring *r = &w->ring;
+    uint64_t before = r->tail_seq;
+
+    uint64_t min_seq = r->committed_seq, min_trusted = r->committed_seq;
+    for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+        if (c->dead)
+            continue;
+        if (c->seq < min_seq)
+            min_seq = c->seq;
+        if (c->trusted && c->seq < min_trusted)
+            min_trusted = c->seq;
+    }
+    bool have_consumers = w->consumers != NULL;
+    if (!have_consumers)
+        min_seq = r->tail_seq;  /* keep data for a late joiner */
+    while (r->tail_seq < min_seq)
+        elsi_release_oldest(w, ELS_DROP_NO_CONSUMER);
+
+    /* Headroom: with two of the largest units free after this pass, a
+     * producer can post once more before the next pass without finding
+     * the ring full because of a consumer that is about to be cut.  Rings
+     * under four units big cannot afford that and keep room for one. */
+    uint64_t max = w->max_unit_seen;
+    uint64_t headroom = r->cap >= 4 * max ? 2 * max : max;
+    bool pressure = elsi_ring_bytes(r) + headroom > r->cap;
+    bool block = w->spec.policy == ELSI_POLICY_BLOCK;
+    /* Under block with no consumer at all, producers wait for one. */
+    if (pressure && (!block || have_consumers)) {
+        /* Free the oldest units until at most half the ring (or, for a
+         * small ring, all but the headroom) is in use. */
+        uint64_t target = r->cap / 2 < r->cap - headroom ? r->cap / 2
+                                                         : r->cap - headroom;
+        uint64_t limit = block ? min_trusted : r->committed_seq;
+        uint64_t to = r->tail_seq, used = elsi_ring_bytes(r);
+        while (to < limit && used > target) {
+            used -= elsi_ring_unit(r, to)->len;
+            to++;
+        }
+        for (struct consumer *c = w->consumers; c != NULL; c = c->next)
+            if (!c->dead && c->seq < to)
+                elsi_consumer_cut(w, c, to);
+        while (r->tail_seq < to)
+            elsi_release_oldest(w, have_consumers ? ELS_DROP_SLOW_CONSUMER
+                                                  : ELS_DROP_NO_CONSUMER);
+    }
+    return r->tail_seq != before;
+}

@@ -1,0 +1,344 @@
+/*
+ * writer_impl.h: what the pieces of the writer share.  The writer is one
+ * object (struct els_writer) worked on from two sides: posting threads
+ * (lib/queue/producer.c) and its own writer thread (lib/deliver/loop.c,
+ * consumer.c, release.c); lib/deliver/writer.c opens, closes and reports
+ * on it.  This header holds the object, its consumers, and the Notes that
+ * say who may touch what and when.  Not its job: the ring itself
+ * (queue/ring.h), sinks (sinks/), the eventlog format (format/).
+ */
+#ifndef ELS_WRITER_IMPL_H
+#define ELS_WRITER_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "eventlog-sink.h"
+#include "format/evformat.h"
+#include "log.h"
+#include "queue/ring.h"
+#include "sinks/spec.h"
+
+/*
+ * Note [Queue locking]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * w->lock guards the ring (head, tail, descriptors), the cached header,
+ * the counters, the consumer list's membership and the flags below it in
+ * struct els_writer.  It is held only for bookkeeping, never across I/O
+ * or a large copy:
+ *
+ *   - A producer reserves space under the lock, copies the unit with the
+ *     lock released, and commits under the lock.  Reserved space is never
+ *     handed to anyone else, so the copy needs no lock.
+ *   - The writer thread reads the bytes of committed units with the lock
+ *     released.  This is safe because only the writer thread releases
+ *     units, and it releases a unit only when no consumer still needs it;
+ *     a producer writes only into space outside [tail, head).  The mutex
+ *     acquire that made the unit visible orders the producer's copy before
+ *     the writer thread's reads.
+ *   - Per-consumer positions are private to the writer thread.
+ *
+ * Note [Producers in flight]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * els_writer_close() frees the writer, and producers may be inside
+ * els_writer_write() when it begins (libuv's rule for uv_close(): free
+ * only after every caller has left).  w->producers counts the calls that
+ * got past the stopping check and have not left; a producer touches w
+ * outside the lock only to copy into its reserved space, and wakes the
+ * writer thread before its last unlock, so once close has set stopping
+ * and seen producers == 0 under the lock no producer will touch w again
+ * (new calls see stopping and return ELS_ESTOPPED without touching
+ * anything after their unlock).  Close waits on producers_left; the wait
+ * is short, because a producer waiting for room gives up as soon as it
+ * sees stopping and a copy is a memcpy.  A call that starts after close
+ * returned is the caller's bug, as for any freed object.
+ *
+ * Note [Waking the writer thread]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The writer thread sleeps in poll() with no timeout unless it has a timer
+ * (a redial, the stop deadline), so an idle program costs nothing.  Before
+ * sleeping it sets w->polling under the lock after its last look at the
+ * ring; a producer that commits afterwards sees polling set and writes one
+ * byte to the wake pipe (at most one until the thread drains it:
+ * wake_pending).  A producer that committed before that look needs no
+ * wake-up.  So the common case of a busy writer costs producers no system
+ * call at all.
+ *
+ * Note [What is dropped, and who is told]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A unit can be lost in three places, each counted by cause:
+ *   1. At the door (producer side): policy=drop and no room, block:MS
+ *      expired, or the unit is larger than the whole ring.  The loss is
+ *      remembered as a gap carried by the next unit that does get in, and
+ *      every consumer that reaches that unit is first sent a note.
+ *   2. In the ring (writer side): under policy=drop, when the ring cannot
+ *      take another unit as large as the largest seen, the writer frees the
+ *      oldest half.  Consumers still behind that point are cut loose: each
+ *      finishes the unit it was in the middle of (copied aside, so the
+ *      stream stays well formed), is sent a note saying how much it missed,
+ *      and resumes at a unit boundary.  With no consumer at all the same
+ *      rule keeps the newest data for a late joiner (cause no-consumer).
+ *   3. On the way out: a consumer fails on a unit (ENOSPC on a file).  A
+ *      regular file is truncated back to the unit's start, so what is on
+ *      disk stays a valid eventlog prefix; the consumer gets a note next.
+ * Under policy=block nothing is dropped in 1 (without MS) or 2 for the
+ * trusted consumers: producers wait for the slowest of them, which is what
+ * that policy means (Note [Trusted consumers]).  The header chunk is never
+ * dropped: it is kept apart and sent first to every consumer.  DATA_END
+ * waits for room (up to the stop deadline) whatever the policy, so a
+ * stream that reaches its end is complete.  Causes as users read them:
+ * a consumer cut loose is slow-consumer, a failed write sink-error, units
+ * still queued at the end stopped when a consumer was there to take them
+ * and no-consumer when none was.
+ *
+ * Note [How long producers wait]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Stop has one deadline: linger= after the first of (a) the first unit of
+ * the stop (reason STOP, or DATA_END) and (b) els_writer_close()
+ * (elsi_stop_clock).  A producer that finds no room waits:
+ *   - DATA_END (any policy) and STOP units (policy=block): until the stop
+ *     deadline (or MS under block:MS, if sooner), then dropped as stopped
+ *     (block-timeout after MS), so the whole stop, however many units it
+ *     writes, waits at most linger=;
+ *   - FLUSH units under policy=block: at most linger= (or MS if smaller),
+ *     then block-timeout.  The RTS writes them with every capability
+ *     stopped and its state mutex held; waiting longer would keep the stop
+ *     that follows from ever starting;
+ *   - other units under block: for ever, or MS under block:MS;
+ *   - anything else: not at all (queue-full).
+ * Close sets stopping, which wakes every waiter and makes it drop.
+ *
+ * Note [Stop deadline]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * The writer thread delivers until the stop deadline and then closes its
+ * consumers; els_writer_close() waits for it until the deadline plus
+ * STOP_GRACE_MS.  A thread still inside a sink call then (a callback that
+ * blocks, a write to a file on a stalled filesystem) is not waited for:
+ * close sets abandoned under the lock, detaches the thread and returns;
+ * the thread, when the call returns, finishes its loop, sees abandoned
+ * under the lock and calls elsi_writer_finish() itself.  thread_done and
+ * abandoned are both read and written under the lock, so exactly one of
+ * the two frees the writer, and close touches nothing of w after its
+ * unlock (it copies what it reports first).  Once abandoned, a sink call
+ * that returns is followed by no other (consumer_pump() checks it).
+ *
+ * Note [Trusted consumers]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Under policy=block a consumer that does not read stops the program, so
+ * only consumers the program trusts count: callback sinks, dialled
+ * descriptors (files, FIFOs, whose mode says who may open them, and the
+ * connect-out sinks, whose collector the user named), and UNIX-socket
+ * clients whose SO_PEERCRED uid is the program's effective uid or root.
+ * TCP clients and other users' UNIX clients are served as under
+ * policy=drop: release.c never keeps a unit for them that the trusted
+ * consumers are done with, and cuts them loose when the queue needs room.
+ *
+ * Note [Consumer memory]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Besides the ring, the writer holds memory for individual consumers:
+ * the rest of a unit a consumer was cut loose in (up to a whole RTS
+ * buffer, 2 MiB) and in-band notes.  priv_bytes (writer thread only) is
+ * the sum of their private buffers, which are freed as soon as they are
+ * sent, and consumer_priv_append() refuses to grow it past
+ * consumer-memory=.  A consumer whose copy or note is refused cannot go on
+ * with a well-formed stream, so it is closed (counted in
+ * consumers_dropped_memory, logged); the units it left are accounted as
+ * for any consumer that goes away.  So the library's memory is buffer= +
+ * consumer-memory= + a fixed few hundred bytes per consumer, at most
+ * max-consumers= of them.
+ */
+
+enum consumer_style { CONSUMER_FD, CONSUMER_CALLBACK };
+
+struct consumer {
+    struct consumer *next;
+    uint64_t id;
+    enum consumer_style style;
+    int fd;                     /* -1 for callback sinks */
+    bool is_socket, is_regular;
+    bool dialled;               /* from dial(): redial after it goes */
+    bool connecting;            /* non-blocking connect in progress */
+    bool read_closed;           /* peer shut its sending side */
+    bool want_out;              /* last write would block: poll POLLOUT */
+    bool dead;                  /* to be removed */
+    /* May hold producers back under policy=block (Note [Trusted
+     * consumers]). */
+    bool trusted;
+
+    size_t header_off;          /* header bytes sent */
+    /* Private bytes to send before the next ring unit: the rest of a unit
+     * the consumer was cut loose in (see Note [What is dropped...]) and
+     * notes. */
+    uint8_t *priv;
+    size_t priv_len, priv_off, priv_cap;
+    uint64_t seq;               /* next ring unit */
+    size_t unit_off;            /* bytes of unit seq already sent */
+    bool unit_announced;        /* notes for unit seq already queued */
+    uint64_t lost_units, lost_bytes;    /* missed, not yet announced */
+    unsigned lost_causes;       /* bit per enum els_drop_cause of those */
+    struct elsi_ratelimit log;  /* its repeating failures */
+    uint64_t last_time;         /* end time of the last block sent */
+    off_t file_piece_start;     /* regular files: where this piece began */
+    uint64_t retry_at_ms;       /* regular files after an error */
+};
+
+struct els_writer {
+    struct elsi_spec spec;
+    const struct els_sink_ops *ops;
+    void *sink;
+    char endpoint[256];
+
+    pthread_mutex_t lock;
+    pthread_cond_t room;        /* producers waiting for room */
+    pthread_cond_t changed;     /* a consumer attached (wait=) */
+    struct elsi_ring ring;
+    uint64_t max_unit_seen;
+
+    /* --- guarded by lock (Note [Queue locking]) --- */
+    uint8_t *header;
+    size_t header_len;
+    uint64_t gap_units, gap_bytes;
+    uint8_t gap_cause;
+    uint64_t gap_caps;          /* bit c: blocks of capability c in the gap */
+    bool gap_global;            /* global blocks in the gap */
+    uint64_t released_units, released_bytes;   /* ever released */
+    struct els_stats st;
+    struct els_cap_stats caps[ELS_MAX_CAPS];
+    struct consumer *consumers;
+    unsigned room_waiters;
+    unsigned producers;         /* Note [Producers in flight] */
+    pthread_cond_t producers_left;
+    bool polling, wake_pending;
+    bool flush_requested;
+    bool stopping;
+    bool stop_clock;            /* stop_deadline_ms is set */
+    uint64_t stop_deadline_ms;  /* Note [How long producers wait] */
+    bool forked;                /* this copy lives in a forked child */
+    bool thread_done;           /* the writer thread has finished */
+    /* Close returned without the writer thread: Note [Stop deadline].
+     * Written and read under the lock; atomic so that consumer_pump() may
+     * also look without it, to send nothing more once it is set. */
+    atomic_bool abandoned;
+    bool sink_closed;           /* ops->close already called */
+
+    /* --- writer thread only --- */
+    pthread_t thread;
+    bool thread_started;
+    int wake[2];
+    uint64_t next_consumer_id;
+    bool dial_active;           /* a dialled consumer exists */
+    uint64_t next_dial_ms;
+    unsigned dial_backoff_ms;
+    uint8_t scratch[4096];
+    uint8_t *join_buf;          /* callback sinks: a unit that wraps */
+    size_t join_cap;
+    uint64_t priv_bytes, priv_bytes_peak;   /* Note [Consumer memory] */
+    uint64_t dropped_for_memory;
+    uint64_t refused;           /* connections over max-consumers= */
+    uint64_t accept_errors;
+    uint64_t listen_resume_ms;  /* accept() failed: listener rests until */
+    unsigned accept_backoff_ms;
+    struct elsi_ratelimit consumer_log, accept_log, refuse_log, dial_log,
+                          loop_log;
+
+    struct els_writer *next_open;   /* all_writers list, for fork */
+};
+
+#define DIAL_BACKOFF_MIN_MS 100u
+#define DIAL_BACKOFF_MAX_MS 5000u
+/* How long close waits for the writer thread past the stop deadline
+ * (it closes the consumers then) before leaving it behind. */
+#define STOP_GRACE_MS 250u
+/* At most one line per interval for a message that can repeat. */
+#define ELSI_LOG_INTERVAL_MS 1000u
+/* accept() failing for want of descriptors (EMFILE, ENFILE...): how long
+ * the listener rests before the next try, doubling. */
+#define ACCEPT_BACKOFF_MIN_MS 100u
+#define ACCEPT_BACKOFF_MAX_MS 5000u
+/* After a failed write to a consumer that stays attached (a regular file,
+ * a callback sink): when to try that consumer again. */
+#define RETRY_AFTER_FAILURE_MS 100u
+/* Descriptors per byte of ring: RTS units are at most 2 MiB but flushes
+ * make small ones; allow one descriptor per 4 KiB, at least 1024. */
+#define UNITS_PER_BYTE_SHIFT 12
+
+static inline uint64_t elsi_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static inline void elsi_deadline_timespec(uint64_t ms_from_now, struct timespec *ts)
+{
+    /* Condition variables of the writer use CLOCK_MONOTONIC (see
+     * els_writer_open). */
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += (time_t)(ms_from_now / 1000u);
+    ts->tv_nsec += (long)(ms_from_now % 1000u) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The writer thread (loop.c)
+// ---------------------------------------------------------------------------
+
+/* The writer thread's body; arg is the writer. */
+void *elsi_writer_main(void *arg);
+
+/* Close the sink if still open and free w (writer.c). */
+void elsi_writer_finish(struct els_writer *w);
+
+/* Wake the writer thread if it is asleep.  Lock held; returns whether the
+ * caller must call elsi_writer_send_wake() after unlocking.  See Note
+ * [Waking the writer thread]. */
+bool elsi_writer_need_wake(struct els_writer *w);
+void elsi_writer_send_wake(struct els_writer *w);
+
+// ---------------------------------------------------------------------------
+// Consumers (consumer.c; writer thread only, except where said)
+// ---------------------------------------------------------------------------
+
+struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
+                                      enum consumer_style style, bool dialled);
+/* Close c's descriptor (shutdown first if graceful) and free it; c must
+ * be off the list.  Also used by els_writer_close() in a forked child. */
+void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful);
+void elsi_consumers_reap(struct els_writer *w);
+void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
+                        const uint8_t *header, size_t header_len,
+                        uint64_t visible);
+bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
+                             uint64_t visible);
+void elsi_consumer_input(struct els_writer *w, struct consumer *c,
+                         short revents);
+/* Lock held. */
+void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
+
+// ---------------------------------------------------------------------------
+// Releasing units (release.c; writer thread, lock held)
+// ---------------------------------------------------------------------------
+
+void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause);
+
+/* The policy for a producer that finds no room (lock held, any thread):
+ * false if the unit is to be dropped at once (cause queue-full), else
+ * true with the absolute CLOCK_MONOTONIC deadline in ms (UINT64_MAX:
+ * none) and the cause to count if it passes.  See Note [How long
+ * producers wait]. */
+bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
+                        enum els_write_reason reason, uint64_t now,
+                        uint64_t *deadline_ms, enum els_drop_cause *cause);
+/* Start the stop deadline (linger= from now) unless it runs already. */
+void elsi_stop_clock(struct els_writer *w, uint64_t now);
+bool elsi_release_units(struct els_writer *w);
+
+#endif /* ELS_WRITER_IMPL_H */

@@ -1,0 +1,212 @@
+/*
+ * producer.c: the producer side of the writer, what posting threads (the
+ * RTS's capabilities) call.  els_writer_write() copies a unit into the
+ * ring and returns; its only system call is one byte to the writer
+ * thread's wake-up pipe when that thread sleeps.  els_writer_flush() asks
+ * the writer thread to push out what is queued.  Units lost at the door
+ * (no room, too big, stopping, a forked child) are counted here by cause
+ * and remembered as a gap to announce to the consumers.
+ *
+ * Not this file's job: the ring's own bookkeeping (ring.c), taking units
+ * out and delivering them (lib/deliver/), what is released when
+ * (lib/deliver/release.c).  Who may touch what: Note [Queue locking] in
+ * lib/deliver/writer_impl.h.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deliver/writer_impl.h"
+#include "eventlog-sink.h"
+#include "format/evformat.h"
+#include "log.h"
+#include "queue/ring.h"
+#include "sinks/spec.h"
+
+/* Count a unit lost at the door and remember the gap for the consumers.
+ * Lock held. */
+static void drop_at_door(struct els_writer *w, size_t len, uint16_t cap,
+                         enum els_drop_cause cause)
+{
+    w->st.units_accepted++;
+    w->st.bytes_accepted += len;
+    w->st.units_dropped[cause]++;
+    w->st.bytes_dropped[cause] += len;
+    if (cap < ELS_MAX_CAPS) {
+        w->caps[cap].units_accepted++;
+        w->caps[cap].bytes_accepted += len;
+        w->caps[cap].units_dropped++;
+        w->caps[cap].bytes_dropped += len;
+        w->gap_caps |= (uint64_t)1 << cap;
+    } else if (cap == ELSI_CAP_GLOBAL) {
+        w->gap_global = true;
+    }
+    w->gap_units++;
+    w->gap_bytes += len;
+    w->gap_cause = (uint8_t)cause;
+}
+
+static int cache_header(struct els_writer *w, const void *unit, size_t len)
+{
+    if (w->header != NULL) {
+        /* A second header in one writer means the RTS restarted logging
+         * without stopping this writer: consumers already have a header,
+         * and a second one would corrupt their stream. */
+        elsi_log(ELS_LOG_WARN, "ignoring a second eventlog header (%zu bytes)", len);
+        return 1;
+    }
+    uint8_t *copy = malloc(len);
+    if (copy == NULL)
+        return ELS_ENOMEM;
+    memcpy(copy, unit, len);
+    w->header = copy;
+    w->header_len = len;
+    w->st.header_bytes = len;
+    return 0;
+}
+
+int els_writer_write(struct els_writer *w, const void *unit, size_t len)
+{
+    return els_writer_write_reason(w, unit, len, ELS_REASON_UNKNOWN);
+}
+
+/* Leave els_writer_write() with the lock held: wake the writer thread if
+ * asked, stop counting as in flight, unlock.  Nothing of w is touched
+ * after this (Note [Producers in flight]). */
+static int producer_leave(struct els_writer *w, bool wake, int result)
+{
+    if (wake)
+        elsi_writer_send_wake(w);
+    if (--w->producers == 0 && w->stopping)
+        pthread_cond_broadcast(&w->producers_left);
+    pthread_mutex_unlock(&w->lock);
+    return result;
+}
+
+int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
+                            enum els_write_reason reason)
+{
+    if (w == NULL || unit == NULL || len == 0 ||
+        (unsigned)reason >= ELS_REASON__COUNT)
+        return ELS_EINVAL;
+
+    struct elsi_unit_info info;
+    elsi_unit_classify(unit, len, &info);
+
+    pthread_mutex_lock(&w->lock);
+    if (w->forked) {
+        drop_at_door(w, len, info.cap, ELS_DROP_FORKED_CHILD);
+        pthread_mutex_unlock(&w->lock);
+        return 1;
+    }
+    if (w->stopping) {
+        pthread_mutex_unlock(&w->lock);
+        return ELS_ESTOPPED;
+    }
+    w->producers++;
+    if (info.kind == ELSI_UNIT_KIND_HEADER) {
+        int r = cache_header(w, unit, len);
+        return producer_leave(w, elsi_writer_need_wake(w), r);
+    }
+
+    /* A unit is counted as accepted in the same critical section that
+     * queues or drops it, so accepted == sent + dropped + queued holds in
+     * every snapshot, even while a producer waits for room. */
+    if (len > w->ring.cap || len > UINT32_MAX) {
+        drop_at_door(w, len, info.cap, ELS_DROP_TOO_BIG);
+        return producer_leave(w, false, 1);
+    }
+
+    struct elsi_unit meta = {
+        .kind = (uint8_t)info.kind,
+        .cap = info.cap,
+        .start_time = info.start_time,
+        .end_time = info.end_time,
+    };
+    uint64_t seq;
+    struct iovec iov[2];
+    /* How long this unit may wait for room: Note [How long producers
+     * wait]. */
+    uint64_t now = elsi_now_ms(), deadline_ms = 0;
+    enum els_drop_cause timeout_cause = ELS_DROP_BLOCK_TIMEOUT;
+    bool may_wait = elsi_room_deadline(w, info.kind, reason, now, &deadline_ms,
+                                       &timeout_cause);
+    struct timespec deadline;
+    if (may_wait && deadline_ms != UINT64_MAX)
+        elsi_deadline_timespec(deadline_ms > now ? deadline_ms - now : 0,
+                               &deadline);
+
+    /* Counted once, whatever happens to the unit next. */
+    w->st.units_by_reason[reason]++;
+    for (;;) {
+        meta.gap_units = w->gap_units;
+        meta.gap_bytes = w->gap_bytes;
+        meta.gap_cause = w->gap_cause;
+        meta.gap_caps = w->gap_caps;
+        meta.gap_global = w->gap_global;
+        int r = elsi_ring_reserve(&w->ring, len, &meta, &seq, iov);
+        if (r == 0)
+            break;
+        bool wake = elsi_writer_need_wake(w);   /* the writer may free room */
+        if (!may_wait || w->stopping) {
+            drop_at_door(w, len, info.cap,
+                         w->stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL);
+            return producer_leave(w, wake, 1);
+        }
+        if (wake)
+            elsi_writer_send_wake(w);
+        w->room_waiters++;
+        int rc = 0;
+        if (deadline_ms == UINT64_MAX)
+            pthread_cond_wait(&w->room, &w->lock);
+        else
+            rc = pthread_cond_timedwait(&w->room, &w->lock, &deadline);
+        w->room_waiters--;
+        if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->ring, len)) {
+            drop_at_door(w, len, info.cap, timeout_cause);
+            return producer_leave(w, false, 1);
+        }
+    }
+    w->gap_units = w->gap_bytes = 0;
+    w->gap_caps = 0;
+    w->gap_global = false;
+    if (info.cap < ELS_MAX_CAPS) {
+        w->caps[info.cap].units_accepted++;
+        w->caps[info.cap].bytes_accepted += len;
+    }
+    if (len > w->max_unit_seen)
+        w->max_unit_seen = len;
+    w->st.units_accepted++;
+    w->st.bytes_accepted += len;
+    w->st.units_queued++;
+    w->st.bytes_queued += len;
+    pthread_mutex_unlock(&w->lock);
+
+    /* In flight: the only access to w outside the lock. */
+    memcpy(iov[0].iov_base, unit, iov[0].iov_len);
+    if (iov[1].iov_len)
+        memcpy(iov[1].iov_base, (const uint8_t *)unit + iov[0].iov_len,
+               iov[1].iov_len);
+
+    pthread_mutex_lock(&w->lock);
+    elsi_ring_commit(&w->ring, seq);
+    return producer_leave(w, elsi_writer_need_wake(w), 0);
+}
+
+int els_writer_flush(struct els_writer *w)
+{
+    if (w == NULL)
+        return ELS_EINVAL;
+    pthread_mutex_lock(&w->lock);
+    if (w->stopping) {
+        pthread_mutex_unlock(&w->lock);
+        return ELS_ESTOPPED;
+    }
+    w->flush_requested = true;
+    if (elsi_writer_need_wake(w))
+        elsi_writer_send_wake(w);   /* under the lock: see producer_leave() */
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}

@@ -1,0 +1,350 @@
+/*
+ * test_consumer.c: delivery to each kind of consumer (lib/deliver/
+ * consumer.c), end to end inside one process: units go in through
+ * els_writer_write() and come out of real UNIX sockets, FIFOs and files,
+ * byte for byte; late joiners start with the header and are told what
+ * they missed; several consumers each get everything; a consumer that
+ * vanishes is dropped without harm (and without SIGPIPE).  What the writer
+ * holds for stalled consumers stays within consumer-memory= (Note
+ * [Consumer memory]).
+ */
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include "check.h"
+#include "testutil.h"
+#include "deliver/writer_test.h"
+
+static void writer_unix_roundtrip(void)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "policy=block", &sock);
+    struct reader rd;
+    reader_start(&rd, unix_connect(sock), false);
+    wait_consumers(w, 1);
+
+    struct evgen_buf expect = { 0 };
+    struct evgen_buf h = evgen_header();
+    write_expect(w, &expect, h.p, h.len);
+    for (unsigned i = 0; i < 50; i++) {
+        struct evgen_buf b = evgen_block((uint16_t)(i % 2), i * 1000, 20, "u", 0);
+        write_expect(w, &expect, b.p, b.len);
+        free(b.p);
+    }
+    write_expect(w, &expect, evgen_data_end, 2);
+
+    /* Wait for delivery, then check the counters before closing. */
+    uint64_t deadline = check_now_ms() + 10000;
+    while (atomic_load(&rd.len) < expect.len && check_now_ms() < deadline)
+        check_sleep_ms(5);
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.units_accepted, ==, 51);
+    CHECK_U64(s.header_bytes, ==, h.len);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&rd);
+
+    CHECK_U64(rd.got.len, ==, expect.len);
+    CHECK(memcmp(rd.got.p, expect.p, expect.len) == 0);
+    check_stream_parses(&rd.got, true);
+    /* The socket file is removed at stop. */
+    CHECK(access(sock, F_OK) != 0);
+}
+
+static void writer_late_joiner(void)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "", &sock);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    for (unsigned i = 0; i < 10; i++) {
+        struct evgen_buf b = evgen_block(0, i * 100, 5, "early", 0);
+        write_ok(w, b.p, b.len);
+        free(b.p);
+    }
+    struct reader rd;
+    reader_start(&rd, unix_connect(sock), false);
+    wait_consumers(w, 1);
+    for (unsigned i = 0; i < 10; i++) {
+        struct evgen_buf b = evgen_block(1, 5000 + i * 100, 5, "late", 0);
+        write_ok(w, b.p, b.len);
+        free(b.p);
+    }
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&rd);
+
+    /* Header first, then every unit: nothing was released before it came. */
+    CHECK(rd.got.len > h.len);
+    CHECK(memcmp(rd.got.p, h.p, h.len) == 0);
+    check_stream_parses(&rd.got, true);
+    uint64_t units, notes;
+    count_blocks(&rd.got, h.len, &units, &notes);
+    CHECK_U64(units, ==, 20);
+    CHECK_U64(notes, ==, 0);
+}
+
+static void writer_several_consumers(void)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "policy=block", &sock);
+    struct reader rd[3];
+    for (int i = 0; i < 3; i++)
+        reader_start(&rd[i], unix_connect(sock), false);
+    wait_consumers(w, 3);
+    struct evgen_buf expect = evgen_header();
+    write_ok(w, expect.p, expect.len);
+    for (unsigned i = 0; i < 200; i++) {
+        struct evgen_buf b = evgen_block((uint16_t)(i % 4), i * 10, 0, "m", 8192);
+        write_expect(w, &expect, b.p, b.len);
+        free(b.p);
+    }
+    write_expect(w, &expect, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    for (int i = 0; i < 3; i++) {
+        reader_join(&rd[i]);
+        CHECK_U64(rd[i].got.len, ==, expect.len);
+        CHECK(memcmp(rd[i].got.p, expect.p, expect.len) == 0);
+    }
+}
+
+static void writer_late_joiner_after_release(void)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "buffer=3M", &sock);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    for (unsigned i = 0; i < 100; i++) {
+        struct evgen_buf b = evgen_block(0, i * 1000, 0, "x", 100 * 1024);
+        els_writer_write(w, b.p, b.len);
+        free(b.p);
+    }
+    /* Let the writer thread release what no one can take. */
+    WAIT_UNTIL(stats_of(w).units_dropped[ELS_DROP_NO_CONSUMER] != 0, 5,
+               "nothing released for want of a consumer");
+    struct reader rd;
+    reader_start(&rd, unix_connect(sock), false);
+    wait_consumers(w, 1);
+    write_ok(w, evgen_data_end, 2);
+    struct els_stats s = stats_of(w);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&rd);
+    /* The header is never dropped: the late joiner's stream starts with it
+     * and parses, and says it joined mid-run. */
+    CHECK(memcmp(rd.got.p, h.p, h.len) == 0);
+    check_stream_parses(&rd.got, true);
+    CHECK(contains(&rd.got, "joined mid-run"));
+}
+
+static void writer_consumer_vanishes(void)
+{
+    /* SIGPIPE keeps its default action here: a send without MSG_NOSIGNAL
+     * would kill this test. */
+    const char *sock = check_path("s.sock");
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("policy=drop", &fd, &h);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 256 * 1024);
+    write_ok(w, b.p, b.len);
+    char tmp[100];
+    CHECK(read(fd, tmp, sizeof tmp) > 0);
+    close(fd);      /* unread data: the peer sees a reset */
+    for (unsigned i = 0; i < 20; i++)
+        els_writer_write(w, b.p, b.len);
+    wait_no_consumers(w);
+    struct reader rd;
+    reader_start(&rd, unix_connect(sock), false);
+    wait_consumers(w, 1);
+    write_ok(w, b.p, b.len);
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&rd);
+    check_stream_parses(&rd.got, true);
+    free(b.p);
+}
+
+static void writer_fifo_reader_comes_and_goes(void)
+{
+    const char *fifo;
+    struct els_writer *w = open_at("fifo", "f", "", &fifo);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 100 * 1024);
+    write_ok(w, b.p, b.len);    /* no reader: the program does not block */
+
+    int fd = open(fifo, O_RDONLY | O_CLOEXEC);
+    CHECK(fd >= 0);
+    char buf[4096];
+    CHECK(read(fd, buf, sizeof buf) > 0);
+    close(fd);                  /* reader goes away mid-stream */
+    /* A FIFO cannot tell readers apart: one that opened before the writer
+     * saw the last one leave would share the old pipe and its buffered
+     * tail.  The writer notices at once (POLLERR); wait for that. */
+    wait_no_consumers(w);
+    for (unsigned i = 0; i < 10; i++)
+        els_writer_write(w, b.p, b.len);
+
+    /* The reader comes back: a fresh stream from the header. */
+    struct reader rd;
+    fd = open(fifo, O_RDONLY | O_CLOEXEC);
+    CHECK(fd >= 0);
+    reader_start(&rd, fd, false);
+    wait_consumers(w, 1);
+    write_ok(w, b.p, b.len);
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&rd);
+    CHECK(memcmp(rd.got.p, h.p, h.len) == 0);
+    check_stream_parses(&rd.got, true);
+    free(b.p);
+}
+
+static void writer_file_sink(void)
+{
+    const char *path;
+    struct els_writer *w = open_at("file", "out.eventlog", "policy=block", &path);
+    struct evgen_buf expect = evgen_header();
+    write_ok(w, expect.p, expect.len);
+    for (unsigned i = 0; i < 30; i++) {
+        struct evgen_buf b = evgen_block(0, i, 10, "f", 0);
+        write_expect(w, &expect, b.p, b.len);
+        free(b.p);
+    }
+    write_expect(w, &expect, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    struct evgen_buf got = { 0 };
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        evgen_put(&got, buf, n);
+    fclose(f);
+    CHECK_U64(got.len, ==, expect.len);
+    CHECK(memcmp(got.p, expect.p, expect.len) == 0);
+}
+
+/* Many consumers stall in the middle of units; cutting each loose needs a
+ * private copy of the rest of its unit.  The total held never exceeds
+ * consumer-memory=; consumers that would exceed it are closed and
+ * counted, and every stream still ends well formed or as a clean prefix. */
+static void consumer_memory_bounded(void)
+{
+    enum { N = 20 };
+    const uint64_t bound = 512 * 1024;
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock",
+                                   "buffer=4M&policy=drop&consumer-memory=512K",
+                                   &sock);
+    int fds[N];
+    for (int i = 0; i < N; i++)
+        fds[i] = unix_connect(sock);
+    wait_consumers(w, N);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 700 * 1024);
+    for (unsigned i = 0; i < 40; i++) {
+        CHECK_INT(els_writer_write(w, b.p, b.len), >=, 0);
+        struct els_stats s = stats_of(w);
+        CHECK_U64(s.consumer_memory, <=, bound);
+        check_conservation(&s);
+    }
+    WAIT_UNTIL(stats_of(w).consumers_dropped_memory > 0, 1,
+               "no consumer was closed for the bound");
+    /* Closed consumers leave the count once reaped. */
+    WAIT_UNTIL(stats_of(w).consumers_dropped_memory +
+               stats_of(w).consumers_connected == N, 1, "consumers unaccounted");
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.consumer_memory_peak, <=, bound);
+    CHECK_U64(s.consumer_memory_peak, >, 0);
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    for (int i = 0; i < N; i++) {
+        struct reader rd;
+        reader_start(&rd, fds[i], false);
+        reader_join(&rd);
+        check_stream_parses(&rd.got, false);
+    }
+    free(b.p);
+}
+
+/* Bytes of address space this process has mapped (VmSize). */
+static uint64_t vm_size_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    CHECK(f != NULL);
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    CHECK(kb > 0);
+    return (uint64_t)kb * 1024;
+}
+
+/*
+ * A consumer stalls in the middle of a unit and is cut loose while memory
+ * for the copy of the rest of that unit cannot be had.  It must not be
+ * counted as having received the unit, nor be sent anything after the
+ * half unit (that stream could not be parsed): it is closed, and what it
+ * got is a well-formed prefix.
+ */
+static void consumer_cut_out_of_memory(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    printf("  skipped (an address-space limit and a sanitizer's shadow "
+           "memory do not mix)\n");
+    return;
+#else
+    /* One malloc arena for every thread: a per-thread arena is a 64 MiB
+     * reservation that would serve the copy without mapping anything. */
+    CHECK(mallopt(M_ARENA_MAX, 1) == 1);
+    tu_log_capture();
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("buffer=4M&policy=drop", &fd, &h);
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 700 * 1024);
+    write_ok(w, b.p, b.len);
+    /* The socket took the header and part of the unit, no more. */
+    WAIT_UNTIL(stats_of(w).units_queued == 1 && !stats_of(w).units_sent, 1,
+               "the unit left the queue");
+    struct rlimit old;
+    CHECK_OK(getrlimit(RLIMIT_AS, &old));
+    /* Room for small allocations, none for a copy of ~500 KiB (glibc maps
+     * anything above 128 KiB on its own). */
+    struct rlimit low = { (rlim_t)(vm_size_bytes() + 64 * 1024), old.rlim_max };
+    CHECK_OK(setrlimit(RLIMIT_AS, &low));
+    for (unsigned i = 0; i < 8; i++)
+        CHECK_INT(els_writer_write(w, b.p, b.len), >=, 0);
+    WAIT_UNTIL(stats_of(w).consumers_connected == 0, 1,
+               "the consumer was not closed when its copy failed");
+    CHECK_OK(setrlimit(RLIMIT_AS, &old));
+    CHECK(tu_log_contains("out of memory"));
+    struct els_stats s = stats_of(w);
+    check_conservation(&s);
+    CHECK_U64(s.units_sent, ==, 0);     /* nobody got a unit in full */
+    CHECK_OK(els_writer_close(w));
+    struct reader rd;
+    reader_start(&rd, fd, false);
+    reader_join(&rd);
+    check_stream_parses(&rd.got, false);
+    CHECK_U64(rd.got.len, <, h.len + b.len);
+    free(b.p);
+#endif
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(writer_unix_roundtrip),
+    CHECK_CASE(writer_late_joiner),
+    CHECK_CASE(writer_several_consumers),
+    CHECK_CASE(writer_late_joiner_after_release),
+    CHECK_CASE(writer_consumer_vanishes),
+    CHECK_CASE(writer_fifo_reader_comes_and_goes),
+    CHECK_CASE(writer_file_sink),
+    CHECK_CASE(consumer_memory_bounded),
+    CHECK_CASE(consumer_cut_out_of_memory),
+};
+
+CHECK_MAIN(cases)
