@@ -138,7 +138,7 @@ wait_for_file "$f" 20 || fail_showing "$T/one.prog.err" "one: the FIFO $f was no
 rc=0
 "$LIVE_SERVICE" burst 10 +RTS "--eventlog-sink=fifo:$f" -RTS >"$T/two.prog.out" 2>"$T/two.prog.err" </dev/null || rc=$?
 [ "$rc" -eq 1 ] || fail_showing "$T/two.prog.err" "two: exit status $rc, expected 1 (refused)"
-head -n 1 "$T/two.prog.err" | grep -q "another process is already writing to FIFO $f" \
+head -n 1 "$T/two.prog.err" | grep -qF "spec \"fifo:$f\": another process is already writing to this FIFO" \
     || fail_showing "$T/two.prog.err" "two: not refused with a clear error"
 ! grep -q 'emitted' "$T/two.prog.out" || fail "two: the second program ran anyway"
 kill -0 "$one" 2>/dev/null || fail_showing "$T/one.prog.err" "one: the first program died"

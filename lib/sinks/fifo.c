@@ -94,6 +94,14 @@ struct fifo_sink {
     struct elsi_ratelimit rl;
 };
 
+/* How much of the path a log line quotes. */
+#define FIFO_QUOTE_MAX 200
+
+static const char *fifo_quote(const struct fifo_sink *f, char *buf, size_t len)
+{
+    return elsi_quote(buf, len, f->path, strlen(f->path), FIFO_QUOTE_MAX);
+}
+
 /* Open a locked write end on the FIFO named by name in dirfd without
  * waiting for a reader (a read end opened first and closed after).  If
  * want is not NULL the FIFO must be that file.  The write end or -errno:
@@ -210,25 +218,23 @@ static int fifo_use_existing(struct fifo_sink *f, const struct stat *st,
                              const struct els_sink_args *args)
 {
     if (st->st_uid != geteuid())
-        return elsi_fail(args->err, args->err_len, -EACCES,
-                         "refusing to write to FIFO %s: it belongs to uid %u, "
-                         "not to this program's user", f->path,
-                         (unsigned)st->st_uid);
+        return elsi_sink_fail(args, -EACCES, "refusing to write to the FIFO: "
+                              "it belongs to uid %u, not to this program's "
+                              "user", (unsigned)st->st_uid);
     f->pin = open(f->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     struct stat pst;
     if (f->pin < 0 || fstat(f->pin, &pst) < 0 || pst.st_dev != st->st_dev ||
         pst.st_ino != st->st_ino)
-        return elsi_fail(args->err, args->err_len, ELS_EEXIST,
-                         "%s was replaced while being opened", f->path);
+        return elsi_sink_fail(args, ELS_EEXIST,
+                              "the FIFO was replaced while being opened");
     f->hold = fifo_hold_open(AT_FDCWD, f->path, st);
     if (f->hold == -EBUSY)
-        return elsi_fail(args->err, args->err_len, ELS_EADDRINUSE,
-                         "another process is already writing to FIFO %s",
-                         f->path);
+        return elsi_sink_fail(args, ELS_EADDRINUSE,
+                              "another process is already writing to this "
+                              "FIFO");
     if (f->hold < 0)
-        return elsi_fail(args->err, args->err_len, f->hold,
-                         "cannot open FIFO %s: %s", f->path,
-                         strerror(-f->hold));
+        return elsi_sink_fail(args, f->hold, "cannot open the FIFO: %s",
+                              strerror(-f->hold));
     f->dev = st->st_dev;
     f->ino = st->st_ino;
     return 0;
@@ -328,16 +334,19 @@ static int fifo_rehold(struct fifo_sink *f)
         int rc = fifo_create(f, &cur, why, sizeof why);
         if (rc == 0)
             return 0;
+        char q[ELSI_QUOTE_BUF(FIFO_QUOTE_MAX)];
         elsi_log_limited(&f->rl, FIFO_LOG_INTERVAL_MS, ELS_LOG_WARN,
-                         "fifo:%s: cannot replace the FIFO for the next "
-                         "reader: %s", f->path, why);
+                         "fifo:\"%s\": cannot replace the FIFO for the next "
+                         "reader: %s", fifo_quote(f, q, sizeof q), why);
         return rc == ELS_EEXIST ? ELS_EEXIST : -EAGAIN;
     }
     int h = fifo_hold_open(AT_FDCWD, f->path, &cur);
     if (h == -EBUSY) {
+        char q[ELSI_QUOTE_BUF(FIFO_QUOTE_MAX)];
         elsi_log_limited(&f->rl, FIFO_LOG_INTERVAL_MS, ELS_LOG_WARN,
-                         "fifo:%s: another process is writing to the FIFO; "
-                         "waiting until it is free", f->path);
+                         "fifo:\"%s\": another process is writing to the "
+                         "FIFO; waiting until it is free",
+                         fifo_quote(f, q, sizeof q));
         return -EAGAIN;
     }
     if (h < 0)

@@ -404,7 +404,7 @@ static void fifo_second_writer_refused(void)
     void *second = NULL;
     CHECK_INT(F->open(&second, tu_sink_args(&t2, "fifo", path, NULL, NULL)), ==,
               ELS_EADDRINUSE);
-    CHECK_CONTAINS(t2.err, "another process is already writing to FIFO");
+    CHECK_CONTAINS(t2.err, "another process is already writing to this FIFO");
     CHECK_CONTAINS(t2.err, path);
 
     int r = open_reader(path);
