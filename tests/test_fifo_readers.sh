@@ -42,6 +42,22 @@ inc_user_events() {
     count_shown_user_events "$T/$1.inc" "$2"
 }
 
+# recv_some NAME FIFO PREFIX: a blocking reader (eventlog-sink recv),
+# killed once it has data; its stream must start with the header, parse
+# and hold user events starting with PREFIX.
+recv_some() {
+    local name=$1 fifo=$2 prefix=$3 pid
+    "$ELS_SINK_TOOL" recv -o "$T/$name.eventlog" "fifo:$fifo" >/dev/null 2>"$T/$name.recv.err" &
+    pid=$!
+    bg_register "$pid"
+    wait_until 60 stream_has_data "$T/$name.eventlog" 20000 \
+        || fail_showing "$T/$name.recv.err" "$name: the receiver got no stream"
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    validate_stream "$T/$name.eventlog" "$T/$name.show" "$prefix" \
+        || fail "$name: invalid stream: $vs_why"
+    [ "$vs_user" -gt 0 ] || fail "$name: no user events"
+}
+
 # check_inc NAME: the reader reported no error (it fails on a stream
 # that does not start with the header, or on a malformed block).
 check_inc() {
@@ -82,15 +98,7 @@ n=$(inc_user_events early "live-service steady ")
 note "early: a non-blocking reader read $n user events, then left"
 
 # A blocking reader, killed once it has data.
-"$ELS_SINK_TOOL" recv -o "$T/blocking.eventlog" "fifo:$f" >/dev/null 2>"$T/blocking.recv.err" &
-rpid=$!
-bg_register "$rpid"
-wait_until 60 stream_has_data "$T/blocking.eventlog" 20000 \
-    || fail_showing "$T/blocking.recv.err" "blocking: the receiver got no stream"
-kill "$rpid"; wait "$rpid" 2>/dev/null || true
-validate_stream "$T/blocking.eventlog" "$T/blocking.show" "live-service steady " \
-    || fail "blocking: invalid stream: $vs_why"
-[ "$vs_user" -gt 0 ] || fail "blocking: no user events"
+recv_some blocking "$f" "live-service steady "
 note "blocking: the receiver's stream starts with the header and parses ($vs_user user events)"
 
 # Two readers at once: the second opens the FIFO while the first is
@@ -145,14 +153,7 @@ kill -0 "$one" 2>/dev/null || fail_showing "$T/one.prog.err" "one: the first pro
 note "two: refused: $(head -n 1 "$T/two.prog.err")"
 
 # The first program's stream is intact.
-"$ELS_SINK_TOOL" recv -o "$T/one.eventlog" "fifo:$f" >/dev/null 2>"$T/one.recv.err" &
-rpid=$!
-bg_register "$rpid"
-wait_until 60 stream_has_data "$T/one.eventlog" 20000 \
-    || fail_showing "$T/one.recv.err" "one: the receiver got no stream"
-kill "$rpid"; wait "$rpid" 2>/dev/null || true
-validate_stream "$T/one.eventlog" "$T/one.show" "live-service steady " \
-    || fail "one: invalid stream: $vs_why"
+recv_some one "$f" "live-service steady "
 
 # Killed without a chance to clean up: the FIFO stays, its lock does not.
 kill -KILL "$one"; wait "$one" 2>/dev/null || true

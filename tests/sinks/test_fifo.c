@@ -289,42 +289,44 @@ static void fifo_reader_leaves_and_returns(void)
  * Non-blocking readers, one stream per reader, one writer per FIFO
  * ------------------------------------------------------------------------ */
 
+/* A non-blocking reader of an empty FIFO that a writer holds reads
+ * "nothing yet" (EAGAIN), not end of file (0). */
+static void check_no_eof(int r)
+{
+    char c;
+    CHECK_INT(read(r, &c, 1), ==, -1);
+    CHECK_INT(errno, ==, EAGAIN);
+}
+
 /* A reader that opens the FIFO non-blocking (as GHC-built programs do)
  * before the writer has dialled must not read end of file: the sink holds
- * the write end from open() on.  Once dialled, the stream flows. */
-static void fifo_nonblocking_reader_sees_writer(void)
+ * the write end from open() on.  Once dialled, the stream flows.  The
+ * same for a FIFO someone made before the program started. */
+static void nonblocking_reader(bool existing)
 {
     const char *path = check_path("ev.fifo");
+    if (existing)
+        CHECK_OK(mkfifo(path, 0600));
     struct tu_args t;
     void *sink = open_fifo(&t, path, NULL);
     int r = open_reader(path);
-    char c;
-    CHECK_INT(read(r, &c, 1), ==, -1);      /* not 0: not end of file */
-    CHECK_INT(errno, ==, EAGAIN);
+    check_no_eof(r);
     int w = dial_ok(sink);
     send_and_receive(w, r, "hdrb live");
     close(w);
     close(r);
     F->close(sink);
+    CHECK(is_fifo(path) == existing);
 }
 
-/* The same for a FIFO someone made before the program started. */
+static void fifo_nonblocking_reader_sees_writer(void)
+{
+    nonblocking_reader(false);
+}
+
 static void fifo_nonblocking_reader_existing_fifo(void)
 {
-    const char *path = check_path("ev.fifo");
-    CHECK_OK(mkfifo(path, 0600));
-    struct tu_args t;
-    void *sink = open_fifo(&t, path, NULL);
-    int r = open_reader(path);
-    char c;
-    CHECK_INT(read(r, &c, 1), ==, -1);
-    CHECK_INT(errno, ==, EAGAIN);
-    int w = dial_ok(sink);
-    send_and_receive(w, r, "hdrb existing");
-    close(w);
-    close(r);
-    F->close(sink);
-    CHECK(is_fifo(path));
+    nonblocking_reader(true);
 }
 
 /* A reader leaves with a unit half read; the next reader opens the path
@@ -345,9 +347,7 @@ static void fifo_next_reader_gets_no_stale_bytes(void)
     close(r1);                          /* leaves 11 bytes unread */
 
     int r2 = open_reader(path);         /* w1 still open */
-    char c;
-    CHECK_INT(read(r2, &c, 1), ==, -1);
-    CHECK_INT(errno, ==, EAGAIN);       /* nothing stale, not end of file */
+    check_no_eof(r2);                   /* and nothing stale */
 
     /* The writer sees the first reader gone, closes, dials again. */
     struct iovec iov = { "more", 4 };
@@ -377,9 +377,7 @@ static void fifo_second_reader_waits_for_its_own_stream(void)
     int r2 = open_reader(path);
     static const char first[] = "hdrb for the first reader only";
     CHECK_OK(elsi_write_all(w1, first, strlen(first)));
-    char c;
-    CHECK_INT(read(r2, &c, 1), ==, -1);     /* no byte of the first stream */
-    CHECK_INT(errno, ==, EAGAIN);
+    check_no_eof(r2);                   /* no byte of the first stream */
     char got[sizeof first];
     CHECK_OK(tu_read_exact(r1, got, strlen(first), TU_WAIT_MS));
     CHECK(memcmp(got, first, strlen(first)) == 0);
