@@ -59,9 +59,11 @@
  * hold) at PATH as it hands out the old one (elsi_create_at(), replacing
  * only the FIFO it made).  The reader keeps the old one; anyone who opens
  * PATH afterwards gets the fresh one and a writer on it, so there is no
- * moment at which a newcomer sees end of file, and a second reader never
- * shares the first one's pipe: it waits for its own stream, which starts
- * when the first reader leaves.  A FIFO someone else made is theirs and is
+ * moment at which a newcomer sees end of file, and a reader that comes
+ * while another is served never shares its pipe: it waits for its own
+ * stream, which starts when the other leaves.  (Two readers that open
+ * PATH before dial() has seen either do share one: nothing tells a FIFO's
+ * readers apart.)  A FIFO someone else made is theirs and is
  * never replaced: between the writer closing the old end and the next
  * dial() (100 ms later), a non-blocking newcomer reads end of file, and
  * two readers at once share one pipe, as with any FIFO.
