@@ -7,9 +7,10 @@
  * bind, mkfifo, mkfifoat, chmod and fchmodat; when armed, the wrappers act
  * as the attacker at the worst moments (right after the file is created,
  * right before any mode is set) by putting a symbolic link to a victim
- * file at the sink's path.  Real: a second user (uid 65534, as root only)
- * swaps symbolic links at the paths as fast as it can while this process
- * opens and closes the sinks over and over.  Either way the victim must
+ * file at the sink's path; a wrapper around renameat2 records the mode a
+ * file has the moment it is published.  Real: a second user (uid 65534,
+ * as root only) swaps symbolic links at the paths as fast as it can while
+ * this process opens and closes the sinks over and over.  Either way the victim must
  * keep its owner and mode, nothing planted at the path is followed, and
  * nothing is left behind in the directory.
  */
@@ -59,6 +60,10 @@ int __real_mkfifo(const char *path, mode_t mode);
 int __wrap_mkfifo(const char *path, mode_t mode);
 int __real_mkfifoat(int dirfd, const char *path, mode_t mode);
 int __wrap_mkfifoat(int dirfd, const char *path, mode_t mode);
+int __real_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+                     const char *newpath, unsigned flags);
+int __wrap_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+                     const char *newpath, unsigned flags);
 int __real_chmod(const char *path, mode_t mode);
 int __wrap_chmod(const char *path, mode_t mode);
 int __real_fchmodat(int dirfd, const char *path, mode_t mode, int flags);
@@ -80,6 +85,23 @@ int __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len)
         race_attack(RACE_AT_CREATE);
     }
     return rc;
+}
+
+/* What the file looked like the moment it was published at its path:
+ * its mode, and its private directory's (-1: not published that way). */
+static int published_mode = -1, published_dir_mode = -1;
+
+int __wrap_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+                     const char *newpath, unsigned flags)
+{
+    struct stat st, dst;
+    if (fstatat(olddirfd, oldpath, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        fstat(olddirfd, &dst) == 0) {
+        published_mode = (int)(st.st_mode & 07777);
+        published_dir_mode = dst.st_uid == geteuid() ? (int)(dst.st_mode & 07777)
+                                                     : -2;
+    }
+    return __real_renameat2(olddirfd, oldpath, newdirfd, newpath, flags);
 }
 
 int __wrap_mkfifo(const char *path, mode_t mode)
@@ -256,7 +278,8 @@ static void symlinks_planted_beforehand_not_followed(void)
 }
 
 /* The helper the receiver can use too: the socket appears with its final
- * mode and already listening, owned by us, whatever the umask. */
+ * mode and already listening, owned by us, whatever the umask; until then
+ * it was in a directory only we can enter. */
 static void unix_bind_listen_helper(void)
 {
     umask(0);
@@ -266,6 +289,8 @@ static void unix_bind_listen_helper(void)
     struct stat st;
     char err[256];
     CHECK_OK(elsi_unix_bind_listen(fd, path, 0640, 4, &st, err, sizeof err));
+    CHECK_INT(published_mode, ==, 0640);
+    CHECK_INT(published_dir_mode, ==, 0700);
     CHECK_INT(tu_file_mode(path), ==, 0640);
     struct stat now;
     CHECK_OK(lstat(path, &now));
@@ -369,7 +394,29 @@ static void another_user_races_symlinks(void)
     CHECK_INT(strays(shared, keep), ==, 0);
 }
 
+/* The sinks' files, the moment they appear at their paths: already with
+ * the mode asked for (the umask would have given 0777 or 0666). */
+static void files_published_with_final_mode(void)
+{
+    umask(0);
+    const char *sock = check_path("s.sock"), *fifo = check_path("f.fifo");
+    struct tu_args t;
+    void *sink = NULL;
+    CHECK_OK(U->open(&sink, tu_sink_args(&t, "unix", sock, NULL, NULL)));
+    CHECK_INT(published_mode, ==, 0600);
+    CHECK_INT(published_dir_mode, ==, 0700);
+    U->close(sink);
+    published_mode = published_dir_mode = -1;
+    CHECK_OK(F->open(&sink, tu_sink_args(&t, "fifo", fifo, "mode", "0640")));
+    CHECK_INT(published_mode, ==, 0640);
+    CHECK_INT(published_dir_mode, ==, 0700);
+    F->close(sink);
+    static const char *const keep[] = { NULL };
+    CHECK_INT(strays(check_dir, keep), ==, 0);
+}
+
 static const struct check_case cases[] = {
+    CHECK_CASE(files_published_with_final_mode),
     CHECK_CASE(unix_symlink_swapped_in_after_bind),
     CHECK_CASE(fifo_symlink_swapped_in_after_mkfifo),
     CHECK_CASE(fifo_symlink_swapped_in_before_mode),
