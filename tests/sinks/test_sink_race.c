@@ -4,10 +4,11 @@
  * and tries to make a root program change the mode of a file it names.
  *
  * Two ways.  Deterministic: this program is linked with -Wl,--wrap for
- * bind, mkfifo, mkfifoat, chmod and fchmodat; when armed, the wrappers act
- * as the attacker at the worst moments (right after the file is created,
- * right before any mode is set) by putting a symbolic link to a victim
- * file at the sink's path; a wrapper around renameat2 records the mode a
+ * bind, mkfifo, mkfifoat, chmod, fchmodat and connect; when armed, the
+ * wrappers act as the attacker at the worst moments (right after the file
+ * is created, right before any mode is set) by putting a symbolic link to
+ * a victim file at the sink's path, or (right after the probe of a stale
+ * socket) a file of its own; a wrapper around renameat2 records the mode a
  * file has the moment it is published.  Real: a second user (uid 65534,
  * as root only) swaps symbolic links at the paths as fast as it can while
  * this process opens and closes the sinks over and over.  Either way the victim must
@@ -64,6 +65,8 @@ int __real_renameat2(int olddirfd, const char *oldpath, int newdirfd,
                      const char *newpath, unsigned flags);
 int __wrap_renameat2(int olddirfd, const char *oldpath, int newdirfd,
                      const char *newpath, unsigned flags);
+int __real_connect(int fd, const struct sockaddr *sa, socklen_t len);
+int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len);
 int __real_chmod(const char *path, mode_t mode);
 int __wrap_chmod(const char *path, mode_t mode);
 int __real_fchmodat(int dirfd, const char *path, mode_t mode, int flags);
@@ -84,6 +87,25 @@ int __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len)
             race_bind_private = false;
         race_attack(RACE_AT_CREATE);
     }
+    return rc;
+}
+
+/* When set: the path of a stale socket that, the moment the sink has
+ * probed it (connect() refused), the attacker replaces with a file of its
+ * own. */
+static const char *race_probe_swap;
+
+int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+    int rc = __real_connect(fd, sa, len);
+    int e = errno;
+    if (race_probe_swap != NULL && sa->sa_family == AF_UNIX &&
+        strcmp(((const struct sockaddr_un *)sa)->sun_path, race_probe_swap) == 0) {
+        (void)unlink(race_probe_swap);
+        if (tu_write_file(race_probe_swap, "theirs") == 0)
+            race_attacks++;
+    }
+    errno = e;
     return rc;
 }
 
@@ -415,12 +437,37 @@ static void files_published_with_final_mode(void)
     CHECK_INT(strays(check_dir, keep), ==, 0);
 }
 
+/* A stale socket is removed only if the path still names it after the
+ * probe: a file swapped in meanwhile is left alone and the open fails. */
+static void unix_stale_socket_swapped_during_probe(void)
+{
+    const char *path = check_path("s.sock");
+    int dead = tu_bind_unix(path, true);
+    CHECK_INT(dead, >=, 0);
+    close(dead);                        /* a stale socket file stays */
+    race_probe_swap = path;
+    struct tu_args t;
+    void *sink = NULL;
+    int rc = U->open(&sink, tu_sink_args(&t, "unix", path, NULL, NULL));
+    race_probe_swap = NULL;
+    CHECK_MSG(race_attacks > 0, "the attack never ran");
+    if (rc == 0)
+        U->close(sink);
+    char *content = tu_read_file(path);
+    CHECK_MSG(content != NULL, "the file swapped in was removed");
+    CHECK_STR(content, "theirs");
+    free(content);
+    CHECK_INT(rc, ==, ELS_EADDRINUSE);
+    CHECK_CONTAINS(t.err, "changed while being checked");
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(files_published_with_final_mode),
     CHECK_CASE(unix_symlink_swapped_in_after_bind),
     CHECK_CASE(fifo_symlink_swapped_in_after_mkfifo),
     CHECK_CASE(fifo_symlink_swapped_in_before_mode),
     CHECK_CASE(symlinks_planted_beforehand_not_followed),
+    CHECK_CASE(unix_stale_socket_swapped_during_probe),
     CHECK_CASE(unix_bind_listen_helper),
     CHECK_CASE_T(another_user_races_symlinks, 120),
 };
