@@ -119,20 +119,21 @@ static int tcp_listen_open(void **sink, const struct els_sink_args *args)
         return rc;
     }
     /* The start-up line says so when the stream leaves this machine:
-     * anyone who can connect reads it, with no authentication. */
+     * anyone who can connect reads it, with no authentication.  The
+     * endpoint is followed by a space, as scripts cut it out of the line. */
     switch (tcp_reach(t->fd)) {
     case ELSI_REACH_LOOPBACK:
         elsi_log(ELS_LOG_INFO, "listening on tcp:%s", t->bound);
         break;
     case ELSI_REACH_ANY:
-        elsi_log(ELS_LOG_WARN, "listening on tcp:%s, every network "
-                 "interface: the eventlog is exposed without authentication "
+        elsi_log(ELS_LOG_WARN, "listening on tcp:%s (every network "
+                 "interface): the eventlog is exposed without authentication "
                  "to anyone who can reach this machine", t->bound);
         break;
     case ELSI_REACH_NETWORK:
-        elsi_log(ELS_LOG_WARN, "listening on tcp:%s: the eventlog is exposed "
-                 "without authentication to anyone who can reach that "
-                 "address", t->bound);
+        elsi_log(ELS_LOG_WARN, "listening on tcp:%s (a network address): "
+                 "the eventlog is exposed without authentication to anyone "
+                 "who can reach that address", t->bound);
         break;
     }
     *sink = t;
