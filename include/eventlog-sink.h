@@ -55,8 +55,8 @@ extern "C" {
 #define ELS_ENOSCHEME       (-EPROTONOSUPPORT)
 /* A path does not fit (a UNIX socket path longer than sun_path). */
 #define ELS_ENAMETOOLONG    (-ENAMETOOLONG)
-/* The address is taken: a TCP port in use, or a UNIX socket path on which a
- * live process is listening. */
+/* The address is taken: a TCP port in use, a UNIX socket path on which a
+ * live process is listening, or a FIFO another process is writing to. */
 #define ELS_EADDRINUSE      (-EADDRINUSE)
 /* Something already exists and will not be replaced: a file that is not a
  * socket (or not a FIFO) where one is to be created, or a scheme that is

@@ -42,6 +42,34 @@ static int addr_parse_port(const char *s, uint16_t *port)
     return 0;
 }
 
+/* Note [Numeric host shorthands]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * getaddrinfo() reads a host the way inet_aton() does before it tries a
+ * name: "0" is 0.0.0.0 (every interface), "127.1" is 127.0.0.1,
+ * "2130706433" and "0x7f.1" are too, and "010.0.0.1" is 8.0.0.1 (octal).
+ * A spec such as tcp:0:4000, read as "port 4000 on host 0", would then
+ * expose the stream to the network without anyone having asked.  So an
+ * IPv4 address must be written in full, four decimal numbers (what
+ * inet_pton() accepts); every other text inet_aton() would take is
+ * refused, naming the address it would have meant.  Listening on every
+ * interface takes 0.0.0.0 or [::], written out. */
+static int addr_check_ipv4_form(const char *host, char *err, size_t err_len)
+{
+    struct in_addr a;
+    if (inet_pton(AF_INET, host, &a) == 1 || inet_aton(host, &a) == 0)
+        return 0;
+    char q[ADDR_QUOTE_BUF], meant[INET_ADDRSTRLEN];
+    if (inet_ntop(AF_INET, &a, meant, sizeof meant) == NULL)
+        snprintf(meant, sizeof meant, "?");
+    return elsi_fail(err, err_len, ELS_EINVAL,
+                     "host \"%s\" is a shorthand for %s%s; write IPv4 "
+                     "addresses as four decimal numbers (0.0.0.0 listens on "
+                     "every interface)",
+                     elsi_quote(q, sizeof q, host, strlen(host), ADDR_QUOTE_MAX),
+                     meant, a.s_addr == htonl(INADDR_ANY)
+                                ? " (every interface)" : "");
+}
+
 int elsi_tcp_addr_parse(const char *text, struct elsi_tcp_addr *out,
                         char *err, size_t err_len)
 {
@@ -112,6 +140,14 @@ int elsi_tcp_addr_parse(const char *text, struct elsi_tcp_addr *out,
         return elsi_fail(err, err_len, ELS_EINVAL,
                          "host is %zu bytes, longer than %zu", hlen,
                          sizeof out->host - 1);
+    if (host != NULL && text[0] != '[') {
+        char h[sizeof out->host];
+        memcpy(h, host, hlen);
+        h[hlen] = '\0';
+        int rc = addr_check_ipv4_form(h, err, err_len);
+        if (rc < 0)
+            return rc;
+    }
     if (port[0] == '\0')
         return elsi_fail(err, err_len, ELS_EINVAL, "missing port after ':'");
     if (addr_parse_port(port, &out->port) != 0)
@@ -221,4 +257,54 @@ int elsi_unix_addr_make(const char *path, struct sockaddr_un *sa,
     memcpy(sa->sun_path, path, n + 1);
     *sa_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
     return 0;
+}
+
+/* The IPv4 address an AF_INET or v4-mapped AF_INET6 address holds. */
+static bool addr_ipv4_of(const struct sockaddr *sa, socklen_t len,
+                         struct in_addr *out)
+{
+    sa_family_t family;
+    if (len < (socklen_t)sizeof(sa_family_t))
+        return false;
+    memcpy(&family, (const char *)sa + offsetof(struct sockaddr, sa_family),
+           sizeof family);
+    if (family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+        struct sockaddr_in in;
+        memcpy(&in, sa, sizeof in);
+        *out = in.sin_addr;
+        return true;
+    }
+    if (family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        struct sockaddr_in6 in6;
+        memcpy(&in6, sa, sizeof in6);
+        if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) {
+            memcpy(&out->s_addr, in6.sin6_addr.s6_addr + 12, 4);
+            return true;
+        }
+    }
+    return false;
+}
+
+enum elsi_reach elsi_sockaddr_reach(const struct sockaddr *sa, socklen_t len)
+{
+    struct in_addr v4;
+    if (addr_ipv4_of(sa, len, &v4)) {
+        uint32_t h = ntohl(v4.s_addr);
+        if (h == INADDR_ANY)
+            return ELSI_REACH_ANY;
+        return (h >> 24) == 127 ? ELSI_REACH_LOOPBACK : ELSI_REACH_NETWORK;
+    }
+    sa_family_t family = AF_UNSPEC;
+    if (len >= (socklen_t)sizeof(sa_family_t))
+        memcpy(&family, (const char *)sa + offsetof(struct sockaddr, sa_family),
+               sizeof family);
+    if (family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        struct sockaddr_in6 in6;
+        memcpy(&in6, sa, sizeof in6);
+        if (IN6_IS_ADDR_UNSPECIFIED(&in6.sin6_addr))
+            return ELSI_REACH_ANY;
+        if (IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr))
+            return ELSI_REACH_LOOPBACK;
+    }
+    return ELSI_REACH_NETWORK;
 }

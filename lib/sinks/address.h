@@ -2,7 +2,9 @@
  * address.h: socket addresses as written in specs.
  *
  *   TCP:   PORT | HOST:PORT | [IPV6]:PORT     (PORT 0..65535; no HOST means
- *          loopback, 127.0.0.1)
+ *          loopback, 127.0.0.1; an IPv4 HOST is four decimal numbers:
+ *          shorthands such as "0" or "127.1" are refused, see Note
+ *          [Numeric host shorthands] in address.c)
  *   UNIX:  a filesystem path that must fit sun_path with its NUL; refused,
  *          never truncated.
  *
@@ -44,6 +46,12 @@ int elsi_tcp_resolve(const struct elsi_tcp_addr *a, bool passive,
 /* Format a bound address as "HOST:PORT" or "[V6]:PORT". */
 int elsi_sockaddr_format(const struct sockaddr *sa, socklen_t len,
                          char *buf, size_t buf_len);
+
+/* Who can reach a bound address: this machine only (127.0.0.0/8, ::1),
+ * every interface (0.0.0.0, ::), or the hosts that reach one network
+ * address. */
+enum elsi_reach { ELSI_REACH_LOOPBACK, ELSI_REACH_ANY, ELSI_REACH_NETWORK };
+enum elsi_reach elsi_sockaddr_reach(const struct sockaddr *sa, socklen_t len);
 
 /* Build a sockaddr_un for path.  ELS_EINVAL for an empty path,
  * ELS_ENAMETOOLONG if it does not fit sun_path (message gives both

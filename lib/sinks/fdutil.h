@@ -55,6 +55,40 @@ const char *elsi_file_type_name(mode_t mode);
 void elsi_unlink_if_ours(const char *path, mode_t type, dev_t dev, ino_t ino,
                          pid_t owner);
 
+struct stat;
+
+/* Create a file at path with permission bits exactly mode, safely in a
+ * directory other users may write (see Note [Creating files others can
+ * race] in fdutil.c).  make(dirfd, name, reach, arg) creates the file as
+ * entry name of a fresh private directory (mode 0700, beside path, opened
+ * as dirfd); reach is a path naming that entry, for calls that take only a
+ * path (bind): "/proc/self/fd/N/NAME", or the textual path when /proc is
+ * missing.  make() returns 0 or -errno and writes a message into err.
+ * Then the mode is set inside the private directory and the file is
+ * renamed to path: without replacing anything when replace is NULL
+ * (-EEXIST if something is there), or replacing only the file whose
+ * st_dev/st_ino replace gives (-EEXIST if something else is there).  On
+ * success *st describes the file now at path.  Whatever the outcome, the
+ * private directory is gone and nothing else is left behind (a file make()
+ * created is removed on failure; its descriptors are make()'s to close).
+ * Failure: -errno with one line in err that does not repeat path.  A path
+ * ending in '/' or naming "." or ".." is refused (ELS_EINVAL). */
+int elsi_create_at(const char *path, mode_t mode, const struct stat *replace,
+                   int (*make)(int dirfd, const char *name, const char *reach,
+                               void *arg, char *err, size_t err_len),
+                   void *arg, struct stat *st, char *err, size_t err_len);
+
+/* Bind the AF_UNIX stream socket fd at path with exactly mode and listen
+ * with backlog, by elsi_create_at() (never replacing anything: a stale
+ * socket must be removed first).  There is no moment at which the socket
+ * can be reached by path with wider permissions, and nothing planted at
+ * path (a symbolic link) is followed.  *st describes the socket file.
+ * 0 or -errno with one line in err that does not repeat path (-EEXIST:
+ * something is at path; -ENAMETOOLONG: no way to name the private entry
+ * within sun_path). */
+int elsi_unix_bind_listen(int fd, const char *path, mode_t mode, int backlog,
+                          struct stat *st, char *err, size_t err_len);
+
 struct addrinfo;
 
 /* Listen on TCP at the first address of res (a passive list from

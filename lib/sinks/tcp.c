@@ -1,5 +1,5 @@
 /*
- * sink_tcp.c: the "tcp" sink (listen on a TCP port; every accepted client
+ * tcp.c: the "tcp" sink (listen on a TCP port; every accepted client
  * is a consumer) and the "tcp-connect" sink (connect out to a collector).
  * They turn an address into descriptors and nothing else: the writer
  * thread does every read and write, decides when to accept or redial, and
@@ -64,6 +64,17 @@ struct tcp_listener {
     char bound[300];    /* "127.0.0.1:40321" or "[::1]:40321" */
 };
 
+/* Who can reach the listener, from the address it is bound to (a name
+ * may resolve to anything, so the spec's text cannot tell). */
+static enum elsi_reach tcp_reach(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+        return ELSI_REACH_NETWORK;      /* say the worst */
+    return elsi_sockaddr_reach((const struct sockaddr *)&ss, len);
+}
+
 static int tcp_listen_open(void **sink, const struct els_sink_args *args)
 {
     /* Security default: with no HOST the parser gives 127.0.0.1, so the
@@ -107,7 +118,24 @@ static int tcp_listen_open(void **sink, const struct els_sink_args *args)
         free(t);
         return rc;
     }
-    elsi_log(ELS_LOG_INFO, "listening on tcp:%s", t->bound);
+    /* The start-up line says so when the stream leaves this machine:
+     * anyone who can connect reads it, with no authentication.  The
+     * endpoint is followed by a space, as scripts cut it out of the line. */
+    switch (tcp_reach(t->fd)) {
+    case ELSI_REACH_LOOPBACK:
+        elsi_log(ELS_LOG_INFO, "listening on tcp:%s", t->bound);
+        break;
+    case ELSI_REACH_ANY:
+        elsi_log(ELS_LOG_WARN, "listening on tcp:%s (every network "
+                 "interface): the eventlog is exposed without authentication "
+                 "to anyone who can reach this machine", t->bound);
+        break;
+    case ELSI_REACH_NETWORK:
+        elsi_log(ELS_LOG_WARN, "listening on tcp:%s (a network address): "
+                 "the eventlog is exposed without authentication to anyone "
+                 "who can reach that address", t->bound);
+        break;
+    }
     *sink = t;
     return 0;
 }

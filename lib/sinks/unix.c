@@ -1,12 +1,13 @@
 /*
- * sink_unix.c: the "unix" sink (listen on a UNIX stream socket; every
+ * unix.c: the "unix" sink (listen on a UNIX stream socket; every
  * accepted client is a consumer) and the "unix-connect" sink (connect out
  * to a collector's UNIX socket).  They produce descriptors and nothing else:
  * the writer thread does every read and write on them, decides when to
  * accept or redial, and closes what it was given.  What this file does own
  * is the socket file: it refuses to replace anything that is not a stale
- * socket, sets its permissions before anyone can connect, and removes it at
- * close only if it is still the one this process created.
+ * socket, creates it with its final permissions (no moment with wider
+ * ones, nothing at the path followed), and removes it at close only if it
+ * is still the one this process created.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -119,6 +120,18 @@ static int unix_clear_path(const struct unix_listener *u,
     if (live == UNIX_LIVE)
         return elsi_fail(args->err, args->err_len, ELS_EADDRINUSE,
                          "another process is listening on %s", path);
+    /* Remove only the socket we probed: if the path names another file now
+     * (swapped in during the probe), leave it and let the bind fail. */
+    struct stat again;
+    if (lstat(path, &again) < 0)
+        return errno == ENOENT ? 0
+                               : elsi_fail(args->err, args->err_len, -errno,
+                                           "cannot inspect %s: %s", path,
+                                           strerror(errno));
+    if (again.st_dev != st.st_dev || again.st_ino != st.st_ino ||
+        !S_ISSOCK(again.st_mode))
+        return elsi_fail(args->err, args->err_len, ELS_EADDRINUSE,
+                         "%s changed while being checked", path);
     if (unlink(path) < 0 && errno != ENOENT)
         return elsi_fail(args->err, args->err_len, -errno,
                          "cannot remove stale socket %s: %s", path,
@@ -130,15 +143,13 @@ static int unix_clear_path(const struct unix_listener *u,
 /* Note [Socket file permissions]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * bind() creates the socket file with 0777 & ~umask, which is usually wider
- * than mode=.  Connecting to a UNIX socket needs write permission on the
- * file, but a socket that is bound and not yet listening refuses every
- * connect() with ECONNREFUSED.  So we chmod() between bind() and listen():
- * by the time anyone can connect, the file has its final mode, and there is
- * no window in which the wider bits grant anything.  Changing the umask
- * around bind() instead is not an option: the umask is process-wide and
- * other threads (the RTS's, the application's) create files concurrently.
- * fchmod() on the socket descriptor does not reach the file on Linux, hence
- * chmod() by path. */
+ * than mode=, and fixing it afterwards with chmod() by path lets anyone who
+ * can write the directory redirect the chmod() through a symbolic link.
+ * elsi_unix_bind_listen() binds in a private directory, sets the mode and
+ * starts listening there, and only then renames the socket into place
+ * (see Note [Creating files others can race] in fdutil.c): from the first
+ * moment the path names it, the file has its final mode and accepts
+ * connections. */
 
 static int unix_listen_open(void **sink, const struct els_sink_args *args)
 {
@@ -171,46 +182,28 @@ static int unix_listen_open(void **sink, const struct els_sink_args *args)
         u->fd = -1;
         goto fail;
     }
-    if (bind(u->fd, (const struct sockaddr *)&u->sa, u->sa_len) < 0) {
-        if (errno == EADDRINUSE)
-            /* Something appeared at the path after we cleared it. */
-            rc = elsi_fail(args->err, args->err_len, ELS_EADDRINUSE,
-                           "cannot bind %s: another process created it just "
-                           "now", path);
-        else
-            rc = elsi_fail(args->err, args->err_len, -errno,
-                           "cannot bind %s: %s", path, strerror(errno));
+    /* See Note [Socket file permissions]. */
+    struct stat st;
+    char why[256];
+    rc = elsi_unix_bind_listen(u->fd, path, (mode_t)mode, UNIX_BACKLOG, &st,
+                               why, sizeof why);
+    if (rc == ELS_EEXIST) {
+        /* Something appeared at the path after we cleared it. */
+        rc = elsi_sink_fail(args, ELS_EADDRINUSE,
+                            "cannot bind: another process created the "
+                            "path just now");
         goto fail;
     }
-    /* From here on the file is ours: remove it on failure. */
-    struct stat st;
-    if (lstat(path, &st) < 0) {
-        rc = elsi_fail(args->err, args->err_len, -errno,
-                       "cannot inspect %s after bind: %s", path,
-                       strerror(errno));
-        goto fail_bound;
+    if (rc < 0) {
+        rc = elsi_sink_fail(args, rc, "%s", why);
+        goto fail;
     }
     u->dev = st.st_dev;
     u->ino = st.st_ino;
     u->owner = getpid();
-
-    /* See Note [Socket file permissions]. */
-    if (chmod(path, (mode_t)mode) < 0) {
-        rc = elsi_fail(args->err, args->err_len, -errno,
-                       "cannot set mode %04o on %s: %s", mode, path,
-                       strerror(errno));
-        goto fail_bound;
-    }
-    if (listen(u->fd, UNIX_BACKLOG) < 0) {
-        rc = elsi_fail(args->err, args->err_len, -errno,
-                       "cannot listen on %s: %s", path, strerror(errno));
-        goto fail_bound;
-    }
     *sink = u;
     return 0;
 
-fail_bound:
-    (void)unlink(path);
 fail:
     if (u->fd >= 0)
         elsi_close(u->fd);

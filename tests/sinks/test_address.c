@@ -112,6 +112,67 @@ static void tcp_refusals(void)
     TCP_BAD("::1:8\n0", "e.g. [::1]:8\\x0a0");
 }
 
+/* getaddrinfo() would read these hosts as inet_aton() does: "0" as
+ * 0.0.0.0, so tcp:0:4000 would listen on every interface.  Every IPv4
+ * shorthand is refused, naming the address it stands for; the full forms,
+ * names and IPv6 literals are not touched. */
+static void tcp_numeric_shorthands_refused(void)
+{
+    TCP_BAD("0:4000", "host \"0\" is a shorthand for 0.0.0.0 (every interface)");
+    TCP_BAD("0:4000", "0.0.0.0 listens on every interface");
+    TCP_BAD("127.1:80", "host \"127.1\" is a shorthand for 127.0.0.1;");
+    TCP_BAD("0x7f.1:80", "host \"0x7f.1\" is a shorthand for 127.0.0.1");
+    TCP_BAD("0x7f000001:80", "shorthand for 127.0.0.1");
+    TCP_BAD("2130706433:80", "shorthand for 127.0.0.1");
+    TCP_BAD("010.0.0.1:80", "host \"010.0.0.1\" is a shorthand for 8.0.0.1");
+    TCP_BAD("0.0:80", "shorthand for 0.0.0.0 (every interface)");
+    TCP_BAD("127.0.0.01:80", "shorthand for 127.0.0.1");
+    TCP_BAD("00:1", "shorthand for 0.0.0.0");
+
+    TCP_OK("0.0.0.0:4000", "0.0.0.0", true, 4000);
+    TCP_OK("127.0.0.1:80", "127.0.0.1", true, 80);
+    TCP_OK("255.255.255.255:80", "255.255.255.255", true, 80);
+    TCP_OK("[::]:4000", "::", true, 4000);
+    TCP_OK("[::ffff:127.0.0.1]:80", "::ffff:127.0.0.1", true, 80);
+    TCP_OK("deadbeef:80", "deadbeef", true, 80);    /* a name */
+    TCP_OK("4000", "127.0.0.1", false, 4000);
+}
+
+/* Who can reach a bound address, for the start-up line. */
+static void sockaddr_reach(void)
+{
+    struct sockaddr_in in = { .sin_family = AF_INET };
+    struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+    const struct { int v6; const char *text; enum elsi_reach want; } cases[] = {
+        { 0, "127.0.0.1", ELSI_REACH_LOOPBACK },
+        { 0, "127.255.0.9", ELSI_REACH_LOOPBACK },
+        { 0, "0.0.0.0", ELSI_REACH_ANY },
+        { 0, "10.1.2.3", ELSI_REACH_NETWORK },
+        { 0, "128.0.0.1", ELSI_REACH_NETWORK },
+        { 1, "::1", ELSI_REACH_LOOPBACK },
+        { 1, "::", ELSI_REACH_ANY },
+        { 1, "::ffff:0.0.0.0", ELSI_REACH_ANY },
+        { 1, "::ffff:127.0.0.1", ELSI_REACH_LOOPBACK },
+        { 1, "fe80::1", ELSI_REACH_NETWORK },
+        { 1, "2001:db8::1", ELSI_REACH_NETWORK },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        enum elsi_reach got;
+        if (cases[i].v6) {
+            CHECK_INT(inet_pton(AF_INET6, cases[i].text, &in6.sin6_addr), ==, 1);
+            got = elsi_sockaddr_reach((struct sockaddr *)&in6, sizeof in6);
+        } else {
+            CHECK_INT(inet_pton(AF_INET, cases[i].text, &in.sin_addr), ==, 1);
+            got = elsi_sockaddr_reach((struct sockaddr *)&in, sizeof in);
+        }
+        CHECK_MSG(got == cases[i].want, "%s: reach %d, wanted %d",
+                  cases[i].text, (int)got, (int)cases[i].want);
+    }
+    /* Too short to hold an address: the worst is assumed. */
+    CHECK_INT(elsi_sockaddr_reach((struct sockaddr *)&in, 1), ==,
+              ELSI_REACH_NETWORK);
+}
+
 static int count_family(const struct addrinfo *res, int family)
 {
     int n = 0;
@@ -305,6 +366,8 @@ static const struct check_case cases[] = {
     CHECK_CASE(tcp_port_alone_means_loopback),
     CHECK_CASE(tcp_host_and_port),
     CHECK_CASE(tcp_refusals),
+    CHECK_CASE(tcp_numeric_shorthands_refused),
+    CHECK_CASE(sockaddr_reach),
     CHECK_CASE(resolve_loopback_literals),
     CHECK_CASE(resolve_failure_names_the_host),
     CHECK_CASE(bound_address_round_trips),

@@ -286,6 +286,230 @@ static void fifo_reader_leaves_and_returns(void)
 }
 
 /* ------------------------------------------------------------------------
+ * Non-blocking readers, one stream per reader, one writer per FIFO
+ * ------------------------------------------------------------------------ */
+
+/* A non-blocking reader of an empty FIFO that a writer holds reads
+ * "nothing yet" (EAGAIN), not end of file (0). */
+static void check_no_eof(int r)
+{
+    char c;
+    CHECK_INT(read(r, &c, 1), ==, -1);
+    CHECK_INT(errno, ==, EAGAIN);
+}
+
+/* A reader that opens the FIFO non-blocking (as GHC-built programs do)
+ * before the writer has dialled must not read end of file: the sink holds
+ * the write end from open() on.  Once dialled, the stream flows.  The
+ * same for a FIFO someone made before the program started. */
+static void nonblocking_reader(bool existing)
+{
+    const char *path = check_path("ev.fifo");
+    if (existing)
+        CHECK_OK(mkfifo(path, 0600));
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    int r = open_reader(path);
+    check_no_eof(r);
+    int w = dial_ok(sink);
+    send_and_receive(w, r, "hdrb live");
+    close(w);
+    close(r);
+    F->close(sink);
+    CHECK(is_fifo(path) == existing);
+}
+
+static void fifo_nonblocking_reader_sees_writer(void)
+{
+    nonblocking_reader(false);
+}
+
+static void fifo_nonblocking_reader_existing_fifo(void)
+{
+    nonblocking_reader(true);
+}
+
+/* A reader leaves with a unit half read; the next reader opens the path
+ * before the writer has even noticed (its end is still open).  The next
+ * reader must never see the old stream's bytes: it gets a FIFO of its own,
+ * with a writer on it (no end of file), and its stream starts with what
+ * the writer sends it after dialling again. */
+static void fifo_next_reader_gets_no_stale_bytes(void)
+{
+    tu_block_sigpipe();
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    int r1 = open_reader(path);
+    int w1 = dial_ok(sink);
+    send_and_receive(w1, r1, "hdrb first ");
+    CHECK_OK(elsi_write_all(w1, "half a unit", 11));
+    close(r1);                          /* leaves 11 bytes unread */
+
+    int r2 = open_reader(path);         /* w1 still open */
+    check_no_eof(r2);                   /* and nothing stale */
+
+    /* The writer sees the first reader gone, closes, dials again. */
+    struct iovec iov = { "more", 4 };
+    CHECK_INT(elsi_write_iov(w1, false, &iov, 1), ==, -EPIPE);
+    close(w1);
+    int w2 = dial_ok(sink);
+    send_and_receive(w2, r2, "hdrb second");
+    close(w2);
+    char rest[16];
+    CHECK_OK(tu_wait_fd(r2, POLLIN, TU_WAIT_MS));
+    CHECK_INT(read(r2, rest, sizeof rest), ==, 0);  /* and nothing else */
+    close(r2);
+    F->close(sink);
+    CHECK(!tu_exists(path));
+}
+
+/* A second reader while the first is served shares nothing with it: it
+ * waits, and gets its own stream once the first one leaves. */
+static void fifo_second_reader_waits_for_its_own_stream(void)
+{
+    tu_block_sigpipe();
+    const char *path = check_path("ev.fifo");
+    struct tu_args t;
+    void *sink = open_fifo(&t, path, NULL);
+    int r1 = open_reader(path);
+    int w1 = dial_ok(sink);
+    int r2 = open_reader(path);
+    static const char first[] = "hdrb for the first reader only";
+    CHECK_OK(elsi_write_all(w1, first, strlen(first)));
+    check_no_eof(r2);                   /* no byte of the first stream */
+    char got[sizeof first];
+    CHECK_OK(tu_read_exact(r1, got, strlen(first), TU_WAIT_MS));
+    CHECK(memcmp(got, first, strlen(first)) == 0);
+    close(r1);
+    close(w1);
+    int fd = dial_ok(sink);
+    send_and_receive(fd, r2, "hdrb for the second");
+    close(fd);
+    close(r2);
+    F->close(sink);
+}
+
+/* Only one program writes to a FIFO: a second sink on the same path is
+ * refused with a clear error while the first one holds it, created or
+ * existing, idle or dialled; so is a forked child (which shares the
+ * parent's descriptors, but not the right to write). */
+static void fifo_second_writer_refused(void)
+{
+    const char *path = check_path("ev.fifo");
+    struct tu_args t, t2;
+    void *sink = open_fifo(&t, path, NULL);
+    void *second = NULL;
+    CHECK_INT(F->open(&second, tu_sink_args(&t2, "fifo", path, NULL, NULL)), ==,
+              ELS_EADDRINUSE);
+    CHECK_CONTAINS(t2.err, "another process is already writing to this FIFO");
+    CHECK_CONTAINS(t2.err, path);
+
+    int r = open_reader(path);
+    int w = dial_ok(sink);               /* handed to the writer */
+    CHECK_INT(F->open(&second, tu_sink_args(&t2, "fifo", path, NULL, NULL)), ==,
+              ELS_EADDRINUSE);
+
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct tu_args tc;
+        void *child = NULL;
+        int rc = F->open(&child, tu_sink_args(&tc, "fifo", path, NULL, NULL));
+        _exit(rc == ELS_EADDRINUSE ? 0 : 1);
+    }
+    int status;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    close(w);
+    close(r);
+    F->close(sink);
+    /* Free again once the first one has gone. */
+    second = open_fifo(&t2, path, NULL);
+    F->close(second);
+}
+
+/* A program that dies without closing leaves its FIFO behind, but not its
+ * lock: the next program uses the FIFO. */
+static void fifo_lock_does_not_survive_a_crash(void)
+{
+    const char *path = check_path("ev.fifo");
+    int ready[2];
+    CHECK_OK(pipe(ready));
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct tu_args tc;
+        void *child = NULL;
+        if (F->open(&child, tu_sink_args(&tc, "fifo", path, NULL, NULL)) != 0)
+            _exit(1);
+        (void)write(ready[1], "x", 1);
+        pause();
+        _exit(1);
+    }
+    char c;
+    CHECK_INT(read(ready[0], &c, 1), ==, 1);
+    struct tu_args t;
+    void *sink = NULL;
+    CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", path, NULL, NULL)), ==,
+              ELS_EADDRINUSE);
+    CHECK_OK(kill(pid, SIGKILL));
+    int status;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    CHECK(is_fifo(path));
+    sink = open_fifo(&t, path, NULL);
+    int r = open_reader(path);
+    int w = dial_ok(sink);
+    send_and_receive(w, r, "after the crash");
+    close(w);
+    close(r);
+    F->close(sink);
+    CHECK(is_fifo(path));               /* not ours: left in place */
+    close(ready[0]);
+    close(ready[1]);
+}
+
+/* A FIFO that belongs to another user is refused: writing into it would
+ * hand that user the program's eventlog.  (Runs as root only: made by
+ * uid 65534 and opened by root.) */
+static void fifo_other_users_fifo_refused(void)
+{
+    if (geteuid() != 0) {
+        printf("  skipped (needs root to make a FIFO of another user)\n");
+        return;
+    }
+    const char *path = check_path("theirs.fifo");
+    CHECK_OK(mkfifo(path, 0666));
+    CHECK_OK(chown(path, 65534, 65534));
+    struct tu_args t;
+    void *sink = NULL;
+    CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", path, NULL, NULL)), ==,
+              -EACCES);
+    CHECK_CONTAINS(t.err, "belongs to uid 65534");
+}
+
+/* A symbolic link at the path is never followed, even to a FIFO. */
+static void fifo_symlink_never_followed(void)
+{
+    const char *target = check_path("real.fifo");
+    const char *link = check_path("link.fifo");
+    CHECK_OK(mkfifo(target, 0600));
+    CHECK_OK(symlink(target, link));
+    struct tu_args t;
+    void *sink = NULL;
+    CHECK_INT(F->open(&sink, tu_sink_args(&t, "fifo", link, NULL, NULL)), ==,
+              ELS_EEXIST);
+    CHECK_CONTAINS(t.err, "symbolic link");
+    CHECK_INT(tu_file_mode(target), ==, 0600);
+    struct stat st;
+    CHECK_OK(lstat(link, &st));
+    CHECK(S_ISLNK(st.st_mode));
+}
+
+/* ------------------------------------------------------------------------
  * fdutil on pipes
  * ------------------------------------------------------------------------ */
 
@@ -366,6 +590,14 @@ static const struct check_case cases[] = {
     CHECK_CASE(fifo_dial_without_reader),
     CHECK_CASE(fifo_dial_with_reader),
     CHECK_CASE(fifo_reader_leaves_and_returns),
+    CHECK_CASE(fifo_nonblocking_reader_sees_writer),
+    CHECK_CASE(fifo_nonblocking_reader_existing_fifo),
+    CHECK_CASE(fifo_next_reader_gets_no_stale_bytes),
+    CHECK_CASE(fifo_second_reader_waits_for_its_own_stream),
+    CHECK_CASE(fifo_second_writer_refused),
+    CHECK_CASE(fifo_lock_does_not_survive_a_crash),
+    CHECK_CASE(fifo_other_users_fifo_refused),
+    CHECK_CASE(fifo_symlink_never_followed),
     CHECK_CASE(fdutil_pipe_keeps_foreign_sigpipe),
     CHECK_CASE(fdutil_pipe_helpers),
 };

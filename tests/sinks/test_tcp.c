@@ -359,7 +359,54 @@ static void fdutil_tcp_peer_closed_without_sigpipe(void)
     T->close(sink);
 }
 
+/* The start-up line: plain for loopback; a warning that the stream is
+ * exposed without authentication when it listens on every interface.
+ * tcp:0:PORT (host "0", which getaddrinfo() reads as 0.0.0.0) is refused
+ * rather than exposing the stream quietly. */
+static char startup_line[512];
+static enum els_log_level startup_level;
+
+static void startup_hook(void *user, enum els_log_level level, const char *msg)
+{
+    (void)user;
+    if (strstr(msg, "listening on") != NULL) {
+        snprintf(startup_line, sizeof startup_line, "%s", msg);
+        startup_level = level;
+    }
+}
+
+static void tcp_startup_line_says_who_can_connect(void)
+{
+    els_set_log_hook(startup_hook, NULL, ELS_LOG_DEBUG);
+    struct tu_args t;
+    void *sink = NULL;
+    CHECK_OK(T->open(&sink, tu_sink_args(&t, "tcp", "0", NULL, NULL)));
+    CHECK_CONTAINS(startup_line, "listening on tcp:127.0.0.1:");
+    CHECK(strstr(startup_line, "exposed") == NULL);
+    CHECK_INT(startup_level, ==, ELS_LOG_INFO);
+    T->close(sink);
+
+    startup_line[0] = '\0';
+    CHECK_OK(T->open(&sink, tu_sink_args(&t, "tcp", "0.0.0.0:0", NULL, NULL)));
+    CHECK_CONTAINS(startup_line, "listening on tcp:0.0.0.0:");
+    CHECK_CONTAINS(startup_line, " (every network interface): the eventlog "
+                   "is exposed without authentication");
+    CHECK_INT(startup_level, ==, ELS_LOG_WARN);
+    T->close(sink);
+
+    startup_line[0] = '\0';
+    CHECK_INT(T->open(&sink, tu_sink_args(&t, "tcp", "0:0", NULL, NULL)), ==,
+              ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "spec \"tcp:0:0\": host \"0\" is a shorthand for "
+                   "0.0.0.0 (every interface)");
+    CHECK_STR(startup_line, "");
+    CHECK_INT(TC->open(&sink, tu_sink_args(&t, "tcp-connect", "127.1:9", NULL,
+                                           NULL)), ==, ELS_EINVAL);
+    CHECK_CONTAINS(t.err, "shorthand for 127.0.0.1");
+}
+
 static const struct check_case cases[] = {
+    CHECK_CASE(tcp_startup_line_says_who_can_connect),
     CHECK_CASE(tcp_port0_endpoint_and_data),
     CHECK_CASE(tcp_default_bind_is_loopback),
     CHECK_CASE(tcp_port_in_use),
