@@ -657,11 +657,11 @@ loss_lines() {
 # its in-band notes (els_drop_cause_name).  Tests name a cause only through
 # these variables, so a renamed cause changes here, once.
 #   units still queued at exit in a program that never had a consumer:
-ELS_CAUSE_NEVER_CONSUMED=stopped
+ELS_CAUSE_NEVER_CONSUMED=no-consumer
 #   units released for room while no consumer was connected:
 ELS_CAUSE_RELEASED_UNCONSUMED=no-consumer
 #   units a slow consumer (the only one) was cut loose from:
-ELS_CAUSE_CUT_LOOSE=sink-error
+ELS_CAUSE_CUT_LOOSE=slow-consumer
 #   units every consumer failed to take (ENOSPC on a file):
 ELS_CAUSE_SINK_FAILED=sink-error
 #   units still queued for a connected consumer at the linger= deadline:
