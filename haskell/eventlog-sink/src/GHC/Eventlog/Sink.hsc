@@ -22,8 +22,7 @@
 -- 'flush', 'stop' and 'start' ask it to do.  An /unsafe/ call would keep
 -- its capability while the RTS waits for all of them: a deadlock.  Only
 -- the name lookups behind 'SinkError' and the drop cause names are unsafe
--- calls: they read constant tables and take no lock.  Call none of these
--- from a finalizer or from a callback the library makes.
+-- calls: they read constant tables and take no lock.
 --
 -- Import it qualified:
 --
@@ -252,8 +251,8 @@ peekStats :: Ptr () -> IO Stats
 peekStats p = do
   drops <- forM [0 .. dropCauses - 1] $ \i -> do
     name <- peekCString =<< c_els_drop_cause_name (fromIntegral i)
-    u <- word (#{offset struct els_stats, units_dropped} + 8 * i)
-    b <- word (#{offset struct els_stats, bytes_dropped} + 8 * i)
+    u <- word (#{offset struct els_stats, units_dropped} + counter * i)
+    b <- word (#{offset struct els_stats, bytes_dropped} + counter * i)
     pure (name, Counts u b)
   Stats
     <$> counts (#offset struct els_stats, units_accepted) (#offset struct els_stats, bytes_accepted)
@@ -277,7 +276,8 @@ peekStats p = do
     word :: Int -> IO Word64
     word = peekByteOff p
     counts u b = Counts <$> word u <*> word b
-    reason i = word (#{offset struct els_stats, units_by_reason} + 8 * i)
+    reason i = word (#{offset struct els_stats, units_by_reason} + counter * i)
+    counter = #size uint64_t
 
 -- The number of drop causes in this build's header; their names come
 -- from the library at run time.
