@@ -13,14 +13,18 @@
 #     on its stdin (a FIFO), with a few KiB of events in 2 MiB buffers, so
 #     only the flush can have delivered it (no timing: the consumer waits
 #     for the marker, the program for the acknowledgement);
-#   - stops and starts the stream from Haskell: two complete streams, each
+#   - stops and starts the stream from Haskell (one program on the same
+#     sink, the other switching to a second socket with configure between
+#     stop and start): two complete streams, each
 #     parsed by ghc-events, each with exactly its round's 2N user events
 #     and marker; stats while stopped and a second start fail with the
 #     library's codes, named by the library (ELS_ESTOPPED, ELS_EBUSY);
 #   - reads the counters from Haskell: for units and bytes, accepted ==
 #     sent + dropped + queued; the flush is counted as a reason; the drop
 #     causes carry the library's names; one consumer connected;
-# and Haddock documents every exported name without a warning (skipped,
+# a spec the library refuses comes back from configure as ELS_ENOSCHEME
+# with the library's one-line reason; and Haddock documents every exported
+# name without a warning (skipped,
 # with a note, if haddock is not installed).
 #
 # Skips (77) without cabal, hsc2hs, the patched RTS, GHC, ghc-events, the
@@ -185,13 +189,19 @@ check_stream() {
     note "$name: stream $r: $vs_events events"
 }
 
-# scenario NAME PROGRAM: both rounds with PROGRAM.
+# scenario NAME PROGRAM same|switch: both rounds with PROGRAM; the
+# second stream on the same socket, or (switch) on another one that the
+# program chooses in Haskell between stop and start (configure).
 scenario() {
-    local name=$1 prog=$2 sock=$T/$1.sock r1 r2 rc
+    local name=$1 prog=$2 sock=$T/$1.sock sock2=$T/$1.sock r1 r2 rc switch=()
+    if [ "$3" = switch ]; then
+        sock2=$T/$1-2.sock
+        switch=(--restart-on "unix:$sock2")
+    fi
     mkfifo "$T/$name.ctl" || fail "mkfifo failed"
     start_receiver "$name.1" "unix:$sock"
     r1=$rpid
-    "$prog" "$N" +RTS -N2 "--eventlog-sink=unix:$sock" -RTS \
+    "$prog" "${switch[@]}" "$N" +RTS -N2 "--eventlog-sink=unix:$sock" -RTS \
         <"$T/$name.ctl" >"$T/$name.prog.out" 2>"$T/$name.prog.err" &
     ppid=$!
     bg_register "$ppid"
@@ -207,7 +217,7 @@ scenario() {
     wait_line "$name" "second start: ELS_EBUSY"
     wait_line "$name" "started"
 
-    start_receiver "$name.2" "unix:$sock"
+    start_receiver "$name.2" "unix:$sock2"
     r2=$rpid
     wait_line "$name" "flushed 2"
     wait_marker "$name" "$T/$name.2.eventlog" 2
@@ -223,6 +233,17 @@ scenario() {
     check_stream "$name" 2 "$T/$name.2.eventlog"
 }
 
-scenario cabal "$CABAL_PROGRAM"
-scenario plain "$PLAIN_PROGRAM"
+scenario cabal "$CABAL_PROGRAM" same
+scenario plain "$PLAIN_PROGRAM" switch
+
+# A spec the library refuses: configure returns ELS_ENOSCHEME with the
+# library's one-line reason, and the program says so and exits 1.  (Its
+# first stream has no consumer; the acknowledgement is already waiting.)
+rc=0
+"$PLAIN_PROGRAM" --restart-on "tc:$T/x" 1 +RTS "--eventlog-sink=unix:$T/bad.sock" -RTS \
+    <<<ack >"$T/bad.prog.out" 2>"$T/bad.prog.err" || rc=$?
+[ "$rc" -eq 1 ] || fail_showing "$T/bad.prog.err" "bad spec: exit status $rc (expected 1)"
+[ "$(grep -c '^haskell-control: ' "$T/bad.prog.err")" -eq 1 ] \
+    && grep -q '^haskell-control: configure: ELS_ENOSCHEME: .*tc' "$T/bad.prog.err" \
+    || fail_showing "$T/bad.prog.err" "bad spec: not one line with configure's ELS_ENOSCHEME and the scheme"
 exit 0

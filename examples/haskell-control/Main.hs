@@ -4,7 +4,12 @@
 -- Haskell", shows how to build and run it; tests/test_haskell_package.sh
 -- runs it.
 --
--- Usage: haskell-control [N] +RTS --eventlog-sink=SPEC
+-- Usage: haskell-control [--restart-on SPEC2] [N] +RTS --eventlog-sink=SPEC
+--
+-- With --restart-on the second stream goes to SPEC2 instead of SPEC: the
+-- program chooses it in Haskell between the stop and the start
+-- (configure); a spec the library refuses ends the program there with
+-- the library's one-line reason.
 --
 -- It works in two rounds, one per stream.  In round R (1, 2) two threads
 -- post N user events each ("haskell-control R T I", T = a or b, I = 1..N;
@@ -44,11 +49,15 @@ main :: IO ()
 main = do
   hSetBuffering stdout LineBuffering
   args <- getArgs
-  n <- case args of
+  (next, rest) <- case args of
+    "--restart-on" : spec : more -> pure (Just spec, more)
+    _ -> pure (Nothing, args)
+  n <- case rest of
     [] -> pure 100
     [s] | [(k, "")] <- reads s, k > 0 -> pure (k :: Int)
     _ -> do
-      hPutStrLn stderr "usage: haskell-control [N] +RTS --eventlog-sink=SPEC"
+      hPutStrLn stderr
+        "usage: haskell-control [--restart-on SPEC2] [N] +RTS --eventlog-sink=SPEC"
       exitWith (ExitFailure 2)
 
   roundTrip n 1
@@ -57,6 +66,7 @@ main = do
   Sink.stats >>= \r -> case r of
     Left e -> putStrLn ("stats while stopped: " ++ show (Sink.errorCode e))
     Right _ -> die "stats while stopped returned counters"
+  mapM_ (\spec -> Sink.configure spec >>= either (die . show) pure) next
   Sink.start >>= either (die . show) pure
   Sink.start >>= \r -> case r of
     Left e -> putStrLn ("second start: " ++ show (Sink.errorCode e))

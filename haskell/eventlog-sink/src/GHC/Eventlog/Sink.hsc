@@ -124,9 +124,10 @@ foreign import ccall safe "flushEventLog"
 stop :: IO ()
 stop = c_els_ghc_stop
 
--- | Start the eventlog again after 'stop', or for the first time after
--- 'configure' in a program started without one: the configured sink is
--- opened anew and every consumer gets a fresh stream, header first.
+-- | Start the eventlog again after 'stop': the configured sink (the
+-- last 'configure', else the one @+RTS --eventlog-sink@ chose) is opened
+-- anew and every consumer gets a fresh stream, header first.  The event
+-- classes are those of @-l@ at start-up.
 --
 -- Errors: 'ErrBusy' if the eventlog runs already (with this sink or with
 -- another writer, such as @+RTS -l@'s file); 'ErrInvalid' if no sink was
@@ -155,8 +156,11 @@ foreign import ccall safe "els_ghc_start" c_els_ghc_start :: IO CInt
 -- | Choose the sink the next 'start' opens, with the spec syntax of
 -- @+RTS --eventlog-sink@ (@\"unix:\/tmp\/app.sock?policy=drop\"@,
 -- @\"tcp:127.0.0.1:4242\"@, ...).  Checks the spec (syntax, scheme,
--- options) and opens nothing.  A program started without @-l@ can so
--- choose its sink in Haskell and then 'start' it.
+-- options) and opens nothing.  Between 'stop' and 'start' it moves the
+-- stream to another sink.  (A program started without @-l@ or
+-- @--eventlog-sink@ may configure and start a sink too, but GHC 9.0.2
+-- then has every event class off: such a stream holds little more than
+-- its header.)
 --
 -- Errors: 'ErrInvalid' or 'ErrNoScheme' with the library's one-line
 -- explanation in 'errorMessage'; 'ErrBusy' while the eventlog runs with
