@@ -68,15 +68,24 @@ cabal_offline() {
 log=$T/build.log
 (
     if command -v flock >/dev/null 2>&1; then exec 9>"$B/.lock"; flock 9; fi
-    set -e
+    # (No set -e: it does not act in a subshell on the left of ||.)
+    # Neither cabal nor GHC relinks a program when only the patched RTS
+    # (or the library) changed: start afresh then.
+    for p in "$B/plain/haskell-control" \
+             "$(find "$B/dist-newstyle" -type f -name haskell-control -path '*/build/haskell-control/*' 2>/dev/null | head -n 1)"; do
+        newer_than_patched_build "$p" || { echo "== rebuilding: $p is stale or missing"; rm -rf "$B/dist-newstyle" "$B/plain"; break; }
+    done
     echo "== cabal build all"
-    (cd "$S" && cabal_offline build all)
+    (cd "$S" && cabal_offline build all) || exit 1
     # Without cabal: hsc2hs, then the example with the module's source
     # directory on GHC's search path.
     echo "== hsc2hs + ghc-eventlog-sink"
-    mkdir -p "$B/plain/src/GHC/Eventlog"
-    hsc2hs -I"$ELS_INCLUDEDIR" -o "$B/plain/src/GHC/Eventlog/Sink.hs" \
-        "$S/haskell/eventlog-sink/src/GHC/Eventlog/Sink.hsc"
+    mkdir -p "$B/plain/src/GHC/Eventlog" || exit 1
+    hsc2hs -I"$ELS_INCLUDEDIR" -o "$B/plain/Sink.hs.new" \
+        "$S/haskell/eventlog-sink/src/GHC/Eventlog/Sink.hsc" || exit 1
+    # Replaced only when it changed: GHC recompiles by timestamp.
+    cmp -s "$B/plain/Sink.hs.new" "$B/plain/src/GHC/Eventlog/Sink.hs" \
+        || mv -f "$B/plain/Sink.hs.new" "$B/plain/src/GHC/Eventlog/Sink.hs" || exit 1
     "$ELS_PATCHED_GHC" -v0 -O -threaded -eventlog -rtsopts -Wall -Werror \
         -i"$B/plain/src" -outputdir "$B/plain/obj" \
         "$S/examples/haskell-control/Main.hs" -o "$B/plain/haskell-control" \
