@@ -95,9 +95,10 @@ import System.IO.Unsafe (unsafeDupablePerformIO)
 --
 -- /What it blocks/: the calling thread until every capability has reached
 -- a safe point and its buffer has been copied into the library's queue
--- (under @policy=block@ that may wait for room in the queue, at most the
--- policy's time); each capability pauses while its own buffer is written
--- out.  It does not wait for consumers to receive the events.
+-- (under @policy=block@ that may wait for room in the queue: see the
+-- spec's @block:MS@ and @linger=@); each capability pauses while its own
+-- buffer is written out.  It does not wait for consumers to receive the
+-- events.
 flush :: IO ()
 flush = c_flushEventLog nullPtr
 
