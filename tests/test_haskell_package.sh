@@ -152,6 +152,7 @@ wait_line() {
 
 # wait_marker NAME FILE R: wait until the consumer's file holds round R's
 # marker (its text is in the event's payload, verbatim).
+# shellcheck disable=SC2317 # called through wait_until
 els_has_marker() {
     grep -qaF "haskell-control flushed $2" "$1" 2>/dev/null
 }
@@ -252,7 +253,8 @@ rc=0
 "$PLAIN_PROGRAM" --restart-on "tc:$T/x" 1 +RTS "--eventlog-sink=unix:$T/bad.sock" -RTS \
     <<<ack >"$T/bad.prog.out" 2>"$T/bad.prog.err" || rc=$?
 [ "$rc" -eq 1 ] || fail_showing "$T/bad.prog.err" "bad spec: exit status $rc (expected 1)"
-[ "$(grep -c '^haskell-control: ' "$T/bad.prog.err")" -eq 1 ] \
-    && grep -q '^haskell-control: configure: ELS_ENOSCHEME: .*tc' "$T/bad.prog.err" \
-    || fail_showing "$T/bad.prog.err" "bad spec: not one line with configure's ELS_ENOSCHEME and the scheme"
+if [ "$(grep -c '^haskell-control: ' "$T/bad.prog.err")" -ne 1 ] ||
+   ! grep -q '^haskell-control: configure: ELS_ENOSCHEME: .*tc' "$T/bad.prog.err"; then
+    fail_showing "$T/bad.prog.err" "bad spec: not one line with configure's ELS_ENOSCHEME and the scheme"
+fi
 exit 0
