@@ -15,7 +15,7 @@
 set -euo pipefail
 
 packages=(build-essential autoconf automake libtool pkg-config
-          ghc libghc-ghc-events-dev clang libclang-rt-dev)
+          ghc libghc-ghc-events-dev cabal-install clang libclang-rt-dev)
 
 check_only=0
 case "${1:-}" in

@@ -1,0 +1,389 @@
+-- | Control of a live GHC eventlog from Haskell: flush it, stop and start
+-- the stream, choose the sink, and read the delivery counters of
+-- libeventlog-sink.
+--
+-- This module only calls C: the RTS's @flushEventLog@ (added by the
+-- eventlog-sink RTS patches, @rts/EventLogControl.h@) and the functions of
+-- @\<eventlog-sink\/ghc.h\>@.  It does not post events (use
+-- "Debug.Trace"), pick the sink from the command line (that is
+-- @+RTS --eventlog-sink=SPEC@), or deliver anything (the library's writer
+-- thread does).
+--
+-- __Requirements.__  Link against the patched RTS and the library: build
+-- with @ghc-eventlog-sink@ (or @cabal build
+-- --with-compiler=ghc-eventlog-sink@), @-eventlog@, and @-threaded@ if
+-- Haskell threads run while you flush, stop or start.  A stock RTS has no
+-- @flushEventLog@: linking fails with an undefined reference to it.
+--
+-- __Which calls block.__  'flush', 'stop', 'start', 'configure' and
+-- 'stats' are /safe/ foreign calls: the calling Haskell thread gives up
+-- its capability for the duration, so other Haskell threads keep running
+-- (with @-threaded@) and the RTS can stop every capability, which
+-- 'flush', 'stop' and 'start' ask it to do.  An /unsafe/ call would keep
+-- its capability while the RTS waits for all of them: a deadlock.  Only
+-- the name lookups behind 'SinkError' and the drop cause names are unsafe
+-- calls: they read constant tables and take no lock.
+--
+-- Import it qualified:
+--
+-- > import qualified GHC.Eventlog.Sink as Sink
+-- >
+-- > main = do
+-- >   traceMarkerIO "ready"
+-- >   Sink.flush                 -- "ready" is now on its way to consumers
+-- >   Sink.stats >>= either print (print . Sink.accepted)
+{-# LANGUAGE ForeignFunctionInterface #-}
+{-# LANGUAGE PatternSynonyms #-}
+module GHC.Eventlog.Sink
+  ( -- * Flushing
+    flush
+
+    -- * Stopping and starting the stream
+  , stop
+  , start
+
+    -- * Choosing the sink
+  , configure
+
+    -- * Counters
+  , stats
+  , Stats (..)
+  , Counts (..)
+  , ReasonCounts (..)
+  , totalDropped
+
+    -- * Errors
+  , SinkError (..)
+  , ErrorCode (..)
+  , errorCodeName
+  , errorCodeText
+  , pattern ErrInvalid
+  , pattern ErrNoScheme
+  , pattern ErrNameTooLong
+  , pattern ErrAddrInUse
+  , pattern ErrExist
+  , pattern ErrBusy
+  , pattern ErrNoMem
+  , pattern ErrStopped
+  ) where
+
+import Control.Exception (Exception)
+import Control.Monad (forM)
+import Data.Word (Word64)
+import Foreign.C.String (CString, peekCString, withCString)
+import Foreign.C.Types (CInt (..), CSize (..))
+import Foreign.Marshal.Alloc (allocaBytes)
+import Foreign.Ptr (Ptr, nullPtr)
+import Foreign.Storable (peekByteOff)
+import System.IO.Unsafe (unsafeDupablePerformIO)
+
+#include "eventlog-sink.h"
+
+------------------------------------------------------------------------
+-- Flushing
+
+-- | Write out the eventlog's buffers (every capability's and the global
+-- one) and ask the sink to push them to its consumers: everything this
+-- and every other Haskell thread posted before the call is on its way
+-- when it returns.  Without it, events wait until a 2 MiB buffer fills,
+-- the periodic flush (@+RTS --eventlog-flush-interval=SECS@) runs, or the
+-- program exits.  GHC 9.0.2's base has no @flushEventLog@; this is it.
+--
+-- /Who may call it/: any Haskell thread, at any time; while the eventlog
+-- is stopped it does nothing.  Concurrent 'flush', 'stop' and 'start'
+-- calls are serialised by the RTS.
+--
+-- /What it blocks/: the calling thread until every capability has reached
+-- a safe point and its buffer has been copied into the library's queue
+-- (under @policy=block@ that may wait for room in the queue: see the
+-- spec's @block:MS@ and @linger=@); each capability pauses while its own
+-- buffer is written out.  It does not wait for consumers to receive the
+-- events.
+flush :: IO ()
+flush = c_flushEventLog nullPtr
+
+-- Safe: the RTS stops capabilities to write out their buffers.  NULL
+-- says the caller holds no capability, which a safe call guarantees.
+foreign import ccall safe "flushEventLog"
+  c_flushEventLog :: Ptr (Ptr ()) -> IO ()
+
+------------------------------------------------------------------------
+-- Stopping and starting the stream
+
+-- | Stop the eventlog: every consumer receives the rest of the stream and
+-- its end marker, and the sink is closed (a UNIX socket or FIFO the sink
+-- created is removed).  Events posted while it is stopped are not
+-- recorded.  Does nothing if the eventlog is not running.
+--
+-- /Who may call it/: any Haskell thread, also while others post events.
+--
+-- /What it blocks/: the calling thread while every capability is stopped
+-- and its buffer written out (all Haskell threads pause for that short
+-- time), then while the library delivers what is queued, for at most the
+-- spec's @linger=@ time (5 s by default).  Other threads run during the
+-- second part; their 'flush', 'stop' and 'start' calls wait for it.
+stop :: IO ()
+stop = c_els_ghc_stop
+
+-- | Start the eventlog again after 'stop': the configured sink (the
+-- last 'configure', else the one @+RTS --eventlog-sink@ chose) is opened
+-- anew and every consumer gets a fresh stream, header first.  The event
+-- classes are those of @-l@ at start-up.
+--
+-- Errors: 'ErrBusy' if the eventlog runs already (with this sink or with
+-- another writer, such as @+RTS -l@'s file); 'ErrInvalid' if no sink was
+-- configured ('configure', or @+RTS --eventlog-sink@ at start-up);
+-- 'ErrNoScheme' if the program has no eventlog support (link with
+-- @-eventlog@); or why the sink could not be opened ('ErrAddrInUse', a
+-- path refused, ...).  After an error the eventlog stays stopped and a
+-- later 'start' may succeed.
+--
+-- /Who may call it/: any Haskell thread.
+--
+-- /What it blocks/: the calling thread while the sink opens (with
+-- @wait=SECS@ in the spec, until a first consumer connects or SECS pass),
+-- then briefly every capability while the buffers are reset.
+start :: IO (Either SinkError ())
+start = unitResult "start" <$> c_els_ghc_start
+
+-- Safe: both stop every capability inside the RTS and wait for the
+-- writer thread (stop) or for the sink to open (start).
+foreign import ccall safe "els_ghc_stop" c_els_ghc_stop :: IO ()
+foreign import ccall safe "els_ghc_start" c_els_ghc_start :: IO CInt
+
+------------------------------------------------------------------------
+-- Choosing the sink
+
+-- | Choose the sink the next 'start' opens, with the spec syntax of
+-- @+RTS --eventlog-sink@ (@\"unix:\/tmp\/app.sock?policy=drop\"@,
+-- @\"tcp:127.0.0.1:4242\"@, ...).  Checks the spec (syntax, scheme,
+-- options) and opens nothing.  Between 'stop' and 'start' it moves the
+-- stream to another sink.  (A program started without @-l@ or
+-- @--eventlog-sink@ may configure and start a sink too, but GHC 9.0.2
+-- then has every event class off: such a stream holds little more than
+-- its header.)
+--
+-- Errors: 'ErrInvalid' or 'ErrNoScheme' with the library's one-line
+-- explanation in 'errorMessage'; 'ErrBusy' while the eventlog runs with
+-- this library's sink ('stop' it first).
+--
+-- /Who may call it/: any Haskell thread.  /What it blocks/: nothing
+-- beyond a short lock.
+configure :: String -> IO (Either SinkError ())
+configure spec =
+  withCString spec $ \cspec ->
+    allocaBytes errLen $ \errBuf -> do
+      r <- c_els_ghc_configure cspec errBuf (fromIntegral errLen)
+      if r == 0
+        then pure (Right ())
+        else do
+          line <- peekCString errBuf
+          let e = sinkError "configure" (ErrorCode r)
+          pure (Left (if null line then e else e {errorMessage = line}))
+  where
+    errLen = 512
+
+-- Safe: it takes the library's lock, which a start in progress holds.
+foreign import ccall safe "els_ghc_configure"
+  c_els_ghc_configure :: CString -> CString -> CSize -> IO CInt
+
+------------------------------------------------------------------------
+-- Counters
+
+-- | A number of units (whole buffers the RTS handed over: the header, a
+-- block of events, the end marker) and their size in bytes.
+data Counts = Counts
+  { units :: !Word64
+  , bytes :: !Word64
+  }
+  deriving (Eq, Show)
+
+-- | Units accepted, by why the RTS wrote them (reported by the patched
+-- RTS; a stock RTS's units count as 'reasonUnknown').
+data ReasonCounts = ReasonCounts
+  { reasonUnknown :: !Word64
+  , reasonStart :: !Word64      -- ^ the header of a new stream
+  , reasonBufferFull :: !Word64 -- ^ a capability's buffer had no room
+  , reasonFlush :: !Word64      -- ^ 'flush' or the periodic flush
+  , reasonStop :: !Word64       -- ^ 'stop' or the program's exit
+  }
+  deriving (Eq, Show)
+
+-- | The counters of the running sink since it was opened (a 'start'
+-- opens it anew and starts from zero).  At every instant, for units and
+-- bytes alike:
+--
+-- > accepted == sent + totalDropped + queued
+--
+-- where /sent/ means delivered in full to at least one consumer.
+data Stats = Stats
+  { accepted :: !Counts
+  , sent :: !Counts
+  , dropped :: [(String, Counts)]
+    -- ^ Every drop cause the library knows, in its order, each named by
+    -- the library (@\"queue-full\"@, @\"no-consumer\"@, ...).
+  , queued :: !Counts
+  , consumerLost :: !Counts
+    -- ^ Units that some consumer received and another missed (a slow
+    -- consumer cut loose, one whose writes failed).  They count as sent.
+  , consumersConnected :: !Word64 -- ^ right now
+  , consumersTotal :: !Word64     -- ^ ever attached, including now
+  , headerBytes :: !Word64        -- ^ size of the cached stream header
+  , byReason :: !ReasonCounts
+  }
+  deriving (Eq, Show)
+
+-- | The sum of 'dropped' over every cause.
+totalDropped :: Stats -> Counts
+totalDropped s =
+  Counts (sum (map (units . snd) (dropped s))) (sum (map (bytes . snd) (dropped s)))
+
+-- | Read the counters of the running sink.  'ErrStopped' while the
+-- eventlog is stopped or runs without this library's sink.
+--
+-- /Who may call it/: any Haskell thread, at any time, also while another
+-- stops or starts the stream.  /What it blocks/: nothing beyond the
+-- library's short counter lock; it stops no capability.
+stats :: IO (Either SinkError Stats)
+stats =
+  allocaBytes (#size struct els_stats) $ \p -> do
+    r <- c_els_ghc_stats p
+    if r /= 0
+      then pure (Left (sinkError "stats" (ErrorCode r)))
+      else Right <$> peekStats p
+
+peekStats :: Ptr () -> IO Stats
+peekStats p = do
+  drops <- forM [0 .. dropCauses - 1] $ \i -> do
+    name <- peekCString =<< c_els_drop_cause_name (fromIntegral i)
+    u <- word (#{offset struct els_stats, units_dropped} + counter * i)
+    b <- word (#{offset struct els_stats, bytes_dropped} + counter * i)
+    pure (name, Counts u b)
+  Stats
+    <$> counts (#offset struct els_stats, units_accepted) (#offset struct els_stats, bytes_accepted)
+    <*> counts (#offset struct els_stats, units_sent) (#offset struct els_stats, bytes_sent)
+    <*> pure drops
+    <*> counts (#offset struct els_stats, units_queued) (#offset struct els_stats, bytes_queued)
+    <*> counts (#offset struct els_stats, consumer_lost_units) (#offset struct els_stats, consumer_lost_bytes)
+    <*> word (#offset struct els_stats, consumers_connected)
+    <*> word (#offset struct els_stats, consumers_total)
+    <*> word (#offset struct els_stats, header_bytes)
+    <*> ( ReasonCounts
+            <$> reason (#const ELS_REASON_UNKNOWN)
+            <*> reason (#const ELS_REASON_START)
+            <*> reason (#const ELS_REASON_BUFFER_FULL)
+            <*> reason (#const ELS_REASON_FLUSH)
+            <*> reason (#const ELS_REASON_STOP)
+        )
+  where
+    -- Every counter is a uint64_t; arrays are indexed by the header's
+    -- enum constants, so a reordered or grown enum only needs a rebuild.
+    word :: Int -> IO Word64
+    word = peekByteOff p
+    counts u b = Counts <$> word u <*> word b
+    reason i = word (#{offset struct els_stats, units_by_reason} + counter * i)
+    counter = #size uint64_t
+
+-- The number of drop causes in this build's header; their names come
+-- from the library at run time.
+dropCauses :: Int
+dropCauses = #const ELS_DROP__COUNT
+
+-- Safe: it takes the writer's counter lock, which the writer thread and
+-- posting capabilities also take; a short wait, but a wait.
+foreign import ccall safe "els_ghc_stats"
+  c_els_ghc_stats :: Ptr () -> IO CInt
+
+-- Unsafe: a lookup in a constant table; no lock, no allocation.
+foreign import ccall unsafe "els_drop_cause_name"
+  c_els_drop_cause_name :: CInt -> IO CString
+
+------------------------------------------------------------------------
+-- Errors
+
+-- | A code of libeventlog-sink: a negative errno value.  The patterns
+-- below are the library's own codes, each with one meaning
+-- (@\<eventlog-sink.h\>@); any other value is an operating-system error
+-- passed through.
+newtype ErrorCode = ErrorCode CInt
+  deriving (Eq, Ord)
+
+instance Show ErrorCode where
+  show = errorCodeName
+
+-- | A malformed spec, option or argument; or no sink configured.
+pattern ErrInvalid :: ErrorCode
+pattern ErrInvalid = ErrorCode (#const ELS_EINVAL)
+
+-- | The spec's scheme is not registered, or the program has no RTS
+-- eventlog support.
+pattern ErrNoScheme :: ErrorCode
+pattern ErrNoScheme = ErrorCode (#const ELS_ENOSCHEME)
+
+-- | A path does not fit (a UNIX socket path longer than @sun_path@).
+pattern ErrNameTooLong :: ErrorCode
+pattern ErrNameTooLong = ErrorCode (#const ELS_ENAMETOOLONG)
+
+-- | The address is taken (a TCP port, a UNIX socket path another process
+-- listens on).
+pattern ErrAddrInUse :: ErrorCode
+pattern ErrAddrInUse = ErrorCode (#const ELS_EADDRINUSE)
+
+-- | Something that will not be replaced is in the way (a file where the
+-- socket or FIFO is to be created).
+pattern ErrExist :: ErrorCode
+pattern ErrExist = ErrorCode (#const ELS_EEXIST)
+
+-- | The eventlog runs already, or a start is under way.
+pattern ErrBusy :: ErrorCode
+pattern ErrBusy = ErrorCode (#const ELS_EBUSY)
+
+-- | Memory could not be allocated.
+pattern ErrNoMem :: ErrorCode
+pattern ErrNoMem = ErrorCode (#const ELS_ENOMEM)
+
+-- | The sink is not running.
+pattern ErrStopped :: ErrorCode
+pattern ErrStopped = ErrorCode (#const ELS_ESTOPPED)
+
+-- | A failed call: which function, the code, and the library's text.
+-- An 'Exception', for @either throwIO pure@.
+data SinkError = SinkError
+  { errorCall :: String    -- ^ @\"start\"@, @\"configure\"@, @\"stats\"@
+  , errorCode :: !ErrorCode
+  , errorMessage :: String
+    -- ^ The library's explanation: the one line that 'configure' gets
+    -- for a bad spec, else the code's text ('errorCodeText').
+  }
+  deriving (Eq)
+
+instance Show SinkError where
+  show e = errorCall e ++ ": " ++ errorCodeName (errorCode e) ++ ": " ++ errorMessage e
+
+instance Exception SinkError
+
+-- | The library's name for a code (@\"ELS_EBUSY\"@, or the errno name,
+-- @\"ETIMEDOUT\"@, for a passed-through system error).
+errorCodeName :: ErrorCode -> String
+errorCodeName (ErrorCode c) = staticString (c_els_err_name c)
+
+-- | The library's text for a code.
+errorCodeText :: ErrorCode -> String
+errorCodeText (ErrorCode c) = staticString (c_els_strerror c)
+
+-- Both functions return a pointer to a constant string for any input,
+-- so reading it is pure.
+staticString :: IO CString -> String
+staticString get = unsafeDupablePerformIO (get >>= peekCString)
+
+sinkError :: String -> ErrorCode -> SinkError
+sinkError call code = SinkError call code (errorCodeText code)
+
+unitResult :: String -> CInt -> Either SinkError ()
+unitResult _ 0 = Right ()
+unitResult call r = Left (sinkError call (ErrorCode r))
+
+-- Unsafe: lookups in constant tables (glibc's for errno values); no
+-- lock, no allocation, never block.
+foreign import ccall unsafe "els_err_name" c_els_err_name :: CInt -> IO CString
+foreign import ccall unsafe "els_strerror" c_els_strerror :: CInt -> IO CString
