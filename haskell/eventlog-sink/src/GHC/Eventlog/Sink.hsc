@@ -230,6 +230,18 @@ data Stats = Stats
   , consumersTotal :: !Word64     -- ^ ever attached, including now
   , headerBytes :: !Word64        -- ^ size of the cached stream header
   , byReason :: !ReasonCounts
+  , consumersBehindAtStop :: !Word64
+    -- ^ consumers still behind when the stop deadline (@linger=@) expired:
+    -- their streams end without the end marker
+  , consumersRefused :: !Word64
+    -- ^ connections closed at once: the sink had @max-consumers=@ already
+  , consumersDroppedMemory :: !Word64
+    -- ^ consumers closed because what they needed did not fit in
+    -- @consumer-memory=@
+  , consumerMemory :: !Word64     -- ^ bytes held for individual consumers now
+  , consumerMemoryPeak :: !Word64 -- ^ the most ever held for them
+  , acceptErrors :: !Word64
+    -- ^ failed @accept()@ calls on a listening sink (out of descriptors...)
   }
   deriving (Eq, Show)
 
@@ -275,6 +287,12 @@ peekStats p = do
             <*> reason (#const ELS_REASON_FLUSH)
             <*> reason (#const ELS_REASON_STOP)
         )
+    <*> word (#offset struct els_stats, consumers_behind_at_stop)
+    <*> word (#offset struct els_stats, consumers_refused)
+    <*> word (#offset struct els_stats, consumers_dropped_memory)
+    <*> word (#offset struct els_stats, consumer_memory)
+    <*> word (#offset struct els_stats, consumer_memory_peak)
+    <*> word (#offset struct els_stats, accept_errors)
   where
     -- Every counter is a uint64_t; arrays are indexed by the header's
     -- enum constants, so a reordered or grown enum only needs a rebuild.
