@@ -155,7 +155,9 @@ static void rotation_gives_back_the_stream(void)
         files++;
         CHECK(len > h.len && memcmp(p, h.p, h.len) == 0);
         CHECK_INT(len, <=, 4096);
-        bool last = file_read(files + 1, &(size_t){ 0 }) == NULL;
+        uint8_t *next = file_read(files + 1, &(size_t){ 0 });
+        bool last = next == NULL;
+        free(next);
         bool ends = p[len - 2] == 0xff && p[len - 1] == 0xff;
         CHECK_MSG(ends == last, "file %u: ends with DATA_END: %d, last: %d",
                   files, ends, last);

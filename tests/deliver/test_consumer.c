@@ -49,6 +49,9 @@ static void writer_unix_roundtrip(void)
     check_stream_parses(&rd.got, true);
     /* The socket file is removed at stop. */
     CHECK(access(sock, F_OK) != 0);
+    evgen_free(&rd.got);
+    evgen_free(&expect);
+    evgen_free(&h);
 }
 
 static void writer_late_joiner(void)
@@ -82,6 +85,8 @@ static void writer_late_joiner(void)
     count_blocks(&rd.got, h.len, &units, &notes);
     CHECK_U64(units, ==, 20);
     CHECK_U64(notes, ==, 0);
+    evgen_free(&rd.got);
+    evgen_free(&h);
 }
 
 static void writer_several_consumers(void)
@@ -105,7 +110,9 @@ static void writer_several_consumers(void)
         reader_join(&rd[i]);
         CHECK_U64(rd[i].got.len, ==, expect.len);
         CHECK(memcmp(rd[i].got.p, expect.p, expect.len) == 0);
+        evgen_free(&rd[i].got);
     }
+    evgen_free(&expect);
 }
 
 static void writer_late_joiner_after_release(void)
@@ -135,6 +142,8 @@ static void writer_late_joiner_after_release(void)
     CHECK(memcmp(rd.got.p, h.p, h.len) == 0);
     check_stream_parses(&rd.got, true);
     CHECK(contains(&rd.got, "joined mid-run"));
+    evgen_free(&rd.got);
+    evgen_free(&h);
 }
 
 static void writer_consumer_vanishes(void)
@@ -162,6 +171,8 @@ static void writer_consumer_vanishes(void)
     reader_join(&rd);
     check_stream_parses(&rd.got, true);
     free(b.p);
+    evgen_free(&rd.got);
+    evgen_free(&h);
 }
 
 static void writer_fifo_reader_comes_and_goes(void)
@@ -198,6 +209,8 @@ static void writer_fifo_reader_comes_and_goes(void)
     CHECK(memcmp(rd.got.p, h.p, h.len) == 0);
     check_stream_parses(&rd.got, true);
     free(b.p);
+    evgen_free(&rd.got);
+    evgen_free(&h);
 }
 
 static void writer_file_sink(void)
@@ -223,6 +236,8 @@ static void writer_file_sink(void)
     fclose(f);
     CHECK_U64(got.len, ==, expect.len);
     CHECK(memcmp(got.p, expect.p, expect.len) == 0);
+    evgen_free(&got);
+    evgen_free(&expect);
 }
 
 /* Many consumers stall in the middle of units; cutting each loose needs a
@@ -265,8 +280,10 @@ static void consumer_memory_bounded(void)
         reader_start(&rd, fds[i], false);
         reader_join(&rd);
         check_stream_parses(&rd.got, false);
+        evgen_free(&rd.got);
     }
     free(b.p);
+    evgen_free(&h);
 }
 
 /* Bytes of address space this process has mapped (VmSize). */
@@ -332,6 +349,8 @@ static void consumer_cut_out_of_memory(void)
     check_stream_parses(&rd.got, false);
     CHECK_U64(rd.got.len, <, h.len + b.len);
     free(b.p);
+    evgen_free(&rd.got);
+    evgen_free(&h);
 #endif
 }
 

@@ -107,6 +107,7 @@ static void loop_failing_sink_log_is_limited(void)
     atomic_store(&slow_sink_fail, false);
     CHECK_OK(els_writer_close(w));
     free(b.p);
+    evgen_free(&h);
 }
 
 static const struct check_case cases[] = {

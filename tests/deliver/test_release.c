@@ -60,6 +60,9 @@ static void writer_slow_consumer_cut_loose(void)
     count_blocks(&slow.got, h.len, &units, &notes);
     CHECK_U64(units, <, 300);
     CHECK_U64(notes, >=, 1);
+    evgen_free(&fast.got);
+    evgen_free(&slow.got);
+    evgen_free(&h);
 }
 
 static void writer_conservation_under_producers(void)
@@ -107,6 +110,7 @@ static void writer_block_policy_loses_nothing(void)
     CHECK_U64(units, ==, 400);
     CHECK_U64(notes, ==, 0);
     check_stream_parses(&slow_sink_got, true);
+    evgen_free(&h);
 }
 
 static void writer_block_timeout(void)
@@ -131,6 +135,7 @@ static void writer_block_timeout(void)
     check_stream_parses(&slow_sink_got, true);
     CHECK(contains(&slow_sink_got, "block-timeout"));
     free(b.p);
+    evgen_free(&h);
 }
 
 /* With one consumer that stalls, units it was cut loose past are dropped
@@ -151,6 +156,7 @@ static void release_slow_consumer_cause(void)
     CHECK_OK(els_writer_close(w));
     close(fd);
     free(b.p);
+    evgen_free(&h);
 }
 
 /* policy=block and a TCP client that connects and never reads: it may not
@@ -178,6 +184,7 @@ static void release_untrusted_consumer_cannot_block(void)
     CHECK_OK(els_writer_close(w));
     close(fd);
     free(b.p);
+    evgen_free(&h);
 }
 
 struct counted_producer {
@@ -232,6 +239,8 @@ static void release_trusted_consumer_holds_back(void)
     CHECK_U64(units, ==, 40);
     CHECK_U64(notes, ==, 0);
     free(b.p);
+    evgen_free(&rd.got);
+    evgen_free(&h);
 }
 
 static const struct check_case cases[] = {

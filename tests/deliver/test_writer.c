@@ -34,6 +34,8 @@ static void writer_stop_with_stalled_consumer(void)
     /* What it got is a well-formed prefix. */
     check_stream_parses(&rd.got, false);
     free(b.p);
+    evgen_free(&rd.got);
+    evgen_free(&h);
 }
 
 struct delayed_connect {
@@ -101,6 +103,8 @@ static void writer_fork_child_leaves_parent_alone(void)
     CHECK(contains(&rd.got, "parent"));
     CHECK(!contains(&rd.got, "child"));
     free(b.p);
+    evgen_free(&rd.got);
+    evgen_free(&h);
 }
 
 static void writer_open_errors(void)
@@ -140,7 +144,7 @@ static void writer_stop_bounded_with_stuck_sink(void)
     atomic_store(&slow_sink_hold, false);
     WAIT_UNTIL(atomic_load(&slow_sink_closed), 1,
                "the sink was not closed after its write returned");
-    free(b.p);
+    free(b.p);    evgen_free(&h);
 }
 
 /* Under policy=block a unit written by a flush or by the stop (the RTS
@@ -171,7 +175,7 @@ static void writer_block_flush_and_stop_units_bounded(void)
     CHECK(atomic_load(&slow_sink_hold));
     atomic_store(&slow_sink_hold, false);
     WAIT_UNTIL(atomic_load(&slow_sink_closed), 1, "the sink was not closed");
-    free(b.p);
+    free(b.p);    evgen_free(&h);
 }
 
 /* Units no consumer ever came for are reported as no-consumer, not as
@@ -191,7 +195,7 @@ static void writer_never_a_consumer_reported_as_such(void)
     CHECK_MSG(tu_log_contains("dropped 4 of 4 units") &&
               tu_log_contains("no-consumer 4"), "loss not reported as no-consumer");
     CHECK(!tu_log_contains("stopped"));
-    free(b.p);
+    free(b.p);    evgen_free(&h);
 }
 
 static const struct check_case cases[] = {

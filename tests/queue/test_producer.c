@@ -28,6 +28,7 @@ static void writer_unit_too_big(void)
     CHECK_INT(els_writer_write(w, p, 0), ==, ELS_EINVAL);
     CHECK_OK(els_writer_close(w));
     free(p);
+    evgen_free(&h);
 }
 
 /* A unit of len bytes that classifies as a block of capability 0. */
@@ -77,6 +78,7 @@ static void producer_copy_in_flight_at_close(void)
     pthread_join(ow.thread, NULL);
     CHECK_INT(ow.result, ==, 0);
     free((void *)ow.unit);
+    evgen_free(&h);
 }
 
 /* Many producers, each with one large unit, all inside
@@ -108,6 +110,7 @@ static void producer_many_writers_racing_close(void)
                       "write returned %d", ow[i].result);
         }
         free(unit);
+        evgen_free(&h);
     }
 }
 
@@ -178,6 +181,7 @@ static void producer_write_after_close_began(void)
     CHECK_OK(c.result);
     /* What the sink got is a well-formed stream of the accepted units. */
     check_stream_parses(&slow_sink_got, false);
+    evgen_free(&h);
 }
 
 static const struct check_case cases[] = {
