@@ -57,6 +57,15 @@ onEach caps act = do
     return mv
   mapM_ takeMVar dones
 
+-- A thread doing act over and over until stop is set; the MVar is filled
+-- when it has finished.
+untilStopped :: IORef Bool -> IO () -> IO (MVar ())
+untilStopped stop act = do
+  mv <- newEmptyMVar
+  let go = readIORef stop >>= \s -> unless s (act >> go)
+  _ <- forkIO (go >> putMVar mv ())
+  return mv
+
 -- Stop, grow to 6 capabilities and make scheduler events on each (many
 -- full buffers' worth) while stopped, start again, post from every
 -- capability.  The stopped-period threads are printed so that the test
@@ -85,15 +94,7 @@ setCaps = do
 stress :: Int -> IO ()
 stress k = do
   stop <- newIORef False
-  let loop act = do
-        mv <- newEmptyMVar
-        _ <- forkIO $ do
-          let go = do
-                s <- readIORef stop
-                unless s (act >> go)
-          go
-          putMVar mv ()
-        return mv
+  let loop = untilStopped stop
   posters <- forM [1 .. 2 :: Int] $ \p -> do
     n <- newIORef (0 :: Int)
     loop $ do
@@ -141,20 +142,13 @@ idle = do
   putStrLn "idle done"
 
 -- forkProcess n times while other threads flush the eventlog (with and
--- without a capability) and post; every child posts and exits.
+-- without a capability); every child posts and exits.
 forks :: Int -> IO ()
 forks n = do
   stop <- newIORef False
-  let loop act = do
-        mv <- newEmptyMVar
-        _ <- forkIO $ do
-          let go = readIORef stop >>= \s -> unless s (act >> go)
-          go
-          putMVar mv ()
-        return mv
+  let loop = untilStopped stop
   f1 <- loop lcFlushNull
   f2 <- loop lcFlushLocked
-  p <- loop (traceEventIO "parent" >> yield)
   pids <- forM [1 .. n] $ \i -> do
     pid <- forkProcess (traceEventIO ("child " ++ show i))
     st <- getProcessStatus True False pid
@@ -162,5 +156,5 @@ forks n = do
       Just (Exited ExitSuccess) -> return pid
       _ -> die ("child " ++ show i ++ " ended with " ++ show st)
   writeIORef stop True
-  mapM_ takeMVar [f1, f2, p]
+  mapM_ takeMVar [f1, f2]
   putStrLn ("children: " ++ unwords (map show pids))
