@@ -658,16 +658,17 @@ if [ "$mode" = prefixes ]; then
     # with that prefix's ghc-eventlog-sink (-threaded -eventlog) runs and
     # writes an eventlog ($scratch/prefix-K.eventlog).  The scratch build
     # starts from this build's pristine tree and preprocessing (hard
-    # links), and objects are shared by key (--object-cache), so a file's
-    # text is compiled once whichever prefixes share it.
+    # links), and objects are shared by key (--object-cache, by default
+    # $work/objects-by-key, kept between runs), so a file's text is
+    # compiled once whichever prefixes, and later runs, share it.
     [ -n "$scratch" ] || die "--check-prefixes needs --scratch DIR"
     [ -d "$work/pristine/rts" ] && [ -d "$work/pp-pristine" ] \
         || die "run the build first (no pristine tree or preprocessing in $work)"
     n=${#patches[@]}
     [ "$n" -gt 0 ] || { say "the series is empty"; exit 0; }
     sout=$scratch/out
-    cache=$scratch/objects
-    rm -rf "$sout" "$cache"
+    cache=${obj_cache:-$work/objects-by-key}
+    rm -rf "$sout"
     mkdir -p "$sout/work" "$cache"
     cp -al "$work/pristine" "$work/pp-pristine" "$sout/work/"
     source_id "$work/pristine" >"$sout/work/pristine.id"
