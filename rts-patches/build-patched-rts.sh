@@ -23,7 +23,8 @@
 #   build-patched-rts.sh --series DIR --out DIR [--ghc-source DIR|TARBALL]
 #                        [--ghc GHC] [--jobs N]
 #   build-patched-rts.sh ... --self-check [RTS-FILE...]   (flags vs stock)
-#   build-patched-rts.sh ... --check-prefixes --scratch DIR [--way W]
+#   build-patched-rts.sh ... --check-prefixes --scratch DIR
+#   build-patched-rts.sh ... --object-cache DIR   (objects shared by key)
 #   build-patched-rts.sh --out DIR --install LIBDIR BINDIR [--final-libdir D]
 #   build-patched-rts.sh --print-deb-src
 #
@@ -199,7 +200,7 @@ esac
 # Options
 # ---------------------------------------------------------------------------
 series_dir='' out='' ghc_source='' ghc=${GHC:-} jobs=2 mode=build
-scratch='' prefix_way=thr_l install_libdir='' install_bindir='' final_libdir=''
+scratch='' obj_cache='' install_libdir='' install_bindir='' final_libdir=''
 self_check_files=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -212,7 +213,7 @@ while [ $# -gt 0 ]; do
             while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do self_check_files+=("$1"); shift; done ;;
         --check-prefixes) mode=prefixes; shift ;;
         --scratch) scratch=$2; shift 2 ;;
-        --way) prefix_way=$2; shift 2 ;;
+        --object-cache) obj_cache=$2; shift 2 ;;
         --install) mode=install; install_libdir=$2; install_bindir=$3; shift 3 ;;
         --final-libdir) final_libdir=$2; shift 2 ;;
         --print-deb-src) mode=print-deb-src; shift ;;
@@ -425,14 +426,20 @@ elif [ -z "$ghc_source" ]; then
 fi
 case $ghc_source in /*) ;; *) ghc_source=$(pwd)/$ghc_source ;; esac
 [ -e "$ghc_source" ] || die "--ghc-source $ghc_source does not exist"
+# source_id SRC: what pristine.id records for a source tree or tarball.
+source_id() {
+    if [ -d "$1" ]; then
+        echo "dir:$1:$(cat "$1"/rts/ghc.mk "$1/includes/Rts.h" | sha256sum | cut -c1-16)"
+    else
+        echo "tar:$(sha256sum <"$1" | cut -c1-64)"
+    fi
+}
 if [ -d "$ghc_source" ]; then
     for f in rts/ghc.mk includes/Rts.h mk/ways.mk; do
         [ -f "$ghc_source/$f" ] || die "$ghc_source is not a GHC source tree (no $f)"
     done
-    src_id="dir:$ghc_source:$(cat "$ghc_source"/rts/ghc.mk "$ghc_source/includes/Rts.h" | sha256sum | cut -c1-16)"
-else
-    src_id="tar:$(sha256sum <"$ghc_source" | cut -c1-64)"
 fi
+src_id=$(source_id "$ghc_source")
 if [ "$mode" = prefixes ]; then
     :
 elif [ "$(cat "$work/pristine.id" 2>/dev/null)" != "$src_id" ]; then
@@ -645,42 +652,54 @@ changed_files() {
 series_id=$( { echo "$base"; cat "$series_dir/series" 2>/dev/null || true; for p in "${patches[@]}"; do cat "$series_dir/$p"; done; } | sha256sum | cut -c1-64)
 
 if [ "$mode" = prefixes ]; then
-    # Each prefix of the series builds: apply the first k patches to a
-    # fresh copy and compile, for one way, every C file the prefix changes
-    # the preprocessed text of (pristine dependencies from the main build
-    # say which files can be affected).
+    # Each prefix of the series builds: the first k patches, as a series of
+    # their own, go through this whole build (every way, the archives, the
+    # shadow libdir) in one scratch output directory, and a program linked
+    # with that prefix's ghc-eventlog-sink (-threaded -eventlog) runs and
+    # writes an eventlog ($scratch/prefix-K.eventlog).  The scratch build
+    # starts from this build's pristine tree and preprocessing (hard
+    # links), and objects are shared by key (--object-cache, by default
+    # $work/objects-by-key, kept between runs), so a file's text is
+    # compiled once whichever prefixes, and later runs, share it.
     [ -n "$scratch" ] || die "--check-prefixes needs --scratch DIR"
-    [ -d "$work/pp-pristine/$prefix_way" ] || die "run the build first (no pristine preprocessing for way $prefix_way in $work)"
-    mkdir -p "$scratch"
+    [ -d "$work/pristine/rts" ] && [ -d "$work/pp-pristine" ] \
+        || die "run the build first (no pristine tree or preprocessing in $work)"
     n=${#patches[@]}
     [ "$n" -gt 0 ] || { say "the series is empty"; exit 0; }
+    sout=$scratch/out
+    cache=${obj_cache:-$work/objects-by-key}
+    rm -rf "$sout"
+    mkdir -p "$sout/work" "$cache"
+    cp -al "$work/pristine" "$work/pp-pristine" "$sout/work/"
+    source_id "$work/pristine" >"$sout/work/pristine.id"
+    find "$work/obj" -name '*.o.key' 2>/dev/null | while read -r key; do
+        ln -f "${key%.key}" "$cache/$(cat "$key").o" 2>/dev/null || true
+    done
+    printf '%s\n' 'import Debug.Trace (traceEventIO)' 'main :: IO ()' \
+        'main = traceEventIO "prefix-check" >> putStrLn "prefix-check ran"' >"$scratch/Hello.hs"
     for k in $(seq 1 "$n"); do
-        t=$scratch/prefix-$k
-        rm -rf "$t"; cp -a "$work/pristine" "$t"
-        apply_series "$t" "$k"
-        changed_files "$work/pristine" "$t" >"$t.changes"
-        files=$(awk '$1 == "A" && $2 ~ /^rts\/.*\.c$/ { print $2 }' "$t.changes")
-        files="$files $( (cd "$work/pp-pristine/$prefix_way" && find rts -name '*.deps' | sed 's/\.deps$//' | while read -r s; do
-            if grep -Fxq -f <(awk '{ print $2 }' "$t.changes") "$s.deps" 2>/dev/null; then echo "$s"; fi
-        done) )"
-        nf=0
-        for f in $files; do
-            nf=$((nf + 1))
-            ELS_RTS_PATCHED=$t ELS_RTS_SHADOW=$t/shadow
-            mkdir -p "$t/shadow"
-            [ -d "$t/shadow/include" ] || { cp -rs "$libdir/include/." "$t/shadow/include/"
-                awk '$2 ~ /^includes\// { print $2 }' "$t.changes" | while read -r h; do
-                    r=${h#includes/}; rm -f "$t/shadow/include/$r"; mkdir -p "$(dirname "$t/shadow/include/$r")"
-                    [ -f "$t/$h" ] && cp "$t/$h" "$t/shadow/include/$r"
-                done; }
-            export ELS_RTS_PATCHED ELS_RTS_SHADOW
-            if ! cc_run patched "$prefix_way" "$f" "$t/obj/$f.o" >"$t/cc.log" 2>&1; then
-                sed 's/^/  /' "$t/cc.log" | head -n 30 >&2
-                die "prefix 1..$k (up to ${patches[$((k - 1))]}): $f does not compile (way $prefix_way)"
-            fi
-        done
-        say "prefix 1..$k (${patches[$((k - 1))]}): $nf file(s) compiled for way $prefix_way"
-        rm -rf "$t"
+        sd=$scratch/series-$k
+        rm -rf "$sd"; mkdir -p "$sd"
+        cp "$series_dir/BASE" "$sd/"
+        printf '%s\n' "${patches[@]:0:$k}" >"$sd/series"
+        for p in "${patches[@]:0:$k}"; do cp "$series_dir/$p" "$sd/"; done
+        name=${patches[$((k - 1))]}
+        "$self" --series "$sd" --out "$sout" --ghc-source "$work/pristine" --ghc "$ghc" \
+            --jobs "$jobs" --object-cache "$cache" >"$scratch/prefix-$k.log" 2>&1 || {
+            sed 's/^/  /' "$scratch/prefix-$k.log" | tail -n 30 >&2
+            die "prefix 1..$k (up to $name) does not build"
+        }
+        built=$(sed -n 's/^build-patched-rts: patched RTS built: \([0-9]*\) object.*/\1/p' "$scratch/prefix-$k.log")
+        rm -f "$scratch/hello" "$scratch/prefix-$k.eventlog"
+        (cd "$scratch" && "$sout/bin/ghc-eventlog-sink" -v0 -threaded -eventlog -rtsopts \
+            -outputdir hello-obj Hello.hs -o hello) >"$scratch/link-$k.log" 2>&1 || {
+            sed 's/^/  /' "$scratch/link-$k.log" | tail -n 20 >&2
+            die "prefix 1..$k (up to $name): a program does not link against it (thr_l)"
+        }
+        out_run=$("$scratch/hello" +RTS -l "-ol$scratch/prefix-$k.eventlog" -RTS 2>&1) \
+            && [ "$out_run" = "prefix-check ran" ] && [ -s "$scratch/prefix-$k.eventlog" ] \
+            || die "prefix 1..$k (up to $name): the linked program failed: $out_run"
+        say "prefix 1..$k ($name): built for ${#ways[@]} ways (${built:-0} objects compiled), linked and ran (thr_l)"
     done
     exit 0
 fi
@@ -816,12 +835,23 @@ for w in "${ways[@]}"; do
         key=$(cat "$work/pp-patched/$w/$s.i" <(echo "$flags_id $version $s $w") | sha256sum | cut -c1-64)
         obj=$work/obj/$w/$s.o
         if [ -f "$obj" ] && [ "$(cat "$obj.key" 2>/dev/null)" = "$key" ]; then continue; fi
+        if [ -n "$obj_cache" ] && [ -f "$obj_cache/$key.o" ]; then
+            mkdir -p "$(dirname "$obj")"
+            rm -f "$obj"; cp "$obj_cache/$key.o" "$obj"; echo "$key" >"$obj.key"
+            continue
+        fi
         todo+=("$s $obj $key")
     done
     if [ "${#todo[@]}" -gt 0 ]; then
         printf '%s\n' "${todo[@]}" | xargs -r -P "$jobs" -L 1 "$self" --_cc patched "$w" \
             || die "compiling the patched RTS failed (way $w)"
         recompiled_total=$((recompiled_total + ${#todo[@]}))
+        if [ -n "$obj_cache" ]; then
+            for t in "${todo[@]}"; do
+                read -r _ o k <<<"$t"
+                ln -f "$o" "$obj_cache/$k.o" 2>/dev/null || cp "$o" "$obj_cache/$k.o"
+            done
+        fi
     fi
     # Assemble libHSrts_<way>.a if a member changed.
     stock=$(archive_of "$w")
@@ -844,21 +874,22 @@ for w in "${ways[@]}"; do
     rm -rf "$t"; mkdir -p "$t/m"
     (cd "$t/m" && ar x "$stock")      # unique names; duplicates below
     members=()
-    declare -A repl=()
+    declare -A repl=() dup=()
     for s in "${replaced[@]}"; do [ -n "$s" ] && repl[$s]=1; done
+    while read -r m; do dup[$m]=1; done < <(cut -f1 "$work/members.$w" | sort | uniq -d)
     i=0
     while IFS=$'\t' read -r m k s; do
         i=$((i + 1))
         if [ -n "${repl[$s]:-}" ]; then
             cp "$work/obj/$w/$s.o" "$t/m/$i.$m"
-        elif [ "$k" -gt 1 ] || [ "$(awk -F'\t' -v m="$m" '$1 == m' "$work/members.$w" | wc -l)" -gt 1 ]; then
+        elif [ "$k" -gt 1 ] || [ -n "${dup[$m]:-}" ]; then
             mkdir -p "$t/d$i"; (cd "$t/d$i" && ar xN "$k" "$stock" "$m"); mv "$t/d$i/$m" "$t/m/$i.$m"
         else
             mv "$t/m/$m" "$t/m/$i.$m"
         fi
         members+=("$i.$m")
     done <"$work/members.$w"
-    unset repl
+    unset repl dup
     for s in "${added[@]}"; do
         [ -n "$s" ] || continue
         m=$(basename "$s" .c).$suf

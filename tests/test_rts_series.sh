@@ -3,12 +3,15 @@
 #
 # Checks that the series (rts-patches/ghc-BASE, or ELS_RTS_SERIES) applies
 # cleanly with patch -p1 and no fuzz to the pristine GHC source the build
-# extracted; that every prefix of the series builds (the first k patches on
-# a fresh copy, every C file that prefix changes compiled for the thr_l
-# way); and that a Haskell program emitting traceEventIO events, compiled
-# with the built ghc-eventlog-sink (-threaded -eventlog -rtsopts), links
-# against the patched RTS archives, runs with +RTS -l and writes an eventlog
-# ghc-events parses with every event in it.  It does not test the sink
+# extracted; that every prefix of the series builds (the first k patches
+# built as a series of their own by build-patched-rts.sh --check-prefixes:
+# every object the prefix changes compiled for every installed way, the
+# archives assembled, and a program linked against the prefix (thr_l) runs
+# and writes an eventlog ghc-events reads); and that a Haskell program
+# emitting traceEventIO events, compiled with the built ghc-eventlog-sink
+# (-threaded -eventlog -rtsopts), links against the patched RTS archives,
+# runs with +RTS -l and writes an eventlog ghc-events parses with every
+# event in it.  It does not test the sink
 # flag or anything the patches add (the end-to-end tests do).
 #
 # Skips (77) without GHC BASE, ghc-events, or the built patched RTS
@@ -58,17 +61,24 @@ for p in "${patches[@]}"; do
 done
 
 # ---------------------------------------------------------------------------
-# Each prefix builds (thr_l, the files each prefix changes).
+# Each prefix builds (every way), links and runs (thr_l).
 # ---------------------------------------------------------------------------
 if [ "${#patches[@]}" -gt 0 ]; then
+    t0=$(date +%s)
     bash "$script" --series "$series" --out "$out" --ghc "$GHC" \
-        --check-prefixes --scratch "$T/prefixes" --way thr_l >"$T/prefixes.log" 2>&1 || {
+        --check-prefixes --scratch "$T/prefixes" >"$T/prefixes.log" 2>&1 || {
         sed 's/^/#   /' "$T/prefixes.log" >&2
         fail "a prefix of the series does not build"
     }
     sed 's/^/# /' "$T/prefixes.log" >&2
-    n=$(grep -c '^build-patched-rts: prefix ' "$T/prefixes.log")
+    n=$(grep -c '^build-patched-rts: prefix .*linked and ran' "$T/prefixes.log")
     [ "$n" -eq "${#patches[@]}" ] || fail "$n prefixes checked, expected ${#patches[@]}"
+    for k in $(seq 1 "${#patches[@]}"); do
+        c=$(count_user_events "$T/prefixes/prefix-$k.eventlog" "prefix-check") \
+            || fail "prefix 1..$k: ghc-events cannot read the eventlog its program wrote"
+        [ "$c" -eq 1 ] || fail "prefix 1..$k: $c 'prefix-check' events in its program's eventlog, expected 1"
+    done
+    note "every prefix built, linked and ran in $(( $(date +%s) - t0 )) s"
 fi
 
 # ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@
  * against a stock RTS, and into plain C programs.  Not its job: queueing or
  * I/O (writer.c).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -74,6 +75,11 @@ bool startEventLoggingWithUnits(const EventLogUnitWriter *writer);
 
 int registerEventLogSink(const char *scheme, EventLogSinkOpen open)
     __attribute__((weak));
+#if defined(EVENTLOG_SINK_SCHEMES_MAX)
+/* Every scheme the library can register must fit in the RTS's table. */
+_Static_assert(EVENTLOG_SINK_SCHEMES_MAX >= ELSI_REGISTRY_MAX,
+               "the RTS's sink table is smaller than the library's registry");
+#endif
 bool startEventLoggingWithUnits(const EventLogUnitWriter *writer)
     __attribute__((weak));
 /* Weak too, so the library still links into programs without an RTS. */
@@ -418,9 +424,20 @@ static const EventLogUnitWriter *ghc_sink_open(const char *spec, char *err,
 
 static void ghc_register_scheme(const char *scheme)
 {
-    /* -1 for a scheme the RTS already knows: the watcher may report one
-     * twice (elsi_registry_watch). */
-    (void)registerEventLogSink(scheme, ghc_sink_open);
+    int r = registerEventLogSink(scheme, ghc_sink_open);
+    /* -EEXIST: the watcher may report a scheme twice
+     * (elsi_registry_watch).  -1: an RTS from before the series said why;
+     * it also meant "already registered" there.  Anything else means
+     * +RTS --eventlog-sink=SCHEME:... will not find this scheme, so say
+     * so now rather than let it surface as an unknown scheme later. */
+    if (r == 0 || r == -EEXIST || r == -1)
+        return;
+    if (r == -ENOSPC)
+        elsi_log(ELS_LOG_ERROR, "sink scheme \"%s\" not registered with the "
+                 "RTS: its table of sink schemes is full", scheme);
+    else
+        elsi_log(ELS_LOG_ERROR, "sink scheme \"%s\" not registered with the "
+                 "RTS: %s", scheme, strerror(-r));
 }
 
 /* Runs when the library is loaded, before main() and so before hs_init

@@ -20,9 +20,7 @@
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 
-/* Enough for the built-ins and any realistic set of custom sinks; the
- * registry never shrinks, so a fixed array keeps lookups allocation-free. */
-#define REGISTRY_MAX 64
+#define REGISTRY_MAX ELSI_REGISTRY_MAX
 
 struct registry_entry {
     char scheme[ELSI_SCHEME_MAX + 1];   /* our copy: lookups never touch

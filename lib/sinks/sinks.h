@@ -7,6 +7,12 @@
 
 #include "eventlog-sink/sink.h"
 
+/* How many schemes the registry holds: enough for the built-ins and any
+ * realistic set of custom sinks; the registry never shrinks, so a fixed
+ * array keeps lookups allocation-free.  A patched RTS's table must hold
+ * as many (lib/ghc/ghc.c checks it against EVENTLOG_SINK_SCHEMES_MAX). */
+#define ELSI_REGISTRY_MAX 64
+
 extern const struct els_sink_ops elsi_sink_unix;          /* unix:PATH */
 extern const struct els_sink_ops elsi_sink_unix_connect;  /* unix-connect:PATH */
 extern const struct els_sink_ops elsi_sink_tcp;           /* tcp:[HOST:]PORT */
