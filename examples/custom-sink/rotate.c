@@ -126,44 +126,12 @@ static void rotate_report(struct rotate_sink *r, const char *fmt, ...)
 // Options
 // ---------------------------------------------------------------------------
 
-/* Digits with an optional K, M or G (either case, binary multiples), as
- * the library's own buffer= option.  0, -EINVAL (syntax) or -ERANGE. */
-static int rotate_parse_size(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i = 0;
-    bool overflow = false;
-    if (s[0] < '0' || s[0] > '9')
-        return -EINVAL;
-    for (; s[i] >= '0' && s[i] <= '9'; i++) {
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            overflow = true;    /* keep scanning: a syntax error wins */
-        else
-            v = v * 10 + d;
-    }
-    unsigned shift = 0;
-    switch (s[i]) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; i++; break;
-    case 'm': case 'M': shift = 20; i++; break;
-    case 'g': case 'G': shift = 30; i++; break;
-    default: return -EINVAL;
-    }
-    if (s[i] != '\0')
-        return -EINVAL;
-    if (overflow || v > (UINT64_MAX >> shift))
-        return -ERANGE;
-    *out = v << shift;
-    return 0;
-}
-
 static int rotate_options(struct rotate_sink *r, const struct els_sink_args *args)
 {
     const char *v;
     r->size = ROTATE_DEFAULT_SIZE;
     if ((v = els_sink_option(args, "size")) != NULL) {
-        int rc = rotate_parse_size(v, &r->size);
+        int rc = els_sink_parse_size(v, &r->size);
         if (rc == -ERANGE)
             return rotate_fail(args, ELS_EINVAL, "spec \"%s\": size=%s is "
                                "too large", args->spec, v);

@@ -49,6 +49,7 @@
 #define EVENTLOG_SINK_SINK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,6 +80,12 @@ struct els_sink_args {
 
 /* Value of option key in args, or NULL if the spec did not give it. */
 const char *els_sink_option(const struct els_sink_args *args, const char *key);
+
+/* Parse a size as the library's own options take it (buffer=, ...):
+ * digits with an optional K, M or G suffix (either case, binary
+ * multiples), e.g. "256M".  For a sink's own options.  0, ELS_EINVAL
+ * (not a size, or NULL) or -ERANGE (more than 2^64 - 1 bytes). */
+int els_sink_parse_size(const char *text, uint64_t *bytes);
 
 struct els_sink_ops {
     /* sizeof(struct els_sink_ops) where the table was compiled; see

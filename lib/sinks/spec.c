@@ -254,11 +254,15 @@ static enum spec_num_status spec_size(const char *s, uint64_t *bytes)
     return SPEC_NUM_OK;
 }
 
-int elsi_parse_size(const char *text, uint64_t *bytes)
+int els_sink_parse_size(const char *text, uint64_t *bytes)
 {
     if (text == NULL || bytes == NULL)
         return ELS_EINVAL;
-    return spec_size(text, bytes) == SPEC_NUM_OK ? 0 : ELS_EINVAL;
+    switch (spec_size(text, bytes)) {
+    case SPEC_NUM_OK: return 0;
+    case SPEC_NUM_OVERFLOW: return -ERANGE;
+    default: return ELS_EINVAL;
+    }
 }
 
 int elsi_parse_seconds(const char *text, uint32_t *ms)

@@ -83,9 +83,6 @@ void elsi_spec_sink_args(const struct elsi_spec *spec,
  * millisecond precision) into milliseconds.  0 or ELS_EINVAL. */
 int elsi_parse_seconds(const char *text, uint32_t *ms);
 
-/* Parse "SIZE" (digits with optional K, M or G, binary multiples). */
-int elsi_parse_size(const char *text, uint64_t *bytes);
-
 /* Scheme syntax: [a-z][a-z0-9+.-]*, at most ELSI_SCHEME_MAX bytes.  The
  * registry applies it to registered tables; the parser applies the same
  * checks one at a time to a spec, to say which one fails. */

@@ -470,20 +470,20 @@ static void buffer_values(void)
             "expected a size");
 
     uint64_t b = 1;
-    CHECK_OK(elsi_parse_size("0", &b));
+    CHECK_OK(els_sink_parse_size("0", &b));
     CHECK_U64(b, ==, 0);
-    CHECK_OK(elsi_parse_size("1k", &b));
+    CHECK_OK(els_sink_parse_size("1k", &b));
     CHECK_U64(b, ==, 1024);
-    CHECK_OK(elsi_parse_size("17179869183G", &b));
+    CHECK_OK(els_sink_parse_size("17179869183G", &b));
     CHECK_U64(b, ==, (((uint64_t)1 << 34) - 1) << 30);
-    CHECK_INT(elsi_parse_size("17179869184G", &b), ==, ELS_EINVAL);
-    CHECK_OK(elsi_parse_size("18446744073709551615", &b));
+    CHECK_INT(els_sink_parse_size("17179869184G", &b), ==, -ERANGE);
+    CHECK_OK(els_sink_parse_size("18446744073709551615", &b));
     CHECK_U64(b, ==, UINT64_MAX);
-    CHECK_INT(elsi_parse_size("18446744073709551616", &b), ==, ELS_EINVAL);
-    CHECK_INT(elsi_parse_size("", &b), ==, ELS_EINVAL);
-    CHECK_INT(elsi_parse_size("K", &b), ==, ELS_EINVAL);
-    CHECK_INT(elsi_parse_size("1KK", &b), ==, ELS_EINVAL);
-    CHECK_INT(elsi_parse_size(NULL, &b), ==, ELS_EINVAL);
+    CHECK_INT(els_sink_parse_size("18446744073709551616", &b), ==, -ERANGE);
+    CHECK_INT(els_sink_parse_size("", &b), ==, ELS_EINVAL);
+    CHECK_INT(els_sink_parse_size("K", &b), ==, ELS_EINVAL);
+    CHECK_INT(els_sink_parse_size("1KK", &b), ==, ELS_EINVAL);
+    CHECK_INT(els_sink_parse_size(NULL, &b), ==, ELS_EINVAL);
 }
 
 static void policy_values(void)
