@@ -734,6 +734,16 @@ as_user() {
     setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "$@"
 }
 
+# as_user_bg UID COMMAND [ARGS...]: as_user in the background, with $!
+# the command itself (setpriv execs it), so that killing $! (or the
+# EXIT trap's bg_register cleanup) stops it; a backgrounded function
+# would leave $! naming a subshell and the command running on.
+as_user_bg() {
+    local uid=$1
+    shift
+    setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "$@" &
+}
+
 # can_run_as UID: true if this process can run commands as UID (root with
 # setpriv, and UID really unprivileged: it cannot read a root-only file).
 can_run_as() {

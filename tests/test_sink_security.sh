@@ -72,10 +72,10 @@ shared=$T/shared
 mkdir -m 0777 "$shared"
 chmod 0777 "$shared"        # not sticky: the worst case
 chmod 0711 "$T"
-as_user 65534 perl -e '
+as_user_bg 65534 perl -e '
     my ($v, @paths) = @ARGV;
     while (1) { for my $p (@paths) { symlink $v, $p; unlink $p; } }' \
-    "$victim" "$shared/s.sock" "$shared/f.fifo" &
+    "$victim" "$shared/s.sock" "$shared/f.fifo"
 apid=$!
 bg_register "$apid"
 runs=0 started=0
