@@ -23,7 +23,8 @@
 #   build-patched-rts.sh --series DIR --out DIR [--ghc-source DIR|TARBALL]
 #                        [--ghc GHC] [--jobs N]
 #   build-patched-rts.sh ... --self-check [RTS-FILE...]   (flags vs stock)
-#   build-patched-rts.sh ... --check-prefixes --scratch DIR
+#   build-patched-rts.sh ... --check-prefixes --scratch DIR [--ways W,W...]
+#       (--ways: build only those ways, e.g. thr_l; default every way)
 #   build-patched-rts.sh ... --object-cache DIR   (objects shared by key)
 #   build-patched-rts.sh --out DIR --install LIBDIR BINDIR [--final-libdir D]
 #   build-patched-rts.sh --print-deb-src
@@ -201,6 +202,7 @@ esac
 # ---------------------------------------------------------------------------
 series_dir='' out='' ghc_source='' ghc=${GHC:-} jobs=2 mode=build
 scratch='' obj_cache='' install_libdir='' install_bindir='' final_libdir=''
+only_ways=''
 self_check_files=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -214,6 +216,7 @@ while [ $# -gt 0 ]; do
         --check-prefixes) mode=prefixes; shift ;;
         --scratch) scratch=$2; shift 2 ;;
         --object-cache) obj_cache=$2; shift 2 ;;
+        --ways) only_ways=$2; shift 2 ;;
         --install) mode=install; install_libdir=$2; install_bindir=$3; shift 3 ;;
         --final-libdir) final_libdir=$2; shift 2 ;;
         --print-deb-src) mode=print-deb-src; shift ;;
@@ -474,6 +477,16 @@ for a in "$libdir"/rts/libHSrts*.a; do
     ways+=("$w")
 done
 [ "${#ways[@]}" -gt 0 ] || die "no static RTS archive in $libdir/rts"
+if [ -n "$only_ways" ]; then
+    # Only the ways asked for; the others stay the stock archives.
+    kept=()
+    for w in ${only_ways//,/ }; do
+        printf '%s\n' "${ways[@]}" | grep -qx -- "$w" \
+            || die "--ways: no RTS archive for way '$w' (have: ${ways[*]})"
+        kept+=("$w")
+    done
+    ways=("${kept[@]}")
+fi
 archive_of() { if [ "$1" = v ]; then echo "$libdir/rts/libHSrts.a"; else echo "$libdir/rts/libHSrts_$1.a"; fi; }
 osuf_of() { if [ "$1" = v ]; then echo o; else echo "$1_o"; fi; }
 
@@ -685,7 +698,8 @@ if [ "$mode" = prefixes ]; then
         for p in "${patches[@]:0:$k}"; do cp "$series_dir/$p" "$sd/"; done
         name=${patches[$((k - 1))]}
         "$self" --series "$sd" --out "$sout" --ghc-source "$work/pristine" --ghc "$ghc" \
-            --jobs "$jobs" --object-cache "$cache" >"$scratch/prefix-$k.log" 2>&1 || {
+            --jobs "$jobs" --object-cache "$cache" ${only_ways:+--ways "$only_ways"} \
+            >"$scratch/prefix-$k.log" 2>&1 || {
             sed 's/^/  /' "$scratch/prefix-$k.log" | tail -n 30 >&2
             die "prefix 1..$k (up to $name) does not build"
         }

@@ -5,9 +5,11 @@
 # cleanly with patch -p1 and no fuzz to the pristine GHC source the build
 # extracted; that every prefix of the series builds (the first k patches
 # built as a series of their own by build-patched-rts.sh --check-prefixes:
-# every object the prefix changes compiled for every installed way, the
-# archives assembled, and a program linked against the prefix (thr_l) runs
-# and writes an eventlog ghc-events reads); and that a Haskell program
+# every object the prefix changes compiled for the thr_l way (every
+# installed way with ELS_PREFIX_WAYS=all; the whole series is built for
+# every way by the build itself), the archive assembled, and a program
+# linked against the prefix (thr_l) runs and writes an eventlog ghc-events
+# reads); and that a Haskell program
 # emitting traceEventIO events, compiled with the built ghc-eventlog-sink
 # (-threaded -eventlog -rtsopts), links against the patched RTS archives,
 # runs with +RTS -l and writes an eventlog ghc-events parses with every
@@ -61,12 +63,15 @@ for p in "${patches[@]}"; do
 done
 
 # ---------------------------------------------------------------------------
-# Each prefix builds (every way), links and runs (thr_l).
+# Each prefix builds (thr_l, or every way), links and runs (thr_l).
 # ---------------------------------------------------------------------------
 if [ "${#patches[@]}" -gt 0 ]; then
     t0=$(date +%s)
+    prefix_ways=${ELS_PREFIX_WAYS:-thr_l}
+    [ "$prefix_ways" != all ] || prefix_ways=''
     bash "$script" --series "$series" --out "$out" --ghc "$GHC" \
-        --check-prefixes --scratch "$T/prefixes" >"$T/prefixes.log" 2>&1 || {
+        --check-prefixes --scratch "$T/prefixes" ${prefix_ways:+--ways "$prefix_ways"} \
+        >"$T/prefixes.log" 2>&1 || {
         sed 's/^/#   /' "$T/prefixes.log" >&2
         fail "a prefix of the series does not build"
     }
