@@ -752,6 +752,16 @@ can_run_as() {
     ! as_user "$1" test -r /proc/1/environ 2>/dev/null
 }
 
+# can_load_as UID PROGRAM: true if UID can load PROGRAM and its shared
+# libraries (the build tree's libeventlog-sink.so sits under the clone,
+# which a private directory such as a 0700 home or mktemp -d hides from
+# other users).
+can_load_as() {
+    local missing
+    missing=$(as_user "$1" ldd "$2" 2>&1) || return 1
+    ! printf '%s\n' "$missing" | grep -q 'not found'
+}
+
 # build_tiny_program NAME GHC-ARGS...: compile a one-line Haskell program
 # (one user event "tiny", then "tiny ran" on stdout) with the patched RTS's
 # driver and GHC-ARGS, cached in
