@@ -74,6 +74,9 @@ extern "C" {
 #define ELS_EVERSION        (-EPROTO)
 /* The writer has been stopped; nothing more is accepted. */
 #define ELS_ESTOPPED        (-ESHUTDOWN)
+/* The running RTS lacks what the call needs (a stock RTS, or one built
+ * without the eventlog or without profiling). */
+#define ELS_ENOTSUP         (-ENOTSUP)
 
 /* Text for any code this library returns, including passed-through errno
  * values.  Never NULL; the string is static. */

@@ -47,6 +47,7 @@ static const struct {
       "custom sink ops table of a size this library's sink ABI cannot "
       "read (struct_size)" },
     { ERROR_CODE(ELS_ESTOPPED), "writer stopped; nothing more is accepted" },
+    { ERROR_CODE(ELS_ENOTSUP), "not supported by the running RTS" },
 };
 #undef ERROR_CODE
 

@@ -22,7 +22,8 @@ static void error_codes_have_distinct_text(void)
 {
     const int codes[] = { ELS_EINVAL, ELS_ENOSCHEME, ELS_ENAMETOOLONG,
                           ELS_EADDRINUSE, ELS_EEXIST, ELS_EBUSY, ELS_ENOMEM,
-                          ELS_EMSGSIZE, ELS_EVERSION, ELS_ESTOPPED };
+                          ELS_EMSGSIZE, ELS_EVERSION, ELS_ESTOPPED,
+                          ELS_ENOTSUP };
     const size_t n = sizeof codes / sizeof codes[0];
     for (size_t i = 0; i < n; i++) {
         CHECK(codes[i] < 0);
@@ -52,7 +53,7 @@ static void error_codes_have_names(void)
         { ELS_EADDRINUSE, "ELS_EADDRINUSE" }, { ELS_EEXIST, "ELS_EEXIST" },
         { ELS_EBUSY, "ELS_EBUSY" }, { ELS_ENOMEM, "ELS_ENOMEM" },
         { ELS_EMSGSIZE, "ELS_EMSGSIZE" }, { ELS_EVERSION, "ELS_EVERSION" },
-        { ELS_ESTOPPED, "ELS_ESTOPPED" },
+        { ELS_ESTOPPED, "ELS_ESTOPPED" }, { ELS_ENOTSUP, "ELS_ENOTSUP" },
         { -ETIMEDOUT, "ETIMEDOUT" }, { -EPIPE, "EPIPE" },
         { -ECONNREFUSED, "ECONNREFUSED" }, { -EHOSTUNREACH, "EHOSTUNREACH" },
         { 0, "OK" }, { 1, "UNKNOWN" }, { 12345, "UNKNOWN" },
