@@ -165,6 +165,8 @@ void *elsi_writer_main(void *arg)
         const uint8_t *header = w->header;
         size_t header_len = w->header_len;
         uint64_t visible = w->ring.committed_seq;
+        uint64_t join_seq = w->join_seq, tail = w->ring.tail_seq;
+        bool ending = w->stopping;
         bool flush = w->flush_requested;
         w->flush_requested = false;
         /* Past the stop deadline nothing more is sent (a sink call that
@@ -174,6 +176,7 @@ void *elsi_writer_main(void *arg)
         if (expired)
             break;
 
+        elsi_consumers_join(w, join_seq, visible, tail, ending);
         for (struct consumer *c = w->consumers; c != NULL; c = c->next)
             elsi_consumer_pump(w, c, header, header_len, visible);
         elsi_consumers_reap(w);
@@ -258,6 +261,12 @@ void *elsi_writer_main(void *arg)
             }
         }
         for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+            if (c->awaiting_snapshot) {     /* Note [Late joiners] */
+                uint64_t until = c->await_since_ms + ELS_SNAPSHOT_WAIT_MS;
+                int d = until > t ? (int)(until - t) : 0;
+                if (timeout < 0 || d < timeout)
+                    timeout = d;
+            }
             if (c->retry_at_ms) {
                 int d = c->retry_at_ms > t ? (int)(c->retry_at_ms - t) : 0;
                 if (timeout < 0 || d < timeout)

@@ -205,6 +205,7 @@ int els_writer_open(const char *spec, struct els_writer **out,
     if (w == NULL)
         return elsi_fail(err, err_len, ELS_ENOMEM, "out of memory");
     w->wake[0] = w->wake[1] = -1;
+    w->join_seq = JOIN_NONE;
     pthread_mutex_init(&w->lock, NULL);
     init_monotonic_cond(&w->room);
     init_monotonic_cond(&w->changed);

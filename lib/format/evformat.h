@@ -57,7 +57,10 @@ enum elsi_unit_kind {
     ELSI_UNIT_KIND_BLOCK = 0,   /* starts with a block marker */
     ELSI_UNIT_KIND_HEADER = 1,  /* starts with "hdrb" */
     ELSI_UNIT_KIND_END = 2,     /* exactly the 2-byte DATA_END */
-    ELSI_UNIT_KIND_OTHER = 3    /* anything else (passed through as is) */
+    ELSI_UNIT_KIND_OTHER = 3,   /* anything else (passed through as is) */
+    /* Never from classification: a join snapshot, queued by
+     * els_writer_write_snapshot() for consumers that join mid-stream. */
+    ELSI_UNIT_KIND_JOIN = 4
 };
 
 struct elsi_unit_info {
