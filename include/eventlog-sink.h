@@ -301,6 +301,17 @@ int els_writer_set_snapshot_source(struct els_writer *w,
  * 0 when queued, 1 when not, or a negative code as els_writer_write(). */
 int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len);
 
+/* Flight recorders (ring:, or a custom ELS_SINK_RECORD sink): write the
+ * window kept in memory out now, as a stream of its own (header, a
+ * snapshot, the units up to this point, the end marker), into a new file
+ * whose name goes to name.  Waits for the writer thread to write it (the
+ * window is in memory: a file write of at most size=) and never for the
+ * program's threads.  Requests made while a dump is being written are
+ * answered by the next one.  0; ELS_EINVAL if w is not a flight recorder;
+ * ELS_ESTOPPED once close began; or the error that failed the dump
+ * (opening or writing the file; a failed dump leaves no file). */
+int els_writer_dump(struct els_writer *w, char *name, size_t name_len);
+
 /* Counters of capability cap's blocks (cap < ELS_MAX_CAPS), else
  * ELS_EINVAL.  Safe from any thread while w is open. */
 int els_writer_cap_stats(struct els_writer *w, unsigned cap,

@@ -141,8 +141,9 @@ static bool consumer_is_trusted(int fd, enum consumer_style style, bool dialled)
 #endif
 }
 
-struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
-                                        enum consumer_style style, bool dialled)
+/* A new consumer on fd, not yet in the list. */
+static struct consumer *consumer_new(struct els_writer *w, int fd,
+                                     enum consumer_style style, bool dialled)
 {
     struct consumer *c = calloc(1, sizeof *c);
     if (c == NULL) {
@@ -169,8 +170,16 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
         else
             elsi_set_nonblock(fd);
     }
-
     c->join_start = JOIN_NONE;
+    return c;
+}
+
+struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
+                                        enum consumer_style style, bool dialled)
+{
+    struct consumer *c = consumer_new(w, fd, style, dialled);
+    if (c == NULL)
+        return NULL;
     pthread_mutex_lock(&w->lock);
     /* A late joiner starts at a join snapshot if the producer can give one
      * (Note [Late joiners]), else at the oldest unit still queued. */
@@ -200,6 +209,33 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " attached%s", c->id,
              request != NULL ? ", waiting for a join snapshot" : "");
     return c;
+}
+
+/* Note [Flight recorder]: units [start, end) to fd, then the end marker. */
+struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
+                                           uint64_t start, uint64_t join_start,
+                                           uint64_t end)
+{
+    struct consumer *c = consumer_new(w, fd, CONSUMER_FD, false);
+    if (c == NULL)
+        return NULL;
+    c->dump = true;
+    c->seq = start;
+    c->join_start = join_start;
+    c->dump_end = end;
+    c->unit_announced = join_start == start;    /* nothing before is its loss */
+    pthread_mutex_lock(&w->lock);
+    c->next = w->consumers;
+    w->consumers = c;
+    pthread_mutex_unlock(&w->lock);
+    return c;
+}
+
+/* Add a note to c's private bytes (for dump.c). */
+void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
+                               const char *why, uint64_t units, uint64_t bytes)
+{
+    consumer_note_missed(w, c, why, units, bytes);
 }
 
 /* Note [Late joiners]. */
@@ -278,7 +314,10 @@ void elsi_consumers_reap(struct els_writer *w)
             *p = c->next;
             c->next = dead;
             dead = c;
-            w->st.consumers_connected--;
+            if (c->dump)
+                elsi_dump_ended(w, c);      /* lock held */
+            else
+                w->st.consumers_connected--;
             if (c->awaiting_snapshot)
                 w->awaiting--;
         } else {
@@ -366,6 +405,11 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
         c->want_out = true;
         return 0;
     }
+    if (c->dump) {
+        c->dump_error = (int)n;     /* reported by dump.c when reaped */
+        c->dead = true;
+        return -1;
+    }
     if (c->is_regular) {
         /* Keep the file a valid eventlog prefix: cut the partial piece. */
         bool rolled_back = ftruncate(c->fd, c->file_piece_start) == 0 &&
@@ -389,7 +433,8 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
  * pipe that fails is gone. */
 static bool consumer_outlives_failure(const struct consumer *c)
 {
-    return c->is_regular || c->style == CONSUMER_CALLBACK;
+    /* A dump that cannot be written whole is a failed dump. */
+    return !c->dump && (c->is_regular || c->style == CONSUMER_CALLBACK);
 }
 
 /* Note a piece fully written to a regular file (the next may roll back to
@@ -510,6 +555,22 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             consumer_priv_drop(w, c);
             consumer_piece_done(c);
         }
+        if (c->dump && c->seq >= c->dump_end) {
+            /* Note [Flight recorder]: a dump ends as a stream does. */
+            if (!c->dump_closed) {
+                c->dump_closed = true;
+                if (c->last_kind != ELSI_UNIT_KIND_END) {
+                    int r = consumer_priv_append(w, c, elsi_data_end,
+                                                 sizeof elsi_data_end);
+                    if (r != 0)
+                        consumer_starved(w, c, r);
+                }
+                continue;
+            }
+            c->dump_done = true;
+            c->dead = true;
+            return;
+        }
         if (c->seq >= visible || c->awaiting_snapshot)
             return;
         /* c->seq < visible and the tail never passes a consumer, so the
@@ -545,6 +606,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
         if (c->unit_off < u->len)
             continue;
         consumer_piece_done(c);
+        c->last_kind = u->kind;
         /* Only this thread writes delivered; producers never read it. */
         u->delivered = true;
         if (u->end_time)

@@ -183,6 +183,9 @@ void *elsi_writer_main(void *arg)
         if (flush && w->ops->flush != NULL)
             w->ops->flush(w->sink);
 
+        elsi_recorder_tick(w);
+        elsi_dump_service(w, false);
+
         pthread_mutex_lock(&w->lock);
         if (elsi_release_units(w) && w->room_waiters > 0)
             pthread_cond_broadcast(&w->room);
@@ -196,7 +199,9 @@ void *elsi_writer_main(void *arg)
                 all_caught_up = false;
         }
         bool more_now = w->ring.committed_seq != visible || any_dead ||
-                        w->header_len != header_len || w->flush_requested;
+                        w->header_len != header_len || w->flush_requested ||
+                        w->dumping != NULL ||
+                        w->dump_tickets > w->dump_answered;
         bool stopping = w->stopping;
         uint64_t stop_deadline = w->stop_deadline_ms;
         if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->sink_closed) {
@@ -211,9 +216,10 @@ void *elsi_writer_main(void *arg)
             pthread_mutex_lock(&w->lock);
         }
         if (stopping) {
-            bool done = (all_caught_up && !more_now &&
-                         w->ring.committed_seq == w->ring.head_seq) ||
-                        n_cons == 0 || elsi_now_ms() >= w->stop_deadline_ms;
+            bool done = ((all_caught_up && !more_now &&
+                          w->ring.committed_seq == w->ring.head_seq) ||
+                         n_cons == 0) && !elsi_dump_pending(w);
+            done |= elsi_now_ms() >= w->stop_deadline_ms;
             if (done) {
                 pthread_mutex_unlock(&w->lock);
                 break;
@@ -251,6 +257,17 @@ void *elsi_writer_main(void *arg)
         int listen_fd = -1;
         int timeout = -1;
         uint64_t t = elsi_now_ms();
+        int signal_fd = -1;
+        if (w->ops->style == ELS_SINK_RECORD && w->ops->listen_fd != NULL &&
+            w->dumping == NULL && !stopping) {
+            /* Note [Dump on a signal] (ring.c); polled only between dumps,
+             * since it stays readable until a dump drains it. */
+            signal_fd = w->ops->listen_fd(w->sink);
+            if (signal_fd >= 0) {
+                pfds[n] = (struct pollfd){ .fd = signal_fd, .events = POLLIN };
+                pcons[n++] = NULL;
+            }
+        }
         if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
             if (t >= w->listen_resume_ms) {
                 listen_fd = w->ops->listen_fd(w->sink);
@@ -321,6 +338,8 @@ void *elsi_writer_main(void *arg)
                 continue;
             if (pfds[i].fd == listen_fd && pcons[i] == NULL)
                 accept_all(w);
+            else if (pfds[i].fd == signal_fd && pcons[i] == NULL)
+                elsi_dump_service(w, true);
             else if (pcons[i] != NULL)
                 elsi_consumer_input(w, pcons[i], pfds[i].revents);
         }

@@ -67,6 +67,10 @@ void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
         elsi_ring_release(&w->ring);
         return;
     }
+    /* A flight recorder's units were kept as promised: Note [Flight
+     * recorder]. */
+    if (w->ops->style == ELS_SINK_RECORD && cause != ELS_DROP_STOPPED)
+        u->delivered = true;
     if (u->delivered) {
         w->st.units_sent++;
         w->st.bytes_sent += len;
@@ -138,6 +142,10 @@ bool elsi_release_units(struct els_writer *w)
          * small ring, all but the headroom) is in use. */
         uint64_t target = r->cap / 2 < r->cap - headroom ? r->cap / 2
                                                          : r->cap - headroom;
+        /* A flight recorder keeps as much as it can (Note [Flight
+         * recorder]). */
+        if (w->ops->style == ELS_SINK_RECORD)
+            target = r->cap - headroom;
         uint64_t limit = block ? min_trusted : r->committed_seq;
         uint64_t to = r->tail_seq, used = elsi_ring_bytes(r);
         while (to < limit && used > target) {

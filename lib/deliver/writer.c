@@ -357,6 +357,7 @@ int els_writer_close(struct els_writer *w)
     if (elsi_writer_need_wake(w))
         elsi_writer_send_wake(w);
     pthread_cond_broadcast(&w->room);   /* blocked producers give up */
+    pthread_cond_broadcast(&w->changed);    /* so do dump waiters */
     /* Note [Producers in flight]: after this, none will touch w. */
     while (w->producers > 0)
         pthread_cond_wait(&w->producers_left, &w->lock);

@@ -218,6 +218,12 @@ struct consumer {
     bool awaiting_snapshot;
     uint64_t join_after;
     uint64_t join_start;        /* the join unit it started at, or JOIN_NONE */
+    uint8_t last_kind;          /* kind of the last unit sent in full */
+    /* A dump of a flight recorder (Note [Flight recorder]): units up to
+     * dump_end, then the end marker (dump_closed: queued), then done. */
+    bool dump, dump_closed, dump_done;
+    uint64_t dump_end;
+    int dump_error;             /* the write that failed it */
     uint64_t await_since_ms;
 };
 
@@ -264,6 +270,13 @@ struct els_writer {
     uint64_t join_seq;
     els_snapshot_request_fn snapshot_request;
     void *snapshot_ctx;
+    /* Note [Flight recorder]: dumps asked for (tickets handed out) and
+     * answered (done), the last one's result and file; waiters wait on
+     * changed. */
+    uint64_t dump_tickets, dump_answered;
+    bool dump_active;           /* a dump consumer reads the ring */
+    int dump_result;
+    char dump_name[4096];
 
     /* --- writer thread only --- */
     pthread_t thread;
@@ -281,6 +294,13 @@ struct els_writer {
     uint64_t refused;           /* connections over max-consumers= */
     uint64_t accept_errors;
     unsigned awaiting;          /* consumers awaiting_snapshot */
+    /* Note [Flight recorder] */
+    struct consumer *dumping;   /* the dump being written, or NULL */
+    uint64_t dump_serving;      /* tickets it answers */
+    char dump_file[4096];
+    bool exit_dumped;           /* the dump at the end was started */
+    bool recorder_asked;        /* a join snapshot was asked for ... */
+    uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
     uint64_t listen_resume_ms;  /* accept() failed: listener rests until */
     unsigned accept_backoff_ms;
     struct elsi_ratelimit consumer_log, accept_log, refuse_log, dial_log,
@@ -364,6 +384,14 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c,
                          short revents);
 /* Lock held. */
 void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
+/* A consumer writing units [start, end) to fd, then the end marker; see
+ * Note [Flight recorder].  Not counted as a connected consumer. */
+struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
+                                           uint64_t start, uint64_t join_start,
+                                           uint64_t end);
+/* Queue the note for a consumer that starts mid-stream without a snapshot. */
+void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
+                               const char *why, uint64_t units, uint64_t bytes);
 /* Start the consumers awaiting a join snapshot (Note [Late joiners]):
  * at join unit join_seq when it is visible and theirs, else, when the
  * stream is ending or they waited ELS_SNAPSHOT_WAIT_MS, at the oldest
@@ -389,5 +417,22 @@ bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
 /* Start the stop deadline (linger= from now) unless it runs already. */
 void elsi_stop_clock(struct els_writer *w, uint64_t now);
 bool elsi_release_units(struct els_writer *w);
+
+// ---------------------------------------------------------------------------
+// Flight recorder (dump.c; writer thread)
+// ---------------------------------------------------------------------------
+
+/* Start a dump if one is due: asked for (els_writer_dump), signalled
+ * (signalled: the sink's listen_fd was readable), or, once the stream
+ * ends, the dump at the end.  Lock not held. */
+void elsi_dump_service(struct els_writer *w, bool signalled);
+/* Is a dump still being written, or the one at the end still due?  Lock
+ * held. */
+bool elsi_dump_pending(struct els_writer *w);
+/* A dump consumer is being reaped: answer whoever asked.  Lock held. */
+void elsi_dump_ended(struct els_writer *w, struct consumer *c);
+/* Ask for a join snapshot when the window's oldest usable start is
+ * getting old (Note [Flight recorder]).  Lock not held. */
+void elsi_recorder_tick(struct els_writer *w);
 
 #endif /* ELS_WRITER_IMPL_H */

@@ -44,6 +44,8 @@ static inline uint64_t elsi_be64(const uint8_t *p)
 #define ELSI_EVENT_ET_END       0x65746500u /* "ete\0" */
 #define ELSI_EVENT_DATA_BEGIN   0x64617462u /* "datb" */
 #define ELSI_EVENT_DATA_END     0xffffu
+/* The stream's end marker, as bytes. */
+static const uint8_t elsi_data_end[2] = { 0xff, 0xff };
 
 #define ELSI_EVENT_LOG_MSG      16
 #define ELSI_EVENT_BLOCK_MARKER 18

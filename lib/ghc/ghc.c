@@ -503,6 +503,16 @@ const EventLogWriter *els_ghc_writer_from_env(void)
     return &ghc_writer;
 }
 
+int els_ghc_ring_dump(char *name, size_t name_len)
+{
+    struct els_writer *w = ghc_enter();
+    if (w == NULL)
+        return ELS_ESTOPPED;
+    int r = els_writer_dump(w, name, name_len);
+    ghc_leave();
+    return r;
+}
+
 int els_ghc_stats(struct els_stats *out)
 {
     struct els_writer *w = ghc_enter();

@@ -48,6 +48,17 @@ static void drop_at_door(struct els_writer *w, size_t len, uint16_t cap,
     w->gap_cause = (uint8_t)cause;
 }
 
+/* A flight recorder makes room by forgetting its oldest unit: Note
+ * [Flight recorder].  Lock held; false if that is not possible now. */
+static bool recorder_evict(struct els_writer *w)
+{
+    if (w->ops->style != ELS_SINK_RECORD || w->dump_active ||
+        w->ring.tail_seq >= w->ring.committed_seq)
+        return false;
+    elsi_release_oldest(w, ELS_DROP_NO_CONSUMER);
+    return true;
+}
+
 static int cache_header(struct els_writer *w, const void *unit, size_t len)
 {
     if (w->header != NULL) {
@@ -149,6 +160,8 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         int r = elsi_ring_reserve(&w->ring, len, &meta, &seq, iov);
         if (r == 0)
             break;
+        if (recorder_evict(w))
+            continue;
         bool wake = elsi_writer_need_wake(w);   /* the writer may free room */
         if (!may_wait || w->stopping) {
             drop_at_door(w, len, info.cap,
