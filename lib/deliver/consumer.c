@@ -273,7 +273,13 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
         c->unit_off = 0;
         /* What came before its start is not this consumer's loss. */
         c->unit_announced = have;
-        if (!have)
+        if (have)
+            /* A reader should know the stream does not start with the
+             * program: say so, ahead of the snapshot. */
+            consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined "
+                          "mid-run; its stream starts at a snapshot of the "
+                          "program's state taken then", c->id);
+        else
             consumer_note_missed(w, c, ending ? " (no snapshot before the end)"
                                               : " (no snapshot in time)",
                                  missed_units, missed_bytes);
