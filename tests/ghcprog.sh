@@ -12,7 +12,7 @@
 # GHC_PROGRAM.
 
 build_ghc_program() {
-    local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/$2.hs
+    local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/$2.hs what=tests/ghc/$2.hs
     local dir=$ELS_TOP_BUILDDIR/tests/ghc/out log
     shift 2
     log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-$name.log
@@ -28,7 +28,7 @@ build_ghc_program() {
         mv -f "$dir/work-$name/$name" "$dir/$name" && rm -rf "$dir/work-$name"
     ) || {
         sed 's/^/#   /' "$log" >&2
-        fail "could not build tests/ghc/$2.hs as $name ($*)"
+        fail "could not build $what as $name ($*)"
     }
     GHC_PROGRAM=$dir/$name
 }
@@ -46,4 +46,33 @@ setup_ghc_program_test() {
     T=$ELS_TMP
     build_ghc_program "$1" "$2" patched_ghc_lib -threaded -eventlog -rtsopts
     PROGRAM_LABEL=$1
+}
+
+# check_readers_accept NAME FILE: the stream in FILE is one the readers
+# take whole: `ghc-events validate threads` and `validate tasks` find it
+# valid (they exit 0 either way: their output says), and ThreadScope's
+# rule (tests/ghc/ThreadScopeKeeps.hs) keeps every event.  Sets kept_line.
+check_readers_accept() {
+    local name=$1 file=$2 what out
+    for what in threads tasks; do
+        out=$("$GHC_EVENTS" validate "$what" "$file" 2>&1)
+        case $out in
+            *Invalid*|*invalid*) fail "$name: ghc-events validate $what rejects $file: $(printf '%s' "$out" | head -c 400)" ;;
+        esac
+        case $out in
+            *Valid*) ;;
+            *) fail "$name: ghc-events validate $what said neither valid nor invalid: $(printf '%s' "$out" | head -c 300)" ;;
+        esac
+    done
+    [ -n "${THREADSCOPE_KEEPS:-}" ] || {
+        build_ghc_program threadscope-keeps ThreadScopeKeeps "$GHC" -O0 -package ghc-events
+        THREADSCOPE_KEEPS=$GHC_PROGRAM
+    }
+    kept_line=$("$THREADSCOPE_KEEPS" "$file" 2>&1) \
+        || fail "$name: ThreadScope's reader cannot read $file: $kept_line"
+    local kept total
+    read -r kept total < <(printf '%s\n' "$kept_line" | sed -n 's/^kept \([0-9]*\) of \([0-9]*\)$/\1 \2/p')
+    [ -n "$kept" ] || fail "$name: unexpected ThreadScope rule output: $kept_line"
+    [ "$kept" -eq "$total" ] \
+        || fail "$name: ThreadScope would keep only $kept of $total events of $file"
 }
