@@ -2,8 +2,8 @@
 -- LateJoin.hs: a program whose stream is joined mid-run (late joiners,
 -- flight-recorder dumps).  Before the join it creates OS worker tasks
 -- (threads blocked in safe foreign reads on a pipe, each holding one),
--- labels its threads and emits BYTES bytes of user events, then prints
--- "ready" and waits for a line on stdin.  After it, it marks "after-join",
+-- labels its threads and emits BYTES bytes of user events, marks "ready",
+-- writes its buffers out, then prints "ready" and waits for a line on stdin.  After it, it marks "after-join",
 -- releases the blocked threads (their tasks return, and those beyond the
 -- RTS's spare workers are deleted), lets its labelled workers finish, marks
 -- "end" and exits: a stream that starts mid-run must know about threads and
@@ -24,6 +24,8 @@ import System.Posix.Types (CSsize (..))
 foreign import ccall unsafe "pipe" c_pipe :: Ptr CInt -> IO CInt
 foreign import ccall safe "read" c_read :: CInt -> Ptr Word8 -> CSize -> IO CSsize
 foreign import ccall unsafe "write" c_write :: CInt -> Ptr Word8 -> CSize -> IO CSsize
+-- The patched RTS's flushEventLog (NULL: the caller holds no capability).
+foreign import ccall safe "flushEventLog" c_flushEventLog :: Ptr () -> IO ()
 
 main :: IO ()
 main = do
@@ -58,6 +60,8 @@ main = do
   let padding = replicate 80 'x'
       emit k = traceEventIO ("before-join " ++ show k ++ " " ++ padding)
   forM_ [1 .. bytes `div` 100] emit
+  traceMarkerIO "ready"
+  c_flushEventLog nullPtr     -- what came before "ready" is written out
   putStrLn "ready"
   _ <- getLine
   traceMarkerIO "after-join"
