@@ -25,13 +25,14 @@ PROG=$GHC_PROGRAM
 SOCK=$T/s.sock
 
 start_controlled late "$PROG" 12 6000000 +RTS -N2 -l \
-    "--eventlog-sink=unix:$SOCK?buffer=3M" --eventlog-flush-interval=0.1 -RTS
+    "--eventlog-sink=unix:$SOCK?buffer=3M&wait=60" --eventlog-flush-interval=0.1 -RTS
+# wait=: the program starts only once the first consumer is there, so it
+# gets the stream from its first byte.
 start_receiver first "unix:$SOCK"
 first_pid=$rpid
 wait_output late ready
-# The first consumer has taken (and the writer released) the start by now
-# only if it kept up; either way the joiner below joins a stream whose
-# first units are gone: over 3M was emitted into a 3M queue.
+# Over 3M was emitted into a 3M queue: the joiner below joins a stream
+# whose first units are gone.
 start_receiver joiner "unix:$SOCK"
 wait_until 60 els_has_header "$T/joiner.eventlog" \
     || fail_showing "$T/joiner.recv.err" "the joiner got no header within 60 s"
