@@ -49,6 +49,9 @@ last=$((BYTES / 100))
 size1=$(stat -c %s "$T/rec.1.eventlog")
 note "dump 1: $size1 bytes"
 [ "$size1" -le $((SIZE + 4096)) ] || fail "dump 1 holds $size1 bytes, more than size= ($SIZE)"
+# Snapshots at least every quarter of the window, and room kept for one
+# RTS buffer (2M): a dump covers at least half of an 8M window.
+[ "$size1" -ge $((SIZE / 2)) ] || fail "dump 1 holds only $size1 bytes of an $SIZE-byte window"
 show_events "$T/rec.1.eventlog" "$T/rec1.show" || fail "ghc-events cannot parse dump 1"
 grep -q "before-join $last x" "$T/rec1.show" || fail "dump 1 lacks the last event before the dump (before-join $last)"
 grep -q 'marker: ready' "$T/rec1.show" || fail "dump 1 lacks the marker written just before the dump"

@@ -20,7 +20,7 @@ PROG=$GHC_PROGRAM
 SOCK=$T/s.sock
 JOINERS=6
 
-start_program stress "$PROG" 4 +RTS -N2 -l \
+start_controlled stress "$PROG" +RTS -N2 -l \
     "--eventlog-sink=unix:$SOCK?buffer=3M&wait=60" --eventlog-flush-interval=0.01 -RTS
 start_receiver first "unix:$SOCK"
 first_pid=$rpid
@@ -40,6 +40,7 @@ for i in $(seq 1 $JOINERS); do
     kill -INT "$leave_pid" 2>/dev/null || true
     wait_pid "$leave_pid" 30 || true
 done
+stop_controlled
 prog_rc=0; wait_pid "$ppid" 120 || prog_rc=$?
 check_program stress "$prog_rc" done
 

@@ -137,7 +137,10 @@ bool elsi_release_units(struct els_writer *w)
     bool pressure = elsi_ring_bytes(r) + headroom > r->cap;
     bool block = w->spec.policy == ELSI_POLICY_BLOCK;
     /* Under block with no consumer at all, producers wait for one. */
-    if (pressure && (!block || have_consumers)) {
+    /* A flight recorder's producers evict for themselves, except while a
+     * dump reads the ring (Note [Flight recorder]). */
+    bool recorder_idle = w->ops->style == ELS_SINK_RECORD && !w->dump_active;
+    if (pressure && (!block || have_consumers) && !recorder_idle) {
         /* Free the oldest units until at most half the ring (or, for a
          * small ring, all but the headroom) is in use. */
         uint64_t target = r->cap / 2 < r->cap - headroom ? r->cap / 2

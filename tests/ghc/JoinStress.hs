@@ -15,7 +15,6 @@ import Debug.Trace (traceEventIO, traceMarkerIO)
 import Foreign.C
 import Foreign.Ptr (nullPtr)
 import GHC.Conc (labelThread)
-import System.Environment (getArgs)
 import System.IO
 
 foreign import ccall safe "els_ghc_set_classes"
@@ -31,7 +30,6 @@ setClasses s = withCString s $ \p -> do
 main :: IO ()
 main = do
   hSetBuffering stdout LineBuffering
-  [secs] <- map read <$> getArgs
   running <- newIORef True
   done <- newEmptyMVar
   let worker name body = forkIO $ do
@@ -44,6 +42,7 @@ main = do
         putMVar done ()
   forM_ [1 .. 4 :: Int] $ \i -> worker ("poster-" ++ show i) $ \n -> do
     traceEventIO ("poster " ++ show i ++ " " ++ show n)
+    threadDelay 100     -- busy, yet a stream ghc-events reads in seconds
     when (n `mod` 50 == 0) $ do
       v <- newEmptyMVar
       _ <- forkIO (putMVar v $! sum [1 .. n `mod` 1000])
@@ -58,7 +57,7 @@ main = do
       when (r /= 0) $ hPutStrLn stderr ("els_ghc_snapshot: " ++ show r)
     threadDelay 2000
   putStrLn "ready"
-  threadDelay (secs * 1000000)
+  _ <- getLine
   writeIORef running False
   replicateM_ 7 (takeMVar done)
   setClasses "+sg"
