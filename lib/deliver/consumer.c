@@ -618,6 +618,8 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
         if (u->end_time)
             c->last_time = u->end_time;
         consumer_next_unit(c);
+        if (c->dump)    /* Note [Flight recorder]: what producers may evict */
+            atomic_store_explicit(&w->dump_floor, c->seq, memory_order_release);
     }
 }
 

@@ -22,10 +22,9 @@
  * Note [Flight recorder]
  * ~~~~~~~~~~~~~~~~~~~~~~
  * A RECORD sink has no consumers: the queue itself is the recording.  The
- * producers write into it as usual; release.c evicts the oldest units only
- * when room is needed (down to the headroom, not to half as for other
- * sinks), and counts them as sent, since keeping them for a while is all
- * this sink promises.
+ * producers write into it as usual and the oldest units give way only when
+ * a new one needs the room (below); they count as sent, since keeping
+ * them for a while is all this sink promises.
  *
  * A dump must be a valid eventlog on its own, so it cannot simply begin
  * with the oldest retained unit: readers reject blocks about threads and
@@ -45,12 +44,14 @@
  * a dump of a window whose start was evicted starts at the oldest unit,
  * after a note saying so, as a late joiner would.
  *
- * Eviction is the writer thread's job as for any sink, but a recorder has
- * no consumer to wait for, so a producer that finds no room evicts the
- * oldest committed unit itself rather than drop its own, except while a
- * dump is being written (dump_active, under the lock): the dump reads
- * ring bytes without the lock (Note [Queue locking]), and only the writer
- * thread knows how far it got.
+ * Eviction is the producers' job here: with no consumer to wait for, a
+ * producer that finds no room evicts the oldest committed unit itself
+ * rather than drop its own.  While a dump is being written (dump_active,
+ * under the lock) the dump reads ring bytes without the lock (Note [Queue
+ * locking]), so a producer evicts only units below dump_floor, which the
+ * writer thread advances as the dump writes them; past that it drops its
+ * own unit (queue-full, counted and noted like any loss).  The writer
+ * thread never cuts a dump loose, which would lose its start.
  *
  * A dump is written by a consumer on the writer thread, so asking for one
  * never blocks a capability; els_writer_dump() waits for the answer.
@@ -147,7 +148,9 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
         }
     }
     uint64_t end = ring->committed_seq;
-    w->dump_active = true;      /* producers stop evicting */
+    /* Producers evict only what the dump has written. */
+    atomic_store_explicit(&w->dump_floor, start, memory_order_release);
+    w->dump_active = true;
     uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
     pthread_mutex_unlock(&w->lock);
 

@@ -69,7 +69,7 @@ void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
     }
     /* A flight recorder's units were kept as promised: Note [Flight
      * recorder]. */
-    if (w->ops->style == ELS_SINK_RECORD && cause != ELS_DROP_STOPPED)
+    if (w->ops->style == ELS_SINK_RECORD)
         u->delivered = true;
     if (u->delivered) {
         w->st.units_sent++;
@@ -109,6 +109,11 @@ bool elsi_release_units(struct els_writer *w)
 {
     struct elsi_ring *r = &w->ring;
     uint64_t before = r->tail_seq;
+    /* A flight recorder keeps everything until its producers need the
+     * room, and never what a dump still has to write (Note [Flight
+     * recorder]). */
+    if (w->ops->style == ELS_SINK_RECORD)
+        return false;
 
     uint64_t min_seq = r->committed_seq, min_trusted = r->committed_seq;
     bool have_consumers = false;
@@ -137,18 +142,11 @@ bool elsi_release_units(struct els_writer *w)
     bool pressure = elsi_ring_bytes(r) + headroom > r->cap;
     bool block = w->spec.policy == ELSI_POLICY_BLOCK;
     /* Under block with no consumer at all, producers wait for one. */
-    /* A flight recorder's producers evict for themselves, except while a
-     * dump reads the ring (Note [Flight recorder]). */
-    bool recorder_idle = w->ops->style == ELS_SINK_RECORD && !w->dump_active;
-    if (pressure && (!block || have_consumers) && !recorder_idle) {
+    if (pressure && (!block || have_consumers)) {
         /* Free the oldest units until at most half the ring (or, for a
          * small ring, all but the headroom) is in use. */
         uint64_t target = r->cap / 2 < r->cap - headroom ? r->cap / 2
                                                          : r->cap - headroom;
-        /* A flight recorder keeps as much as it can (Note [Flight
-         * recorder]). */
-        if (w->ops->style == ELS_SINK_RECORD)
-            target = r->cap - headroom;
         uint64_t limit = block ? min_trusted : r->committed_seq;
         uint64_t to = r->tail_seq, used = elsi_ring_bytes(r);
         while (to < limit && used > target) {

@@ -275,6 +275,9 @@ struct els_writer {
      * changed. */
     uint64_t dump_tickets, dump_answered;
     bool dump_active;           /* a dump consumer reads the ring */
+    /* While dump_active: the dump has written every unit below this
+     * (writer thread stores, producers load under the lock). */
+    _Atomic uint64_t dump_floor;
     int dump_result;
     char dump_name[4096];
 

@@ -52,8 +52,13 @@ static void drop_at_door(struct els_writer *w, size_t len, uint16_t cap,
  * [Flight recorder].  Lock held; false if that is not possible now. */
 static bool recorder_evict(struct els_writer *w)
 {
-    if (w->ops->style != ELS_SINK_RECORD || w->dump_active ||
+    if (w->ops->style != ELS_SINK_RECORD ||
         w->ring.tail_seq >= w->ring.committed_seq)
+        return false;
+    /* A dump reads the ring without the lock: only what it has written
+     * may go. */
+    if (w->dump_active &&
+        w->ring.tail_seq >= atomic_load_explicit(&w->dump_floor, memory_order_acquire))
         return false;
     elsi_release_oldest(w, ELS_DROP_NO_CONSUMER);
     return true;
