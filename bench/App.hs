@@ -34,6 +34,11 @@
 --                     seconds.
 --   idle SECS         wakes every 100 ms (threadDelay) and does nothing,
 --                     for SECS seconds.
+--   events N          N user events as fast as possible from two threads,
+--                     one pinned to each of capabilities 0 and 1 (N/2 each,
+--                     "ev C I"), and nothing else: the writer path's cost
+--                     with the least program around it (the peer
+--                     comparison, -N2).
 --
 -- Usage errors exit 2.  Only base is used.  The program knows nothing of
 -- where its eventlog goes: the +RTS options choose that.
@@ -61,8 +66,9 @@ main = do
         ["latency", r, s, "busy"] | Just rv <- nat r, Just sv <- secs s -> latency rv sv True
         ["steady", s, r] | Just sv <- secs s, Just rv <- nat r -> steady sv rv
         ["idle", s] | Just v <- secs s -> idle v
+        ["events", n] | Just v <- nat n -> events v
         _ -> do
-            hPutStrLn stderr "usage: app work SCALE | latency RATE SECS [busy] | steady SECS RATE | idle SECS"
+            hPutStrLn stderr "usage: app work SCALE | latency RATE SECS [busy] | steady SECS RATE | idle SECS | events N"
             exitWith (ExitFailure 2)
 
 nat :: String -> Maybe Int
@@ -247,3 +253,19 @@ idle s = do
             unless (now - t0 >= s) (threadDelay 100000 >> loop)
     loop
     say ("idle for " ++ show s ++ " s")
+
+-- ---------------------------------------------------------------------------
+-- events N
+-- ---------------------------------------------------------------------------
+
+events :: Int -> IO ()
+events n = do
+    let per = n `div` 2
+    dones <- forM [0, 1] $ \c -> spawnOn c (emit c per 0)
+    _ <- mapM takeMVar dones
+    say ("emitted " ++ show (2 * per) ++ " user events")
+  where
+    emit :: Int -> Int -> Int -> IO Int
+    emit c k i
+        | i >= k = return i
+        | otherwise = traceEventIO ("ev " ++ show c ++ " " ++ show i) >> emit c k (i + 1)

@@ -27,13 +27,27 @@
 #            with -l, with a unix: sink and a connected consumer, and with
 #            --eventlog-flush-interval=0.1 (run concurrently).  About
 #            IDLE_SECS + 3 s.
+#   peer     side by side with well-typed's eventlog-socket, when
+#            ELS_PEER_EVENTLOG_SOCKET names a checkout of its sources (the
+#            repository or its eventlog-socket/ package directory; nothing
+#            is downloaded, nothing is written there): App.hs `events N`
+#            (PEER_EVENTS user events, -N2) built once with the patched RTS
+#            and this library and once with the installed `ghc`
+#            (BENCH_PEER_GHC), the peer's C files and bench/peer_main.c;
+#            both drained by the same consumer (`eventlog-sink recv -o
+#            /dev/null` over a unix socket); ROUNDS alternating rounds,
+#            wall time and peak RSS.  With BENCH_BEFORE_LIBDIR (a directory
+#            holding another build's libeventlog-sink.so), the same binary
+#            also runs against that library, for before/after figures.
 #
-# Usage: bench/bench_app.sh [app|latency|memory|idle ...]
+# Usage: bench/bench_app.sh [app|latency|memory|idle|peer ...]
 # Environment: BUILD_DIR (default: the source tree's _build), BENCH_ROUNDS
 # (5), BENCH_SCALE (300: the work size), LAT_SECS (10), LAT_RATE (200),
 # MEM_SECS (60), MEM_RATE (100000 events/s), IDLE_SECS (30),
 # BENCH_APP_BUILD (where the binaries are cached, default
-# ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data.
+# ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data,
+# ELS_PEER_EVENTLOG_SOCKET, BENCH_PEER_GHC (ghc), PEER_EVENTS (8000000),
+# BENCH_BEFORE_LIBDIR.
 #
 # Markdown goes to standard output, progress to standard error.  This
 # script measures; it asserts nothing about time (targets are stated next
@@ -51,6 +65,9 @@ LAT_RATE=${LAT_RATE:-200}
 MEM_SECS=${MEM_SECS:-60}
 MEM_RATE=${MEM_RATE:-100000}
 IDLE_SECS=${IDLE_SECS:-30}
+PEER_EVENTS=${PEER_EVENTS:-8000000}
+PEER_SRC=${ELS_PEER_EVENTLOG_SOCKET:-}
+BEFORE_LIBDIR=${BENCH_BEFORE_LIBDIR:-}
 OBJ=${BENCH_APP_BUILD:-${TMPDIR:-/tmp}/bench_app-build}
 
 TOOL=$BUILD_DIR/tools/eventlog-sink
@@ -58,17 +75,18 @@ LIBDIR=$BUILD_DIR/lib/.libs
 PGHC=$BUILD_DIR/patched-rts/bin/ghc-eventlog-sink
 APP=$OBJ/app
 LAT=$OBJ/latency
+PEER_APP=$OBJ/peer-app
 
 log() { echo "bench_app: $*" >&2; }
 die() { echo "bench_app: error: $*" >&2; exit 1; }
 
 for s in "$@"; do
     case $s in
-        app | latency | memory | idle) ;;
-        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle ...]" >&2; exit 2 ;;
+        app | latency | memory | idle | peer) ;;
+        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle|peer ...]" >&2; exit 2 ;;
     esac
 done
-[ "$#" -gt 0 ] || set -- app latency memory idle
+[ "$#" -gt 0 ] || set -- app latency memory idle peer
 
 [ -x "$TOOL" ] || die "no receiver at $TOOL (build the tree first: scripts/build.sh)"
 [ -e "$LIBDIR/libeventlog-sink.so" ] || die "no library in $LIBDIR"
@@ -126,12 +144,42 @@ build() {
                 -L"$LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$LIBDIR") &&
             mv -f "$OBJ/app.new" "$APP" || exit 1
         fi
+        if [ -n "$PEER_SRC" ] && { [ ! -x "$PEER_APP" ] ||
+                [ "$TOP/bench/App.hs" -nt "$PEER_APP" ] ||
+                [ "$TOP/bench/peer_main.c" -nt "$PEER_APP" ]; }; then
+            build_peer || exit 1
+        fi
         if [ ! -x "$LAT" ] || [ "$TOP/bench/latency.c" -nt "$LAT" ]; then
             log "building $LAT"
             ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra "$TOP/bench/latency.c" \
                 -o "$LAT.new" && mv -f "$LAT.new" "$LAT" || exit 1
         fi
     ) || die "build failed"
+}
+
+# build_peer: App.hs with the installed (stock) GHC, a C main
+# (bench/peer_main.c) and the peer's C files, as its C-main examples are
+# built, from a copy of its sources under $OBJ.
+build_peer() {
+    local pkg=$PEER_SRC src=$OBJ/peer-src f cs=()
+    [ -d "$pkg/eventlog-socket/cbits" ] && pkg=$pkg/eventlog-socket
+    [ -f "$pkg/cbits/eventlog_socket.c" ] && [ -f "$pkg/include/eventlog_socket.h" ] || {
+        echo "bench_app: $PEER_SRC holds no eventlog-socket sources (cbits/eventlog_socket.c)" >&2
+        return 1
+    }
+    log "building $PEER_APP from $pkg with $("${BENCH_PEER_GHC:-ghc}" --numeric-version)"
+    rm -rf "$src" && mkdir -p "$src" && cp -R "$pkg/cbits" "$pkg/include" "$src/" || return 1
+    while IFS= read -r f; do cs+=("$f"); done < <(find "$src/cbits" -name '*.c' ! -name control.c | sort)
+    cp "$TOP/bench/App.hs" "$TOP/bench/peer_main.c" "$src/" &&
+    # The package's own flags (eventlog-socket.cabal: -std=c11
+    # -D_POSIX_C_SOURCE, NDEBUG without the debug flag; control commands
+    # off by default); <assert.h> is included by Cabal's build, not by
+    # every file.
+    (cd "$src" && "${BENCH_PEER_GHC:-ghc}" -v0 -O -threaded -eventlog -no-hs-main \
+        -outputdir obj -optc-O2 -optc-std=c11 -optc-D_POSIX_C_SOURCE=200112L \
+        -optc-DNDEBUG=1 -optc-include -optcassert.h -Icbits -Iinclude \
+        App.hs peer_main.c "${cs[@]}" -o "$PEER_APP.new") &&
+    mv -f "$PEER_APP.new" "$PEER_APP"
 }
 
 # ---------------------------------------------------------------------------
@@ -201,11 +249,21 @@ spec_for() {
 EXTRA_RTS=()
 run_one() {
     local cfg=$1 tag=$2 base rts=(-N2) runner port rpid="" rrc=0 prc=0
+    local bin=$APP envs=()
     shift 2
     base=$W/$tag
-    rm -f "$W/s.sock" "$W/c.sock" "$W/f.fifo" "$W/l.eventlog" "$W/sink.eventlog"
+    rm -f "$W/s.sock" "$W/c.sock" "$W/f.fifo" "$W/l.eventlog" "$W/sink.eventlog" "$W/p.sock"
     case $cfg in
         none) ;;
+        peer-none) bin=$PEER_APP ;;
+        peer)
+            bin=$PEER_APP
+            start_recv "$base" --retry 10 "unix:$W/p.sock"
+            envs=("GHC_EVENTLOG_UNIX_PATH=$W/p.sock" GHC_EVENTLOG_WAIT=1) ;;
+        unix-before)
+            start_recv "$base" --retry 10 "unix:$W/s.sock"
+            envs=("LD_LIBRARY_PATH=$BEFORE_LIBDIR")
+            rts+=("--eventlog-sink=unix:$W/s.sock") ;;
         file) rts+=(-l "-ol$W/l.eventlog") ;;
         unix)
             start_recv "$base" --retry 10 "unix:$W/s.sock"
@@ -225,7 +283,7 @@ run_one() {
             rts+=("--eventlog-sink=tcp-connect:127.0.0.1:${port##*:}") ;;
         *) die "unknown configuration $cfg" ;;
     esac
-    "$LAT" run -o "$base.res" -- "$APP" "$@" +RTS "${rts[@]}" "${EXTRA_RTS[@]}" -RTS \
+    env "${envs[@]}" "$LAT" run -o "$base.res" -- "$bin" "$@" +RTS "${rts[@]}" "${EXTRA_RTS[@]}" -RTS \
         >"$base.out" 2>"$base.err" &
     runner=$!
     bg_pids+=("$runner")
@@ -645,6 +703,102 @@ section_idle() {
     echo
     echo "Section time: $((SECONDS - t0)) s."
     echo
+}
+
+# ---------------------------------------------------------------------------
+# 7. Side by side with the peer, eventlog-socket
+# ---------------------------------------------------------------------------
+
+cfg_setup_peer() {
+    CFG_SINK=$1
+    APP_ARGS=(events "$PEER_EVENTS")
+    EXTRA_RTS=()
+}
+
+# rss_stats PREFIX CONFIG: "median min max" of the peak RSS in MiB.
+rss_stats() {
+    awk -v p="$1-$2-" 'index($2, p) == 1 && substr($2, length(p) + 1) ~ /^[0-9]+$/ { print $6 / 1024 }' \
+        "$W/runs.tsv" | sort -g | awk '{ a[NR] = $1 } END {
+            m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+            printf "%.1f %.1f %.1f\n", m, a[1], a[NR] }'
+}
+
+section_peer() {
+    local t0=$SECONDS c cfgs=(none file unix peer-none peer)
+    if [ -z "$PEER_SRC" ]; then
+        echo "### 7. Side by side with eventlog-socket"
+        echo
+        echo "Not run: give the path of eventlog-socket's sources"
+        echo "(\`scripts/bench.sh --peer-eventlog-socket=DIR peer\` or ELS_PEER_EVENTLOG_SOCKET=DIR)."
+        echo
+        return 0
+    fi
+    [ -z "$BEFORE_LIBDIR" ] || cfgs+=(unix-before)
+    log "peer: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $PEER_EVENTS'"
+    cfg_setup() { cfg_setup_peer "$@"; }
+    run_one unix warm-peer-unix events "$PEER_EVENTS"
+    run_one peer warm-peer-peer events "$PEER_EVENTS"
+    rounds peer "${cfgs[@]}"
+    local mw mc n ok dr by cc mn none pnone peer rm rlo rhi
+    read -r none _ <<<"$(stats peer none)"
+    read -r pnone _ <<<"$(stats peer peer-none)"
+    read -r peer _ <<<"$(stats peer peer)"
+    echo "### 7. Side by side with eventlog-socket"
+    echo
+    echo "\`app events $PEER_EVENTS +RTS -N2 -RTS\` (bench/App.hs: $PEER_EVENTS user events from two"
+    echo "threads pinned to capabilities 0 and 1, nothing else), $ROUNDS rounds, each running every"
+    echo "configuration once in shuffled order, medians.  This project: APP built with the patched"
+    echo "RTS and this library.  eventlog-socket: PEER_APP, the same App.hs built with the installed"
+    echo "GHC $("${BENCH_PEER_GHC:-ghc}" --numeric-version), bench/peer_main.c and the peer's C files from"
+    echo "$PEER_SRC (commit $(git -C "$PEER_SRC" rev-parse --short HEAD 2>/dev/null || echo unknown))."
+    echo "Both streams are drained by the same consumer, \`eventlog-sink recv -o /dev/null\`"
+    echo "(read() into a buffer, write() to /dev/null)."
+    echo
+    echo "| configuration | wall s (median) | vs own no eventlog | vs eventlog-socket | paired vs eventlog-socket | peak RSS MiB (median, min-max) | program CPU s | consumer CPU s | MB received | consumer exit 0 | units dropped |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    for c in "${cfgs[@]}"; do
+        read -r mw mc n ok dr by cc mn <<<"$(stats peer "$c")"
+        read -r rm rlo rhi <<<"$(rss_stats peer "$c")"
+        local own=$none pr=-
+        case $c in peer*) own=$pnone ;; esac
+        case $c in unix | unix-before) pr=$(paired peer "$c" peer | xargs printf '%.3f') ;; esac
+        printf '| %s | %.3f | %s | %s | %s | %s (%s-%s) | %.2f | %.3f | %s | %s | %s |\n' \
+            "$(peer_label "$c")" "$mw" "$(ratio "$mw" "$own")" "$(ratio "$mw" "$peer")" "$pr" \
+            "$rm" "$rlo" "$rhi" "$mc" "$cc" "${by:--}" "$ok" "$dr"
+    done
+    echo
+    echo "\"vs eventlog-socket\" divides medians; \"paired\" is the median over rounds of the ratio"
+    echo "within a round.  Peak RSS is ru_maxrss from wait4.  eventlog-socket's consumer exits"
+    echo "non-zero because the stream ends without its end-of-data marker (the peer stops"
+    echo "writing at exit before the RTS's last blocks are sent)."
+    echo
+    echo "Commands (W a fresh directory on tmpfs):"
+    echo
+    echo '```'
+    echo "no eventlog: APP events $PEER_EVENTS +RTS -N2 -RTS"
+    echo "stock -l (file): APP events $PEER_EVENTS +RTS -N2 -l -ol\$W/l.eventlog -RTS"
+    echo "unix: sink: APP events $PEER_EVENTS +RTS -N2 --eventlog-sink=unix:\$W/s.sock -RTS"
+    echo "    consumer: eventlog-sink recv --retry 10 -o /dev/null unix:\$W/s.sock (started first)"
+    echo "eventlog-socket, no eventlog: PEER_APP events $PEER_EVENTS +RTS -N2 -RTS"
+    echo "eventlog-socket: GHC_EVENTLOG_UNIX_PATH=\$W/p.sock GHC_EVENTLOG_WAIT=1 PEER_APP events $PEER_EVENTS +RTS -N2 -RTS"
+    echo "    consumer: eventlog-sink recv --retry 10 -o /dev/null unix:\$W/p.sock (started first)"
+    [ -z "$BEFORE_LIBDIR" ] ||
+        echo "unix: sink, $BEFORE_LIBDIR: LD_LIBRARY_PATH=$BEFORE_LIBDIR, as unix: sink"
+    echo '```'
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+peer_label() {
+    case $1 in
+        none) echo "no eventlog (patched RTS)" ;;
+        file) echo "stock -l (file)" ;;
+        unix) echo "unix: sink (this project)" ;;
+        unix-before) echo "unix: sink, library from BENCH_BEFORE_LIBDIR" ;;
+        peer-none) echo "no eventlog (stock RTS, peer binary)" ;;
+        peer) echo "eventlog-socket (unix socket)" ;;
+    esac
 }
 
 # ---------------------------------------------------------------------------
