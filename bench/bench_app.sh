@@ -40,7 +40,15 @@
 #            holding another build's libeventlog-sink.so), the same binary
 #            also runs against that library, for before/after figures.
 #
-# Usage: bench/bench_app.sh [app|latency|memory|idle|peer ...]
+#   scale    cost per consumer (1, 10, 100 on one unix: sink), -N2, -N8
+#            and -N16 against no eventlog at the same -N, and CPU cost at
+#            rising event rates (App.hs steady); ROUNDS rounds.
+#   skew     does live streaming skew the picture: App.hs alloc, sparks
+#            and threads with no eventlog, -l, each sink, and stock
+#            `-l -ol FIFO`; wall time and +RTS -s mutator/GC figures
+#            against what the captured eventlog shows.
+#
+# Usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]
 # Environment: BUILD_DIR (default: the source tree's _build), BENCH_ROUNDS
 # (5), BENCH_SCALE (300: the work size), LAT_SECS (10), LAT_RATE (200),
 # MEM_SECS (60), MEM_RATE (100000 events/s), IDLE_SECS (30),
@@ -82,11 +90,11 @@ die() { echo "bench_app: error: $*" >&2; exit 1; }
 
 for s in "$@"; do
     case $s in
-        app | latency | memory | idle | peer) ;;
-        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle|peer ...]" >&2; exit 2 ;;
+        app | latency | memory | idle | peer | scale | skew) ;;
+        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
     esac
 done
-[ "$#" -gt 0 ] || set -- app latency memory idle peer
+[ "$#" -gt 0 ] || set -- app latency memory idle peer scale skew
 
 [ -x "$TOOL" ] || die "no receiver at $TOOL (build the tree first: scripts/build.sh)"
 [ -e "$LIBDIR/libeventlog-sink.so" ] || die "no library in $LIBDIR"
@@ -798,6 +806,267 @@ peer_label() {
         unix-before) echo "unix: sink, library from BENCH_BEFORE_LIBDIR" ;;
         peer-none) echo "no eventlog (stock RTS, peer binary)" ;;
         peer) echo "eventlog-socket (unix socket)" ;;
+    esac
+}
+
+# ---------------------------------------------------------------------------
+# 8. Scale: consumers, capabilities, event rate
+# ---------------------------------------------------------------------------
+
+# scale_run TAG CONSUMERS APP-ARGS... : APP with a unix: sink (none when
+# CONSUMERS is "none") and that many draining consumers started first;
+# appends "TAG wall cpu maxrss consumers_cpu_sum mb_median" to scale.tsv.
+SCALE_RTS=(-N2)
+scale_run() {
+    local tag=$1 k=$2 base=$W/$1 i pids=() rts=("${SCALE_RTS[@]}") rc=0
+    shift 2
+    rm -f "$W/k.sock"
+    if [ "$k" != none ]; then
+        for i in $(seq 1 "$k"); do
+            "$LAT" run -o "$base.c$i.res" -- "$TOOL" recv --retry 20 -o /dev/null "unix:$W/k.sock" \
+                >/dev/null 2>"$base.c$i.err" &
+            pids+=("$!")
+        done
+        bg_pids+=("${pids[@]}")
+        rts+=("--eventlog-sink=unix:$W/k.sock?max-consumers=128")
+    fi
+    "$LAT" run -o "$base.res" -- "$APP" "$@" +RTS "${rts[@]}" -RTS >"$base.out" 2>"$base.err" || rc=$?
+    [ "$rc" -eq 0 ] || die "$tag: the program exited with $rc: $(tail -n 3 "$base.err")"
+    for i in "${pids[@]}"; do wait "$i" || true; done
+    local ccpu=0 mb=-
+    if [ "$k" != none ]; then
+        ccpu=$(cat "$base".c*.res | awk '{ s += $2 + $3 } END { printf "%.3f", s }')
+        mb=$(cat "$base".c*.err | grep -Eo 'received [0-9]+ bytes' | grep -Eo '[0-9]+' |
+             awk '{ print $1 / 1e6 }' | median | xargs printf '%.2f')
+    fi
+    local line
+    line="$tag $(awk '{ print $1, $2 + $3, $4 }' "$base.res") $ccpu $mb"
+    echo "$line" >>"$W/scale.tsv"
+    log "$line"
+    rm -f "$base".c*.res "$base".c*.err
+}
+
+# scale_med TAGPREFIX FIELD: median of FIELD (2 wall, 3 cpu, 5 consumers'
+# cpu, 6 MB) over rows TAGPREFIX-ROUND.
+scale_med() {
+    awk -v p="$1-" -v f="$2" 'index($1, p) == 1 && substr($1, length(p) + 1) ~ /^[0-9]+$/ { print $f }' \
+        "$W/scale.tsv" | median
+}
+
+section_scale() {
+    local t0=$SECONDS r k n rate ev=${SCALE_EVENTS:-2000000} work=${SCALE_WORK:-100}
+    local rates=(${SCALE_RATES:-10000 100000 1000000}) secs=${SCALE_SECS:-3}
+    : >"$W/scale.tsv"
+    log "scale: consumers (1, 10, 100), -N (2, 8, 16), event rates (${rates[*]}); $ROUNDS rounds"
+    for r in $(seq 1 "$ROUNDS"); do
+        SCALE_RTS=(-N2)
+        for k in $(printf '%s\n' none 1 10 100 | shuf); do
+            scale_run "cons-$k-$r" "$k" events "$ev"
+        done
+        for n in $(printf '%s\n' 2 8 16 | shuf); do
+            SCALE_RTS=("-N$n")
+            scale_run "caps-$n-none-$r" none work "$work"
+            scale_run "caps-$n-unix-$r" 1 work "$work"
+        done
+        SCALE_RTS=(-N2)
+        for rate in $(printf '%s\n' "${rates[@]}" | shuf); do
+            scale_run "rate-$rate-none-$r" none steady "$secs" "$rate"
+            scale_run "rate-$rate-unix-$r" 1 steady "$secs" "$rate"
+        done
+    done
+    local w0 w c cc mb
+    w0=$(scale_med cons-none 2)
+    echo "### 8. Scale"
+    echo
+    echo "Consumers: \`app events $ev +RTS -N2 --eventlog-sink='unix:\$W/k.sock?max-consumers=128' -RTS\`"
+    echo "with K consumers (\`eventlog-sink recv --retry 20 -o /dev/null unix:\$W/k.sock\`, all started"
+    echo "first; those that connect after the program started get the stream from where it is),"
+    echo "$ROUNDS rounds, medians:"
+    echo
+    echo "| consumers | wall s | vs no eventlog | vs 1 consumer | program CPU s | all consumers' CPU s | MB received (median consumer) |"
+    echo "|---|---|---|---|---|---|---|"
+    local w1
+    w1=$(scale_med cons-1 2)
+    for k in none 1 10 100; do
+        w=$(scale_med "cons-$k" 2); c=$(scale_med "cons-$k" 3)
+        cc=$(scale_med "cons-$k" 5); mb=$(scale_med "cons-$k" 6)
+        printf '| %s | %.3f | %s | %s | %.2f | %.2f | %s |\n' "$([ "$k" = none ] && echo "none (no eventlog)" || echo "$k")" \
+            "$w" "$(ratio "$w" "$w0")" "$(ratio "$w" "$w1")" "$c" "$cc" "$mb"
+    done
+    echo
+    echo "Capabilities on $(nproc) cores: \`app work $work +RTS -NN [--eventlog-sink=unix:\$W/k.sock] -RTS\`, one consumer:"
+    echo
+    echo "| -N | wall s no eventlog | wall s unix: sink | sink / none | CPU s none | CPU s sink | CPU sink / none |"
+    echo "|---|---|---|---|---|---|---|"
+    local wn ws cn cs
+    for n in 2 8 16; do
+        wn=$(scale_med "caps-$n-none" 2); ws=$(scale_med "caps-$n-unix" 2)
+        cn=$(scale_med "caps-$n-none" 3); cs=$(scale_med "caps-$n-unix" 3)
+        printf '| %s | %.3f | %.3f | %s | %.2f | %.2f | %s |\n' "$n" "$wn" "$ws" "$(ratio "$ws" "$wn")" \
+            "$cn" "$cs" "$(ratio "$cs" "$cn")"
+    done
+    echo
+    echo "Event rate: \`app steady $secs RATE +RTS -N2 [--eventlog-sink=unix:\$W/k.sock] -RTS\` (a fixed"
+    echo "duration, so the cost shows in CPU time), one consumer:"
+    echo
+    echo "| events/s asked | CPU s none | CPU s sink | extra CPU s | sink / none | consumer CPU s | MB received |"
+    echo "|---|---|---|---|---|---|---|"
+    for rate in "${rates[@]}"; do
+        cn=$(scale_med "rate-$rate-none" 3); cs=$(scale_med "rate-$rate-unix" 3)
+        cc=$(scale_med "rate-$rate-unix" 5); mb=$(scale_med "rate-$rate-unix" 6)
+        printf '| %s | %.3f | %.3f | %+.3f | %s | %.3f | %s |\n' "$rate" "$cn" "$cs" \
+            "$(awk -v a="$cs" -v b="$cn" 'BEGIN { print a - b }')" "$(ratio "$cs" "$cn")" "$cc" "$mb"
+    done
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+# ---------------------------------------------------------------------------
+# 9. Does live streaming skew the picture?
+# ---------------------------------------------------------------------------
+
+SKEW_CONFIGS=(none file filesink unix tcp fifo olfifo)
+
+# skew_run PROG-ARGS-TAG CONFIG ROUND: one program (SKEW_ARGS) with the
+# eventlog going to CONFIG, captured to $W/TAG.eventlog where there is
+# one, +RTS -s to $W/TAG.s; appends "prog cfg round wall mut_el gc_el
+# colls" to skew.tsv, plus the eventlog's GC count, GC elapsed and span
+# (seconds) for round 1.
+skew_run() {
+    local prog=$1 cfg=$2 r=$3 tag=skew-$1-$2-$3 base rts=(-N2) rpid="" cap port rc=0
+    base=$W/$tag
+    cap=$base.eventlog
+    rm -f "$W/k.sock" "$W/k.fifo" "$W/o.fifo"
+    rts+=("-s$base.s")
+    case $cfg in
+        none) cap= ;;
+        file) rts+=(-l "-ol$cap") ;;
+        filesink) rts+=("--eventlog-sink=file:$cap") ;;
+        unix)
+            "$TOOL" recv --retry 10 -o "$cap" "unix:$W/k.sock" 2>"$base.recv.err" & rpid=$!
+            rts+=("--eventlog-sink=unix:$W/k.sock") ;;
+        tcp) rts+=("--eventlog-sink=tcp:127.0.0.1:0") ;;
+        fifo)
+            "$TOOL" recv --retry 10 -o "$cap" "fifo:$W/k.fifo" 2>"$base.recv.err" & rpid=$!
+            rts+=("--eventlog-sink=fifo:$W/k.fifo") ;;
+        olfifo)
+            mkfifo "$W/o.fifo"
+            cat "$W/o.fifo" >"$cap" & rpid=$!
+            rts+=(-l "-ol$W/o.fifo") ;;
+    esac
+    [ -z "$rpid" ] || bg_pids+=("$rpid")
+    "$LAT" run -o "$base.res" -- "$APP" "${SKEW_ARGS[@]}" +RTS "${rts[@]}" -RTS \
+        >"$base.out" 2>"$base.err" &
+    local runner=$!
+    bg_pids+=("$runner")
+    if [ "$cfg" = tcp ]; then
+        port=$(wait_line "$base.err" 'listening on tcp:127\.0\.0\.1:[0-9]+' 10)
+        "$TOOL" recv -o "$cap" "tcp:127.0.0.1:${port##*:}" 2>"$base.recv.err" & rpid=$!
+    fi
+    wait "$runner" || rc=$?
+    [ "$rc" -eq 0 ] || die "$tag: the program exited with $rc: $(tail -n 3 "$base.err")"
+    [ -z "$rpid" ] || wait "$rpid" || true
+    local st el="- - -"
+    st=$(awk '/Gen  [01]/ { c += $3 } /MUT +time/ { m = $5 } /GC +time/ { g = $5 }
+              END { gsub(/[(s]/, "", m); gsub(/[(s]/, "", g); print m, g, c }' "$base.s")
+    if [ -n "$cap" ] && [ "$r" = 1 ]; then
+        # GC count: GC statistics events (tag 53); GC elapsed: time while
+        # at least one capability is between Starting GC (9) and Finished
+        # GC (10); span: the last event's time.
+        el=$("$TOOL" dump "$cap" 2>/dev/null | awk '$2 == "cap" && ($4 == 9 || $4 == 10) { print $1, $4 }
+                $2 == "cap" && $4 == 53 { n++ } $1 + 0 > last { last = $1 + 0 }
+                END { print "N", n + 0, last }' | sort -k1,1n | awk '
+                $1 == "N" { n = $2; last = $3; next }
+                $2 == 9 { if (a++ == 0) s = $1 } $2 == 10 && a > 0 { if (--a == 0) g += $1 - s }
+                END { printf "%d %.3f %.3f\n", n, g / 1e9, last / 1e9 }')
+    fi
+    local line
+    line="$prog $cfg $r $(awk '{ print $1 }' "$base.res") $st $el $( [ -n "$cap" ] && stat -c %s "$cap" || echo 0)"
+    echo "$line" >>"$W/skew.tsv"
+    log "$line"
+    rm -f "$cap"
+}
+
+skew_med() {
+    awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $f != "-" { print $f }' "$W/skew.tsv" | median
+}
+skew_r1() {
+    awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $3 == 1 { print $f }' "$W/skew.tsv"
+}
+
+section_skew() {
+    local t0=$SECONDS r c p
+    local -A args=([alloc]="alloc ${SKEW_ALLOC:-60}" [sparks]="sparks ${SKEW_SPARKS:-1000}"
+                   [threads]="threads ${SKEW_THREADS:-500}")
+    : >"$W/skew.tsv"
+    log "skew: 3 programs x ${#SKEW_CONFIGS[@]} configurations x $ROUNDS rounds"
+    for r in $(seq 1 "$ROUNDS"); do
+        for p in alloc sparks threads; do
+            read -r -a SKEW_ARGS <<<"${args[$p]}"
+            for c in $(printf '%s\n' "${SKEW_CONFIGS[@]}" | shuf); do
+                skew_run "$p" "$c" "$r"
+            done
+        done
+    done
+    echo "### 9. Does live streaming skew the picture?"
+    echo
+    echo "Three programs (bench/App.hs), each \`+RTS -N2 -sFILE\` with no eventlog, the stock"
+    echo "\`-l\` file, each sink with a consumer writing the stream to a file, and the stock"
+    echo "\`-l -ol FIFO\` route with \`cat FIFO > file\` as the reader; $ROUNDS rounds, configurations"
+    echo "shuffled within each, medians.  Program figures are what \`+RTS -s\` reports (elapsed"
+    echo "times); eventlog figures come from the captured stream of round 1 (\`eventlog-sink"
+    echo "dump\`): GC count = GC statistics events, GC elapsed = time during which at least one"
+    echo "capability is between Starting GC and Finished GC, mutator = last event time - GC."
+    echo "The live monitor column waits for the monitor (not run here)."
+    echo
+    local w0 w mut gc n en eg es mb
+    for p in alloc sparks threads; do
+        w0=$(skew_med "$p" none 4)
+        echo "\`app ${args[$p]}\`:"
+        echo
+        echo "| configuration | wall s | vs no eventlog | MUT s (-s) | GC s (-s) | GCs (-s) | GCs (eventlog) | GC s (eventlog) | mutator s (eventlog) | MB |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
+        for c in "${SKEW_CONFIGS[@]}"; do
+            w=$(skew_med "$p" "$c" 4); mut=$(skew_med "$p" "$c" 5); gc=$(skew_med "$p" "$c" 6)
+            n=$(skew_med "$p" "$c" 7)
+            en=$(skew_r1 "$p" "$c" 8); eg=$(skew_r1 "$p" "$c" 9); es=$(skew_r1 "$p" "$c" 10)
+            mb=$(skew_r1 "$p" "$c" 11)
+            local em=-
+            [ "$en" = - ] || em=$(awk -v a="$es" -v b="$eg" 'BEGIN { printf "%.3f", a - b }')
+            printf '| %s | %.3f | %s | %.3f | %.3f | %.0f | %s | %s | %s | %s |\n' "$(skew_label "$c")" \
+                "$w" "$(ratio "$w" "$w0")" "$mut" "$gc" "$n" "$en" "$eg" "$em" \
+                "$(awk -v b="$mb" 'BEGIN { if (b > 0) printf "%.2f", b / 1e6; else print "-" }')"
+        done
+        echo
+    done
+    echo "Commands (W a fresh directory on tmpfs; PROG one of \`alloc ${SKEW_ALLOC:-60}\`, \`sparks ${SKEW_SPARKS:-1000}\`, \`threads ${SKEW_THREADS:-500}\`):"
+    echo
+    echo '```'
+    echo "no eventlog: APP PROG +RTS -N2 -s\$W/x.s -RTS"
+    echo "stock -l (file): APP PROG +RTS -N2 -s\$W/x.s -l -ol\$W/x.eventlog -RTS"
+    echo "file: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=file:\$W/x.eventlog -RTS"
+    echo "unix: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=unix:\$W/k.sock -RTS"
+    echo "    consumer: eventlog-sink recv --retry 10 -o \$W/x.eventlog unix:\$W/k.sock (started first)"
+    echo "tcp: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=tcp:127.0.0.1:0 -RTS"
+    echo "    consumer: eventlog-sink recv -o \$W/x.eventlog tcp:127.0.0.1:PORT"
+    echo "fifo: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=fifo:\$W/k.fifo -RTS"
+    echo "    consumer: eventlog-sink recv --retry 10 -o \$W/x.eventlog fifo:\$W/k.fifo (started first)"
+    echo "stock -ol FIFO: mkfifo \$W/o.fifo; cat \$W/o.fifo > \$W/x.eventlog &"
+    echo "    APP PROG +RTS -N2 -s\$W/x.s -l -ol\$W/o.fifo -RTS"
+    echo '```'
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+skew_label() {
+    case $1 in
+        none) echo "no eventlog" ;;
+        file) echo "stock -l (file)" ;;
+        filesink) echo "file: sink" ;;
+        olfifo) echo "stock -l -ol FIFO + cat" ;;
+        *) echo "$1: sink + recv" ;;
     esac
 }
 

@@ -7,7 +7,7 @@
 #               side (bench/bench_sinks.c)
 #   writecost   time of els_writer_write() for a 2 MiB unit vs memcpy
 #               (bench/bench_sinks.c)
-#   app latency memory idle peer
+#   app latency memory idle peer scale skew
 #               benchmarks with a real Haskell program: run by
 #               bench/bench_app.sh SECTION when that file exists; peer
 #               (side by side with well-typed's eventlog-socket) runs only
@@ -40,7 +40,7 @@ case $build_dir in
     *) build_dir=$top/$build_dir ;;
 esac
 
-SECTIONS=(throughput writecost app latency memory idle peer)
+SECTIONS=(throughput writecost app latency memory idle peer scale skew)
 
 usage() {
     echo "usage: scripts/bench.sh [--peer-eventlog-socket=DIR] [SECTION...]   (sections: ${SECTIONS[*]}; default all)"
@@ -138,6 +138,8 @@ section_latency() { app_hook latency; }
 section_memory() { app_hook memory; }
 section_idle() { app_hook idle; }
 section_peer() { app_hook peer; }
+section_scale() { app_hook scale; }
+section_skew() { app_hook skew; }
 
 # ---------------------------------------------------------------------------
 
