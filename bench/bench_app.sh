@@ -55,7 +55,9 @@
 # BENCH_APP_BUILD (where the binaries are cached, default
 # ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data,
 # ELS_PEER_EVENTLOG_SOCKET, BENCH_PEER_GHC (ghc), PEER_EVENTS (8000000),
-# BENCH_BEFORE_LIBDIR.
+# BENCH_BEFORE_LIBDIR; SCALE_EVENTS (2000000), SCALE_WORK (100),
+# SCALE_RATES ("10000 100000 1000000"), SCALE_SECS (3); SKEW_ALLOC (60),
+# SKEW_SPARKS (1000), SKEW_THREADS (500).
 #
 # Markdown goes to standard output, progress to standard error.  This
 # script measures; it asserts nothing about time (targets are stated next
