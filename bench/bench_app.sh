@@ -1017,7 +1017,7 @@ section_skew() {
     echo "\`-l\` file, each sink with a consumer writing the stream to a file, and the stock"
     echo "\`-l -ol FIFO\` route with \`cat FIFO > file\` as the reader; $ROUNDS rounds, configurations"
     echo "shuffled within each, medians.  Program figures are what \`+RTS -s\` reports (elapsed"
-    echo "times); eventlog figures come from the captured stream of round 1 (\`eventlog-sink"
+    echo "times; medians, then round 1's beside the eventlog's); eventlog figures come from the captured stream of round 1 (\`eventlog-sink"
     echo "dump\`): GC count = GC statistics events, GC elapsed = time during which at least one"
     echo "capability is between Starting GC and Finished GC, mutator = last event time - GC."
     echo "The live monitor column waits for the monitor (not run here)."
@@ -1027,8 +1027,8 @@ section_skew() {
         w0=$(skew_med "$p" none 4)
         echo "\`app ${args[$p]}\`:"
         echo
-        echo "| configuration | wall s | vs no eventlog | MUT s (-s) | GC s (-s) | GCs (-s) | GCs (eventlog) | GC s (eventlog) | mutator s (eventlog) | MB |"
-        echo "|---|---|---|---|---|---|---|---|---|---|"
+        echo "| configuration | wall s | vs no eventlog | MUT s (-s) | GC s (-s) | GCs (-s) | round 1: GCs (-s) | GCs (eventlog) | GC s (-s) | GC s (eventlog) | MUT s (-s) | mutator s (eventlog) | MB |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         for c in "${SKEW_CONFIGS[@]}"; do
             w=$(skew_med "$p" "$c" 4); mut=$(skew_med "$p" "$c" 5); gc=$(skew_med "$p" "$c" 6)
             n=$(skew_med "$p" "$c" 7)
@@ -1036,8 +1036,9 @@ section_skew() {
             mb=$(skew_r1 "$p" "$c" 11)
             local em=-
             [ "$en" = - ] || em=$(awk -v a="$es" -v b="$eg" 'BEGIN { printf "%.3f", a - b }')
-            printf '| %s | %.3f | %s | %.3f | %.3f | %.0f | %s | %s | %s | %s |\n' "$(skew_label "$c")" \
-                "$w" "$(ratio "$w" "$w0")" "$mut" "$gc" "$n" "$en" "$eg" "$em" \
+            printf '| %s | %.3f | %s | %.3f | %.3f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n' "$(skew_label "$c")" \
+                "$w" "$(ratio "$w" "$w0")" "$mut" "$gc" "$n" "$(skew_r1 "$p" "$c" 7)" "$en" \
+                "$(skew_r1 "$p" "$c" 6)" "$eg" "$(skew_r1 "$p" "$c" 5)" "$em" \
                 "$(awk -v b="$mb" 'BEGIN { if (b > 0) printf "%.2f", b / 1e6; else print "-" }')"
         done
         echo
