@@ -34,6 +34,20 @@
 --                     seconds.
 --   idle SECS         wakes every 100 ms (threadDelay) and does nothing,
 --                     for SECS seconds.
+--   events N          N user events as fast as possible from two threads,
+--                     one pinned to each of capabilities 0 and 1 (N/2 each,
+--                     "ev C I"), and nothing else: the writer path's cost
+--                     with the least program around it (the peer
+--                     comparison, -N2).
+--   alloc N           allocation-heavy, one thread: N rounds of building,
+--                     reversing and summing a 100,000-element list, a
+--                     tenth of each round's list kept alive for the next
+--                     (many minor and some major collections).
+--   sparks N          parallel with sparks: N rounds of a par/pseq fold
+--                     split into 2^8 sparks.
+--   threads N         many threads: N rounds of 1,000 threads forked at
+--                     once, each doing a little work and signalling an
+--                     MVar.
 --
 -- Usage errors exit 2.  Only base is used.  The program knows nothing of
 -- where its eventlog goes: the +RTS options choose that.
@@ -61,8 +75,12 @@ main = do
         ["latency", r, s, "busy"] | Just rv <- nat r, Just sv <- secs s -> latency rv sv True
         ["steady", s, r] | Just sv <- secs s, Just rv <- nat r -> steady sv rv
         ["idle", s] | Just v <- secs s -> idle v
+        ["events", n] | Just v <- nat n -> events v
+        ["alloc", n] | Just v <- nat n -> allocHeavy v
+        ["sparks", n] | Just v <- nat n -> sparks v
+        ["threads", n] | Just v <- nat n -> manyThreads v
         _ -> do
-            hPutStrLn stderr "usage: app work SCALE | latency RATE SECS [busy] | steady SECS RATE | idle SECS"
+            hPutStrLn stderr "usage: app work SCALE | latency RATE SECS [busy] | steady SECS RATE | idle SECS | events N | alloc N | sparks N | threads N"
             exitWith (ExitFailure 2)
 
 nat :: String -> Maybe Int
@@ -247,3 +265,46 @@ idle s = do
             unless (now - t0 >= s) (threadDelay 100000 >> loop)
     loop
     say ("idle for " ++ show s ++ " s")
+
+-- ---------------------------------------------------------------------------
+-- events N
+-- ---------------------------------------------------------------------------
+
+events :: Int -> IO ()
+events n = do
+    let per = n `div` 2
+    dones <- forM [0, 1] $ \c -> spawnOn c (emit c per 0)
+    _ <- mapM takeMVar dones
+    say ("emitted " ++ show (2 * per) ++ " user events")
+  where
+    emit :: Int -> Int -> Int -> IO Int
+    emit c k i
+        | i >= k = return i
+        | otherwise = traceEventIO ("ev " ++ show c ++ " " ++ show i) >> emit c k (i + 1)
+
+-- ---------------------------------------------------------------------------
+-- alloc N, sparks N, threads N: the investigation's three programs
+-- ---------------------------------------------------------------------------
+
+allocHeavy :: Int -> IO ()
+allocHeavy n = go 0 [] 0
+  where
+    go :: Int -> [Int] -> Int -> IO ()
+    go i kept acc
+        | i >= n = say ("checksum " ++ show (acc `mod` 1000003))
+        | otherwise = do
+            let xs = reverse (map (+ i) [1 .. 100000]) :: [Int]
+            v <- evaluate (foldl' (+) 0 xs + length kept)
+            go (i + 1) (take 10000 xs) ((acc + v) `mod` 1000003)
+
+sparks :: Int -> IO ()
+sparks n = do
+    vs <- forM [1 .. n] $ \i -> evaluate (pfold 8 i 200000)
+    say ("checksum " ++ show (sum vs `mod` 1000003))
+
+manyThreads :: Int -> IO ()
+manyThreads n = do
+    vs <- forM [1 .. n] $ \r -> do
+        ms <- forM [1 .. 1000 :: Int] $ \t -> spawn (evaluate (pfold 0 (r + t) 200))
+        sum <$> mapM takeMVar ms
+    say ("checksum " ++ show (sum vs `mod` 1000003))

@@ -27,13 +27,37 @@
 #            with -l, with a unix: sink and a connected consumer, and with
 #            --eventlog-flush-interval=0.1 (run concurrently).  About
 #            IDLE_SECS + 3 s.
+#   peer     side by side with well-typed's eventlog-socket, when
+#            ELS_PEER_EVENTLOG_SOCKET names a checkout of its sources (the
+#            repository or its eventlog-socket/ package directory; nothing
+#            is downloaded, nothing is written there): App.hs `events N`
+#            (PEER_EVENTS user events, -N2) built once with the patched RTS
+#            and this library and once with the installed `ghc`
+#            (BENCH_PEER_GHC), the peer's C files and bench/peer_main.c;
+#            both drained by the same consumer (`eventlog-sink recv -o
+#            /dev/null` over a unix socket); ROUNDS alternating rounds,
+#            wall time and peak RSS.  With BENCH_BEFORE_LIBDIR (a directory
+#            holding another build's libeventlog-sink.so), the same binary
+#            also runs against that library, for before/after figures.
 #
-# Usage: bench/bench_app.sh [app|latency|memory|idle ...]
+#   scale    cost per consumer (1, 10, 100 on one unix: sink), -N2, -N8
+#            and -N16 against no eventlog at the same -N, and CPU cost at
+#            rising event rates (App.hs steady); ROUNDS rounds.
+#   skew     does live streaming skew the picture: App.hs alloc, sparks
+#            and threads with no eventlog, -l, each sink, and stock
+#            `-l -ol FIFO`; wall time and +RTS -s mutator/GC figures
+#            against what the captured eventlog shows.
+#
+# Usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]
 # Environment: BUILD_DIR (default: the source tree's _build), BENCH_ROUNDS
 # (5), BENCH_SCALE (300: the work size), LAT_SECS (10), LAT_RATE (200),
 # MEM_SECS (60), MEM_RATE (100000 events/s), IDLE_SECS (30),
 # BENCH_APP_BUILD (where the binaries are cached, default
-# ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data.
+# ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data,
+# ELS_PEER_EVENTLOG_SOCKET, BENCH_PEER_GHC (ghc), PEER_EVENTS (8000000),
+# BENCH_BEFORE_LIBDIR; SCALE_EVENTS (2000000), SCALE_WORK (100),
+# SCALE_RATES ("10000 100000 1000000"), SCALE_SECS (3); SKEW_ALLOC (60),
+# SKEW_SPARKS (1000), SKEW_THREADS (500).
 #
 # Markdown goes to standard output, progress to standard error.  This
 # script measures; it asserts nothing about time (targets are stated next
@@ -51,6 +75,9 @@ LAT_RATE=${LAT_RATE:-200}
 MEM_SECS=${MEM_SECS:-60}
 MEM_RATE=${MEM_RATE:-100000}
 IDLE_SECS=${IDLE_SECS:-30}
+PEER_EVENTS=${PEER_EVENTS:-8000000}
+PEER_SRC=${ELS_PEER_EVENTLOG_SOCKET:-}
+BEFORE_LIBDIR=${BENCH_BEFORE_LIBDIR:-}
 OBJ=${BENCH_APP_BUILD:-${TMPDIR:-/tmp}/bench_app-build}
 
 TOOL=$BUILD_DIR/tools/eventlog-sink
@@ -58,17 +85,18 @@ LIBDIR=$BUILD_DIR/lib/.libs
 PGHC=$BUILD_DIR/patched-rts/bin/ghc-eventlog-sink
 APP=$OBJ/app
 LAT=$OBJ/latency
+PEER_APP=$OBJ/peer-app
 
 log() { echo "bench_app: $*" >&2; }
 die() { echo "bench_app: error: $*" >&2; exit 1; }
 
 for s in "$@"; do
     case $s in
-        app | latency | memory | idle) ;;
-        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle ...]" >&2; exit 2 ;;
+        app | latency | memory | idle | peer | scale | skew) ;;
+        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
     esac
 done
-[ "$#" -gt 0 ] || set -- app latency memory idle
+[ "$#" -gt 0 ] || set -- app latency memory idle peer scale skew
 
 [ -x "$TOOL" ] || die "no receiver at $TOOL (build the tree first: scripts/build.sh)"
 [ -e "$LIBDIR/libeventlog-sink.so" ] || die "no library in $LIBDIR"
@@ -126,12 +154,42 @@ build() {
                 -L"$LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$LIBDIR") &&
             mv -f "$OBJ/app.new" "$APP" || exit 1
         fi
+        if [ -n "$PEER_SRC" ] && { [ ! -x "$PEER_APP" ] ||
+                [ "$TOP/bench/App.hs" -nt "$PEER_APP" ] ||
+                [ "$TOP/bench/peer_main.c" -nt "$PEER_APP" ]; }; then
+            build_peer || exit 1
+        fi
         if [ ! -x "$LAT" ] || [ "$TOP/bench/latency.c" -nt "$LAT" ]; then
             log "building $LAT"
             ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra "$TOP/bench/latency.c" \
                 -o "$LAT.new" && mv -f "$LAT.new" "$LAT" || exit 1
         fi
     ) || die "build failed"
+}
+
+# build_peer: App.hs with the installed (stock) GHC, a C main
+# (bench/peer_main.c) and the peer's C files, as its C-main examples are
+# built, from a copy of its sources under $OBJ.
+build_peer() {
+    local pkg=$PEER_SRC src=$OBJ/peer-src f cs=()
+    [ -d "$pkg/eventlog-socket/cbits" ] && pkg=$pkg/eventlog-socket
+    [ -f "$pkg/cbits/eventlog_socket.c" ] && [ -f "$pkg/include/eventlog_socket.h" ] || {
+        echo "bench_app: $PEER_SRC holds no eventlog-socket sources (cbits/eventlog_socket.c)" >&2
+        return 1
+    }
+    log "building $PEER_APP from $pkg with $("${BENCH_PEER_GHC:-ghc}" --numeric-version)"
+    rm -rf "$src" && mkdir -p "$src" && cp -R "$pkg/cbits" "$pkg/include" "$src/" || return 1
+    while IFS= read -r f; do cs+=("$f"); done < <(find "$src/cbits" -name '*.c' ! -name control.c | sort)
+    cp "$TOP/bench/App.hs" "$TOP/bench/peer_main.c" "$src/" &&
+    # The package's own flags (eventlog-socket.cabal: -std=c11
+    # -D_POSIX_C_SOURCE, NDEBUG without the debug flag; control commands
+    # off by default); <assert.h> is included by Cabal's build, not by
+    # every file.
+    (cd "$src" && "${BENCH_PEER_GHC:-ghc}" -v0 -O -threaded -eventlog -no-hs-main \
+        -outputdir obj -optc-O2 -optc-std=c11 -optc-D_POSIX_C_SOURCE=200112L \
+        -optc-DNDEBUG=1 -optc-include -optcassert.h -Icbits -Iinclude \
+        App.hs peer_main.c "${cs[@]}" -o "$PEER_APP.new") &&
+    mv -f "$PEER_APP.new" "$PEER_APP"
 }
 
 # ---------------------------------------------------------------------------
@@ -201,11 +259,21 @@ spec_for() {
 EXTRA_RTS=()
 run_one() {
     local cfg=$1 tag=$2 base rts=(-N2) runner port rpid="" rrc=0 prc=0
+    local bin=$APP envs=()
     shift 2
     base=$W/$tag
-    rm -f "$W/s.sock" "$W/c.sock" "$W/f.fifo" "$W/l.eventlog" "$W/sink.eventlog"
+    rm -f "$W/s.sock" "$W/c.sock" "$W/f.fifo" "$W/l.eventlog" "$W/sink.eventlog" "$W/p.sock"
     case $cfg in
         none) ;;
+        peer-none) bin=$PEER_APP ;;
+        peer)
+            bin=$PEER_APP
+            start_recv "$base" --retry 10 "unix:$W/p.sock"
+            envs=("GHC_EVENTLOG_UNIX_PATH=$W/p.sock" GHC_EVENTLOG_WAIT=1) ;;
+        unix-before)
+            start_recv "$base" --retry 10 "unix:$W/s.sock"
+            envs=("LD_LIBRARY_PATH=$BEFORE_LIBDIR")
+            rts+=("--eventlog-sink=unix:$W/s.sock") ;;
         file) rts+=(-l "-ol$W/l.eventlog") ;;
         unix)
             start_recv "$base" --retry 10 "unix:$W/s.sock"
@@ -225,7 +293,7 @@ run_one() {
             rts+=("--eventlog-sink=tcp-connect:127.0.0.1:${port##*:}") ;;
         *) die "unknown configuration $cfg" ;;
     esac
-    "$LAT" run -o "$base.res" -- "$APP" "$@" +RTS "${rts[@]}" "${EXTRA_RTS[@]}" -RTS \
+    env "${envs[@]}" "$LAT" run -o "$base.res" -- "$bin" "$@" +RTS "${rts[@]}" "${EXTRA_RTS[@]}" -RTS \
         >"$base.out" 2>"$base.err" &
     runner=$!
     bg_pids+=("$runner")
@@ -645,6 +713,364 @@ section_idle() {
     echo
     echo "Section time: $((SECONDS - t0)) s."
     echo
+}
+
+# ---------------------------------------------------------------------------
+# 7. Side by side with the peer, eventlog-socket
+# ---------------------------------------------------------------------------
+
+cfg_setup_peer() {
+    CFG_SINK=$1
+    APP_ARGS=(events "$PEER_EVENTS")
+    EXTRA_RTS=()
+}
+
+# rss_stats PREFIX CONFIG: "median min max" of the peak RSS in MiB.
+rss_stats() {
+    awk -v p="$1-$2-" 'index($2, p) == 1 && substr($2, length(p) + 1) ~ /^[0-9]+$/ { print $6 / 1024 }' \
+        "$W/runs.tsv" | sort -g | awk '{ a[NR] = $1 } END {
+            m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+            printf "%.1f %.1f %.1f\n", m, a[1], a[NR] }'
+}
+
+section_peer() {
+    local t0=$SECONDS c cfgs=(none file unix peer-none peer)
+    if [ -z "$PEER_SRC" ]; then
+        echo "### 7. Side by side with eventlog-socket"
+        echo
+        echo "Not run: give the path of eventlog-socket's sources"
+        echo "(\`scripts/bench.sh --peer-eventlog-socket=DIR peer\` or ELS_PEER_EVENTLOG_SOCKET=DIR)."
+        echo
+        return 0
+    fi
+    [ -z "$BEFORE_LIBDIR" ] || cfgs+=(unix-before)
+    log "peer: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $PEER_EVENTS'"
+    cfg_setup() { cfg_setup_peer "$@"; }
+    run_one unix warm-peer-unix events "$PEER_EVENTS"
+    run_one peer warm-peer-peer events "$PEER_EVENTS"
+    rounds peer "${cfgs[@]}"
+    local mw mc n ok dr by cc mn none pnone peer rm rlo rhi
+    read -r none _ <<<"$(stats peer none)"
+    read -r pnone _ <<<"$(stats peer peer-none)"
+    read -r peer _ <<<"$(stats peer peer)"
+    echo "### 7. Side by side with eventlog-socket"
+    echo
+    echo "\`app events $PEER_EVENTS +RTS -N2 -RTS\` (bench/App.hs: $PEER_EVENTS user events from two"
+    echo "threads pinned to capabilities 0 and 1, nothing else), $ROUNDS rounds, each running every"
+    echo "configuration once in shuffled order, medians.  This project: APP built with the patched"
+    echo "RTS and this library.  eventlog-socket: PEER_APP, the same App.hs built with the installed"
+    echo "GHC $("${BENCH_PEER_GHC:-ghc}" --numeric-version), bench/peer_main.c and the peer's C files from"
+    echo "$PEER_SRC (commit $(git -C "$PEER_SRC" rev-parse --short HEAD 2>/dev/null || echo unknown))."
+    echo "Both streams are drained by the same consumer, \`eventlog-sink recv -o /dev/null\`"
+    echo "(read() into a buffer, write() to /dev/null)."
+    echo
+    echo "| configuration | wall s (median) | vs own no eventlog | vs eventlog-socket | paired vs eventlog-socket | peak RSS MiB (median, min-max) | program CPU s | consumer CPU s | MB received | consumer exit 0 | units dropped |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    for c in "${cfgs[@]}"; do
+        read -r mw mc n ok dr by cc mn <<<"$(stats peer "$c")"
+        read -r rm rlo rhi <<<"$(rss_stats peer "$c")"
+        local own=$none pr=-
+        case $c in peer*) own=$pnone ;; esac
+        case $c in unix | unix-before) pr=$(paired peer "$c" peer | xargs printf '%.3f') ;; esac
+        printf '| %s | %.3f | %s | %s | %s | %s (%s-%s) | %.2f | %.3f | %s | %s | %s |\n' \
+            "$(peer_label "$c")" "$mw" "$(ratio "$mw" "$own")" "$(ratio "$mw" "$peer")" "$pr" \
+            "$rm" "$rlo" "$rhi" "$mc" "$cc" "${by:--}" "$ok" "$dr"
+    done
+    echo
+    echo "\"vs eventlog-socket\" divides medians; \"paired\" is the median over rounds of the ratio"
+    echo "within a round.  Peak RSS is ru_maxrss from wait4.  eventlog-socket's consumer exits"
+    echo "non-zero because the stream ends without its end-of-data marker (the peer stops"
+    echo "writing at exit before the RTS's last blocks are sent)."
+    echo
+    echo "Commands (W a fresh directory on tmpfs):"
+    echo
+    echo '```'
+    echo "no eventlog: APP events $PEER_EVENTS +RTS -N2 -RTS"
+    echo "stock -l (file): APP events $PEER_EVENTS +RTS -N2 -l -ol\$W/l.eventlog -RTS"
+    echo "unix: sink: APP events $PEER_EVENTS +RTS -N2 --eventlog-sink=unix:\$W/s.sock -RTS"
+    echo "    consumer: eventlog-sink recv --retry 10 -o /dev/null unix:\$W/s.sock (started first)"
+    echo "eventlog-socket, no eventlog: PEER_APP events $PEER_EVENTS +RTS -N2 -RTS"
+    echo "eventlog-socket: GHC_EVENTLOG_UNIX_PATH=\$W/p.sock GHC_EVENTLOG_WAIT=1 PEER_APP events $PEER_EVENTS +RTS -N2 -RTS"
+    echo "    consumer: eventlog-sink recv --retry 10 -o /dev/null unix:\$W/p.sock (started first)"
+    [ -z "$BEFORE_LIBDIR" ] ||
+        echo "unix: sink, $BEFORE_LIBDIR: LD_LIBRARY_PATH=$BEFORE_LIBDIR, as unix: sink"
+    echo '```'
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+peer_label() {
+    case $1 in
+        none) echo "no eventlog (patched RTS)" ;;
+        file) echo "stock -l (file)" ;;
+        unix) echo "unix: sink (this project)" ;;
+        unix-before) echo "unix: sink, library from BENCH_BEFORE_LIBDIR" ;;
+        peer-none) echo "no eventlog (stock RTS, peer binary)" ;;
+        peer) echo "eventlog-socket (unix socket)" ;;
+    esac
+}
+
+# ---------------------------------------------------------------------------
+# 8. Scale: consumers, capabilities, event rate
+# ---------------------------------------------------------------------------
+
+# scale_run TAG CONSUMERS APP-ARGS... : APP with a unix: sink (none when
+# CONSUMERS is "none") and that many draining consumers started first;
+# appends "TAG wall cpu maxrss consumers_cpu_sum mb_median" to scale.tsv.
+SCALE_RTS=(-N2)
+scale_run() {
+    local tag=$1 k=$2 base=$W/$1 i pids=() rts=("${SCALE_RTS[@]}") rc=0
+    shift 2
+    rm -f "$W/k.sock"
+    if [ "$k" != none ]; then
+        for i in $(seq 1 "$k"); do
+            "$LAT" run -o "$base.c$i.res" -- "$TOOL" recv --retry 20 -o /dev/null "unix:$W/k.sock" \
+                >/dev/null 2>"$base.c$i.err" &
+            pids+=("$!")
+        done
+        bg_pids+=("${pids[@]}")
+        rts+=("--eventlog-sink=unix:$W/k.sock?max-consumers=128")
+    fi
+    "$LAT" run -o "$base.res" -- "$APP" "$@" +RTS "${rts[@]}" -RTS >"$base.out" 2>"$base.err" || rc=$?
+    [ "$rc" -eq 0 ] || die "$tag: the program exited with $rc: $(tail -n 3 "$base.err")"
+    for i in "${pids[@]}"; do wait "$i" || true; done
+    local ccpu=0 mb=-
+    if [ "$k" != none ]; then
+        ccpu=$(cat "$base".c*.res | awk '{ s += $2 + $3 } END { printf "%.3f", s }')
+        mb=$(cat "$base".c*.err | grep -Eo 'received [0-9]+ bytes' | grep -Eo '[0-9]+' |
+             awk '{ print $1 / 1e6 }' | median | xargs printf '%.2f')
+    fi
+    local line
+    line="$tag $(awk '{ print $1, $2 + $3, $4 }' "$base.res") $ccpu $mb"
+    echo "$line" >>"$W/scale.tsv"
+    log "$line"
+    rm -f "$base".c*.res "$base".c*.err
+}
+
+# scale_med TAGPREFIX FIELD: median of FIELD (2 wall, 3 cpu, 5 consumers'
+# cpu, 6 MB) over rows TAGPREFIX-ROUND.
+scale_med() {
+    awk -v p="$1-" -v f="$2" 'index($1, p) == 1 && substr($1, length(p) + 1) ~ /^[0-9]+$/ { print $f }' \
+        "$W/scale.tsv" | median
+}
+
+section_scale() {
+    local t0=$SECONDS r k n rate ev=${SCALE_EVENTS:-2000000} work=${SCALE_WORK:-100}
+    local rates=(${SCALE_RATES:-10000 100000 1000000}) secs=${SCALE_SECS:-3}
+    : >"$W/scale.tsv"
+    log "scale: consumers (1, 10, 100), -N (2, 8, 16), event rates (${rates[*]}); $ROUNDS rounds"
+    for r in $(seq 1 "$ROUNDS"); do
+        SCALE_RTS=(-N2)
+        for k in $(printf '%s\n' none 1 10 100 | shuf); do
+            scale_run "cons-$k-$r" "$k" events "$ev"
+        done
+        for n in $(printf '%s\n' 2 8 16 | shuf); do
+            SCALE_RTS=("-N$n")
+            scale_run "caps-$n-none-$r" none work "$work"
+            scale_run "caps-$n-unix-$r" 1 work "$work"
+        done
+        SCALE_RTS=(-N2)
+        for rate in $(printf '%s\n' "${rates[@]}" | shuf); do
+            scale_run "rate-$rate-none-$r" none steady "$secs" "$rate"
+            scale_run "rate-$rate-unix-$r" 1 steady "$secs" "$rate"
+        done
+    done
+    local w0 w c cc mb
+    w0=$(scale_med cons-none 2)
+    echo "### 8. Scale"
+    echo
+    echo "Consumers: \`app events $ev +RTS -N2 --eventlog-sink='unix:\$W/k.sock?max-consumers=128' -RTS\`"
+    echo "with K consumers (\`eventlog-sink recv --retry 20 -o /dev/null unix:\$W/k.sock\`, all started"
+    echo "first; those that connect after the program started get the stream from where it is),"
+    echo "$ROUNDS rounds, medians:"
+    echo
+    echo "| consumers | wall s | vs no eventlog | vs 1 consumer | program CPU s | all consumers' CPU s | MB received (median consumer) |"
+    echo "|---|---|---|---|---|---|---|"
+    local w1
+    w1=$(scale_med cons-1 2)
+    for k in none 1 10 100; do
+        w=$(scale_med "cons-$k" 2); c=$(scale_med "cons-$k" 3)
+        cc=$(scale_med "cons-$k" 5); mb=$(scale_med "cons-$k" 6)
+        printf '| %s | %.3f | %s | %s | %.2f | %.2f | %s |\n' "$([ "$k" = none ] && echo "none (no eventlog)" || echo "$k")" \
+            "$w" "$(ratio "$w" "$w0")" "$(ratio "$w" "$w1")" "$c" "$cc" "$mb"
+    done
+    echo
+    echo "Capabilities on $(nproc) cores: \`app work $work +RTS -NN [--eventlog-sink=unix:\$W/k.sock] -RTS\`, one consumer:"
+    echo
+    echo "| -N | wall s no eventlog | wall s unix: sink | sink / none | CPU s none | CPU s sink | CPU sink / none |"
+    echo "|---|---|---|---|---|---|---|"
+    local wn ws cn cs
+    for n in 2 8 16; do
+        wn=$(scale_med "caps-$n-none" 2); ws=$(scale_med "caps-$n-unix" 2)
+        cn=$(scale_med "caps-$n-none" 3); cs=$(scale_med "caps-$n-unix" 3)
+        printf '| %s | %.3f | %.3f | %s | %.2f | %.2f | %s |\n' "$n" "$wn" "$ws" "$(ratio "$ws" "$wn")" \
+            "$cn" "$cs" "$(ratio "$cs" "$cn")"
+    done
+    echo
+    echo "Event rate: \`app steady $secs RATE +RTS -N2 [--eventlog-sink=unix:\$W/k.sock] -RTS\` (a fixed"
+    echo "duration, so the cost shows in CPU time), one consumer:"
+    echo
+    echo "| events/s asked | CPU s none | CPU s sink | extra CPU s | sink / none | consumer CPU s | MB received |"
+    echo "|---|---|---|---|---|---|---|"
+    for rate in "${rates[@]}"; do
+        cn=$(scale_med "rate-$rate-none" 3); cs=$(scale_med "rate-$rate-unix" 3)
+        cc=$(scale_med "rate-$rate-unix" 5); mb=$(scale_med "rate-$rate-unix" 6)
+        printf '| %s | %.3f | %.3f | %+.3f | %s | %.3f | %s |\n' "$rate" "$cn" "$cs" \
+            "$(awk -v a="$cs" -v b="$cn" 'BEGIN { print a - b }')" "$(ratio "$cs" "$cn")" "$cc" "$mb"
+    done
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+# ---------------------------------------------------------------------------
+# 9. Does live streaming skew the picture?
+# ---------------------------------------------------------------------------
+
+SKEW_CONFIGS=(none file filesink unix tcp fifo olfifo)
+
+# skew_run PROG-ARGS-TAG CONFIG ROUND: one program (SKEW_ARGS) with the
+# eventlog going to CONFIG, captured to $W/TAG.eventlog where there is
+# one, +RTS -s to $W/TAG.s; appends "prog cfg round wall mut_el gc_el
+# colls" to skew.tsv, plus the eventlog's GC count, GC elapsed and span
+# (seconds) for round 1.
+skew_run() {
+    local prog=$1 cfg=$2 r=$3 tag=skew-$1-$2-$3 base rts=(-N2) rpid="" cap port rc=0
+    base=$W/$tag
+    cap=$base.eventlog
+    rm -f "$W/k.sock" "$W/k.fifo" "$W/o.fifo"
+    rts+=("-s$base.s")
+    case $cfg in
+        none) cap= ;;
+        file) rts+=(-l "-ol$cap") ;;
+        filesink) rts+=("--eventlog-sink=file:$cap") ;;
+        unix)
+            "$TOOL" recv --retry 10 -o "$cap" "unix:$W/k.sock" 2>"$base.recv.err" & rpid=$!
+            rts+=("--eventlog-sink=unix:$W/k.sock") ;;
+        tcp) rts+=("--eventlog-sink=tcp:127.0.0.1:0") ;;
+        fifo)
+            "$TOOL" recv --retry 10 -o "$cap" "fifo:$W/k.fifo" 2>"$base.recv.err" & rpid=$!
+            rts+=("--eventlog-sink=fifo:$W/k.fifo") ;;
+        olfifo)
+            mkfifo "$W/o.fifo"
+            cat "$W/o.fifo" >"$cap" & rpid=$!
+            rts+=(-l "-ol$W/o.fifo") ;;
+    esac
+    [ -z "$rpid" ] || bg_pids+=("$rpid")
+    "$LAT" run -o "$base.res" -- "$APP" "${SKEW_ARGS[@]}" +RTS "${rts[@]}" -RTS \
+        >"$base.out" 2>"$base.err" &
+    local runner=$!
+    bg_pids+=("$runner")
+    if [ "$cfg" = tcp ]; then
+        port=$(wait_line "$base.err" 'listening on tcp:127\.0\.0\.1:[0-9]+' 10)
+        "$TOOL" recv -o "$cap" "tcp:127.0.0.1:${port##*:}" 2>"$base.recv.err" & rpid=$!
+    fi
+    wait "$runner" || rc=$?
+    [ "$rc" -eq 0 ] || die "$tag: the program exited with $rc: $(tail -n 3 "$base.err")"
+    [ -z "$rpid" ] || wait "$rpid" || true
+    local st el="- - -"
+    st=$(awk '/Gen  [01]/ { c += $3 } /MUT +time/ { m = $5 } /GC +time/ { g = $5 }
+              END { gsub(/[(s]/, "", m); gsub(/[(s]/, "", g); print m, g, c }' "$base.s")
+    if [ -n "$cap" ] && [ "$r" = 1 ]; then
+        # GC count: GC statistics events (tag 53); GC elapsed: time while
+        # at least one capability is between Starting GC (9) and Finished
+        # GC (10); span: the last event's time.
+        el=$("$TOOL" dump "$cap" 2>/dev/null | awk '$2 == "cap" && ($4 == 9 || $4 == 10) { print $1, $4 }
+                $2 == "cap" && $4 == 53 { n++ } $1 + 0 > last { last = $1 + 0 }
+                END { print "N", n + 0, last }' | sort -k1,1n | awk '
+                $1 == "N" { n = $2; last = $3; next }
+                $2 == 9 { if (a++ == 0) s = $1 } $2 == 10 && a > 0 { if (--a == 0) g += $1 - s }
+                END { printf "%d %.3f %.3f\n", n, g / 1e9, last / 1e9 }')
+    fi
+    local line
+    line="$prog $cfg $r $(awk '{ print $1 }' "$base.res") $st $el $( [ -n "$cap" ] && stat -c %s "$cap" || echo 0)"
+    echo "$line" >>"$W/skew.tsv"
+    log "$line"
+    rm -f "$cap"
+}
+
+skew_med() {
+    awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $f != "-" { print $f }' "$W/skew.tsv" | median
+}
+skew_r1() {
+    awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $3 == 1 { print $f }' "$W/skew.tsv"
+}
+
+section_skew() {
+    local t0=$SECONDS r c p
+    local -A args=([alloc]="alloc ${SKEW_ALLOC:-60}" [sparks]="sparks ${SKEW_SPARKS:-1000}"
+                   [threads]="threads ${SKEW_THREADS:-500}")
+    : >"$W/skew.tsv"
+    log "skew: 3 programs x ${#SKEW_CONFIGS[@]} configurations x $ROUNDS rounds"
+    for r in $(seq 1 "$ROUNDS"); do
+        for p in alloc sparks threads; do
+            read -r -a SKEW_ARGS <<<"${args[$p]}"
+            for c in $(printf '%s\n' "${SKEW_CONFIGS[@]}" | shuf); do
+                skew_run "$p" "$c" "$r"
+            done
+        done
+    done
+    echo "### 9. Does live streaming skew the picture?"
+    echo
+    echo "Three programs (bench/App.hs), each \`+RTS -N2 -sFILE\` with no eventlog, the stock"
+    echo "\`-l\` file, each sink with a consumer writing the stream to a file, and the stock"
+    echo "\`-l -ol FIFO\` route with \`cat FIFO > file\` as the reader; $ROUNDS rounds, configurations"
+    echo "shuffled within each, medians.  Program figures are what \`+RTS -s\` reports (elapsed"
+    echo "times; medians, then round 1's beside the eventlog's); eventlog figures come from the captured stream of round 1 (\`eventlog-sink"
+    echo "dump\`): GC count = GC statistics events, GC elapsed = time during which at least one"
+    echo "capability is between Starting GC and Finished GC, mutator = last event time - GC."
+    echo "The live monitor column waits for the monitor (not run here)."
+    echo
+    local w0 w mut gc n en eg es mb
+    for p in alloc sparks threads; do
+        w0=$(skew_med "$p" none 4)
+        echo "\`app ${args[$p]}\`:"
+        echo
+        echo "| configuration | wall s | vs no eventlog | MUT s (-s) | GC s (-s) | GCs (-s) | round 1: GCs (-s) | GCs (eventlog) | GC s (-s) | GC s (eventlog) | MUT s (-s) | mutator s (eventlog) | MB |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        for c in "${SKEW_CONFIGS[@]}"; do
+            w=$(skew_med "$p" "$c" 4); mut=$(skew_med "$p" "$c" 5); gc=$(skew_med "$p" "$c" 6)
+            n=$(skew_med "$p" "$c" 7)
+            en=$(skew_r1 "$p" "$c" 8); eg=$(skew_r1 "$p" "$c" 9); es=$(skew_r1 "$p" "$c" 10)
+            mb=$(skew_r1 "$p" "$c" 11)
+            local em=-
+            [ "$en" = - ] || em=$(awk -v a="$es" -v b="$eg" 'BEGIN { printf "%.3f", a - b }')
+            printf '| %s | %.3f | %s | %.3f | %.3f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n' "$(skew_label "$c")" \
+                "$w" "$(ratio "$w" "$w0")" "$mut" "$gc" "$n" "$(skew_r1 "$p" "$c" 7)" "$en" \
+                "$(skew_r1 "$p" "$c" 6)" "$eg" "$(skew_r1 "$p" "$c" 5)" "$em" \
+                "$(awk -v b="$mb" 'BEGIN { if (b > 0) printf "%.2f", b / 1e6; else print "-" }')"
+        done
+        echo
+    done
+    echo "Commands (W a fresh directory on tmpfs; PROG one of \`alloc ${SKEW_ALLOC:-60}\`, \`sparks ${SKEW_SPARKS:-1000}\`, \`threads ${SKEW_THREADS:-500}\`):"
+    echo
+    echo '```'
+    echo "no eventlog: APP PROG +RTS -N2 -s\$W/x.s -RTS"
+    echo "stock -l (file): APP PROG +RTS -N2 -s\$W/x.s -l -ol\$W/x.eventlog -RTS"
+    echo "file: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=file:\$W/x.eventlog -RTS"
+    echo "unix: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=unix:\$W/k.sock -RTS"
+    echo "    consumer: eventlog-sink recv --retry 10 -o \$W/x.eventlog unix:\$W/k.sock (started first)"
+    echo "tcp: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=tcp:127.0.0.1:0 -RTS"
+    echo "    consumer: eventlog-sink recv -o \$W/x.eventlog tcp:127.0.0.1:PORT"
+    echo "fifo: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=fifo:\$W/k.fifo -RTS"
+    echo "    consumer: eventlog-sink recv --retry 10 -o \$W/x.eventlog fifo:\$W/k.fifo (started first)"
+    echo "stock -ol FIFO: mkfifo \$W/o.fifo; cat \$W/o.fifo > \$W/x.eventlog &"
+    echo "    APP PROG +RTS -N2 -s\$W/x.s -l -ol\$W/o.fifo -RTS"
+    echo '```'
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+}
+
+skew_label() {
+    case $1 in
+        none) echo "no eventlog" ;;
+        file) echo "stock -l (file)" ;;
+        filesink) echo "file: sink" ;;
+        olfifo) echo "stock -l -ol FIFO + cat" ;;
+        *) echo "$1: sink + recv" ;;
+    esac
 }
 
 # ---------------------------------------------------------------------------

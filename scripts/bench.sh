@@ -7,9 +7,13 @@
 #               side (bench/bench_sinks.c)
 #   writecost   time of els_writer_write() for a 2 MiB unit vs memcpy
 #               (bench/bench_sinks.c)
-#   app latency memory idle
+#   app latency memory idle peer scale skew
 #               benchmarks with a real Haskell program: run by
-#               bench/bench_app.sh SECTION when that file exists
+#               bench/bench_app.sh SECTION when that file exists; peer
+#               (side by side with well-typed's eventlog-socket) runs only
+#               when given the path of that project's sources with
+#               --peer-eventlog-socket=DIR (or ELS_PEER_EVENTLOG_SOCKET=DIR):
+#               nothing is downloaded
 #
 # Each section is one function, section_NAME; a new section is a new
 # function plus its name in SECTIONS.  The C benchmark is built here with
@@ -22,7 +26,7 @@
 # and noisy); the exit status is non-zero only when a section could not
 # run or the library lost or corrupted data where policy=block forbids it.
 #
-# Usage: scripts/bench.sh [-h] [SECTION...]
+# Usage: scripts/bench.sh [-h] [--peer-eventlog-socket=DIR] [SECTION...]
 # Environment: BUILD_DIR, CC; BENCH_MB (MiB per throughput run, 512),
 #   BENCH_REPS (9), BENCH_PRODUCERS (1), BENCH_SINKS (comma list, all),
 #   BENCH_SAMPLES (writecost samples per case, 2000), BENCH_PACE_US (1000).
@@ -36,10 +40,10 @@ case $build_dir in
     *) build_dir=$top/$build_dir ;;
 esac
 
-SECTIONS=(throughput writecost app latency memory idle)
+SECTIONS=(throughput writecost app latency memory idle peer scale skew)
 
 usage() {
-    echo "usage: scripts/bench.sh [SECTION...]   (sections: ${SECTIONS[*]}; default all)"
+    echo "usage: scripts/bench.sh [--peer-eventlog-socket=DIR] [SECTION...]   (sections: ${SECTIONS[*]}; default all)"
 }
 
 bench_bin=
@@ -133,6 +137,9 @@ section_app() { app_hook app; }
 section_latency() { app_hook latency; }
 section_memory() { app_hook memory; }
 section_idle() { app_hook idle; }
+section_peer() { app_hook peer; }
+section_scale() { app_hook scale; }
+section_skew() { app_hook skew; }
 
 # ---------------------------------------------------------------------------
 
@@ -140,6 +147,10 @@ selected=()
 for arg in "$@"; do
     case $arg in
         -h|--help) usage; exit 0 ;;
+        --peer-eventlog-socket=*)
+            ELS_PEER_EVENTLOG_SOCKET=$(cd "${arg#*=}" && pwd) || exit 2
+            export ELS_PEER_EVENTLOG_SOCKET
+            continue ;;
     esac
     known=0
     for s in "${SECTIONS[@]}"; do

@@ -137,5 +137,13 @@ bool elsi_ring_release(struct elsi_ring *r)
     struct elsi_unit *u = &r->units[r->tail_seq & r->units_mask];
     r->tail_off = u->off + u->len;
     r->tail_seq++;
+    if (r->tail_seq == r->head_seq) {
+        /* Empty: the next unit starts at the beginning of the buffer
+         * again (Note [Reusing the start of the ring], ring.h).  Offsets
+         * only grow, so both move on to the next multiple of cap. */
+        uint64_t pos = r->tail_off % r->cap;
+        if (pos != 0)
+            r->tail_off = r->head_off = r->tail_off + (r->cap - pos);
+    }
     return true;
 }

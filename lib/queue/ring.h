@@ -14,6 +14,17 @@
  * the bytes of a retained unit never move and are never overwritten until
  * it is released, so a reader may read them without the lock once it has
  * seen the unit committed under the lock.
+ *
+ * Note [Reusing the start of the ring]
+ * When the last retained unit is released, the ring starts over at the
+ * beginning of its buffer.  With a consumer that keeps up the ring is
+ * empty almost every time a unit arrives, so the same first few MiB are
+ * used again and again: they stay in the cache, and the rest of the
+ * buffer (allocated, never touched) costs no resident memory.  Cycling
+ * through the whole buffer instead made every byte of it resident (32 MiB
+ * by default) and copied each unit into cold memory.  Only an empty ring
+ * starts over, so no room is ever lost to the jump: a consumer that falls
+ * behind still has the whole capacity.
  */
 #ifndef ELS_RING_H
 #define ELS_RING_H

@@ -1,7 +1,7 @@
 /*
  * test_ring.c: the bounded queue on its own: reserve/commit/release order,
- * wrap-around, room accounting, units too big, descriptor exhaustion and
- * out-of-order commits.
+ * wrap-around, room accounting, units too big, descriptor exhaustion,
+ * out-of-order commits and starting over at the front once empty.
  */
 #include "check.h"
 #include "eventlog-sink.h"
@@ -140,6 +140,51 @@ static void ring_bad_init(void)
     CHECK_INT(elsi_ring_init(&r, 10, 0), ==, ELS_EINVAL);
 }
 
+/* Note [Reusing the start of the ring]: once empty, the next unit goes to
+ * the start of the buffer, so a queue that is drained as fast as it fills
+ * keeps using its first bytes; a ring that is not empty wraps as before
+ * and keeps its whole capacity. */
+static void ring_reuses_start_when_empty(void)
+{
+    struct elsi_ring r;
+    CHECK_OK(elsi_ring_init(&r, 100, 8));
+    uint64_t seq;
+    struct iovec iov[2];
+    for (unsigned round = 0; round < 20; round++) {
+        CHECK_OK(elsi_ring_reserve(&r, 30, NULL, &seq, iov));
+        CHECK(iov[0].iov_base == r.buf);
+        CHECK_U64(iov[1].iov_len, ==, 0);
+        fill(iov, (uint8_t)round);
+        elsi_ring_commit(&r, seq);
+        check_unit_bytes(&r, seq, (uint8_t)round);
+        CHECK(elsi_ring_release(&r));
+        CHECK_U64(elsi_ring_bytes(&r), ==, 0);
+    }
+    /* Not empty: the next unit follows the retained one, and the ring
+     * still holds its full capacity (30 + 30 + 40 bytes). */
+    CHECK_OK(elsi_ring_reserve(&r, 30, NULL, &seq, iov));
+    elsi_ring_commit(&r, seq);
+    CHECK_OK(elsi_ring_reserve(&r, 30, NULL, &seq, iov));
+    CHECK(iov[0].iov_base == r.buf + 30);
+    elsi_ring_commit(&r, seq);
+    CHECK(elsi_ring_release(&r));
+    CHECK_OK(elsi_ring_reserve(&r, 70, NULL, &seq, iov));
+    CHECK(iov[0].iov_base == r.buf + 60);
+    CHECK_U64(iov[0].iov_len, ==, 40);
+    CHECK_U64(iov[1].iov_len, ==, 30);
+    fill(iov, 9);
+    elsi_ring_commit(&r, seq);
+    CHECK(!elsi_ring_has_room(&r, 1));
+    CHECK(elsi_ring_release(&r));
+    check_unit_bytes(&r, seq, 9);
+    CHECK(elsi_ring_release(&r));
+    /* Empty after a wrapped unit: the start again. */
+    CHECK_OK(elsi_ring_reserve(&r, 100, NULL, &seq, iov));
+    CHECK(iov[0].iov_base == r.buf);
+    CHECK_U64(iov[0].iov_len, ==, 100);
+    elsi_ring_destroy(&r);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(ring_basic),
     CHECK_CASE(ring_wraps),
@@ -147,6 +192,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(ring_descriptors_run_out),
     CHECK_CASE(ring_out_of_order_commit),
     CHECK_CASE(ring_bad_init),
+    CHECK_CASE(ring_reuses_start_when_empty),
 };
 
 CHECK_MAIN(cases)
