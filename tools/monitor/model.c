@@ -1,0 +1,1667 @@
+/*
+ * model.c: the monitor's aggregation of a GHC eventlog (see model.h).
+ *
+ * One parser callback (model_on_event) updates counters and state
+ * machines; the renderers at the end read them.  Per-capability activity
+ * is a state (idle, running a thread, in GC) changed only by that
+ * capability's own events, so blocks arriving out of order across
+ * capabilities do not confuse it.  Time spent in each state is added to
+ * the capability's timeline, a row of bins whose width doubles whenever
+ * the run outgrows MON_BINS bins (the whole run stays visible at bounded
+ * memory).  Nothing here does I/O.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventlog-sink.h"
+#include "eventlog-sink/parse.h"
+#include "model.h"
+
+/* Tags the public enum does not name (GHC 9.0.2 EventLogFormat.h). */
+#define MON_EV_PROF_SAMPLE_COST_CENTRE 167
+#define MON_EV_PROF_BEGIN 168
+
+#define MON_MAX_CAPS 256
+#define MON_BINS 4096               /* timeline bins before coarsening */
+#define MON_BIN0_NS 10000000ull     /* first bin width: 10 ms */
+#define MON_PAUSES 1024             /* recent GC pauses for p50/max */
+#define MON_RECENT 16               /* recent messages, notes */
+#define MON_MARKS 1024              /* recent markers */
+#define MON_SPANS 256               /* recent marker spans */
+#define MON_OPEN_SPANS 64
+#define MON_TEXT 96                 /* bytes kept of a message */
+#define MON_THREADS_MAX (1u << 20)  /* thread table cap */
+#define MON_CCS_MAX 65536           /* cost centres kept */
+#define MON_LABELS 64               /* heap sample entries kept */
+#define MON_SAMPLES 32768           /* cost-centre samples kept */
+#define MON_STACK 24                /* frames kept per sample */
+
+/* Prometheus histogram bounds of GC pauses, seconds. */
+static const double mon_pause_bounds[] = {
+    0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5
+};
+#define MON_PAUSE_BUCKETS (sizeof mon_pause_bounds / sizeof mon_pause_bounds[0])
+
+enum mon_cap_state { CAP_IDLE, CAP_RUN, CAP_GC };
+enum mon_thread_state { TH_RUNNABLE = 1, TH_RUNNING, TH_BLOCKED };
+
+struct mon_bin {
+    uint32_t run_us, gc_us;
+};
+
+/* The run-wide series the charts draw, one per timeline bin. */
+struct mon_gbin {
+    uint32_t events, gcs, user;
+    uint32_t threads;               /* alive at the bin's end */
+    uint64_t gc_ns, alloc;          /* sums */
+    uint64_t heap_size, heap_live;  /* last value */
+};
+
+struct mon_cap {
+    bool seen;
+    enum mon_cap_state state;
+    uint64_t since;                 /* when state began */
+    uint64_t run_ns, gc_ns;         /* closed states */
+    uint64_t gc_start;              /* GC_START on this cap, or 0 */
+    struct mon_bin *bins;           /* MON_BINS, allocated when seen */
+    /* latest SPARK_COUNTERS */
+    uint64_t sp[7];
+    /* interval bookkeeping */
+    uint64_t prev_run, prev_gc;
+    double util, gc_frac;
+};
+
+enum { SP_CREATED, SP_DUD, SP_OVERFLOWED, SP_CONVERTED, SP_GCD, SP_FIZZLED,
+       SP_REMAINING };
+static const char *const mon_spark_names[] = {
+    "created", "dud", "overflowed", "converted", "gcd", "fizzled", "pool"
+};
+
+struct mon_text {
+    uint64_t t;
+    int32_t cap;
+    char s[MON_TEXT];
+};
+
+struct mon_span {
+    uint64_t t0, t1;
+    char s[MON_TEXT];
+};
+
+struct mon_thread {
+    uint32_t id;                    /* 0: empty slot */
+    uint8_t state;
+};
+
+struct mon_cc {
+    char *label, *module;
+    uint64_t samples, prev_samples, heap;   /* heap: last sample's bytes */
+};
+
+struct mon_sample {
+    uint64_t t;
+    uint8_t depth;
+    uint32_t ids[MON_STACK];        /* innermost first */
+};
+
+struct mon_label {
+    char s[MON_TEXT];
+    uint64_t bytes;
+};
+
+struct mon_model {
+    struct els_parser *parser;
+    bool failed;
+    char error[256];
+    char spec[256], source_state[256];
+    uint64_t connections;
+
+    /* stream */
+    uint64_t bytes, bytes_skipped, now, streams;
+    bool ended;
+    uint64_t events, by_class[MON_CLASS_N];
+    char program[128], rts[128];
+    uint32_t pid;
+
+    /* capabilities and timeline */
+    struct mon_cap caps[MON_MAX_CAPS];
+    unsigned ncaps;                 /* highest seen + 1 */
+    uint64_t bin_ns;
+    struct mon_gbin *gbins;         /* MON_BINS */
+    unsigned last_bin;
+
+    /* GC */
+    uint64_t gcs, gc_ns, pause_max;
+    uint64_t pauses[MON_PAUSES];
+    unsigned npauses;
+    uint64_t pause_hist[MON_PAUSE_BUCKETS + 1];
+
+    /* heap */
+    uint64_t heap_size, heap_live, heap_alloc, heap_max;
+    struct mon_label labels[MON_LABELS], staging[MON_LABELS];
+    unsigned nlabels, nstaging;
+    uint64_t heap_samples;
+    bool in_sample, sample_by_cc;
+
+    /* threads (open addressing, linear probing, backward-shift deletes) */
+    struct mon_thread *threads;
+    uint32_t threads_cap, threads_used;
+    uint64_t threads_created, threads_untracked;
+
+    /* sparks: sum over caps of SPARK_COUNTERS; spark events */
+    uint64_t spark_events;
+
+    /* user events */
+    uint64_t user_messages, markers;
+    struct mon_text msgs[MON_RECENT];
+    struct mon_text marks[MON_MARKS];
+    struct mon_span spans[MON_SPANS];
+    struct mon_text open_spans[MON_OPEN_SPANS];
+    unsigned nopen;
+    uint64_t nspans;
+
+    /* loss notes */
+    uint64_t notes, dropped_units, dropped_bytes, missed_units, missed_bytes,
+             late_units, late_bytes;
+    struct mon_text note_texts[MON_RECENT];
+
+    /* profiling */
+    struct mon_cc *ccs;             /* indexed by cost-centre id */
+    uint32_t nccs;
+    uint64_t prof_samples;
+    struct mon_sample *samples;     /* ring of MON_SAMPLES */
+
+    /* the last tick's interval */
+    double interval_s;
+    uint64_t prev_now, prev_events, prev_class[MON_CLASS_N], prev_gcs,
+             prev_gc_ns, prev_alloc, prev_sp[7], prev_user, prev_bytes;
+    double rate_events, rate_class[MON_CLASS_N], rate_gcs, gc_frac,
+           rate_alloc, rate_sp[7], rate_user, rate_bytes;
+    struct mon_text_topcc { uint32_t id; uint64_t n; } top[10];
+    unsigned ntop;
+};
+
+const char *mon_class_name(enum mon_class c)
+{
+    static const char *const names[MON_CLASS_N] = {
+        "scheduler", "gc", "heap", "spark", "user", "profiling", "meta",
+        "other"
+    };
+    return (unsigned)c < MON_CLASS_N ? names[c] : "other";
+}
+
+enum mon_class mon_class_of(uint16_t tag)
+{
+    switch (tag) {
+    case 0: case 1: case 2: case 3: case 4: case 8: case 15:
+    case 45: case 46: case 47: case 48: case 55: case 56: case 57:
+        return MON_CLASS_SCHED;
+    case 9: case 10: case 11: case 12: case 20: case 21: case 22: case 54:
+        return MON_CLASS_GC;
+    case 49: case 50: case 51: case 52: case 53:
+        return MON_CLASS_HEAP;
+    case 34: case 35: case 36: case 37: case 38: case 39: case 40: case 41:
+        return MON_CLASS_SPARK;
+    case 19: case 58:
+        return MON_CLASS_USER;
+    case 16: case 18: case 25: case 26: case 27: case 28: case 29: case 30:
+    case 31: case 32: case 33: case 43: case 44:
+        return MON_CLASS_META;
+    default:
+        if (tag >= 160 && tag <= 169)
+            return MON_CLASS_PROF;
+        return MON_CLASS_OTHER;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------ */
+
+static void mon_copy(char *dst, size_t cap, const char *s, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+    return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+/* ------------------------------------------------------------------------
+ * Timeline
+ * ------------------------------------------------------------------------ */
+
+/* Halve the resolution until t fits in MON_BINS bins. */
+static void mon_fit(struct mon_model *m, uint64_t t)
+{
+    while (t / m->bin_ns >= MON_BINS) {
+        for (unsigned c = 0; c < m->ncaps; c++) {
+            struct mon_bin *b = m->caps[c].bins;
+            if (b == NULL)
+                continue;
+            for (unsigned i = 0; i < MON_BINS / 2; i++) {
+                /* Microseconds in a bin stay below 2^32 up to bins of
+                 * 71 minutes; saturate rather than wrap beyond. */
+                uint64_t r = (uint64_t)b[2 * i].run_us + b[2 * i + 1].run_us;
+                uint64_t g = (uint64_t)b[2 * i].gc_us + b[2 * i + 1].gc_us;
+                b[i].run_us = r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+                b[i].gc_us = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
+            }
+            memset(b + MON_BINS / 2, 0, MON_BINS / 2 * sizeof *b);
+        }
+        struct mon_gbin *g = m->gbins;
+        for (unsigned i = 0; i < MON_BINS / 2; i++) {
+            struct mon_gbin a = g[2 * i], z = g[2 * i + 1];
+            g[i].events = a.events + z.events;
+            g[i].gcs = a.gcs + z.gcs;
+            g[i].user = a.user + z.user;
+            g[i].gc_ns = a.gc_ns + z.gc_ns;
+            g[i].alloc = a.alloc + z.alloc;
+            g[i].threads = z.threads ? z.threads : a.threads;
+            g[i].heap_size = z.heap_size ? z.heap_size : a.heap_size;
+            g[i].heap_live = z.heap_live ? z.heap_live : a.heap_live;
+        }
+        memset(g + MON_BINS / 2, 0, MON_BINS / 2 * sizeof *g);
+        m->bin_ns *= 2;
+        m->last_bin /= 2;
+    }
+}
+
+static struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
+{
+    mon_fit(m, t);
+    unsigned i = (unsigned)(t / m->bin_ns);
+    if (i > m->last_bin) {
+        /* Levels carry forward into bins no event touched. */
+        for (unsigned j = m->last_bin + 1; j <= i; j++) {
+            m->gbins[j].threads = m->gbins[m->last_bin].threads;
+            m->gbins[j].heap_size = m->gbins[m->last_bin].heap_size;
+            m->gbins[j].heap_live = m->gbins[m->last_bin].heap_live;
+        }
+        m->last_bin = i;
+    }
+    return &m->gbins[i];
+}
+
+/* Add [a, b) in state s to capability c's bins. */
+static void mon_cap_span(struct mon_model *m, struct mon_cap *c,
+                         enum mon_cap_state s, uint64_t a, uint64_t b)
+{
+    if (s == CAP_IDLE || b <= a || c->bins == NULL)
+        return;
+    if (s == CAP_RUN)
+        c->run_ns += b - a;
+    else
+        c->gc_ns += b - a;
+    mon_fit(m, b);
+    while (a < b) {
+        uint64_t i = a / m->bin_ns, end = (i + 1) * m->bin_ns;
+        uint64_t upto = end < b ? end : b;
+        uint32_t us = (uint32_t)((upto - a) / 1000u);
+        if (s == CAP_RUN)
+            c->bins[i].run_us += us;
+        else
+            c->bins[i].gc_us += us;
+        a = upto;
+    }
+}
+
+static struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
+{
+    if (cap < 0 || cap >= MON_MAX_CAPS)
+        return NULL;
+    struct mon_cap *c = &m->caps[cap];
+    if (!c->seen) {
+        c->bins = calloc(MON_BINS, sizeof *c->bins);
+        if (c->bins == NULL)
+            return NULL;
+        c->seen = true;
+        if ((unsigned)cap + 1 > m->ncaps)
+            m->ncaps = (unsigned)cap + 1;
+    }
+    return c;
+}
+
+static void mon_cap_set(struct mon_model *m, struct mon_cap *c,
+                        enum mon_cap_state s, uint64_t t)
+{
+    if (t < c->since)
+        t = c->since;
+    mon_cap_span(m, c, c->state, c->since, t);
+    c->state = s;
+    c->since = t;
+}
+
+/* ------------------------------------------------------------------------
+ * Threads
+ * ------------------------------------------------------------------------ */
+
+static uint32_t mon_hash(uint32_t id)
+{
+    return id * 2654435761u;
+}
+
+static struct mon_thread *mon_thread_find(struct mon_model *m, uint32_t id)
+{
+    if (m->threads == NULL || id == 0)
+        return NULL;
+    uint32_t mask = m->threads_cap - 1;
+    for (uint32_t i = mon_hash(id) & mask;; i = (i + 1) & mask) {
+        if (m->threads[i].id == id)
+            return &m->threads[i];
+        if (m->threads[i].id == 0)
+            return NULL;
+    }
+}
+
+static bool mon_thread_grow(struct mon_model *m)
+{
+    uint32_t ncap = m->threads_cap ? m->threads_cap * 2 : 1024;
+    if (ncap > MON_THREADS_MAX)
+        return false;
+    struct mon_thread *t = calloc(ncap, sizeof *t);
+    if (t == NULL)
+        return false;
+    for (uint32_t j = 0; j < m->threads_cap; j++) {
+        if (m->threads[j].id == 0)
+            continue;
+        uint32_t i = mon_hash(m->threads[j].id) & (ncap - 1);
+        while (t[i].id != 0)
+            i = (i + 1) & (ncap - 1);
+        t[i] = m->threads[j];
+    }
+    free(m->threads);
+    m->threads = t;
+    m->threads_cap = ncap;
+    return true;
+}
+
+/* Set thread id's state, adding it if new (false if the table is full:
+ * counted in threads_untracked). */
+static void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state)
+{
+    if (id == 0)
+        return;
+    struct mon_thread *t = mon_thread_find(m, id);
+    if (t != NULL) {
+        t->state = state;
+        return;
+    }
+    if ((m->threads_used + 1) * 4 > m->threads_cap * 3 && !mon_thread_grow(m)) {
+        m->threads_untracked++;
+        return;
+    }
+    uint32_t mask = m->threads_cap - 1, i = mon_hash(id) & mask;
+    while (m->threads[i].id != 0)
+        i = (i + 1) & mask;
+    m->threads[i].id = id;
+    m->threads[i].state = state;
+    m->threads_used++;
+}
+
+static void mon_thread_del(struct mon_model *m, uint32_t id)
+{
+    struct mon_thread *t = mon_thread_find(m, id);
+    if (t == NULL)
+        return;
+    uint32_t mask = m->threads_cap - 1, i = (uint32_t)(t - m->threads);
+    m->threads[i].id = 0;
+    m->threads_used--;
+    /* Backward shift: move later entries of the cluster into the hole
+     * when their home slot is not between the hole and them. */
+    for (uint32_t j = (i + 1) & mask; m->threads[j].id != 0; j = (j + 1) & mask) {
+        uint32_t home = mon_hash(m->threads[j].id) & mask;
+        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (!stays) {
+            m->threads[i] = m->threads[j];
+            m->threads[j].id = 0;
+            i = j;
+        }
+    }
+}
+
+static void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,
+                              uint64_t *running, uint64_t *blocked)
+{
+    *runnable = *running = *blocked = 0;
+    for (uint32_t i = 0; i < m->threads_cap; i++) {
+        if (m->threads[i].id == 0)
+            continue;
+        switch (m->threads[i].state) {
+        case TH_RUNNABLE: (*runnable)++; break;
+        case TH_RUNNING: (*running)++; break;
+        default: (*blocked)++; break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * User markers: "NAME start"/"NAME begin" opens a span that "NAME end"/
+ * "NAME stop" closes.
+ * ------------------------------------------------------------------------ */
+
+static size_t mon_span_stem(const char *s, size_t n, bool *opens)
+{
+    static const struct { const char *w; bool opens; } words[] = {
+        { " start", true }, { " begin", true }, { " end", false },
+        { " stop", false },
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t wl = strlen(words[i].w);
+        if (n > wl && memcmp(s + n - wl, words[i].w, wl) == 0) {
+            *opens = words[i].opens;
+            return n - wl;
+        }
+    }
+    return 0;
+}
+
+static void mon_marker(struct mon_model *m, const struct els_event *ev,
+                       struct els_str text)
+{
+    struct mon_text *mt = &m->marks[m->markers % MON_MARKS];
+    mt->t = ev->time;
+    mt->cap = ev->cap;
+    mon_copy(mt->s, sizeof mt->s, text.ptr, text.len);
+    m->markers++;
+
+    bool opens;
+    size_t stem = mon_span_stem(text.ptr, text.len, &opens);
+    if (stem == 0 || stem >= MON_TEXT)
+        return;
+    if (opens) {
+        if (m->nopen == MON_OPEN_SPANS)
+            return;
+        struct mon_text *o = &m->open_spans[m->nopen++];
+        o->t = ev->time;
+        mon_copy(o->s, sizeof o->s, text.ptr, stem);
+        return;
+    }
+    for (unsigned i = m->nopen; i-- > 0;) {
+        struct mon_text *o = &m->open_spans[i];
+        if (strlen(o->s) == stem && memcmp(o->s, text.ptr, stem) == 0) {
+            struct mon_span *sp = &m->spans[m->nspans++ % MON_SPANS];
+            sp->t0 = o->t;
+            sp->t1 = ev->time;
+            memcpy(sp->s, o->s, sizeof sp->s);
+            m->open_spans[i] = m->open_spans[--m->nopen];
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Profiling
+ * ------------------------------------------------------------------------ */
+
+static struct mon_cc *mon_cc(struct mon_model *m, uint32_t id, bool create)
+{
+    if (id >= MON_CCS_MAX)
+        return NULL;
+    if (id >= m->nccs) {
+        if (!create)
+            return NULL;
+        uint32_t n = m->nccs ? m->nccs : 256;
+        while (n <= id)
+            n *= 2;
+        struct mon_cc *c = realloc(m->ccs, n * sizeof *c);
+        if (c == NULL)
+            return NULL;
+        memset(c + m->nccs, 0, (n - m->nccs) * sizeof *c);
+        m->ccs = c;
+        m->nccs = n;
+    }
+    return &m->ccs[id];
+}
+
+/* A NUL-terminated string at *p within [*p, end); false if none. */
+static bool mon_cstr(const uint8_t **p, const uint8_t *end, struct els_str *s)
+{
+    const uint8_t *z = memchr(*p, 0, (size_t)(end - *p));
+    if (z == NULL)
+        return false;
+    s->ptr = (const char *)*p;
+    s->len = (size_t)(z - *p);
+    *p = z + 1;
+    return true;
+}
+
+static char *mon_strdup(struct els_str s)
+{
+    char *d = malloc(s.len + 1);
+    if (d != NULL) {
+        memcpy(d, s.ptr, s.len);
+        d[s.len] = '\0';
+    }
+    return d;
+}
+
+static void mon_prof_cc(struct mon_model *m, const struct els_event *ev)
+{
+    const uint8_t *p = ev->payload, *end = p + ev->payload_len;
+    if (ev->payload_len < 4)
+        return;
+    uint32_t id = be32(p);
+    p += 4;
+    struct els_str label, module;
+    if (!mon_cstr(&p, end, &label) || !mon_cstr(&p, end, &module))
+        return;
+    struct mon_cc *c = mon_cc(m, id, true);
+    if (c == NULL)
+        return;
+    free(c->label);
+    free(c->module);
+    c->label = mon_strdup(label);
+    c->module = mon_strdup(module);
+}
+
+static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
+{
+    /* capability:32 tick:64 depth:8 ids:32*depth, innermost first */
+    if (ev->payload_len < 13)
+        return;
+    unsigned depth = ev->payload[12];
+    if (ev->payload_len < 13 + 4 * (size_t)depth || depth == 0)
+        return;
+    if (m->samples == NULL) {
+        m->samples = calloc(MON_SAMPLES, sizeof *m->samples);
+        if (m->samples == NULL)
+            return;
+    }
+    struct mon_sample *s = &m->samples[m->prof_samples % MON_SAMPLES];
+    s->t = ev->time;
+    s->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
+    for (unsigned i = 0; i < s->depth; i++)
+        s->ids[i] = be32(ev->payload + 13 + 4 * i);
+    m->prof_samples++;
+    struct mon_cc *c = mon_cc(m, s->ids[0], true);
+    if (c != NULL)
+        c->samples++;
+}
+
+static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
+{
+    /* profile:8 residency:64 depth:8 ids:32*depth */
+    if (ev->payload_len < 10)
+        return;
+    unsigned depth = ev->payload[9];
+    if (depth == 0 || ev->payload_len < 10 + 4 * (size_t)depth)
+        return;
+    uint64_t res = be64(ev->payload + 1);
+    struct mon_cc *c = mon_cc(m, be32(ev->payload + 10), true);
+    if (c == NULL)
+        return;
+    if (!m->sample_by_cc) {
+        /* First cost-centre entry of this sample: clear the last one's. */
+        for (uint32_t i = 0; i < m->nccs; i++)
+            m->ccs[i].heap = 0;
+        m->sample_by_cc = true;
+    }
+    c->heap += res;
+}
+
+static void mon_heap_sample_end(struct mon_model *m)
+{
+    if (!m->in_sample)
+        return;
+    if (m->nstaging > 0) {
+        memcpy(m->labels, m->staging, m->nstaging * sizeof m->staging[0]);
+        m->nlabels = m->nstaging;
+    }
+    m->in_sample = false;
+    m->heap_samples++;
+}
+
+static void mon_heap_sample_string(struct mon_model *m, uint64_t res,
+                                   struct els_str label)
+{
+    /* Keep the MON_LABELS largest: replace the smallest if larger. */
+    struct mon_label *slot = NULL;
+    if (m->nstaging < MON_LABELS) {
+        slot = &m->staging[m->nstaging++];
+    } else {
+        for (unsigned i = 0; i < MON_LABELS; i++)
+            if (slot == NULL || m->staging[i].bytes < slot->bytes)
+                slot = &m->staging[i];
+        if (slot->bytes >= res)
+            return;
+    }
+    slot->bytes = res;
+    mon_copy(slot->s, sizeof slot->s, label.ptr, label.len);
+}
+
+/* ------------------------------------------------------------------------
+ * Events
+ * ------------------------------------------------------------------------ */
+
+static void mon_recent(struct mon_text *ring, uint64_t n, const struct els_event *ev,
+                       const char *s, size_t len)
+{
+    struct mon_text *t = &ring[n % MON_RECENT];
+    t->t = ev->time;
+    t->cap = ev->cap;
+    mon_copy(t->s, sizeof t->s, s, len);
+}
+
+static int mon_on_header(void *user, const struct els_parser *p)
+{
+    (void)p;
+    struct mon_model *m = user;
+    m->streams++;
+    m->ended = false;
+    return 0;
+}
+
+static int mon_on_end(void *user, uint64_t offset)
+{
+    (void)offset;
+    struct mon_model *m = user;
+    m->ended = true;
+    return 0;
+}
+
+static int mon_on_event(void *user, const struct els_event *ev)
+{
+    struct mon_model *m = user;
+    if (ev->tag == ELS_EV_BLOCK_MARKER)
+        return 0;
+    m->events++;
+    enum mon_class cls = mon_class_of(ev->tag);
+    m->by_class[cls]++;
+    if (ev->time > m->now)
+        m->now = ev->time;
+    struct mon_gbin *gb = mon_gbin_at(m, ev->time);
+    gb->events++;
+
+    struct mon_cap *c = mon_cap(m, ev->cap);
+    struct els_event_data d;
+    int dr = els_event_decode(ev, &d);
+    if (dr < 0)
+        return 0;           /* short payload: counted, not interpreted */
+
+    switch (ev->tag) {
+    case ELS_EV_CREATE_THREAD:
+        m->threads_created++;
+        mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
+        break;
+    case ELS_EV_RUN_THREAD:
+        mon_thread_set(m, d.u.thread.thread, TH_RUNNING);
+        if (c != NULL)
+            mon_cap_set(m, c, CAP_RUN, ev->time);
+        break;
+    case ELS_EV_STOP_THREAD: {
+        uint16_t st = d.u.stop_thread.status;
+        if (st == 5)
+            mon_thread_del(m, d.u.stop_thread.thread);
+        else
+            mon_thread_set(m, d.u.stop_thread.thread,
+                           st <= 3 ? TH_RUNNABLE : TH_BLOCKED);
+        if (c != NULL && c->state == CAP_RUN)
+            mon_cap_set(m, c, CAP_IDLE, ev->time);
+        break;
+    }
+    case ELS_EV_THREAD_RUNNABLE:
+        mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
+        break;
+    case ELS_EV_THREAD_WAKEUP:
+        mon_thread_set(m, d.u.thread_cap.thread, TH_RUNNABLE);
+        break;
+    case ELS_EV_GC_START:
+        m->gcs++;
+        gb->gcs++;
+        if (c != NULL) {
+            c->gc_start = ev->time ? ev->time : 1;
+            mon_cap_set(m, c, CAP_GC, ev->time);
+        }
+        break;
+    case ELS_EV_GC_WORK:
+        if (c != NULL)
+            mon_cap_set(m, c, CAP_GC, ev->time);
+        break;
+    case ELS_EV_GC_DONE:
+    case ELS_EV_GC_IDLE:
+        if (c != NULL && c->gc_start == 0)
+            mon_cap_set(m, c, CAP_IDLE, ev->time);
+        break;
+    case ELS_EV_GC_END:
+        if (c != NULL) {
+            if (c->gc_start != 0 && ev->time >= c->gc_start) {
+                uint64_t p = ev->time - c->gc_start;
+                m->gc_ns += p;
+                gb->gc_ns += p;
+                if (p > m->pause_max)
+                    m->pause_max = p;
+                m->pauses[m->npauses++ % MON_PAUSES] = p;
+                unsigned b = 0;
+                while (b < MON_PAUSE_BUCKETS && (double)p / 1e9 > mon_pause_bounds[b])
+                    b++;
+                m->pause_hist[b]++;
+            }
+            c->gc_start = 0;
+            mon_cap_set(m, c, CAP_IDLE, ev->time);
+        }
+        break;
+    case ELS_EV_LOG_MSG: {
+        struct els_note note;
+        if (els_note_decode(ev, &note) == 0) {
+            switch (note.kind) {
+            case ELS_NOTE_DROPPED:
+                m->dropped_units += note.units;
+                m->dropped_bytes += note.bytes;
+                break;
+            case ELS_NOTE_CONSUMER_MISSED:
+                m->missed_units += note.units;
+                m->missed_bytes += note.bytes;
+                break;
+            case ELS_NOTE_JOINED_LATE:
+                m->late_units += note.units;
+                m->late_bytes += note.bytes;
+                break;
+            default:
+                break;
+            }
+            mon_recent(m->note_texts, m->notes, ev, note.text.ptr, note.text.len);
+            m->notes++;
+        }
+        break;
+    }
+    case ELS_EV_USER_MSG:
+        mon_recent(m->msgs, m->user_messages, ev, d.u.text.ptr, d.u.text.len);
+        m->user_messages++;
+        gb->user++;
+        break;
+    case ELS_EV_USER_MARKER:
+        mon_marker(m, ev, d.u.text);
+        gb->user++;
+        break;
+    case ELS_EV_RTS_IDENTIFIER:
+        mon_copy(m->rts, sizeof m->rts, d.u.capset_text.text.ptr,
+                 d.u.capset_text.text.len);
+        break;
+    case ELS_EV_PROGRAM_ARGS: {
+        struct els_str list = d.u.capset_strings.strings, first;
+        if (els_str_next(&list, &first)) {
+            const char *slash = memrchr(first.ptr, '/', first.len);
+            const char *b = slash ? slash + 1 : first.ptr;
+            mon_copy(m->program, sizeof m->program, b,
+                     first.len - (size_t)(b - first.ptr));
+        }
+        break;
+    }
+    case ELS_EV_OSPROCESS_PID:
+        m->pid = d.u.os_pid.pid;
+        break;
+    case ELS_EV_CAP_CREATE:
+        mon_cap(m, d.u.cap.cap);
+        break;
+    case ELS_EV_SPARK_COUNTERS:
+        if (c != NULL) {
+            c->sp[SP_CREATED] = d.u.spark_counters.created;
+            c->sp[SP_DUD] = d.u.spark_counters.dud;
+            c->sp[SP_OVERFLOWED] = d.u.spark_counters.overflowed;
+            c->sp[SP_CONVERTED] = d.u.spark_counters.converted;
+            c->sp[SP_GCD] = d.u.spark_counters.gcd;
+            c->sp[SP_FIZZLED] = d.u.spark_counters.fizzled;
+            c->sp[SP_REMAINING] = d.u.spark_counters.remaining;
+        }
+        break;
+    case ELS_EV_SPARK_CREATE: case ELS_EV_SPARK_DUD: case ELS_EV_SPARK_OVERFLOW:
+    case ELS_EV_SPARK_RUN: case ELS_EV_SPARK_STEAL: case ELS_EV_SPARK_FIZZLE:
+    case ELS_EV_SPARK_GC:
+        m->spark_events++;
+        break;
+    case ELS_EV_HEAP_ALLOCATED:
+        if (d.u.heap.bytes > m->heap_alloc) {
+            gb->alloc += d.u.heap.bytes - m->heap_alloc;
+            m->heap_alloc = d.u.heap.bytes;
+        }
+        break;
+    case ELS_EV_HEAP_SIZE:
+        m->heap_size = d.u.heap.bytes;
+        gb->heap_size = m->heap_size;
+        break;
+    case ELS_EV_HEAP_LIVE:
+        m->heap_live = d.u.heap.bytes;
+        gb->heap_live = m->heap_live;
+        break;
+    case ELS_EV_HEAP_INFO_GHC:
+        m->heap_max = d.u.heap_info.max_heap_size;
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
+    case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
+        mon_heap_sample_end(m);
+        m->in_sample = true;
+        m->nstaging = 0;
+        m->sample_by_cc = false;
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_END:
+        mon_heap_sample_end(m);
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_STRING:
+        mon_heap_sample_string(m, d.u.heap_sample_string.residency,
+                               d.u.heap_sample_string.label);
+        break;
+    case ELS_EV_HEAP_PROF_COST_CENTRE:
+        mon_prof_cc(m, ev);
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
+        mon_heap_cc_sample(m, ev);
+        break;
+    case MON_EV_PROF_SAMPLE_COST_CENTRE:
+        mon_prof_sample(m, ev);
+        break;
+    default:
+        break;
+    }
+    gb->threads = m->threads_used;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Lifecycle and feeding
+ * ------------------------------------------------------------------------ */
+
+static void mon_clear_run(struct mon_model *m)
+{
+    for (unsigned c = 0; c < MON_MAX_CAPS; c++)
+        free(m->caps[c].bins);
+    for (uint32_t i = 0; i < m->nccs; i++) {
+        free(m->ccs[i].label);
+        free(m->ccs[i].module);
+    }
+    free(m->ccs);
+    free(m->threads);
+    free(m->samples);
+    free(m->gbins);
+}
+
+int mon_model_new(struct mon_model **out)
+{
+    struct mon_model *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return ELS_ENOMEM;
+    const struct els_parse_callbacks cb = {
+        .struct_size = sizeof cb,
+        .on_header = mon_on_header,
+        .on_event = mon_on_event,
+        .on_end = mon_on_end,
+    };
+    int rc = els_parser_new(&m->parser, &cb, m, ELS_PARSE_RESTART);
+    if (rc < 0) {
+        free(m);
+        return rc;
+    }
+    m->bin_ns = MON_BIN0_NS;
+    m->gbins = calloc(MON_BINS, sizeof *m->gbins);
+    if (m->gbins == NULL) {
+        els_parser_free(m->parser);
+        free(m);
+        return ELS_ENOMEM;
+    }
+    *out = m;
+    return 0;
+}
+
+void mon_model_free(struct mon_model *m)
+{
+    if (m == NULL)
+        return;
+    mon_clear_run(m);
+    els_parser_free(m->parser);
+    free(m);
+}
+
+void mon_model_reset(struct mon_model *m)
+{
+    struct els_parser *p = m->parser;
+    struct mon_model keep = *m;
+    mon_clear_run(m);
+    els_parser_reset(p);
+    memset(m, 0, sizeof *m);
+    m->parser = p;
+    m->bin_ns = MON_BIN0_NS;
+    m->gbins = calloc(MON_BINS, sizeof *m->gbins);
+    memcpy(m->spec, keep.spec, sizeof m->spec);
+    memcpy(m->source_state, keep.source_state, sizeof m->source_state);
+    m->connections = keep.connections;
+}
+
+int mon_model_feed(struct mon_model *m, const void *buf, size_t len)
+{
+    if (m->failed || m->gbins == NULL) {
+        m->bytes_skipped += len;
+        return ELS_EINVAL;
+    }
+    m->bytes += len;
+    int rc = els_parser_feed(m->parser, buf, len, NULL);
+    if (rc < 0) {
+        struct els_parse_status st;
+        els_parser_status(m->parser, &st);
+        snprintf(m->error, sizeof m->error, "%s", st.error ? st.error : "malformed stream");
+        m->failed = true;
+        return ELS_EINVAL;
+    }
+    return 0;
+}
+
+const char *mon_model_error(const struct mon_model *m)
+{
+    return m->failed ? m->error : NULL;
+}
+
+void mon_model_set_source(struct mon_model *m, const char *spec,
+                          const char *state)
+{
+    if (spec != NULL)
+        snprintf(m->spec, sizeof m->spec, "%s", spec);
+    snprintf(m->source_state, sizeof m->source_state, "%s", state);
+}
+
+void mon_model_note_connection(struct mon_model *m)
+{
+    m->connections++;
+}
+
+/* Busy and GC time of c up to t, the open state included. */
+static void mon_cap_upto(const struct mon_cap *c, uint64_t t, uint64_t *run,
+                         uint64_t *gc)
+{
+    *run = c->run_ns;
+    *gc = c->gc_ns;
+    if (t > c->since) {
+        if (c->state == CAP_RUN)
+            *run += t - c->since;
+        else if (c->state == CAP_GC)
+            *gc += t - c->since;
+    }
+}
+
+static int mon_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
+{
+    double dt = whole_run ? (double)m->now / 1e9 : (double)wall_ns / 1e9;
+    uint64_t since = whole_run ? 0 : m->prev_now;
+    if (whole_run) {
+        m->prev_events = m->prev_gcs = m->prev_gc_ns = m->prev_alloc = 0;
+        m->prev_user = m->prev_bytes = 0;
+        memset(m->prev_class, 0, sizeof m->prev_class);
+        memset(m->prev_sp, 0, sizeof m->prev_sp);
+        for (unsigned i = 0; i < m->nccs; i++)
+            m->ccs[i].prev_samples = 0;
+        for (unsigned c = 0; c < m->ncaps; c++)
+            m->caps[c].prev_run = m->caps[c].prev_gc = 0;
+    }
+    m->interval_s = dt;
+    double inv = dt > 0 ? 1.0 / dt : 0;
+    m->rate_events = (double)(m->events - m->prev_events) * inv;
+    for (int i = 0; i < MON_CLASS_N; i++) {
+        m->rate_class[i] = (double)(m->by_class[i] - m->prev_class[i]) * inv;
+        m->prev_class[i] = m->by_class[i];
+    }
+    m->rate_gcs = (double)(m->gcs - m->prev_gcs) * inv;
+    m->rate_alloc = (double)(m->heap_alloc - m->prev_alloc) * inv;
+    uint64_t user = m->user_messages + m->markers;
+    m->rate_user = (double)(user - m->prev_user) * inv;
+    m->rate_bytes = (double)(m->bytes - m->prev_bytes) * inv;
+
+    /* Utilisation in event time: the share of [since, now] each
+     * capability spent running or in GC. */
+    uint64_t span = m->now > since ? m->now - since : 0;
+    uint64_t sp[7] = { 0 };
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        struct mon_cap *cp = &m->caps[c];
+        if (!cp->seen)
+            continue;
+        uint64_t run, gc;
+        mon_cap_upto(cp, m->now, &run, &gc);
+        cp->util = span ? (double)(run - cp->prev_run) / (double)span : 0;
+        cp->gc_frac = span ? (double)(gc - cp->prev_gc) / (double)span : 0;
+        cp->prev_run = run;
+        cp->prev_gc = gc;
+        for (int k = 0; k < 7; k++)
+            sp[k] += cp->sp[k];
+    }
+    m->gc_frac = span && m->ncaps ? (double)(m->gc_ns - m->prev_gc_ns) / (double)span : 0;
+    for (int k = 0; k < 7; k++) {
+        m->rate_sp[k] = k == SP_REMAINING ? (double)sp[k]
+                        : (double)(sp[k] >= m->prev_sp[k] ? sp[k] - m->prev_sp[k] : 0) * inv;
+        m->prev_sp[k] = sp[k];
+    }
+
+    /* Top cost centres of the interval. */
+    m->ntop = 0;
+    for (uint32_t i = 0; i < m->nccs; i++) {
+        uint64_t n = m->ccs[i].samples - m->ccs[i].prev_samples;
+        m->ccs[i].prev_samples = m->ccs[i].samples;
+        if (n == 0)
+            continue;
+        unsigned pos = m->ntop < 10 ? m->ntop++ : 10;
+        while (pos > 0 && m->top[pos - 1].n < n) {
+            if (pos < 10)
+                m->top[pos] = m->top[pos - 1];
+            pos--;
+        }
+        if (pos < 10)
+            m->top[pos] = (struct mon_text_topcc){ i, n };
+    }
+
+    m->prev_now = m->now;
+    m->prev_events = m->events;
+    m->prev_gcs = m->gcs;
+    m->prev_gc_ns = m->gc_ns;
+    m->prev_alloc = m->heap_alloc;
+    m->prev_user = user;
+    m->prev_bytes = m->bytes;
+}
+
+void mon_model_summary(const struct mon_model *m, struct mon_summary *out)
+{
+    *out = (struct mon_summary){
+        .now_ns = m->now, .bytes = m->bytes, .events = m->events,
+        .gcs = m->gcs, .threads_created = m->threads_created,
+        .threads_alive = m->threads_used, .user_messages = m->user_messages,
+        .markers = m->markers, .streams = m->streams, .caps = m->ncaps,
+        .ended = m->ended,
+    };
+}
+
+/* ------------------------------------------------------------------------
+ * Renderers
+ * ------------------------------------------------------------------------ */
+
+static void mon_pause_pcts(const struct mon_model *m, uint64_t *p50,
+                           uint64_t *recent_max)
+{
+    unsigned n = m->npauses < MON_PAUSES ? m->npauses : MON_PAUSES;
+    *p50 = *recent_max = 0;
+    if (n == 0)
+        return;
+    uint64_t tmp[MON_PAUSES];
+    memcpy(tmp, m->pauses, n * sizeof tmp[0]);
+    qsort(tmp, n, sizeof tmp[0], mon_cmp_u64);
+    *p50 = tmp[(n - 1) / 2];
+    *recent_max = tmp[n - 1];
+}
+
+static const char *mon_cc_name(const struct mon_model *m, uint32_t id)
+{
+    if (id < m->nccs && m->ccs[id].label != NULL)
+        return m->ccs[id].label;
+    return "?";
+}
+
+static const char *mon_state_name(enum mon_cap_state s)
+{
+    return s == CAP_RUN ? "running" : s == CAP_GC ? "gc" : "idle";
+}
+
+static void mon_json_texts(struct strbuf *sb, const struct mon_text *ring,
+                           uint64_t n, unsigned size, unsigned want)
+{
+    unsigned k = n < size ? (unsigned)n : size;
+    if (k > want)
+        k = want;
+    sb_puts(sb, "[");
+    for (unsigned i = 0; i < k; i++) {
+        const struct mon_text *t = &ring[(n - k + i) % size];
+        sb_printf(sb, "%s{\"t\":%" PRIu64 ",\"cap\":%d,\"text\":", i ? "," : "",
+                  t->t, (int)t->cap);
+        sb_json_str(sb, t->s, strlen(t->s));
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "]");
+}
+
+void mon_model_json(const struct mon_model *m, struct strbuf *sb)
+{
+    uint64_t runnable, running, blocked;
+    mon_thread_counts(m, &runnable, &running, &blocked);
+    uint64_t p50, rmax;
+    mon_pause_pcts(m, &p50, &rmax);
+
+    sb_puts(sb, "{\"program\":{\"name\":");
+    sb_json_str(sb, m->program, strlen(m->program));
+    sb_printf(sb, ",\"pid\":%" PRIu32 ",\"rts\":", m->pid);
+    sb_json_str(sb, m->rts, strlen(m->rts));
+    sb_puts(sb, "},\"source\":{\"spec\":");
+    sb_json_str(sb, m->spec, strlen(m->spec));
+    sb_puts(sb, ",\"state\":");
+    sb_json_str(sb, m->source_state, strlen(m->source_state));
+    sb_printf(sb, ",\"bytes\":%" PRIu64 ",\"bytes_per_s\":", m->bytes);
+    sb_json_num(sb, m->rate_bytes);
+    sb_printf(sb, ",\"connections\":%" PRIu64 ",\"streams\":%" PRIu64
+              ",\"ended\":%s,\"error\":", m->connections, m->streams,
+              m->ended ? "true" : "false");
+    if (m->failed)
+        sb_json_str(sb, m->error, strlen(m->error));
+    else
+        sb_puts(sb, "null");
+    sb_printf(sb, "},\"time_ns\":%" PRIu64 ",\"interval_s\":", m->now);
+    sb_json_num(sb, m->interval_s);
+
+    sb_printf(sb, ",\"events\":{\"total\":%" PRIu64 ",\"per_s\":", m->events);
+    sb_json_num(sb, m->rate_events);
+    sb_puts(sb, ",\"by_class\":{");
+    for (int i = 0; i < MON_CLASS_N; i++)
+        sb_printf(sb, "%s\"%s\":%" PRIu64, i ? "," : "", mon_class_name(i),
+                  m->by_class[i]);
+    sb_puts(sb, "},\"per_s_by_class\":{");
+    for (int i = 0; i < MON_CLASS_N; i++) {
+        sb_printf(sb, "%s\"%s\":", i ? "," : "", mon_class_name(i));
+        sb_json_num(sb, m->rate_class[i]);
+    }
+    sb_puts(sb, "}},\"caps\":[");
+    bool first = true;
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        const struct mon_cap *cp = &m->caps[c];
+        if (!cp->seen)
+            continue;
+        sb_printf(sb, "%s{\"cap\":%u,\"state\":\"%s\",\"util\":", first ? "" : ",",
+                  c, mon_state_name(cp->state));
+        first = false;
+        sb_json_num(sb, cp->util);
+        sb_puts(sb, ",\"gc\":");
+        sb_json_num(sb, cp->gc_frac);
+        sb_printf(sb, ",\"spark_pool\":%" PRIu64 "}", cp->sp[SP_REMAINING]);
+    }
+    sb_printf(sb, "],\"gc\":{\"count\":%" PRIu64 ",\"per_s\":", m->gcs);
+    sb_json_num(sb, m->rate_gcs);
+    sb_puts(sb, ",\"pause_p50_ms\":");
+    sb_json_num(sb, (double)p50 / 1e6);
+    sb_puts(sb, ",\"pause_max_ms\":");
+    sb_json_num(sb, (double)m->pause_max / 1e6);
+    sb_puts(sb, ",\"pause_recent_max_ms\":");
+    sb_json_num(sb, (double)rmax / 1e6);
+    sb_puts(sb, ",\"time_s\":");
+    sb_json_num(sb, (double)m->gc_ns / 1e9);
+    sb_puts(sb, ",\"time_frac\":");
+    sb_json_num(sb, m->gc_frac);
+
+    sb_printf(sb, "},\"heap\":{\"size\":%" PRIu64 ",\"live\":%" PRIu64
+              ",\"allocated\":%" PRIu64 ",\"max\":%" PRIu64 ",\"alloc_per_s\":",
+              m->heap_size, m->heap_live, m->heap_alloc, m->heap_max);
+    sb_json_num(sb, m->rate_alloc);
+    sb_printf(sb, ",\"samples\":%" PRIu64 ",\"by_label\":[", m->heap_samples);
+    /* Largest first. */
+    unsigned order[MON_LABELS];
+    for (unsigned i = 0; i < m->nlabels; i++)
+        order[i] = i;
+    for (unsigned i = 1; i < m->nlabels; i++)
+        for (unsigned j = i; j > 0 && m->labels[order[j]].bytes > m->labels[order[j - 1]].bytes; j--) {
+            unsigned t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (unsigned i = 0; i < m->nlabels && i < 20; i++) {
+        const struct mon_label *l = &m->labels[order[i]];
+        sb_printf(sb, "%s{\"label\":", i ? "," : "");
+        sb_json_str(sb, l->s, strlen(l->s));
+        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", l->bytes);
+    }
+    sb_puts(sb, "],\"by_cost_centre\":[");
+    first = true;
+    for (uint32_t i = 0; i < m->nccs; i++) {
+        if (m->ccs[i].heap == 0)
+            continue;
+        sb_printf(sb, "%s{\"cc\":", first ? "" : ",");
+        first = false;
+        const char *n = mon_cc_name(m, i);
+        sb_json_str(sb, n, strlen(n));
+        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", m->ccs[i].heap);
+    }
+
+    sb_printf(sb, "]},\"threads\":{\"created\":%" PRIu64 ",\"alive\":%" PRIu32
+              ",\"running\":%" PRIu64 ",\"runnable\":%" PRIu64
+              ",\"blocked\":%" PRIu64 ",\"untracked\":%" PRIu64 "}",
+              m->threads_created, m->threads_used, running, runnable, blocked,
+              m->threads_untracked);
+
+    sb_printf(sb, ",\"sparks\":{\"events\":%" PRIu64 ",\"total\":{", m->spark_events);
+    for (int k = 0; k < 7; k++)
+        sb_printf(sb, "%s\"%s\":%" PRIu64, k ? "," : "", mon_spark_names[k],
+                  m->prev_sp[k]);
+    sb_puts(sb, "},\"per_s\":{");
+    for (int k = 0; k < 6; k++) {
+        sb_printf(sb, "%s\"%s\":", k ? "," : "", mon_spark_names[k]);
+        sb_json_num(sb, m->rate_sp[k]);
+    }
+    sb_printf(sb, "}},\"profile\":{\"samples\":%" PRIu64 ",\"top\":[", m->prof_samples);
+    for (unsigned i = 0; i < m->ntop; i++) {
+        sb_printf(sb, "%s{\"cc\":", i ? "," : "");
+        const char *n = mon_cc_name(m, m->top[i].id);
+        sb_json_str(sb, n, strlen(n));
+        sb_puts(sb, ",\"module\":");
+        const char *mod = m->top[i].id < m->nccs && m->ccs[m->top[i].id].module
+                          ? m->ccs[m->top[i].id].module : "";
+        sb_json_str(sb, mod, strlen(mod));
+        sb_printf(sb, ",\"samples\":%" PRIu64 "}", m->top[i].n);
+    }
+    sb_printf(sb, "]},\"user\":{\"messages\":%" PRIu64 ",\"markers\":%" PRIu64
+              ",\"per_s\":", m->user_messages, m->markers);
+    sb_json_num(sb, m->rate_user);
+    sb_puts(sb, ",\"recent_messages\":");
+    mon_json_texts(sb, m->msgs, m->user_messages, MON_RECENT, MON_RECENT);
+    sb_puts(sb, ",\"recent_markers\":");
+    mon_json_texts(sb, m->marks, m->markers, MON_MARKS, MON_RECENT);
+    sb_printf(sb, "},\"loss\":{\"notes\":%" PRIu64 ",\"dropped_units\":%" PRIu64
+              ",\"dropped_bytes\":%" PRIu64 ",\"missed_units\":%" PRIu64
+              ",\"missed_bytes\":%" PRIu64 ",\"joined_late_units\":%" PRIu64
+              ",\"joined_late_bytes\":%" PRIu64 ",\"bytes_unread\":%" PRIu64
+              ",\"recent\":",
+              m->notes, m->dropped_units, m->dropped_bytes, m->missed_units,
+              m->missed_bytes, m->late_units, m->late_bytes, m->bytes_skipped);
+    mon_json_texts(sb, m->note_texts, m->notes, MON_RECENT, MON_RECENT);
+    sb_puts(sb, "}}");
+}
+
+void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
+                             uint64_t to_ns, unsigned cols, struct strbuf *sb)
+{
+    if (to_ns == 0 || to_ns > m->now)
+        to_ns = m->now;
+    if (from_ns > to_ns)
+        from_ns = to_ns;
+    uint64_t w = m->bin_ns;
+    uint64_t b0 = from_ns / w, b1 = to_ns / w + 1;
+    if (b1 > MON_BINS)
+        b1 = MON_BINS;
+    if (b0 >= b1)
+        b0 = b1 ? b1 - 1 : 0;
+    uint64_t nb = b1 - b0;
+    if (cols == 0)
+        cols = 1;
+    uint64_t per = (nb + cols - 1) / cols;  /* bins per column */
+    if (per == 0)
+        per = 1;
+    unsigned ncols = (unsigned)((nb + per - 1) / per);
+    sb_printf(sb, "{\"from_ns\":%" PRIu64 ",\"col_ns\":%" PRIu64
+              ",\"cols\":%u,\"now_ns\":%" PRIu64 ",\"caps\":[",
+              b0 * w, per * w, ncols, m->now);
+    bool first = true;
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        const struct mon_cap *cp = &m->caps[c];
+        if (!cp->seen)
+            continue;
+        sb_printf(sb, "%s{\"cap\":%u,\"run\":[", first ? "" : ",", c);
+        first = false;
+        struct strbuf gc = { 0 };
+        for (unsigned k = 0; k < ncols; k++) {
+            uint64_t r = 0, g = 0;
+            for (uint64_t i = b0 + k * per; i < b0 + (k + 1) * per && i < b1; i++) {
+                r += cp->bins[i].run_us;
+                g += cp->bins[i].gc_us;
+            }
+            double span_us = (double)(per * w) / 1000.0;
+            sb_printf(sb, "%s%.3f", k ? "," : "", (double)r / span_us);
+            sb_printf(&gc, "%s%.3f", k ? "," : "", (double)g / span_us);
+        }
+        sb_puts(sb, "],\"gc\":[");
+        if (gc.p != NULL)
+            sb_put(sb, gc.p, gc.len);
+        sb_free(&gc);
+        sb_puts(sb, "]}");
+    }
+    sb_puts(sb, "],\"series\":{");
+    static const char *const names[] = {
+        "events_per_s", "gcs", "gc_ms", "alloc_per_s", "heap_size",
+        "heap_live", "threads", "user_per_s"
+    };
+    for (int s = 0; s < 8; s++) {
+        sb_printf(sb, "%s\"%s\":[", s ? "," : "", names[s]);
+        for (unsigned k = 0; k < ncols; k++) {
+            double v = 0, secs = (double)(per * w) / 1e9;
+            for (uint64_t i = b0 + k * per; i < b0 + (k + 1) * per && i < b1; i++) {
+                const struct mon_gbin *g = &m->gbins[i];
+                switch (s) {
+                case 0: v += g->events / secs; break;
+                case 1: v += g->gcs; break;
+                case 2: v += (double)g->gc_ns / 1e6; break;
+                case 3: v += (double)g->alloc / secs; break;
+                case 4: v = (double)g->heap_size; break;
+                case 5: v = (double)g->heap_live; break;
+                case 6: v = g->threads; break;
+                default: v += g->user / secs; break;
+                }
+            }
+            sb_printf(sb, "%s", k ? "," : "");
+            sb_json_num(sb, v);
+        }
+        sb_puts(sb, "]");
+    }
+    sb_puts(sb, "},\"markers\":[");
+    unsigned k = m->markers < MON_MARKS ? (unsigned)m->markers : MON_MARKS;
+    first = true;
+    for (unsigned i = 0; i < k; i++) {
+        const struct mon_text *t = &m->marks[(m->markers - k + i) % MON_MARKS];
+        if (t->t < b0 * w || t->t > to_ns)
+            continue;
+        sb_printf(sb, "%s{\"t\":%" PRIu64 ",\"cap\":%d,\"text\":", first ? "" : ",",
+                  t->t, (int)t->cap);
+        first = false;
+        sb_json_str(sb, t->s, strlen(t->s));
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "],\"spans\":[");
+    first = true;
+    for (unsigned i = 0; i < MON_SPANS; i++) {
+        const struct mon_span *sp = &m->spans[i];
+        if (sp->t1 == 0 || sp->t1 < b0 * w || sp->t0 > to_ns)
+            continue;
+        sb_printf(sb, "%s{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"text\":",
+                  first ? "" : ",", sp->t0, sp->t1);
+        first = false;
+        sb_json_str(sb, sp->s, strlen(sp->s));
+        sb_puts(sb, "}");
+    }
+    for (unsigned i = 0; i < m->nopen; i++) {
+        sb_printf(sb, "%s{\"t0\":%" PRIu64 ",\"t1\":null,\"text\":",
+                  first ? "" : ",", m->open_spans[i].t0);
+        first = false;
+        sb_json_str(sb, m->open_spans[i].s, strlen(m->open_spans[i].s));
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "]}");
+}
+
+void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
+                          uint64_t to_ns, struct strbuf *sb)
+{
+    if (to_ns == 0)
+        to_ns = UINT64_MAX;
+    sb_puts(sb, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+                "\"exporter\":\"eventlog-sink serve\",\"name\":");
+    sb_json_str(sb, m->program, strlen(m->program));
+    sb_puts(sb, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+    for (uint32_t i = 0; i < m->nccs; i++) {
+        const char *n = m->ccs[i].label ? m->ccs[i].label : "?";
+        const char *f = m->ccs[i].module ? m->ccs[i].module : "";
+        sb_printf(sb, "%s{\"name\":", i ? "," : "");
+        sb_json_str(sb, n, strlen(n));
+        sb_puts(sb, ",\"file\":");
+        sb_json_str(sb, f, strlen(f));
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "]},\"profiles\":[{\"type\":\"sampled\",\"name\":");
+    sb_json_str(sb, m->program, strlen(m->program));
+    sb_puts(sb, ",\"unit\":\"nanoseconds\"");
+    uint64_t n = m->prof_samples < MON_SAMPLES ? m->prof_samples : MON_SAMPLES;
+    uint64_t t_first = 0, t_last = 0;
+    struct strbuf weights = { 0 };
+    sb_puts(sb, ",\"samples\":[");
+    bool first = true;
+    uint64_t prev_t = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const struct mon_sample *s = &m->samples[(m->prof_samples - n + i) % MON_SAMPLES];
+        if (s->t < from_ns || s->t > to_ns)
+            continue;
+        if (first)
+            t_first = s->t;
+        t_last = s->t;
+        sb_puts(sb, first ? "[" : ",[");
+        /* speedscope stacks are outermost first. */
+        for (unsigned d = s->depth; d-- > 0;)
+            sb_printf(sb, "%s%" PRIu32, d + 1 == s->depth ? "" : ",",
+                      s->ids[d] < m->nccs ? s->ids[d] : 0);
+        sb_puts(sb, "]");
+        /* Each sample weighs the time since the previous one (the
+         * profiling interval), the first one as much as the next. */
+        uint64_t wgt = first ? 0 : s->t - prev_t;
+        sb_printf(&weights, "%s%" PRIu64, first ? "" : ",", wgt);
+        prev_t = s->t;
+        first = false;
+    }
+    sb_puts(sb, "],\"weights\":[");
+    if (weights.p != NULL)
+        sb_put(sb, weights.p, weights.len);
+    sb_free(&weights);
+    sb_printf(sb, "],\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64 "}]}",
+              t_first, t_last);
+}
+
+/* One Prometheus sample line with the program's labels (extra: more
+ * labels, "" for none). */
+static void mon_prom(const struct mon_model *m, struct strbuf *sb,
+                     const char *name, const char *extra, double v)
+{
+    sb_printf(sb, "%s{program=", name);
+    /* Label values escape \, " and newline: JSON's escaping is a
+     * superset that Prometheus reads the same for those. */
+    sb_json_str(sb, m->program, strlen(m->program));
+    sb_printf(sb, ",pid=\"%" PRIu32 "\"%s%s} ", m->pid, *extra ? "," : "", extra);
+    sb_json_num(sb, v);
+    sb_puts(sb, "\n");
+}
+
+static void mon_prom_head(struct strbuf *sb, const char *name,
+                          const char *type, const char *help)
+{
+    sb_printf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)
+{
+    char lab[96];
+    uint64_t runnable, running, blocked;
+    mon_thread_counts(m, &runnable, &running, &blocked);
+
+    mon_prom_head(sb, "ghc_gc_pause_seconds", "histogram",
+                  "GC pauses (GC_START to GC_END on the leading capability)");
+    uint64_t cum = 0;
+    for (size_t b = 0; b <= MON_PAUSE_BUCKETS; b++) {
+        cum += m->pause_hist[b];
+        if (b < MON_PAUSE_BUCKETS)
+            snprintf(lab, sizeof lab, "le=\"%g\"", mon_pause_bounds[b]);
+        else
+            snprintf(lab, sizeof lab, "le=\"+Inf\"");
+        mon_prom(m, sb, "ghc_gc_pause_seconds_bucket", lab, (double)cum);
+    }
+    mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->gc_ns / 1e9);
+    mon_prom(m, sb, "ghc_gc_pause_seconds_count", "", (double)cum);
+    mon_prom_head(sb, "ghc_gc_total", "counter", "GCs started (GC_START events)");
+    mon_prom(m, sb, "ghc_gc_total", "", (double)m->gcs);
+
+    mon_prom_head(sb, "ghc_heap_size_bytes", "gauge", "Heap size");
+    mon_prom(m, sb, "ghc_heap_size_bytes", "", (double)m->heap_size);
+    mon_prom_head(sb, "ghc_heap_live_bytes", "gauge", "Live data after the last GC");
+    mon_prom(m, sb, "ghc_heap_live_bytes", "", (double)m->heap_live);
+    mon_prom_head(sb, "ghc_heap_allocated_bytes_total", "counter", "Bytes allocated");
+    mon_prom(m, sb, "ghc_heap_allocated_bytes_total", "", (double)m->heap_alloc);
+
+    mon_prom_head(sb, "ghc_threads", "gauge", "Haskell threads alive by state");
+    mon_prom(m, sb, "ghc_threads", "state=\"running\"", (double)running);
+    mon_prom(m, sb, "ghc_threads", "state=\"runnable\"", (double)runnable);
+    mon_prom(m, sb, "ghc_threads", "state=\"blocked\"", (double)blocked);
+    mon_prom_head(sb, "ghc_threads_created_total", "counter", "Haskell threads created");
+    mon_prom(m, sb, "ghc_threads_created_total", "", (double)m->threads_created);
+
+    mon_prom_head(sb, "ghc_sparks_total", "counter",
+                  "Spark counters summed over capabilities");
+    for (int k = 0; k < 6; k++) {
+        snprintf(lab, sizeof lab, "outcome=\"%s\"", mon_spark_names[k]);
+        mon_prom(m, sb, "ghc_sparks_total", lab, (double)m->prev_sp[k]);
+    }
+    mon_prom_head(sb, "ghc_spark_pool", "gauge", "Sparks in the pool per capability");
+    mon_prom_head(sb, "ghc_capability_utilisation", "gauge",
+                  "Share of the last interval a capability ran Haskell code");
+    mon_prom_head(sb, "ghc_capability_gc_ratio", "gauge",
+                  "Share of the last interval a capability spent in GC");
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        if (!m->caps[c].seen)
+            continue;
+        snprintf(lab, sizeof lab, "cap=\"%u\"", c);
+        mon_prom(m, sb, "ghc_spark_pool", lab, (double)m->caps[c].sp[SP_REMAINING]);
+        mon_prom(m, sb, "ghc_capability_utilisation", lab, m->caps[c].util);
+        mon_prom(m, sb, "ghc_capability_gc_ratio", lab, m->caps[c].gc_frac);
+    }
+
+    mon_prom_head(sb, "eventlog_events_total", "counter", "Events read by class");
+    for (int i = 0; i < MON_CLASS_N; i++) {
+        snprintf(lab, sizeof lab, "class=\"%s\"", mon_class_name(i));
+        mon_prom(m, sb, "eventlog_events_total", lab, (double)m->by_class[i]);
+    }
+    mon_prom_head(sb, "eventlog_events_per_second", "gauge",
+                  "Events per second over the last interval by class");
+    for (int i = 0; i < MON_CLASS_N; i++) {
+        snprintf(lab, sizeof lab, "class=\"%s\"", mon_class_name(i));
+        mon_prom(m, sb, "eventlog_events_per_second", lab, m->rate_class[i]);
+    }
+    mon_prom_head(sb, "eventlog_user_events_total", "counter",
+                  "User messages and markers");
+    mon_prom(m, sb, "eventlog_user_events_total", "kind=\"message\"", (double)m->user_messages);
+    mon_prom(m, sb, "eventlog_user_events_total", "kind=\"marker\"", (double)m->markers);
+    mon_prom_head(sb, "eventlog_received_bytes_total", "counter",
+                  "Eventlog bytes received");
+    mon_prom(m, sb, "eventlog_received_bytes_total", "", (double)m->bytes);
+    mon_prom_head(sb, "eventlog_lost_units_total", "counter",
+                  "Units the sink reported lost in-band, by kind");
+    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"dropped\"", (double)m->dropped_units);
+    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"missed\"", (double)m->missed_units);
+    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"joined_late\"", (double)m->late_units);
+    mon_prom_head(sb, "eventlog_lost_bytes_total", "counter",
+                  "Bytes the sink reported lost in-band, by kind");
+    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"dropped\"", (double)m->dropped_bytes);
+    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"missed\"", (double)m->missed_bytes);
+    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"joined_late\"", (double)m->late_bytes);
+    mon_prom_head(sb, "eventlog_unread_bytes_total", "counter",
+                  "Bytes not interpreted after the stream became malformed");
+    mon_prom(m, sb, "eventlog_unread_bytes_total", "", (double)m->bytes_skipped);
+}
+
+/* ------------------------------------------------------------------------
+ * The terminal view's text
+ * ------------------------------------------------------------------------ */
+
+static void mon_human(char *out, size_t cap, double v, const char *unit)
+{
+    static const char *const pre[] = { "", "k", "M", "G", "T" };
+    int i = 0;
+    while (v >= 1000 && i < 4) {
+        v /= 1000;
+        i++;
+    }
+    snprintf(out, cap, i == 0 ? "%.0f %s%s" : "%.1f %s%s", v, pre[i], unit);
+}
+
+void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width)
+{
+    char a[32], b[32], c[32], d[32];
+    uint64_t runnable, running, blocked, p50, rmax;
+    mon_thread_counts(m, &runnable, &running, &blocked);
+    mon_pause_pcts(m, &p50, &rmax);
+    if (width < 60)
+        width = 60;
+
+    sb_printf(sb, "eventlog-sink top: %s pid %" PRIu32 "  t=%.1f s  %s\n",
+              m->program[0] ? m->program : "(program?)", m->pid,
+              (double)m->now / 1e9, m->source_state);
+    mon_human(a, sizeof a, (double)m->bytes, "B");
+    mon_human(b, sizeof b, m->rate_bytes, "B/s");
+    mon_human(c, sizeof c, (double)m->events, "");
+    mon_human(d, sizeof d, m->rate_events, "/s");
+    sb_printf(sb, "Received %s (%s)  events %s(%s)  streams %" PRIu64 "%s%s\n",
+              a, b, c, d, m->streams, m->ended ? "  [ended]" : "",
+              m->failed ? "  [malformed]" : "");
+    if (m->failed)
+        sb_printf(sb, "Error: %s\n", m->error);
+    uint64_t lost = m->dropped_units + m->missed_units + m->late_units;
+    if (m->notes > 0)
+        sb_printf(sb, "LOSS: %" PRIu64 " units (%" PRIu64 " dropped, %" PRIu64
+                  " missed, %" PRIu64 " before joining), %" PRIu64 " notes\n",
+                  lost, m->dropped_units, m->missed_units, m->late_units, m->notes);
+    else
+        sb_puts(sb, "Loss: none reported\n");
+
+    sb_puts(sb, "\nHEC state    util   gc    pool  activity\n");
+    unsigned barw = width > 40 ? width - 36 : 4;
+    for (unsigned i = 0; i < m->ncaps; i++) {
+        const struct mon_cap *cp = &m->caps[i];
+        if (!cp->seen)
+            continue;
+        sb_printf(sb, "%3u %-8s %4.0f%% %4.0f%% %5" PRIu64 "  ", i,
+                  mon_state_name(cp->state), cp->util * 100, cp->gc_frac * 100,
+                  cp->sp[SP_REMAINING]);
+        unsigned r = (unsigned)(cp->util * barw + 0.5), g = (unsigned)(cp->gc_frac * barw + 0.5);
+        if (r > barw) r = barw;
+        if (g > barw - r) g = barw - r;
+        for (unsigned k = 0; k < barw; k++)
+            { char ch = k < r ? '#' : k < r + g ? 'G' : '.'; sb_put(sb, &ch, 1); }
+        sb_puts(sb, "\n");
+    }
+    sb_printf(sb, "\nGC       %" PRIu64 " (%.1f/s)  pause p50 %.2f ms  max %.2f ms"
+              "  time in GC %.1f%% (%.2f s)\n", m->gcs, m->rate_gcs,
+              (double)p50 / 1e6, (double)m->pause_max / 1e6, m->gc_frac * 100,
+              (double)m->gc_ns / 1e9);
+    mon_human(a, sizeof a, (double)m->heap_size, "B");
+    mon_human(b, sizeof b, (double)m->heap_live, "B");
+    mon_human(c, sizeof c, m->rate_alloc, "B/s");
+    mon_human(d, sizeof d, (double)m->heap_alloc, "B");
+    sb_printf(sb, "Heap     size %s  live %s  alloc %s (total %s)\n", a, b, c, d);
+    sb_printf(sb, "Threads  alive %" PRIu32 "  running %" PRIu64 "  runnable %" PRIu64
+              "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads_used,
+              running, runnable, blocked, m->threads_created);
+    sb_printf(sb, "Sparks/s created %.0f  converted %.0f  fizzled %.0f  overflowed %.0f"
+              "  GC'd %.0f  pool %.0f\n", m->rate_sp[SP_CREATED],
+              m->rate_sp[SP_CONVERTED], m->rate_sp[SP_FIZZLED],
+              m->rate_sp[SP_OVERFLOWED], m->rate_sp[SP_GCD], m->rate_sp[SP_REMAINING]);
+    sb_puts(sb, "Events/s");
+    for (int i = 0; i < MON_CLASS_N; i++)
+        if (m->by_class[i] > 0)
+            sb_printf(sb, " %s %.0f", mon_class_name(i), m->rate_class[i]);
+    sb_puts(sb, "\n");
+    sb_printf(sb, "User     messages %" PRIu64 "  markers %" PRIu64 "  (%.0f/s)\n",
+              m->user_messages, m->markers, m->rate_user);
+    if (m->markers > 0) {
+        const struct mon_text *t = &m->marks[(m->markers - 1) % MON_MARKS];
+        sb_printf(sb, "  last marker at %.3f s: %.*s\n", (double)t->t / 1e9,
+                  (int)(width > 30 ? width - 30 : 10), t->s);
+    }
+    if (m->user_messages > 0) {
+        const struct mon_text *t = &m->msgs[(m->user_messages - 1) % MON_RECENT];
+        sb_printf(sb, "  last message at %.3f s: %.*s\n", (double)t->t / 1e9,
+                  (int)(width > 30 ? width - 30 : 10), t->s);
+    }
+    if (m->nlabels > 0) {
+        sb_printf(sb, "Heap by closure type (sample %" PRIu64 "):\n", m->heap_samples);
+        unsigned order[MON_LABELS];
+        for (unsigned i = 0; i < m->nlabels; i++)
+            order[i] = i;
+        for (unsigned i = 1; i < m->nlabels; i++)
+            for (unsigned j = i; j > 0 && m->labels[order[j]].bytes > m->labels[order[j - 1]].bytes; j--) {
+                unsigned t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        for (unsigned i = 0; i < m->nlabels && i < 5; i++) {
+            mon_human(a, sizeof a, (double)m->labels[order[i]].bytes, "B");
+            sb_printf(sb, "  %10s  %.*s\n", a, (int)(width - 14),
+                      m->labels[order[i]].s);
+        }
+    }
+    if (m->ntop > 0) {
+        sb_puts(sb, "Top cost centres (samples in the last interval):\n");
+        for (unsigned i = 0; i < m->ntop && i < 5; i++)
+            sb_printf(sb, "  %8" PRIu64 "  %s\n", m->top[i].n,
+                      mon_cc_name(m, m->top[i].id));
+    }
+    if (m->notes > 0) {
+        const struct mon_text *t = &m->note_texts[(m->notes - 1) % MON_RECENT];
+        sb_printf(sb, "Last note: %.*s\n", (int)(width - 11), t->s);
+    }
+}
