@@ -116,7 +116,7 @@ struct mon_model {
     struct els_parser *parser;
     bool failed;
     char error[256];
-    char spec[256], source_state[256];
+    char spec[512], source_state[768];
     uint64_t connections;
 
     /* stream */
@@ -1372,7 +1372,7 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
     }
     for (unsigned i = 0; i < m->nopen; i++) {
         sb_printf(sb, "%s{\"t0\":%" PRIu64 ",\"t1\":null,\"text\":",
-                  first ? "" : ",", m->open_spans[i].t0);
+                  first ? "" : ",", m->open_spans[i].t);
         first = false;
         sb_json_str(sb, m->open_spans[i].s, strlen(m->open_spans[i].s));
         sb_puts(sb, "}");

@@ -33,7 +33,7 @@ struct mon_source {
     ino_t ino;
     uint64_t offset;                /* FILE: bytes read */
     uint64_t retry_at_ms;
-    char state[256];
+    char state[768];
 };
 
 /* arg: unix:PATH, tcp:[HOST:]PORT, fifo:PATH, file:PATH or a file path.
