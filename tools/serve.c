@@ -90,6 +90,8 @@ static void serve_usage(FILE *out)
 "                        picks one; a host other than loopback exposes\n"
 "                        the page, which has no authentication)\n"
 "  --interval SECS       refresh interval (default 1)\n"
+"  --save FILE           copy the stream as received to FILE (a new run\n"
+"                        replaces it)\n"
 "  -h, --help            this help\n"
 "\n"
 "Prints 'serving http://HOST:PORT/' on stderr once listening.\n"
@@ -373,11 +375,13 @@ int serve_main(int argc, char **argv)
     static const struct option opts[] = {
         { "listen", required_argument, NULL, 'l' },
         { "interval", required_argument, NULL, 'i' },
+        { "save", required_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *listen_at = "127.0.0.1:8089";
     uint64_t interval_ms = 1000;
+    const char *save = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -388,6 +392,7 @@ int serve_main(int argc, char **argv)
                 return tool_usage_error("serve", "--interval takes seconds "
                                         "from 0.05 to 86400, not '%s'", optarg);
             break;
+        case 's': save = optarg; break;
         case 'h': return tool_help(serve_usage);
         default: return tool_usage_error("serve", "unknown option");
         }
@@ -399,6 +404,11 @@ int serve_main(int argc, char **argv)
     char err[300];
     if (mon_source_init(&s.src, argv[optind], err, sizeof err) < 0)
         return tool_usage_error("serve", "%s", err);
+    if (save != NULL && (c = mon_source_save(&s.src, save)) < 0) {
+        fprintf(stderr, TOOL_NAME " serve: cannot write %s: %s\n", save, strerror(-c));
+        mon_source_close(&s.src);
+        return 1;
+    }
     char name[300];
     s.listen_fd = serve_listen(listen_at, name, sizeof name);
     if (s.listen_fd < 0) {

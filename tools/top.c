@@ -61,6 +61,8 @@ static void top_usage(FILE *out)
 "  --json           print the figures as one JSON object per view\n"
 "  --interval SECS  refresh interval (default 1)\n"
 "  --lines          plain lines even on a terminal\n"
+"  --save FILE      copy the stream as received to FILE (a new run\n"
+"                   replaces it)\n"
 "  -h, --help       this help\n"
 "\n"
 "Keys (on a terminal): q quits.\n"
@@ -130,11 +132,13 @@ int top_main(int argc, char **argv)
         { "json", no_argument, NULL, 'j' },
         { "interval", required_argument, NULL, 'i' },
         { "lines", no_argument, NULL, 'l' },
+        { "save", required_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     bool once = false, json = false, lines = false;
     uint64_t interval_ms = 1000;
+    const char *save = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -147,6 +151,7 @@ int top_main(int argc, char **argv)
                 return tool_usage_error("top", "--interval takes seconds "
                                         "from 0.05 to 86400, not '%s'", optarg);
             break;
+        case 's': save = optarg; break;
         case 'h': return tool_help(top_usage);
         default: return tool_usage_error("top", "unknown option");
         }
@@ -158,6 +163,11 @@ int top_main(int argc, char **argv)
     char err[256];
     if (mon_source_init(&src, argv[optind], err, sizeof err) < 0)
         return tool_usage_error("top", "%s", err);
+    if (save != NULL && (c = mon_source_save(&src, save)) < 0) {
+        fprintf(stderr, TOOL_NAME " top: cannot write %s: %s\n", save, strerror(-c));
+        mon_source_close(&src);
+        return 1;
+    }
     struct mon_model *m;
     if (mon_model_new(&m) < 0) {
         fprintf(stderr, TOOL_NAME " top: out of memory\n");

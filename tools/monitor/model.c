@@ -1568,9 +1568,9 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     if (width < 60)
         width = 60;
 
-    sb_printf(sb, "eventlog-sink top: %s pid %" PRIu32 "  t=%.1f s  %s\n",
-              m->program[0] ? m->program : "(program?)", m->pid,
-              (double)m->now / 1e9, m->source_state);
+    sb_printf(sb, "eventlog-sink top: %s pid %" PRIu32 "  run %" PRIu64
+              "  t=%.1f s  %s\n", m->program[0] ? m->program : "(program?)",
+              m->pid, m->connections, (double)m->now / 1e9, m->source_state);
     mon_human(a, sizeof a, (double)m->bytes, "B");
     mon_human(b, sizeof b, m->rate_bytes, "B/s");
     mon_human(c, sizeof c, (double)m->events, "");

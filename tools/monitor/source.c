@@ -34,6 +34,7 @@ int mon_source_init(struct mon_source *s, const char *arg, char *err,
 {
     memset(s, 0, sizeof *s);
     s->fd = -1;
+    s->save_fd = -1;
     if (strlen(arg) >= sizeof s->spec) {
         snprintf(err, err_len, "'%.40s...' is too long", arg);
         return -ENAMETOOLONG;
@@ -66,8 +67,36 @@ static void mon_source_drop(struct mon_source *s, uint64_t now_ms)
     s->retry_at_ms = now_ms + MON_RETRY_MS;
 }
 
+int mon_source_save(struct mon_source *s, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd < 0)
+        return -errno;
+    s->save_fd = fd;
+    return 0;
+}
+
+static void mon_source_copy(struct mon_source *s, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (s->save_fd >= 0 && len > 0) {
+        ssize_t n = write(s->save_fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            s->save_errors++;
+            return;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
 void mon_source_close(struct mon_source *s)
 {
+    if (s->save_fd >= 0)
+        close(s->save_fd);
+    s->save_fd = -1;
     mon_source_drop(s, 0);
     els_endpoint_free(s->ai);
     s->ai = NULL;
@@ -180,7 +209,11 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
                 mon_model_reset(m);
                 mon_model_note_connection(m);
                 s->fresh = false;
+                if (s->save_fd >= 0 && (ftruncate(s->save_fd, 0) < 0 ||
+                                        lseek(s->save_fd, 0, SEEK_SET) < 0))
+                    s->save_errors++;
             }
+            mon_source_copy(s, buf, (size_t)n);
             mon_model_feed(m, buf, (size_t)n);
             total += (uint64_t)n;
             s->offset += (uint64_t)n;

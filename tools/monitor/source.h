@@ -33,6 +33,8 @@ struct mon_source {
     ino_t ino;
     uint64_t offset;                /* FILE: bytes read */
     uint64_t retry_at_ms;
+    int save_fd;                    /* copy of the current run, or -1 */
+    uint64_t save_errors;
     char state[768];
 };
 
@@ -41,6 +43,10 @@ struct mon_source {
 int mon_source_init(struct mon_source *s, const char *arg, char *err,
                     size_t err_len);
 void mon_source_close(struct mon_source *s);
+/* Also copy the current run's bytes, as received, to path (replaced at
+ * each new run): the stream the views show, for other readers.  0 or
+ * -errno. */
+int mon_source_save(struct mon_source *s, const char *path);
 /* The descriptor to poll for input, or -1 (a file, or not connected:
  * call mon_source_pump() on the next timer tick). */
 int mon_source_fd(const struct mon_source *s);

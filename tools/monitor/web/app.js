@@ -112,6 +112,7 @@ async function refreshTimeline() {
     chart("chart-events", [[tl.series.events_per_s, "#23303f"], [tl.series.user_per_s, "#c4a000"]], "events/s, user/s");
   } catch (e) {
     // The server went away between two updates: the next event retries.
+    console.error("timeline: " + e);
   } finally {
     busy = false;
   }
