@@ -34,7 +34,7 @@ main = do
             done <- newEmptyMVar
             _ <- forkOn w $ do
                 forM_ [1 .. 100 :: Int] $ \j -> do
-                    let s = sum [1 .. toInteger (1000 * j + w)]
+                    let s = sum [1 .. toInteger (100 * j + w)]
                     s `seq` traceEventIO ("work " ++ show i ++ " " ++ show w ++ " " ++ show j)
                 putMVar done ()
             return done
