@@ -1279,11 +1279,15 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
     if (from_ns > to_ns)
         from_ns = to_ns;
     uint64_t w = m->bin_ns;
-    uint64_t b0 = from_ns / w, b1 = to_ns / w + 1;
+    /* Bins [b0, b1) cover [from_ns, to_ns]; a window ending on a bin
+     * boundary does not take the empty bin after it. */
+    uint64_t b0 = from_ns / w, b1 = to_ns / w + (to_ns % w != 0);
     if (b1 > MON_BINS)
         b1 = MON_BINS;
     if (b0 >= b1)
         b0 = b1 ? b1 - 1 : 0;
+    if (b1 <= b0)
+        b1 = b0 + 1;
     uint64_t nb = b1 - b0;
     if (cols == 0)
         cols = 1;
@@ -1325,6 +1329,7 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
     };
     for (int s = 0; s < 8; s++) {
         sb_printf(sb, "%s\"%s\":[", s ? "," : "", names[s]);
+        double level = 0;
         for (unsigned k = 0; k < ncols; k++) {
             double v = 0, secs = (double)(per * w) / 1e9;
             for (uint64_t i = b0 + k * per; i < b0 + (k + 1) * per && i < b1; i++) {
@@ -1339,6 +1344,13 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
                 case 6: v = g->threads; break;
                 default: v += g->user / secs; break;
                 }
+            }
+            /* Heap levels hold until the next report (blocks arrive out
+             * of order, so a column may have none). */
+            if (s == 4 || s == 5) {
+                if (v == 0)
+                    v = level;
+                level = v;
             }
             sb_printf(sb, "%s", k ? "," : "");
             sb_json_num(sb, v);
