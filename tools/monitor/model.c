@@ -793,8 +793,9 @@ static int mon_on_event(void *user, const struct els_event *ev)
     case ELS_EV_PROGRAM_ARGS: {
         struct els_str list = d.u.capset_strings.strings, first;
         if (els_str_next(&list, &first)) {
-            const char *slash = memrchr(first.ptr, '/', first.len);
-            const char *b = slash ? slash + 1 : first.ptr;
+            const char *b = first.ptr + first.len;
+            while (b > first.ptr && b[-1] != '/')
+                b--;
             mon_copy(m->program, sizeof m->program, b,
                      first.len - (size_t)(b - first.ptr));
         }
