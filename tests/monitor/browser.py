@@ -8,7 +8,8 @@ a pipe (--remote-debugging-pipe: JSON messages ending in NUL on fds 3 and
 4, no network port), waits until the JavaScript expression READY_JS is
 true in the page (at most SECS seconds, default 60: a hang guard), then
 prints the JSON value of VALUES_JS (what the page shows, read from its
-DOM) and saves a PNG screenshot.  Exit 1 with a message if the page never
+DOM) and saves a PNG screenshot (of the region ELS_SHOT_CLIP="X,Y,W,H"
+if set).  Exit 1 with a message if the page never
 became ready or the browser failed.  It checks nothing itself: the test
 compares the values.
 """
@@ -92,7 +93,12 @@ def main():
                 return 1
             time.sleep(0.2)
         values = evaluate(session, values_js)
-        png = call("Page.captureScreenshot", {"format": "png"}, session)["data"]
+        shot_params = {"format": "png"}
+        clip = os.environ.get("ELS_SHOT_CLIP")   # "X,Y,W,H" in CSS pixels
+        if clip:
+            x, y, w, h = (float(v) for v in clip.split(","))
+            shot_params["clip"] = {"x": x, "y": y, "width": w, "height": h, "scale": 1}
+        png = call("Page.captureScreenshot", shot_params, session)["data"]
         with open(shot, "wb") as f:
             f.write(base64.b64decode(png))
         print(json.dumps(values))
