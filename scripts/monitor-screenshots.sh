@@ -39,6 +39,12 @@ pids+=($!)
 for _ in $(seq 1 100); do grep -q "serving http://" "$work/serve.err" && break; sleep 0.1; done
 url=$(sed -n 's|.*serving \(http://[^ ]*\)$|\1|p' "$work/serve.err")
 
+# serve is the first consumer (it gets the start-up events: the program's
+# name and pid); top joins later, as a second viewer would.
+for _ in $(seq 1 100); do
+    curl -sf "${url}api/state" | grep -q '"connections":1' && break
+    sleep 0.1
+done
 tmux -S "$work/tmux.sock" new-session -d -s top -x 100 -y 34 "$tool top unix:$sock"
 sleep 10    # a picture, not a test: let both views fill with some history
 
