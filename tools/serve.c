@@ -37,22 +37,13 @@
 #include "eventlog-sink.h"
 #include "monitor/assets.h"
 #include "monitor/http.h"
-#include "monitor/model.h"
-#include "monitor/source.h"
+#include "monitor/run.h"
 #include "tool.h"
 #include "util.h"
 
 #define SERVE_CLIENTS 64
 #define SERVE_OUT_MAX (4u << 20)        /* a client this far behind is dropped */
 #define SERVE_IDLE_MS 30000             /* a connection without a request */
-
-static volatile sig_atomic_t serve_stop;
-
-static void serve_on_signal(int sig)
-{
-    (void)sig;
-    serve_stop = 1;
-}
 
 struct serve_client {
     int fd;
@@ -388,9 +379,8 @@ int serve_main(int argc, char **argv)
         switch (c) {
         case 'l': listen_at = optarg; break;
         case 'i':
-            if (!tool_parse_secs(optarg, &interval_ms) || interval_ms < 50)
-                return tool_usage_error("serve", "--interval takes seconds "
-                                        "from 0.05 to 86400, not '%s'", optarg);
+            if ((c = mon_parse_interval("serve", optarg, &interval_ms)) != 0)
+                return c;
             break;
         case 's': save = optarg; break;
         case 'h': return tool_help(serve_usage);
@@ -401,37 +391,19 @@ int serve_main(int argc, char **argv)
         return tool_usage_error("serve", "expected one SPEC or FILE");
 
     static struct serve s;
-    char err[300];
-    if (mon_source_init(&s.src, argv[optind], err, sizeof err) < 0)
-        return tool_usage_error("serve", "%s", err);
-    if (save != NULL && (c = mon_source_save(&s.src, save)) < 0) {
-        fprintf(stderr, TOOL_NAME " serve: cannot write %s: %s\n", save, strerror(-c));
-        mon_source_close(&s.src);
-        return 1;
-    }
+    if ((c = mon_open("serve", argv[optind], save, &s.src, &s.model)) != 0)
+        return c;
     char name[300];
     s.listen_fd = serve_listen(listen_at, name, sizeof name);
     if (s.listen_fd < 0) {
         fprintf(stderr, TOOL_NAME " serve: %s\n", name);
-        mon_source_close(&s.src);
+        mon_close(&s.src, s.model);
         return s.listen_fd == ELS_EINVAL ? TOOL_EXIT_USAGE : 1;
     }
-    if (mon_model_new(&s.model) < 0) {
-        fprintf(stderr, TOOL_NAME " serve: out of memory\n");
-        util_close(s.listen_fd);
-        mon_source_close(&s.src);
-        return 1;
-    }
-    mon_model_set_source(s.model, s.src.spec, "starting");
     for (unsigned i = 0; i < SERVE_CLIENTS; i++)
         s.clients[i].fd = -1;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = serve_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    mon_catch_stop_signals();
 
     /* els_endpoint_name gives "tcp:HOST:PORT". */
     const char *hp = strncmp(name, "tcp:", 4) == 0 ? name + 4 : name;
@@ -439,7 +411,7 @@ int serve_main(int argc, char **argv)
 
     uint64_t last_tick = mon_now_ms(), next_tick = last_tick + interval_ms;
     bool whole_run_ticked = false;
-    while (!serve_stop) {
+    while (!mon_stop) {
         uint64_t now = mon_now_ms();
         uint64_t got = mon_source_pump(&s.src, s.model, now, 0);
         if (got > 0)
@@ -501,7 +473,6 @@ int serve_main(int argc, char **argv)
         serve_close(&s.clients[i]);
     util_close(s.listen_fd);
     sb_free(&s.scratch);
-    mon_model_free(s.model);
-    mon_source_close(&s.src);
+    mon_close(&s.src, s.model);
     return 0;
 }

@@ -27,17 +27,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "monitor/model.h"
-#include "monitor/source.h"
+#include "monitor/run.h"
 #include "tool.h"
-
-static volatile sig_atomic_t top_stop;
-
-static void top_on_signal(int sig)
-{
-    (void)sig;
-    top_stop = 1;
-}
 
 static void top_usage(FILE *out)
 {
@@ -147,9 +138,8 @@ int top_main(int argc, char **argv)
         case 'j': json = true; break;
         case 'l': lines = true; break;
         case 'i':
-            if (!tool_parse_secs(optarg, &interval_ms) || interval_ms < 50)
-                return tool_usage_error("top", "--interval takes seconds "
-                                        "from 0.05 to 86400, not '%s'", optarg);
+            if ((c = mon_parse_interval("top", optarg, &interval_ms)) != 0)
+                return c;
             break;
         case 's': save = optarg; break;
         case 'h': return tool_help(top_usage);
@@ -160,28 +150,10 @@ int top_main(int argc, char **argv)
         return tool_usage_error("top", "expected one SPEC or FILE");
 
     struct mon_source src;
-    char err[256];
-    if (mon_source_init(&src, argv[optind], err, sizeof err) < 0)
-        return tool_usage_error("top", "%s", err);
-    if (save != NULL && (c = mon_source_save(&src, save)) < 0) {
-        fprintf(stderr, TOOL_NAME " top: cannot write %s: %s\n", save, strerror(-c));
-        mon_source_close(&src);
-        return 1;
-    }
     struct mon_model *m;
-    if (mon_model_new(&m) < 0) {
-        fprintf(stderr, TOOL_NAME " top: out of memory\n");
-        mon_source_close(&src);
-        return 1;
-    }
-    mon_model_set_source(m, src.spec, "starting");
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = top_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    if ((c = mon_open("top", argv[optind], save, &src, &m)) != 0)
+        return c;
+    mon_catch_stop_signals();
 
     bool ansi = !json && !once && !lines && isatty(STDOUT_FILENO);
     bool keys = ansi && isatty(STDIN_FILENO);
@@ -212,7 +184,7 @@ int top_main(int argc, char **argv)
                 break;
             }
         }
-        if (top_stop)
+        if (mon_stop)
             break;
         /* Files have nothing to poll: look again 5 times a second. */
         uint64_t wait = next_tick - now;
@@ -235,7 +207,6 @@ int top_main(int argc, char **argv)
     if (sb.failed)
         fprintf(stderr, TOOL_NAME " top: out of memory\n");
     sb_free(&sb);
-    mon_model_free(m);
-    mon_source_close(&src);
+    mon_close(&src, m);
     return status;
 }

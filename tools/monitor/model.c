@@ -1101,6 +1101,20 @@ static void mon_pause_pcts(const struct mon_model *m, uint64_t *p50,
     *recent_max = tmp[n - 1];
 }
 
+/* The last heap sample's entries, largest first (insertion sort: at
+ * most MON_LABELS). */
+static void mon_label_order(const struct mon_model *m, unsigned *order)
+{
+    for (unsigned i = 0; i < m->nlabels; i++)
+        order[i] = i;
+    for (unsigned i = 1; i < m->nlabels; i++)
+        for (unsigned j = i; j > 0 && m->labels[order[j]].bytes > m->labels[order[j - 1]].bytes; j--) {
+            unsigned t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+}
+
 static const char *mon_cc_name(const struct mon_model *m, uint32_t id)
 {
     if (id < m->nccs && m->ccs[id].label != NULL)
@@ -1200,16 +1214,8 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
               m->heap_size, m->heap_live, m->heap_alloc, m->heap_max);
     sb_json_num(sb, m->rate_alloc);
     sb_printf(sb, ",\"samples\":%" PRIu64 ",\"by_label\":[", m->heap_samples);
-    /* Largest first. */
     unsigned order[MON_LABELS];
-    for (unsigned i = 0; i < m->nlabels; i++)
-        order[i] = i;
-    for (unsigned i = 1; i < m->nlabels; i++)
-        for (unsigned j = i; j > 0 && m->labels[order[j]].bytes > m->labels[order[j - 1]].bytes; j--) {
-            unsigned t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
+    mon_label_order(m, order);
     for (unsigned i = 0; i < m->nlabels && i < 20; i++) {
         const struct mon_label *l = &m->labels[order[i]];
         sb_printf(sb, "%s{\"label\":", i ? "," : "");
@@ -1653,14 +1659,7 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     if (m->nlabels > 0) {
         sb_printf(sb, "Heap by closure type (sample %" PRIu64 "):\n", m->heap_samples);
         unsigned order[MON_LABELS];
-        for (unsigned i = 0; i < m->nlabels; i++)
-            order[i] = i;
-        for (unsigned i = 1; i < m->nlabels; i++)
-            for (unsigned j = i; j > 0 && m->labels[order[j]].bytes > m->labels[order[j - 1]].bytes; j--) {
-                unsigned t = order[j];
-                order[j] = order[j - 1];
-                order[j - 1] = t;
-            }
+        mon_label_order(m, order);
         for (unsigned i = 0; i < m->nlabels && i < 5; i++) {
             mon_human(a, sizeof a, (double)m->labels[order[i]].bytes, "B");
             sb_printf(sb, "  %10s  %.*s\n", a, (int)(width - 14),
