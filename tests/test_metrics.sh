@@ -57,7 +57,7 @@ wait_until 120 prom_ready || fail_showing "$T/prometheus.log" "prometheus did no
 query() {
     curl -sf --max-time 10 -G "http://127.0.0.1:$PROM_PORT/api/v1/query" \
         --data-urlencode "query=$1" -o "$T/query.json" || return 1
-    python3 -c '
+    "$PYTHON" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["data"]["result"]
 if not r:
@@ -69,7 +69,7 @@ print(ts, v, json.dumps(r[0]["metric"], sort_keys=True))
 # A sample scraped after the program went idle (its timestamp is later).
 scraped_after_idle() {
     query 'ghc_gc_total' || return 1
-    python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' \
+    "$PYTHON" -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' \
         "$(cut -d' ' -f1 "$T/query.out")" "$idle_since"
 }
 wait_until 120 scraped_after_idle \

@@ -47,7 +47,7 @@ values='({gc: document.getElementById("gc-count").textContent,
          markers: document.getElementById("markers").textContent,
          program: document.getElementById("program").textContent,
          loss: document.getElementById("loss").textContent})'
-python3 "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+"$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
     "http://127.0.0.1:$PORT/" "$ready" "$values" "$T/serve.png" 90 \
     >"$T/dom.json" 2>"$T/browser.err" \
     || fail_showing "$T/browser.err" "the browser could not read the page"
@@ -79,21 +79,13 @@ done
 # raw NAME WANT: send stdin as a raw request; the status must be WANT and
 # serve must answer the next request normally.
 raw() {
-    local name=$1 want=$2 got
-    python3 -c '
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
-s.sendall(sys.stdin.buffer.read())
-data = b""
-while b"\r\n" not in data:
-    chunk = s.recv(4096)
-    if not chunk:
-        break
-    data += chunk
-print(data.split(b"\r\n")[0].decode("latin-1"))
-' "$PORT" >"$T/raw-$name.out" 2>&1 || fail_showing "$T/raw-$name.out" "$name: no answer"
-    got=$(cut -d' ' -f2 <"$T/raw-$name.out")
-    [ "$got" = "$want" ] || fail "$name: status '$got', expected $want ($(cat "$T/raw-$name.out"))"
+    local name=$1 want=$2 got fd line=
+    exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || fail "$name: cannot connect"
+    cat >&"$fd"
+    IFS= read -r -t 30 line <&"$fd" || true
+    exec {fd}>&-
+    got=$(printf '%s\n' "$line" | cut -d' ' -f2)
+    [ "$got" = "$want" ] || fail "$name: status '$got', expected $want (${line%$'\r'})"
     kill -0 "$spid" 2>/dev/null || fail "$name: serve died"
     state after-"$name" || fail "$name: serve does not answer afterwards"
 }
@@ -118,7 +110,7 @@ grep -q '^ghc_gc_total{program="busy",pid="'"$ppid"'"} '"$SHOWN_GC"'$' "$T/metri
     || fail_showing "$T/metrics.txt" "/metrics lacks ghc_gc_total $SHOWN_GC for pid $ppid"
 curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/speedscope" -o "$T/speedscope.json" \
     || fail "/api/speedscope failed"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["profiles"][0]["type"] == "sampled"' \
+"$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["profiles"][0]["type"] == "sampled"' \
     "$T/speedscope.json" || fail_showing "$T/speedscope.json" "/api/speedscope is not a speedscope profile"
 
 # --- The program ends: the page's data says so -----------------------------

@@ -44,6 +44,7 @@
 #define SERVE_CLIENTS 64
 #define SERVE_OUT_MAX (4u << 20)        /* a client this far behind is dropped */
 #define SERVE_IDLE_MS 30000             /* a connection without a request */
+#define SERVE_DRAIN_MS 2000
 
 struct serve_client {
     int fd;
@@ -52,6 +53,11 @@ struct serve_client {
     struct strbuf out;
     size_t out_off;
     bool sse, closing;
+    /* Response sent and our side shut: reading what the client still
+     * sends until it closes (or SERVE_DRAIN_MS), so that closing with
+     * unread input does not reset the connection and destroy the
+     * response before the client read it (a "lingering close"). */
+    bool draining;
     uint64_t last_ms;
 };
 
@@ -103,7 +109,7 @@ static void serve_close(struct serve_client *c)
     sb_free(&c->out);
     c->out_off = 0;
     c->in_len = 0;
-    c->sse = c->closing = false;
+    c->sse = c->closing = c->draining = false;
 }
 
 static void serve_head(struct serve_client *c, int status, const char *type,
@@ -240,8 +246,12 @@ static bool serve_flush(struct serve_client *c)
     if (c->out_off == c->out.len) {
         sb_clear(&c->out);
         c->out_off = 0;
-        if (c->closing)
-            return false;
+        if (c->closing && !c->draining) {
+            if (shutdown(c->fd, SHUT_WR) < 0)
+                return false;
+            c->draining = true;
+            c->last_ms = mon_now_ms();
+        }
     }
     return true;
 }
@@ -278,7 +288,18 @@ static void serve_accept(struct serve *s, uint64_t now)
 
 static void serve_read(struct serve *s, struct serve_client *c, uint64_t now)
 {
+    if (c->draining) {
+        char sink[4096];
+        ssize_t n;
+        while ((n = recv(c->fd, sink, sizeof sink, 0)) > 0)
+            ;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            serve_close(c);
+        return;
+    }
     for (;;) {
+        if (c->closing)
+            c->in_len = 0;      /* an error is on its way: input is moot */
         if (c->in_len == sizeof c->in) {
             /* Full without a complete head: too long. */
             serve_requests(s, c);
@@ -429,7 +450,7 @@ int serve_main(int argc, char **argv)
             for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
                 struct serve_client *cl = &s.clients[i];
                 if (cl->fd >= 0 && !cl->sse && cl->out.len == 0 &&
-                    now - cl->last_ms > SERVE_IDLE_MS)
+                    now - cl->last_ms > (cl->draining ? SERVE_DRAIN_MS : SERVE_IDLE_MS))
                     serve_close(cl);
             }
         }

@@ -9,6 +9,10 @@
 # checked against the independent reader: ghc-events show on the same
 # stream.
 
+# Debian's python3 when there (a python3 earlier on PATH may be a slow
+# shim); the tests use it for JSON and the browser.
+if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+
 # monitor_setup: skip or build (BUSY), make T.
 monitor_setup() {
     setup_ghc_program_test busy Busy
@@ -35,7 +39,7 @@ shown_counts() {
 # json_get FILE PATH...: print the values at the dotted PATHs of the JSON
 # object in FILE, space-separated ("gc.count user.markers").
 json_get() {
-    python3 - "$@" <<'PY'
+    "$PYTHON" - "$@" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 out = []
