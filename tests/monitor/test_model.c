@@ -467,6 +467,14 @@ static void json_strings_escaped(void)
     struct strbuf sb = { 0 };
     sb_json_str(&sb, "a\"b\\c\n\x01\xff\xc3\xa9", 10);
     CHECK_STR(sb.p, "\"a\\\"b\\\\c\\u000a\\u0001\\ufffd\xc3\xa9\"");
+    /* Numbers beyond int64_t's range (a fuzzed stream's counters). */
+    sb_clear(&sb);
+    sb_json_num(&sb, 6.40197e+20);
+    sb_puts(&sb, " ");
+    sb_json_num(&sb, -3.0);
+    sb_puts(&sb, " ");
+    sb_json_num(&sb, 0.5);
+    CHECK_STR(sb.p, "6.40197e+20 -3 0.5");
     sb_free(&sb);
 }
 

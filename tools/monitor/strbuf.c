@@ -131,7 +131,9 @@ void sb_json_num(struct strbuf *sb, double v)
 {
     if (!isfinite(v))
         v = 0;
-    if (v == (double)(int64_t)v && fabs(v) < 1e15)
+    /* The range test first: converting a double outside int64_t's range
+     * is undefined. */
+    if (fabs(v) < 1e15 && v == floor(v))
         sb_printf(sb, "%lld", (long long)v);
     else
         sb_printf(sb, "%.6g", v);
