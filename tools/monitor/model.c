@@ -243,40 +243,53 @@ static uint64_t be64(const uint8_t *p)
  * Timeline
  * ------------------------------------------------------------------------ */
 
-/* Halve the resolution until t fits in MON_BINS bins. */
+/* Coarsen the timeline until t fits in MON_BINS bins: bins widen by
+ * 2^k in one pass (a stream may jump far ahead in time at once). */
 static void mon_fit(struct mon_model *m, uint64_t t)
 {
-    while (t / m->bin_ns >= MON_BINS) {
-        for (unsigned c = 0; c < m->ncaps; c++) {
-            struct mon_bin *b = m->caps[c].bins;
-            if (b == NULL)
+    unsigned k = 0;
+    while (k < 63 && (t / m->bin_ns) >> k >= MON_BINS)
+        k++;
+    if (k == 0)
+        return;
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        struct mon_bin *b = m->caps[c].bins;
+        if (b == NULL)
+            continue;
+        for (unsigned i = 0; i < MON_BINS; i++) {
+            unsigned j = i >> k;
+            if (j == i)
                 continue;
-            for (unsigned i = 0; i < MON_BINS / 2; i++) {
-                /* Microseconds in a bin stay below 2^32 up to bins of
-                 * 71 minutes; saturate rather than wrap beyond. */
-                uint64_t r = (uint64_t)b[2 * i].run_us + b[2 * i + 1].run_us;
-                uint64_t g = (uint64_t)b[2 * i].gc_us + b[2 * i + 1].gc_us;
-                b[i].run_us = r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
-                b[i].gc_us = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
-            }
-            memset(b + MON_BINS / 2, 0, MON_BINS / 2 * sizeof *b);
+            /* Microseconds in a bin stay below 2^32 up to bins of 71
+             * minutes; saturate rather than wrap beyond. */
+            uint64_t r = (uint64_t)b[j].run_us + b[i].run_us;
+            uint64_t g = (uint64_t)b[j].gc_us + b[i].gc_us;
+            b[j].run_us = r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+            b[j].gc_us = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
+            b[i].run_us = b[i].gc_us = 0;
         }
-        struct mon_gbin *g = m->gbins;
-        for (unsigned i = 0; i < MON_BINS / 2; i++) {
-            struct mon_gbin a = g[2 * i], z = g[2 * i + 1];
-            g[i].events = a.events + z.events;
-            g[i].gcs = a.gcs + z.gcs;
-            g[i].user = a.user + z.user;
-            g[i].gc_ns = a.gc_ns + z.gc_ns;
-            g[i].alloc = a.alloc + z.alloc;
-            g[i].threads = z.threads ? z.threads : a.threads;
-            g[i].heap_size = z.heap_size ? z.heap_size : a.heap_size;
-            g[i].heap_live = z.heap_live ? z.heap_live : a.heap_live;
-        }
-        memset(g + MON_BINS / 2, 0, MON_BINS / 2 * sizeof *g);
-        m->bin_ns *= 2;
-        m->last_bin /= 2;
     }
+    struct mon_gbin *g = m->gbins;
+    for (unsigned i = 0; i < MON_BINS; i++) {
+        unsigned j = i >> k;
+        if (j == i)
+            continue;
+        struct mon_gbin z = g[i];
+        g[j].events += z.events;
+        g[j].gcs += z.gcs;
+        g[j].user += z.user;
+        g[j].gc_ns += z.gc_ns;
+        g[j].alloc += z.alloc;
+        if (z.threads)
+            g[j].threads = z.threads;
+        if (z.heap_size)
+            g[j].heap_size = z.heap_size;
+        if (z.heap_live)
+            g[j].heap_live = z.heap_live;
+        memset(&g[i], 0, sizeof g[i]);
+    }
+    m->bin_ns = k < 63 && m->bin_ns <= UINT64_MAX >> k ? m->bin_ns << k : UINT64_MAX;
+    m->last_bin >>= k;
 }
 
 static struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
