@@ -12,7 +12,7 @@
 # more clients follow the live updates (Server-Sent Events) at the same
 # time.  Bad HTTP input gets the right 4xx (5xx for an unsupported
 # version) and leaves serve unharmed; the page shows the stream's end
-# once the program exits.  Skips without chromium, curl, python3, GHC,
+# once the program exits, and serve reconnects to the program's next run.  Skips without chromium, curl, python3, GHC,
 # ghc-events or the patched RTS.
 set -u -o pipefail
 
@@ -118,6 +118,17 @@ stop_controlled
 wait_pid "$ppid" 60 || fail_showing "$T/live.prog.err" "the program did not exit cleanly"
 ended() { state end && [ "$(json_get "$T/end.state" source.ended)" = true ]; }
 wait_until 30 ended || fail "serve does not report the end of the stream: $(head -c 400 "$T/end.state")"
+
+# --- The program runs again: serve reconnects and shows the new run ------
+first_pid=$ppid
+start_busy_live again 1 "$T/p.sock"
+second_run() {
+    state again && [ "$(json_get "$T/again.state" source.connections program.pid user.markers)" = "2 $ppid 3" ]
+}
+wait_until 60 second_run \
+    || fail "serve does not show the program's second run (pid $ppid after $first_pid): $(head -c 400 "$T/again.state")"
+stop_controlled
+wait_pid "$ppid" 60 || fail_showing "$T/again.prog.err" "the second run did not exit cleanly"
 
 kill -TERM "$spid"
 wait_pid "$spid" 30 || fail "serve did not exit 0 on SIGTERM"
