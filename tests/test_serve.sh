@@ -11,7 +11,8 @@
 # screenshot is kept (tests/monitor/serve.png in the build tree).  Two
 # more clients follow the live updates (Server-Sent Events) at the same
 # time.  Bad HTTP input gets the right 4xx (5xx for an unsupported
-# version) and leaves serve unharmed; the page shows the stream's end
+# version) and leaves serve unharmed, and a Host that is not loopback
+# gets 403 (DNS rebinding); the page shows the stream's end
 # once the program exits, and serve reconnects to the program's next run.  Skips without chromium, curl, python3, GHC,
 # ghc-events or the patched RTS.
 set -u -o pipefail
@@ -96,7 +97,10 @@ printf 'DELETE / HTTP/1.1\r\nHost: x\r\n\r\n' | raw method 405
 printf 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello' | raw body 413
 printf 'GET /%s HTTP/1.1\r\nHost: x\r\n\r\n' "$(head -c 3000 /dev/zero | tr '\0' a)" | raw long-uri 414
 { printf 'GET / HTTP/1.1\r\nHost: x\r\n'; for i in $(seq 1 400); do printf 'X-Pad-%d: %s\r\n' "$i" aaaaaaaaaaaaaaaaaaaaaaaa; done; printf '\r\n'; } | raw huge-head 431
-printf 'GET /nothing-here HTTP/1.1\r\nHost: x\r\n\r\n' | raw not-found 404
+printf 'GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n' | raw not-found 404
+# DNS rebinding: a page elsewhere whose name now points here.
+printf 'GET /api/state HTTP/1.1\r\nHost: evil.example:%s\r\n\r\n' "$PORT" | raw rebinding 403
+printf 'GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n' "$PORT" | raw loopback-host 200
 printf 'GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n' | raw control-char 400
 printf 'GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n' | raw folding 400
 # A client that connects and says nothing does not block others.

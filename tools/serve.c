@@ -11,8 +11,10 @@
  * /api/timeline?from=NS&to=NS&cols=N, /api/speedscope?from=NS&to=NS,
  * /events (SSE), /metrics (Prometheus text).  It serves GET and HEAD
  * only, takes no request bodies, and listens on loopback unless told a
- * host.  Not its job: TLS, authentication (put a proxy in front to
- * expose it), or controlling the program.
+ * host; on loopback it answers only requests that name loopback in
+ * their Host field (see http_host_is_loopback()).  Not its job: TLS,
+ * authentication (put a proxy in front to expose it), or controlling the
+ * program.
  *
  * Our own process: it catches SIGINT/SIGTERM to stop cleanly and sends
  * with MSG_NOSIGNAL so that a browser closing its end is an error we
@@ -63,6 +65,7 @@ struct serve_client {
 
 struct serve {
     int listen_fd;
+    bool loopback;              /* refuse Host names other than loopback */
     struct serve_client clients[SERVE_CLIENTS];
     struct mon_model *model;
     struct mon_source src;
@@ -218,6 +221,12 @@ static void serve_requests(struct serve *s, struct serve_client *c)
         if (n < 0) {
             s->refused++;
             serve_error(c, -n);
+            c->in_len = 0;
+            return;
+        }
+        if (s->loopback && !http_host_is_loopback(r.host)) {
+            s->refused++;
+            serve_error(c, 403);
             c->in_len = 0;
             return;
         }
@@ -428,6 +437,10 @@ int serve_main(int argc, char **argv)
 
     /* els_endpoint_name gives "tcp:HOST:PORT". */
     const char *hp = strncmp(name, "tcp:", 4) == 0 ? name + 4 : name;
+    s.loopback = strncmp(hp, "127.", 4) == 0 || strncmp(hp, "[::1]", 5) == 0;
+    if (!s.loopback)
+        fprintf(stderr, TOOL_NAME " serve: warning: serving beyond this "
+                "machine, without authentication\n");
     fprintf(stderr, TOOL_NAME " serve: serving http://%s/\n", hp);
 
     uint64_t last_tick = mon_now_ms(), next_tick = last_tick + interval_ms;

@@ -152,6 +152,10 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
             if (has_host)
                 return -400;
             has_host = true;
+            if ((size_t)(vq - vp) >= sizeof req->host)
+                return -400;
+            memcpy(req->host, vp, (size_t)(vq - vp));
+            req->host[vq - vp] = '\0';
         } else if (http_ieq(p, nlen, "content-length")) {
             if (!(vq - vp == 1 && *vp == '0'))
                 return -413;
@@ -177,6 +181,27 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
     else
         return -405;
     return (int)(end - buf);
+}
+
+bool http_host_is_loopback(const char *host)
+{
+    static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncasecmp(host, names[i], n) != 0)
+            continue;
+        const char *port = host + n;
+        if (*port == '\0')
+            return true;
+        if (*port != ':' || port[1] == '\0')
+            continue;
+        bool digits = true;
+        for (const char *d = port + 1; *d; d++)
+            digits = digits && *d >= '0' && *d <= '9';
+        if (digits)
+            return true;
+    }
+    return false;
 }
 
 bool http_query_u64(const char *query, const char *key, uint64_t *out)
@@ -212,6 +237,7 @@ const char *http_reason(int status)
     case 200: return "OK";
     case 400: return "Bad Request";
     case 404: return "Not Found";
+    case 403: return "Forbidden";
     case 405: return "Method Not Allowed";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
