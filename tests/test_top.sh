@@ -7,7 +7,7 @@
 # user-message and marker counts as ghc-events reads from that file, and
 # starts over when the program runs again and replaces the file (a
 # restart); q quits it.  `top --once --json` on the file gives the same
-# figures; without a terminal top prints plain lines.  Skips without
+# figures, and the same GC pause maximum and total; without a terminal top prints plain lines.  Skips without
 # tmux, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
@@ -86,6 +86,17 @@ note "top --once --json: $gc GCs, $threads threads, $msgs messages, $markers mar
 [ "$msgs" -eq "$SHOWN_MSGS" ] || fail "top --json: $msgs messages, ghc-events $SHOWN_MSGS"
 [ "$markers" -eq "$SHOWN_MARKERS" ] || fail "top --json: $markers markers, ghc-events $SHOWN_MARKERS"
 [ "$ended" = true ] || fail "top --json: the stream did not end"
+# GC pauses: GC_START to GC_END on the same capability, as read by
+# ghc-events (times in ns), against top's milliseconds (6 digits).
+read -r n_pauses max_ns total_ns < <(awk '
+    /^ *[0-9]+: cap [0-9]+: starting GC$/ { s[$3] = $1 + 0 }
+    /^ *[0-9]+: cap [0-9]+: finished GC$/ { p = $1 - s[$3]; n++; t += p; if (p > m) m = p }
+    END { printf "%d %d %d\n", n, m, t }' "$T/second.show")
+read -r max_ms time_s < <(json_get "$T/once.json" gc.pause_max_ms gc.time_s)
+note "GC pauses: ghc-events $n_pauses, max $max_ns ns, total $total_ns ns; top max $max_ms ms, total $time_s s"
+"$PYTHON" -c 'import sys; a, b, c, d = map(float, sys.argv[1:]); sys.exit(0 if abs(a * 1e6 - b) <= 1e-5 * b + 1 and abs(c * 1e9 - d) <= 1e-5 * d + 1 else 1)' \
+    "$max_ms" "$max_ns" "$time_s" "$total_ns" \
+    || fail "top --json: GC pause max $max_ms ms and total $time_s s, ghc-events $max_ns ns and $total_ns ns"
 
 "$ELS_SINK_TOOL" top --once "$LOG" >"$T/once.txt" 2>&1 </dev/null \
     || fail_showing "$T/once.txt" "top --once failed"
