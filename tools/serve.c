@@ -447,7 +447,7 @@ int serve_main(int argc, char **argv)
     bool whole_run_ticked = false;
     while (!mon_stop) {
         uint64_t now = mon_now_ms();
-        uint64_t got = mon_source_pump(&s.src, s.model, now, 0);
+        uint64_t got = mon_source_pump(&s.src, s.model, now, MON_PUMP_MAX);
         if (got > 0)
             whole_run_ticked = false;
         if (now >= next_tick) {
@@ -480,6 +480,8 @@ int serve_main(int argc, char **argv)
         uint64_t wait = next_tick > now ? next_tick - now : 0;
         if ((mon_source_is_file(&s.src) || mon_source_fd(&s.src) < 0) && wait > 200)
             wait = 200;
+        if (got == MON_PUMP_MAX)
+            wait = 0;           /* the source has more: read on after a look */
         int n = poll(pfd, 2 + SERVE_CLIENTS, (int)wait);
         if (n <= 0)
             continue;

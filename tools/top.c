@@ -166,7 +166,7 @@ int top_main(int argc, char **argv)
     int status = 0;
     for (;;) {
         uint64_t now = mon_now_ms();
-        mon_source_pump(&src, m, now, 0);
+        bool more = mon_source_pump(&src, m, now, MON_PUMP_MAX) == MON_PUMP_MAX;
         if (once && mon_source_is_file(&src) && (src.eof || src.fd < 0)) {
             mon_model_tick(m, 0, true);
             top_render(m, json, false, &sb);
@@ -190,6 +190,8 @@ int top_main(int argc, char **argv)
         uint64_t wait = next_tick - now;
         if ((mon_source_is_file(&src) || mon_source_fd(&src) < 0) && wait > 200)
             wait = 200;
+        if (more)
+            wait = 0;           /* the source has more: read on after a look */
         struct pollfd pfd[2] = {
             { .fd = mon_source_fd(&src), .events = POLLIN },
             { .fd = keys ? STDIN_FILENO : -1, .events = POLLIN },

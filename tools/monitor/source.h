@@ -54,6 +54,10 @@ bool mon_source_is_file(const struct mon_source *s);
 /* Read what is available (at most max_bytes; 0: no limit) into m,
  * connecting or reopening as needed.  Never blocks.  Returns the bytes
  * read. */
+/* What the commands read per turn of their loop: enough to keep up
+ * (the model digests over 100 MB/s), little enough that a flood never
+ * holds up redrawing or answering browsers. */
+#define MON_PUMP_MAX (4u << 20)
 uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
                          uint64_t now_ms, uint64_t max_bytes);
 
