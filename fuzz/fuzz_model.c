@@ -16,6 +16,7 @@
 
 #include "fuzz.h"
 #include "../tools/monitor/model.c"
+#include "../tools/monitor/render.c"
 #include "../tools/monitor/strbuf.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
