@@ -37,7 +37,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$top/_build-fuzz}
 cc=${CC:-clang}
 jobs=${MAKE_JOBS:-2}
-all_targets=(spec address parse note writer)
+all_targets=(spec address parse note writer http model)
 
 seconds=60
 replay=0
@@ -85,7 +85,7 @@ fi
 # builds its own long messages from a short input.
 max_len() {
     case "$1" in
-        parse) echo 16384 ;;
+        parse|model) echo 16384 ;;
         writer) echo 512 ;;
         *) echo 1024 ;;
     esac
@@ -124,7 +124,7 @@ mapfile -t lib_sources < <(cd "$top/lib" && find . -name '*.c' ! -path './ghc/*'
 
 # The stamp holds the compiler, its flags and the newest input's time; any
 # change rebuilds everything (a full build takes seconds).
-newest=$(find "$top/lib" "$top/include" "$top/fuzz" "$top/tests/evgen.h" \
+newest=$(find "$top/lib" "$top/include" "$top/fuzz" "$top/tests/evgen.h" "$top/tools/monitor" \
               "${BASH_SOURCE[0]}" -type f \( -name '*.c' -o -name '*.h' -o -name '*.sh' \) \
               -printf '%T@\n' | sort -n | tail -n 1)
 stamp="$cc $("$cc" --version | head -n 1) ${cflags[*]} $newest"

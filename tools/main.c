@@ -3,7 +3,7 @@
  *
  * Chooses a subcommand by its exact name and hands it the rest of the
  * command line, and holds the option helpers the commands share.  What
- * each command does is its own file's business (recv.c, dump.c).
+ * each command does is its own file's business (recv.c, dump.c, top.c, serve.c).
  */
 #if defined(HAVE_CONFIG_H)
 #include "config.h"
@@ -25,6 +25,9 @@ static const struct tool_command tool_commands[] = {
     { "recv", "receive one eventlog stream from a socket or FIFO", recv_main },
     { "dump", "read an eventlog file and print its events or counts",
       dump_main },
+    { "top", "show a running program's runtime in the terminal", top_main },
+    { "serve", "serve a live web view and /metrics of a program",
+      serve_main },
 };
 
 #define TOOL_N_COMMANDS (sizeof tool_commands / sizeof tool_commands[0])

@@ -28,6 +28,8 @@ struct tool_command {
 
 int recv_main(int argc, char **argv);
 int dump_main(int argc, char **argv);
+int top_main(int argc, char **argv);
+int serve_main(int argc, char **argv);
 
 /* "eventlog-sink CMD: <message>\ntry 'eventlog-sink CMD --help'" on
  * stderr; returns TOOL_EXIT_USAGE. */

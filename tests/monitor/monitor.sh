@@ -1,0 +1,95 @@
+# monitor.sh: what the live monitor's shell tests share (test_top.sh,
+# test_serve.sh, test_metrics.sh; sourced after tests/lib.sh and
+# tests/ghcprog.sh).  It runs no test itself.
+#
+# The program is tests/ghc/Busy.hs (PHASES phases of two threads posting
+# user messages "work ...", marker pairs "phase I start/end", a major GC
+# each, then the marker "work done", "ready" on stdout, and it waits for
+# stdin), built with the patched RTS and the library.  Figures are
+# checked against the independent reader: ghc-events show on the same
+# stream.
+
+# Debian's python3 when there (a python3 earlier on PATH may be a slow
+# shim); the tests use it for JSON and the browser.
+if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+
+# monitor_setup: skip or build (BUSY), make T.
+monitor_setup() {
+    setup_ghc_program_test busy Busy
+    BUSY=$GHC_PROGRAM
+}
+
+# shown_counts FILE NAME: ghc-events show FILE into $T/NAME.show and set
+# SHOWN_GC (GC_START events), SHOWN_THREADS (threads created),
+# SHOWN_MSGS (user messages "work ..."), SHOWN_MARKERS (markers).
+shown_counts() {
+    show_events "$1" "$T/$2.show" || fail "$2: ghc-events cannot parse $1"
+    read -r SHOWN_GC SHOWN_THREADS SHOWN_MSGS SHOWN_MARKERS < <(awk '
+        /^ *[0-9]+: / {
+            sub(/^ *[0-9]+: (cap [0-9]+: )?/, "")
+            if ($0 == "starting GC") g++
+            else if (index($0, "creating thread ") == 1) t++
+            else if (index($0, "work ") == 1) u++
+            else if (index($0, "marker: ") == 1) m++
+        }
+        END { print g + 0, t + 0, u + 0, m + 0 }' "$T/$2.show")
+    note "$2: ghc-events: $SHOWN_GC GCs, $SHOWN_THREADS threads, $SHOWN_MSGS messages, $SHOWN_MARKERS markers ($(wc -c <"$1") bytes)"
+}
+
+# json_get FILE PATH...: print the values at the dotted PATHs of the JSON
+# object in FILE, space-separated ("gc.count user.markers").
+json_get() {
+    "$PYTHON" - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+out = []
+for path in sys.argv[2:]:
+    v = d
+    for k in path.split("."):
+        v = v[k]
+    out.append(str(v).lower() if isinstance(v, bool) else str(v))
+print(" ".join(out))
+PY
+}
+
+# start_serve NAME SOURCE: `serve --listen 127.0.0.1:0 --save
+# $T/NAME.saved SOURCE` in the background (spid); waits until it says
+# where it serves and sets PORT.
+start_serve() {
+    local name=$1 err=$T/$1.serve.err
+    "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --save "$T/$name.saved" "$2" \
+        >"$T/$name.serve.out" 2>"$err" &
+    spid=$!
+    bg_register "$spid"
+    wait_until 30 grep -q "serving http://" "$err" \
+        || fail_showing "$err" "$name: serve did not start listening"
+    PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/$|\1|p' "$err")
+    [ -n "$PORT" ] || fail_showing "$err" "$name: no port in serve's output"
+}
+
+# state NAME: GET /api/state into $T/NAME.state; status 1 if it fails.
+state() {
+    curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/state" -o "$T/$1.state"
+}
+
+# markers_at_least NAME N: /api/state counts at least N markers.
+markers_at_least() {
+    state "$1" && [ "$(json_get "$T/$1.state" user.markers)" -ge "$2" ]
+}
+
+# start_busy_live NAME PHASES SOCKET: the program on the patched RTS,
+# -N2, its eventlog on a unix: sink that waits for serve, flushed every
+# 0.2 s (so a finished phase reaches the monitor while the program
+# idles), no idle GC; waits for "ready".  Stop it with stop_controlled.
+start_busy_live() {
+    start_controlled "$1" "$BUSY" "$2" +RTS -N2 -I0 \
+        "--eventlog-sink=unix:$3?wait=60" --eventlog-flush-interval=0.2 -RTS
+    wait_output "$1" ready
+}
+
+# wait_all_markers NAME PHASES: wait until serve has seen every marker of
+# the program's run (2 per phase and "work done").
+wait_all_markers() {
+    wait_until 60 markers_at_least "$1" $(( 2 * $2 + 1 )) \
+        || fail "$1: serve did not see the $(( 2 * $2 + 1 )) markers within 60 s: $(head -c 600 "$T/$1.state" 2>/dev/null)"
+}

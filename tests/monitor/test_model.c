@@ -1,0 +1,490 @@
+/*
+ * test_model.c: the live monitor's model (tools/monitor/model.c).
+ *
+ * On a real eventlog of GHC 9.0.2 (tests/data/, written by a stock RTS
+ * at -N2) fed in odd pieces: the model counts exactly the events, GCs,
+ * threads, user messages and markers that a raw pass of the public parser
+ * counts by tag, and the same JSON whatever the chunking.  On streams
+ * built event by event in the RTS's layout: capability utilisation and GC
+ * time from thread and GC events, GC pauses, thread states through the
+ * table's growth and deletions, marker pairs as spans, the sink's in-band
+ * notes (encoded by the library's own encoder), heap sizes and a -hT
+ * sample, cost-centre samples (top-N and the speedscope export), the
+ * program's name and pid in the Prometheus labels, restarts, resets, a
+ * run long enough to coarsen the timeline, and a malformed stream.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "eventlog-sink.h"
+#include "eventlog-sink/parse.h"
+#include "evgen.h"
+#include "format/evformat.h"
+#include "monitor/model.h"
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------ */
+
+static uint8_t *read_all(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    CHECK_MSG(fd >= 0, "%s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap);
+    CHECK(buf != NULL);
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            CHECK(buf != NULL);
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        CHECK(r >= 0);
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    *len = n;
+    return buf;
+}
+
+static void json_of(const struct mon_model *m, struct strbuf *sb)
+{
+    sb_clear(sb);
+    mon_model_json(m, sb);
+    CHECK(!sb->failed);
+}
+
+/* Counting by tag with the public parser alone: the reference. */
+struct raw_counts {
+    uint64_t events, by_tag[65536];
+};
+
+static int raw_on_event(void *user, const struct els_event *ev)
+{
+    struct raw_counts *r = user;
+    if (ev->tag != ELS_EV_BLOCK_MARKER) {
+        r->events++;
+        r->by_tag[ev->tag]++;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * A real GHC eventlog
+ * ------------------------------------------------------------------------ */
+
+static void real_ghc_sample(void)
+{
+    size_t len;
+    uint8_t *data = read_all(ELS_TEST_DATA_DIR "/ghc-9.0.2-N2.eventlog", &len);
+    FILE *cf = fopen(ELS_TEST_DATA_DIR "/ghc-9.0.2-N2.events", "r");
+    CHECK(cf != NULL);
+    unsigned long long want_events = 0;
+    CHECK(fscanf(cf, "%llu", &want_events) == 1);
+    fclose(cf);
+
+    struct raw_counts *raw = calloc(1, sizeof *raw);
+    CHECK(raw != NULL);
+    struct els_parse_callbacks cb = { .struct_size = sizeof cb,
+                                      .on_event = raw_on_event };
+    struct els_parser *p;
+    CHECK_OK(els_parser_new(&p, &cb, raw, 0));
+    CHECK_OK(els_parser_feed(p, data, len, NULL));
+    els_parser_free(p);
+
+    struct mon_model *whole, *pieces;
+    CHECK_OK(mon_model_new(&whole));
+    CHECK_OK(mon_model_new(&pieces));
+    CHECK_OK(mon_model_feed(whole, data, len));
+    static const size_t sizes[] = { 1, 7, 4096, 3, 13, 900 };
+    for (size_t off = 0, k = 0; off < len; k++) {
+        size_t n = sizes[k % 6];
+        if (n > len - off)
+            n = len - off;
+        CHECK_OK(mon_model_feed(pieces, data + off, n));
+        off += n;
+    }
+    struct mon_summary s;
+    mon_model_summary(pieces, &s);
+    CHECK_U64(s.events, ==, want_events);
+    CHECK_U64(s.events, ==, raw->events);
+    CHECK_U64(s.gcs, ==, raw->by_tag[ELS_EV_GC_START]);
+    CHECK_U64(s.threads_created, ==, raw->by_tag[ELS_EV_CREATE_THREAD]);
+    CHECK_U64(s.user_messages, ==, raw->by_tag[ELS_EV_USER_MSG]);
+    CHECK_U64(s.markers, ==, raw->by_tag[ELS_EV_USER_MARKER]);
+    CHECK_U64(s.bytes, ==, len);
+    CHECK(s.ended);
+    CHECK_INT(s.caps, ==, 2);
+    /* The sample's program: 2 workers x 200 messages and one marker each. */
+    CHECK_U64(s.user_messages, ==, 400);
+    CHECK_U64(s.markers, ==, 2);
+
+    mon_model_tick(whole, 0, true);
+    mon_model_tick(pieces, 0, true);
+    struct strbuf a = { 0 }, b = { 0 };
+    json_of(whole, &a);
+    json_of(pieces, &b);
+    CHECK_STR(a.p, b.p);
+    CHECK_CONTAINS(a.p, "\"program\":{\"name\":\"Sample\"");
+    CHECK_CONTAINS(a.p, "\"rts\":\"GHC-9.0.2 rts_thr_l\"");
+    sb_free(&a);
+    sb_free(&b);
+    mon_model_free(whole);
+    mon_model_free(pieces);
+    free(raw);
+    free(data);
+}
+
+/* ------------------------------------------------------------------------
+ * Synthetic streams
+ * ------------------------------------------------------------------------ */
+
+#define MS 1000000ull
+
+static struct evgen_buf header(void)
+{
+    (void)evgen_block;
+    (void)evgen_header;
+    static const struct { uint16_t tag; int16_t size; const char *desc; } types[] = {
+        { 0, 4, "Create thread" }, { 1, 4, "Run thread" },
+        { 2, 10, "Stop thread" }, { 9, 0, "Start GC" }, { 10, 0, "Stop GC" },
+        { 16, -1, "Log message" }, { 18, 14, "Block marker" },
+        { 19, -1, "User message" }, { 58, -1, "User marker" },
+        { 30, -1, "Program arguments" }, { 32, 8, "Process ID" },
+        { 49, 12, "Heap allocated" }, { 50, 12, "Heap size" },
+        { 51, 12, "Heap live" }, { 161, -1, "Cost centre definition" },
+        { 162, 8, "Start of heap profile sample" },
+        { 164, -1, "Heap profile sample string" },
+        { 165, 8, "End of heap profile sample" },
+        { 167, -1, "Time profile sample" },
+    };
+    struct evgen_buf b = { 0 };
+    evgen_u32(&b, 0x68647262u);
+    evgen_u32(&b, 0x68657462u);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        evgen_type(&b, types[i].tag, types[i].size, types[i].desc);
+    evgen_u32(&b, 0x68657465u);
+    evgen_u32(&b, 0x68647265u);
+    evgen_u32(&b, 0x64617462u);
+    return b;
+}
+
+/* Events go into blocks: block(cap) opens one (closing the last, whose
+ * size is then known), events follow; end_block() closes the last. */
+static size_t block_at = SIZE_MAX;
+
+static void end_block(struct evgen_buf *b)
+{
+    if (block_at == SIZE_MAX)
+        return;
+    uint32_t size = (uint32_t)(b->len - block_at);
+    uint8_t *p = b->p + block_at + 10;
+    p[0] = (uint8_t)(size >> 24); p[1] = (uint8_t)(size >> 16);
+    p[2] = (uint8_t)(size >> 8);  p[3] = (uint8_t)size;
+    block_at = SIZE_MAX;
+}
+
+static void block(struct evgen_buf *b, uint16_t cap, uint64_t t)
+{
+    end_block(b);
+    block_at = b->len;
+    evgen_u16(b, 18);
+    evgen_u64(b, t);
+    evgen_u32(b, 0);
+    evgen_u64(b, t);
+    evgen_u16(b, cap);
+}
+
+static void ev(struct evgen_buf *b, uint16_t tag, uint64_t t)
+{
+    evgen_u16(b, tag);
+    evgen_u64(b, t);
+}
+
+static void ev_thread(struct evgen_buf *b, uint16_t tag, uint64_t t, uint32_t th)
+{
+    ev(b, tag, t);
+    evgen_u32(b, th);
+}
+
+static void ev_stop(struct evgen_buf *b, uint64_t t, uint32_t th, uint16_t status)
+{
+    ev(b, 2, t);
+    evgen_u32(b, th);
+    evgen_u16(b, status);
+    evgen_u32(b, 0);
+}
+
+static void ev_text(struct evgen_buf *b, uint16_t tag, uint64_t t, const char *s)
+{
+    ev(b, tag, t);
+    evgen_u16(b, (uint16_t)strlen(s));
+    evgen_put(b, s, strlen(s));
+}
+
+static void ev_heap(struct evgen_buf *b, uint16_t tag, uint64_t t, uint64_t bytes)
+{
+    ev(b, tag, t);
+    evgen_u32(b, 1);
+    evgen_u64(b, bytes);
+}
+
+static void ev_cc(struct evgen_buf *b, uint32_t id, const char *label,
+                  const char *module)
+{
+    ev(b, 161, 0);
+    evgen_u16(b, (uint16_t)(4 + strlen(label) + 1 + strlen(module) + 1 + 5 + 1));
+    evgen_u32(b, id);
+    evgen_put(b, label, strlen(label) + 1);
+    evgen_put(b, module, strlen(module) + 1);
+    evgen_put(b, "x.hs", 5);
+    evgen_put(b, "", 1);
+}
+
+static void ev_sample(struct evgen_buf *b, uint64_t t, unsigned depth,
+                      const uint32_t *ids)
+{
+    ev(b, 167, t);
+    evgen_u16(b, (uint16_t)(13 + 4 * depth));
+    evgen_u32(b, 0);
+    evgen_u64(b, t / 1000);
+    uint8_t d = (uint8_t)depth;
+    evgen_put(b, &d, 1);
+    for (unsigned i = 0; i < depth; i++)
+        evgen_u32(b, ids[i]);
+}
+
+/* A run of 100 ms on capability 0 with every kind of event the views
+ * show. */
+static struct evgen_buf synthetic_run(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    ev(&b, 30, 0);
+    static const char args[] = "/usr/bin/prog\0+RTS\0-l";
+    evgen_u16(&b, (uint16_t)(4 + sizeof args));
+    evgen_u32(&b, 1);
+    evgen_put(&b, args, sizeof args);
+    ev(&b, 32, 0);
+    evgen_u32(&b, 1);
+    evgen_u32(&b, 42);
+    ev_cc(&b, 1, "main", "Main");
+    ev_cc(&b, 2, "go", "Main");
+
+    block(&b, 0, 0);
+    ev_thread(&b, 0, 0, 1);
+    ev_thread(&b, 1, 10 * MS, 1);
+    ev_text(&b, 58, 20 * MS, "io start");
+    ev_text(&b, 19, 30 * MS, "hello");
+    ev_text(&b, 58, 40 * MS, "io end");
+    static const uint32_t inner[] = { 2, 1 }, outer[] = { 1 };
+    ev_sample(&b, 41 * MS, 2, inner);
+    ev_sample(&b, 42 * MS, 2, inner);
+    ev_sample(&b, 43 * MS, 2, inner);
+    ev_sample(&b, 44 * MS, 1, outer);
+    ev_stop(&b, 60 * MS, 1, 3);
+    ev(&b, 9, 60 * MS);
+    ev(&b, 10, 70 * MS);
+    ev_thread(&b, 1, 70 * MS, 1);
+    ev_stop(&b, 100 * MS, 1, 5);
+
+    block(&b, 0xffff, 70 * MS);
+    ev_heap(&b, 49, 70 * MS, 2000);
+    ev_heap(&b, 50, 70 * MS, 1000);
+    ev_heap(&b, 51, 70 * MS, 500);
+    ev(&b, 162, 70 * MS);
+    evgen_u64(&b, 1);
+    ev(&b, 164, 70 * MS);
+    evgen_u16(&b, (uint16_t)(1 + 8 + 6));
+    uint8_t prof = 1;
+    evgen_put(&b, &prof, 1);
+    evgen_u64(&b, 300);
+    evgen_put(&b, "THUNK", 6);
+    ev(&b, 164, 70 * MS);
+    evgen_u16(&b, (uint16_t)(1 + 8 + 10));
+    evgen_put(&b, &prof, 1);
+    evgen_u64(&b, 700);
+    evgen_put(&b, "ARR_WORDS", 10);
+    ev(&b, 165, 70 * MS);
+    evgen_u64(&b, 1);
+
+    /* A note as the library writes it (a complete global block). */
+    end_block(&b);
+    char note[] = "eventlog-sink: 3 units (4096 bytes) dropped here: "
+                  "queue-full; blocks of cap 0";
+    uint8_t nb[512];
+    size_t n = elsi_note_encode(nb, sizeof nb, 80 * MS, note);
+    CHECK(n > 0);
+    evgen_put(&b, nb, n);
+    evgen_put(&b, evgen_data_end, 2);
+    return b;
+}
+
+static void synthetic_figures(void)
+{
+    struct evgen_buf b = synthetic_run();
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    int rc = mon_model_feed(m, b.p, b.len);
+    CHECK_MSG(rc == 0, "feed: %s", mon_model_error(m));
+    mon_model_tick(m, 0, true);
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    /* 80 of 100 ms running, 10 in GC. */
+    CHECK_CONTAINS(sb.p, "{\"cap\":0,\"state\":\"idle\",\"util\":0.8,\"gc\":0.1,");
+    CHECK_CONTAINS(sb.p, "\"gc\":{\"count\":1,");
+    CHECK_CONTAINS(sb.p, "\"pause_p50_ms\":10,\"pause_max_ms\":10,");
+    CHECK_CONTAINS(sb.p, "\"threads\":{\"created\":1,\"alive\":0,");
+    CHECK_CONTAINS(sb.p, "\"heap\":{\"size\":1000,\"live\":500,\"allocated\":2000,");
+    CHECK_CONTAINS(sb.p, "\"by_label\":[{\"label\":\"ARR_WORDS\",\"bytes\":700},"
+                         "{\"label\":\"THUNK\",\"bytes\":300}]");
+    CHECK_CONTAINS(sb.p, "\"top\":[{\"cc\":\"go\",\"module\":\"Main\",\"samples\":3},"
+                         "{\"cc\":\"main\",\"module\":\"Main\",\"samples\":1}]");
+    CHECK_CONTAINS(sb.p, "\"user\":{\"messages\":1,\"markers\":2,");
+    CHECK_CONTAINS(sb.p, "\"loss\":{\"notes\":1,\"dropped_units\":3,\"dropped_bytes\":4096,");
+    CHECK_CONTAINS(sb.p, "\"program\":{\"name\":\"prog\",\"pid\":42,");
+
+    sb_clear(&sb);
+    mon_model_timeline_json(m, 0, 0, 10, &sb);
+    CHECK_CONTAINS(sb.p, "\"spans\":[{\"t0\":20000000,\"t1\":40000000,\"text\":\"io\"}]");
+    /* 10 ms columns: idle, then running, GC in the 7th. */
+    CHECK_CONTAINS(sb.p, "\"run\":[0.000,1.000,1.000,1.000,1.000,1.000,0.000,1.000,1.000,1.000");
+    CHECK_CONTAINS(sb.p, "\"gc\":[0.000,0.000,0.000,0.000,0.000,0.000,1.000,0.000");
+
+    sb_clear(&sb);
+    mon_model_speedscope(m, 0, 0, &sb);
+    /* Outermost frame first; four samples, the first weighing 0. */
+    CHECK_CONTAINS(sb.p, "\"samples\":[[1,2],[1,2],[1,2],[1]]");
+    CHECK_CONTAINS(sb.p, "\"weights\":[0,1000000,1000000,1000000]");
+    sb_clear(&sb);
+    mon_model_speedscope(m, 42 * MS, 43 * MS, &sb);
+    CHECK_CONTAINS(sb.p, "\"samples\":[[1,2],[1,2]]");
+
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "\nghc_gc_total{program=\"prog\",pid=\"42\"} 1\n");
+    CHECK_CONTAINS(sb.p, "ghc_gc_pause_seconds_bucket{program=\"prog\",pid=\"42\",le=\"0.005\"} 0\n");
+    CHECK_CONTAINS(sb.p, "ghc_gc_pause_seconds_bucket{program=\"prog\",pid=\"42\",le=\"0.01\"} 1\n");
+    CHECK_CONTAINS(sb.p, "eventlog_lost_units_total{program=\"prog\",pid=\"42\",kind=\"dropped\"} 3\n");
+    CHECK_CONTAINS(sb.p, "ghc_capability_utilisation{program=\"prog\",pid=\"42\",cap=\"0\"} 0.8\n");
+
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+static void restart_and_reset(void)
+{
+    struct evgen_buf b = synthetic_run();
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    /* A restarted eventlog: a second stream after DATA_END. */
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    struct mon_summary s;
+    mon_model_summary(m, &s);
+    CHECK_U64(s.streams, ==, 2);
+    CHECK_U64(s.gcs, ==, 2);
+    CHECK_U64(s.user_messages, ==, 2);
+    mon_model_reset(m);
+    mon_model_summary(m, &s);
+    CHECK_U64(s.streams, ==, 0);
+    CHECK_U64(s.events, ==, 0);
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_summary(m, &s);
+    CHECK_U64(s.gcs, ==, 1);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+static void malformed(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0, 0);
+    ev_thread(&b, 0, 0, 1);
+    end_block(&b);
+    evgen_u16(&b, 9999);            /* an undeclared tag */
+    evgen_u64(&b, 1);
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_INT(mon_model_feed(m, b.p, b.len), ==, ELS_EINVAL);
+    CHECK(mon_model_error(m) != NULL);
+    CHECK_INT(mon_model_feed(m, "more", 4), ==, ELS_EINVAL);
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"bytes_unread\":4,");
+    CHECK_CONTAINS(sb.p, "\"error\":\"offset ");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+static void many_threads_long_run(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0, 0);
+    /* 5000 threads: the table grows; all but thread 77 finish, in an
+     * order that moves entries by backward shifts. */
+    for (uint32_t t = 1; t <= 5000; t++)
+        ev_thread(&b, 0, 0, t);
+    for (uint32_t t = 5000; t >= 1; t--)
+        if (t != 77)
+            ev_stop(&b, 0, t, 5);
+    ev_thread(&b, 1, 0, 77);
+    /* Running for 100 s: the timeline coarsens many times. */
+    ev_stop(&b, 100000 * MS, 77, 4);
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 0, true);
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"threads\":{\"created\":5000,\"alive\":1,\"running\":0,"
+                         "\"runnable\":0,\"blocked\":1,");
+    CHECK_CONTAINS(sb.p, "\"util\":1,");
+    sb_clear(&sb);
+    mon_model_timeline_json(m, 0, 0, 4, &sb);
+    CHECK_CONTAINS(sb.p, "\"run\":[1.000,1.000,1.000,");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+static void json_strings_escaped(void)
+{
+    struct strbuf sb = { 0 };
+    sb_json_str(&sb, "a\"b\\c\n\x01\xff\xc3\xa9", 10);
+    CHECK_STR(sb.p, "\"a\\\"b\\\\c\\u000a\\u0001\\ufffd\xc3\xa9\"");
+    /* Numbers beyond int64_t's range (a fuzzed stream's counters). */
+    sb_clear(&sb);
+    sb_json_num(&sb, 6.40197e+20);
+    sb_puts(&sb, " ");
+    sb_json_num(&sb, -3.0);
+    sb_puts(&sb, " ");
+    sb_json_num(&sb, 0.5);
+    CHECK_STR(sb.p, "6.40197e+20 -3 0.5");
+    sb_free(&sb);
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(real_ghc_sample),
+    CHECK_CASE(synthetic_figures),
+    CHECK_CASE(restart_and_reset),
+    CHECK_CASE(malformed),
+    CHECK_CASE(many_threads_long_run),
+    CHECK_CASE(json_strings_escaped),
+};
+
+CHECK_MAIN(cases)

@@ -1,0 +1,250 @@
+/*
+ * http.c: the HTTP/1.1 request-head parser of `serve` (see http.h).
+ *
+ * Strict where being lenient could hide an attack or a mistake (bytes
+ * outside visible ASCII in the target, header names that are not tokens,
+ * obsolete line folding, a body announced by Content-Length or
+ * Transfer-Encoding); lenient where clients differ harmlessly (a bare LF
+ * ends a line, as RFC 9112 section 2.2 allows).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+
+static bool http_tchar(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z') || (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* The end of the line starting at p (the LF), or NULL if none before end. */
+static const char *http_eol(const char *p, const char *end)
+{
+    return memchr(p, '\n', (size_t)(end - p));
+}
+
+/* Trim a line [p, e) of its CR and optional whitespace around a value. */
+static void http_trim(const char **p, const char **e)
+{
+    while (*p < *e && (**p == ' ' || **p == '\t'))
+        (*p)++;
+    while (*e > *p && ((*e)[-1] == ' ' || (*e)[-1] == '\t' || (*e)[-1] == '\r'))
+        (*e)--;
+}
+
+static bool http_ieq(const char *p, size_t n, const char *word)
+{
+    return strlen(word) == n && strncasecmp(p, word, n) == 0;
+}
+
+/* Does the comma-separated list [p, e) hold token word? */
+static bool http_has_token(const char *p, const char *e, const char *word)
+{
+    while (p < e) {
+        const char *c = memchr(p, ',', (size_t)(e - p));
+        const char *a = p, *b = c ? c : e;
+        http_trim(&a, &b);
+        if (http_ieq(a, (size_t)(b - a), word))
+            return true;
+        p = c ? c + 1 : e;
+    }
+    return false;
+}
+
+int http_parse_request(const char *buf, size_t len, struct http_request *req)
+{
+    /* Find the end of the head: an empty line. */
+    const char *end = NULL;
+    size_t scan = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
+    for (size_t i = 0; i < scan; i++) {
+        if (buf[i] != '\n')
+            continue;
+        if (i >= 1 && buf[i - 1] == '\n') { end = buf + i + 1; break; }
+        if (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n') { end = buf + i + 1; break; }
+    }
+    /* Leading empty lines before a request line are allowed (RFC 9112
+     * section 2.2) but a head that is only empty lines is not complete. */
+    if (end == NULL) {
+        const char *line_end = http_eol(buf, buf + scan);
+        if (line_end != NULL && (size_t)(line_end - buf) > HTTP_TARGET_MAX + 32) {
+            /* The request line alone is too long. */
+            return -414;
+        }
+        return len >= HTTP_HEAD_MAX ? -431 : 0;
+    }
+    const char *p = buf;
+    while (p < end && (*p == '\r' || *p == '\n'))
+        p++;
+    if (p == end)
+        return -400;
+    const char *mstart = p;
+
+    memset(req, 0, sizeof *req);
+    const char *le = http_eol(p, end);
+    const char *line_end = le;
+    if (line_end > p && line_end[-1] == '\r')
+        line_end--;
+
+    /* method SP target SP version */
+    const char *sp1 = memchr(p, ' ', (size_t)(line_end - p));
+    if (sp1 == NULL || sp1 == p)
+        return -400;
+    for (const char *q = p; q < sp1; q++)
+        if (!http_tchar((unsigned char)*q))
+            return -400;
+    const char *t = sp1 + 1;
+    const char *sp2 = memchr(t, ' ', (size_t)(line_end - t));
+    if (sp2 == NULL || sp2 == t)
+        return -400;
+    const char *v = sp2 + 1;
+    if ((size_t)(line_end - v) != 8 || memcmp(v, "HTTP/", 5) != 0 ||
+        v[6] != '.' || v[5] < '0' || v[5] > '9' || v[7] < '0' || v[7] > '9')
+        return -400;
+    if (v[5] != '1')
+        return -505;
+    req->minor = v[7] - '0';
+    req->keep_alive = req->minor >= 1;
+
+    size_t tlen = (size_t)(sp2 - t);
+    if (tlen >= HTTP_TARGET_MAX)
+        return -414;
+    if (t[0] != '/')
+        return -400;
+    for (size_t i = 0; i < tlen; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if (c <= 0x20 || c >= 0x7f)
+            return -400;
+    }
+    const char *qm = memchr(t, '?', tlen);
+    size_t plen = qm ? (size_t)(qm - t) : tlen;
+    memcpy(req->path, t, plen);
+    req->path[plen] = '\0';
+    if (qm) {
+        memcpy(req->query, qm + 1, tlen - plen - 1);
+        req->query[tlen - plen - 1] = '\0';
+    }
+
+    bool has_host = false;
+    for (p = le + 1; p < end;) {
+        const char *e = http_eol(p, end);
+        const char *ve = e;
+        if (ve > p && ve[-1] == '\r')
+            ve--;
+        if (ve == p)
+            break;                      /* the empty line */
+        if (*p == ' ' || *p == '\t')
+            return -400;                /* obsolete line folding */
+        const char *colon = memchr(p, ':', (size_t)(ve - p));
+        if (colon == NULL || colon == p)
+            return -400;
+        for (const char *q = p; q < colon; q++)
+            if (!http_tchar((unsigned char)*q))
+                return -400;
+        const char *vp = colon + 1, *vq = ve;
+        http_trim(&vp, &vq);
+        for (const char *q = vp; q < vq; q++)
+            if ((unsigned char)*q < 0x20 && *q != '\t')
+                return -400;
+        size_t nlen = (size_t)(colon - p);
+        if (http_ieq(p, nlen, "host")) {
+            if (has_host)
+                return -400;
+            has_host = true;
+            if ((size_t)(vq - vp) >= sizeof req->host)
+                return -400;
+            memcpy(req->host, vp, (size_t)(vq - vp));
+            req->host[vq - vp] = '\0';
+        } else if (http_ieq(p, nlen, "content-length")) {
+            if (!(vq - vp == 1 && *vp == '0'))
+                return -413;
+        } else if (http_ieq(p, nlen, "transfer-encoding")) {
+            return -411;
+        } else if (http_ieq(p, nlen, "connection")) {
+            if (http_has_token(vp, vq, "close"))
+                req->keep_alive = false;
+            else if (http_has_token(vp, vq, "keep-alive"))
+                req->keep_alive = true;
+        }
+        p = e + 1;
+    }
+    /* RFC 9112 section 3.2: a 1.1 request without Host is a 400. */
+    if (req->minor >= 1 && !has_host)
+        return -400;
+
+    size_t ml = (size_t)(sp1 - mstart);
+    if (ml == 3 && memcmp(mstart, "GET", 3) == 0)
+        req->method = HTTP_GET;
+    else if (ml == 4 && memcmp(mstart, "HEAD", 4) == 0)
+        req->method = HTTP_HEAD;
+    else
+        return -405;
+    return (int)(end - buf);
+}
+
+bool http_host_is_loopback(const char *host)
+{
+    static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncasecmp(host, names[i], n) != 0)
+            continue;
+        const char *port = host + n;
+        if (*port == '\0')
+            return true;
+        if (*port != ':' || port[1] == '\0')
+            continue;
+        bool digits = true;
+        for (const char *d = port + 1; *d; d++)
+            digits = digits && *d >= '0' && *d <= '9';
+        if (digits)
+            return true;
+    }
+    return false;
+}
+
+bool http_query_u64(const char *query, const char *key, uint64_t *out)
+{
+    size_t kl = strlen(key);
+    for (const char *p = query; *p != '\0';) {
+        const char *amp = strchr(p, '&');
+        const char *e = amp ? amp : p + strlen(p);
+        if ((size_t)(e - p) > kl && memcmp(p, key, kl) == 0 && p[kl] == '=') {
+            const char *d = p + kl + 1;
+            if (d == e)
+                return false;
+            uint64_t v = 0;
+            for (; d < e; d++) {
+                if (*d < '0' || *d > '9')
+                    return false;
+                unsigned dig = (unsigned)(*d - '0');
+                if (v > (UINT64_MAX - dig) / 10)
+                    return false;
+                v = v * 10 + dig;
+            }
+            *out = v;
+            return true;
+        }
+        p = amp ? amp + 1 : e;
+    }
+    return false;
+}
+
+const char *http_reason(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 403: return "Forbidden";
+    case 405: return "Method Not Allowed";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Error";
+    }
+}

@@ -1,0 +1,51 @@
+/*
+ * http.h: the request parser of `eventlog-sink serve`'s HTTP/1.1 server.
+ *
+ * Parses one request head (request line and header fields) from bytes
+ * that arrive in pieces; the server's only input from the network, so it
+ * takes anything (fuzz/fuzz_http.c) and answers with the status code a
+ * bad request deserves.  It does not read bodies (the server takes none:
+ * a request announcing one is refused), decode percent escapes, or route.
+ */
+#ifndef ELS_MON_HTTP_H
+#define ELS_MON_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HTTP_HEAD_MAX 8192      /* request line + headers */
+#define HTTP_TARGET_MAX 1024
+
+enum http_method { HTTP_GET, HTTP_HEAD };
+
+struct http_request {
+    enum http_method method;
+    char path[HTTP_TARGET_MAX];     /* before '?', NUL-terminated */
+    char query[HTTP_TARGET_MAX];    /* after '?', "" if none */
+    char host[256];                 /* the Host field, "" if none */
+    int minor;                      /* HTTP/1.minor */
+    bool keep_alive;
+};
+
+/* Parse the head at the start of buf[0..len).  Returns the head's length
+ * (> 0) with *req filled, 0 if more bytes are needed (and len is below
+ * HTTP_HEAD_MAX), or minus the HTTP status to answer: 400 malformed,
+ * 405 a method other than GET/HEAD, 411/413 a body, 414 target too long
+ * (or a Host field longer than req->host holds),
+ * 431 head too long, 505 not HTTP/1.x. */
+int http_parse_request(const char *buf, size_t len, struct http_request *req);
+
+/* The decimal value of key in a query ("from=5&to=9"); false if absent
+ * or not a number below 2^64. */
+bool http_query_u64(const char *query, const char *key, uint64_t *out);
+
+/* Does a Host field name this machine's loopback ("127.0.0.1",
+ * "localhost", "[::1]", each with an optional port)?  A server on
+ * loopback refuses other names: a page elsewhere that rebinds its own
+ * domain to 127.0.0.1 (DNS rebinding) must not read the monitor. */
+bool http_host_is_loopback(const char *host);
+
+const char *http_reason(int status);
+
+#endif /* ELS_MON_HTTP_H */

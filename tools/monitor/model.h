@@ -1,0 +1,95 @@
+/*
+ * model.h: the live monitor's picture of a running GHC program, built
+ * from its eventlog (shared by `eventlog-sink top` and `serve`).
+ *
+ * Bytes go in (mon_model_feed(), any piece size, through the public
+ * parser <eventlog-sink/parse.h>); figures come out: per-capability
+ * activity and utilisation, GC counts and pauses, heap, threads, sparks,
+ * cost-centre samples, events per second by class, user messages and
+ * markers, bytes and the in-band loss notes the sink writes.  Writers
+ * render them as JSON (the views' single source), a timeline of the run,
+ * a speedscope profile, and Prometheus text.  Rates are over the last
+ * mon_model_tick() interval.
+ *
+ * What it is not responsible for: where the bytes come from (source.c),
+ * drawing (top.c, the web page), or reordering events across
+ * capabilities: per-capability state uses only that capability's events,
+ * which the RTS writes in order.  Memory is bounded whatever the stream
+ * holds: timelines coarsen, recent lists are rings, thread and
+ * cost-centre tables are capped (what did not fit is counted).
+ */
+#ifndef ELS_MON_MODEL_H
+#define ELS_MON_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+struct mon_model;
+
+/* Event classes, as the views count events per second. */
+enum mon_class {
+    MON_CLASS_SCHED,      /* threads, tasks, capabilities (-ls) */
+    MON_CLASS_GC,         /* GC phases (-lg) */
+    MON_CLASS_HEAP,       /* heap sizes and stats (-lg) */
+    MON_CLASS_SPARK,      /* spark counters and events (-lp, -lf) */
+    MON_CLASS_USER,       /* traceEvent/traceMarker (-lu) */
+    MON_CLASS_PROF,       /* heap and cost-centre profiling */
+    MON_CLASS_META,       /* capsets, identity, messages, block markers */
+    MON_CLASS_OTHER,
+    MON_CLASS_N
+};
+
+const char *mon_class_name(enum mon_class c);
+enum mon_class mon_class_of(uint16_t tag);
+
+int mon_model_new(struct mon_model **out);
+void mon_model_free(struct mon_model *m);
+/* Forget the run (a new connection or a replaced file); counters of the
+ * source (bytes, connections) survive. */
+void mon_model_reset(struct mon_model *m);
+
+/* Feed stream bytes.  0, or ELS_EINVAL once the stream is malformed
+ * (mon_model_error() says where; further bytes are counted, not read,
+ * until mon_model_reset()). */
+int mon_model_feed(struct mon_model *m, const void *buf, size_t len);
+const char *mon_model_error(const struct mon_model *m);
+/* The source's state, shown by the views ("connected to X", "waiting
+ * for X: connection refused").  Copied. */
+void mon_model_set_source(struct mon_model *m, const char *spec,
+                          const char *state);
+void mon_model_note_connection(struct mon_model *m);
+
+/* Close a rate interval of wall_ns nanoseconds (> 0).  With whole_run,
+ * the interval is the run so far in event time instead (a saved file:
+ * rates are run averages). */
+void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run);
+
+/* Renderers (append to sb). */
+void mon_model_json(const struct mon_model *m, struct strbuf *sb);
+/* The run's timeline from from_ns to to_ns (event time; to_ns 0 = now)
+ * in at most cols columns: per capability the fraction running and in
+ * GC, and the charts' series; markers and spans in the window. */
+void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
+                             uint64_t to_ns, unsigned cols,
+                             struct strbuf *sb);
+/* Cost-centre samples between from_ns and to_ns as a speedscope file
+ * (https://www.speedscope.app/file-format-schema.json). */
+void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
+                          uint64_t to_ns, struct strbuf *sb);
+/* The terminal view: lines of at most about width columns. */
+void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width);
+void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb);
+
+/* Figures the tests and the terminal view read directly. */
+struct mon_summary {
+    uint64_t now_ns, bytes, events, gcs, threads_created, threads_alive,
+             user_messages, markers, streams;
+    unsigned caps;
+    bool ended;
+};
+void mon_model_summary(const struct mon_model *m, struct mon_summary *out);
+
+#endif /* ELS_MON_MODEL_H */

@@ -1,0 +1,182 @@
+/*
+ * model_impl.h: the monitor model's state, shared by its two halves:
+ * model.c, which builds it from events, and render.c, which turns it
+ * into JSON, timelines, speedscope profiles, Prometheus and terminal
+ * text.  Nothing outside tools/monitor/model.c and render.c includes it:
+ * the rest of the tool sees only model.h.
+ */
+#ifndef ELS_MON_MODEL_IMPL_H
+#define ELS_MON_MODEL_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct els_parser;
+
+/* Tags the public enum does not name (GHC 9.0.2 EventLogFormat.h). */
+#define MON_EV_PROF_SAMPLE_COST_CENTRE 167
+#define MON_EV_PROF_BEGIN 168
+
+#define MON_MAX_CAPS 256
+#define MON_BINS 4096               /* timeline bins before coarsening */
+#define MON_BIN0_NS 10000000ull     /* first bin width: 10 ms */
+#define MON_PAUSES 1024             /* recent GC pauses for p50/max */
+#define MON_RECENT 16               /* recent messages, notes */
+#define MON_MARKS 1024              /* recent markers */
+#define MON_SPANS 256               /* recent marker spans */
+#define MON_OPEN_SPANS 64
+#define MON_TEXT 96                 /* bytes kept of a message */
+#define MON_THREADS_MAX (1u << 20)  /* thread table cap */
+#define MON_CCS_MAX 65536           /* cost centres kept */
+#define MON_LABELS 64               /* heap sample entries kept */
+#define MON_SAMPLES 32768           /* cost-centre samples kept */
+#define MON_STACK 24                /* frames kept per sample */
+
+/* Prometheus histogram bounds of GC pauses, seconds. */
+#define MON_PAUSE_BUCKETS 10
+extern const double mon_pause_bounds[MON_PAUSE_BUCKETS];
+
+enum mon_cap_state { CAP_IDLE, CAP_RUN, CAP_GC };
+enum mon_thread_state { TH_RUNNABLE = 1, TH_RUNNING, TH_BLOCKED };
+
+struct mon_bin {
+    uint32_t run_us, gc_us;
+};
+
+/* The run-wide series the charts draw, one per timeline bin. */
+struct mon_gbin {
+    uint32_t events, gcs, user;
+    uint32_t threads;               /* alive at the bin's end */
+    uint64_t gc_ns, alloc;          /* sums */
+    uint64_t heap_size, heap_live;  /* last value */
+};
+
+struct mon_cap {
+    bool seen;
+    enum mon_cap_state state;
+    uint64_t since;                 /* when state began */
+    uint64_t run_ns, gc_ns;         /* closed states */
+    uint64_t gc_start;              /* GC_START on this cap, or 0 */
+    struct mon_bin *bins;           /* MON_BINS, allocated when seen */
+    /* latest SPARK_COUNTERS */
+    uint64_t sp[7];
+    /* interval bookkeeping */
+    uint64_t prev_run, prev_gc;
+    double util, gc_frac;
+};
+
+enum { SP_CREATED, SP_DUD, SP_OVERFLOWED, SP_CONVERTED, SP_GCD, SP_FIZZLED,
+       SP_REMAINING };
+extern const char *const mon_spark_names[7];
+
+struct mon_text {
+    uint64_t t;
+    int32_t cap;
+    char s[MON_TEXT];
+};
+
+struct mon_span {
+    uint64_t t0, t1;
+    char s[MON_TEXT];
+};
+
+struct mon_thread {
+    uint32_t id;                    /* 0: empty slot */
+    uint8_t state;
+};
+
+struct mon_cc {
+    char *label, *module;
+    uint64_t samples, prev_samples, heap;   /* heap: last sample's bytes */
+};
+
+struct mon_sample {
+    uint64_t t;
+    uint8_t depth;
+    uint32_t ids[MON_STACK];        /* innermost first */
+};
+
+struct mon_label {
+    char s[MON_TEXT];
+    uint64_t bytes;
+};
+
+struct mon_model {
+    struct els_parser *parser;
+    bool failed;
+    char error[256];
+    char spec[512], source_state[768];
+    uint64_t connections;
+
+    /* stream */
+    uint64_t bytes, bytes_skipped, now, streams;
+    bool ended;
+    uint64_t events, by_class[MON_CLASS_N];
+    char program[128], rts[128];
+    uint32_t pid;
+
+    /* capabilities and timeline */
+    struct mon_cap caps[MON_MAX_CAPS];
+    unsigned ncaps;                 /* highest seen + 1 */
+    uint64_t bin_ns;
+    struct mon_gbin *gbins;         /* MON_BINS */
+    unsigned last_bin;
+
+    /* GC */
+    uint64_t gcs, gc_ns, pause_max;
+    uint64_t pauses[MON_PAUSES];
+    unsigned npauses;
+    uint64_t pause_hist[MON_PAUSE_BUCKETS + 1];
+
+    /* heap */
+    uint64_t heap_size, heap_live, heap_alloc, heap_max;
+    struct mon_label labels[MON_LABELS], staging[MON_LABELS];
+    unsigned nlabels, nstaging;
+    uint64_t heap_samples;
+    bool in_sample, sample_by_cc;
+
+    /* threads (open addressing, linear probing, backward-shift deletes) */
+    struct mon_thread *threads;
+    uint32_t threads_cap, threads_used;
+    uint64_t threads_created, threads_untracked;
+
+    /* sparks: sum over caps of SPARK_COUNTERS; spark events */
+    uint64_t spark_events;
+
+    /* user events */
+    uint64_t user_messages, markers;
+    struct mon_text msgs[MON_RECENT];
+    struct mon_text marks[MON_MARKS];
+    struct mon_span spans[MON_SPANS];
+    struct mon_text open_spans[MON_OPEN_SPANS];
+    unsigned nopen;
+    uint64_t nspans;
+
+    /* loss notes */
+    uint64_t notes, dropped_units, dropped_bytes, missed_units, missed_bytes,
+             late_units, late_bytes;
+    struct mon_text note_texts[MON_RECENT];
+
+    /* profiling */
+    struct mon_cc *ccs;             /* indexed by cost-centre id */
+    uint32_t nccs;
+    uint64_t prof_samples;
+    struct mon_sample *samples;     /* ring of MON_SAMPLES */
+
+    /* the last tick's interval */
+    double interval_s;
+    uint64_t prev_now, prev_events, prev_class[MON_CLASS_N], prev_gcs,
+             prev_gc_ns, prev_alloc, prev_sp[7], prev_user, prev_bytes;
+    double rate_events, rate_class[MON_CLASS_N], rate_gcs, gc_frac,
+           rate_alloc, rate_sp[7], rate_user, rate_bytes;
+    struct mon_text_topcc { uint32_t id; uint64_t n; } top[10];
+    unsigned ntop;
+};
+
+/* Threads alive by state (model.c). */
+void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,
+                       uint64_t *running, uint64_t *blocked);
+
+#endif /* ELS_MON_MODEL_IMPL_H */

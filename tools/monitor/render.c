@@ -1,0 +1,613 @@
+/*
+ * render.c: the monitor model's outputs (see model.h): the views' JSON,
+ * the run's timeline, speedscope profiles, Prometheus text and the
+ * terminal view's text.  Reads the state model.c builds (model_impl.h);
+ * changes nothing.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+static int mon_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------------------------------------
+ * Renderers
+ * ------------------------------------------------------------------------ */
+
+static void mon_pause_pcts(const struct mon_model *m, uint64_t *p50,
+                           uint64_t *recent_max)
+{
+    unsigned n = m->npauses < MON_PAUSES ? m->npauses : MON_PAUSES;
+    *p50 = *recent_max = 0;
+    if (n == 0)
+        return;
+    uint64_t tmp[MON_PAUSES];
+    memcpy(tmp, m->pauses, n * sizeof tmp[0]);
+    qsort(tmp, n, sizeof tmp[0], mon_cmp_u64);
+    *p50 = tmp[(n - 1) / 2];
+    *recent_max = tmp[n - 1];
+}
+
+/* The last heap sample's entries, largest first (insertion sort: at
+ * most MON_LABELS). */
+static void mon_label_order(const struct mon_model *m, unsigned *order)
+{
+    for (unsigned i = 0; i < m->nlabels; i++)
+        order[i] = i;
+    for (unsigned i = 1; i < m->nlabels; i++)
+        for (unsigned j = i; j > 0 && m->labels[order[j]].bytes > m->labels[order[j - 1]].bytes; j--) {
+            unsigned t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+}
+
+static const char *mon_cc_name(const struct mon_model *m, uint32_t id)
+{
+    if (id < m->nccs && m->ccs[id].label != NULL)
+        return m->ccs[id].label;
+    return "?";
+}
+
+static const char *mon_state_name(enum mon_cap_state s)
+{
+    return s == CAP_RUN ? "running" : s == CAP_GC ? "gc" : "idle";
+}
+
+static void mon_json_texts(struct strbuf *sb, const struct mon_text *ring,
+                           uint64_t n, unsigned size, unsigned want)
+{
+    unsigned k = n < size ? (unsigned)n : size;
+    if (k > want)
+        k = want;
+    sb_puts(sb, "[");
+    for (unsigned i = 0; i < k; i++) {
+        const struct mon_text *t = &ring[(n - k + i) % size];
+        sb_printf(sb, "%s{\"t\":%" PRIu64 ",\"cap\":%d,\"text\":", i ? "," : "",
+                  t->t, (int)t->cap);
+        sb_json_str(sb, t->s, strlen(t->s));
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "]");
+}
+
+void mon_model_json(const struct mon_model *m, struct strbuf *sb)
+{
+    uint64_t runnable, running, blocked;
+    mon_thread_counts(m, &runnable, &running, &blocked);
+    uint64_t p50, rmax;
+    mon_pause_pcts(m, &p50, &rmax);
+
+    sb_puts(sb, "{\"program\":{\"name\":");
+    sb_json_str(sb, m->program, strlen(m->program));
+    sb_printf(sb, ",\"pid\":%" PRIu32 ",\"rts\":", m->pid);
+    sb_json_str(sb, m->rts, strlen(m->rts));
+    sb_puts(sb, "},\"source\":{\"spec\":");
+    sb_json_str(sb, m->spec, strlen(m->spec));
+    sb_puts(sb, ",\"state\":");
+    sb_json_str(sb, m->source_state, strlen(m->source_state));
+    sb_printf(sb, ",\"bytes\":%" PRIu64 ",\"bytes_per_s\":", m->bytes);
+    sb_json_num(sb, m->rate_bytes);
+    sb_printf(sb, ",\"connections\":%" PRIu64 ",\"streams\":%" PRIu64
+              ",\"ended\":%s,\"error\":", m->connections, m->streams,
+              m->ended ? "true" : "false");
+    if (m->failed)
+        sb_json_str(sb, m->error, strlen(m->error));
+    else
+        sb_puts(sb, "null");
+    sb_printf(sb, "},\"time_ns\":%" PRIu64 ",\"interval_s\":", m->now);
+    sb_json_num(sb, m->interval_s);
+
+    sb_printf(sb, ",\"events\":{\"total\":%" PRIu64 ",\"per_s\":", m->events);
+    sb_json_num(sb, m->rate_events);
+    sb_puts(sb, ",\"by_class\":{");
+    for (int i = 0; i < MON_CLASS_N; i++)
+        sb_printf(sb, "%s\"%s\":%" PRIu64, i ? "," : "", mon_class_name((enum mon_class)i),
+                  m->by_class[i]);
+    sb_puts(sb, "},\"per_s_by_class\":{");
+    for (int i = 0; i < MON_CLASS_N; i++) {
+        sb_printf(sb, "%s\"%s\":", i ? "," : "", mon_class_name((enum mon_class)i));
+        sb_json_num(sb, m->rate_class[i]);
+    }
+    sb_puts(sb, "}},\"caps\":[");
+    bool first = true;
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        const struct mon_cap *cp = &m->caps[c];
+        if (!cp->seen)
+            continue;
+        sb_printf(sb, "%s{\"cap\":%u,\"state\":\"%s\",\"util\":", first ? "" : ",",
+                  c, mon_state_name(cp->state));
+        first = false;
+        sb_json_num(sb, cp->util);
+        sb_puts(sb, ",\"gc\":");
+        sb_json_num(sb, cp->gc_frac);
+        sb_printf(sb, ",\"spark_pool\":%" PRIu64 "}", cp->sp[SP_REMAINING]);
+    }
+    sb_printf(sb, "],\"gc\":{\"count\":%" PRIu64 ",\"per_s\":", m->gcs);
+    sb_json_num(sb, m->rate_gcs);
+    sb_puts(sb, ",\"pause_p50_ms\":");
+    sb_json_num(sb, (double)p50 / 1e6);
+    sb_puts(sb, ",\"pause_max_ms\":");
+    sb_json_num(sb, (double)m->pause_max / 1e6);
+    sb_puts(sb, ",\"pause_recent_max_ms\":");
+    sb_json_num(sb, (double)rmax / 1e6);
+    sb_puts(sb, ",\"time_s\":");
+    sb_json_num(sb, (double)m->gc_ns / 1e9);
+    sb_puts(sb, ",\"time_frac\":");
+    sb_json_num(sb, m->gc_frac);
+
+    sb_printf(sb, "},\"heap\":{\"size\":%" PRIu64 ",\"live\":%" PRIu64
+              ",\"allocated\":%" PRIu64 ",\"max\":%" PRIu64 ",\"alloc_per_s\":",
+              m->heap_size, m->heap_live, m->heap_alloc, m->heap_max);
+    sb_json_num(sb, m->rate_alloc);
+    sb_printf(sb, ",\"samples\":%" PRIu64 ",\"by_label\":[", m->heap_samples);
+    unsigned order[MON_LABELS];
+    mon_label_order(m, order);
+    for (unsigned i = 0; i < m->nlabels && i < 20; i++) {
+        const struct mon_label *l = &m->labels[order[i]];
+        sb_printf(sb, "%s{\"label\":", i ? "," : "");
+        sb_json_str(sb, l->s, strlen(l->s));
+        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", l->bytes);
+    }
+    sb_puts(sb, "],\"by_cost_centre\":[");
+    first = true;
+    for (uint32_t i = 0; i < m->nccs; i++) {
+        if (m->ccs[i].heap == 0)
+            continue;
+        sb_printf(sb, "%s{\"cc\":", first ? "" : ",");
+        first = false;
+        const char *n = mon_cc_name(m, i);
+        sb_json_str(sb, n, strlen(n));
+        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", m->ccs[i].heap);
+    }
+
+    sb_printf(sb, "]},\"threads\":{\"created\":%" PRIu64 ",\"alive\":%" PRIu32
+              ",\"running\":%" PRIu64 ",\"runnable\":%" PRIu64
+              ",\"blocked\":%" PRIu64 ",\"untracked\":%" PRIu64 "}",
+              m->threads_created, m->threads_used, running, runnable, blocked,
+              m->threads_untracked);
+
+    sb_printf(sb, ",\"sparks\":{\"events\":%" PRIu64 ",\"total\":{", m->spark_events);
+    for (int k = 0; k < 7; k++)
+        sb_printf(sb, "%s\"%s\":%" PRIu64, k ? "," : "", mon_spark_names[k],
+                  m->prev_sp[k]);
+    sb_puts(sb, "},\"per_s\":{");
+    for (int k = 0; k < 6; k++) {
+        sb_printf(sb, "%s\"%s\":", k ? "," : "", mon_spark_names[k]);
+        sb_json_num(sb, m->rate_sp[k]);
+    }
+    sb_printf(sb, "}},\"profile\":{\"samples\":%" PRIu64 ",\"top\":[", m->prof_samples);
+    for (unsigned i = 0; i < m->ntop; i++) {
+        sb_printf(sb, "%s{\"cc\":", i ? "," : "");
+        const char *n = mon_cc_name(m, m->top[i].id);
+        sb_json_str(sb, n, strlen(n));
+        sb_puts(sb, ",\"module\":");
+        const char *mod = m->top[i].id < m->nccs && m->ccs[m->top[i].id].module
+                          ? m->ccs[m->top[i].id].module : "";
+        sb_json_str(sb, mod, strlen(mod));
+        sb_printf(sb, ",\"samples\":%" PRIu64 "}", m->top[i].n);
+    }
+    sb_printf(sb, "]},\"user\":{\"messages\":%" PRIu64 ",\"markers\":%" PRIu64
+              ",\"per_s\":", m->user_messages, m->markers);
+    sb_json_num(sb, m->rate_user);
+    sb_puts(sb, ",\"recent_messages\":");
+    mon_json_texts(sb, m->msgs, m->user_messages, MON_RECENT, MON_RECENT);
+    sb_puts(sb, ",\"recent_markers\":");
+    mon_json_texts(sb, m->marks, m->markers, MON_MARKS, MON_RECENT);
+    sb_printf(sb, "},\"loss\":{\"notes\":%" PRIu64 ",\"dropped_units\":%" PRIu64
+              ",\"dropped_bytes\":%" PRIu64 ",\"missed_units\":%" PRIu64
+              ",\"missed_bytes\":%" PRIu64 ",\"joined_late_units\":%" PRIu64
+              ",\"joined_late_bytes\":%" PRIu64 ",\"bytes_unread\":%" PRIu64
+              ",\"recent\":",
+              m->notes, m->dropped_units, m->dropped_bytes, m->missed_units,
+              m->missed_bytes, m->late_units, m->late_bytes, m->bytes_skipped);
+    mon_json_texts(sb, m->note_texts, m->notes, MON_RECENT, MON_RECENT);
+    sb_puts(sb, "}}");
+}
+
+void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
+                             uint64_t to_ns, unsigned cols, struct strbuf *sb)
+{
+    if (to_ns == 0 || to_ns > m->now)
+        to_ns = m->now;
+    if (from_ns > to_ns)
+        from_ns = to_ns;
+    uint64_t w = m->bin_ns;
+    /* Bins [b0, b1) cover [from_ns, to_ns]; a window ending on a bin
+     * boundary does not take the empty bin after it. */
+    uint64_t b0 = from_ns / w, b1 = to_ns / w + (to_ns % w != 0);
+    if (b1 > MON_BINS)
+        b1 = MON_BINS;
+    if (b0 >= b1)
+        b0 = b1 ? b1 - 1 : 0;
+    if (b1 <= b0)
+        b1 = b0 + 1;
+    uint64_t nb = b1 - b0;
+    if (cols == 0)
+        cols = 1;
+    uint64_t per = (nb + cols - 1) / cols;  /* bins per column */
+    if (per == 0)
+        per = 1;
+    unsigned ncols = (unsigned)((nb + per - 1) / per);
+    sb_printf(sb, "{\"from_ns\":%" PRIu64 ",\"col_ns\":%" PRIu64
+              ",\"cols\":%u,\"now_ns\":%" PRIu64 ",\"caps\":[",
+              b0 * w, per * w, ncols, m->now);
+    bool first = true;
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        const struct mon_cap *cp = &m->caps[c];
+        if (!cp->seen)
+            continue;
+        sb_printf(sb, "%s{\"cap\":%u,\"run\":[", first ? "" : ",", c);
+        first = false;
+        struct strbuf gc = { 0 };
+        for (unsigned k = 0; k < ncols; k++) {
+            uint64_t r = 0, g = 0;
+            for (uint64_t i = b0 + k * per; i < b0 + (k + 1) * per && i < b1; i++) {
+                r += cp->bins[i].run_us;
+                g += cp->bins[i].gc_us;
+            }
+            double span_us = (double)(per * w) / 1000.0;
+            sb_printf(sb, "%s%.3f", k ? "," : "", (double)r / span_us);
+            sb_printf(&gc, "%s%.3f", k ? "," : "", (double)g / span_us);
+        }
+        sb_puts(sb, "],\"gc\":[");
+        if (gc.p != NULL)
+            sb_put(sb, gc.p, gc.len);
+        sb_free(&gc);
+        sb_puts(sb, "]}");
+    }
+    sb_puts(sb, "],\"series\":{");
+    static const char *const names[] = {
+        "events_per_s", "gcs", "gc_ms", "alloc_per_s", "heap_size",
+        "heap_live", "threads", "user_per_s"
+    };
+    for (int s = 0; s < 8; s++) {
+        sb_printf(sb, "%s\"%s\":[", s ? "," : "", names[s]);
+        double level = 0;
+        for (unsigned k = 0; k < ncols; k++) {
+            double v = 0, secs = (double)(per * w) / 1e9;
+            for (uint64_t i = b0 + k * per; i < b0 + (k + 1) * per && i < b1; i++) {
+                const struct mon_gbin *g = &m->gbins[i];
+                switch (s) {
+                case 0: v += g->events / secs; break;
+                case 1: v += g->gcs; break;
+                case 2: v += (double)g->gc_ns / 1e6; break;
+                case 3: v += (double)g->alloc / secs; break;
+                case 4: v = (double)g->heap_size; break;
+                case 5: v = (double)g->heap_live; break;
+                case 6: v = g->threads; break;
+                default: v += g->user / secs; break;
+                }
+            }
+            /* Heap levels hold until the next report (blocks arrive out
+             * of order, so a column may have none). */
+            if (s == 4 || s == 5) {
+                if (v == 0)
+                    v = level;
+                level = v;
+            }
+            sb_printf(sb, "%s", k ? "," : "");
+            sb_json_num(sb, v);
+        }
+        sb_puts(sb, "]");
+    }
+    sb_puts(sb, "},\"markers\":[");
+    unsigned k = m->markers < MON_MARKS ? (unsigned)m->markers : MON_MARKS;
+    first = true;
+    for (unsigned i = 0; i < k; i++) {
+        const struct mon_text *t = &m->marks[(m->markers - k + i) % MON_MARKS];
+        if (t->t < b0 * w || t->t > to_ns)
+            continue;
+        sb_printf(sb, "%s{\"t\":%" PRIu64 ",\"cap\":%d,\"text\":", first ? "" : ",",
+                  t->t, (int)t->cap);
+        first = false;
+        sb_json_str(sb, t->s, strlen(t->s));
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "],\"spans\":[");
+    first = true;
+    for (unsigned i = 0; i < MON_SPANS; i++) {
+        const struct mon_span *sp = &m->spans[i];
+        if (sp->t1 == 0 || sp->t1 < b0 * w || sp->t0 > to_ns)
+            continue;
+        sb_printf(sb, "%s{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"text\":",
+                  first ? "" : ",", sp->t0, sp->t1);
+        first = false;
+        sb_json_str(sb, sp->s, strlen(sp->s));
+        sb_puts(sb, "}");
+    }
+    for (unsigned i = 0; i < m->nopen; i++) {
+        sb_printf(sb, "%s{\"t0\":%" PRIu64 ",\"t1\":null,\"text\":",
+                  first ? "" : ",", m->open_spans[i].t);
+        first = false;
+        sb_json_str(sb, m->open_spans[i].s, strlen(m->open_spans[i].s));
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "]}");
+}
+
+void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
+                          uint64_t to_ns, struct strbuf *sb)
+{
+    if (to_ns == 0)
+        to_ns = UINT64_MAX;
+    sb_puts(sb, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+                "\"exporter\":\"eventlog-sink serve\",\"name\":");
+    sb_json_str(sb, m->program, strlen(m->program));
+    sb_puts(sb, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+    for (uint32_t i = 0; i < m->nccs; i++) {
+        const char *n = m->ccs[i].label ? m->ccs[i].label : "?";
+        const char *f = m->ccs[i].module ? m->ccs[i].module : "";
+        sb_printf(sb, "%s{\"name\":", i ? "," : "");
+        sb_json_str(sb, n, strlen(n));
+        sb_puts(sb, ",\"file\":");
+        sb_json_str(sb, f, strlen(f));
+        sb_puts(sb, "}");
+    }
+    sb_puts(sb, "]},\"profiles\":[{\"type\":\"sampled\",\"name\":");
+    sb_json_str(sb, m->program, strlen(m->program));
+    sb_puts(sb, ",\"unit\":\"nanoseconds\"");
+    uint64_t n = m->prof_samples < MON_SAMPLES ? m->prof_samples : MON_SAMPLES;
+    uint64_t t_first = 0, t_last = 0;
+    struct strbuf weights = { 0 };
+    sb_puts(sb, ",\"samples\":[");
+    bool first = true;
+    uint64_t prev_t = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const struct mon_sample *s = &m->samples[(m->prof_samples - n + i) % MON_SAMPLES];
+        if (s->t < from_ns || s->t > to_ns)
+            continue;
+        if (first)
+            t_first = s->t;
+        t_last = s->t;
+        sb_puts(sb, first ? "[" : ",[");
+        /* speedscope stacks are outermost first. */
+        for (unsigned d = s->depth; d-- > 0;)
+            sb_printf(sb, "%s%" PRIu32, d + 1 == s->depth ? "" : ",",
+                      s->ids[d] < m->nccs ? s->ids[d] : 0);
+        sb_puts(sb, "]");
+        /* Each sample weighs the time since the previous one (the
+         * profiling interval), the first one as much as the next. */
+        uint64_t wgt = first ? 0 : s->t - prev_t;
+        sb_printf(&weights, "%s%" PRIu64, first ? "" : ",", wgt);
+        prev_t = s->t;
+        first = false;
+    }
+    sb_puts(sb, "],\"weights\":[");
+    if (weights.p != NULL)
+        sb_put(sb, weights.p, weights.len);
+    sb_free(&weights);
+    sb_printf(sb, "],\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64 "}]}",
+              t_first, t_last);
+}
+
+/* One Prometheus sample line with the program's labels (extra: more
+ * labels, "" for none). */
+static void mon_prom(const struct mon_model *m, struct strbuf *sb,
+                     const char *name, const char *extra, double v)
+{
+    sb_printf(sb, "%s{program=", name);
+    /* Label values escape \, " and newline: JSON's escaping is a
+     * superset that Prometheus reads the same for those. */
+    sb_json_str(sb, m->program, strlen(m->program));
+    sb_printf(sb, ",pid=\"%" PRIu32 "\"%s%s} ", m->pid, *extra ? "," : "", extra);
+    sb_json_num(sb, v);
+    sb_puts(sb, "\n");
+}
+
+static void mon_prom_head(struct strbuf *sb, const char *name,
+                          const char *type, const char *help)
+{
+    sb_printf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)
+{
+    char lab[96];
+    uint64_t runnable, running, blocked;
+    mon_thread_counts(m, &runnable, &running, &blocked);
+
+    mon_prom_head(sb, "ghc_gc_pause_seconds", "histogram",
+                  "GC pauses (GC_START to GC_END on the leading capability)");
+    uint64_t cum = 0;
+    for (size_t b = 0; b <= MON_PAUSE_BUCKETS; b++) {
+        cum += m->pause_hist[b];
+        if (b < MON_PAUSE_BUCKETS)
+            snprintf(lab, sizeof lab, "le=\"%g\"", mon_pause_bounds[b]);
+        else
+            snprintf(lab, sizeof lab, "le=\"+Inf\"");
+        mon_prom(m, sb, "ghc_gc_pause_seconds_bucket", lab, (double)cum);
+    }
+    mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->gc_ns / 1e9);
+    mon_prom(m, sb, "ghc_gc_pause_seconds_count", "", (double)cum);
+    mon_prom_head(sb, "ghc_gc_total", "counter", "GCs started (GC_START events)");
+    mon_prom(m, sb, "ghc_gc_total", "", (double)m->gcs);
+
+    mon_prom_head(sb, "ghc_heap_size_bytes", "gauge", "Heap size");
+    mon_prom(m, sb, "ghc_heap_size_bytes", "", (double)m->heap_size);
+    mon_prom_head(sb, "ghc_heap_live_bytes", "gauge", "Live data after the last GC");
+    mon_prom(m, sb, "ghc_heap_live_bytes", "", (double)m->heap_live);
+    mon_prom_head(sb, "ghc_heap_allocated_bytes_total", "counter", "Bytes allocated");
+    mon_prom(m, sb, "ghc_heap_allocated_bytes_total", "", (double)m->heap_alloc);
+
+    mon_prom_head(sb, "ghc_threads", "gauge", "Haskell threads alive by state");
+    mon_prom(m, sb, "ghc_threads", "state=\"running\"", (double)running);
+    mon_prom(m, sb, "ghc_threads", "state=\"runnable\"", (double)runnable);
+    mon_prom(m, sb, "ghc_threads", "state=\"blocked\"", (double)blocked);
+    mon_prom_head(sb, "ghc_threads_created_total", "counter", "Haskell threads created");
+    mon_prom(m, sb, "ghc_threads_created_total", "", (double)m->threads_created);
+
+    mon_prom_head(sb, "ghc_sparks_total", "counter",
+                  "Spark counters summed over capabilities");
+    for (int k = 0; k < 6; k++) {
+        snprintf(lab, sizeof lab, "outcome=\"%s\"", mon_spark_names[k]);
+        mon_prom(m, sb, "ghc_sparks_total", lab, (double)m->prev_sp[k]);
+    }
+    mon_prom_head(sb, "ghc_spark_pool", "gauge", "Sparks in the pool per capability");
+    mon_prom_head(sb, "ghc_capability_utilisation", "gauge",
+                  "Share of the last interval a capability ran Haskell code");
+    mon_prom_head(sb, "ghc_capability_gc_ratio", "gauge",
+                  "Share of the last interval a capability spent in GC");
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        if (!m->caps[c].seen)
+            continue;
+        snprintf(lab, sizeof lab, "cap=\"%u\"", c);
+        mon_prom(m, sb, "ghc_spark_pool", lab, (double)m->caps[c].sp[SP_REMAINING]);
+        mon_prom(m, sb, "ghc_capability_utilisation", lab, m->caps[c].util);
+        mon_prom(m, sb, "ghc_capability_gc_ratio", lab, m->caps[c].gc_frac);
+    }
+
+    mon_prom_head(sb, "eventlog_events_total", "counter", "Events read by class");
+    for (int i = 0; i < MON_CLASS_N; i++) {
+        snprintf(lab, sizeof lab, "class=\"%s\"", mon_class_name((enum mon_class)i));
+        mon_prom(m, sb, "eventlog_events_total", lab, (double)m->by_class[i]);
+    }
+    mon_prom_head(sb, "eventlog_events_per_second", "gauge",
+                  "Events per second over the last interval by class");
+    for (int i = 0; i < MON_CLASS_N; i++) {
+        snprintf(lab, sizeof lab, "class=\"%s\"", mon_class_name((enum mon_class)i));
+        mon_prom(m, sb, "eventlog_events_per_second", lab, m->rate_class[i]);
+    }
+    mon_prom_head(sb, "eventlog_user_events_total", "counter",
+                  "User messages and markers");
+    mon_prom(m, sb, "eventlog_user_events_total", "kind=\"message\"", (double)m->user_messages);
+    mon_prom(m, sb, "eventlog_user_events_total", "kind=\"marker\"", (double)m->markers);
+    mon_prom_head(sb, "eventlog_received_bytes_total", "counter",
+                  "Eventlog bytes received");
+    mon_prom(m, sb, "eventlog_received_bytes_total", "", (double)m->bytes);
+    mon_prom_head(sb, "eventlog_lost_units_total", "counter",
+                  "Units the sink reported lost in-band, by kind");
+    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"dropped\"", (double)m->dropped_units);
+    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"missed\"", (double)m->missed_units);
+    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"joined_late\"", (double)m->late_units);
+    mon_prom_head(sb, "eventlog_lost_bytes_total", "counter",
+                  "Bytes the sink reported lost in-band, by kind");
+    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"dropped\"", (double)m->dropped_bytes);
+    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"missed\"", (double)m->missed_bytes);
+    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"joined_late\"", (double)m->late_bytes);
+    mon_prom_head(sb, "eventlog_unread_bytes_total", "counter",
+                  "Bytes not interpreted after the stream became malformed");
+    mon_prom(m, sb, "eventlog_unread_bytes_total", "", (double)m->bytes_skipped);
+}
+
+/* ------------------------------------------------------------------------
+ * The terminal view's text
+ * ------------------------------------------------------------------------ */
+
+static void mon_human(char *out, size_t cap, double v, const char *unit)
+{
+    static const char *const pre[] = { "", "k", "M", "G", "T" };
+    int i = 0;
+    while (v >= 1000 && i < 4) {
+        v /= 1000;
+        i++;
+    }
+    snprintf(out, cap, i == 0 ? "%.0f %s%s" : "%.1f %s%s", v, pre[i], unit);
+}
+
+void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width)
+{
+    char a[32], b[32], c[32], d[32];
+    uint64_t runnable, running, blocked, p50, rmax;
+    mon_thread_counts(m, &runnable, &running, &blocked);
+    mon_pause_pcts(m, &p50, &rmax);
+    if (width < 60)
+        width = 60;
+
+    sb_printf(sb, "eventlog-sink top: %s pid %" PRIu32 "  run %" PRIu64
+              "  t=%.1f s  %s\n", m->program[0] ? m->program : "(program?)",
+              m->pid, m->connections, (double)m->now / 1e9, m->source_state);
+    mon_human(a, sizeof a, (double)m->bytes, "B");
+    mon_human(b, sizeof b, m->rate_bytes, "B/s");
+    mon_human(c, sizeof c, (double)m->events, "");
+    mon_human(d, sizeof d, m->rate_events, "/s");
+    sb_printf(sb, "Received %s (%s)  events %s(%s)  streams %" PRIu64 "%s%s\n",
+              a, b, c, d, m->streams, m->ended ? "  [ended]" : "",
+              m->failed ? "  [malformed]" : "");
+    if (m->failed)
+        sb_printf(sb, "Error: %s\n", m->error);
+    uint64_t lost = m->dropped_units + m->missed_units + m->late_units;
+    if (m->notes > 0)
+        sb_printf(sb, "LOSS: %" PRIu64 " units (%" PRIu64 " dropped, %" PRIu64
+                  " missed, %" PRIu64 " before joining), %" PRIu64 " notes\n",
+                  lost, m->dropped_units, m->missed_units, m->late_units, m->notes);
+    else
+        sb_puts(sb, "Loss: none reported\n");
+
+    sb_puts(sb, "\nHEC state    util   gc    pool  activity\n");
+    unsigned barw = width > 40 ? width - 36 : 4;
+    for (unsigned i = 0; i < m->ncaps; i++) {
+        const struct mon_cap *cp = &m->caps[i];
+        if (!cp->seen)
+            continue;
+        sb_printf(sb, "%3u %-8s %4.0f%% %4.0f%% %5" PRIu64 "  ", i,
+                  mon_state_name(cp->state), cp->util * 100, cp->gc_frac * 100,
+                  cp->sp[SP_REMAINING]);
+        unsigned r = (unsigned)(cp->util * barw + 0.5), g = (unsigned)(cp->gc_frac * barw + 0.5);
+        if (r > barw) r = barw;
+        if (g > barw - r) g = barw - r;
+        for (unsigned k = 0; k < barw; k++)
+            { char ch = k < r ? '#' : k < r + g ? 'G' : '.'; sb_put(sb, &ch, 1); }
+        sb_puts(sb, "\n");
+    }
+    sb_printf(sb, "\nGC       %" PRIu64 " (%.1f/s)  pause p50 %.2f ms  max %.2f ms"
+              "  time in GC %.1f%% (%.2f s)\n", m->gcs, m->rate_gcs,
+              (double)p50 / 1e6, (double)m->pause_max / 1e6, m->gc_frac * 100,
+              (double)m->gc_ns / 1e9);
+    mon_human(a, sizeof a, (double)m->heap_size, "B");
+    mon_human(b, sizeof b, (double)m->heap_live, "B");
+    mon_human(c, sizeof c, m->rate_alloc, "B/s");
+    mon_human(d, sizeof d, (double)m->heap_alloc, "B");
+    sb_printf(sb, "Heap     size %s  live %s  alloc %s (total %s)\n", a, b, c, d);
+    sb_printf(sb, "Threads  alive %" PRIu32 "  running %" PRIu64 "  runnable %" PRIu64
+              "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads_used,
+              running, runnable, blocked, m->threads_created);
+    sb_printf(sb, "Sparks/s created %.0f  converted %.0f  fizzled %.0f  overflowed %.0f"
+              "  GC'd %.0f  pool %.0f\n", m->rate_sp[SP_CREATED],
+              m->rate_sp[SP_CONVERTED], m->rate_sp[SP_FIZZLED],
+              m->rate_sp[SP_OVERFLOWED], m->rate_sp[SP_GCD], m->rate_sp[SP_REMAINING]);
+    sb_puts(sb, "Events/s");
+    for (int i = 0; i < MON_CLASS_N; i++)
+        if (m->by_class[i] > 0)
+            sb_printf(sb, " %s %.0f", mon_class_name((enum mon_class)i), m->rate_class[i]);
+    sb_puts(sb, "\n");
+    sb_printf(sb, "User     messages %" PRIu64 "  markers %" PRIu64 "  (%.0f/s)\n",
+              m->user_messages, m->markers, m->rate_user);
+    if (m->markers > 0) {
+        const struct mon_text *t = &m->marks[(m->markers - 1) % MON_MARKS];
+        sb_printf(sb, "  last marker at %.3f s: %.*s\n", (double)t->t / 1e9,
+                  (int)(width > 30 ? width - 30 : 10), t->s);
+    }
+    if (m->user_messages > 0) {
+        const struct mon_text *t = &m->msgs[(m->user_messages - 1) % MON_RECENT];
+        sb_printf(sb, "  last message at %.3f s: %.*s\n", (double)t->t / 1e9,
+                  (int)(width > 30 ? width - 30 : 10), t->s);
+    }
+    if (m->nlabels > 0) {
+        sb_printf(sb, "Heap by closure type (sample %" PRIu64 "):\n", m->heap_samples);
+        unsigned order[MON_LABELS];
+        mon_label_order(m, order);
+        for (unsigned i = 0; i < m->nlabels && i < 5; i++) {
+            mon_human(a, sizeof a, (double)m->labels[order[i]].bytes, "B");
+            sb_printf(sb, "  %10s  %.*s\n", a, (int)(width - 14),
+                      m->labels[order[i]].s);
+        }
+    }
+    if (m->ntop > 0) {
+        sb_puts(sb, "Top cost centres (samples in the last interval):\n");
+        for (unsigned i = 0; i < m->ntop && i < 5; i++)
+            sb_printf(sb, "  %8" PRIu64 "  %s\n", m->top[i].n,
+                      mon_cc_name(m, m->top[i].id));
+    }
+    if (m->notes > 0) {
+        const struct mon_text *t = &m->note_texts[(m->notes - 1) % MON_RECENT];
+        sb_printf(sb, "Last note: %.*s\n", (int)(width - 11), t->s);
+    }
+}

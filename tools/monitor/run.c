@@ -1,0 +1,63 @@
+/*
+ * run.c: the start and stop that `top` and `serve` share (see run.h).
+ * Our own process: setting signal dispositions is ours to do.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../tool.h"
+#include "run.h"
+
+volatile sig_atomic_t mon_stop;
+
+static void mon_on_signal(int sig)
+{
+    (void)sig;
+    mon_stop = 1;
+}
+
+void mon_catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = mon_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int mon_open(const char *cmd, const char *arg, const char *save,
+             struct mon_source *src, struct mon_model **m)
+{
+    char err[300];
+    if (mon_source_init(src, arg, err, sizeof err) < 0)
+        return tool_usage_error(cmd, "%s", err);
+    int rc;
+    if (save != NULL && (rc = mon_source_save(src, save)) < 0) {
+        fprintf(stderr, TOOL_NAME " %s: cannot write %s: %s\n", cmd, save,
+                strerror(-rc));
+        mon_source_close(src);
+        return 1;
+    }
+    if (mon_model_new(m) < 0) {
+        fprintf(stderr, TOOL_NAME " %s: out of memory\n", cmd);
+        mon_source_close(src);
+        return 1;
+    }
+    mon_model_set_source(*m, src->spec, "starting");
+    return 0;
+}
+
+void mon_close(struct mon_source *src, struct mon_model *m)
+{
+    mon_model_free(m);
+    mon_source_close(src);
+}
+
+int mon_parse_interval(const char *cmd, const char *text, uint64_t *ms)
+{
+    if (!tool_parse_secs(text, ms) || *ms < 50)
+        return tool_usage_error(cmd, "--interval takes seconds from 0.05 to "
+                                "86400, not '%s'", text);
+    return 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * run.h: how `top` and `serve` start and stop: the source, the optional
+ * copy of the stream and the model, opened from the command line, and
+ * the stop signals.  The commands' own loops are theirs.
+ */
+#ifndef ELS_MON_RUN_H
+#define ELS_MON_RUN_H
+
+#include <signal.h>
+
+#include "model.h"
+#include "source.h"
+
+/* Set by SIGINT and SIGTERM once mon_catch_stop_signals() ran. */
+extern volatile sig_atomic_t mon_stop;
+void mon_catch_stop_signals(void);
+
+/* Open SPEC|FILE arg (and save, if not NULL) into *src and a new model
+ * in *m.  0, or the exit status after one line on stderr (a usage error
+ * for a bad spec). */
+int mon_open(const char *cmd, const char *arg, const char *save,
+             struct mon_source *src, struct mon_model **m);
+void mon_close(struct mon_source *src, struct mon_model *m);
+
+/* --interval's argument into *ms; 0 or the usage error's exit status. */
+int mon_parse_interval(const char *cmd, const char *text, uint64_t *ms);
+
+#endif /* ELS_MON_RUN_H */

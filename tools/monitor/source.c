@@ -1,0 +1,242 @@
+/*
+ * source.c: the monitor's eventlog sources (see source.h).
+ *
+ * Connecting follows tools/recv.c: addresses from els_endpoint_resolve(),
+ * close-on-exec descriptors, a FIFO opened non-blocking so that waiting
+ * for a writer never blocks the event loop.  Unlike recv, a source never
+ * gives up: an absent endpoint is retried every MON_RETRY_MS, which is
+ * what a monitor of a program that restarts needs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eventlog-sink.h"
+#include "source.h"
+
+#define MON_RETRY_MS 500
+
+uint64_t mon_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int mon_source_init(struct mon_source *s, const char *arg, char *err,
+                    size_t err_len)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->save_fd = -1;
+    if (strlen(arg) >= sizeof s->spec) {
+        snprintf(err, err_len, "'%.40s...' is too long", arg);
+        return -ENAMETOOLONG;
+    }
+    snprintf(s->spec, sizeof s->spec, "%s", arg);
+    if (strncmp(arg, "unix:", 5) == 0 || strncmp(arg, "tcp:", 4) == 0) {
+        s->kind = arg[0] == 'u' ? MON_SRC_UNIX : MON_SRC_TCP;
+        int rc = els_endpoint_resolve(arg, 0, &s->ai, err, err_len);
+        return rc < 0 ? rc : 0;
+    }
+    if (strncmp(arg, "fifo:", 5) == 0) {
+        s->kind = MON_SRC_FIFO;
+        s->path = s->spec + 5;
+    } else {
+        s->kind = MON_SRC_FILE;
+        s->path = strncmp(arg, "file:", 5) == 0 ? s->spec + 5 : s->spec;
+    }
+    if (s->path[0] == '\0') {
+        snprintf(err, err_len, "'%s': empty path", arg);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static void mon_source_drop(struct mon_source *s, uint64_t now_ms)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    s->retry_at_ms = now_ms + MON_RETRY_MS;
+}
+
+int mon_source_save(struct mon_source *s, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd < 0)
+        return -errno;
+    s->save_fd = fd;
+    return 0;
+}
+
+static void mon_source_copy(struct mon_source *s, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (s->save_fd >= 0 && len > 0) {
+        ssize_t n = write(s->save_fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            s->save_errors++;
+            return;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+void mon_source_close(struct mon_source *s)
+{
+    if (s->save_fd >= 0)
+        close(s->save_fd);
+    s->save_fd = -1;
+    mon_source_drop(s, 0);
+    els_endpoint_free(s->ai);
+    s->ai = NULL;
+}
+
+int mon_source_fd(const struct mon_source *s)
+{
+    return s->kind == MON_SRC_FILE ? -1 : s->fd;
+}
+
+bool mon_source_is_file(const struct mon_source *s)
+{
+    return s->kind == MON_SRC_FILE;
+}
+
+/* One attempt to open or connect; the descriptor (non-blocking) or
+ * -errno with s->state saying why. */
+static int mon_source_open(struct mon_source *s)
+{
+    if (s->kind == MON_SRC_FILE || s->kind == MON_SRC_FIFO) {
+        int fd = open(s->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+            int e = errno;
+            snprintf(s->state, sizeof s->state, "waiting for %s: %s", s->path,
+                     strerror(e));
+            return -e;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0 ||
+            (s->kind == MON_SRC_FILE ? !S_ISREG(st.st_mode) : !S_ISFIFO(st.st_mode))) {
+            close(fd);
+            snprintf(s->state, sizeof s->state, "%s is not a %s", s->path,
+                     s->kind == MON_SRC_FILE ? "regular file" : "FIFO");
+            return -EINVAL;
+        }
+        s->dev = st.st_dev;
+        s->ino = st.st_ino;
+        return fd;
+    }
+    int last = -ECONNREFUSED;
+    for (const struct addrinfo *ai = s->ai; ai != NULL; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            last = -errno;
+            continue;
+        }
+        /* A blocking connect: loopback and UNIX sockets answer at once;
+         * a remote host that does not answer holds the loop up to the
+         * kernel's connect timeout, once per attempt. */
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            int fl = fcntl(fd, F_GETFL);
+            if (fl >= 0)
+                (void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+            return fd;
+        }
+        last = -errno;
+        close(fd);
+    }
+    snprintf(s->state, sizeof s->state, "waiting for %s: %s", s->spec,
+             strerror(-last));
+    return last;
+}
+
+/* A followed file was truncated or replaced: a new run. */
+static bool mon_file_restarted(const struct mon_source *s)
+{
+    struct stat st;
+    if (stat(s->path, &st) < 0)
+        return false;       /* gone: keep showing what we read */
+    return st.st_dev != s->dev || st.st_ino != s->ino ||
+           (uint64_t)st.st_size < s->offset;
+}
+
+uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
+                         uint64_t now_ms, uint64_t max_bytes)
+{
+    if (s->kind == MON_SRC_FILE && s->fd >= 0 && mon_file_restarted(s)) {
+        mon_source_drop(s, 0);
+        s->retry_at_ms = 0;
+    }
+    if (s->fd < 0) {
+        if (now_ms < s->retry_at_ms)
+            return 0;
+        int fd = mon_source_open(s);
+        if (fd < 0) {
+            s->retry_at_ms = now_ms + MON_RETRY_MS;
+            mon_model_set_source(m, s->spec, s->state);
+            return 0;
+        }
+        s->fd = fd;
+        s->offset = 0;
+        s->eof = false;
+        s->fresh = true;
+        snprintf(s->state, sizeof s->state, "%s %s",
+                 s->kind == MON_SRC_FILE ? "reading" : "connected to", s->spec);
+        mon_model_set_source(m, s->spec, s->state);
+    }
+    static unsigned char buf[65536];
+    uint64_t total = 0;
+    for (;;) {
+        size_t want = sizeof buf;
+        if (max_bytes && max_bytes - total < want)
+            want = (size_t)(max_bytes - total);
+        if (want == 0)
+            return total;
+        ssize_t n = read(s->fd, buf, want);
+        if (n > 0) {
+            /* The old run stays on show until the new one sends. */
+            if (s->fresh) {
+                mon_model_reset(m);
+                mon_model_note_connection(m);
+                s->fresh = false;
+                if (s->save_fd >= 0 && (ftruncate(s->save_fd, 0) < 0 ||
+                                        lseek(s->save_fd, 0, SEEK_SET) < 0))
+                    s->save_errors++;
+            }
+            mon_source_copy(s, buf, (size_t)n);
+            mon_model_feed(m, buf, (size_t)n);
+            total += (uint64_t)n;
+            s->offset += (uint64_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return total;
+        if (s->kind == MON_SRC_FIFO && n == 0 && s->fresh) {
+            /* No writer yet: try again later, nothing to reset. */
+            mon_source_drop(s, now_ms);
+            return total;
+        }
+        if (s->kind == MON_SRC_FILE && n == 0) {
+            s->eof = true;      /* the writer may append more */
+            return total;
+        }
+        /* Socket or FIFO closed (or failed): wait for the next run. */
+        snprintf(s->state, sizeof s->state, "%s closed%s%s; reconnecting",
+                 s->spec, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+        mon_model_set_source(m, s->spec, s->state);
+        mon_source_drop(s, now_ms);
+        return total;
+    }
+}

@@ -1,0 +1,66 @@
+/*
+ * source.h: where the monitor's eventlog bytes come from: a UNIX or TCP
+ * socket a sink serves, a FIFO, or a file that may still be growing.
+ *
+ * A source keeps itself connected: when the stream ends (the program
+ * exited or restarted its eventlog) it reconnects, and when a followed
+ * file is truncated or replaced (a stock `+RTS -l` program started again)
+ * it reads the new file from its start; either way the model is reset
+ * for the new run.  It is not responsible for what the bytes mean
+ * (model.c) or for the event loop (the commands own it: mon_source_fd()
+ * says what to poll).
+ */
+#ifndef ELS_MON_SOURCE_H
+#define ELS_MON_SOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model.h"
+
+enum mon_source_kind { MON_SRC_FILE, MON_SRC_UNIX, MON_SRC_TCP, MON_SRC_FIFO };
+
+struct mon_source {
+    enum mon_source_kind kind;
+    char spec[512];
+    const char *path;               /* FILE, FIFO: into spec */
+    struct addrinfo *ai;            /* UNIX, TCP */
+    int fd;
+    bool eof;                       /* FILE: read up to the current end */
+    bool fresh;                     /* opened, no byte read yet */
+    dev_t dev;
+    ino_t ino;
+    uint64_t offset;                /* FILE: bytes read */
+    uint64_t retry_at_ms;
+    int save_fd;                    /* copy of the current run, or -1 */
+    uint64_t save_errors;
+    char state[768];
+};
+
+/* arg: unix:PATH, tcp:[HOST:]PORT, fifo:PATH, file:PATH or a file path.
+ * 0, or a negative code with one line in err (a malformed spec). */
+int mon_source_init(struct mon_source *s, const char *arg, char *err,
+                    size_t err_len);
+void mon_source_close(struct mon_source *s);
+/* Also copy the current run's bytes, as received, to path (replaced at
+ * each new run): the stream the views show, for other readers.  0 or
+ * -errno. */
+int mon_source_save(struct mon_source *s, const char *path);
+/* The descriptor to poll for input, or -1 (a file, or not connected:
+ * call mon_source_pump() on the next timer tick). */
+int mon_source_fd(const struct mon_source *s);
+bool mon_source_is_file(const struct mon_source *s);
+/* Read what is available (at most max_bytes; 0: no limit) into m,
+ * connecting or reopening as needed.  Never blocks.  Returns the bytes
+ * read. */
+/* What the commands read per turn of their loop: enough to keep up
+ * (the model digests over 100 MB/s), little enough that a flood never
+ * holds up redrawing or answering browsers. */
+#define MON_PUMP_MAX (4u << 20)
+uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
+                         uint64_t now_ms, uint64_t max_bytes);
+
+uint64_t mon_now_ms(void);
+
+#endif /* ELS_MON_SOURCE_H */

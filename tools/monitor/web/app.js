@@ -1,0 +1,202 @@
+// app.js: the live page of `eventlog-sink serve`.  State arrives as
+// Server-Sent Events (/events, one JSON object per interval); the
+// timeline and charts come from /api/timeline for the chosen window.
+// No external assets, no framework: this file, index.html and style.css
+// are the whole page, built into the binary.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let windowMode = null;        // "live" (last 30 s) or "all"; null: not chosen yet
+let state = null;
+let busy = false;
+
+function fmt(n, unit) {
+  if (n === null || n === undefined) return "?";
+  const pre = ["", "k", "M", "G", "T"];
+  let i = 0;
+  while (Math.abs(n) >= 1000 && i < 4) { n /= 1000; i++; }
+  return (i === 0 ? Math.round(n * 100) / 100 : n.toFixed(1)) + " " + pre[i] + (unit || "");
+}
+function setText(id, v) { const e = $(id); if (e && e.textContent !== String(v)) e.textContent = v; }
+
+function rows(table, pairs) {
+  const t = $(table);
+  t.replaceChildren(...pairs.map(([k, v]) => {
+    const tr = document.createElement("tr");
+    const th = document.createElement("th"); th.textContent = k;
+    const td = document.createElement("td"); td.textContent = v;
+    tr.append(th, td);
+    return tr;
+  }));
+}
+function list(id, items) {
+  $(id).replaceChildren(...items.map((s) => {
+    const li = document.createElement("li"); li.textContent = s; return li;
+  }));
+}
+
+function showState(s) {
+  state = s;
+  setText("program", s.program.name || "(program not named yet)");
+  setText("pid", s.program.pid || "?");
+  setText("source", s.source.state + (s.source.ended ? " (stream ended)" : "") +
+          (s.source.error ? " MALFORMED: " + s.source.error : ""));
+  setText("clock", "t = " + (s.time_ns / 1e9).toFixed(2) + " s of the run");
+  const l = s.loss, lost = l.dropped_units + l.missed_units + l.joined_late_units;
+  const loss = $("loss");
+  loss.className = l.notes > 0 ? "bad" : "ok";
+  loss.textContent = l.notes > 0
+    ? "LOSS: " + lost + " units (" + fmt(l.dropped_bytes + l.missed_bytes + l.joined_late_bytes, "B") + ")"
+    : "no loss reported";
+  list("notes", l.recent.map((n) => (n.t / 1e9).toFixed(3) + " s: " + n.text));
+
+  setText("gc-count", s.gc.count);
+  setText("gc-rate", s.gc.per_s.toFixed(2));
+  setText("gc-p50", s.gc.pause_p50_ms.toFixed(3));
+  setText("gc-max", s.gc.pause_max_ms.toFixed(3));
+  setText("gc-time", s.gc.time_s.toFixed(3) + " s (" + (100 * s.gc.time_frac).toFixed(1) + "% last interval)");
+  setText("heap-size", fmt(s.heap.size, "B"));
+  setText("heap-live", fmt(s.heap.live, "B"));
+  setText("heap-alloc", fmt(s.heap.alloc_per_s, "B/s") + " (total " + fmt(s.heap.allocated, "B") + ")");
+  const labels = s.heap.by_label.length ? s.heap.by_label.map((x) => fmt(x.bytes, "B") + "  " + x.label)
+    : s.heap.by_cost_centre.map((x) => fmt(x.bytes, "B") + "  " + x.cc);
+  $("heap-labels").textContent = labels.slice(0, 8).join("\n");
+  setText("threads-created", s.threads.created);
+  setText("threads-alive", s.threads.alive);
+  setText("threads-running", s.threads.running);
+  setText("threads-runnable", s.threads.runnable);
+  setText("threads-blocked", s.threads.blocked);
+  rows("sparks", Object.entries(s.sparks.per_s).map(([k, v]) => [k, v.toFixed(1)])
+    .concat([["pool (all caps)", s.sparks.total.pool]]));
+  setText("events-total", s.events.total);
+  setText("events-rate", fmt(s.events.per_s, "/s"));
+  setText("bytes", fmt(s.source.bytes, "B") + " (" + fmt(s.source.bytes_per_s, "B/s") + ")");
+  rows("classes", Object.entries(s.events.per_s_by_class).filter(([k]) => s.events.by_class[k] > 0)
+    .map(([k, v]) => [k + " /s", fmt(v)]));
+  setText("user-messages", s.user.messages);
+  setText("markers", s.user.markers);
+  list("recent-markers", s.user.recent_markers.slice().reverse()
+    .map((m) => (m.t / 1e9).toFixed(3) + " s  cap " + m.cap + ": " + m.text));
+  if (s.profile.top.length)
+    rows("top-cc", s.profile.top.map((c) => [c.cc + " (" + c.module + ")", c.samples]));
+
+  if (windowMode === null) pickWindow(s.source.ended ? "all" : "live");
+  refreshTimeline();
+}
+
+function pickWindow(mode) {
+  windowMode = mode;
+  $("win-live").className = mode === "live" ? "on" : "";
+  $("win-all").className = mode === "all" ? "on" : "";
+}
+
+function windowRange() {
+  const now = state ? state.time_ns : 0;
+  return windowMode === "live" ? [Math.max(0, now - 30e9), now] : [0, now];
+}
+
+async function refreshTimeline() {
+  if (busy) return;
+  busy = true;
+  try {
+    const [from, to] = windowRange();
+    const cv = $("timeline");
+    const cols = Math.max(50, Math.min(2000, Math.floor(cv.clientWidth || 1200)));
+    const r = await fetch("/api/timeline?from=" + Math.floor(from) + "&to=" + Math.floor(to) + "&cols=" + cols);
+    const tl = await r.json();
+    $("speedscope").href = "/api/speedscope?from=" + Math.floor(from) + "&to=" + Math.floor(to);
+    drawTimeline(tl);
+    chart("chart-gc", [[tl.series.gc_ms, "#e08a00"]], "GC ms per column");
+    chart("chart-heap", [[tl.series.heap_size, "#3465a4"], [tl.series.heap_live, "#2e9d4f"]], "heap size, live");
+    chart("chart-threads", [[tl.series.threads, "#75507b"]], "threads alive");
+    chart("chart-events", [[tl.series.events_per_s, "#23303f"], [tl.series.user_per_s, "#c4a000"]], "events/s, user/s");
+  } catch (e) {
+    // The server went away between two updates: the next event retries.
+    console.error("timeline: " + e);
+  } finally {
+    busy = false;
+  }
+}
+
+function fit(cv) {
+  const w = cv.clientWidth || cv.width, h = cv.clientHeight || cv.height;
+  if (cv.width !== w) cv.width = w;
+  if (cv.height !== h) cv.height = h;
+  const ctx = cv.getContext("2d");
+  ctx.clearRect(0, 0, w, h);
+  return [ctx, w, h];
+}
+
+function drawTimeline(tl) {
+  const cv = $("timeline");
+  const caps = tl.caps.length;
+  const laneH = 18, markerLane = 34;
+  const want = caps * (laneH + 4) + markerLane + 22;
+  if (cv.clientHeight !== want) cv.style.height = want + "px";
+  const [ctx, w] = fit(cv);
+  const left = 54, width = w - left - 4, cols = Math.max(1, tl.cols);
+  const colW = width / cols;
+  const t0 = tl.from_ns, span = tl.col_ns * cols;
+  ctx.font = "11px sans-serif";
+  tl.caps.forEach((c, i) => {
+    const y = 4 + i * (laneH + 4);
+    ctx.fillStyle = "#445";
+    ctx.fillText("HEC " + c.cap, 4, y + 13);
+    ctx.fillStyle = "#f0f1f4";
+    ctx.fillRect(left, y, width, laneH);
+    for (let k = 0; k < c.run.length; k++) {
+      const x = left + k * colW, r = Math.min(1, c.run[k]), g = Math.min(1, c.gc[k]);
+      if (r > 0) { ctx.fillStyle = "#2e9d4f"; ctx.fillRect(x, y + laneH * (1 - r), Math.max(1, colW), laneH * r); }
+      if (g > 0) { ctx.fillStyle = "#e08a00"; ctx.fillRect(x, y + laneH * (1 - r - g), Math.max(1, colW), laneH * g); }
+    }
+  });
+  // Marker lane: spans as bars, markers as ticks.
+  const my = 4 + caps * (laneH + 4);
+  ctx.fillStyle = "#445";
+  ctx.fillText("markers", 4, my + 13);
+  const xOf = (t) => left + ((t - t0) / span) * width;
+  tl.spans.forEach((s, i) => {
+    const x0 = Math.max(left, xOf(s.t0)), x1 = s.t1 === null ? left + width : Math.min(left + width, xOf(s.t1));
+    ctx.fillStyle = "rgba(117,80,123,0.35)";
+    ctx.fillRect(x0, my + 20 + (i % 2) * 6, Math.max(2, x1 - x0), 5);
+  });
+  ctx.fillStyle = "#c4a000";
+  tl.markers.forEach((m) => { const x = xOf(m.t); ctx.fillRect(x, my, 1.5, 18); });
+  if (tl.markers.length) {
+    ctx.fillStyle = "#665";
+    const m = tl.markers[tl.markers.length - 1];
+    ctx.fillText(m.text.slice(0, 60), Math.min(xOf(m.t) + 3, left + width - 200), my + 12);
+  }
+  // Time axis.
+  ctx.fillStyle = "#667";
+  const ay = my + markerLane + 14;
+  for (let k = 0; k <= 4; k++) {
+    const t = t0 + (span * k) / 4;
+    ctx.fillText((t / 1e9).toFixed(2) + " s", left + (width * k) / 4 - (k === 4 ? 50 : 0), ay);
+  }
+}
+
+function chart(id, lines, label) {
+  const [ctx, w, h] = fit($(id));
+  let max = 0;
+  lines.forEach(([v]) => v.forEach((x) => { if (x > max) max = x; }));
+  lines.forEach(([v, color]) => {
+    ctx.strokeStyle = color;
+    ctx.beginPath();
+    v.forEach((x, i) => {
+      const px = (i / Math.max(1, v.length - 1)) * (w - 2) + 1;
+      const py = h - 2 - (max > 0 ? (x / max) * (h - 14) : 0);
+      if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
+    });
+    ctx.stroke();
+  });
+  ctx.fillStyle = "#667";
+  ctx.font = "10px sans-serif";
+  ctx.fillText(label + "  (max " + fmt(max) + ")", 3, 10);
+}
+
+$("win-live").onclick = () => { pickWindow("live"); refreshTimeline(); };
+$("win-all").onclick = () => { pickWindow("all"); refreshTimeline(); };
+
+const es = new EventSource("/events");
+es.onmessage = (e) => showState(JSON.parse(e.data));

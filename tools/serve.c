@@ -1,0 +1,514 @@
+/*
+ * serve.c: `eventlog-sink serve`, the live monitor as a web page and a
+ * Prometheus endpoint.
+ *
+ * One thread, one poll loop: the eventlog source (tools/monitor/
+ * source.c) feeds the model (model.c); browsers and scrapers connect
+ * over HTTP/1.1 (request heads parsed by http.c).  The page and its
+ * script are built into the binary (assets.c, from tools/monitor/web);
+ * live updates go to every open page at each interval as Server-Sent
+ * Events carrying the model's JSON.  Routes: / (the page), /api/state,
+ * /api/timeline?from=NS&to=NS&cols=N, /api/speedscope?from=NS&to=NS,
+ * /events (SSE), /metrics (Prometheus text).  It serves GET and HEAD
+ * only, takes no request bodies, and listens on loopback unless told a
+ * host; on loopback it answers only requests that name loopback in
+ * their Host field (see http_host_is_loopback()).  Not its job: TLS,
+ * authentication (put a proxy in front to expose it), or controlling the
+ * program.
+ *
+ * Our own process: it catches SIGINT/SIGTERM to stop cleanly and sends
+ * with MSG_NOSIGNAL so that a browser closing its end is an error we
+ * handle, not a SIGPIPE.
+ */
+#if defined(HAVE_CONFIG_H)
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "eventlog-sink.h"
+#include "monitor/assets.h"
+#include "monitor/http.h"
+#include "monitor/run.h"
+#include "tool.h"
+#include "util.h"
+
+#define SERVE_CLIENTS 64
+#define SERVE_OUT_MAX (4u << 20)        /* a client this far behind is dropped */
+#define SERVE_IDLE_MS 30000             /* a connection without a request */
+#define SERVE_DRAIN_MS 2000
+
+struct serve_client {
+    int fd;
+    char in[HTTP_HEAD_MAX];
+    size_t in_len;
+    struct strbuf out;
+    size_t out_off;
+    bool sse, closing;
+    /* Response sent and our side shut: reading what the client still
+     * sends until it closes (or SERVE_DRAIN_MS), so that closing with
+     * unread input does not reset the connection and destroy the
+     * response before the client read it (a "lingering close"). */
+    bool draining;
+    uint64_t last_ms;
+};
+
+struct serve {
+    int listen_fd;
+    bool loopback;              /* refuse Host names other than loopback */
+    struct serve_client clients[SERVE_CLIENTS];
+    struct mon_model *model;
+    struct mon_source src;
+    struct strbuf scratch;
+    uint64_t served, refused;
+};
+
+static void serve_usage(FILE *out)
+{
+    fprintf(out,
+"Usage: " TOOL_NAME " serve [OPTIONS] SPEC|FILE\n"
+"\n"
+"Serve a live web view of a GHC program's runtime, from its eventlog,\n"
+"and its figures in the Prometheus text format at /metrics.\n"
+"\n"
+"SPEC|FILE as for `" TOOL_NAME " top`: unix:PATH, tcp:[HOST:]PORT,\n"
+"fifo:PATH, or a file, followed as it grows (a saved eventlog shows the\n"
+"whole run).\n"
+"\n"
+"Options:\n"
+"  --listen [HOST:]PORT  where to serve (default 127.0.0.1:8089; port 0\n"
+"                        picks one; a host other than loopback exposes\n"
+"                        the page, which has no authentication)\n"
+"  --interval SECS       refresh interval (default 1)\n"
+"  --save FILE           copy the stream as received to FILE (a new run\n"
+"                        replaces it)\n"
+"  -h, --help            this help\n"
+"\n"
+"Prints 'serving http://HOST:PORT/' on stderr once listening.\n"
+"Pages: / (live view), /metrics, /api/state, /api/timeline, /events\n"
+"(Server-Sent Events), /api/speedscope?from=NS&to=NS (cost-centre\n"
+"samples of a profiled program as a speedscope profile).\n");
+}
+
+/* ------------------------------------------------------------------------
+ * Responses
+ * ------------------------------------------------------------------------ */
+
+static void serve_close(struct serve_client *c)
+{
+    if (c->fd >= 0)
+        util_close(c->fd);
+    c->fd = -1;
+    sb_free(&c->out);
+    c->out_off = 0;
+    c->in_len = 0;
+    c->sse = c->closing = c->draining = false;
+}
+
+static void serve_head(struct serve_client *c, int status, const char *type,
+                       size_t len, bool keep, const char *extra)
+{
+    sb_printf(&c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+              "Content-Length: %zu\r\nCache-Control: no-store\r\n"
+              "X-Content-Type-Options: nosniff\r\n%s%s\r\n", status,
+              http_reason(status), type, len,
+              keep ? "" : "Connection: close\r\n", extra ? extra : "");
+}
+
+static void serve_reply(struct serve_client *c, int status, const char *type,
+                        const void *body, size_t len, bool keep, bool head,
+                        const char *extra)
+{
+    serve_head(c, status, type, len, keep, extra);
+    if (!head)
+        sb_put(&c->out, body, len);
+    if (!keep)
+        c->closing = true;
+}
+
+static void serve_error(struct serve_client *c, int status)
+{
+    char body[96];
+    int n = snprintf(body, sizeof body, "%d %s\n", status, http_reason(status));
+    serve_reply(c, status, "text/plain; charset=utf-8", body, (size_t)n,
+                false, false, NULL);
+}
+
+static void serve_route(struct serve *s, struct serve_client *c,
+                        const struct http_request *r)
+{
+    bool head = r->method == HTTP_HEAD, keep = r->keep_alive;
+    const char *path = strcmp(r->path, "/") == 0 ? "/index.html" : r->path;
+    struct strbuf *b = &s->scratch;
+    sb_clear(b);
+    s->served++;
+
+    for (unsigned i = 0; i < mon_n_assets; i++) {
+        if (strcmp(path, mon_assets[i].path) == 0) {
+            serve_reply(c, 200, mon_assets[i].type, mon_assets[i].data,
+                        mon_assets[i].len, keep, head, NULL);
+            return;
+        }
+    }
+    const char *json = "application/json";
+    if (strcmp(path, "/api/state") == 0) {
+        mon_model_json(s->model, b);
+    } else if (strcmp(path, "/api/timeline") == 0) {
+        uint64_t from = 0, to = 0, cols = 600;
+        (void)http_query_u64(r->query, "from", &from);
+        (void)http_query_u64(r->query, "to", &to);
+        (void)http_query_u64(r->query, "cols", &cols);
+        if (cols == 0 || cols > 4096)
+            cols = 600;
+        mon_model_timeline_json(s->model, from, to, (unsigned)cols, b);
+    } else if (strcmp(path, "/api/speedscope") == 0) {
+        uint64_t from = 0, to = 0;
+        (void)http_query_u64(r->query, "from", &from);
+        (void)http_query_u64(r->query, "to", &to);
+        mon_model_speedscope(s->model, from, to, b);
+        if (!b->failed) {
+            serve_reply(c, 200, json, b->p, b->len, keep, head,
+                        "Content-Disposition: attachment; "
+                        "filename=\"profile.speedscope.json\"\r\n");
+            return;
+        }
+    } else if (strcmp(path, "/metrics") == 0) {
+        mon_model_prometheus(s->model, b);
+        json = "text/plain; version=0.0.4; charset=utf-8";
+    } else if (strcmp(path, "/events") == 0) {
+        sb_puts(&c->out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n");
+        if (head) {
+            c->closing = true;
+            return;
+        }
+        c->sse = true;
+        /* The current state at once, not after the next interval. */
+        mon_model_json(s->model, b);
+        sb_puts(&c->out, "data: ");
+        sb_put(&c->out, b->p, b->len);
+        sb_puts(&c->out, "\n\n");
+        return;
+    } else {
+        serve_error(c, 404);
+        return;
+    }
+    if (b->failed) {
+        serve_error(c, 503);
+        return;
+    }
+    serve_reply(c, 200, json, b->p, b->len, keep, head, NULL);
+}
+
+/* Handle the complete requests in c->in (pipelined ones in order). */
+static void serve_requests(struct serve *s, struct serve_client *c)
+{
+    while (c->in_len > 0 && !c->closing && !c->sse) {
+        struct http_request r;
+        int n = http_parse_request(c->in, c->in_len, &r);
+        if (n == 0)
+            return;
+        if (n < 0) {
+            s->refused++;
+            serve_error(c, -n);
+            c->in_len = 0;
+            return;
+        }
+        if (s->loopback && !http_host_is_loopback(r.host)) {
+            s->refused++;
+            serve_error(c, 403);
+            c->in_len = 0;
+            return;
+        }
+        serve_route(s, c, &r);
+        memmove(c->in, c->in + n, c->in_len - (size_t)n);
+        c->in_len -= (size_t)n;
+    }
+}
+
+/* Send what is queued; false when the client is gone. */
+static bool serve_flush(struct serve_client *c)
+{
+    while (c->out_off < c->out.len) {
+        ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
+                         MSG_NOSIGNAL);
+        if (n > 0) {
+            c->out_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        return false;
+    }
+    if (c->out_off == c->out.len) {
+        sb_clear(&c->out);
+        c->out_off = 0;
+        if (c->closing && !c->draining) {
+            if (shutdown(c->fd, SHUT_WR) < 0)
+                return false;
+            c->draining = true;
+            c->last_ms = mon_now_ms();
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * The loop
+ * ------------------------------------------------------------------------ */
+
+static void serve_accept(struct serve *s, uint64_t now)
+{
+    for (;;) {
+        int fd;
+        if (util_accept_nb(s->listen_fd, &fd) < 0)
+            return;
+        struct serve_client *c = NULL;
+        for (unsigned i = 0; i < SERVE_CLIENTS; i++)
+            if (s->clients[i].fd < 0) {
+                c = &s->clients[i];
+                break;
+            }
+        if (c == NULL) {
+            static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
+                "Content-Length: 0\r\nConnection: close\r\n\r\n";
+            (void)send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL);
+            util_close(fd);
+            s->refused++;
+            continue;
+        }
+        c->fd = fd;
+        c->in_len = 0;
+        c->last_ms = now;
+    }
+}
+
+static void serve_read(struct serve *s, struct serve_client *c, uint64_t now)
+{
+    if (c->draining) {
+        char sink[4096];
+        ssize_t n;
+        while ((n = recv(c->fd, sink, sizeof sink, 0)) > 0)
+            ;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            serve_close(c);
+        return;
+    }
+    for (;;) {
+        if (c->closing)
+            c->in_len = 0;      /* an error is on its way: input is moot */
+        if (c->in_len == sizeof c->in) {
+            /* Full without a complete head: too long. */
+            serve_requests(s, c);
+            if (c->in_len == sizeof c->in) {
+                s->refused++;
+                serve_error(c, 431);
+                c->in_len = 0;
+            }
+            return;
+        }
+        ssize_t n = recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, 0);
+        if (n > 0) {
+            c->in_len += (size_t)n;
+            c->last_ms = now;
+            if (!c->sse)
+                serve_requests(s, c);
+            else
+                c->in_len = 0;      /* an event stream sends nothing */
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        /* Closed by the peer (or failed): finish what is queued if any. */
+        if (c->out.len == c->out_off || c->sse)
+            serve_close(c);
+        else
+            c->closing = true;
+        return;
+    }
+}
+
+static void serve_push(struct serve *s)
+{
+    struct strbuf *b = &s->scratch;
+    sb_clear(b);
+    mon_model_json(s->model, b);
+    if (b->failed)
+        return;
+    for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+        struct serve_client *c = &s->clients[i];
+        if (c->fd < 0 || !c->sse)
+            continue;
+        if (c->out.len - c->out_off > SERVE_OUT_MAX) {
+            serve_close(c);         /* a page that stopped reading */
+            continue;
+        }
+        sb_puts(&c->out, "data: ");
+        sb_put(&c->out, b->p, b->len);
+        sb_puts(&c->out, "\n\n");
+    }
+}
+
+static int serve_listen(const char *where, char *name, size_t name_len)
+{
+    char spec[300];
+    /* "PORT" alone means loopback. */
+    if (strchr(where, ':') == NULL)
+        snprintf(spec, sizeof spec, "tcp:127.0.0.1:%s", where);
+    else
+        snprintf(spec, sizeof spec, "tcp:%s", where);
+    struct addrinfo *ai;
+    char err[256];
+    int rc = els_endpoint_resolve(spec, ELS_ENDPOINT_PASSIVE, &ai, err, sizeof err);
+    if (rc < 0) {
+        snprintf(name, name_len, "%s", err);
+        return rc;
+    }
+    char at[256] = "";
+    int fd = els_endpoint_listen_tcp(ai, 16, at, sizeof at);
+    els_endpoint_free(ai);
+    if (fd < 0) {
+        snprintf(name, name_len, "cannot listen on %s: %s", at[0] ? at : where,
+                 strerror(-fd));
+        return fd;
+    }
+    if (els_endpoint_name(fd, name, name_len) < 0)
+        snprintf(name, name_len, "%s", where);
+    return fd;
+}
+
+int serve_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "listen", required_argument, NULL, 'l' },
+        { "interval", required_argument, NULL, 'i' },
+        { "save", required_argument, NULL, 's' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *listen_at = "127.0.0.1:8089";
+    uint64_t interval_ms = 1000;
+    const char *save = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': listen_at = optarg; break;
+        case 'i':
+            if ((c = mon_parse_interval("serve", optarg, &interval_ms)) != 0)
+                return c;
+            break;
+        case 's': save = optarg; break;
+        case 'h': return tool_help(serve_usage);
+        default: return tool_usage_error("serve", "unknown option");
+        }
+    }
+    if (optind + 1 != argc)
+        return tool_usage_error("serve", "expected one SPEC or FILE");
+
+    static struct serve s;
+    if ((c = mon_open("serve", argv[optind], save, &s.src, &s.model)) != 0)
+        return c;
+    char name[300];
+    s.listen_fd = serve_listen(listen_at, name, sizeof name);
+    if (s.listen_fd < 0) {
+        fprintf(stderr, TOOL_NAME " serve: %s\n", name);
+        mon_close(&s.src, s.model);
+        return s.listen_fd == ELS_EINVAL ? TOOL_EXIT_USAGE : 1;
+    }
+    for (unsigned i = 0; i < SERVE_CLIENTS; i++)
+        s.clients[i].fd = -1;
+
+    mon_catch_stop_signals();
+
+    /* els_endpoint_name gives "tcp:HOST:PORT". */
+    const char *hp = strncmp(name, "tcp:", 4) == 0 ? name + 4 : name;
+    s.loopback = strncmp(hp, "127.", 4) == 0 || strncmp(hp, "[::1]", 5) == 0;
+    if (!s.loopback)
+        fprintf(stderr, TOOL_NAME " serve: warning: serving beyond this "
+                "machine, without authentication\n");
+    fprintf(stderr, TOOL_NAME " serve: serving http://%s/\n", hp);
+
+    uint64_t last_tick = mon_now_ms(), next_tick = last_tick + interval_ms;
+    bool whole_run_ticked = false;
+    while (!mon_stop) {
+        uint64_t now = mon_now_ms();
+        uint64_t got = mon_source_pump(&s.src, s.model, now, MON_PUMP_MAX);
+        if (got > 0)
+            whole_run_ticked = false;
+        if (now >= next_tick) {
+            /* A file read to its end and not growing: rates are the run's
+             * averages (a saved eventlog); otherwise the last interval's. */
+            bool whole = mon_source_is_file(&s.src) && s.src.eof && got == 0;
+            if (!(whole && whole_run_ticked))
+                mon_model_tick(s.model, (now - last_tick) * 1000000ull, whole);
+            whole_run_ticked = whole;
+            last_tick = now;
+            next_tick = now + interval_ms;
+            serve_push(&s);
+            for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+                struct serve_client *cl = &s.clients[i];
+                if (cl->fd >= 0 && !cl->sse && cl->out.len == 0 &&
+                    now - cl->last_ms > (cl->draining ? SERVE_DRAIN_MS : SERVE_IDLE_MS))
+                    serve_close(cl);
+            }
+        }
+
+        struct pollfd pfd[2 + SERVE_CLIENTS];
+        pfd[0] = (struct pollfd){ .fd = s.listen_fd, .events = POLLIN };
+        pfd[1] = (struct pollfd){ .fd = mon_source_fd(&s.src), .events = POLLIN };
+        for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+            struct serve_client *cl = &s.clients[i];
+            pfd[2 + i] = (struct pollfd){ .fd = cl->fd, .events = POLLIN };
+            if (cl->fd >= 0 && cl->out.len > cl->out_off)
+                pfd[2 + i].events |= POLLOUT;
+        }
+        uint64_t wait = next_tick > now ? next_tick - now : 0;
+        if ((mon_source_is_file(&s.src) || mon_source_fd(&s.src) < 0) && wait > 200)
+            wait = 200;
+        if (got == MON_PUMP_MAX)
+            wait = 0;           /* the source has more: read on after a look */
+        int n = poll(pfd, 2 + SERVE_CLIENTS, (int)wait);
+        if (n <= 0)
+            continue;
+        now = mon_now_ms();
+        if (pfd[0].revents & POLLIN)
+            serve_accept(&s, now);
+        for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+            struct serve_client *cl = &s.clients[i];
+            short re = pfd[2 + i].revents;
+            if (cl->fd < 0 || pfd[2 + i].fd != cl->fd || re == 0)
+                continue;
+            if (re & (POLLIN | POLLHUP | POLLERR))
+                serve_read(&s, cl, now);
+            if (cl->fd >= 0 && !serve_flush(cl))
+                serve_close(cl);
+        }
+        /* Responses queued by this round's requests go out at once. */
+        for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+            struct serve_client *cl = &s.clients[i];
+            if (cl->fd >= 0 && cl->out.len > cl->out_off && !serve_flush(cl))
+                serve_close(cl);
+        }
+    }
+    for (unsigned i = 0; i < SERVE_CLIENTS; i++)
+        serve_close(&s.clients[i]);
+    util_close(s.listen_fd);
+    sb_free(&s.scratch);
+    mon_close(&s.src, s.model);
+    return 0;
+}

@@ -1,0 +1,214 @@
+/*
+ * top.c: `eventlog-sink top`, the live monitor in a terminal.
+ *
+ * Reads a program's eventlog from a sink's socket, a FIFO or a file a
+ * stock `+RTS -l` is still writing (tools/monitor/source.c), folds it into
+ * the monitor's model (tools/monitor/model.c) and redraws the figures
+ * every interval: in place on a terminal (ANSI), as blocks of lines
+ * otherwise, as one JSON object per interval with --json.  --once prints
+ * one view and exits.  It does not send anything to the program: it is
+ * a reader.
+ *
+ * Our own process, so it may set signal dispositions: SIGINT and SIGTERM
+ * set a flag that ends the loop (and restores the terminal).
+ */
+#if defined(HAVE_CONFIG_H)
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "monitor/run.h"
+#include "tool.h"
+
+static void top_usage(FILE *out)
+{
+    fprintf(out,
+"Usage: " TOOL_NAME " top [OPTIONS] SPEC|FILE\n"
+"\n"
+"Show what a GHC program's runtime is doing, from its eventlog: per\n"
+"capability activity, GC, heap, threads, sparks, events per second,\n"
+"user markers and messages, bytes received and reported losses.\n"
+"\n"
+"SPEC|FILE is unix:PATH or tcp:[HOST:]PORT (a sink serving consumers),\n"
+"fifo:PATH, or a file (file:PATH or a path), followed as it grows, as a\n"
+"stock `+RTS -l` writes it.  When the stream ends or the file is\n"
+"replaced or truncated (the program restarted), the view starts over\n"
+"with the new run.\n"
+"\n"
+"Options:\n"
+"  --once           print one view and exit: a file is read to its\n"
+"                   current end (rates are then run averages), a socket\n"
+"                   or FIFO for one interval\n"
+"  --json           print the figures as one JSON object per view\n"
+"  --interval SECS  refresh interval (default 1)\n"
+"  --lines          plain lines even on a terminal\n"
+"  --save FILE      copy the stream as received to FILE (a new run\n"
+"                   replaces it)\n"
+"  -h, --help       this help\n"
+"\n"
+"Keys (on a terminal): q quits.\n"
+"Exit status: 0, 1 if the stream was malformed (--once), 2 usage.\n");
+}
+
+struct top_term {
+    bool active;
+    struct termios saved;
+};
+
+static void top_term_enter(struct top_term *t)
+{
+    if (tcgetattr(STDIN_FILENO, &t->saved) == 0) {
+        struct termios raw = t->saved;
+        raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        (void)tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+        t->active = true;
+    }
+    /* Alternate screen, cursor hidden. */
+    fputs("\x1b[?1049h\x1b[?25l", stdout);
+}
+
+static void top_term_leave(struct top_term *t)
+{
+    fputs("\x1b[?25h\x1b[?1049l", stdout);
+    fflush(stdout);
+    if (t->active)
+        (void)tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);
+}
+
+static unsigned top_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 100;
+}
+
+static void top_render(struct mon_model *m, bool json, bool ansi,
+                       struct strbuf *sb)
+{
+    sb_clear(sb);
+    if (json) {
+        mon_model_json(m, sb);
+        sb_puts(sb, "\n");
+    } else {
+        if (ansi)
+            sb_puts(sb, "\x1b[H\x1b[2J");
+        mon_model_text(m, sb, top_width());
+        if (ansi)
+            sb_puts(sb, "\n(q quits)");
+        else
+            sb_puts(sb, "\n");
+    }
+    if (!sb->failed && sb->p != NULL)
+        fwrite(sb->p, 1, sb->len, stdout);
+    fflush(stdout);
+}
+
+int top_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "once", no_argument, NULL, 'o' },
+        { "json", no_argument, NULL, 'j' },
+        { "interval", required_argument, NULL, 'i' },
+        { "lines", no_argument, NULL, 'l' },
+        { "save", required_argument, NULL, 's' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool once = false, json = false, lines = false;
+    uint64_t interval_ms = 1000;
+    const char *save = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': once = true; break;
+        case 'j': json = true; break;
+        case 'l': lines = true; break;
+        case 'i':
+            if ((c = mon_parse_interval("top", optarg, &interval_ms)) != 0)
+                return c;
+            break;
+        case 's': save = optarg; break;
+        case 'h': return tool_help(top_usage);
+        default: return tool_usage_error("top", "unknown option");
+        }
+    }
+    if (optind + 1 != argc)
+        return tool_usage_error("top", "expected one SPEC or FILE");
+
+    struct mon_source src;
+    struct mon_model *m;
+    if ((c = mon_open("top", argv[optind], save, &src, &m)) != 0)
+        return c;
+    mon_catch_stop_signals();
+
+    bool ansi = !json && !once && !lines && isatty(STDOUT_FILENO);
+    bool keys = ansi && isatty(STDIN_FILENO);
+    struct top_term term = { 0 };
+    if (ansi)
+        top_term_enter(&term);
+
+    struct strbuf sb = { 0 };
+    uint64_t start = mon_now_ms(), last_tick = start, next_tick = start + interval_ms;
+    int status = 0;
+    for (;;) {
+        uint64_t now = mon_now_ms();
+        bool more = mon_source_pump(&src, m, now, MON_PUMP_MAX) == MON_PUMP_MAX;
+        if (once && mon_source_is_file(&src) && (src.eof || src.fd < 0)) {
+            mon_model_tick(m, 0, true);
+            top_render(m, json, false, &sb);
+            status = mon_model_error(m) != NULL ? 1 : 0;
+            break;
+        }
+        now = mon_now_ms();
+        if (now >= next_tick) {
+            mon_model_tick(m, (now - last_tick) * 1000000ull, false);
+            last_tick = now;
+            next_tick = now + interval_ms;
+            top_render(m, json, ansi, &sb);
+            if (once) {
+                status = mon_model_error(m) != NULL ? 1 : 0;
+                break;
+            }
+        }
+        if (mon_stop)
+            break;
+        /* Files have nothing to poll: look again 5 times a second. */
+        uint64_t wait = next_tick - now;
+        if ((mon_source_is_file(&src) || mon_source_fd(&src) < 0) && wait > 200)
+            wait = 200;
+        if (more)
+            wait = 0;           /* the source has more: read on after a look */
+        struct pollfd pfd[2] = {
+            { .fd = mon_source_fd(&src), .events = POLLIN },
+            { .fd = keys ? STDIN_FILENO : -1, .events = POLLIN },
+        };
+        int n = poll(pfd, 2, (int)wait);
+        if (n > 0 && (pfd[1].revents & POLLIN)) {
+            char k[16];
+            ssize_t r = read(STDIN_FILENO, k, sizeof k);
+            if (r > 0 && memchr(k, 'q', (size_t)r) != NULL)
+                break;
+        }
+    }
+    if (ansi)
+        top_term_leave(&term);
+    if (sb.failed)
+        fprintf(stderr, TOOL_NAME " top: out of memory\n");
+    sb_free(&sb);
+    mon_close(&src, m);
+    return status;
+}
