@@ -25,6 +25,8 @@ static const struct tool_command tool_commands[] = {
     { "recv", "receive one eventlog stream from a socket or FIFO", recv_main },
     { "dump", "read an eventlog file and print its events or counts",
       dump_main },
+    { "ctl", "send control commands to a running program (control=1)",
+      ctl_main },
 };
 
 #define TOOL_N_COMMANDS (sizeof tool_commands / sizeof tool_commands[0])

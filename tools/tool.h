@@ -28,6 +28,7 @@ struct tool_command {
 
 int recv_main(int argc, char **argv);
 int dump_main(int argc, char **argv);
+int ctl_main(int argc, char **argv);
 
 /* "eventlog-sink CMD: <message>\ntry 'eventlog-sink CMD --help'" on
  * stderr; returns TOOL_EXIT_USAGE. */

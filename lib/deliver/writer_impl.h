@@ -185,6 +185,9 @@ struct consumer {
     uint64_t last_time;         /* end time of the last block sent */
     off_t file_piece_start;     /* regular files: where this piece began */
     uint64_t retry_at_ms;       /* regular files after an error */
+    /* Its control session (control=1, once it sent something):
+     * lib/control/control.c. */
+    struct elsi_ctl_session *ctl;
 };
 
 struct els_writer {
@@ -247,6 +250,9 @@ struct els_writer {
                           loop_log;
 
     struct els_writer *next_open;   /* all_writers list, for fork */
+    /* control=1: the control channel's side of this writer
+     * (lib/control/control.h); NULL otherwise. */
+    struct elsi_control *control;
 };
 
 #define DIAL_BACKOFF_MIN_MS 100u
@@ -322,6 +328,9 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c,
                          short revents);
 /* Lock held. */
 void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
+/* Queue an in-band note with msg for c (the control channel's answers). */
+void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
+                             const char *msg);
 
 // ---------------------------------------------------------------------------
 // Releasing units (release.c; writer thread, lock held)
