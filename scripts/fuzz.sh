@@ -37,7 +37,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$top/_build-fuzz}
 cc=${CC:-clang}
 jobs=${MAKE_JOBS:-2}
-all_targets=(spec address parse note writer)
+all_targets=(spec address parse note writer control)
 
 seconds=60
 replay=0

@@ -111,19 +111,19 @@ static void test_native_command_and_hello(void)
     }
 }
 
-/* Junk, a bad magic, a wrong version: one error each, and the message
- * after them still decodes. */
+/* Junk, a bad magic, a wrong version: one error each (a run of junk is
+ * one), and the message after them still decodes. */
 static void test_malformed_then_resync(void)
 {
     uint8_t buf[4096];
     size_t n = 0;
     memcpy(buf + n, "hello world\n", 12);       /* junk: one error */
     n += 12;
+    n += command(buf + n, 1, "stats");
     memcpy(buf + n, "\xF0\x9E\x00", 3);         /* bad magic */
     n += 3;
     memcpy(buf + n, "\xF0\x9E\x97\x8C\x01", 5); /* es version 1 */
     n += 5;
-    n += command(buf + n, 1, "stats");
     memcpy(buf + n, "ELSC\x02", 5);             /* our version 2 */
     n += 5;
     n += command(buf + n, 2, "status");
@@ -133,11 +133,12 @@ static void test_malformed_then_resync(void)
         CHECK_INT(d.n, ==, 6);
         CHECK_INT(d.m[0].type, ==, ELSI_CTL_MSG_ERROR);
         CHECK_INT(d.m[0].error, ==, ELS_EINVAL);
-        CHECK_INT(d.m[1].type, ==, ELSI_CTL_MSG_ERROR);
+        CHECK_STR(d.m[1].text, "stats");
         CHECK_INT(d.m[2].type, ==, ELSI_CTL_MSG_ERROR);
-        CHECK_INT(d.m[2].error, ==, ELS_EVERSION);
-        CHECK_STR(d.m[3].text, "stats");
+        CHECK_INT(d.m[2].error, ==, ELS_EINVAL);
+        CHECK_INT(d.m[3].error, ==, ELS_EVERSION);
         CHECK_INT(d.m[4].error, ==, ELS_EVERSION);
+        CHECK_INT(d.m[5].type, ==, ELSI_CTL_MSG_COMMAND);
         CHECK_STR(d.m[5].text, "status");
     }
 }
