@@ -24,6 +24,7 @@
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
+#include "queue/ring.h"
 #include "sinks/fdutil.h"
 
 /*
@@ -184,6 +185,8 @@ struct elsi_ctl_session {
     size_t out_len, out_off;
     struct ctl_note *notes, *notes_tail;    /* in-band answers */
     struct elsi_ctl_msg msg;        /* the message being handled */
+    bool ended;                     /* the stream's DATA_END is unit */
+    uint64_t end_seq;
 };
 
 struct ctl_note {
@@ -541,15 +544,25 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
     s->notes_tail = note;
 }
 
-void elsi_control_notes_due(struct els_writer *w, struct consumer *c)
+void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
+                            uint64_t visible)
 {
     struct elsi_ctl_session *s = c->ctl;
+    /* Called before every unit: so it sees DATA_END before c passes it,
+     * and nothing may follow that in the stream. */
+    if (!s->ended && c->seq < visible &&
+        elsi_ring_unit_at(&w->ring, c->seq)->kind == ELSI_UNIT_KIND_END)
+        s->ended = true, s->end_seq = c->seq;
     while (s->notes != NULL && s->notes->after_seq <= c->seq && !c->dead) {
         struct ctl_note *n = s->notes;
         s->notes = n->next;
         if (s->notes == NULL)
             s->notes_tail = NULL;
-        elsi_consumer_note_text(w, c, n->text);
+        if (s->ended && c->seq > s->end_seq)
+            elsi_log(ELS_LOG_DEBUG, "%s: consumer %" PRIu64 ": an answer came "
+                     "after its stream ended: %s", w->endpoint, c->id, n->text);
+        else
+            elsi_consumer_note_text(w, c, n->text);
         free(n);
     }
 }

@@ -5,7 +5,7 @@
  * control thread, never on the writer thread, because an RTS call may stop
  * every capability while the writer must keep delivering.  The command
  * table holds the library's commands (registered by the GHC glue,
- * lib/ghc/ghc_control.c) and the program's (els_control_register()).
+ * lib/ghc/commands.c) and the program's (els_control_register()).
  *
  * Not its job: the byte layout (codec.c), sending stream bytes
  * (deliver/consumer.c).
@@ -75,8 +75,10 @@ void elsi_control_input(struct els_writer *w, struct consumer *c);
 bool elsi_control_only(const struct consumer *c);
 void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
                             size_t header_len, uint64_t visible);
-/* Queue c's in-band answers that are due before unit c->seq. */
-void elsi_control_notes_due(struct els_writer *w, struct consumer *c);
+/* Before unit c->seq (below visible, or c caught up): queue c's in-band
+ * answers that are due there. */
+void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
+                            uint64_t visible);
 void elsi_control_session_free(struct elsi_ctl_session *s);
 
 #endif /* ELS_CONTROL_H */

@@ -404,12 +404,14 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
                           const uint8_t *header, size_t header_len,
                           uint64_t visible)
 {
-    if (c->dead || c->connecting || header == NULL)
+    if (c->dead || c->connecting)
         return;
     if (elsi_control_only(c)) {
         elsi_control_pump_only(w, c, header_len, visible);
         return;
     }
+    if (header == NULL)
+        return;
     if (c->retry_at_ms && elsi_now_ms() < c->retry_at_ms)
         return;
     c->retry_at_ms = 0;
@@ -448,7 +450,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
         }
         if (c->ctl != NULL && c->unit_off == 0) {
             /* Control answers go in at the point the command took effect. */
-            elsi_control_notes_due(w, c);
+            elsi_control_notes_due(w, c, visible);
             if (c->dead)
                 return;
             if (c->priv_off < c->priv_len)

@@ -1,5 +1,5 @@
 /*
- * ghc_control.c: the control channel's commands that act on the RTS
+ * commands.c: the control channel's commands that act on the RTS
  * (docs/CONTROL.md): stop and restart of the eventlog, and, in the
  * "eventlog-socket" namespace, that project's built-in commands, so its
  * clients (eventlog-live's buttons) work unchanged.  They are registered
