@@ -577,6 +577,12 @@ void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
     c->seq = visible;
     c->unit_off = 0;
     c->priv_off = c->priv_len;
+    /* A client that has shut its side and has nothing more coming is
+     * done (over TCP only POLLIN says so: nothing is written to it). */
+    if (c->read_closed && s->in_flight == 0 && s->out_off == s->out_len) {
+        c->dead = true;
+        return;
+    }
     while (!c->dead && s->out_off < s->out_len) {
         struct iovec iov = { s->out + s->out_off, s->out_len - s->out_off };
         ssize_t n = elsi_write_iov(c->fd, true, &iov, 1);
@@ -835,8 +841,10 @@ void elsi_control_input(struct els_writer *w, struct consumer *c)
             dispatch(w, c, msg);
             break;
         case ELSI_CTL_MSG_ERROR:
-            answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, msg->request_id, false,
-                   "(malformed)", msg->error, msg->error_text);
+            /* Without a frame there is no request id to repeat. */
+            answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, msg->request_id,
+                   msg->request_id == 0, "(malformed)", msg->error,
+                   msg->error_text);
             break;
         }
     }
