@@ -161,6 +161,7 @@ enum els_write_reason {
     ELS_REASON_BUFFER_FULL,     /* an RTS buffer had no room for an event */
     ELS_REASON_FLUSH,           /* flushEventLog() or the periodic flush */
     ELS_REASON_STOP,            /* the eventlog stops or the program exits */
+    ELS_REASON_SNAPSHOT,        /* a snapshot of the state for every stream */
     ELS_REASON__COUNT
 };
 
@@ -209,6 +210,16 @@ struct els_stats {
     /* accept() failures on a listening sink (EMFILE...); after each the
      * listener rests, 100 ms doubling to 5 s. */
     uint64_t accept_errors;
+    /* Join snapshots (els_writer_write_snapshot()): queued for consumers
+     * that joined mid-stream, and not queued for want of room.  They are
+     * not part of the stream, so not in accepted/sent/dropped/queued. */
+    uint64_t snapshot_units, snapshot_bytes;
+    uint64_t snapshots_not_queued;
+    /* Consumers that joined mid-stream: started at a join snapshot, or,
+     * when none came within ELS_SNAPSHOT_WAIT_MS (or the writer has no
+     * snapshot source), at the oldest unit still queued, with an in-band
+     * note saying so. */
+    uint64_t joiners_with_snapshot, joiners_without_snapshot;
 };
 
 /* Counters of one capability's blocks. */
@@ -261,6 +272,45 @@ int els_writer_write(struct els_writer *w, const void *unit, size_t len);
 /* As els_writer_write(), saying why the RTS wrote the unit now. */
 int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
                             enum els_write_reason reason);
+
+/*
+ * Consumers that join a running stream.  A consumer that attaches after
+ * the start of the stream has left the queue would otherwise get the
+ * header and then blocks that refer to threads and tasks it never saw
+ * created, which readers that track them reject.  A producer that can
+ * describe its state (the GHC glue, with the eventlog-sink RTS patches)
+ * registers a snapshot source: the writer thread calls request(ctx) when
+ * a consumer joins such a stream; request must not block, and the
+ * producer answers, soon and from any thread, with
+ * els_writer_write_snapshot(): complete blocks describing the state at
+ * that point, written when every unit before that point was already
+ * written and before any unit after it.  The joiner then gets the
+ * header, that snapshot and every unit after it; other consumers never
+ * see it.  Consumers that were waiting when the stream ends, or for
+ * longer than ELS_SNAPSHOT_WAIT_MS, start at the oldest unit still
+ * queued instead, with an in-band note.  Call set_snapshot_source before
+ * the first unit, or from the thread that writes units.  0, or
+ * ELS_EINVAL.
+ */
+#define ELS_SNAPSHOT_WAIT_MS 5000
+typedef void (*els_snapshot_request_fn)(void *ctx);
+int els_writer_set_snapshot_source(struct els_writer *w,
+                                   els_snapshot_request_fn request, void *ctx);
+/* A join snapshot (see above).  Never waits: without room it is not
+ * queued (counted in snapshots_not_queued) and the joiners ask again.
+ * 0 when queued, 1 when not, or a negative code as els_writer_write(). */
+int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len);
+
+/* Flight recorders (ring:, or a custom ELS_SINK_RECORD sink): write the
+ * window kept in memory out now, as a stream of its own (header, a
+ * snapshot, the units up to this point, the end marker), into a new file
+ * whose name goes to name.  Waits for the writer thread to write it (the
+ * window is in memory: a file write of at most size=) and never for the
+ * program's threads.  Requests made while a dump is being written are
+ * answered by the next one.  0; ELS_EINVAL if w is not a flight recorder;
+ * ELS_ESTOPPED once close began; or the error that failed the dump
+ * (opening or writing the file; a failed dump leaves no file). */
+int els_writer_dump(struct els_writer *w, char *name, size_t name_len);
 
 /* Counters of capability cap's blocks (cap < ELS_MAX_CAPS), else
  * ELS_EINVAL.  Safe from any thread while w is open. */

@@ -51,6 +51,17 @@ const EventLogWriter *els_ghc_writer_from_env(void);
 /* Counters of the process-wide writer; ELS_ESTOPPED if it is not running. */
 int els_ghc_stats(struct els_stats *out);
 
+/* With a flight recorder (+RTS --eventlog-sink=ring:PATH): write the
+ * window it keeps out into a new file now and put its name in name; see
+ * els_writer_dump().  Any thread; it waits for the file write only,
+ * never for a capability, so an unsafe foreign call would do, but a safe
+ * one lets other Haskell threads run meanwhile:
+ *   foreign import ccall safe "els_ghc_ring_dump"
+ *       elsRingDump :: CString -> CSize -> IO CInt
+ * ELS_ESTOPPED if the eventlog is not running through this library,
+ * ELS_EINVAL if its sink is not a flight recorder. */
+int els_ghc_ring_dump(char *name, size_t name_len);
+
 /* Stop the eventlog at runtime: every consumer receives the rest of the
  * stream and its end, and the sink is closed.  Start it again with
  * els_ghc_start(): the configured sink is opened anew and every consumer

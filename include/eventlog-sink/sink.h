@@ -12,6 +12,11 @@
  *                      (fifo:, file:, unix-connect:, tcp-connect:).
  *   ELS_SINK_CALLBACK  it takes the bytes itself through write(); the
  *                      usual choice for a custom sink.
+ *   ELS_SINK_RECORD    a flight recorder: the stream stays in the writer's
+ *                      queue (buffer=, or size= for this style), oldest
+ *                      units giving way to new ones, and the sink only
+ *                      opens a file for each dump of it (ring:).  See
+ *                      dump_open and els_writer_dump().
  *
  * For the two descriptor styles the writer does all reads and writes on
  * the descriptors, non-blocking, with MSG_NOSIGNAL (and SIGPIPE blocked on
@@ -58,7 +63,15 @@ extern "C" {
 enum els_sink_style {
     ELS_SINK_LISTEN = 1,
     ELS_SINK_DIAL = 2,
-    ELS_SINK_CALLBACK = 3
+    ELS_SINK_CALLBACK = 3,
+    ELS_SINK_RECORD = 4
+};
+
+/* Why a RECORD sink is asked to open a dump. */
+enum els_dump_reason {
+    ELS_DUMP_REQUEST = 0,   /* els_writer_dump(), a control command */
+    ELS_DUMP_SIGNAL = 1,    /* the sink's listen_fd became readable */
+    ELS_DUMP_EXIT = 2       /* the stream ends (the program exits) */
 };
 
 /* What open() is given.  All strings stay valid until close() returns. */
@@ -140,6 +153,17 @@ struct els_sink_ops {
 
     /* End of the first release's table (ELS_SINK_OPS_MIN_SIZE).  New
      * members go below this line, optional, with what NULL means. */
+
+    /* RECORD: required (NULL: the table cannot have that style).  Open a
+     * new file for one dump into *fd (a regular file, write-only,
+     * close-on-exec; the writer closes it) and write its name into name.
+     * -ECANCELED: no dump now (a signal pipe with nothing pending, no dump
+     * wanted at exit); any other negative code fails this dump (reported
+     * to whoever asked).  RECORD sinks may also give listen_fd: when it is
+     * readable the writer calls dump_open with ELS_DUMP_SIGNAL, which must
+     * drain it. */
+    int (*dump_open)(void *sink, enum els_dump_reason why, int *fd,
+                     char *name, size_t name_len);
 };
 
 /* The size of the first release's table: the least struct_size accepted. */

@@ -669,6 +669,13 @@ static void on_hello(struct els_writer *w, struct consumer *c,
          * nonce it chose marks where they begin. */
         s->control_only = true;
         c->trusted = false;
+        pthread_mutex_lock(&w->lock);
+        if (c->awaiting_snapshot) {
+            /* It will never read a stream (Note [Late joiners]). */
+            c->awaiting_snapshot = false;
+            w->awaiting--;
+        }
+        pthread_mutex_unlock(&w->lock);
         out_append(w, c, m->nonce, ELSI_CTL_NONCE_BYTES);
     }
     int status = 0;

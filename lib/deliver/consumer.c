@@ -117,6 +117,15 @@ void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
     consumer_note(w, c, c->last_time, "%s", msg);
 }
 
+/* The note a consumer that starts mid-stream without a snapshot gets. */
+static void consumer_note_missed(struct els_writer *w, struct consumer *c,
+                                 const char *why, uint64_t units, uint64_t bytes)
+{
+    consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run%s; "
+                  "%" PRIu64 " earlier units (%" PRIu64 " bytes) were no "
+                  "longer queued", c->id, why, units, bytes);
+}
+
 /* May a consumer on fd hold producers back under policy=block?  See
  * Note [Trusted consumers]. */
 static bool consumer_is_trusted(int fd, enum consumer_style style, bool dialled)
@@ -139,8 +148,9 @@ static bool consumer_is_trusted(int fd, enum consumer_style style, bool dialled)
 #endif
 }
 
-struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
-                                        enum consumer_style style, bool dialled)
+/* A new consumer on fd, not yet in the list. */
+static struct consumer *consumer_new(struct els_writer *w, int fd,
+                                     enum consumer_style style, bool dialled)
 {
     struct consumer *c = calloc(1, sizeof *c);
     if (c == NULL) {
@@ -167,11 +177,31 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
         else
             elsi_set_nonblock(fd);
     }
+    c->join_start = JOIN_NONE;
+    return c;
+}
 
+struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
+                                        enum consumer_style style, bool dialled)
+{
+    struct consumer *c = consumer_new(w, fd, style, dialled);
+    if (c == NULL)
+        return NULL;
     pthread_mutex_lock(&w->lock);
-    /* A late joiner starts at the oldest unit still queued. */
+    /* A late joiner starts at a join snapshot if the producer can give one
+     * (Note [Late joiners]), else at the oldest unit still queued. */
     c->seq = w->ring.tail_seq;
     uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+    els_snapshot_request_fn request = NULL;
+    void *request_ctx = w->snapshot_ctx;
+    if (missed_units > 0 && w->header != NULL && w->snapshot_request != NULL &&
+        !w->stopping) {
+        request = w->snapshot_request;
+        c->awaiting_snapshot = true;
+        c->join_after = c->seq = w->ring.head_seq;
+        c->await_since_ms = elsi_now_ms();
+        w->awaiting++;
+    }
     c->next = w->consumers;
     w->consumers = c;
     w->st.consumers_connected++;
@@ -179,12 +209,98 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);
 
-    if (missed_units > 0)
-        consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run; "
-                      "%" PRIu64 " earlier units (%" PRIu64 " bytes) were no "
-                      "longer queued", c->id, missed_units, missed_bytes);
-    elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " attached", c->id);
+    if (request != NULL)
+        request(request_ctx);
+    else if (missed_units > 0)
+        consumer_note_missed(w, c, "", missed_units, missed_bytes);
+    elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " attached%s", c->id,
+             request != NULL ? ", waiting for a join snapshot" : "");
     return c;
+}
+
+/* Note [Flight recorder]: units [start, end) to fd, then the end marker. */
+struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
+                                           uint64_t start, uint64_t join_start,
+                                           uint64_t end)
+{
+    struct consumer *c = consumer_new(w, fd, CONSUMER_FD, false);
+    if (c == NULL)
+        return NULL;
+    c->dump = true;
+    c->seq = start;
+    c->join_start = join_start;
+    c->dump_end = end;
+    c->unit_announced = join_start == start;    /* nothing before is its loss */
+    pthread_mutex_lock(&w->lock);
+    c->next = w->consumers;
+    w->consumers = c;
+    pthread_mutex_unlock(&w->lock);
+    return c;
+}
+
+/* Add a note to c's private bytes (for dump.c). */
+void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
+                               const char *why, uint64_t units, uint64_t bytes)
+{
+    consumer_note_missed(w, c, why, units, bytes);
+}
+
+/* Note [Late joiners]. */
+void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
+                         uint64_t visible, uint64_t tail, bool ending)
+{
+    if (w->awaiting == 0)
+        return;
+    uint64_t now = elsi_now_ms();
+    bool ask_again = false;
+    for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+        if (!c->awaiting_snapshot || c->dead)
+            continue;
+        bool have = join_seq != JOIN_NONE && join_seq >= c->join_after &&
+                    join_seq < visible && join_seq >= tail;
+        bool give_up = ending || now - c->await_since_ms >= ELS_SNAPSHOT_WAIT_MS;
+        if (!have && !give_up) {
+            /* A join unit of ours released before we got here. */
+            ask_again |= join_seq != JOIN_NONE && join_seq >= c->join_after &&
+                         join_seq < tail;
+            continue;
+        }
+        pthread_mutex_lock(&w->lock);
+        c->awaiting_snapshot = false;
+        w->awaiting--;
+        uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+        if (have) {
+            c->seq = c->join_start = join_seq;
+            w->st.joiners_with_snapshot++;
+        } else {
+            c->seq = w->ring.tail_seq;
+            w->st.joiners_without_snapshot++;
+        }
+        pthread_mutex_unlock(&w->lock);
+        c->unit_off = 0;
+        /* What came before its start is not this consumer's loss. */
+        c->unit_announced = have;
+        if (have)
+            /* A reader should know the stream does not start with the
+             * program: say so, ahead of the snapshot. */
+            consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined "
+                          "mid-run; its stream starts at a snapshot of the "
+                          "program's state taken then", c->id);
+        else
+            consumer_note_missed(w, c, ending ? " (no snapshot before the end)"
+                                              : " (no snapshot in time)",
+                                 missed_units, missed_bytes);
+        elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " starts %s", c->id,
+                 have ? "at a join snapshot" : "without a snapshot");
+    }
+    if (ask_again) {
+        pthread_mutex_lock(&w->lock);
+        els_snapshot_request_fn request = w->snapshot_request;
+        void *ctx = w->snapshot_ctx;
+        pthread_mutex_unlock(&w->lock);
+        if (request != NULL)
+            request(ctx);
+    }
 }
 
 void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
@@ -212,7 +328,12 @@ void elsi_consumers_reap(struct els_writer *w)
             *p = c->next;
             c->next = dead;
             dead = c;
-            w->st.consumers_connected--;
+            if (c->dump)
+                elsi_dump_ended(w, c);      /* lock held */
+            else
+                w->st.consumers_connected--;
+            if (c->awaiting_snapshot)
+                w->awaiting--;
         } else {
             p = &c->next;
         }
@@ -298,6 +419,11 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
         c->want_out = true;
         return 0;
     }
+    if (c->dump) {
+        c->dump_error = (int)n;     /* reported by dump.c when reaped */
+        c->dead = true;
+        return -1;
+    }
     if (c->is_regular) {
         /* Keep the file a valid eventlog prefix: cut the partial piece. */
         bool rolled_back = ftruncate(c->fd, c->file_piece_start) == 0 &&
@@ -321,7 +447,8 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
  * pipe that fails is gone. */
 static bool consumer_outlives_failure(const struct consumer *c)
 {
-    return c->is_regular || c->style == CONSUMER_CALLBACK;
+    /* A dump that cannot be written whole is a failed dump. */
+    return !c->dump && (c->is_regular || c->style == CONSUMER_CALLBACK);
 }
 
 /* Note a piece fully written to a regular file (the next may roll back to
@@ -448,7 +575,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             consumer_priv_drop(w, c);
             consumer_piece_done(c);
         }
-        if (c->ctl != NULL && c->unit_off == 0) {
+        if (c->ctl != NULL && c->unit_off == 0 && !c->awaiting_snapshot) {
             /* Control answers go in at the point the command took effect. */
             elsi_control_notes_due(w, c, visible);
             if (c->dead)
@@ -456,11 +583,31 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             if (c->priv_off < c->priv_len)
                 continue;
         }
-        if (c->seq >= visible)
+        if (c->dump && c->seq >= c->dump_end) {
+            /* Note [Flight recorder]: a dump ends as a stream does. */
+            if (!c->dump_closed) {
+                c->dump_closed = true;
+                if (c->last_kind != ELSI_UNIT_KIND_END) {
+                    int r = consumer_priv_append(w, c, elsi_data_end,
+                                                 sizeof elsi_data_end);
+                    if (r != 0)
+                        consumer_starved(w, c, r);
+                }
+                continue;
+            }
+            c->dump_done = true;
+            c->dead = true;
+            return;
+        }
+        if (c->seq >= visible || c->awaiting_snapshot)
             return;
         /* c->seq < visible and the tail never passes a consumer, so the
          * unit is retained (Note [Queue locking]). */
         struct elsi_unit *u = elsi_ring_unit_at(&w->ring, c->seq);
+        if (u->kind == ELSI_UNIT_KIND_JOIN && c->seq != c->join_start) {
+            consumer_next_unit(c);  /* Note [Late joiners]: not ours */
+            continue;
+        }
         if (c->unit_off == 0 && !c->unit_announced) {
             consumer_announce(w, c, u);
             if (c->dead)
@@ -487,6 +634,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
         if (c->unit_off < u->len)
             continue;
         consumer_piece_done(c);
+        c->last_kind = u->kind;
         /* Only this thread writes delivered; producers never read it. */
         u->delivered = true;
         if (u->end_time)
@@ -506,6 +654,10 @@ bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
 /* Cut c loose so that it resumes at unit `to` (Note [What is dropped...]). */
 void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
 {
+    if (c->awaiting_snapshot) {
+        c->seq = to;    /* it has not started: nothing is its loss */
+        return;
+    }
     uint64_t seq = c->seq;
     uint64_t lost_units = 0, lost_bytes = 0;
     if (c->unit_off > 0) {
@@ -532,6 +684,8 @@ void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
     }
     for (; seq < to; seq++) {
         struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
+        if (u->kind == ELSI_UNIT_KIND_JOIN)
+            continue;   /* not part of the stream */
         lost_units++;
         lost_bytes += u->len;
         u->skipped = true;

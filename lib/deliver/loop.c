@@ -167,6 +167,8 @@ void *elsi_writer_main(void *arg)
         const uint8_t *header = w->header;
         size_t header_len = w->header_len;
         uint64_t visible = w->ring.committed_seq;
+        uint64_t join_seq = w->join_seq, tail = w->ring.tail_seq;
+        bool ending = w->stopping;
         bool flush = w->flush_requested;
         w->flush_requested = false;
         /* Past the stop deadline nothing more is sent (a sink call that
@@ -176,11 +178,15 @@ void *elsi_writer_main(void *arg)
         if (expired)
             break;
 
+        elsi_consumers_join(w, join_seq, visible, tail, ending);
         for (struct consumer *c = w->consumers; c != NULL; c = c->next)
             elsi_consumer_pump(w, c, header, header_len, visible);
         elsi_consumers_reap(w);
         if (flush && w->ops->flush != NULL)
             w->ops->flush(w->sink);
+
+        elsi_recorder_tick(w);
+        elsi_dump_service(w, false);
 
         pthread_mutex_lock(&w->lock);
         if (elsi_release_units(w) && w->room_waiters > 0)
@@ -195,7 +201,9 @@ void *elsi_writer_main(void *arg)
                 all_caught_up = false;
         }
         bool more_now = w->ring.committed_seq != visible || any_dead ||
-                        w->header_len != header_len || w->flush_requested;
+                        w->header_len != header_len || w->flush_requested ||
+                        w->dumping != NULL ||
+                        w->dump_tickets > w->dump_answered;
         bool stopping = w->stopping;
         uint64_t stop_deadline = w->stop_deadline_ms;
         if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->sink_closed) {
@@ -210,9 +218,10 @@ void *elsi_writer_main(void *arg)
             pthread_mutex_lock(&w->lock);
         }
         if (stopping) {
-            bool done = (all_caught_up && !more_now &&
-                         w->ring.committed_seq == w->ring.head_seq) ||
-                        n_cons == 0 || elsi_now_ms() >= w->stop_deadline_ms;
+            bool done = ((all_caught_up && !more_now &&
+                          w->ring.committed_seq == w->ring.head_seq) ||
+                         n_cons == 0) && !elsi_dump_pending(w);
+            done |= elsi_now_ms() >= w->stop_deadline_ms;
             if (done) {
                 pthread_mutex_unlock(&w->lock);
                 break;
@@ -250,6 +259,17 @@ void *elsi_writer_main(void *arg)
         int listen_fd = -1;
         int timeout = -1;
         uint64_t t = elsi_now_ms();
+        int signal_fd = -1;
+        if (w->ops->style == ELS_SINK_RECORD && w->ops->listen_fd != NULL &&
+            w->dumping == NULL && !stopping) {
+            /* Note [Dump on a signal] (ring.c); polled only between dumps,
+             * since it stays readable until a dump drains it. */
+            signal_fd = w->ops->listen_fd(w->sink);
+            if (signal_fd >= 0) {
+                pfds[n] = (struct pollfd){ .fd = signal_fd, .events = POLLIN };
+                pcons[n++] = NULL;
+            }
+        }
         if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
             if (t >= w->listen_resume_ms) {
                 listen_fd = w->ops->listen_fd(w->sink);
@@ -260,6 +280,12 @@ void *elsi_writer_main(void *arg)
             }
         }
         for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+            if (c->awaiting_snapshot) {     /* Note [Late joiners] */
+                uint64_t until = c->await_since_ms + ELS_SNAPSHOT_WAIT_MS;
+                int d = until > t ? (int)(until - t) : 0;
+                if (timeout < 0 || d < timeout)
+                    timeout = d;
+            }
             if (c->retry_at_ms) {
                 int d = c->retry_at_ms > t ? (int)(c->retry_at_ms - t) : 0;
                 if (timeout < 0 || d < timeout)
@@ -314,6 +340,8 @@ void *elsi_writer_main(void *arg)
                 continue;
             if (pfds[i].fd == listen_fd && pcons[i] == NULL)
                 accept_all(w);
+            else if (pfds[i].fd == signal_fd && pcons[i] == NULL)
+                elsi_dump_service(w, true);
             else if (pcons[i] != NULL)
                 elsi_consumer_input(w, pcons[i], pfds[i].revents);
         }

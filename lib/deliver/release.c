@@ -62,6 +62,15 @@ void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
 {
     struct elsi_unit *u = elsi_ring_unit(&w->ring, w->ring.tail_seq);
     uint64_t len = u->len;
+    if (u->kind == ELSI_UNIT_KIND_JOIN) {
+        /* Not part of the stream: Note [Late joiners]. */
+        elsi_ring_release(&w->ring);
+        return;
+    }
+    /* A flight recorder's units were kept as promised: Note [Flight
+     * recorder]. */
+    if (w->ops->style == ELS_SINK_RECORD && cause != ELS_DROP_STOPPED)
+        u->delivered = true;
     if (u->delivered) {
         w->st.units_sent++;
         w->st.bytes_sent += len;
@@ -102,15 +111,18 @@ bool elsi_release_units(struct els_writer *w)
     uint64_t before = r->tail_seq;
 
     uint64_t min_seq = r->committed_seq, min_trusted = r->committed_seq;
+    bool have_consumers = false;
     for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
         if (c->dead)
             continue;
+        have_consumers = true;
         if (c->seq < min_seq)
             min_seq = c->seq;
-        if (c->trusted && c->seq < min_trusted)
+        /* Consumers awaiting a join snapshot never hold producers back:
+         * Note [Late joiners]. */
+        if (c->trusted && !c->awaiting_snapshot && c->seq < min_trusted)
             min_trusted = c->seq;
     }
-    bool have_consumers = w->consumers != NULL;
     if (!have_consumers)
         min_seq = r->tail_seq;  /* keep data for a late joiner */
     while (r->tail_seq < min_seq)
@@ -130,6 +142,10 @@ bool elsi_release_units(struct els_writer *w)
          * small ring, all but the headroom) is in use. */
         uint64_t target = r->cap / 2 < r->cap - headroom ? r->cap / 2
                                                          : r->cap - headroom;
+        /* A flight recorder keeps as much as it can (Note [Flight
+         * recorder]). */
+        if (w->ops->style == ELS_SINK_RECORD)
+            target = r->cap - headroom;
         uint64_t limit = block ? min_trusted : r->committed_seq;
         uint64_t to = r->tail_seq, used = elsi_ring_bytes(r);
         while (to < limit && used > target) {

@@ -207,6 +207,7 @@ int els_writer_open(const char *spec, struct els_writer **out,
     if (w == NULL)
         return elsi_fail(err, err_len, ELS_ENOMEM, "out of memory");
     w->wake[0] = w->wake[1] = -1;
+    w->join_seq = JOIN_NONE;
     pthread_mutex_init(&w->lock, NULL);
     init_monotonic_cond(&w->room);
     init_monotonic_cond(&w->changed);
@@ -363,6 +364,7 @@ int els_writer_close(struct els_writer *w)
     if (elsi_writer_need_wake(w))
         elsi_writer_send_wake(w);
     pthread_cond_broadcast(&w->room);   /* blocked producers give up */
+    pthread_cond_broadcast(&w->changed);    /* so do dump waiters */
     /* Note [Producers in flight]: after this, none will touch w. */
     while (w->producers > 0)
         pthread_cond_wait(&w->producers_left, &w->lock);

@@ -151,6 +151,34 @@
  * for any consumer that goes away.  So the library's memory is buffer= +
  * consumer-memory= + a fixed few hundred bytes per consumer, at most
  * max-consumers= of them.
+ *
+ * Note [Late joiners]
+ * ~~~~~~~~~~~~~~~~~~~
+ * A consumer that attaches once units of the stream have been released
+ * would start in the middle of the program's story: blocks that run,
+ * stop and delete threads and tasks it never saw created, which readers
+ * that track them (ghc-events validate, ThreadScope) reject or silently
+ * truncate.  When the producer registered a snapshot source, such a
+ * consumer instead waits (awaiting_snapshot, sending nothing but the
+ * header) and the writer thread asks for a join snapshot.  The producer
+ * queues it as a unit of kind ELSI_UNIT_KIND_JOIN, written after every
+ * unit before its point and before every unit after it (for the GHC RTS:
+ * with every capability stopped, after every buffer was written out).  A
+ * waiting consumer whose join_after is at or below that unit's sequence
+ * number starts there: header, snapshot, the rest.  Any join unit after
+ * the consumer attached is a valid start, so one snapshot serves every
+ * consumer that was waiting for it.  Everyone else steps over join units
+ * without sending them.  A waiting consumer keeps the units after its
+ * join_after (it may yet need them, below) but never holds producers
+ * back: under policy=block it is served as an untrusted consumer (a
+ * producer that waits for room while the RTS has every capability
+ * stopped to write the snapshot must never wait on it), and cutting it
+ * loose only moves its position.  A join unit never waits for room (not
+ * queued means asked again).  A consumer still waiting when the stream ends or after
+ * ELS_SNAPSHOT_WAIT_MS starts at the oldest unit still queued, with a
+ * note, as it would without a snapshot source.  Join units are not part
+ * of the stream: they have their own counters, not accepted/sent/
+ * dropped, and they never carry or clear a gap.
  */
 
 enum consumer_style { CONSUMER_FD, CONSUMER_CALLBACK };
@@ -185,6 +213,18 @@ struct consumer {
     uint64_t last_time;         /* end time of the last block sent */
     off_t file_piece_start;     /* regular files: where this piece began */
     uint64_t retry_at_ms;       /* regular files after an error */
+    /* Note [Late joiners]: waiting for a join unit at or after join_after,
+     * since await_since_ms. */
+    bool awaiting_snapshot;
+    uint64_t join_after;
+    uint64_t join_start;        /* the join unit it started at, or JOIN_NONE */
+    uint8_t last_kind;          /* kind of the last unit sent in full */
+    /* A dump of a flight recorder (Note [Flight recorder]): units up to
+     * dump_end, then the end marker (dump_closed: queued), then done. */
+    bool dump, dump_closed, dump_done;
+    uint64_t dump_end;
+    int dump_error;             /* the write that failed it */
+    uint64_t await_since_ms;
     /* Its control session (control=1, once it sent something):
      * lib/control/control.c. */
     struct elsi_ctl_session *ctl;
@@ -228,6 +268,18 @@ struct els_writer {
      * also look without it, to send nothing more once it is set. */
     atomic_bool abandoned;
     bool sink_closed;           /* ops->close already called */
+    /* Note [Late joiners]: the newest join unit's sequence number
+     * (JOIN_NONE if none was queued), and the source to ask for one. */
+    uint64_t join_seq;
+    els_snapshot_request_fn snapshot_request;
+    void *snapshot_ctx;
+    /* Note [Flight recorder]: dumps asked for (tickets handed out) and
+     * answered (done), the last one's result and file; waiters wait on
+     * changed. */
+    uint64_t dump_tickets, dump_answered;
+    bool dump_active;           /* a dump consumer reads the ring */
+    int dump_result;
+    char dump_name[4096];
 
     /* --- writer thread only --- */
     pthread_t thread;
@@ -244,6 +296,14 @@ struct els_writer {
     uint64_t dropped_for_memory;
     uint64_t refused;           /* connections over max-consumers= */
     uint64_t accept_errors;
+    unsigned awaiting;          /* consumers awaiting_snapshot */
+    /* Note [Flight recorder] */
+    struct consumer *dumping;   /* the dump being written, or NULL */
+    uint64_t dump_serving;      /* tickets it answers */
+    char dump_file[4096];
+    bool exit_dumped;           /* the dump at the end was started */
+    bool recorder_asked;        /* a join snapshot was asked for ... */
+    uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
     uint64_t listen_resume_ms;  /* accept() failed: listener rests until */
     unsigned accept_backoff_ms;
     struct elsi_ratelimit consumer_log, accept_log, refuse_log, dial_log,
@@ -272,6 +332,8 @@ struct els_writer {
 /* Descriptors per byte of ring: RTS units are at most 2 MiB but flushes
  * make small ones; allow one descriptor per 4 KiB, at least 1024. */
 #define UNITS_PER_BYTE_SHIFT 12
+/* No join unit queued yet. */
+#define JOIN_NONE UINT64_MAX
 
 static inline uint64_t elsi_now_ms(void)
 {
@@ -328,6 +390,21 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c,
                          short revents);
 /* Lock held. */
 void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
+/* A consumer writing units [start, end) to fd, then the end marker; see
+ * Note [Flight recorder].  Not counted as a connected consumer. */
+struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
+                                           uint64_t start, uint64_t join_start,
+                                           uint64_t end);
+/* Queue the note for a consumer that starts mid-stream without a snapshot. */
+void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
+                               const char *why, uint64_t units, uint64_t bytes);
+/* Start the consumers awaiting a join snapshot (Note [Late joiners]):
+ * at join unit join_seq when it is visible and theirs, else, when the
+ * stream is ending or they waited ELS_SNAPSHOT_WAIT_MS, at the oldest
+ * queued unit.  Lock not held; join_seq, visible, tail and ending as read
+ * under it this round. */
+void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
+                         uint64_t visible, uint64_t tail, bool ending);
 /* Queue an in-band note with msg for c (the control channel's answers). */
 void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
                              const char *msg);
@@ -349,5 +426,22 @@ bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
 /* Start the stop deadline (linger= from now) unless it runs already. */
 void elsi_stop_clock(struct els_writer *w, uint64_t now);
 bool elsi_release_units(struct els_writer *w);
+
+// ---------------------------------------------------------------------------
+// Flight recorder (dump.c; writer thread)
+// ---------------------------------------------------------------------------
+
+/* Start a dump if one is due: asked for (els_writer_dump), signalled
+ * (signalled: the sink's listen_fd was readable), or, once the stream
+ * ends, the dump at the end.  Lock not held. */
+void elsi_dump_service(struct els_writer *w, bool signalled);
+/* Is a dump still being written, or the one at the end still due?  Lock
+ * held. */
+bool elsi_dump_pending(struct els_writer *w);
+/* A dump consumer is being reaped: answer whoever asked.  Lock held. */
+void elsi_dump_ended(struct els_writer *w, struct consumer *c);
+/* Ask for a join snapshot when the window's oldest usable start is
+ * getting old (Note [Flight recorder]).  Lock not held. */
+void elsi_recorder_tick(struct els_writer *w);
 
 #endif /* ELS_WRITER_IMPL_H */

@@ -44,6 +44,8 @@ static inline uint64_t elsi_be64(const uint8_t *p)
 #define ELSI_EVENT_ET_END       0x65746500u /* "ete\0" */
 #define ELSI_EVENT_DATA_BEGIN   0x64617462u /* "datb" */
 #define ELSI_EVENT_DATA_END     0xffffu
+/* The stream's end marker, as bytes. */
+static const uint8_t elsi_data_end[2] = { 0xff, 0xff };
 
 #define ELSI_EVENT_LOG_MSG      16
 #define ELSI_EVENT_BLOCK_MARKER 18
@@ -57,7 +59,10 @@ enum elsi_unit_kind {
     ELSI_UNIT_KIND_BLOCK = 0,   /* starts with a block marker */
     ELSI_UNIT_KIND_HEADER = 1,  /* starts with "hdrb" */
     ELSI_UNIT_KIND_END = 2,     /* exactly the 2-byte DATA_END */
-    ELSI_UNIT_KIND_OTHER = 3    /* anything else (passed through as is) */
+    ELSI_UNIT_KIND_OTHER = 3,   /* anything else (passed through as is) */
+    /* Never from classification: a join snapshot, queued by
+     * els_writer_write_snapshot() for consumers that join mid-stream. */
+    ELSI_UNIT_KIND_JOIN = 4
 };
 
 struct elsi_unit_info {

@@ -29,7 +29,7 @@
                                            _set_buffer_size, _buffer_size */
 #define ELSI_CTL_HAVE_PROFILING 0       /* els_ghc_heap_profiling,
                                            _heap_census, _time_profiling */
-#define ELSI_CTL_HAVE_RING_DUMP 0       /* els_ghc_ring_dump */
+#define ELSI_CTL_HAVE_RING_DUMP 1       /* els_ghc_ring_dump */
 
 static int no_args(const char *args, char *out, size_t out_len)
 {

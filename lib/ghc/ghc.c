@@ -43,15 +43,24 @@ typedef enum {
     EVENTLOG_UNIT_HEADER = 0,
     EVENTLOG_UNIT_CAP_BLOCK = 1,
     EVENTLOG_UNIT_GLOBAL_BLOCK = 2,
-    EVENTLOG_UNIT_DATA_END = 3
+    EVENTLOG_UNIT_DATA_END = 3,
+    EVENTLOG_UNIT_JOIN_SNAPSHOT = 4
 } EventLogUnitKind;
 
 typedef enum {
     EVENTLOG_WRITE_START = 0,
     EVENTLOG_WRITE_BUFFER_FULL = 1,
     EVENTLOG_WRITE_FLUSH = 2,
-    EVENTLOG_WRITE_STOP = 3
+    EVENTLOG_WRITE_STOP = 3,
+    EVENTLOG_WRITE_SNAPSHOT = 4
 } EventLogWriteReason;
+
+typedef enum {
+    EVENTLOG_SNAPSHOT_JOIN = 0,
+    EVENTLOG_SNAPSHOT_SYNC = 1
+} EventLogSnapshotKind;
+
+void requestEventLogSnapshot(EventLogSnapshotKind kind);
 
 typedef struct {
     EventLogUnitKind kind;
@@ -82,6 +91,7 @@ _Static_assert(EVENTLOG_SINK_SCHEMES_MAX >= ELSI_REGISTRY_MAX,
 #endif
 bool startEventLoggingWithUnits(const EventLogUnitWriter *writer)
     __attribute__((weak));
+void requestEventLogSnapshot(EventLogSnapshotKind kind) __attribute__((weak));
 /* Weak too, so the library still links into programs without an RTS. */
 bool startEventLogging(const EventLogWriter *writer) __attribute__((weak));
 void endEventLogging(void) __attribute__((weak));
@@ -379,8 +389,19 @@ static enum els_write_reason ghc_reason(EventLogWriteReason reason)
     case EVENTLOG_WRITE_BUFFER_FULL: return ELS_REASON_BUFFER_FULL;
     case EVENTLOG_WRITE_FLUSH:       return ELS_REASON_FLUSH;
     case EVENTLOG_WRITE_STOP:        return ELS_REASON_STOP;
+    case EVENTLOG_WRITE_SNAPSHOT:    return ELS_REASON_SNAPSHOT;
     }
     return ELS_REASON_UNKNOWN;
+}
+
+/* The writer thread's snapshot source (see els_writer_set_snapshot_source):
+ * the RTS takes it at its next safe point and writes it through
+ * ghc_write_unit; it never blocks, and does nothing once the eventlog or
+ * the RTS stops. */
+static void ghc_request_join_snapshot(void *ctx)
+{
+    (void)ctx;
+    requestEventLogSnapshot(EVENTLOG_SNAPSHOT_JOIN);
 }
 
 static bool ghc_write_unit(void *eventlog, size_t size,
@@ -392,8 +413,16 @@ static bool ghc_write_unit(void *eventlog, size_t size,
         return true;
     }
     /* The kind and capability are also in the unit's own bytes, which the
-     * writer reads; the reason is news. */
-    (void)els_writer_write_reason(w, eventlog, size, ghc_reason(info->reason));
+     * writer reads; the reason is news, and so is a join snapshot. */
+    if (info->kind == EVENTLOG_UNIT_JOIN_SNAPSHOT) {
+        (void)els_writer_write_snapshot(w, eventlog, size);
+    } else {
+        /* This RTS writes join snapshots to a unit writer (this one) when
+         * asked: let consumers that join mid-stream ask. */
+        if (info->kind == EVENTLOG_UNIT_HEADER && requestEventLogSnapshot != NULL)
+            (void)els_writer_set_snapshot_source(w, ghc_request_join_snapshot, NULL);
+        (void)els_writer_write_reason(w, eventlog, size, ghc_reason(info->reason));
+    }
     ghc_leave();
     return true;
 }
@@ -472,6 +501,16 @@ const EventLogWriter *els_ghc_writer_from_env(void)
         exit(EXIT_FAILURE);
     }
     return &ghc_writer;
+}
+
+int els_ghc_ring_dump(char *name, size_t name_len)
+{
+    struct els_writer *w = ghc_enter();
+    if (w == NULL)
+        return ELS_ESTOPPED;
+    int r = els_writer_dump(w, name, name_len);
+    ghc_leave();
+    return r;
 }
 
 int els_ghc_stats(struct els_stats *out)

@@ -48,6 +48,17 @@ static void drop_at_door(struct els_writer *w, size_t len, uint16_t cap,
     w->gap_cause = (uint8_t)cause;
 }
 
+/* A flight recorder makes room by forgetting its oldest unit: Note
+ * [Flight recorder].  Lock held; false if that is not possible now. */
+static bool recorder_evict(struct els_writer *w)
+{
+    if (w->ops->style != ELS_SINK_RECORD || w->dump_active ||
+        w->ring.tail_seq >= w->ring.committed_seq)
+        return false;
+    elsi_release_oldest(w, ELS_DROP_NO_CONSUMER);
+    return true;
+}
+
 static int cache_header(struct els_writer *w, const void *unit, size_t len)
 {
     if (w->header != NULL) {
@@ -149,6 +160,8 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         int r = elsi_ring_reserve(&w->ring, len, &meta, &seq, iov);
         if (r == 0)
             break;
+        if (recorder_evict(w))
+            continue;
         bool wake = elsi_writer_need_wake(w);   /* the writer may free room */
         if (!may_wait || w->stopping) {
             drop_at_door(w, len, info.cap,
@@ -192,6 +205,55 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
 
     pthread_mutex_lock(&w->lock);
     elsi_ring_commit(&w->ring, seq);
+    return producer_leave(w, elsi_writer_need_wake(w), 0);
+}
+
+int els_writer_set_snapshot_source(struct els_writer *w,
+                                   els_snapshot_request_fn request, void *ctx)
+{
+    if (w == NULL)
+        return ELS_EINVAL;
+    pthread_mutex_lock(&w->lock);
+    w->snapshot_request = request;
+    w->snapshot_ctx = ctx;
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+/* Note [Late joiners]: queued if there is room now, never waiting, outside
+ * the stream's counters and its gap. */
+int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len)
+{
+    if (w == NULL || unit == NULL || len == 0)
+        return ELS_EINVAL;
+    pthread_mutex_lock(&w->lock);
+    if (w->forked || w->stopping) {
+        int r = w->stopping && !w->forked ? ELS_ESTOPPED : 1;
+        pthread_mutex_unlock(&w->lock);
+        return r;
+    }
+    struct elsi_unit meta = { .kind = ELSI_UNIT_KIND_JOIN, .cap = ELSI_CAP_GLOBAL };
+    uint64_t seq;
+    struct iovec iov[2];
+    if (len > UINT32_MAX ||
+        elsi_ring_reserve(&w->ring, len, &meta, &seq, iov) != 0) {
+        w->st.snapshots_not_queued++;
+        pthread_mutex_unlock(&w->lock);
+        return 1;
+    }
+    w->producers++;
+    w->st.snapshot_units++;
+    w->st.snapshot_bytes += len;
+    pthread_mutex_unlock(&w->lock);
+
+    memcpy(iov[0].iov_base, unit, iov[0].iov_len);
+    if (iov[1].iov_len)
+        memcpy(iov[1].iov_base, (const uint8_t *)unit + iov[0].iov_len,
+               iov[1].iov_len);
+
+    pthread_mutex_lock(&w->lock);
+    elsi_ring_commit(&w->ring, seq);
+    w->join_seq = seq;
     return producer_leave(w, elsi_writer_need_wake(w), 0);
 }
 

@@ -108,6 +108,15 @@ static int registry_check(const struct els_sink_ops *ops, char *why,
                              "sink %s: style CALLBACK must leave listen_fd, "
                              "accept and dial NULL", scheme);
         break;
+    case ELS_SINK_RECORD:
+        if (ops->dump_open == NULL)
+            return elsi_fail(why, why_len, ELS_EINVAL,
+                             "sink %s: style RECORD requires dump_open", scheme);
+        if (ops->accept != NULL || ops->dial != NULL || ops->write != NULL)
+            return elsi_fail(why, why_len, ELS_EINVAL,
+                             "sink %s: style RECORD must leave accept, dial "
+                             "and write NULL", scheme);
+        break;
     default:
         return elsi_fail(why, why_len, ELS_EINVAL,
                          "sink %s: unknown style %d", scheme, (int)ops->style);
@@ -205,7 +214,7 @@ static void registry_init(void)
     static const struct els_sink_ops *const builtins[] = {
         &elsi_sink_unix, &elsi_sink_unix_connect,
         &elsi_sink_tcp, &elsi_sink_tcp_connect,
-        &elsi_sink_fifo, &elsi_sink_file,
+        &elsi_sink_fifo, &elsi_sink_file, &elsi_sink_ring,
     };
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
         char why[256];

@@ -19,6 +19,7 @@ extern const struct els_sink_ops elsi_sink_tcp;           /* tcp:[HOST:]PORT */
 extern const struct els_sink_ops elsi_sink_tcp_connect;   /* tcp-connect:[HOST:]PORT */
 extern const struct els_sink_ops elsi_sink_fifo;          /* fifo:PATH */
 extern const struct els_sink_ops elsi_sink_file;          /* file:PATH */
+extern const struct els_sink_ops elsi_sink_ring;          /* ring:PATH */
 
 /* Check ops->struct_size against [min_size, ELS_SINK_OPS_MAX_SIZE] (the
  * registry passes ELS_SINK_OPS_MIN_SIZE; tests pass less to stand for a

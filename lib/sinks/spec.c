@@ -304,7 +304,8 @@ int elsi_parse_seconds(const char *text, uint32_t *ms)
     return 0;
 }
 
-static int spec_set_buffer(struct spec_parser *p, const char *value)
+static int spec_set_buffer(struct spec_parser *p, const char *key,
+                           const char *value)
 {
     char q[SPEC_PIECE_BUF];
     uint64_t bytes = 0;
@@ -313,8 +314,8 @@ static int spec_set_buffer(struct spec_parser *p, const char *value)
         break;
     case SPEC_NUM_SYNTAX:
         return spec_fail(p, ELS_EINVAL,
-                         "buffer=%s: expected a size like 64M (digits with "
-                         "an optional K, M or G)",
+                         "%s=%s: expected a size like 64M (digits with "
+                         "an optional K, M or G)", key,
                          elsi_quote(q, sizeof q, value, strlen(value),
                                     SPEC_PIECE_MAX));
     case SPEC_NUM_OVERFLOW:
@@ -325,14 +326,14 @@ static int spec_set_buffer(struct spec_parser *p, const char *value)
      * flight, or a single block could never be queued. */
     if (bytes <= ELSI_RTS_BUFFER_BYTES)
         return spec_fail(p, ELS_EINVAL,
-                         "buffer=%s is too small: it must be more than 2M "
-                         "(%u bytes, one RTS event buffer)",
+                         "%s=%s is too small: it must be more than 2M "
+                         "(%u bytes, one RTS event buffer)", key,
                          elsi_quote(q, sizeof q, value, strlen(value),
                                     SPEC_PIECE_MAX),
                          (unsigned)ELSI_RTS_BUFFER_BYTES);
     if (bytes > ELSI_MAX_BUFFER)
         return spec_fail(p, ELS_EINVAL,
-                         "buffer=%s is too large: at most %" PRIu64 "G",
+                         "%s=%s is too large: at most %" PRIu64 "G", key,
                          elsi_quote(q, sizeof q, value, strlen(value),
                                     SPEC_PIECE_MAX),
                          ELSI_MAX_BUFFER >> 30);
@@ -574,7 +575,18 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
                          "unescaped '?' in the value of option '%s' (write "
                          "%%3F)", key);
 
-    int common = spec_common_index(key);
+    /* A flight recorder (ring:) keeps the stream in the queue: its size=
+     * is the queue's size, the queue drops the oldest units (policy=drop
+     * by design), and no consumer is waited for. */
+    bool record = out->ops->style == ELS_SINK_RECORD;
+    if (record && (strcmp(key, "buffer") == 0 || strcmp(key, "policy") == 0 ||
+                   strcmp(key, "wait") == 0))
+        return spec_fail(p, ELS_EINVAL,
+                         "option '%s' does not apply to scheme %s%s", key,
+                         out->scheme, strcmp(key, "buffer") == 0
+                         ? " (its size= is the window it keeps)" : "");
+    int common = record && strcmp(key, "size") == 0
+                     ? (int)SPEC_OPT_BUFFER : spec_common_index(key);
     bool seen = common >= 0 && p->common_seen[common];
     for (size_t i = 0; !seen && i < out->n_options; i++)
         seen = strcmp(out->option_keys[i], key) == 0;
@@ -599,7 +611,7 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
         p->common_seen[common] = true;
         switch ((enum spec_common)common) {
         case SPEC_OPT_BUFFER:
-            rc = spec_set_buffer(p, value);
+            rc = spec_set_buffer(p, key, value);
             break;
         case SPEC_OPT_POLICY:
             rc = spec_set_policy(p, value);

@@ -6,7 +6,9 @@
  * they missed; several consumers each get everything; a consumer that
  * vanishes is dropped without harm (and without SIGPIPE).  What the writer
  * holds for stalled consumers stays within consumer-memory= (Note
- * [Consumer memory]).
+ * [Consumer memory]).  Consumers that join a running stream wait for a
+ * join snapshot and then receive exactly header + snapshot + every unit
+ * after it; others never see it (Note [Late joiners]).
  */
 #include <malloc.h>
 #include <sys/resource.h>
@@ -354,6 +356,217 @@ static void consumer_cut_out_of_memory(void)
 #endif
 }
 
+// ---------------------------------------------------------------------------
+// Late joiners (Note [Late joiners])
+// ---------------------------------------------------------------------------
+
+static atomic_uint snapshot_requests;
+
+static void count_request(void *ctx)
+{
+    (void)ctx;
+    atomic_fetch_add(&snapshot_requests, 1);
+}
+
+/* Write n blocks tagged tag to w, appending them to each expected stream
+ * given (NULL to skip). */
+static void blocks(struct els_writer *w, unsigned n, uint64_t t0, const char *tag,
+                   struct evgen_buf *e1, struct evgen_buf *e2)
+{
+    for (unsigned i = 0; i < n; i++) {
+        struct evgen_buf b = evgen_block((uint16_t)(i % 2), t0 + i * 100, 4, tag, 0);
+        write_ok(w, b.p, b.len);
+        if (e1 != NULL)
+            evgen_put(e1, b.p, b.len);
+        if (e2 != NULL)
+            evgen_put(e2, b.p, b.len);
+        free(b.p);
+    }
+}
+
+/* Wait until the writer released units, so that the stream's start is
+ * gone for a consumer that joins now. */
+static void wait_released(struct els_writer *w)
+{
+    WAIT_UNTIL(stats_of(w).units_sent > 0 && stats_of(w).units_queued == 0, 5,
+               "units not delivered and released");
+}
+
+static void joiner_starts_at_its_snapshot(void)
+{
+    atomic_store(&snapshot_requests, 0);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "", &sock);
+    CHECK_OK(els_writer_set_snapshot_source(w, count_request, NULL));
+    struct evgen_buf h = evgen_header();
+    struct evgen_buf first = { 0 }, joiner = { 0 };
+    evgen_put(&first, h.p, h.len);
+
+    struct reader a, b;
+    reader_start(&a, unix_connect(sock), false);
+    wait_consumers(w, 1);
+    write_ok(w, h.p, h.len);
+    blocks(w, 10, 0, "early", &first, NULL);
+    wait_released(w);
+    CHECK_U64(atomic_load(&snapshot_requests), ==, 0);
+
+    reader_start(&b, unix_connect(sock), false);
+    wait_consumers(w, 2);
+    WAIT_UNTIL(atomic_load(&snapshot_requests) == 1, 5, "no snapshot request");
+    /* Units between the join and the snapshot are the first consumer's
+     * only: the snapshot describes the state after them. */
+    blocks(w, 3, 10000, "between", &first, NULL);
+    struct evgen_buf snap = evgen_block(ELSI_CAP_GLOBAL, 20000, 3, "snapshot", 0);
+    CHECK_U64(els_writer_write_snapshot(w, snap.p, snap.len), ==, 0);
+    evgen_put(&joiner, snap.p, snap.len);
+    blocks(w, 5, 30000, "after", &first, &joiner);
+    write_ok(w, evgen_data_end, 2);
+    evgen_put(&first, evgen_data_end, 2);
+    evgen_put(&joiner, evgen_data_end, 2);
+    /* The joiner's stream: header, a note that it joined, then exactly
+     * `joiner`. */
+    WAIT_UNTIL(atomic_load(&a.len) == first.len &&
+               atomic_load(&b.len) > h.len + joiner.len,
+               5, "streams incomplete: %zu of %zu, %zu of more than %zu",
+               atomic_load(&a.len), first.len, atomic_load(&b.len),
+               h.len + joiner.len);
+
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.snapshot_units, ==, 1);
+    CHECK_U64(s.snapshot_bytes, ==, snap.len);
+    CHECK_U64(s.joiners_with_snapshot, ==, 1);
+    CHECK_U64(s.joiners_without_snapshot, ==, 0);
+    CHECK_U64(s.units_accepted, ==, 19);     /* the snapshot is not one */
+    CHECK_U64(total_dropped(&s), ==, 0);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&a);
+    reader_join(&b);
+
+    CHECK_U64(a.got.len, ==, first.len);
+    CHECK(memcmp(a.got.p, first.p, first.len) == 0);
+    CHECK(memcmp(b.got.p, h.p, h.len) == 0);
+    CHECK(memcmp(b.got.p + b.got.len - joiner.len, joiner.p, joiner.len) == 0);
+    check_stream_parses(&b.got, true);
+    CHECK(contains(&b.got, "joined mid-run; its stream starts at a snapshot"));
+    uint64_t units, notes;
+    count_blocks(&b.got, h.len, &units, &notes);
+    CHECK_U64(notes, ==, 2);    /* the note, and the snapshot (global) */
+    CHECK_U64(units, ==, 5);
+    evgen_free(&a.got);
+    evgen_free(&b.got);
+    evgen_free(&first);
+    evgen_free(&joiner);
+    evgen_free(&snap);
+    evgen_free(&h);
+}
+
+/* A joiner whose snapshot never comes gets the stream as it would without
+ * a snapshot source once the stream ends: the oldest queued unit on, after
+ * a note saying so. */
+static void joiner_without_answer_starts_at_the_end(void)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "", &sock);
+    CHECK_OK(els_writer_set_snapshot_source(w, count_request, NULL));
+    struct evgen_buf h = evgen_header();
+    struct reader a, b;
+    reader_start(&a, unix_connect(sock), false);
+    wait_consumers(w, 1);
+    write_ok(w, h.p, h.len);
+    blocks(w, 10, 0, "early", NULL, NULL);
+    wait_released(w);
+    reader_start(&b, unix_connect(sock), false);
+    wait_consumers(w, 2);
+    blocks(w, 4, 10000, "late", NULL, NULL);
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&a);
+    reader_join(&b);
+
+    CHECK(memcmp(b.got.p, h.p, h.len) == 0);
+    check_stream_parses(&b.got, true);
+    CHECK(contains(&b.got, "joined mid-run (no snapshot before the end)"));
+    CHECK(!contains(&b.got, "early"));
+    uint64_t units, notes;
+    count_blocks(&b.got, h.len, &units, &notes);
+    CHECK_U64(units, ==, 4);
+    CHECK_U64(notes, ==, 1);
+    evgen_free(&a.got);
+    evgen_free(&b.got);
+    evgen_free(&h);
+}
+
+/* Join units are skipped by consumers that did not wait for them, and a
+ * consumer that joins while nothing was released yet starts at the very
+ * beginning without asking for one. */
+static void snapshot_unseen_by_others_and_not_asked_early(void)
+{
+    atomic_store(&snapshot_requests, 0);
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "", &sock);
+    CHECK_OK(els_writer_set_snapshot_source(w, count_request, NULL));
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    blocks(w, 3, 0, "early", NULL, NULL);
+    struct reader a;
+    reader_start(&a, unix_connect(sock), false);
+    wait_consumers(w, 1);
+    struct evgen_buf snap = evgen_block(ELSI_CAP_GLOBAL, 500, 2, "snapshot", 0);
+    CHECK_U64(els_writer_write_snapshot(w, snap.p, snap.len), ==, 0);
+    blocks(w, 3, 1000, "after", NULL, NULL);
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&a);
+    CHECK_U64(atomic_load(&snapshot_requests), ==, 0);
+    CHECK(contains(&a.got, "early 0"));
+    CHECK(!contains(&a.got, "snapshot"));
+    uint64_t units, notes;
+    count_blocks(&a.got, h.len, &units, &notes);
+    CHECK_U64(units, ==, 6);
+    CHECK_U64(notes, ==, 0);
+    evgen_free(&a.got);
+    evgen_free(&snap);
+    evgen_free(&h);
+}
+
+/* A join unit never waits for room, even under policy=block with a
+ * consumer that holds the queue full: it is counted as not queued. */
+static void snapshot_never_waits_for_room(void)
+{
+    const char *sock;
+    struct els_writer *w = open_at("unix", "s.sock", "policy=block:50&buffer=3M&linger=0.2", &sock);
+    struct reader a;
+    reader_start(&a, unix_connect(sock), true);
+    wait_consumers(w, 1);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    /* Fill the queue until the consumer that does not read holds it. */
+    while (stats_of(w).bytes_queued + 16384 < 3 * 1024 * 1024) {
+        struct evgen_buf b = evgen_block(0, 0, 0, "fill", 8192);
+        write_ok(w, b.p, b.len);
+        free(b.p);
+    }
+    struct evgen_buf big = evgen_block(ELSI_CAP_GLOBAL, 0, 0, "snapshot", 32768);
+    CHECK_U64(els_writer_write_snapshot(w, big.p, big.len), ==, 1);
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.snapshots_not_queued, ==, 1);
+    CHECK_U64(s.snapshot_units, ==, 0);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&a);
+    evgen_free(&a.got);
+    evgen_free(&big);
+    evgen_free(&h);
+}
+
+static void snapshot_api_rejects_bad_arguments(void)
+{
+    CHECK_U64((uint64_t)(int64_t)els_writer_write_snapshot(NULL, "x", 1), ==,
+              (uint64_t)(int64_t)ELS_EINVAL);
+    CHECK(els_writer_set_snapshot_source(NULL, count_request, NULL) == ELS_EINVAL);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(writer_unix_roundtrip),
     CHECK_CASE(writer_late_joiner),
@@ -364,6 +577,11 @@ static const struct check_case cases[] = {
     CHECK_CASE(writer_file_sink),
     CHECK_CASE(consumer_memory_bounded),
     CHECK_CASE(consumer_cut_out_of_memory),
+    CHECK_CASE(joiner_starts_at_its_snapshot),
+    CHECK_CASE(joiner_without_answer_starts_at_the_end),
+    CHECK_CASE(snapshot_unseen_by_others_and_not_asked_early),
+    CHECK_CASE(snapshot_never_waits_for_room),
+    CHECK_CASE(snapshot_api_rejects_bad_arguments),
 };
 
 CHECK_MAIN(cases)

@@ -40,6 +40,13 @@ static int t_accept(void *sink, int *fd)
     return -EAGAIN;
 }
 
+static int t_dump_open(void *sink, enum els_dump_reason why, int *fd,
+                       char *name, size_t len)
+{
+    (void)sink; (void)why; (void)fd; (void)name; (void)len;
+    return -ECANCELED;
+}
+
 static int t_dial(void *sink, int *fd)
 {
     (void)sink;
@@ -124,7 +131,7 @@ static void builtins_are_registered(void)
     }
     char names[256];
     int n = elsi_registry_names(names, sizeof names);
-    CHECK_STR(names, "unix, unix-connect, tcp, tcp-connect, fifo, file");
+    CHECK_STR(names, "unix, unix-connect, tcp, tcp-connect, fifo, file, ring");
     CHECK_INT(n, ==, (int)strlen(names));
 
     /* Like snprintf when the buffer is short. */
@@ -158,7 +165,7 @@ static void custom_sink_registers_and_is_found(void)
     CHECK(els_sink_lookup("my.sink+v2") == NULL);
     char names[256];
     elsi_registry_names(names, sizeof names);
-    CHECK_CONTAINS(names, "file, my.sink+v2-x");
+    CHECK_CONTAINS(names, "file, ring, my.sink+v2-x");
 
     /* The other styles register too. */
     struct els_sink_ops l = {
@@ -338,8 +345,12 @@ static void style_members_validation(void)
 
     o = cb; o.style = (enum els_sink_style)0;
     REFUSED(o, ELS_EINVAL, "unknown style 0");
-    o = cb; o.style = (enum els_sink_style)4;
-    REFUSED(o, ELS_EINVAL, "unknown style 4");
+    o = cb; o.style = (enum els_sink_style)5;
+    REFUSED(o, ELS_EINVAL, "unknown style 5");
+    o = cb; o.style = ELS_SINK_RECORD; o.write = NULL;
+    REFUSED(o, ELS_EINVAL, "style RECORD requires dump_open");
+    o = cb; o.style = ELS_SINK_RECORD; o.dump_open = t_dump_open;
+    REFUSED(o, ELS_EINVAL, "style RECORD must leave accept, dial and write NULL");
 
     /* Optional members are optional for every style. */
     o = listen; o.flush = NULL; o.endpoint = NULL;
@@ -522,7 +533,7 @@ static void concurrent_registration(void)
     int commas = 0;
     for (const char *p = names; *p != '\0'; p++)
         commas += *p == ',';
-    CHECK_INT(commas + 1, ==, 6 + 1 + N_THREADS * PER_THREAD);
+    CHECK_INT(commas + 1, ==, 7 + 1 + N_THREADS * PER_THREAD);
 }
 
 static const struct check_case cases[] = {

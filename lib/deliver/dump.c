@@ -1,0 +1,252 @@
+/*
+ * dump.c: the flight recorder's side of the writer (ring: and any other
+ * ELS_SINK_RECORD sink).  Keeps a usable start in the window by asking the
+ * producer for join snapshots, and writes the window out on request as a
+ * stream of its own.  Not this file's job: naming and opening dump files
+ * (the sink), sending bytes (consumer.c), eviction (release.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "deliver/writer_impl.h"
+#include "eventlog-sink.h"
+#include "log.h"
+#include "queue/ring.h"
+#include "sinks/fdutil.h"
+
+/*
+ * Note [Flight recorder]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * A RECORD sink has no consumers: the queue itself is the recording.  The
+ * producers write into it as usual; release.c evicts the oldest units only
+ * when room is needed (down to the headroom, not to half as for other
+ * sinks), and counts them as sent, since keeping them for a while is all
+ * this sink promises.
+ *
+ * A dump must be a valid eventlog on its own, so it cannot simply begin
+ * with the oldest retained unit: readers reject blocks about threads and
+ * tasks whose creation they never saw (Note [Late joiners]).  A dump
+ * therefore starts at the stream's own start while that is still queued,
+ * and otherwise at the oldest retained join unit, and sends the header,
+ * that snapshot, every unit after it up to the dump point, and the end
+ * marker, skipping later join units.  To keep such a start near the back
+ * of the window, like the generations of Go's flight recorder,
+ * elsi_recorder_tick() asks the producer for a join snapshot whenever the
+ * newest usable start is more than a quarter of the window behind the
+ * head (or gone), at most once until the answer comes or a second
+ * passes.  So a dump covers at least the newest three quarters of the
+ * window minus what the ring keeps free for the next unit, and the memory
+ * held is size= (the queue, snapshots included) plus the dump's private
+ * bytes (an end marker, a note).  Without a snapshot source (a stock RTS)
+ * a dump of a window whose start was evicted starts at the oldest unit,
+ * after a note saying so, as a late joiner would.
+ *
+ * Eviction is the writer thread's job as for any sink, but a recorder has
+ * no consumer to wait for, so a producer that finds no room evicts the
+ * oldest committed unit itself rather than drop its own, except while a
+ * dump is being written (dump_active, under the lock): the dump reads
+ * ring bytes without the lock (Note [Queue locking]), and only the writer
+ * thread knows how far it got.
+ *
+ * A dump is written by a consumer on the writer thread, so asking for one
+ * never blocks a capability; els_writer_dump() waits for the answer.
+ * Requests that arrive while a dump is being written are answered by the
+ * next one; a dump covers the units committed when it started.  At the
+ * end of the stream (once no producer is in flight) one last dump is
+ * written, unless the sink declines (at-exit=0), within the stop
+ * deadline.
+ */
+
+/* How long a request for a join snapshot may go unanswered before the
+ * recorder asks again. */
+#define RECORDER_ASK_AGAIN_MS 1000u
+
+static bool is_recorder(const struct els_writer *w)
+{
+    return w->ops->style == ELS_SINK_RECORD;
+}
+
+int els_writer_dump(struct els_writer *w, char *name, size_t name_len)
+{
+    if (w == NULL)
+        return ELS_EINVAL;
+    if (!is_recorder(w))
+        return ELS_EINVAL;
+    pthread_mutex_lock(&w->lock);
+    if (w->stopping) {
+        pthread_mutex_unlock(&w->lock);
+        return ELS_ESTOPPED;
+    }
+    /* Counted as in flight so that close waits for this call to leave
+     * before freeing w (Note [Producers in flight]). */
+    w->producers++;
+    uint64_t ticket = ++w->dump_tickets;
+    if (elsi_writer_need_wake(w))
+        elsi_writer_send_wake(w);
+    while (w->dump_answered < ticket && !w->stopping)
+        pthread_cond_wait(&w->changed, &w->lock);
+    int r = w->dump_answered >= ticket ? w->dump_result : ELS_ESTOPPED;
+    if (r == 0 && name != NULL && name_len > 0)
+        snprintf(name, name_len, "%s", w->dump_name);
+    if (--w->producers == 0 && w->stopping)
+        pthread_cond_broadcast(&w->producers_left);
+    pthread_mutex_unlock(&w->lock);
+    return r;
+}
+
+/* Answer the requests a dump was serving.  Lock held. */
+static void dump_answer(struct els_writer *w, uint64_t serving, int result,
+                        const char *name)
+{
+    if (serving > w->dump_answered) {
+        w->dump_answered = serving;
+        w->dump_result = result;
+        snprintf(w->dump_name, sizeof w->dump_name, "%s", name);
+        pthread_cond_broadcast(&w->changed);
+    }
+}
+
+/* Open a dump for why and start its consumer. */
+static void dump_start(struct els_writer *w, enum els_dump_reason why,
+                       uint64_t serving)
+{
+    int fd = -1;
+    char name[sizeof w->dump_file];
+    name[0] = '\0';
+    int r = w->ops->dump_open(w->sink, why, &fd, name, sizeof name);
+    if (r == -ECANCELED) {
+        pthread_mutex_lock(&w->lock);
+        dump_answer(w, serving, r, "");
+        pthread_mutex_unlock(&w->lock);
+        return;
+    }
+    if (r != 0) {
+        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: cannot open a dump: %s", w->endpoint,
+                         els_strerror(r));
+        pthread_mutex_lock(&w->lock);
+        dump_answer(w, serving, r, "");
+        pthread_mutex_unlock(&w->lock);
+        return;
+    }
+
+    pthread_mutex_lock(&w->lock);
+    struct elsi_ring *ring = &w->ring;
+    uint64_t start = ring->tail_seq, join = JOIN_NONE;
+    bool from_start = w->released_units == 0;
+    if (!from_start) {
+        for (uint64_t s = ring->tail_seq; s < ring->committed_seq; s++) {
+            if (elsi_ring_unit(ring, s)->kind == ELSI_UNIT_KIND_JOIN) {
+                start = join = s;
+                break;
+            }
+        }
+    }
+    uint64_t end = ring->committed_seq;
+    w->dump_active = true;      /* producers stop evicting */
+    uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+    pthread_mutex_unlock(&w->lock);
+
+    struct consumer *c = elsi_consumer_attach_dump(w, fd, start, join, end);
+    if (c == NULL) {    /* closed fd; nothing written */
+        unlink(name);
+        pthread_mutex_lock(&w->lock);
+        w->dump_active = false;
+        dump_answer(w, serving, ELS_ENOMEM, "");
+        pthread_mutex_unlock(&w->lock);
+        return;
+    }
+    if (!from_start && join == JOIN_NONE)
+        elsi_consumer_note_missed(w, c, " (a dump without a snapshot)",
+                                  missed_units, missed_bytes);
+    w->dumping = c;
+    w->dump_serving = serving;
+    snprintf(w->dump_file, sizeof w->dump_file, "%s", name);
+    elsi_log(ELS_LOG_DEBUG, "%s: dumping units %" PRIu64 "-%" PRIu64 " to %s",
+             w->endpoint, start, end, name);
+}
+
+void elsi_dump_service(struct els_writer *w, bool signalled)
+{
+    if (!is_recorder(w) || w->dumping != NULL)
+        return;
+    pthread_mutex_lock(&w->lock);
+    uint64_t tickets = w->dump_tickets;
+    bool asked = tickets > w->dump_answered;
+    /* The last dump waits for the last unit: no producer in flight. */
+    bool at_end = w->stopping && !w->exit_dumped && w->producers == 0;
+    pthread_mutex_unlock(&w->lock);
+    if (asked) {
+        dump_start(w, ELS_DUMP_REQUEST, tickets);
+    } else if (signalled) {
+        dump_start(w, ELS_DUMP_SIGNAL, 0);
+    } else if (at_end) {
+        w->exit_dumped = true;
+        dump_start(w, ELS_DUMP_EXIT, 0);
+        if (w->dumping != NULL)
+            elsi_log(ELS_LOG_INFO, "%s: dumped the recording to %s",
+                     w->endpoint, w->dump_file);
+    }
+}
+
+bool elsi_dump_pending(struct els_writer *w)
+{
+    return is_recorder(w) && (w->dumping != NULL || !w->exit_dumped ||
+                              w->dump_tickets > w->dump_answered);
+}
+
+void elsi_dump_ended(struct els_writer *w, struct consumer *c)
+{
+    if (c != w->dumping)
+        return;
+    w->dumping = NULL;
+    w->dump_active = false;
+    int r = c->dump_done ? 0 : c->dump_error != 0 ? c->dump_error : ELS_ESTOPPED;
+    if (r != 0) {
+        /* Half a dump is no eventlog: remove it and say why. */
+        unlink(w->dump_file);
+        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: dump to %s failed: %s", w->endpoint, w->dump_file,
+                         els_strerror(r));
+    }
+    dump_answer(w, w->dump_serving, r, w->dump_file);
+}
+
+void elsi_recorder_tick(struct els_writer *w)
+{
+    if (!is_recorder(w))
+        return;
+    uint64_t now = elsi_now_ms();
+    pthread_mutex_lock(&w->lock);
+    struct elsi_ring *ring = &w->ring;
+    els_snapshot_request_fn request = w->snapshot_request;
+    void *ctx = w->snapshot_ctx;
+    bool ask = false;
+    if (request != NULL && !w->stopping && w->header != NULL) {
+        bool join_kept = w->join_seq != JOIN_NONE && w->join_seq >= ring->tail_seq;
+        uint64_t anchor = 0;
+        bool have_anchor = true;
+        if (join_kept)
+            anchor = elsi_ring_unit(ring, w->join_seq)->off;
+        else if (w->released_units == 0)
+            anchor = ring->tail_off;    /* the stream's own start */
+        else
+            have_anchor = false;
+        bool stale = !have_anchor || ring->head_off - anchor > ring->cap / 4;
+        bool waiting = w->recorder_asked && w->recorder_asked_join == w->join_seq &&
+                       now - w->recorder_asked_ms < RECORDER_ASK_AGAIN_MS;
+        if (stale && !waiting) {
+            ask = true;
+            w->recorder_asked = true;
+            w->recorder_asked_join = w->join_seq;
+            w->recorder_asked_ms = now;
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (ask)
+        request(ctx);
+}

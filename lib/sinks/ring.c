@@ -1,0 +1,289 @@
+/*
+ * ring.c: the "ring" sink, a flight recorder.  The stream stays in the
+ * writer's queue, whose size= bounds it, the oldest units giving way to
+ * new ones; this sink only opens a new file for each dump of that window
+ * (els_writer_dump(), a control command, the end of the stream, or, when
+ * the spec names one, a signal).  Dumps go to PATH.1, PATH.2, ... (for a
+ * PATH ending in ".eventlog", NAME.1.eventlog, ...), created 0600 with
+ * O_EXCL and O_NOFOLLOW, so a dump never replaces a file, earlier dumps
+ * included, and never follows a symlink someone swapped in.
+ *
+ * Not this file's job: what goes into a dump and keeping every dump a
+ * valid eventlog on its own (lib/deliver/dump.c, Note [Flight recorder]).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sinks/fdutil.h"
+#include "sinks/sinks.h"
+#include "sinks/spec.h"
+
+/* Dumps hold the program's events: owner only. */
+#define RING_DUMP_MODE 0600
+/* How many numbered names to try before giving up. */
+#define RING_MAX_NUMBER 999999
+
+static const char *const ring_options[] = { "signal", "at-exit", NULL };
+
+struct ring_sink {
+    char *stem, *suffix;    /* dump k is stem.k suffix */
+    unsigned next;          /* the next number to try */
+    bool at_exit;
+    int signo;              /* 0: no signal */
+    struct sigaction old_action;
+    int pipe[2];            /* signal handler -> writer thread */
+};
+
+/*
+ * Note [Dump on a signal]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ * The library never changes signal dispositions on its own; signal= is
+ * the user asking it to.  Only SIGUSR1 and SIGUSR2 can be named (the RTS
+ * uses neither), and only while nobody else handles them: a handler
+ * already installed (a Haskell installHandler, say) refuses the spec.
+ * The handler writes one byte to a pipe (async-signal-safe; a full pipe
+ * already means a dump is pending) that the sink offers as listen_fd.
+ * One sink per signal per process: ring_signal_fd is the pipe's write end
+ * while a sink owns the signal.
+ */
+static atomic_int ring_signal_fd[2] = { -1, -1 };     /* USR1, USR2 */
+
+static int ring_signal_slot(int signo)
+{
+    return signo == SIGUSR1 ? 0 : 1;
+}
+
+static void ring_on_signal(int signo)
+{
+    int saved = errno;
+    int fd = atomic_load(&ring_signal_fd[ring_signal_slot(signo)]);
+    if (fd >= 0) {
+        static const char byte = 1;
+        ssize_t r = write(fd, &byte, 1);
+        (void)r;    /* EAGAIN: a dump is pending already */
+    }
+    errno = saved;
+}
+
+static int ring_parse_signal(const char *v, int *signo)
+{
+    if (strncmp(v, "SIG", 3) == 0)
+        v += 3;
+    if (strcmp(v, "USR1") == 0)
+        *signo = SIGUSR1;
+    else if (strcmp(v, "USR2") == 0)
+        *signo = SIGUSR2;
+    else
+        return ELS_EINVAL;
+    return 0;
+}
+
+static int ring_take_signal(struct ring_sink *s, const struct els_sink_args *a)
+{
+    if (atomic_load(&ring_signal_fd[ring_signal_slot(s->signo)]) >= 0) {
+        snprintf(a->err, a->err_len, "spec \"%s\": signal=%s: another ring: "
+                 "sink owns that signal", a->spec, els_sink_option(a, "signal"));
+        return ELS_EBUSY;
+    }
+    struct sigaction cur;
+    if (sigaction(s->signo, NULL, &cur) != 0)
+        return -errno;
+    if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) {
+        snprintf(a->err, a->err_len, "spec \"%s\": signal=%s: the program "
+                 "already handles that signal", a->spec,
+                 els_sink_option(a, "signal"));
+        return ELS_EBUSY;
+    }
+    int r = elsi_pipe_nb(s->pipe);
+    if (r != 0)
+        return r;
+    int expected = -1;
+    if (!atomic_compare_exchange_strong(&ring_signal_fd[ring_signal_slot(s->signo)],
+                                        &expected, s->pipe[1])) {
+        snprintf(a->err, a->err_len, "spec \"%s\": signal=%s: another ring: "
+                 "sink owns that signal", a->spec, els_sink_option(a, "signal"));
+        return ELS_EBUSY;
+    }
+    struct sigaction act;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = ring_on_signal;
+    act.sa_flags = SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    if (sigaction(s->signo, &act, &s->old_action) != 0) {
+        r = -errno;
+        atomic_store(&ring_signal_fd[ring_signal_slot(s->signo)], -1);
+        return r;
+    }
+    return 0;
+}
+
+static void ring_free(struct ring_sink *s)
+{
+    if (s->signo != 0 &&
+        atomic_load(&ring_signal_fd[ring_signal_slot(s->signo)]) == s->pipe[1]) {
+        sigaction(s->signo, &s->old_action, NULL);
+        atomic_store(&ring_signal_fd[ring_signal_slot(s->signo)], -1);
+    }
+    for (int i = 0; i < 2; i++)
+        if (s->pipe[i] >= 0)
+            elsi_close(s->pipe[i]);
+    free(s->stem);
+    free(s->suffix);
+    free(s);
+}
+
+static int ring_open(void **out, const struct els_sink_args *a)
+{
+    const char *path = a->address;
+    if (path[0] == '\0') {
+        snprintf(a->err, a->err_len, "spec \"%s\": ring: needs a path for "
+                 "its dumps (ring:PATH)", a->spec);
+        return ELS_EINVAL;
+    }
+    if (strlen(path) + 16 > PATH_MAX) {
+        snprintf(a->err, a->err_len, "spec \"%s\": the dump path is too long",
+                 a->spec);
+        return ELS_ENAMETOOLONG;
+    }
+    struct ring_sink *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return ELS_ENOMEM;
+    s->pipe[0] = s->pipe[1] = -1;
+    s->next = 1;
+    s->at_exit = true;
+
+    const char *ext = ".eventlog";
+    size_t n = strlen(path), e = strlen(ext);
+    bool has_ext = n > e && strcmp(path + n - e, ext) == 0;
+    s->stem = strndup(path, has_ext ? n - e : n);
+    s->suffix = strdup(has_ext ? ext : "");
+    if (s->stem == NULL || s->suffix == NULL) {
+        ring_free(s);
+        return ELS_ENOMEM;
+    }
+
+    /* Fail at start-up, not at the first dump, when the dumps cannot be
+     * written: the directory must exist and be writable. */
+    char *dir = strdup(path);
+    if (dir == NULL) {
+        ring_free(s);
+        return ELS_ENOMEM;
+    }
+    char *slash = strrchr(dir, '/');
+    const char *d = slash == NULL ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+    struct stat st;
+    int r = 0;
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode) || access(d, W_OK | X_OK) != 0) {
+        r = stat(d, &st) != 0 ? -errno : !S_ISDIR(st.st_mode) ? -ENOTDIR : -errno;
+        snprintf(a->err, a->err_len, "spec \"%s\": cannot write dumps into "
+                 "%s: %s", a->spec, d, els_strerror(r));
+    }
+    free(dir);
+    if (r == 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        r = -EISDIR;
+        snprintf(a->err, a->err_len, "spec \"%s\": %s is a directory; give "
+                 "a file name to number the dumps after", a->spec, path);
+    }
+
+    const char *v;
+    if (r == 0 && (v = els_sink_option(a, "at-exit")) != NULL) {
+        if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0) {
+            s->at_exit = v[0] == '1';
+        } else {
+            r = ELS_EINVAL;
+            snprintf(a->err, a->err_len, "spec \"%s\": at-exit=%s: expected "
+                     "0 or 1", a->spec, v);
+        }
+    }
+    if (r == 0 && (v = els_sink_option(a, "signal")) != NULL) {
+        if (ring_parse_signal(v, &s->signo) != 0) {
+            r = ELS_EINVAL;
+            snprintf(a->err, a->err_len, "spec \"%s\": signal=%s: expected "
+                     "USR1 or USR2", a->spec, v);
+        } else {
+            r = ring_take_signal(s, a);
+            if (r != 0)
+                s->signo = 0;
+            if (r != 0 && a->err[0] == '\0')
+                snprintf(a->err, a->err_len, "spec \"%s\": signal=%s: %s",
+                         a->spec, v, els_strerror(r));
+        }
+    }
+    if (r != 0) {
+        ring_free(s);
+        return r;
+    }
+    *out = s;
+    return 0;
+}
+
+static void ring_close(void *sink)
+{
+    ring_free(sink);
+}
+
+static int ring_listen_fd(void *sink)
+{
+    struct ring_sink *s = sink;
+    return s->pipe[0];
+}
+
+static int ring_dump_open(void *sink, enum els_dump_reason why, int *fd,
+                          char *name, size_t name_len)
+{
+    struct ring_sink *s = sink;
+    if (why == ELS_DUMP_SIGNAL) {
+        char buf[64];
+        ssize_t n = s->pipe[0] >= 0 ? read(s->pipe[0], buf, sizeof buf) : -1;
+        if (n <= 0)
+            return -ECANCELED;
+        while (read(s->pipe[0], buf, sizeof buf) > 0) {
+        }
+    }
+    if (why == ELS_DUMP_EXIT && !s->at_exit)
+        return -ECANCELED;
+    for (; s->next <= RING_MAX_NUMBER; s->next++) {
+        char path[PATH_MAX];
+        int m = snprintf(path, sizeof path, "%s.%u%s", s->stem, s->next, s->suffix);
+        if (m < 0 || (size_t)m >= sizeof path)
+            return ELS_ENAMETOOLONG;
+        int f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     RING_DUMP_MODE);
+        if (f < 0 && errno == EEXIST)
+            continue;
+        if (f < 0)
+            return -errno;
+        s->next++;
+        *fd = f;
+        snprintf(name, name_len, "%s", path);
+        return 0;
+    }
+    return -EEXIST;
+}
+
+static int ring_endpoint(void *sink, char *buf, size_t len)
+{
+    struct ring_sink *s = sink;
+    return snprintf(buf, len, "ring:%s%s", s->stem, s->suffix);
+}
+
+const struct els_sink_ops elsi_sink_ring = {
+    .struct_size = sizeof(struct els_sink_ops),
+    .scheme = "ring",
+    .options = ring_options,
+    .style = ELS_SINK_RECORD,
+    .open = ring_open,
+    .close = ring_close,
+    .listen_fd = ring_listen_fd,
+    .dump_open = ring_dump_open,
+    .endpoint = ring_endpoint,
+};

@@ -1,0 +1,296 @@
+/*
+ * test_ring.c: the "ring" flight recorder (lib/sinks/ring.c and the
+ * writer's side of it, lib/deliver/dump.c, Note [Flight recorder]), end to
+ * end inside one process on real files: each dump is a new file, never
+ * replacing one; a dump is a whole stream on its own (header, the
+ * stream's start or a join snapshot, the units up to the dump, the end
+ * marker) that holds the last units before the dump; the window stays
+ * within size=; dumps on request, at the end of the stream and on a
+ * signal the spec names; bad specs and unwritable places fail clearly.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* memmem */
+#endif
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "testutil.h"
+#include "deliver/writer_test.h"
+
+static struct evgen_buf read_file(const char *path)
+{
+    size_t len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    CHECK_MSG(fd >= 0, "open %s: %s", path, strerror(errno));
+    char *p = tu_read_all(fd, &len, 5000);
+    close(fd);
+    CHECK(p != NULL);
+    struct evgen_buf b = { 0 };
+    evgen_put(&b, p, len);
+    free(p);
+    return b;
+}
+
+static size_t count_of(const struct evgen_buf *b, const char *needle)
+{
+    size_t n = strlen(needle), k = 0;
+    for (size_t i = 0; i + n <= b->len; i++)
+        k += memcmp(b->p + i, needle, n) == 0;
+    return k;
+}
+
+static void write_blocks(struct els_writer *w, unsigned from, unsigned n,
+                         size_t min_len, struct evgen_buf *expect)
+{
+    for (unsigned i = from; i < from + n; i++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "unit%06u", i);
+        struct evgen_buf b = evgen_block((uint16_t)(i % 2), (uint64_t)i * 100, 1,
+                                         tag, min_len);
+        write_ok(w, b.p, b.len);
+        if (expect != NULL)
+            evgen_put(expect, b.p, b.len);
+        free(b.p);
+    }
+}
+
+/* While nothing was evicted a dump is the stream from its start; each
+ * dump is a new file, 0600; the window goes on after a dump. */
+static void ring_dump_from_the_start(void)
+{
+    const char *path = check_path("app.eventlog");
+    char spec[700];
+    snprintf(spec, sizeof spec, "ring:%s?size=3M", path);
+    struct els_writer *w = open_ok(spec);
+    struct evgen_buf expect = evgen_header();
+    write_ok(w, expect.p, expect.len);
+    write_blocks(w, 0, 20, 0, &expect);
+
+    char name[4096];
+    CHECK_OK(els_writer_dump(w, name, sizeof name));
+    CHECK_STR(name, check_path("app.1.eventlog"));
+    CHECK_INT(tu_file_mode(name), ==, 0600);
+    struct evgen_buf got = read_file(name);
+    evgen_put(&expect, evgen_data_end, 2);
+    CHECK_U64(got.len, ==, expect.len);
+    CHECK(memcmp(got.p, expect.p, expect.len) == 0);
+    check_stream_parses(&got, true);
+    evgen_free(&got);
+
+    write_blocks(w, 20, 5, 0, NULL);
+    CHECK_OK(els_writer_dump(w, name, sizeof name));
+    CHECK_STR(name, check_path("app.2.eventlog"));
+    got = read_file(name);
+    check_stream_parses(&got, true);
+    CHECK(count_of(&got, "unit000024") == 1);
+    evgen_free(&got);
+
+    /* Not a recorder: no dump. */
+    const char *sock = check_path("s.sock");
+    snprintf(spec, sizeof spec, "unix:%s", sock);
+    struct els_writer *u = open_ok(spec);
+    CHECK_INT(els_writer_dump(u, name, sizeof name), ==, ELS_EINVAL);
+    CHECK_OK(els_writer_close(u));
+
+    /* The stream's end makes a last dump: app.3. */
+    CHECK_OK(els_writer_close(w));
+    CHECK(tu_exists(check_path("app.3.eventlog")));
+    evgen_free(&expect);
+}
+
+struct source {
+    struct els_writer *w;
+    atomic_uint asked, given;
+};
+
+/* A producer that answers a request for a join snapshot at once, from the
+ * writer thread (allowed: any thread). */
+static void answer_snapshot(void *ctx)
+{
+    struct source *src = ctx;
+    unsigned k = atomic_fetch_add(&src->asked, 1);
+    char tag[32];
+    snprintf(tag, sizeof tag, "snapshot%04u", k);
+    struct evgen_buf b = evgen_block(ELSI_CAP_GLOBAL, 0, 1, tag, 0);
+    if (els_writer_write_snapshot(src->w, b.p, b.len) == 0)
+        atomic_fetch_add(&src->given, 1);
+    free(b.p);
+}
+
+/* Far more than the window goes through: the dump starts at a snapshot,
+ * holds only that one, ends with the last unit written and the end
+ * marker, parses, covers most of the window, and the window stays within
+ * size=. */
+static void ring_window_starts_at_a_snapshot(void)
+{
+    const char *path = check_path("rec");
+    char spec[700];
+    snprintf(spec, sizeof spec, "ring:%s?size=3M", path);
+    struct els_writer *w = open_ok(spec);
+    struct source src = { .w = w };
+    CHECK_OK(els_writer_set_snapshot_source(w, answer_snapshot, &src));
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    uint64_t peak = 0;
+    for (unsigned i = 0; i < 400; i++) {
+        write_blocks(w, i, 1, 32 * 1024, NULL);
+        struct els_stats s = stats_of(w);
+        if (s.bytes_queued > peak)
+            peak = s.bytes_queued;
+    }
+    CHECK(atomic_load(&src.given) >= 4);
+    char name[4096];
+    CHECK_OK(els_writer_dump(w, name, sizeof name));
+    CHECK_STR(name, check_path("rec.1"));
+    struct evgen_buf got = read_file(name);
+    check_stream_parses(&got, true);
+    CHECK(memcmp(got.p, h.p, h.len) == 0);
+    /* Right after the header: a snapshot block, and only one. */
+    CHECK(got.len > h.len + 64);
+    CHECK(memmem(got.p + h.len, 80, "snapshot", 8) != NULL);
+    CHECK_U64(count_of(&got, "snapshot"), ==, 1);
+    CHECK(count_of(&got, "unit000399") > 0);
+    CHECK(got.len >= 3u * 1024 * 1024 / 2);
+    CHECK(got.len <= 3u * 1024 * 1024 + 4096);
+    struct els_stats s = stats_of(w);
+    CHECK(peak <= 3u * 1024 * 1024);
+    CHECK_U64(s.snapshots_not_queued, ==, 0);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    evgen_free(&got);
+    evgen_free(&h);
+}
+
+/* Without a snapshot source, a window whose start was evicted is dumped
+ * from its oldest unit, after a note saying so. */
+static void ring_without_snapshots_says_so(void)
+{
+    const char *path = check_path("rec");
+    char spec[700];
+    snprintf(spec, sizeof spec, "ring:%s?size=3M&at-exit=0", path);
+    struct els_writer *w = open_ok(spec);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    write_blocks(w, 0, 300, 32 * 1024, NULL);
+    char name[4096];
+    CHECK_OK(els_writer_dump(w, name, sizeof name));
+    struct evgen_buf got = read_file(name);
+    check_stream_parses(&got, true);
+    CHECK(contains(&got, "(a dump without a snapshot)"));
+    CHECK(count_of(&got, "unit000299") > 0);
+    CHECK(count_of(&got, "unit000000") == 0);
+    evgen_free(&got);
+    /* at-exit=0: no dump when the stream ends. */
+    CHECK_OK(els_writer_close(w));
+    CHECK(!tu_exists(check_path("rec.2")));
+    evgen_free(&h);
+}
+
+/* signal=USR2: the signal makes a dump; the disposition is restored at
+ * close; a signal someone handles already, or another ring's, is
+ * refused. */
+static void ring_dump_on_signal(void)
+{
+    const char *path = check_path("sig");
+    char spec[700], err[512];
+    snprintf(spec, sizeof spec, "ring:%s?size=3M&signal=USR2&at-exit=0", path);
+    struct els_writer *w = open_ok(spec);
+    struct els_writer *w2 = NULL;
+    char spec2[700];
+    snprintf(spec2, sizeof spec2, "ring:%s?size=3M&signal=SIGUSR2", check_path("other"));
+    CHECK_INT(els_writer_open(spec2, &w2, err, sizeof err), ==, ELS_EBUSY);
+    CHECK(strstr(err, "another ring: sink owns that signal") != NULL);
+
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    write_blocks(w, 0, 3, 0, NULL);
+    CHECK_OK(raise(SIGUSR2));
+    WAIT_UNTIL(tu_exists(check_path("sig.1")), 5, "no dump after SIGUSR2");
+    CHECK_OK(els_writer_close(w));
+    struct evgen_buf got = read_file(check_path("sig.1"));
+    check_stream_parses(&got, true);
+    CHECK(count_of(&got, "unit000002") == 1);
+    evgen_free(&got);
+
+    struct sigaction sa;
+    CHECK_OK(sigaction(SIGUSR2, NULL, &sa));
+    CHECK(sa.sa_handler == SIG_DFL);
+    /* Somebody else's handler: refused. */
+    signal(SIGUSR1, SIG_IGN);
+    snprintf(spec, sizeof spec, "ring:%s?size=3M&signal=USR1", path);
+    CHECK_INT(els_writer_open(spec, &w2, err, sizeof err), ==, ELS_EBUSY);
+    CHECK(strstr(err, "already handles that signal") != NULL);
+    signal(SIGUSR1, SIG_DFL);
+    evgen_free(&h);
+}
+
+static void ring_bad_specs(void)
+{
+    static const struct {
+        const char *query, *want;
+    } cases[] = {
+        { "buffer=8M", "does not apply to scheme ring (its size= is the window" },
+        { "policy=block", "option 'policy' does not apply to scheme ring" },
+        { "wait=1", "option 'wait' does not apply to scheme ring" },
+        { "size=1M", "size=1M is too small" },
+        { "size=lots", "size=lots: expected a size" },
+        { "at-exit=yes", "at-exit=yes: expected 0 or 1" },
+        { "signal=INT", "signal=INT: expected USR1 or USR2" },
+    };
+    char spec[700], err[512];
+    struct els_writer *w = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(spec, sizeof spec, "ring:%s?%s", check_path("r"), cases[i].query);
+        CHECK_INT(els_writer_open(spec, &w, err, sizeof err), ==, ELS_EINVAL);
+        CHECK_MSG(strstr(err, cases[i].want) != NULL, "%s: %s", spec, err);
+    }
+    CHECK(els_writer_open("ring:", &w, err, sizeof err) == ELS_EINVAL);
+    CHECK(strstr(err, "needs a path") != NULL);
+    snprintf(spec, sizeof spec, "ring:%s/r", check_path("no-such-dir"));
+    CHECK(els_writer_open(spec, &w, err, sizeof err) == -ENOENT);
+    CHECK(strstr(err, "cannot write dumps into") != NULL);
+    CHECK_OK(mkdir(check_path("d"), 0700));
+    snprintf(spec, sizeof spec, "ring:%s", check_path("d"));
+    CHECK(els_writer_open(spec, &w, err, sizeof err) == -EISDIR);
+}
+
+/* A dump that cannot be written fails with the reason and leaves no
+ * file; the recorder goes on, and an existing file (or symlink) with a
+ * dump's name is stepped over, never written through. */
+static void ring_failed_dump_and_existing_names(void)
+{
+    CHECK_OK(mkdir(check_path("d"), 0700));
+    const char *path = check_path("d/x");
+    CHECK_OK(symlink(check_path("victim"), check_path("d/x.1")));
+    char spec[700];
+    snprintf(spec, sizeof spec, "ring:%s?size=3M&at-exit=0", path);
+    struct els_writer *w = open_ok(spec);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    write_blocks(w, 0, 3, 0, NULL);
+    char name[4096];
+    CHECK_OK(els_writer_dump(w, name, sizeof name));
+    CHECK_STR(name, check_path("d/x.2"));
+    CHECK(!tu_exists(check_path("victim")));
+
+    CHECK_OK(unlink(check_path("d/x.1")));
+    CHECK_OK(unlink(check_path("d/x.2")));
+    CHECK_OK(rmdir(check_path("d")));
+    CHECK_INT(els_writer_dump(w, name, sizeof name), ==, -ENOENT);
+    CHECK_OK(mkdir(check_path("d"), 0700));
+    CHECK_OK(els_writer_dump(w, name, sizeof name));
+    CHECK_OK(els_writer_close(w));
+    evgen_free(&h);
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(ring_dump_from_the_start),
+    CHECK_CASE(ring_window_starts_at_a_snapshot),
+    CHECK_CASE(ring_without_snapshots_says_so),
+    CHECK_CASE(ring_dump_on_signal),
+    CHECK_CASE(ring_bad_specs),
+    CHECK_CASE(ring_failed_dump_and_existing_names),
+};
+
+CHECK_MAIN(cases)
