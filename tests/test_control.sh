@@ -174,6 +174,49 @@ else
     skip_part other-user "needs root, setpriv and an unprivileged uid 65534"
 fi
 
+# --- a command registered from Haskell ------------------------------------------
+# GHC.Eventlog.Sink.Control without cabal (hsc2hs for GHC.Eventlog.Sink),
+# cached in the build tree like Controlled.
+if command -v hsc2hs >/dev/null 2>&1; then
+    gdir=$ELS_TOP_BUILDDIR/tests/programs/out/greeter
+    greeter=$gdir/greeter
+    hs=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src
+    if ! newer_than_patched_build "$greeter" "$ELS_TOP_SRCDIR/tests/programs/Greeter.hs" \
+            "$hs/GHC/Eventlog/Sink.hsc" "$hs/GHC/Eventlog/Sink/Control.hs"; then
+        rm -rf "$gdir" && mkdir -p "$gdir/src/GHC/Eventlog/Sink" || fail "mkdir $gdir"
+        cp "$hs/GHC/Eventlog/Sink/Control.hs" "$gdir/src/GHC/Eventlog/Sink/"
+        hsc2hs -I"$ELS_INCLUDEDIR" -o "$gdir/src/GHC/Eventlog/Sink.hs" "$hs/GHC/Eventlog/Sink.hsc" \
+            >"$ELS_TMP/greeter.build" 2>&1 \
+            && (cd "$gdir" && patched_ghc_lib -v0 -threaded -eventlog -rtsopts -isrc \
+                    -outputdir obj "$ELS_TOP_SRCDIR/tests/programs/Greeter.hs" -o greeter) \
+            >>"$ELS_TMP/greeter.build" 2>&1 \
+            || fail_showing "$ELS_TMP/greeter.build" "could not build tests/programs/Greeter.hs"
+    fi
+    sock=$ELS_TMP/g.sock
+    start_controlled g "$greeter" +RTS -N2 "--eventlog-sink=unix:$sock?control=1" -RTS
+    wait_output g registered
+    ctl_ok greet "unix:$sock" greet world , user greeter 1 again
+    grep -qx "greet world: hello world" "$ELS_TMP/greet.ctl" || fail "greet: $(cat "$ELS_TMP/greet.ctl")"
+    grep -qx "user greeter 1 again: hello again" "$ELS_TMP/greet.ctl" || fail "greet: $(cat "$ELS_TMP/greet.ctl")"
+    ctl_fails greet-fail "unix:$sock" greet fail , greet boom , greet still
+    grep -q "greet fail: ELS_EINVAL: asked to fail" "$ELS_TMP/greet-fail.ctl.err" \
+        || fail "greet fail: $(cat "$ELS_TMP/greet-fail.ctl.err")"
+    grep -q "greet boom: ELS_EINVAL: exception: boom" "$ELS_TMP/greet-fail.ctl.err" \
+        || fail "greet boom: $(cat "$ELS_TMP/greet-fail.ctl.err")"
+    grep -qx "greet still: hello still" "$ELS_TMP/greet-fail.ctl" || fail "after an exception: $(cat "$ELS_TMP/greet-fail.ctl")"
+    # eventlog-socket's message for namespace "greeter", command 1.
+    raw_client "$sock" "$ELS_TMP/g.stream" "f09e978c0007$(printf greeter | od -An -tx1 | tr -d ' \n')01"
+    wait_until 30 grep -qa "greeter command 1: ok: hello" "$ELS_TMP/g.stream" \
+        || fail "no in-band answer to the eventlog-socket message for greeter/1"
+    stop_controlled
+    wait_pid "$ppid" 60 || fail_showing "$ELS_TMP/g.prog.err" "the greeter failed"
+    wait_pid "$cpid" 30 || fail "the greeter's stream did not end"
+    shows "$ELS_TMP/g.stream" "eventlog-sink control greeter command 1: ok: hello " \
+        || fail_showing "$ELS_TMP/g.stream.shown" "ghc-events does not show the answer"
+else
+    skip_part haskell "hsc2hs not installed"
+fi
+
 # --- tcp ------------------------------------------------------------------------
 secret=$ELS_TMP/secret
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$secret"
