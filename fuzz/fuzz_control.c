@@ -34,7 +34,8 @@ struct fuzz_ctl_run {
 static uint32_t fuzz_ctl_hash(const struct elsi_ctl_msg *m)
 {
     const char *s = m->type == ELSI_CTL_MSG_COMMAND ? m->text
-                  : m->type == ELSI_CTL_MSG_ES ? m->ns : m->error_text;
+                  : m->type == ELSI_CTL_MSG_ES ? m->ns
+                  : m->type == ELSI_CTL_MSG_ERROR ? m->error_text : "";
     /* Only the fields each type defines. */
     uint32_t h = 2166136261u;
     if (m->type == ELSI_CTL_MSG_COMMAND || m->type == ELSI_CTL_MSG_ERROR)

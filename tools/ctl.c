@@ -68,6 +68,7 @@ static void ctl_usage(FILE *out)
 "  stats               the writer's counters\n"
 "  stop                end the stream (consumers receive its end)\n"
 "  restart             end the stream and start a new one on the same sink\n"
+"  ring-dump           with a ring: sink, write its window to a new file\n"
 "  user NS ID [ARGS]   command ID of namespace NS that the program\n"
 "                      registered (or its name, if it gave one)\n"
 "  Programs built with the runtime-control and profiling parts of the\n"

@@ -83,6 +83,38 @@ static void decode_frame(const struct elsi_ctl_decoder *d, size_t plen,
     msg->text[tlen] = '\0';
 }
 
+/* The first five bytes of either protocol: a magic, then a version.
+ * false when they fail (d->len reset; an error reported unless it is part
+ * of a run of junk already reported; *retry when the failing byte may
+ * start the next message). */
+static bool check_prefix(struct elsi_ctl_decoder *d, const uint8_t *magic,
+                         unsigned version, const char *protocol,
+                         struct elsi_ctl_msg *msg, bool *report, bool *retry)
+{
+    size_t n = d->len;
+    uint8_t b = d->buf[n - 1];
+    if (n <= 4 && b != magic[n - 1]) {
+        d->len = 0;
+        *retry = true;
+        if (!d->in_garbage) {
+            msg_error(msg, 0, ELS_EINVAL, "not a control message (bad magic)");
+            *report = true;
+        }
+        d->in_garbage = true;
+        return false;
+    }
+    if (n == 5 && b != version) {
+        d->len = 0;
+        char t[96];
+        snprintf(t, sizeof t, "%s protocol version %u (only version %u is "
+                 "known)", protocol, (unsigned)b, version);
+        msg_error(msg, 0, ELS_EVERSION, t);
+        *report = true;
+        return false;
+    }
+    return true;
+}
+
 /* What d->buf holds so far, one byte added: a complete message (true), or
  * more needed (false, d->len kept), or a failed candidate (false, d->len
  * reset to 0 and *retry set when the last byte must be looked at again as
@@ -95,33 +127,9 @@ static bool decode_step(struct elsi_ctl_decoder *d, struct elsi_ctl_msg *msg,
     *report = false;
     *retry = false;
     if (d->buf[0] == ELSI_ES_MAGIC0) {
-        if (n <= 4) {
-            if (b != es_magic[n - 1]) {
-                d->len = 0;
-                *retry = true;
-                if (!d->in_garbage) {
-                    msg_error(msg, 0, ELS_EINVAL, "not a control message "
-                              "(bad magic)");
-                    *report = true;
-                }
-                d->in_garbage = true;
-                return false;
-            }
-            return false;
-        }
-        if (n == 5) {
-            if (b != ELSI_ES_VERSION) {
-                d->len = 0;
-                char t[96];
-                snprintf(t, sizeof t, "eventlog-socket protocol version %u "
-                         "(only version 0 is known)", (unsigned)b);
-                msg_error(msg, 0, ELS_EVERSION, t);
-                *report = true;
-                return false;
-            }
-            return false;
-        }
-        if (n < 7u + d->buf[5])
+        if (!check_prefix(d, es_magic, ELSI_ES_VERSION, "eventlog-socket",
+                          msg, report, retry) ||
+            n < 7 || n < 7u + d->buf[5])
             return false;
         msg->type = ELSI_CTL_MSG_ES;
         msg->ns_len = d->buf[5];
@@ -133,31 +141,9 @@ static bool decode_step(struct elsi_ctl_decoder *d, struct elsi_ctl_msg *msg,
         return true;
     }
     /* This project's frame: "ELSC" version kind length[2] payload. */
-    if (n <= 4) {
-        if (b != (uint8_t)ELSI_CTL_MAGIC[n - 1]) {
-            d->len = 0;
-            *retry = true;
-            if (!d->in_garbage) {
-                msg_error(msg, 0, ELS_EINVAL, "not a control message "
-                          "(bad magic)");
-                *report = true;
-            }
-            d->in_garbage = true;
-        }
+    if (!check_prefix(d, (const uint8_t *)ELSI_CTL_MAGIC, ELSI_CTL_VERSION,
+                      "control", msg, report, retry))
         return false;
-    }
-    if (n == 5) {
-        if (b != ELSI_CTL_VERSION) {
-            d->len = 0;
-            char t[96];
-            snprintf(t, sizeof t, "control protocol version %u (this "
-                     "program speaks version %u)", (unsigned)b,
-                     ELSI_CTL_VERSION);
-            msg_error(msg, 0, ELS_EVERSION, t);
-            *report = true;
-        }
-        return false;
-    }
     if (n < ELSI_CTL_HEADER_BYTES)
         return false;
     size_t plen = (size_t)d->buf[6] << 8 | d->buf[7];

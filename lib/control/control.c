@@ -184,6 +184,7 @@ struct elsi_ctl_session {
     uint8_t *out;                   /* control-only: answer frames */
     size_t out_len, out_off;
     struct ctl_note *notes, *notes_tail;    /* in-band answers */
+    size_t notes_bytes;             /* their text, at most CTL_OUT_MAX */
     struct elsi_ctl_msg msg;        /* the message being handled */
     bool ended;                     /* the stream's DATA_END is unit */
     uint64_t end_seq;
@@ -518,6 +519,11 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
         out_append(w, c, frame, n);
         return;
     }
+    if (s->notes_bytes + sizeof(struct ctl_note) > CTL_OUT_MAX) {
+        /* Its answers wait for it to read the stream up to them. */
+        session_kill(w, c, "it sends commands and does not read its stream");
+        return;
+    }
     struct ctl_note *note = malloc(sizeof *note);
     if (note == NULL) {
         session_kill(w, c, "out of memory");
@@ -537,6 +543,7 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
     else
         snprintf(note->text, sizeof note->text, "eventlog-sink control%s %s: "
                  "ok%s%s", idtext, label, text[0] ? ": " : "", text);
+    s->notes_bytes += sizeof *note;
     if (s->notes_tail != NULL)
         s->notes_tail->next = note;
     else
@@ -558,6 +565,7 @@ void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
         s->notes = n->next;
         if (s->notes == NULL)
             s->notes_tail = NULL;
+        s->notes_bytes -= sizeof *n;
         if (s->ended && c->seq > s->end_seq)
             elsi_log(ELS_LOG_DEBUG, "%s: consumer %" PRIu64 ": an answer came "
                      "after its stream ended: %s", w->endpoint, c->id, n->text);

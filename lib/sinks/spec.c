@@ -4,7 +4,8 @@
  * Splits a spec into its scheme (matched exactly against the registry,
  * never by prefix), its %-decoded address and its options; decodes the
  * options every sink shares (buffer, policy, wait, linger, max-consumers,
- * consumer-memory, control, control-secret) and keeps the ones the sink declared for its open().
+ * consumer-memory, control, control-secret) and keeps the ones the sink
+ * declared for its open().
  * Every refusal is one line that
  * quotes the spec and names the part that is wrong.  What the address
  * means, and whether it can be bound or opened, is the sink's business:

@@ -6,6 +6,7 @@
  */
 #include "check.h"
 #include "control/codec.h"
+#include "control/frames.h"
 #include "eventlog-sink.h"
 
 #define MSGS_MAX 16
@@ -38,29 +39,6 @@ static void decode_all(const uint8_t *in, size_t len, size_t step,
         }
         off += piece;
     }
-}
-
-static size_t frame(uint8_t *buf, unsigned kind, const void *payload,
-                    size_t len)
-{
-    memcpy(buf, "ELSC", 4);
-    buf[4] = 1;
-    buf[5] = (uint8_t)kind;
-    buf[6] = (uint8_t)(len >> 8);
-    buf[7] = (uint8_t)len;
-    memcpy(buf + 8, payload, len);
-    return 8 + len;
-}
-
-static size_t command(uint8_t *buf, uint32_t id, const char *text)
-{
-    uint8_t p[2048];
-    p[0] = (uint8_t)(id >> 24);
-    p[1] = (uint8_t)(id >> 16);
-    p[2] = (uint8_t)(id >> 8);
-    p[3] = (uint8_t)id;
-    memcpy(p + 4, text, strlen(text));
-    return frame(buf, ELSI_CTL_KIND_COMMAND, p, 4 + strlen(text));
 }
 
 /* eventlog-socket's own example, from its README: requestHeapCensus. */

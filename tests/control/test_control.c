@@ -12,21 +12,9 @@
 #include "check.h"
 #include "deliver/writer_test.h"
 #include "control/codec.h"
+#include "control/frames.h"
 #include "eventlog-sink/control.h"
 #include "testutil.h"
-
-/* A client's frame. */
-static size_t frame(uint8_t *buf, unsigned kind, const void *payload,
-                    size_t len)
-{
-    memcpy(buf, "ELSC", 4);
-    buf[4] = 1;
-    buf[5] = (uint8_t)kind;
-    buf[6] = (uint8_t)(len >> 8);
-    buf[7] = (uint8_t)len;
-    memcpy(buf + 8, payload, len);
-    return 8 + len;
-}
 
 static void send_all(int fd, const void *p, size_t n)
 {
@@ -35,13 +23,8 @@ static void send_all(int fd, const void *p, size_t n)
 
 static void send_command(int fd, uint32_t id, const char *text)
 {
-    uint8_t p[1100], f[1200];
-    p[0] = (uint8_t)(id >> 24);
-    p[1] = (uint8_t)(id >> 16);
-    p[2] = (uint8_t)(id >> 8);
-    p[3] = (uint8_t)id;
-    memcpy(p + 4, text, strlen(text));
-    send_all(fd, f, frame(f, ELSI_CTL_KIND_COMMAND, p, 4 + strlen(text)));
+    uint8_t f[1200];
+    send_all(fd, f, command(f, id, text));
 }
 
 static const uint8_t nonce[16] = "0123456789ABCDEF";
@@ -243,9 +226,11 @@ static void test_control_off_by_default(void)
     evgen_free(&rd.got);
 }
 
-/* A client that floods commands and never reads its answers is closed;
- * the writer keeps delivering to the other consumer meanwhile. */
-static void test_flood_does_not_block(void)
+/* A client that floods commands and never reads its answers (control-only:
+ * answer frames; a stream consumer: in-band answers waiting for it to read
+ * up to them) is closed; the writer keeps delivering to the other
+ * consumer meanwhile. */
+static void flood(bool control_only)
 {
     const char *path;
     struct els_writer *w = open_at("unix", "f.sock", "control=1", &path);
@@ -257,7 +242,8 @@ static void test_flood_does_not_block(void)
     write_ok(w, h.p, h.len);
     int bad = unix_connect(path);
     wait_consumers(w, 2);
-    send_hello(bad, NULL);
+    if (control_only)
+        send_hello(bad, NULL);
     /* Unknown commands: each answered at once, none runs. */
     uint8_t f[64];
     uint8_t p[] = { 0, 0, 0, 1, 'x' };
@@ -289,6 +275,16 @@ static void test_flood_does_not_block(void)
     evgen_free(&b);
     evgen_free(&h);
     evgen_free(&rd.got);
+}
+
+static void test_flood_control_only(void)
+{
+    flood(true);
+}
+
+static void test_flood_stream_consumer(void)
+{
+    flood(false);
 }
 
 /* Malformed and oversized input gets error answers; the session goes on. */
@@ -404,7 +400,8 @@ static const struct check_case cases[] = {
     CHECK_CASE(test_register_rules),
     CHECK_CASE(test_in_band_answer),
     CHECK_CASE(test_control_off_by_default),
-    CHECK_CASE(test_flood_does_not_block),
+    CHECK_CASE(test_flood_control_only),
+    CHECK_CASE(test_flood_stream_consumer),
     CHECK_CASE(test_malformed_answered),
     CHECK_CASE(test_spec_and_open_rules),
     CHECK_CASE(test_tcp_needs_secret),
