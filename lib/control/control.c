@@ -406,7 +406,7 @@ static int worker_submit(struct ctl_job *j)
     pthread_mutex_lock(&queue_mu);
     int r = 0;
     if (worker_pid != getpid()) {
-        /* First use, or a forked child (where the thread is gone). */
+        /* First use, or a forked child (control_atfork_child). */
         pthread_t t;
         sigset_t all, old;
         sigfillset(&all);
@@ -416,8 +416,6 @@ static int worker_submit(struct ctl_job *j)
         if (r == 0) {
             pthread_detach(t);
             worker_pid = getpid();
-            queue_head = queue_tail = NULL;     /* the parent's, if forked */
-            queue_len = 0;
         }
     }
     if (r == 0 && queue_len >= CTL_QUEUE_MAX)
@@ -946,8 +944,36 @@ static int cmd_stats(struct elsi_control *ctl, const char *args, char *out,
     return r < 0 ? r : 0;
 }
 
+/* fork(): the child gets these locks in whatever state another thread
+ * held them, and no control thread; take them around fork and rebuild
+ * them in the child, which starts its own thread when it needs one (the
+ * parent's queued commands are the parent's). */
+static void control_atfork_prepare(void)
+{
+    pthread_mutex_lock(&table_mu);
+    pthread_mutex_lock(&queue_mu);
+}
+
+static void control_atfork_parent(void)
+{
+    pthread_mutex_unlock(&queue_mu);
+    pthread_mutex_unlock(&table_mu);
+}
+
+static void control_atfork_child(void)
+{
+    pthread_mutex_init(&table_mu, NULL);
+    pthread_mutex_init(&queue_mu, NULL);
+    pthread_cond_init(&queue_cv, NULL);
+    queue_head = queue_tail = NULL;
+    queue_len = 0;
+    worker_pid = 0;
+}
+
 __attribute__((constructor)) static void control_builtins(void)
 {
+    pthread_atfork(control_atfork_prepare, control_atfork_parent,
+                   control_atfork_child);
     elsi_control_register_builtin(ELSI_CTL_NAMESPACE, 0, "help",
                                   "list the commands", cmd_help, 0);
     elsi_control_register_builtin(ELSI_CTL_NAMESPACE, 0, "status",
