@@ -944,10 +944,10 @@ static int cmd_stats(struct elsi_control *ctl, const char *args, char *out,
     return r < 0 ? r : 0;
 }
 
-/* fork(): the child gets these locks in whatever state another thread
- * held them, and no control thread; take them around fork and rebuild
- * them in the child, which starts its own thread when it needs one (the
- * parent's queued commands are the parent's). */
+/* fork(): the child would get these locks in whatever state another
+ * thread held them, and has no control thread; the forking thread takes
+ * them around fork and the child empties the queue (the parent's commands
+ * are the parent's) and starts its own thread when it needs one. */
 static void control_atfork_prepare(void)
 {
     pthread_mutex_lock(&table_mu);
@@ -962,12 +962,14 @@ static void control_atfork_parent(void)
 
 static void control_atfork_child(void)
 {
-    pthread_mutex_init(&table_mu, NULL);
-    pthread_mutex_init(&queue_mu, NULL);
+    /* The parent's control thread may have been waiting on queue_cv: no
+     * such waiter exists here. */
     pthread_cond_init(&queue_cv, NULL);
     queue_head = queue_tail = NULL;
     queue_len = 0;
     worker_pid = 0;
+    pthread_mutex_unlock(&queue_mu);
+    pthread_mutex_unlock(&table_mu);
 }
 
 __attribute__((constructor)) static void control_builtins(void)
