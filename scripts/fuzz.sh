@@ -37,7 +37,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$top/_build-fuzz}
 cc=${CC:-clang}
 jobs=${MAKE_JOBS:-2}
-all_targets=(spec address parse note writer http model)
+all_targets=(spec address parse note writer control http model)
 
 seconds=60
 replay=0

@@ -3,6 +3,7 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/sink.h"
 #include "eventlog-sink/parse.h"
+#include "eventlog-sink/control.h"
 
 extern "C" int cxx_headers_ok(void);
 
@@ -18,5 +19,6 @@ extern "C" int cxx_headers_ok(void)
     (void)s;
     (void)&els_writer_open;
     (void)&els_sink_register;
+    (void)&els_control_register;
     return static_cast<int>(ops.struct_size);
 }

@@ -28,6 +28,7 @@ struct tool_command {
 
 int recv_main(int argc, char **argv);
 int dump_main(int argc, char **argv);
+int ctl_main(int argc, char **argv);
 int top_main(int argc, char **argv);
 int serve_main(int argc, char **argv);
 

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
@@ -108,6 +109,12 @@ static void consumer_note(struct els_writer *w, struct consumer *c,
     int r = n == 0 ? ELS_EINVAL : consumer_priv_append(w, c, block, n);
     if (r != 0)
         consumer_starved(w, c, r);
+}
+
+void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
+                             const char *msg)
+{
+    consumer_note(w, c, c->last_time, "%s", msg);
 }
 
 /* The note a consumer that starts mid-stream without a snapshot gets. */
@@ -306,6 +313,7 @@ void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
         elsi_close(c->fd);
     }
     consumer_priv_drop(w, c);
+    elsi_control_session_free(c->ctl);
     free(c);
 }
 
@@ -523,7 +531,13 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
                           const uint8_t *header, size_t header_len,
                           uint64_t visible)
 {
-    if (c->dead || c->connecting || header == NULL)
+    if (c->dead || c->connecting)
+        return;
+    if (elsi_control_only(c)) {
+        elsi_control_pump_only(w, c, header_len, visible);
+        return;
+    }
+    if (header == NULL)
         return;
     if (c->retry_at_ms && elsi_now_ms() < c->retry_at_ms)
         return;
@@ -560,6 +574,14 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
                 continue;
             consumer_priv_drop(w, c);
             consumer_piece_done(c);
+        }
+        if (c->ctl != NULL && c->unit_off == 0 && !c->awaiting_snapshot) {
+            /* Control answers go in at the point the command took effect. */
+            elsi_control_notes_due(w, c, visible);
+            if (c->dead)
+                return;
+            if (c->priv_off < c->priv_len)
+                continue;
         }
         if (c->dump && c->seq >= c->dump_end) {
             /* Note [Flight recorder]: a dump ends as a stream does. */
@@ -702,9 +724,12 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
         }
         return;
     }
-    if (revents & POLLIN) {
-        /* Consumers have nothing to say yet (control commands are not
-         * enabled): read and discard, and notice end of input. */
+    if ((revents & POLLIN) && w->control != NULL && c->is_socket &&
+        !c->dialled) {
+        elsi_control_input(w, c);
+    } else if (revents & POLLIN) {
+        /* Without control=1 consumers have nothing to say: read and
+         * discard, and notice end of input. */
         ssize_t n;
         do {
             n = read(c->fd, w->scratch, sizeof w->scratch);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
@@ -160,6 +161,7 @@ void *elsi_writer_main(void *arg)
         uint64_t now = elsi_now_ms();
         if (w->ops->style == ELS_SINK_DIAL)
             dial_maybe(w, now);
+        elsi_control_tick(w);
 
         pthread_mutex_lock(&w->lock);
         const uint8_t *header = w->header;
@@ -373,6 +375,8 @@ void *elsi_writer_main(void *arg)
     }
     free(pfds);
     free(pcons);
+    /* Note [Control lifetimes]: detached before w can be freed. */
+    elsi_control_detach(w);
     pthread_mutex_lock(&w->lock);
     w->consumers = NULL;
     w->st.consumers_connected = 0;
@@ -382,6 +386,7 @@ void *elsi_writer_main(void *arg)
      * finishing the writer is this thread's job now. */
     w->thread_done = true;
     bool abandoned = atomic_load(&w->abandoned);
+
     pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);
     if (abandoned)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
@@ -159,6 +160,7 @@ static void writer_free(struct els_writer *w)
     if (w->wake[1] >= 0)
         elsi_close(w->wake[1]);
     elsi_ring_destroy(&w->ring);
+    elsi_control_release(w->control);
     elsi_spec_free(&w->spec);
     free(w->header);
     free(w->join_buf);
@@ -242,6 +244,11 @@ int els_writer_open(const char *spec, struct els_writer **out,
     if (w->ops->endpoint == NULL ||
         w->ops->endpoint(w->sink, w->endpoint, sizeof w->endpoint) < 0)
         snprintf(w->endpoint, sizeof w->endpoint, "%s", spec);
+    r = elsi_control_open(w, err, err_len);
+    if (r != 0) {
+        w->ops->close(w->sink);
+        goto fail;
+    }
 
     /* The writer thread must never take a signal meant for the program
      * (the RTS's timer, SIGINT...) and must hold SIGPIPE blocked for pipe

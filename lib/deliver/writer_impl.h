@@ -225,6 +225,9 @@ struct consumer {
     uint64_t dump_end;
     int dump_error;             /* the write that failed it */
     uint64_t await_since_ms;
+    /* Its control session (control=1, once it sent something):
+     * lib/control/control.c. */
+    struct elsi_ctl_session *ctl;
 };
 
 struct els_writer {
@@ -310,6 +313,9 @@ struct els_writer {
                           loop_log;
 
     struct els_writer *next_open;   /* all_writers list, for fork */
+    /* control=1: the control channel's side of this writer
+     * (lib/control/control.h); NULL otherwise. */
+    struct elsi_control *control;
 };
 
 #define DIAL_BACKOFF_MIN_MS 100u
@@ -402,6 +408,9 @@ void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
  * under it this round. */
 void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
                          uint64_t visible, uint64_t tail, bool ending);
+/* Queue an in-band note with msg for c (the control channel's answers). */
+void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
+                             const char *msg);
 
 // ---------------------------------------------------------------------------
 // Releasing units (release.c; writer thread, lock held)

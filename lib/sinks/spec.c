@@ -4,7 +4,8 @@
  * Splits a spec into its scheme (matched exactly against the registry,
  * never by prefix), its %-decoded address and its options; decodes the
  * options every sink shares (buffer, policy, wait, linger, max-consumers,
- * consumer-memory) and keeps the ones the sink declared for its open().
+ * consumer-memory, control, control-secret) and keeps the ones the sink
+ * declared for its open().
  * Every refusal is one line that
  * quotes the spec and names the part that is wrong.  What the address
  * means, and whether it can be bound or opened, is the sink's business:
@@ -42,6 +43,8 @@ enum spec_common {
     SPEC_OPT_LINGER,
     SPEC_OPT_MAX_CONSUMERS,
     SPEC_OPT_CONSUMER_MEMORY,
+    SPEC_OPT_CONTROL,
+    SPEC_OPT_CONTROL_SECRET,
     SPEC_OPT__COUNT
 };
 
@@ -52,6 +55,8 @@ static const char *const spec_common_names[SPEC_OPT__COUNT] = {
     [SPEC_OPT_LINGER] = "linger",
     [SPEC_OPT_MAX_CONSUMERS] = "max-consumers",
     [SPEC_OPT_CONSUMER_MEMORY] = "consumer-memory",
+    [SPEC_OPT_CONTROL] = "control",
+    [SPEC_OPT_CONTROL_SECRET] = "control-secret",
 };
 
 struct spec_parser {
@@ -622,6 +627,27 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
         case SPEC_OPT_CONSUMER_MEMORY:
             rc = spec_set_consumer_limit(p, (enum spec_common)common, value);
             break;
+        case SPEC_OPT_CONTROL:
+            /* Off unless asked for: docs/CONTROL.md. */
+            if (strcmp(value, "0") == 0 || strcmp(value, "1") == 0) {
+                out->control = value[0] == '1';
+            } else {
+                char cq[SPEC_PIECE_BUF];
+                rc = spec_fail(p, ELS_EINVAL, "control=%s: expected 0 or 1",
+                               elsi_quote(cq, sizeof cq, value, strlen(value),
+                                          SPEC_PIECE_MAX));
+            }
+            break;
+        case SPEC_OPT_CONTROL_SECRET:
+            /* A path; the file is read (and its mode checked) at open. */
+            if (value[0] == '\0') {
+                rc = spec_fail(p, ELS_EINVAL, "control-secret= needs the path "
+                               "of a file holding the secret");
+            } else {
+                out->control_secret = value;
+                value = NULL;
+            }
+            break;
         case SPEC_OPT__COUNT:
             break;
         }
@@ -702,6 +728,11 @@ int elsi_spec_parse(const char *text, struct elsi_spec *out,
             item = amp + 1;
         }
     }
+    if (out->control_secret != NULL && !out->control) {
+        rc = spec_fail(&p, ELS_EINVAL, "control-secret= is given without "
+                       "control=1");
+        goto fail;
+    }
     return 0;
 
 fail:
@@ -715,6 +746,7 @@ void elsi_spec_free(struct elsi_spec *spec)
         return;
     free(spec->text);
     free(spec->address);
+    free(spec->control_secret);
     for (size_t i = 0; i < spec->n_options && i < ELSI_SPEC_MAX_OPTIONS; i++) {
         free(spec->option_keys[i]);
         free(spec->option_values[i]);

@@ -64,6 +64,8 @@ struct elsi_spec {
     uint32_t linger_ms;             /* linger=SECS; default 5 s */
     uint32_t max_consumers;         /* max-consumers=N: per sink, at once */
     uint64_t consumer_memory;       /* consumer-memory=SIZE: see writer */
+    bool control;                   /* control=0|1: docs/CONTROL.md */
+    char *control_secret;           /* control-secret=PATH, or NULL */
 };
 
 /* Parse text into *out (which the caller then owns: elsi_spec_free()).

@@ -318,10 +318,10 @@ static void unknown_options_are_refused(void)
     REFUSED("test-b:x?color=red", ELS_EINVAL,
             "unknown option 'color' for scheme test-b "
             "(valid: buffer, policy, wait, linger, max-consumers, "
-            "consumer-memory)");
+            "consumer-memory, control, control-secret)");
     REFUSED("test-a:x?colour=red", ELS_EINVAL,
             "(valid: buffer, policy, wait, linger, max-consumers, "
-            "consumer-memory, color, size-hint)");
+            "consumer-memory, control, control-secret, color, size-hint)");
 }
 
 static void consumer_limits(void)

@@ -1,0 +1,47 @@
+/*
+ * eventlog-sink/control.h: commands of the program's own, run by the
+ * control channel of a socket sink (spec option control=1; the protocol
+ * and every built-in command are in docs/CONTROL.md).
+ *
+ * A command is named by a namespace (1 to 255 bytes) and an id (1 to 255),
+ * as in eventlog-socket's protocol, so eventlog-socket clients can call it
+ * with its binary messages; a name gives it a text form for
+ * `eventlog-sink ctl SPEC NAME [ARGS]` as well.  This project's own
+ * clients can always call it as `user NAMESPACE ID [ARGS]`.
+ */
+#ifndef EVENTLOG_SINK_CONTROL_H
+#define EVENTLOG_SINK_CONTROL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The handler of a command.  It runs on the library's control thread (one
+ * command at a time, never on the writer thread and never on an RTS
+ * thread), so it may block, call into the RTS through the C API, or take
+ * its time; other commands wait meanwhile.  args is the text after the
+ * command's name ("" for eventlog-socket messages, which carry none).
+ * Write the result (or the reason for a failure) as one line of text to
+ * out (out_len > 0 bytes, NUL-terminated; longer text is cut) and return
+ * 0 or a negative ELS_E* code: the client receives both. */
+typedef int (*els_control_fn)(void *user, const char *args, char *out,
+                              size_t out_len);
+
+/* Register fn as command id (1 to 255) of namespace ns (1 to 255 bytes,
+ * printable, no space; "eventlog-sink" and "eventlog-socket" are the
+ * library's).  name may be NULL, or [a-z][a-z0-9-]* of at most 31 bytes
+ * that no built-in command or earlier registration uses.  Register before
+ * clients may call (commands registered later are served from then on).
+ * Returns 0, ELS_EINVAL (a malformed or reserved namespace, id or name),
+ * ELS_EEXIST (the namespace and id, or the name, are taken) or
+ * ELS_ENOMEM (the table holds 256 user commands at most).  Thread-safe. */
+int els_control_register(const char *ns, unsigned id, const char *name,
+                         els_control_fn fn, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EVENTLOG_SINK_CONTROL_H */

@@ -1,0 +1,90 @@
+/*
+ * codec.h: the bytes of the control channel (docs/CONTROL.md): decoding
+ * what a client sends (this project's frames and eventlog-socket's binary
+ * messages, interleaved in any order) and encoding the answers.  The
+ * decoder is incremental, bounded (it never holds more than one frame) and
+ * total: any byte sequence decodes into messages and errors, and an error
+ * never stops it (it resynchronises at the next magic).
+ *
+ * Not its job: what a command does (control.c), who may send one
+ * (control.c), the eventlog note an in-band answer travels in
+ * (format/evformat.c).
+ */
+#ifndef ELS_CONTROL_CODEC_H
+#define ELS_CONTROL_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* This project's frames: "ELSC" version kind length[2] payload. */
+#define ELSI_CTL_MAGIC          "ELSC"
+#define ELSI_CTL_ANSWER_MAGIC   "ELSR"
+#define ELSI_CTL_VERSION        1u
+#define ELSI_CTL_HEADER_BYTES   8u
+#define ELSI_CTL_MAX_PAYLOAD    1024u
+#define ELSI_CTL_KIND_HELLO     1u
+#define ELSI_CTL_KIND_COMMAND   2u
+#define ELSI_CTL_KIND_HELLO_ANSWER   0x81u
+#define ELSI_CTL_KIND_COMMAND_ANSWER 0x82u
+/* Answer frame: magic[4] version kind request-id[4] status[4] length[2]. */
+#define ELSI_CTL_ANSWER_HEADER_BYTES 16u
+#define ELSI_CTL_MAX_ANSWER_TEXT     1024u
+#define ELSI_CTL_NONCE_BYTES    16u
+#define ELSI_CTL_MAX_SECRET     255u
+#define ELSI_CTL_HELLO_CONTROL_ONLY 0x01u
+
+/* eventlog-socket's messages: magic version nslen namespace command-id. */
+#define ELSI_ES_MAGIC0 0xF0u
+#define ELSI_ES_VERSION 0u
+#define ELSI_ES_NAMESPACE "eventlog-socket"
+
+enum elsi_ctl_msg_type {
+    ELSI_CTL_MSG_HELLO,
+    ELSI_CTL_MSG_COMMAND,       /* text command of this project's protocol */
+    ELSI_CTL_MSG_ES,            /* eventlog-socket namespace + command id */
+    ELSI_CTL_MSG_ERROR          /* malformed input: answer with an error */
+};
+
+struct elsi_ctl_msg {
+    enum elsi_ctl_msg_type type;
+    uint32_t request_id;        /* COMMAND (and ERROR inside a frame) */
+    int error;                  /* ERROR: a negative ELS_E* code */
+    char error_text[160];
+    /* HELLO */
+    unsigned flags;
+    uint8_t nonce[ELSI_CTL_NONCE_BYTES];
+    uint8_t secret[ELSI_CTL_MAX_SECRET];
+    size_t secret_len;
+    /* COMMAND: NUL-terminated, printable, no control characters */
+    char text[ELSI_CTL_MAX_PAYLOAD + 1];
+    /* ES */
+    char ns[256];
+    size_t ns_len;
+    uint8_t command_id;
+};
+
+enum elsi_ctl_dec_state { DEC_SYNC, DEC_FRAME, DEC_SKIP };
+
+struct elsi_ctl_decoder {
+    uint8_t buf[ELSI_CTL_HEADER_BYTES + ELSI_CTL_MAX_PAYLOAD];
+    size_t len;                 /* bytes held in buf */
+    size_t skip;                /* DEC_SKIP: payload bytes still to skip */
+    bool in_garbage;            /* already reported the current junk run */
+};
+
+void elsi_ctl_decoder_init(struct elsi_ctl_decoder *d);
+
+/* Consume bytes from in[0..len) until one message is complete.  Returns
+ * the number of bytes consumed; *got says whether *msg holds a message.
+ * Call again with the rest until it consumes everything. */
+size_t elsi_ctl_decode(struct elsi_ctl_decoder *d, const uint8_t *in,
+                       size_t len, struct elsi_ctl_msg *msg, bool *got);
+
+/* An answer frame into buf; text is cut to ELSI_CTL_MAX_ANSWER_TEXT.
+ * Returns its length, or 0 if buf is too small. */
+size_t elsi_ctl_encode_answer(uint8_t *buf, size_t cap, unsigned kind,
+                              uint32_t request_id, int status,
+                              const char *text);
+
+#endif /* ELS_CONTROL_CODEC_H */

@@ -1,0 +1,986 @@
+/*
+ * control.c: the control channel's server side: the command table, the
+ * control thread that runs commands, and the sessions of the clients that
+ * send them (authorisation, answers).  See control.h for who calls what,
+ * docs/CONTROL.md for the protocol as clients see it.
+ *
+ * Not this file's job: the byte layout (codec.c), what the GHC commands do
+ * (lib/ghc/ghc_control.c), sending stream bytes (deliver/consumer.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control/codec.h"
+#include "control/control.h"
+#include "deliver/writer_impl.h"
+#include "eventlog-sink.h"
+#include "log.h"
+#include "queue/ring.h"
+#include "sinks/fdutil.h"
+
+/*
+ * Note [Control lifetimes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * A command may outlive the writer whose client sent it: stop closes that
+ * very writer from the control thread.  So the writer's side (struct
+ * elsi_control) is reference-counted: the writer holds one reference,
+ * each queued or running command another.  ctl->w is set while the
+ * writer's thread runs and cleared under ctl->mu by elsi_control_detach()
+ * at the thread's end, before the writer can be freed; the control thread
+ * touches the writer (to hand a result back and wake its thread, or to
+ * read its counters) only under ctl->mu with ctl->w set.  Lock order:
+ * ctl->mu before w->lock; the writer thread takes ctl->mu with no lock
+ * held.  Sessions live on the writer thread only; a result names its
+ * consumer by id, and one whose consumer has gone is dropped.
+ */
+
+// ---------------------------------------------------------------------------
+// The command table
+// ---------------------------------------------------------------------------
+
+#define CTL_MAX_COMMANDS 320
+#define CTL_MAX_USER_COMMANDS 256
+#define CTL_NAME_MAX 31
+
+struct ctl_command {
+    char ns[256];
+    unsigned id;                        /* 0: text name only */
+    char name[CTL_NAME_MAX + 1];        /* "" for id-only commands */
+    const char *help;
+    elsi_ctl_builtin_fn builtin;
+    els_control_fn user_fn;
+    void *user;
+    unsigned flags;
+};
+
+static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ctl_command table[CTL_MAX_COMMANDS];
+static size_t table_len, table_user;
+
+static bool name_valid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > CTL_NAME_MAX || name[0] < 'a' || name[0] > 'z')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static bool ns_valid(const char *ns)
+{
+    size_t n = strlen(ns);
+    if (n == 0 || n > 255)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)ns[i] <= 0x20 || ns[i] == 0x7f)
+            return false;
+    return true;
+}
+
+/* table_mu held. */
+static struct ctl_command *find_id(const char *ns, size_t ns_len, unsigned id)
+{
+    for (size_t i = 0; i < table_len; i++)
+        if (table[i].id == id && id != 0 && strlen(table[i].ns) == ns_len &&
+            memcmp(table[i].ns, ns, ns_len) == 0)
+            return &table[i];
+    return NULL;
+}
+
+static struct ctl_command *find_name(const char *name)
+{
+    for (size_t i = 0; i < table_len; i++)
+        if (table[i].name[0] != '\0' && strcmp(table[i].name, name) == 0)
+            return &table[i];
+    return NULL;
+}
+
+static int table_add(const struct ctl_command *cmd, bool user)
+{
+    pthread_mutex_lock(&table_mu);
+    int r = 0;
+    if ((cmd->id != 0 && find_id(cmd->ns, strlen(cmd->ns), cmd->id)) ||
+        (cmd->name[0] != '\0' && find_name(cmd->name)))
+        r = ELS_EEXIST;
+    else if (table_len == CTL_MAX_COMMANDS ||
+             (user && table_user == CTL_MAX_USER_COMMANDS))
+        r = ELS_ENOMEM;
+    else {
+        table[table_len++] = *cmd;
+        table_user += user;
+    }
+    pthread_mutex_unlock(&table_mu);
+    return r;
+}
+
+int elsi_control_register_builtin(const char *ns, unsigned id,
+                                  const char *name, const char *help,
+                                  elsi_ctl_builtin_fn fn, unsigned flags)
+{
+    struct ctl_command cmd = { .id = id, .help = help, .builtin = fn,
+                               .flags = flags };
+    snprintf(cmd.ns, sizeof cmd.ns, "%s", ns);
+    snprintf(cmd.name, sizeof cmd.name, "%s", name != NULL ? name : "");
+    return table_add(&cmd, false);
+}
+
+int els_control_register(const char *ns, unsigned id, const char *name,
+                         els_control_fn fn, void *user)
+{
+    if (ns == NULL || fn == NULL || !ns_valid(ns) || id < 1 || id > 255 ||
+        strcmp(ns, ELSI_CTL_NAMESPACE) == 0 ||
+        strcmp(ns, ELSI_ES_NAMESPACE) == 0 ||
+        (name != NULL && !name_valid(name)))
+        return ELS_EINVAL;
+    struct ctl_command cmd = { .id = id, .user_fn = fn, .user = user,
+                               .help = "a command of the program's" };
+    snprintf(cmd.ns, sizeof cmd.ns, "%s", ns);
+    snprintf(cmd.name, sizeof cmd.name, "%s", name != NULL ? name : "");
+    return table_add(&cmd, true);
+}
+
+// ---------------------------------------------------------------------------
+// The writer's side
+// ---------------------------------------------------------------------------
+
+struct ctl_job;
+
+struct elsi_control {
+    pthread_mutex_t mu;
+    unsigned refs;                  /* Note [Control lifetimes] */
+    struct els_writer *w;           /* NULL once detached */
+    struct ctl_job *done, *done_tail;
+    uint8_t secret[ELSI_CTL_MAX_SECRET];
+    size_t secret_len;              /* 0: no secret (UNIX peers only) */
+};
+
+/* Bounds that keep a client from costing the program more than a little. */
+#define CTL_SESSION_IN_FLIGHT 4u        /* commands queued or running */
+#define CTL_QUEUE_MAX 64u               /* all sessions together */
+#define CTL_OUT_MAX (64u * 1024)        /* unread answers of one session */
+#define CTL_READ_BYTES 4096u            /* input taken per wake-up */
+
+struct elsi_ctl_session {
+    struct elsi_ctl_decoder dec;
+    bool checked;                   /* peer looked at */
+    bool unix_peer, peer_ok;        /* UNIX peer with our uid or root */
+    bool inet_peer, secret_ok;      /* TCP peer that gave the secret */
+    unsigned long peer_uid;
+    bool control_only;
+    unsigned in_flight;
+    uint8_t *out;                   /* control-only: answer frames */
+    size_t out_len, out_off;
+    struct ctl_note *notes, *notes_tail;    /* in-band answers */
+    size_t notes_bytes;             /* their text, at most CTL_OUT_MAX */
+    struct elsi_ctl_msg msg;        /* the message being handled */
+    bool ended;                     /* the stream's DATA_END is unit */
+    uint64_t end_seq;
+};
+
+struct ctl_note {
+    struct ctl_note *next;
+    uint64_t after_seq;             /* due once units before it are sent */
+    char text[ELSI_CTL_MAX_ANSWER_TEXT + 64];
+};
+
+static void ctl_unref(struct elsi_control *ctl);
+
+/* Read the secret: a regular file owned by this user (or root), not
+ * readable or writable by group or others, 16 to 255 bytes after one
+ * trailing newline is removed. */
+static int read_secret(const char *path, struct elsi_control *ctl,
+                       char *err, size_t err_len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: %s",
+                         path, strerror(errno));
+    struct stat sb;
+    int r = 0;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+        r = elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: not a "
+                      "regular file", path);
+    else if (sb.st_uid != geteuid() && sb.st_uid != 0)
+        r = elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: owned by "
+                      "uid %lu, not by this program's user", path,
+                      (unsigned long)sb.st_uid);
+    else if (sb.st_mode & 077)
+        r = elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: mode "
+                      "%03o lets others read or change it (chmod 600)", path,
+                      (unsigned)(sb.st_mode & 0777));
+    if (r != 0) {
+        elsi_close(fd);
+        return r;
+    }
+    uint8_t buf[ELSI_CTL_MAX_SECRET + 2];
+    ssize_t n = read(fd, buf, sizeof buf);
+    elsi_close(fd);
+    if (n > 0 && buf[n - 1] == '\n')
+        n--;
+    if (n < 16 || n > (ssize_t)ELSI_CTL_MAX_SECRET)
+        return elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: the "
+                         "secret must be 16 to %u bytes", path,
+                         ELSI_CTL_MAX_SECRET);
+    memcpy(ctl->secret, buf, (size_t)n);
+    ctl->secret_len = (size_t)n;
+    return 0;
+}
+
+int elsi_control_open(struct els_writer *w, char *err, size_t err_len)
+{
+    if (!w->spec.control)
+        return 0;
+    if (w->ops->style != ELS_SINK_LISTEN)
+        return elsi_fail(err, err_len, ELS_EINVAL, "spec \"%s\": control=1 "
+                         "needs a listening sink (unix:, tcp:)", w->spec.text);
+    struct elsi_control *ctl = calloc(1, sizeof *ctl);
+    if (ctl == NULL)
+        return elsi_fail(err, err_len, ELS_ENOMEM, "out of memory");
+    pthread_mutex_init(&ctl->mu, NULL);
+    ctl->refs = 1;
+    if (w->spec.control_secret != NULL) {
+        int r = read_secret(w->spec.control_secret, ctl, err, err_len);
+        if (r != 0) {
+            pthread_mutex_destroy(&ctl->mu);
+            free(ctl);
+            return r;
+        }
+    }
+    ctl->w = w;
+    w->control = ctl;
+    if (ctl->secret_len > 0)
+        elsi_log(ELS_LOG_INFO, "control enabled on %s: UNIX peers with uid "
+                 "%lu or root; TCP peers with the secret from %s",
+                 w->endpoint, (unsigned long)geteuid(), w->spec.control_secret);
+    else
+        elsi_log(ELS_LOG_INFO, "control enabled on %s: UNIX peers with uid "
+                 "%lu or root (TCP peers are refused: no control-secret=)",
+                 w->endpoint, (unsigned long)geteuid());
+    return 0;
+}
+
+static void free_jobs(struct ctl_job *j);
+
+void elsi_control_detach(struct els_writer *w)
+{
+    struct elsi_control *ctl = w->control;
+    if (ctl == NULL)
+        return;
+    pthread_mutex_lock(&ctl->mu);
+    ctl->w = NULL;
+    struct ctl_job *done = ctl->done;
+    ctl->done = ctl->done_tail = NULL;
+    pthread_mutex_unlock(&ctl->mu);
+    free_jobs(done);
+}
+
+void elsi_control_release(struct elsi_control *ctl)
+{
+    if (ctl != NULL)
+        ctl_unref(ctl);
+}
+
+static void ctl_unref(struct elsi_control *ctl)
+{
+    pthread_mutex_lock(&ctl->mu);
+    bool last = --ctl->refs == 0;
+    struct ctl_job *done = last ? ctl->done : NULL;
+    pthread_mutex_unlock(&ctl->mu);
+    if (last) {
+        free_jobs(done);
+        pthread_mutex_destroy(&ctl->mu);
+        free(ctl);
+    }
+}
+
+int elsi_control_writer_stats(struct elsi_control *ctl, struct els_stats *st,
+                              char *endpoint, size_t endpoint_len)
+{
+    int r = ELS_ESTOPPED;
+    pthread_mutex_lock(&ctl->mu);
+    if (ctl->w != NULL) {
+        r = els_writer_stats(ctl->w, st);
+        if (endpoint != NULL)
+            snprintf(endpoint, endpoint_len, "%s", ctl->w->endpoint);
+    }
+    pthread_mutex_unlock(&ctl->mu);
+    return r;
+}
+
+// ---------------------------------------------------------------------------
+// The control thread
+// ---------------------------------------------------------------------------
+
+struct ctl_job {
+    struct ctl_job *next;
+    struct elsi_control *ctl;
+    uint64_t consumer_id;
+    uint32_t request_id;
+    bool es;                        /* an eventlog-socket message */
+    struct ctl_command cmd;         /* a copy: the table only grows */
+    char label[300];                /* what the answer repeats */
+    char args[ELSI_CTL_MAX_PAYLOAD + 1];
+    int status;
+    char out[ELSI_CTL_MAX_ANSWER_TEXT];
+};
+
+static pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_cv = PTHREAD_COND_INITIALIZER;
+static struct ctl_job *queue_head, *queue_tail;
+static unsigned queue_len;
+static pid_t worker_pid;            /* the process whose thread runs */
+
+static void free_jobs(struct ctl_job *j)
+{
+    while (j != NULL) {
+        struct ctl_job *next = j->next;
+        free(j);
+        j = next;
+    }
+}
+
+static void run_job(struct ctl_job *j)
+{
+    j->out[0] = '\0';
+    if (j->cmd.builtin != NULL)
+        j->status = j->cmd.builtin(j->ctl, j->args, j->out, sizeof j->out);
+    else
+        j->status = j->cmd.user_fn(j->cmd.user, j->args, j->out, sizeof j->out);
+    if (j->status > 0)
+        j->status = ELS_EINVAL;     /* not a code: say it failed */
+    j->out[sizeof j->out - 1] = '\0';
+}
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&queue_mu);
+        while (queue_head == NULL)
+            pthread_cond_wait(&queue_cv, &queue_mu);
+        struct ctl_job *j = queue_head;
+        queue_head = j->next;
+        if (queue_head == NULL)
+            queue_tail = NULL;
+        queue_len--;
+        pthread_mutex_unlock(&queue_mu);
+
+        j->next = NULL;
+        run_job(j);
+
+        struct elsi_control *ctl = j->ctl;
+        pthread_mutex_lock(&ctl->mu);
+        if (ctl->w != NULL && !(j->cmd.flags & ELSI_CTL_ANSWER_FIRST)) {
+            if (ctl->done_tail != NULL)
+                ctl->done_tail->next = j;
+            else
+                ctl->done = j;
+            ctl->done_tail = j;
+            elsi_writer_send_wake(ctl->w);
+            j = NULL;
+        }
+        pthread_mutex_unlock(&ctl->mu);
+        free(j);
+        ctl_unref(ctl);
+    }
+    return NULL;
+}
+
+/* Queue j for the control thread, starting it in this process if needed.
+ * 0 or ELS_EBUSY (queue full) or the pthread_create error. */
+static int worker_submit(struct ctl_job *j)
+{
+    pthread_mutex_lock(&queue_mu);
+    int r = 0;
+    if (worker_pid != getpid()) {
+        /* First use, or a forked child (control_atfork_child). */
+        pthread_t t;
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        r = -pthread_create(&t, NULL, worker_main, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r == 0) {
+            pthread_detach(t);
+            worker_pid = getpid();
+        }
+    }
+    if (r == 0 && queue_len >= CTL_QUEUE_MAX)
+        r = ELS_EBUSY;
+    if (r == 0) {
+        if (queue_tail != NULL)
+            queue_tail->next = j;
+        else
+            queue_head = j;
+        queue_tail = j;
+        queue_len++;
+        pthread_cond_signal(&queue_cv);
+    }
+    pthread_mutex_unlock(&queue_mu);
+    return r;
+}
+
+// ---------------------------------------------------------------------------
+// Sessions (writer thread only)
+// ---------------------------------------------------------------------------
+
+/* A consumer.c helper: queue an in-band note for c (kills c if it cannot
+ * be queued within consumer-memory=). */
+void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
+                             const char *msg);
+
+void elsi_control_session_free(struct elsi_ctl_session *s)
+{
+    if (s == NULL)
+        return;
+    free(s->out);
+    for (struct ctl_note *n = s->notes; n != NULL;) {
+        struct ctl_note *next = n->next;
+        free(n);
+        n = next;
+    }
+    free(s);
+}
+
+bool elsi_control_only(const struct consumer *c)
+{
+    return c->ctl != NULL && c->ctl->control_only;
+}
+
+static void session_kill(struct els_writer *w, struct consumer *c,
+                         const char *why)
+{
+    if (!c->dead)
+        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: control client %" PRIu64 " closed: %s",
+                         w->endpoint, c->id, why);
+    c->dead = true;
+}
+
+static void out_append(struct els_writer *w, struct consumer *c,
+                       const uint8_t *p, size_t n)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    if (s->out_off > 0 && s->out_off == s->out_len)
+        s->out_off = s->out_len = 0;
+    if (s->out_len - s->out_off + n > CTL_OUT_MAX) {
+        session_kill(w, c, "it does not read its answers");
+        return;
+    }
+    if (s->out_off > 0) {
+        memmove(s->out, s->out + s->out_off, s->out_len - s->out_off);
+        s->out_len -= s->out_off;
+        s->out_off = 0;
+    }
+    uint8_t *grown = realloc(s->out, s->out_len + n);
+    if (grown == NULL) {
+        session_kill(w, c, "out of memory");
+        return;
+    }
+    s->out = grown;
+    memcpy(s->out + s->out_len, p, n);
+    s->out_len += n;
+}
+
+/* Answer on c: a frame for a control-only client, else an in-band note
+ * due after every unit committed so far. */
+static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
+                   uint32_t id, bool es, const char *label, int status,
+                   const char *text)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    if (c->dead)
+        return;
+    if (s->control_only) {
+        uint8_t frame[ELSI_CTL_ANSWER_HEADER_BYTES + ELSI_CTL_MAX_ANSWER_TEXT];
+        char full[ELSI_CTL_MAX_ANSWER_TEXT];
+        if (status != 0)
+            snprintf(full, sizeof full, "%s: %s", els_err_name(status),
+                     text[0] ? text : els_strerror(status));
+        else
+            snprintf(full, sizeof full, "%s", text);
+        size_t n = elsi_ctl_encode_answer(frame, sizeof frame, kind, id,
+                                          status, full);
+        out_append(w, c, frame, n);
+        return;
+    }
+    if (s->notes_bytes + sizeof(struct ctl_note) > CTL_OUT_MAX) {
+        /* Its answers wait for it to read the stream up to them. */
+        session_kill(w, c, "it sends commands and does not read its stream");
+        return;
+    }
+    struct ctl_note *note = malloc(sizeof *note);
+    if (note == NULL) {
+        session_kill(w, c, "out of memory");
+        return;
+    }
+    note->next = NULL;
+    pthread_mutex_lock(&w->lock);
+    note->after_seq = w->ring.committed_seq;
+    pthread_mutex_unlock(&w->lock);
+    char idtext[24] = "";
+    if (!es)
+        snprintf(idtext, sizeof idtext, " #%" PRIu32, id);
+    if (status != 0)
+        snprintf(note->text, sizeof note->text, "eventlog-sink control%s %s: "
+                 "error %s: %s", idtext, label, els_err_name(status),
+                 text[0] ? text : els_strerror(status));
+    else
+        snprintf(note->text, sizeof note->text, "eventlog-sink control%s %s: "
+                 "ok%s%s", idtext, label, text[0] ? ": " : "", text);
+    s->notes_bytes += sizeof *note;
+    if (s->notes_tail != NULL)
+        s->notes_tail->next = note;
+    else
+        s->notes = note;
+    s->notes_tail = note;
+}
+
+void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
+                            uint64_t visible)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    /* Called before every unit: so it sees DATA_END before c passes it,
+     * and nothing may follow that in the stream. */
+    if (!s->ended && c->seq < visible &&
+        elsi_ring_unit_at(&w->ring, c->seq)->kind == ELSI_UNIT_KIND_END)
+        s->ended = true, s->end_seq = c->seq;
+    while (s->notes != NULL && s->notes->after_seq <= c->seq && !c->dead) {
+        struct ctl_note *n = s->notes;
+        s->notes = n->next;
+        if (s->notes == NULL)
+            s->notes_tail = NULL;
+        s->notes_bytes -= sizeof *n;
+        if (s->ended && c->seq > s->end_seq)
+            elsi_log(ELS_LOG_DEBUG, "%s: consumer %" PRIu64 ": an answer came "
+                     "after its stream ended: %s", w->endpoint, c->id, n->text);
+        else
+            elsi_consumer_note_text(w, c, n->text);
+        free(n);
+    }
+}
+
+void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
+                            size_t header_len, uint64_t visible)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    (void)w;
+    /* No stream: always caught up, never holding a unit back. */
+    c->header_off = header_len;
+    c->seq = visible;
+    c->unit_off = 0;
+    c->priv_off = c->priv_len;
+    /* A client that has shut its side and has nothing more coming is
+     * done (over TCP only POLLIN says so: nothing is written to it). */
+    if (c->read_closed && s->in_flight == 0 && s->out_off == s->out_len) {
+        c->dead = true;
+        return;
+    }
+    while (!c->dead && s->out_off < s->out_len) {
+        struct iovec iov = { s->out + s->out_off, s->out_len - s->out_off };
+        ssize_t n = elsi_write_iov(c->fd, true, &iov, 1);
+        if (n == -EAGAIN) {
+            c->want_out = true;
+            return;
+        }
+        if (n < 0) {
+            c->dead = true;     /* the client went away */
+            return;
+        }
+        s->out_off += (size_t)n;
+    }
+}
+
+/* Look at the peer once: who it is decides what it may do. */
+static void session_check_peer(struct els_writer *w, struct consumer *c)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    (void)w;
+    s->checked = true;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(c->fd, (struct sockaddr *)&ss, &len) != 0)
+        return;
+    if (ss.ss_family == AF_UNIX) {
+        s->unix_peer = true;
+#if defined(SO_PEERCRED)
+        struct ucred cred;
+        socklen_t clen = sizeof cred;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0) {
+            s->peer_uid = cred.uid;
+            s->peer_ok = cred.uid == geteuid() || cred.uid == 0;
+        }
+#endif
+    } else if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
+        s->inet_peer = true;
+    }
+}
+
+/* Constant-time comparison: the time taken says nothing about how much of
+ * the secret a guess got right. */
+static bool secret_equal(const uint8_t *a, size_t alen, const uint8_t *b,
+                         size_t blen)
+{
+    unsigned diff = alen != blen;
+    for (size_t i = 0; i < blen; i++)
+        diff |= (unsigned)(b[i] ^ (i < alen ? a[i] : 0));
+    return diff == 0;
+}
+
+/* May c run commands?  0, or the error and its text. */
+static int session_allowed(struct els_writer *w, struct consumer *c,
+                           char *why, size_t why_len)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    if (s->unix_peer) {
+        if (s->peer_ok)
+            return 0;
+        snprintf(why, why_len, "peer uid %lu may not control this program "
+                 "(only uid %lu or root)", s->peer_uid,
+                 (unsigned long)geteuid());
+        return -EPERM;
+    }
+    if (s->inet_peer) {
+        if (s->secret_ok)
+            return 0;
+        snprintf(why, why_len, "%s", w->control->secret_len == 0
+                 ? "control over TCP is refused: the sink has no "
+                   "control-secret="
+                 : "send a hello with the shared secret first");
+        return -EPERM;
+    }
+    snprintf(why, why_len, "this connection cannot carry control");
+    return -EPERM;
+}
+
+static void on_hello(struct els_writer *w, struct consumer *c,
+                     const struct elsi_ctl_msg *m)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    if ((m->flags & ELSI_CTL_HELLO_CONTROL_ONLY) && !s->control_only) {
+        /* From here on the client gets answers, no stream bytes; the
+         * nonce it chose marks where they begin. */
+        s->control_only = true;
+        c->trusted = false;
+        pthread_mutex_lock(&w->lock);
+        if (c->awaiting_snapshot) {
+            /* It will never read a stream (Note [Late joiners]). */
+            c->awaiting_snapshot = false;
+            w->awaiting--;
+        }
+        pthread_mutex_unlock(&w->lock);
+        out_append(w, c, m->nonce, ELSI_CTL_NONCE_BYTES);
+    }
+    int status = 0;
+    char text[200];
+    if (s->inet_peer && m->secret_len > 0) {
+        struct elsi_control *ctl = w->control;
+        s->secret_ok = ctl->secret_len > 0 &&
+            secret_equal(m->secret, m->secret_len, ctl->secret,
+                         ctl->secret_len);
+        if (!s->secret_ok)
+            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS,
+                             ELS_LOG_WARN, "%s: control client %" PRIu64
+                             " gave a wrong secret", w->endpoint, c->id);
+    }
+    status = session_allowed(w, c, text, sizeof text);
+    if (status == 0)
+        snprintf(text, sizeof text, "eventlog-sink control protocol %u; "
+                 "send \"help\" for the commands", ELSI_CTL_VERSION);
+    answer(w, c, ELSI_CTL_KIND_HELLO_ANSWER, 0, false, "hello", status, text);
+}
+
+/* Split "name args" and find the command. */
+static struct ctl_command *lookup_text(const char *text, char *label,
+                                       size_t label_len, const char **args,
+                                       struct ctl_command *copy)
+{
+    size_t n = strcspn(text, " ");
+    char name[CTL_NAME_MAX + 2];
+    *args = text + n + (text[n] == ' ');
+    snprintf(label, label_len, "%.*s", (int)(n < 64 ? n : 64), text);
+    if (n > CTL_NAME_MAX)
+        return NULL;
+    memcpy(name, text, n);
+    name[n] = '\0';
+    struct ctl_command *found = NULL;
+    pthread_mutex_lock(&table_mu);
+    if (strcmp(name, "user") == 0) {
+        /* user NAMESPACE ID [ARGS] */
+        const char *p = *args;
+        size_t nslen = strcspn(p, " ");
+        char *end = NULL;
+        unsigned long id = p[nslen] == ' ' ? strtoul(p + nslen + 1, &end, 10) : 0;
+        if (end != NULL && (*end == ' ' || *end == '\0') && id >= 1 && id <= 255) {
+            found = find_id(p, nslen, (unsigned)id);
+            *args = end + (*end == ' ');
+            snprintf(label, label_len, "user %.*s %lu", (int)(nslen < 200 ? nslen : 200),
+                     p, id);
+        }
+    } else {
+        found = find_name(name);
+    }
+    if (found != NULL)
+        *copy = *found;
+    pthread_mutex_unlock(&table_mu);
+    return found != NULL ? copy : NULL;
+}
+
+static void dispatch(struct els_writer *w, struct consumer *c,
+                     const struct elsi_ctl_msg *m)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    bool es = m->type == ELSI_CTL_MSG_ES;
+    uint32_t id = es ? 0 : m->request_id;
+    char label[300];
+    char why[200];
+    const char *args = "";
+    struct ctl_command cmd;
+    struct ctl_command *found = NULL;
+
+    if (es) {
+        snprintf(label, sizeof label, "%.*s command %u",
+                 (int)(m->ns_len < 200 ? m->ns_len : 200), m->ns,
+                 (unsigned)m->command_id);
+        pthread_mutex_lock(&table_mu);
+        struct ctl_command *f = find_id(m->ns, m->ns_len, m->command_id);
+        if (f != NULL) {
+            cmd = *f;
+            found = &cmd;
+        }
+        pthread_mutex_unlock(&table_mu);
+    } else {
+        found = lookup_text(m->text, label, sizeof label, &args, &cmd);
+    }
+    int status = session_allowed(w, c, why, sizeof why);
+    if (status != 0) {
+        answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, status, why);
+        return;
+    }
+    if (found == NULL) {
+        answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, ELS_EINVAL,
+               "unknown command (send \"help\" for the list)");
+        return;
+    }
+    if (s->in_flight >= CTL_SESSION_IN_FLIGHT) {
+        answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, ELS_EBUSY,
+               "too many commands of this client are waiting; send the "
+               "next after an answer");
+        return;
+    }
+    struct ctl_job *j = calloc(1, sizeof *j);
+    if (j == NULL) {
+        answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, ELS_ENOMEM, "");
+        return;
+    }
+    j->ctl = w->control;
+    j->consumer_id = c->id;
+    j->request_id = id;
+    j->es = es;
+    j->cmd = *found;
+    snprintf(j->label, sizeof j->label, "%s", label);
+    snprintf(j->args, sizeof j->args, "%s", args);
+    pthread_mutex_lock(&w->control->mu);
+    w->control->refs++;
+    pthread_mutex_unlock(&w->control->mu);
+    int r = worker_submit(j);
+    if (r != 0) {
+        ctl_unref(w->control);
+        free(j);
+        answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, r,
+               r == ELS_EBUSY ? "the control thread is busy; try again" : "");
+        return;
+    }
+    if (found->flags & ELSI_CTL_ANSWER_FIRST)
+        answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, 0,
+               "accepted; the stream ends now");
+    else
+        s->in_flight++;
+}
+
+void elsi_control_input(struct els_writer *w, struct consumer *c)
+{
+    if (c->ctl == NULL) {
+        c->ctl = calloc(1, sizeof *c->ctl);
+        if (c->ctl == NULL) {
+            session_kill(w, c, "out of memory");
+            return;
+        }
+        elsi_ctl_decoder_init(&c->ctl->dec);
+    }
+    struct elsi_ctl_session *s = c->ctl;
+    if (!s->checked)
+        session_check_peer(w, c);
+    ssize_t n;
+    do {
+        n = read(c->fd, w->scratch, CTL_READ_BYTES);
+    } while (n < 0 && errno == EINTR);
+    if (n == 0) {
+        c->read_closed = true;
+        return;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            c->dead = true;
+        return;
+    }
+    size_t off = 0;
+    struct elsi_ctl_msg *msg = &s->msg;
+    while (off < (size_t)n && !c->dead) {
+        bool got = false;
+        off += elsi_ctl_decode(&s->dec, w->scratch + off, (size_t)n - off,
+                               msg, &got);
+        if (!got)
+            continue;
+        switch (msg->type) {
+        case ELSI_CTL_MSG_HELLO:
+            on_hello(w, c, msg);
+            break;
+        case ELSI_CTL_MSG_COMMAND:
+        case ELSI_CTL_MSG_ES:
+            dispatch(w, c, msg);
+            break;
+        case ELSI_CTL_MSG_ERROR:
+            /* Without a frame there is no request id to repeat. */
+            answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, msg->request_id,
+                   msg->request_id == 0, "(malformed)", msg->error,
+                   msg->error_text);
+            break;
+        }
+    }
+}
+
+void elsi_control_tick(struct els_writer *w)
+{
+    struct elsi_control *ctl = w->control;
+    if (ctl == NULL)
+        return;
+    pthread_mutex_lock(&ctl->mu);
+    struct ctl_job *done = ctl->done;
+    ctl->done = ctl->done_tail = NULL;
+    pthread_mutex_unlock(&ctl->mu);
+    while (done != NULL) {
+        struct ctl_job *j = done;
+        done = j->next;
+        for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+            if (c->id != j->consumer_id || c->ctl == NULL)
+                continue;
+            c->ctl->in_flight--;
+            answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, j->request_id, j->es,
+                   j->label, j->status, j->out);
+            break;
+        }
+        free(j);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The commands that need no RTS
+// ---------------------------------------------------------------------------
+
+static int cmd_help(struct elsi_control *ctl, const char *args, char *out,
+                    size_t out_len)
+{
+    (void)ctl;
+    (void)args;
+    size_t off = 0;
+    out[0] = '\0';
+    pthread_mutex_lock(&table_mu);
+    for (size_t i = 0; i < table_len && off < out_len; i++) {
+        const struct ctl_command *c = &table[i];
+        int n;
+        if (c->name[0] == '\0')
+            continue;
+        n = snprintf(out + off, out_len - off, "%s%s", off ? ", " : "",
+                     c->name);
+        off += n > 0 ? (size_t)n : 0;
+    }
+    pthread_mutex_unlock(&table_mu);
+    return 0;
+}
+
+static int cmd_status(struct elsi_control *ctl, const char *args, char *out,
+                      size_t out_len)
+{
+    (void)args;
+    struct els_stats st;
+    char endpoint[256];
+    int r = elsi_control_writer_stats(ctl, &st, endpoint, sizeof endpoint);
+    if (r != 0)
+        return r;
+    uint64_t dropped = 0;
+    for (int i = 0; i < ELS_DROP__COUNT; i++)
+        dropped += st.units_dropped[i];
+    snprintf(out, out_len, "running on %s; protocol %u; consumers %" PRIu64
+             "; units accepted %" PRIu64 " sent %" PRIu64 " queued %" PRIu64
+             " dropped %" PRIu64, endpoint, ELSI_CTL_VERSION,
+             st.consumers_connected, st.units_accepted, st.units_sent,
+             st.units_queued, dropped);
+    return 0;
+}
+
+static int cmd_stats(struct elsi_control *ctl, const char *args, char *out,
+                     size_t out_len)
+{
+    (void)args;
+    struct els_stats st;
+    int r = elsi_control_writer_stats(ctl, &st, NULL, 0);
+    if (r != 0)
+        return r;
+    r = els_stats_format(&st, out, out_len);
+    return r < 0 ? r : 0;
+}
+
+/* fork(): the child would get these locks in whatever state another
+ * thread held them, and has no control thread; the forking thread takes
+ * them around fork and the child empties the queue (the parent's commands
+ * are the parent's) and starts its own thread when it needs one. */
+static void control_atfork_prepare(void)
+{
+    pthread_mutex_lock(&table_mu);
+    pthread_mutex_lock(&queue_mu);
+}
+
+static void control_atfork_parent(void)
+{
+    pthread_mutex_unlock(&queue_mu);
+    pthread_mutex_unlock(&table_mu);
+}
+
+static void control_atfork_child(void)
+{
+    /* The parent's control thread may have been waiting on queue_cv: no
+     * such waiter exists here. */
+    pthread_cond_init(&queue_cv, NULL);
+    queue_head = queue_tail = NULL;
+    queue_len = 0;
+    worker_pid = 0;
+    pthread_mutex_unlock(&queue_mu);
+    pthread_mutex_unlock(&table_mu);
+}
+
+__attribute__((constructor)) static void control_builtins(void)
+{
+    pthread_atfork(control_atfork_prepare, control_atfork_parent,
+                   control_atfork_child);
+    elsi_control_register_builtin(ELSI_CTL_NAMESPACE, 0, "help",
+                                  "list the commands", cmd_help, 0);
+    elsi_control_register_builtin(ELSI_CTL_NAMESPACE, 0, "status",
+                                  "the stream's state in one line",
+                                  cmd_status, 0);
+    elsi_control_register_builtin(ELSI_CTL_NAMESPACE, 0, "stats",
+                                  "the writer's counters", cmd_stats, 0);
+}

@@ -1,0 +1,437 @@
+/*
+ * test_control.c: the control channel through real writers and real
+ * sockets (lib/control/control.c and its hooks in lib/deliver): sessions,
+ * answers (frames for control-only clients, in-band notes at the point a
+ * command took effect for stream consumers), user commands, the
+ * authorisation rules, control off by default, and the bounds that keep a
+ * hostile client from blocking the writer.  The GHC commands are tested
+ * end to end by tests/test_control.sh.
+ */
+#include <netinet/in.h>
+
+#include "check.h"
+#include "deliver/writer_test.h"
+#include "control/codec.h"
+#include "control/frames.h"
+#include "eventlog-sink/control.h"
+#include "testutil.h"
+
+static void send_all(int fd, const void *p, size_t n)
+{
+    CHECK_INT(send(fd, p, n, MSG_NOSIGNAL), ==, (ssize_t)n);
+}
+
+static void send_command(int fd, uint32_t id, const char *text)
+{
+    uint8_t f[1200];
+    send_all(fd, f, command(f, id, text));
+}
+
+static const uint8_t nonce[16] = "0123456789ABCDEF";
+
+static void send_hello(int fd, const char *secret)
+{
+    uint8_t p[300], f[400];
+    p[0] = ELSI_CTL_HELLO_CONTROL_ONLY;
+    memcpy(p + 1, nonce, 16);
+    size_t sl = secret != NULL ? strlen(secret) : 0;
+    if (sl > 0)
+        memcpy(p + 17, secret, sl);
+    send_all(fd, f, frame(f, ELSI_CTL_KIND_HELLO, p, 17 + sl));
+}
+
+struct answer {
+    unsigned kind;
+    uint32_t id;
+    int status;
+    char text[1100];
+};
+
+/* Read until the nonce (skipping stream bytes), once per connection. */
+static void skip_to_nonce(int fd)
+{
+    uint8_t window[16] = { 0 };
+    for (;;) {
+        uint8_t b;
+        CHECK_INT(tu_read_exact(fd, &b, 1, 10000), ==, 0);
+        memmove(window, window + 1, 15);
+        window[15] = b;
+        if (memcmp(window, nonce, 16) == 0)
+            return;
+    }
+}
+
+static void read_answer(int fd, struct answer *a)
+{
+    uint8_t h[16];
+    CHECK_INT(tu_read_exact(fd, h, 16, 10000), ==, 0);
+    CHECK(memcmp(h, "ELSR\x01", 5) == 0);
+    a->kind = h[5];
+    a->id = (uint32_t)h[6] << 24 | (uint32_t)h[7] << 16 | (uint32_t)h[8] << 8 | h[9];
+    a->status = (int)((uint32_t)h[10] << 24 | (uint32_t)h[11] << 16 |
+                      (uint32_t)h[12] << 8 | h[13]);
+    size_t n = (size_t)h[14] << 8 | h[15];
+    CHECK(n < sizeof a->text);
+    CHECK_INT(tu_read_exact(fd, a->text, n, 10000), ==, 0);
+    a->text[n] = '\0';
+}
+
+/* A control-only session on a fresh connection to path. */
+static int open_session(const char *path, struct answer *hello)
+{
+    int fd = unix_connect(path);
+    send_hello(fd, NULL);
+    skip_to_nonce(fd);
+    read_answer(fd, hello);
+    CHECK_INT(hello->kind, ==, ELSI_CTL_KIND_HELLO_ANSWER);
+    return fd;
+}
+
+/* Read the stream on fd (this thread) into got until it holds needle. */
+static void read_until(int fd, struct evgen_buf *got, const char *needle)
+{
+    uint8_t buf[65536];
+    while (!contains(got, needle)) {
+        ssize_t n = 0;
+        CHECK_INT(tu_wait_fd(fd, POLLIN, 10000), ==, 0);
+        n = read(fd, buf, sizeof buf);
+        CHECK_MSG(n > 0, "the stream ended without \"%s\"", needle);
+        evgen_put(got, buf, (size_t)n);
+    }
+}
+
+/* Read the rest of the stream on fd into got, until end of file. */
+static void read_to_end(int fd, struct evgen_buf *got)
+{
+    uint8_t buf[65536];
+    for (;;) {
+        CHECK_INT(tu_wait_fd(fd, POLLIN, 10000), ==, 0);
+        ssize_t n = read(fd, buf, sizeof buf);
+        CHECK(n >= 0);
+        if (n == 0)
+            return;
+        evgen_put(got, buf, (size_t)n);
+    }
+}
+
+static int user_calls;
+
+static int user_echo(void *user, const char *args, char *out, size_t len)
+{
+    CHECK(user == &user_calls);
+    user_calls++;
+    if (strcmp(args, "fail") == 0) {
+        snprintf(out, len, "asked to fail");
+        return ELS_EBUSY;
+    }
+    snprintf(out, len, "echo [%s]", args);
+    return 0;
+}
+
+static void test_status_and_user_commands(void)
+{
+    CHECK_INT(els_control_register("test-app", 1, "echo", user_echo,
+                                   &user_calls), ==, 0);
+    const char *path;
+    struct els_writer *w = open_at("unix", "c.sock", "control=1", &path);
+    struct answer a;
+    int fd = open_session(path, &a);
+    CHECK_INT(a.status, ==, 0);
+    CHECK_CONTAINS(a.text, "protocol 1");
+
+    send_command(fd, 11, "status");
+    read_answer(fd, &a);
+    CHECK_INT(a.kind, ==, ELSI_CTL_KIND_COMMAND_ANSWER);
+    CHECK_INT(a.id, ==, 11);
+    CHECK_INT(a.status, ==, 0);
+    CHECK_CONTAINS(a.text, "running on unix:");
+
+    send_command(fd, 12, "echo a b");
+    read_answer(fd, &a);
+    CHECK_INT(a.id, ==, 12);
+    CHECK_STR(a.text, "echo [a b]");
+    send_command(fd, 13, "user test-app 1 fail");
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, ELS_EBUSY);
+    CHECK_STR(a.text, "ELS_EBUSY: asked to fail");
+    send_command(fd, 14, "no-such-command");
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, ELS_EINVAL);
+    CHECK_INT(user_calls, ==, 2);
+    close(fd);
+    els_writer_close(w);
+}
+
+static void test_register_rules(void)
+{
+    CHECK_INT(els_control_register("eventlog-socket", 1, NULL, user_echo, NULL),
+              ==, ELS_EINVAL);
+    CHECK_INT(els_control_register("eventlog-sink", 1, NULL, user_echo, NULL),
+              ==, ELS_EINVAL);
+    CHECK_INT(els_control_register("app", 0, NULL, user_echo, NULL), ==, ELS_EINVAL);
+    CHECK_INT(els_control_register("app", 256, NULL, user_echo, NULL), ==, ELS_EINVAL);
+    CHECK_INT(els_control_register("", 1, NULL, user_echo, NULL), ==, ELS_EINVAL);
+    CHECK_INT(els_control_register("a b", 1, NULL, user_echo, NULL), ==, ELS_EINVAL);
+    CHECK_INT(els_control_register("app", 1, "Bad", user_echo, NULL), ==, ELS_EINVAL);
+    CHECK_INT(els_control_register("app", 1, NULL, NULL, NULL), ==, ELS_EINVAL);
+    CHECK_INT(els_control_register("app", 1, NULL, user_echo, NULL), ==, 0);
+    CHECK_INT(els_control_register("app", 1, NULL, user_echo, NULL), ==, ELS_EEXIST);
+    CHECK_INT(els_control_register("app", 2, "status", user_echo, NULL), ==,
+              ELS_EEXIST);
+}
+
+/* A stream consumer's answer is a note in its stream, after the units
+ * written before the command ran and before those written after. */
+static void test_in_band_answer(void)
+{
+    CHECK_INT(els_control_register("app", 7, NULL, user_echo, &user_calls), ==, 0);
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("control=1", &fd, &h);
+    struct evgen_buf got = { 0 };
+    struct evgen_buf b1 = evgen_block(0, 100, 5, "before", 0);
+    write_ok(w, b1.p, b1.len);
+    read_until(fd, &got, "before 4");
+    /* eventlog-socket message for app/7 (no reply in its protocol: ours
+     * is in-band). */
+    static const uint8_t es[] = "\xF0\x9E\x97\x8C\x00\x03" "app" "\x07";
+    send_all(fd, es, sizeof es - 1);
+    send_command(fd, 5, "status");
+    read_until(fd, &got, "eventlog-sink control #5 status");
+    struct evgen_buf b2 = evgen_block(0, 200, 5, "after", 0);
+    write_ok(w, b2.p, b2.len);
+    write_ok(w, evgen_data_end, 2);
+    els_writer_close(w);
+    read_to_end(fd, &got);
+    close(fd);
+    check_stream_parses(&got, true);
+    CHECK(contains(&got, "eventlog-sink control app command 7: ok: echo []"));
+    CHECK(contains(&got, "eventlog-sink control #5 status: ok: running"));
+    /* The note sits between the blocks. */
+    const char *needle = "app command 7";
+    size_t at_before = 0, at_note = 0, at_after = 0;
+    for (size_t i = 0; i + 8 < got.len; i++) {
+        if (!at_before && memcmp(got.p + i, "before 4", 8) == 0)
+            at_before = i;
+        if (!at_note && memcmp(got.p + i, needle, strlen(needle)) == 0)
+            at_note = i;
+        if (!at_after && memcmp(got.p + i, "after 0", 7) == 0)
+            at_after = i;
+    }
+    CHECK(at_before && at_note && at_after);
+    CHECK(at_before < at_note);
+    CHECK(at_note < at_after);
+    evgen_free(&b1);
+    evgen_free(&b2);
+    evgen_free(&h);
+    evgen_free(&got);
+}
+
+/* Without control=1 input is discarded: no answer, the stream as ever. */
+static void test_control_off_by_default(void)
+{
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("", &fd, &h);
+    struct reader rd;
+    reader_start(&rd, fd, false);
+    send_hello(fd, NULL);
+    send_command(fd, 1, "stop");
+    struct evgen_buf b = evgen_block(0, 100, 5, "data", 0);
+    write_ok(w, b.p, b.len);
+    write_ok(w, evgen_data_end, 2);
+    els_writer_close(w);
+    reader_join(&rd);
+    check_stream_parses(&rd.got, true);
+    CHECK(!contains(&rd.got, "ELSR"));
+    CHECK(!contains(&rd.got, "0123456789ABCDEF"));
+    CHECK(!contains(&rd.got, "eventlog-sink control"));
+    CHECK(contains(&rd.got, "data 4"));
+    evgen_free(&b);
+    evgen_free(&h);
+    evgen_free(&rd.got);
+}
+
+/* A client that floods commands and never reads its answers (control-only:
+ * answer frames; a stream consumer: in-band answers waiting for it to read
+ * up to them) is closed; the writer keeps delivering to the other
+ * consumer meanwhile. */
+static void flood(bool control_only)
+{
+    const char *path;
+    struct els_writer *w = open_at("unix", "f.sock", "control=1", &path);
+    int good = unix_connect(path);
+    wait_consumers(w, 1);
+    struct evgen_buf got = { 0 };
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    int bad = unix_connect(path);
+    wait_consumers(w, 2);
+    if (control_only)
+        send_hello(bad, NULL);
+    /* Unknown commands: each answered at once, none runs. */
+    uint8_t f[64];
+    uint8_t p[] = { 0, 0, 0, 1, 'x' };
+    size_t n = frame(f, ELSI_CTL_KIND_COMMAND, p, sizeof p);
+    bool closed = false;
+    for (int i = 0; i < 200000 && !closed; i++) {
+        ssize_t r = send(bad, f, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r < 0 && (errno == EPIPE || errno == ECONNRESET))
+            closed = true;
+        else if (r < 0 && errno == EAGAIN) {
+            /* Its input is full: the writer must still be delivering. */
+            char tag[32], needle[40];
+            snprintf(tag, sizeof tag, "live-%d", i);
+            snprintf(needle, sizeof needle, "%s 2", tag);
+            struct evgen_buf b = evgen_block(0, 1000 + (uint64_t)i, 3, tag, 0);
+            write_ok(w, b.p, b.len);
+            evgen_free(&b);
+            read_until(good, &got, needle);
+        }
+    }
+    CHECK_MSG(closed, "the flooding client was never closed");
+    struct evgen_buf b = evgen_block(0, 9999999, 3, "last", 0);
+    write_ok(w, b.p, b.len);
+    read_until(good, &got, "last 2");     /* the writer still delivers */
+    close(bad);
+    write_ok(w, evgen_data_end, 2);
+    els_writer_close(w);
+    read_to_end(good, &got);
+    close(good);
+    check_stream_parses(&got, true);
+    evgen_free(&b);
+    evgen_free(&h);
+    evgen_free(&got);
+}
+
+static void test_flood_control_only(void)
+{
+    flood(true);
+}
+
+static void test_flood_stream_consumer(void)
+{
+    flood(false);
+}
+
+/* Malformed and oversized input gets error answers; the session goes on. */
+static void test_malformed_answered(void)
+{
+    const char *path;
+    struct els_writer *w = open_at("unix", "m.sock", "control=1", &path);
+    struct answer a;
+    int fd = open_session(path, &a);
+    send_all(fd, "garbage!", 8);
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, ELS_EINVAL);
+    static uint8_t big[8 + 5000];
+    memcpy(big, "ELSC\x01\x02\x13\x88", 8);     /* 5000 bytes */
+    memset(big + 8, 'A', 5000);
+    send_all(fd, big, sizeof big);
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, ELS_EMSGSIZE);
+    send_command(fd, 3, "status");
+    read_answer(fd, &a);
+    CHECK_INT(a.id, ==, 3);
+    CHECK_INT(a.status, ==, 0);
+    close(fd);
+    els_writer_close(w);
+}
+
+static void test_spec_and_open_rules(void)
+{
+    char err[300];
+    CHECK_INT(els_spec_check("unix:/tmp/x?control=2", err, sizeof err), ==,
+              ELS_EINVAL);
+    CHECK_CONTAINS(err, "control=2");
+    CHECK_INT(els_spec_check("unix:/tmp/x?control-secret=/tmp/s", err,
+                             sizeof err), ==, ELS_EINVAL);
+    CHECK_CONTAINS(err, "without control=1");
+    struct els_writer *w = NULL;
+    char spec[700];
+    snprintf(spec, sizeof spec, "file:%s?control=1", check_path("f.ev"));
+    CHECK_INT(els_writer_open(spec, &w, err, sizeof err), ==, ELS_EINVAL);
+    CHECK_CONTAINS(err, "needs a listening sink");
+    /* A secret others may read is refused. */
+    const char *secret = check_path("secret");
+    CHECK_OK(tu_write_file(secret, "0123456789abcdef0123\n"));
+    chmod(secret, 0644);
+    snprintf(spec, sizeof spec, "tcp:0?control=1&control-secret=%s", secret);
+    CHECK_INT(els_writer_open(spec, &w, err, sizeof err), ==, ELS_EINVAL);
+    CHECK_CONTAINS(err, "chmod 600");
+    chmod(secret, 0600);
+    CHECK_OK(tu_write_file(secret, "short\n"));
+    chmod(secret, 0600);
+    CHECK_INT(els_writer_open(spec, &w, err, sizeof err), ==, ELS_EINVAL);
+    CHECK_CONTAINS(err, "16 to 255 bytes");
+}
+
+static unsigned tcp_port_of(struct els_writer *w)
+{
+    char ep[256];
+    CHECK(els_writer_endpoint(w, ep, sizeof ep) > 0);
+    const char *colon = strrchr(ep, ':');
+    CHECK(colon != NULL);
+    return (unsigned)atoi(colon + 1);
+}
+
+static int tcp_session(unsigned port, const char *secret, struct answer *a)
+{
+    int fd = tu_connect_tcp("127.0.0.1", port, 10000);
+    CHECK(fd >= 0);
+    send_hello(fd, secret);
+    skip_to_nonce(fd);
+    read_answer(fd, a);
+    return fd;
+}
+
+static void test_tcp_needs_secret(void)
+{
+    /* Without control-secret=: TCP peers are refused. */
+    struct els_writer *w = open_ok("tcp:0?control=1");
+    struct answer a;
+    int fd = tcp_session(tcp_port_of(w), NULL, &a);
+    CHECK_INT(a.status, ==, -EPERM);
+    CHECK_CONTAINS(a.text, "no control-secret=");
+    send_command(fd, 1, "status");
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, -EPERM);
+    close(fd);
+    els_writer_close(w);
+
+    const char *secret = check_path("secret");
+    CHECK_OK(tu_write_file(secret, "correct horse battery staple\n"));
+    chmod(secret, 0600);
+    char spec[700];
+    snprintf(spec, sizeof spec, "tcp:0?control=1&control-secret=%s", secret);
+    w = open_ok(spec);
+    unsigned port = tcp_port_of(w);
+    fd = tcp_session(port, "correct horse battery stapl", &a);   /* wrong */
+    CHECK_INT(a.status, ==, -EPERM);
+    send_command(fd, 1, "status");
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, -EPERM);
+    close(fd);
+    fd = tcp_session(port, "correct horse battery staple", &a);
+    CHECK_INT(a.status, ==, 0);
+    send_command(fd, 2, "status");
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, 0);
+    CHECK_INT(a.id, ==, 2);
+    close(fd);
+    els_writer_close(w);
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(test_status_and_user_commands),
+    CHECK_CASE(test_register_rules),
+    CHECK_CASE(test_in_band_answer),
+    CHECK_CASE(test_control_off_by_default),
+    CHECK_CASE(test_flood_control_only),
+    CHECK_CASE(test_flood_stream_consumer),
+    CHECK_CASE(test_malformed_answered),
+    CHECK_CASE(test_spec_and_open_rules),
+    CHECK_CASE(test_tcp_needs_secret),
+};
+
+CHECK_MAIN(cases)
