@@ -22,7 +22,7 @@ set -u -o pipefail
 setup_ghc_program_test flight-recorder LateJoin
 PROG=$GHC_PROGRAM
 SIZE=$((8 * 1024 * 1024))
-BYTES=6000000
+BYTES=12000000
 
 # dump_complete FILE: FILE ends with the end-of-data marker.
 dump_complete() {
