@@ -42,7 +42,7 @@ main = do
         putMVar done ()
   forM_ [1 .. 4 :: Int] $ \i -> worker ("poster-" ++ show i) $ \n -> do
     traceEventIO ("poster " ++ show i ++ " " ++ show n)
-    threadDelay 100     -- busy, yet a stream ghc-events reads in seconds
+    threadDelay 1000    -- busy, yet a stream ghc-events reads in seconds
     when (n `mod` 50 == 0) $ do
       v <- newEmptyMVar
       _ <- forkIO (putMVar v $! sum [1 .. n `mod` 1000])
@@ -55,7 +55,7 @@ main = do
     when (n `mod` 2 == 0) $ do
       r <- c_snapshot
       when (r /= 0) $ hPutStrLn stderr ("els_ghc_snapshot: " ++ show r)
-    threadDelay 2000
+    threadDelay 5000
   putStrLn "ready"
   _ <- getLine
   writeIORef running False
