@@ -29,7 +29,7 @@ import Debug.Trace (traceEventIO, traceMarkerIO)
 import Foreign.C.Types
 import Foreign.Ptr (Ptr, nullPtr)
 import GHC.Conc (labelThread, par, pseq)
-import GHC.RTS.Flags (getTraceFlags, TraceFlags (..))
+import qualified GHC.RTS.Flags as F
 import System.Environment (getArgs)
 import System.Exit
 import System.IO
@@ -69,15 +69,11 @@ classes = do
 report :: String -> IO ()
 report step = do
   cs <- classes
-  t <- getTraceFlags
-  putStrLn $ step ++ ": classes " ++ cs ++ " flags"
-    ++ concat [' ' : n | (n, True) <-
-         [ ("s", traceScheduler t), ("g", traceGc t), ("p", sparksSampled' t)
-         , ("f", sparksFull' t), ("u", user' t) ]]
-  where
-    sparksSampled' = GHC.RTS.Flags.sparksSampled
-    sparksFull' = GHC.RTS.Flags.sparksFull
-    user' = GHC.RTS.Flags.user
+  t <- F.getTraceFlags
+  putStrLn $ step ++ ": classes " ++ cs ++ " flags "
+    ++ concat [n | (n, True) <-
+         [ ("s", F.traceScheduler t), ("g", F.traceGc t), ("p", F.sparksSampled t)
+         , ("f", F.sparksFull t), ("u", F.user t) ]]
 
 die' :: String -> IO a
 die' msg = hPutStrLn stderr ("Control: " ++ msg) >> exitWith (ExitFailure 1)
