@@ -245,7 +245,7 @@ classLetter c = "sgnpfu" !! fromEnum c
 -- | The classes that are on now.  Any thread; never blocks.
 getClasses :: IO (Either SinkError [EventClass])
 getClasses =
-  allocaBytes 16 $ uf -> do
+  allocaBytes 16 $ \buf -> do
     r <- c_els_ghc_get_classes buf 16
     if r /= 0
       then pure (Left (sinkError "getClasses" (ErrorCode r)))
