@@ -185,22 +185,28 @@ restartMode = do
   st <- getProcessStatus True False pid
   putStrLn ("child: " ++ show st)
 
-syncMode :: IO ()
-syncMode = do
+-- Start n threads labelled NAME-I, each running step I K for K = 0, 1, ...
+-- until the returned action is called, which waits for them to finish.
+workers :: String -> Int -> (Int -> Int -> IO ()) -> IO (IO ())
+workers name n step = do
   stop <- newIORef False
   done <- newEmptyMVar
-  forM_ [1 .. 3 :: Int] $ \i -> do
+  forM_ [1 .. n] $ \i -> do
     t <- forkIO $ do
       let loop k = do
             s <- readIORef stop
-            unless s $ do
-              traceEventIO ("sync-worker " ++ show i ++ " " ++ show k)
-              _ <- evaluate (fib 12)
-              yield
-              loop (k + 1 :: Int)
+            unless s (step i k >> loop (k + 1))
       loop 0
       putMVar done ()
-    labelThread t ("sync-label-" ++ show i)
+    labelThread t (name ++ "-" ++ show i)
+  pure (writeIORef stop True >> replicateM_ n (takeMVar done))
+
+syncMode :: IO ()
+syncMode = do
+  finish <- workers "sync-label" 3 $ \i k -> do
+    traceEventIO ("sync-worker " ++ show i ++ " " ++ show k)
+    _ <- evaluate (fib 12)
+    yield
   forM_ [1 .. 5 :: Int] $ \_ -> do
     c_snapshot nullPtr 1
     c_request 1
@@ -209,8 +215,7 @@ syncMode = do
   c_snapshot nullPtr 1
   after <- c_snapshotUnits
   when (after <= before) $ die' "a synchronous SYNC snapshot wrote no unit"
-  writeIORef stop True
-  replicateM_ 3 (takeMVar done)
+  finish
   putStrLn "synced"
 
 bufsizeMode :: Int -> IO ()
@@ -227,20 +232,10 @@ bufsizeMode n = do
 
 stressMode :: Int -> IO ()
 stressMode rounds = do
-  stop <- newIORef False
-  done <- newEmptyMVar
-  forM_ [1 .. 4 :: Int] $ \i -> do
-    t <- forkIO $ do
-      let loop k = do
-            s <- readIORef stop
-            unless s $ do
-              traceEventIO ("stress " ++ show i ++ " " ++ show k)
-              when (k `mod` 50 == 0) $ void (forkIO (void (evaluate (fib 10))))
-              _ <- evaluate (fib 10)
-              loop (k + 1 :: Int)
-      loop 0
-      putMVar done ()
-    labelThread t ("stress-label-" ++ show i)
+  finish <- workers "stress-label" 4 $ \i k -> do
+    traceEventIO ("stress " ++ show i ++ " " ++ show k)
+    when (k `mod` 50 == 0) $ void (forkIO (void (evaluate (fib 10))))
+    void (evaluate (fib 10))
   forM_ [1 .. rounds] $ \r -> do
     let f = [sched, gc, user, sparksSampled, sparksFull] !! (r `mod` 5)
     setClass f False
@@ -248,6 +243,5 @@ stressMode rounds = do
     when (r `mod` 3 == 0) $ c_snapshot nullPtr 1
     setClass f True
     when (r `mod` 7 == 0) $ c_flush nullPtr
-  writeIORef stop True
-  replicateM_ 4 (takeMVar done)
+  finish
   putStrLn "stressed"
