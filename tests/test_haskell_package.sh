@@ -22,6 +22,8 @@
 #   - reads the counters from Haskell: for units and bytes, accepted ==
 #     sent + dropped + queued; the flush is counted as a reason; the drop
 #     causes carry the library's names; one consumer connected;
+# runtime control from Haskell: the classes read back ("sgpu"), f turned
+# on ("sgpfu"), a snapshot in the second stream, the buffer size changed;
 # a spec the library refuses comes back from configure as ELS_ENOSCHEME
 # with the library's one-line reason; and Haddock documents every exported
 # name without a warning (skipped,
@@ -236,11 +238,20 @@ scenario() {
     wait_both "$r2"
     check_program "$name" "$prog_rc" "stats 2: .*"
     check_recv "$name.2" "$recv_rc"
+    # Runtime control from Haskell: classes read back, f turned on, a
+    # snapshot in the stream, the buffer size changed.
+    check_program "$name" "$prog_rc" "classes sgpu"
+    check_program "$name" "$prog_rc" "classes sgpfu"
+    check_program "$name" "$prog_rc" "buffer 1048576"
 
     check_stats "$name" 1
     check_stats "$name" 2
     check_stream "$name" 1 "$T/$name.1.eventlog"
     check_stream "$name" 2 "$T/$name.2.eventlog"
+    # Every stream starts with a snapshot; the one taken from Haskell is
+    # the second.
+    n=$("$GHC_EVENTS" show "$T/$name.2.eventlog" | grep -c ': Snapshot begin$')
+    [ "$n" -ge 2 ] || fail "$name: the second stream lacks the snapshot taken from Haskell ($n snapshots)"
 }
 
 scenario cabal "$CABAL_PROGRAM" same

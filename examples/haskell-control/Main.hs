@@ -21,7 +21,10 @@
 -- prints the sink's counters ("stats 1: ..."), stops the eventlog, shows
 -- that no counters exist while it is stopped, starts it again (a second
 -- start must say ELS_EBUSY) and prints "started"; consumers then get a
--- second stream, header first.  After round 2 it prints "stats 2: ..."
+-- second stream, header first.  After round 2 it prints "stats 2: ...",
+-- then uses the runtime control: prints the event classes ("classes
+-- sgpu"), turns full sparks on ("classes sgpfu"), puts a snapshot into
+-- the stream, sets each capability's buffer to 1 MiB ("buffer 1048576"),
 -- and exits, which ends the second stream.
 --
 -- A stats line reads
@@ -74,6 +77,16 @@ main = do
   putStrLn "started"
   roundTrip n 2
   printStats 2
+  printClasses
+  Sink.changeClasses "+f" >>= either (die . show) pure
+  printClasses
+  Sink.snapshot >>= either (die . show) pure
+  Sink.setBufferSize (1024 * 1024) >>= either (die . show) pure
+  Sink.bufferSize >>= either (die . show) (\b -> putStrLn ("buffer " ++ show b))
+
+printClasses :: IO ()
+printClasses =
+  Sink.getClasses >>= either (die . show) (putStrLn . ("classes " ++) . map Sink.classLetter)
 
 -- Post round r's events from two threads and the marker, flush, and wait
 -- for the acknowledgement.

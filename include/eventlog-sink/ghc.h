@@ -90,6 +90,53 @@ int els_ghc_ring_dump(char *name, size_t name_len);
 int els_ghc_start(void);
 void els_ghc_stop(void);
 
+/* ------------------------------------------------------------------------
+ * Runtime control (an RTS with the eventlog-sink patches; on a stock RTS,
+ * or without one, each returns ELS_ENOTSUP).
+ *
+ * Every call below but els_ghc_get_classes and els_ghc_buffer_size stops
+ * every capability while it works, and returns when done.  So call them
+ * from a thread that holds no capability: from Haskell through a *safe*
+ * foreign import (an unsafe one would deadlock), or from a C thread;
+ * never from inside the eventlog writer's callbacks.  They may be called
+ * from several threads at once; the stops are serialised.
+ * ------------------------------------------------------------------------ */
+
+/* Write every buffer out to the writer now (every capability's and the
+ * global one) and flush it: when it returns, everything posted before the
+ * call has reached the sink's queue.  ELS_ESTOPPED while the eventlog is
+ * stopped.  9.0.2's base has no flushEventLog: this is how Haskell code
+ * flushes. */
+int els_ghc_flush(void);
+
+/* Take a SYNC snapshot into the stream of every consumer: wall clock, the
+ * label and state of every live thread, heap figures and the classes,
+ * between snapshot begin/end events (see rts/EventLogControl.h).  Returns
+ * once it is written.  ELS_ESTOPPED while the eventlog is stopped. */
+int els_ghc_snapshot(void);
+
+/* Turn classes of events on and off, in +RTS -l letters: s scheduler, g
+ * GC, n nonmoving GC, p sparks (sampled), f sparks (full), u user events,
+ * a = sgpfu.  "sgu" sets exactly those classes; a string that starts with
+ * '-' or '+' changes the current set: "-s+f" turns s off and f on.
+ * Each change takes effect at a point every capability agrees on and is
+ * recorded in the stream (EVENT_TRACE_CLASS).  ELS_EINVAL (and one line
+ * in err) for an unknown letter or a dangling sign; nothing changes then. */
+int els_ghc_set_classes(const char *letters, char *err, size_t err_len);
+
+/* The classes that are on, as letters in the order sgnpfu (e.g. "sgpu";
+ * "" for none) into buf.  ELS_EINVAL if len cannot hold them and the NUL.
+ * Any thread, never blocks. */
+int els_ghc_get_classes(char *buf, size_t len);
+
+/* Each capability's buffer size in bytes (+RTS --eventlog-buffer-size,
+ * default 2 MiB): every buffer is written out and replaced, with every
+ * capability stopped.  ELS_EINVAL outside 64 KiB..1 GiB. */
+int els_ghc_set_buffer_size(size_t bytes);
+
+/* The current size in bytes, or ELS_ENOTSUP.  Any thread, never blocks. */
+long els_ghc_buffer_size(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,6 +45,20 @@ module GHC.Eventlog.Sink
     -- * Choosing the sink
   , configure
 
+    -- * Snapshots
+  , snapshot
+
+    -- * Event classes
+  , EventClass (..)
+  , classLetter
+  , getClasses
+  , setClasses
+  , changeClasses
+
+    -- * Buffer size
+  , bufferSize
+  , setBufferSize
+
     -- * Counters
   , stats
   , Stats (..)
@@ -65,13 +79,14 @@ module GHC.Eventlog.Sink
   , pattern ErrBusy
   , pattern ErrNoMem
   , pattern ErrStopped
+  , pattern ErrNotSupported
   ) where
 
 import Control.Exception (Exception)
 import Control.Monad (forM)
 import Data.Word (Word64)
 import Foreign.C.String (CString, peekCString, withCString)
-import Foreign.C.Types (CInt (..), CSize (..))
+import Foreign.C.Types (CInt (..), CLong (..), CSize (..))
 import Foreign.Marshal.Alloc (allocaBytes)
 import Foreign.Ptr (Ptr, nullPtr)
 import Foreign.Storable (peekByteOff)
@@ -186,6 +201,122 @@ configure spec =
 -- Safe: it takes the library's lock, which a start in progress holds.
 foreign import ccall safe "els_ghc_configure"
   c_els_ghc_configure :: CString -> CString -> CSize -> IO CInt
+
+------------------------------------------------------------------------
+-- Snapshots
+
+-- | Put a snapshot of the program's state into the stream of every
+-- consumer: the wall clock, the label and state of every live Haskell
+-- thread, the heap figures and the event classes, between a begin and an
+-- end event (new event types the stream's header describes, so readers
+-- that do not know them skip them).  It creates no thread or task again,
+-- so streams already running stay valid for @ghc-events validate@ and
+-- ThreadScope.  (A consumer that joins later gets a full snapshot of its
+-- own from the library.)  'ErrStopped' while the eventlog is stopped,
+-- 'ErrNotSupported' on a stock RTS.
+--
+-- /Who may call it/: any Haskell thread.  /What it blocks/: the calling
+-- thread while every capability is stopped and the snapshot written (all
+-- Haskell threads pause for that time, which grows with their number).
+snapshot :: IO (Either SinkError ())
+snapshot = unitResult "snapshot" <$> c_els_ghc_snapshot
+
+-- Safe: the RTS stops every capability.
+foreign import ccall safe "els_ghc_snapshot" c_els_ghc_snapshot :: IO CInt
+
+------------------------------------------------------------------------
+-- Event classes
+
+-- | The classes of events of @+RTS -l@, which can be turned on and off
+-- while the program runs.
+data EventClass
+  = Scheduler      -- ^ @s@: threads, tasks, capabilities
+  | GC             -- ^ @g@: garbage collections and heap figures
+  | NonmovingGC    -- ^ @n@: the nonmoving collector's census
+  | SparksSampled  -- ^ @p@: spark counters, sampled
+  | SparksFull     -- ^ @f@: every spark event
+  | User           -- ^ @u@: 'Debug.Trace.traceEventIO' and markers
+  deriving (Eq, Ord, Show, Enum, Bounded)
+
+-- | The @-l@ letter of a class.
+classLetter :: EventClass -> Char
+classLetter c = "sgnpfu" !! fromEnum c
+
+-- | The classes that are on now.  Any thread; never blocks.
+getClasses :: IO (Either SinkError [EventClass])
+getClasses =
+  allocaBytes 16 $ \buf -> do
+    r <- c_els_ghc_get_classes buf 16
+    if r /= 0
+      then pure (Left (sinkError "getClasses" (ErrorCode r)))
+      else do
+        letters <- peekCString buf
+        pure (Right [c | c <- [minBound .. maxBound], classLetter c `elem` letters])
+
+-- | Turn on exactly the given classes (the others off).
+setClasses :: [EventClass] -> IO (Either SinkError ())
+setClasses cs
+  | null cs = changeClasses (concatMap (\c -> ['-', classLetter c]) [minBound .. maxBound])
+  | otherwise = changeClasses (map classLetter cs)
+
+-- | Change classes with @-l@ letters: @\"sgu\"@ turns on exactly these,
+-- @\"-s+f\"@ (a string that starts with a sign) changes the current set:
+-- scheduler off, full sparks on.  @a@ stands for @sgpfu@.  Every change
+-- takes effect at one point all capabilities agree on, and the stream
+-- records it.  'ErrInvalid' (with the library's one-line reason) for an
+-- unknown letter; 'ErrNotSupported' on a stock RTS.
+--
+-- /Who may call it/: any Haskell thread, also while others post.
+-- /What it blocks/: the calling thread while every capability is stopped,
+-- once per class that changes (all Haskell threads pause briefly).
+changeClasses :: String -> IO (Either SinkError ())
+changeClasses letters =
+  withCString letters $ \cl ->
+    allocaBytes errLen $ \errBuf -> do
+      r <- c_els_ghc_set_classes cl errBuf (fromIntegral errLen)
+      if r == 0
+        then pure (Right ())
+        else do
+          line <- peekCString errBuf
+          let e = sinkError "changeClasses" (ErrorCode r)
+          pure (Left (if null line then e else e {errorMessage = line}))
+  where
+    errLen = 256
+
+-- Safe: each change stops every capability.
+foreign import ccall safe "els_ghc_set_classes"
+  c_els_ghc_set_classes :: CString -> CString -> CSize -> IO CInt
+
+-- Unsafe: reads a few ints, no lock.
+foreign import ccall unsafe "els_ghc_get_classes"
+  c_els_ghc_get_classes :: CString -> CSize -> IO CInt
+
+------------------------------------------------------------------------
+-- Buffer size
+
+-- | Each capability's eventlog buffer, in bytes (@+RTS
+-- --eventlog-buffer-size=SIZE@, default 2 MiB).  Any thread; never
+-- blocks.  'ErrNotSupported' on a stock RTS.
+bufferSize :: IO (Either SinkError Int)
+bufferSize = do
+  r <- c_els_ghc_buffer_size
+  pure (if r < 0 then Left (sinkError "bufferSize" (ErrorCode (fromIntegral r)))
+                 else Right (fromIntegral r))
+
+-- | Change it: with every capability stopped, each buffer is written out
+-- and replaced by one of the new size.  'ErrInvalid' outside 64 KiB to
+-- 1 GiB.  /Blocks/ the calling thread while every capability is stopped.
+setBufferSize :: Int -> IO (Either SinkError ())
+setBufferSize n
+  | n < 0 = pure (Left (sinkError "setBufferSize" ErrInvalid))
+  | otherwise = unitResult "setBufferSize" <$> c_els_ghc_set_buffer_size (fromIntegral n)
+
+foreign import ccall unsafe "els_ghc_buffer_size"
+  c_els_ghc_buffer_size :: IO CLong
+
+-- Safe: the RTS stops every capability.
+foreign import ccall safe "els_ghc_set_buffer_size"
+  c_els_ghc_set_buffer_size :: CSize -> IO CInt
 
 ------------------------------------------------------------------------
 -- Counters
@@ -363,6 +494,11 @@ pattern ErrNoMem = ErrorCode (#const ELS_ENOMEM)
 -- | The sink is not running.
 pattern ErrStopped :: ErrorCode
 pattern ErrStopped = ErrorCode (#const ELS_ESTOPPED)
+
+-- | The running RTS cannot do it (a stock RTS, without the eventlog-sink
+-- patches).
+pattern ErrNotSupported :: ErrorCode
+pattern ErrNotSupported = ErrorCode (#const ELS_ENOTSUP)
 
 -- | A failed call: which function, the code, and the library's text.
 -- An 'Exception', for @either throwIO pure@.
