@@ -4,8 +4,10 @@
 #
 # The list: the C toolchain and autotools (build-essential autoconf
 # automake libtool pkg-config), GHC 9.0.2 and the ghc-events reader (ghc
-# libghc-ghc-events-dev) for the examples and end-to-end tests, and clang
-# for the sanitizer and fuzzing builds.  Already-installed packages are
+# libghc-ghc-events-dev) for the examples and end-to-end tests, GHC's
+# profiling libraries (ghc-prof: the profiled RTS ways the patched RTS
+# build covers, and base & co. for `-prof` programs), and clang for the
+# sanitizer and fuzzing builds.  Already-installed packages are
 # detected with dpkg-query, so a second run does nothing and needs no
 # network.  Uses sudo only when not root and sudo exists.  Package sources
 # are whatever apt is configured with: this script names no mirror.
@@ -15,7 +17,7 @@
 set -euo pipefail
 
 packages=(build-essential autoconf automake libtool pkg-config
-          ghc libghc-ghc-events-dev cabal-install clang libclang-rt-dev)
+          ghc ghc-prof libghc-ghc-events-dev cabal-install clang libclang-rt-dev)
 
 check_only=0
 case "${1:-}" in
