@@ -23,7 +23,10 @@
 #     in flight may: at most one tick); on: samples resume;
 #   the whole stream parses; the program and recv end cleanly;
 #   without a heap profiling mode (+RTS -p only) the heap calls answer
-#     ELS_ENOTSUP and the time call works.
+#     ELS_ENOTSUP and the time call works;
+#   not profiled (no -prof), +RTS -hT -i100: a census by closure type
+#     streams on request, the heap timer calls work, the time call answers
+#     ELS_ENOTSUP.
 #
 # Skips (77) without GHC's profiling libraries (Debian's ghc-prof,
 # scripts/install-deps.sh installs it), the patched RTS, GHC, ghc-events,
@@ -50,27 +53,34 @@ T=$ELS_TMP
 
 # ---------------------------------------------------------------------------
 # Build Prof.hs with the Haskell package's modules (hsc2hs, then -i), once
-# per build tree, rebuilt when a source, the library or the patched RTS is
-# newer.
+# per build tree and flavour, rebuilt when a source, the library or the
+# patched RTS is newer.
 # ---------------------------------------------------------------------------
-B=$ELS_TOP_BUILDDIR/tests/ghc/out/prof
-PROF=$B/prof
 hs=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src/GHC/Eventlog
-mkdir -p "$B" || fail "cannot create $B"
-(
-    if command -v flock >/dev/null 2>&1; then exec 9>"$B/.lock"; flock 9; fi
-    ! newer_than_patched_build "$PROF" "$ELS_TOP_SRCDIR/tests/ghc/Prof.hs" \
-        "$hs/Sink.hsc" "$hs/Sink/Profiling.hs" "$0" || exit 0
-    rm -rf "$B/work"
-    mkdir -p "$B/work/src/GHC/Eventlog/Sink" || exit 1
-    hsc2hs -I"$ELS_INCLUDEDIR" -o "$B/work/src/GHC/Eventlog/Sink.hs" "$hs/Sink.hsc" || exit 1
-    cp "$hs/Sink/Profiling.hs" "$B/work/src/GHC/Eventlog/Sink/" || exit 1
-    cp "$ELS_TOP_SRCDIR/tests/ghc/Prof.hs" "$B/work/Main.hs" || exit 1
-    (cd "$B/work" && patched_ghc_lib -v0 -O -prof -eventlog -threaded -rtsopts \
-        -Wall -Werror -isrc -outputdir obj Main.hs -o prof) || exit 1
-    mv -f "$B/work/prof" "$PROF" && rm -rf "$B/work"
-) >"$T/build.log" 2>&1 || fail_showing "$T/build.log" "could not build tests/ghc/Prof.hs with -prof"
-note "program: $PROF"
+
+# build_prof NAME GHC-FLAGS...: build $ELS_TOP_BUILDDIR/tests/ghc/out/NAME/prof.
+build_prof() {
+    local name=$1 b=$ELS_TOP_BUILDDIR/tests/ghc/out/$1
+    shift
+    mkdir -p "$b" || fail "cannot create $b"
+    (
+        if command -v flock >/dev/null 2>&1; then exec 9>"$b/.lock"; flock 9; fi
+        ! newer_than_patched_build "$b/prof" "$ELS_TOP_SRCDIR/tests/ghc/Prof.hs" \
+            "$hs/Sink.hsc" "$hs/Sink/Profiling.hs" "$0" || exit 0
+        rm -rf "$b/work"
+        mkdir -p "$b/work/src/GHC/Eventlog/Sink" || exit 1
+        hsc2hs -I"$ELS_INCLUDEDIR" -o "$b/work/src/GHC/Eventlog/Sink.hs" "$hs/Sink.hsc" || exit 1
+        cp "$hs/Sink/Profiling.hs" "$b/work/src/GHC/Eventlog/Sink/" || exit 1
+        cp "$ELS_TOP_SRCDIR/tests/ghc/Prof.hs" "$b/work/Main.hs" || exit 1
+        (cd "$b/work" && patched_ghc_lib -v0 -O "$@" -eventlog -threaded -rtsopts \
+            -Wall -Werror -isrc -outputdir obj Main.hs -o prof) || exit 1
+        mv -f "$b/work/prof" "$b/prof" && rm -rf "$b/work"
+    ) >"$T/build-$name.log" 2>&1 || fail_showing "$T/build-$name.log" "could not build tests/ghc/Prof.hs ($name: $*)"
+    note "program ($name): $b/prof"
+}
+build_prof prof -prof
+build_prof noprof
+PROF=$ELS_TOP_BUILDDIR/tests/ghc/out/prof/prof
 
 # ---------------------------------------------------------------------------
 # Driving the program
@@ -263,4 +273,30 @@ prof quit bye
 prog_rc=0; wait_pid "$prof_pid" 60 || prog_rc=$?
 [ "$prog_rc" -eq 0 ] || fail_showing "$T/nohp.prog.err" "nohp: the program exited with status $prog_rc"
 note "nohp: heap calls refused with ELS_ENOTSUP without +RTS -h"
+
+# ---------------------------------------------------------------------------
+# Not profiled, heap profile by closure type (-hT needs no -prof): a census
+# comes on request (-i100: no periodic census during the test), the heap
+# timer calls are accepted, there is no time profiler.
+# ---------------------------------------------------------------------------
+PROF=$ELS_TOP_BUILDDIR/tests/ghc/out/noprof/prof
+STREAM=$T/ht.eventlog
+rm -f "$T/p.sock"
+prof_launch ht -N2 -hT -i100 -l --eventlog-flush-interval=0.1 "--eventlog-sink=$SPEC"
+start_receiver ht "unix:$T/p.sock"
+prof "time off" "time ELS_ENOTSUP"
+prof "heap off" "heap ok"
+prof "heap on" "heap ok"
+marked ht-census-asked
+t_ask=$mark_t
+prof census "census ok"
+wait_until 60 census_seen || fail "ht: no census by closure type after the request"
+grep -Eq '^ *[0-9]+: heap prof sample [0-9]+, residency [0-9]+, ' "$SHOWN" \
+    || fail "ht: the census carries no heap samples"
+prof quit bye
+prog_rc=0; wait_pid "$prof_pid" 60 || prog_rc=$?
+recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
+[ "$prog_rc" -eq 0 ] || fail_showing "$T/ht.prog.err" "ht: the program exited with status $prog_rc"
+check_recv ht "$recv_rc"
+note "ht: not profiled, -hT: a census by closure type on request; time profiling refused with ELS_ENOTSUP"
 exit 0
