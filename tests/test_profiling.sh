@@ -87,14 +87,14 @@ PROF=$ELS_TOP_BUILDDIR/tests/ghc/out/prof/prof
 # ---------------------------------------------------------------------------
 
 # prof_launch NAME RTS-OPTS...: run the program in $T (its .prof and .hp
-# files go there) as a coprocess; expect "ready".
+# files go there) as a coprocess; the caller starts its consumer (a sink
+# with wait= holds the program until one connects), then expects "ready".
 prof_launch() {
     prof_name=$1
     shift
     coproc PROF_PROC { cd "$T" && exec "$PROF" +RTS "$@" -RTS 2>"$T/$prof_name.prog.err"; }
     prof_pid=$PROF_PROC_PID
     bg_register "$prof_pid"
-    prof_expect ready
 }
 
 # prof_expect LINE: the program's next answer is LINE.
@@ -183,6 +183,7 @@ marker_arrived() {
 SPEC="unix:$T/p.sock?wait=30"
 prof_launch live -N2 -p -hc -i0.1 -l --eventlog-flush-interval=0.1 "--eventlog-sink=$SPEC"
 start_receiver live "unix:$T/p.sock"
+prof_expect ready
 
 # The cost-centre ids of our two cost centres, from their definitions.
 cc_id() {
@@ -266,6 +267,7 @@ note "live: the whole stream parses ($total events)"
 # No heap profiling mode: the heap calls are refused, the time call works.
 # ---------------------------------------------------------------------------
 prof_launch nohp -N2 -p
+prof_expect ready
 prof "heap off" "heap ELS_ENOTSUP"
 prof census "census ELS_ENOTSUP"
 prof "time off" "time ok"
@@ -284,6 +286,7 @@ STREAM=$T/ht.eventlog
 rm -f "$T/p.sock"
 prof_launch ht -N2 -hT -i100 -l --eventlog-flush-interval=0.1 "--eventlog-sink=$SPEC"
 start_receiver ht "unix:$T/p.sock"
+prof_expect ready
 prof "time off" "time ELS_ENOTSUP"
 prof "heap off" "heap ok"
 prof "heap on" "heap ok"
