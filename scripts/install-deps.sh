@@ -4,9 +4,11 @@
 #
 # The list: the C toolchain and autotools (build-essential autoconf
 # automake libtool pkg-config), GHC 9.0.2 and the ghc-events reader (ghc
-# libghc-ghc-events-dev) for the examples and end-to-end tests, and clang
-# for the sanitizer and fuzzing builds, and what the live monitor's tests
-# drive (tmux for `top`, chromium for `serve`'s page, prometheus for its
+# libghc-ghc-events-dev) for the examples and end-to-end tests, GHC's
+# profiling libraries (ghc-prof: the profiled RTS ways the patched RTS
+# build covers, and base & co. for `-prof` programs), clang for the
+# sanitizer and fuzzing builds, and what the live monitor's tests drive
+# (tmux for `top`, chromium for `serve`'s page, prometheus for its
 # /metrics, curl and python3 to talk to them).  Already-installed packages are
 # detected with dpkg-query, so a second run does nothing and needs no
 # network.  Uses sudo only when not root and sudo exists.  Package sources
@@ -17,7 +19,7 @@
 set -euo pipefail
 
 packages=(build-essential autoconf automake libtool pkg-config
-          ghc libghc-ghc-events-dev cabal-install clang libclang-rt-dev
+          ghc ghc-prof libghc-ghc-events-dev cabal-install clang libclang-rt-dev
           tmux chromium prometheus curl python3)
 
 check_only=0

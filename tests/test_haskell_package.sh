@@ -119,6 +119,8 @@ if command -v haddock >/dev/null 2>&1; then
     # it could not document.
     grep -Eq "100% \( *[0-9]+ / *[0-9]+\) in 'GHC.Eventlog.Sink'" "$hlog" \
         || { sed 's/^/#   /' "$hlog" >&2; fail "Haddock does not document every export of GHC.Eventlog.Sink"; }
+    grep -Eq "100% \( *[0-9]+ / *[0-9]+\) in 'GHC.Eventlog.Sink.Profiling'" "$hlog" \
+        || { sed 's/^/#   /' "$hlog" >&2; fail "Haddock does not document every export of GHC.Eventlog.Sink.Profiling"; }
     # Warnings about our API fail; the two that only say base's own
     # documentation is not installed here (Debian's ghc-doc) do not: a
     # missing link destination is ours if it is in GHC.Eventlog.Sink.

@@ -137,6 +137,42 @@ int els_ghc_set_buffer_size(size_t bytes);
 /* The current size in bytes, or ELS_ENOTSUP.  Any thread, never blocks. */
 long els_ghc_buffer_size(void);
 
+/* ---------------------------------------------------------------------
+ * Profiling: the heap profile timer, heap censuses on request, and the
+ * time (cost-centre) profiler of a running program.  What they produce
+ * goes to the eventlog (and to the .hp/.prof files, as +RTS -h/-p say):
+ * heap samples (+RTS -hT, or -hc, -hy, ... in a profiled program) and
+ * cost-centre samples (+RTS -p, profiled programs).
+ *
+ * Each may be called from any thread (a Haskell thread through a safe
+ * foreign import, a C thread of the program or of this library) while
+ * the RTS is initialised, and never blocks: it sets a flag the RTS's timer
+ * or scheduler reads.  Each returns 0, or ELS_ENOTSUP when the running
+ * RTS cannot serve it (said per function); nothing changes then.
+ * --------------------------------------------------------------------- */
+
+/* Start (on != 0) or stop (on == 0) the heap profile timer: the periodic
+ * censuses every +RTS -i interval (it starts with the program).  After a
+ * stop, a census already due may still be taken; then none until a start
+ * or els_ghc_heap_census().
+ * ELS_ENOTSUP unless the RTS has the eventlog-sink patches' heap profile
+ * control (patch 0020, GHC 9.2's startHeapProfTimer/stopHeapProfTimer) and
+ * the program runs with a heap profiling mode (+RTS -h...). */
+int els_ghc_heap_profiling(int on);
+
+/* Ask for one heap census, whether the heap profile timer runs or not
+ * (GHC 9.2's requestHeapCensus()).  It is taken at the next context switch
+ * of a capability that runs Haskell code (during a major GC), not before
+ * this returns; requests made before it starts coalesce into it.
+ * ELS_ENOTSUP as for els_ghc_heap_profiling(). */
+int els_ghc_heap_census(void);
+
+/* Start (on != 0) or stop (on == 0) the time profiler: the cost-centre
+ * samples of every tick (+RTS -p starts it with the program).  A stop
+ * takes effect from the next tick.  ELS_ENOTSUP unless the program is
+ * profiled (built with -prof). */
+int els_ghc_time_profiling(int on);
+
 #ifdef __cplusplus
 }
 #endif
