@@ -2,7 +2,7 @@
 # test_profiling.sh: profiled programs on the patched RTS stream their
 # cost-centre and heap samples live, and the profilers obey the library's
 # controls (GHC.Eventlog.Sink.Profiling over els_ghc_heap_profiling,
-# els_ghc_heap_census, els_ghc_time_profiling; RTS patch 0020).
+# els_ghc_heap_census, els_ghc_time_profiling; RTS patch 0012).
 #
 # tests/ghc/Prof.hs, built with ghc-eventlog-sink -prof -eventlog
 # -threaded, runs with +RTS -N2 -p -hc -i0.1 -l --eventlog-sink=unix:...,
