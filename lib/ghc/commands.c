@@ -1,6 +1,7 @@
 /*
  * commands.c: the control channel's commands that act on the RTS
- * (docs/CONTROL.md): stop and restart of the eventlog, and, in the
+ * (docs/CONTROL.md): stop and restart of the eventlog, flush, snapshots,
+ * classes, buffer size, heap and time profiling, the ring: dump, and, in the
  * "eventlog-socket" namespace, that project's built-in commands, so its
  * clients (eventlog-live's buttons) work unchanged.  They are registered
  * when the library is loaded; each calls the C API of
@@ -16,20 +17,6 @@
 
 #include "control/control.h"
 #include "eventlog-sink/ghc.h"
-
-/*
- * Commands whose functions other work adds to <eventlog-sink/ghc.h>
- * (INTERFACES: runtime control, profiling, the ring: sink).  A group's
- * table entries are compiled in once its functions are in the library:
- * set its switch to 1 then.  Until then its commands are unknown to
- * clients (never answered as if they had worked).
- */
-#define ELSI_CTL_HAVE_RUNTIME_CONTROL 0 /* els_ghc_flush, _snapshot,
-                                           _set_classes, _get_classes,
-                                           _set_buffer_size, _buffer_size */
-#define ELSI_CTL_HAVE_PROFILING 0       /* els_ghc_heap_profiling,
-                                           _heap_census, _time_profiling */
-#define ELSI_CTL_HAVE_RING_DUMP 1       /* els_ghc_ring_dump */
 
 static int no_args(const char *args, char *out, size_t out_len)
 {
@@ -72,7 +59,6 @@ static int cmd_es_cap_tracing(struct elsi_control *ctl, const char *args,
     return ELS_ENOTSUP;
 }
 
-#if ELSI_CTL_HAVE_PROFILING
 /* on|off -> 1|0, else -1 with the reason in out. */
 static int on_off(const char *args, char *out, size_t out_len)
 {
@@ -83,9 +69,7 @@ static int on_off(const char *args, char *out, size_t out_len)
     snprintf(out, out_len, "expected on or off");
     return -1;
 }
-#endif
 
-#if ELSI_CTL_HAVE_RUNTIME_CONTROL
 static int cmd_flush(struct elsi_control *ctl, const char *args, char *out,
                      size_t out_len)
 {
@@ -169,9 +153,7 @@ static int es_classes(unsigned id, char *out, size_t out_len)
 ES_CLASS_CMD(6) ES_CLASS_CMD(7) ES_CLASS_CMD(8) ES_CLASS_CMD(9)
 ES_CLASS_CMD(10) ES_CLASS_CMD(11) ES_CLASS_CMD(12) ES_CLASS_CMD(13)
 ES_CLASS_CMD(14) ES_CLASS_CMD(15) ES_CLASS_CMD(16) ES_CLASS_CMD(17)
-#endif
 
-#if ELSI_CTL_HAVE_PROFILING
 static int cmd_heap_profiling(struct elsi_control *ctl, const char *args,
                               char *out, size_t out_len)
 {
@@ -211,9 +193,7 @@ ES_PROF_CMD(2, els_ghc_time_profiling(0))
 ES_PROF_CMD(3, els_ghc_heap_profiling(1))
 ES_PROF_CMD(4, els_ghc_heap_profiling(0))
 ES_PROF_CMD(5, els_ghc_heap_census())
-#endif
 
-#if ELSI_CTL_HAVE_RING_DUMP
 static int cmd_ring_dump(struct elsi_control *ctl, const char *args,
                          char *out, size_t out_len)
 {
@@ -221,7 +201,6 @@ static int cmd_ring_dump(struct elsi_control *ctl, const char *args,
     int r = no_args(args, out, out_len);
     return r != 0 ? r : els_ghc_ring_dump(out, out_len);
 }
-#endif
 
 struct ghc_command {
     const char *ns;
@@ -242,7 +221,6 @@ static const struct ghc_command ghc_commands[] = {
       cmd_restart, ELSI_CTL_ANSWER_FIRST },
     { ES, 18, NULL, NULL, cmd_es_cap_tracing, 0 },
     { ES, 19, NULL, NULL, cmd_es_cap_tracing, 0 },
-#if ELSI_CTL_HAVE_RUNTIME_CONTROL
     { NS, 0, "flush", "write every RTS buffer out now", cmd_flush, 0 },
     { NS, 0, "snapshot", "write the RTS's state into the stream",
       cmd_snapshot, 0 },
@@ -257,8 +235,6 @@ static const struct ghc_command ghc_commands[] = {
     { ES, 12, NULL, NULL, cmd_es_12, 0 }, { ES, 13, NULL, NULL, cmd_es_13, 0 },
     { ES, 14, NULL, NULL, cmd_es_14, 0 }, { ES, 15, NULL, NULL, cmd_es_15, 0 },
     { ES, 16, NULL, NULL, cmd_es_16, 0 }, { ES, 17, NULL, NULL, cmd_es_17, 0 },
-#endif
-#if ELSI_CTL_HAVE_PROFILING
     { NS, 0, "heap-profiling", "on|off: the heap profile timer",
       cmd_heap_profiling, 0 },
     { NS, 0, "heap-census", "one heap census now", cmd_heap_census, 0 },
@@ -267,11 +243,8 @@ static const struct ghc_command ghc_commands[] = {
     { ES, 1, NULL, NULL, cmd_es_1, 0 }, { ES, 2, NULL, NULL, cmd_es_2, 0 },
     { ES, 3, NULL, NULL, cmd_es_3, 0 }, { ES, 4, NULL, NULL, cmd_es_4, 0 },
     { ES, 5, NULL, NULL, cmd_es_5, 0 },
-#endif
-#if ELSI_CTL_HAVE_RING_DUMP
     { NS, 0, "ring-dump", "write the ring: sink's window to a new file",
       cmd_ring_dump, 0 },
-#endif
 };
 
 __attribute__((constructor)) static void ghc_control_register(void)
