@@ -2,8 +2,9 @@
  * ghc.c: the RTS adapter.  Presents the process-wide writer as GHC's
  * EventLogWriter (init / write / flush / stop) and, on an RTS with the
  * eventlog-sink patches (rts-patches/), as an EventLogUnitWriter that
- * +RTS --eventlog-sink=SPEC can select.  It is the only file that includes
- * RTS headers.  Everything it uses from the RTS beyond the EventLogWriter
+ * +RTS --eventlog-sink=SPEC can select.  It and its neighbours in lib/ghc/
+ * (control.c, prof.c, commands.c) are the only files that include RTS
+ * headers.  Everything it uses from the RTS beyond the EventLogWriter
  * type is a weak reference, so the library links into programs built
  * against a stock RTS, and into plain C programs.  Not its job: queueing or
  * I/O (writer.c).

@@ -48,6 +48,9 @@ module GHC.Eventlog.Sink
     -- * Snapshots
   , snapshot
 
+    -- * Flight recorder
+  , ringDump
+
     -- * Event classes
   , EventClass (..)
   , classLetter
@@ -225,6 +228,33 @@ snapshot = unitResult "snapshot" <$> c_els_ghc_snapshot
 foreign import ccall safe "els_ghc_snapshot" c_els_ghc_snapshot :: IO CInt
 
 ------------------------------------------------------------------------
+-- Flight recorder
+
+-- | With a flight recorder (@+RTS --eventlog-sink=ring:PATH?size=64M@),
+-- write the window it keeps into a new file now and return its name
+-- (@PATH.1@, @PATH.2@, ...): a valid eventlog on its own, from a snapshot
+-- of the program's state to the events written out so far (call 'flush'
+-- first to include the latest).  'ErrInvalid' if the sink is not a flight
+-- recorder, 'ErrStopped' without the library's sink.
+--
+-- /Who may call it/: any Haskell thread.  /What it blocks/: the calling
+-- thread until the library's writer thread has written the file (at most
+-- @size=@ bytes); no capability is stopped.
+ringDump :: IO (Either SinkError FilePath)
+ringDump =
+  allocaBytes nameLen $ \p -> do
+    r <- c_els_ghc_ring_dump p (fromIntegral nameLen)
+    if r /= 0
+      then pure (Left (sinkError "ringDump" (ErrorCode r)))
+      else Right <$> peekCString p
+  where
+    nameLen = 4096
+
+-- Safe: it waits for the writer thread to write the dump.
+foreign import ccall safe "els_ghc_ring_dump"
+  c_els_ghc_ring_dump :: CString -> CSize -> IO CInt
+
+------------------------------------------------------------------------
 -- Event classes
 
 -- | The classes of events of @+RTS -l@, which can be turned on and off
@@ -337,6 +367,7 @@ data ReasonCounts = ReasonCounts
   , reasonBufferFull :: !Word64 -- ^ a capability's buffer had no room
   , reasonFlush :: !Word64      -- ^ 'flush' or the periodic flush
   , reasonStop :: !Word64       -- ^ 'stop' or the program's exit
+  , reasonSnapshot :: !Word64   -- ^ a 'snapshot' for every consumer
   }
   deriving (Eq, Show)
 
@@ -373,6 +404,16 @@ data Stats = Stats
   , consumerMemoryPeak :: !Word64 -- ^ the most ever held for them
   , acceptErrors :: !Word64
     -- ^ failed @accept()@ calls on a listening sink (out of descriptors...)
+  , joinSnapshots :: !Counts
+    -- ^ snapshots taken for consumers that joined mid-stream (not part of
+    -- the stream, so not in 'accepted')
+  , joinSnapshotsNotQueued :: !Word64
+    -- ^ such snapshots that found no room (the joiners asked again)
+  , joinersWithSnapshot :: !Word64
+    -- ^ consumers that joined mid-stream and started at a snapshot
+  , joinersWithoutSnapshot :: !Word64
+    -- ^ consumers that joined mid-stream without one (a stock RTS, or none
+    -- came in time): they start at the oldest queued unit, told in-band
   }
   deriving (Eq, Show)
 
@@ -417,6 +458,7 @@ peekStats p = do
             <*> reason (#const ELS_REASON_BUFFER_FULL)
             <*> reason (#const ELS_REASON_FLUSH)
             <*> reason (#const ELS_REASON_STOP)
+            <*> reason (#const ELS_REASON_SNAPSHOT)
         )
     <*> word (#offset struct els_stats, consumers_behind_at_stop)
     <*> word (#offset struct els_stats, consumers_refused)
@@ -424,6 +466,10 @@ peekStats p = do
     <*> word (#offset struct els_stats, consumer_memory)
     <*> word (#offset struct els_stats, consumer_memory_peak)
     <*> word (#offset struct els_stats, accept_errors)
+    <*> counts (#offset struct els_stats, snapshot_units) (#offset struct els_stats, snapshot_bytes)
+    <*> word (#offset struct els_stats, snapshots_not_queued)
+    <*> word (#offset struct els_stats, joiners_with_snapshot)
+    <*> word (#offset struct els_stats, joiners_without_snapshot)
   where
     -- Every counter is a uint64_t; arrays are indexed by the header's
     -- enum constants, so a reordered or grown enum only needs a rebuild.
