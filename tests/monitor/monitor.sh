@@ -52,12 +52,13 @@ print(" ".join(out))
 PY
 }
 
-# start_serve NAME SOURCE: `serve --listen 127.0.0.1:0 --save
-# $T/NAME.saved SOURCE` in the background (spid); waits until it says
-# where it serves and sets PORT.
+# start_serve NAME SOURCE [OPTIONS...]: `serve --listen 127.0.0.1:0
+# --save $T/NAME.saved OPTIONS SOURCE` in the background (spid); waits
+# until it says where it serves and sets PORT.
 start_serve() {
-    local name=$1 err=$T/$1.serve.err
-    "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --save "$T/$name.saved" "$2" \
+    local name=$1 src=$2 err=$T/$1.serve.err
+    shift 2
+    "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --save "$T/$name.saved" "$@" "$src" \
         >"$T/$name.serve.out" 2>"$err" &
     spid=$!
     bg_register "$spid"
