@@ -64,7 +64,8 @@ static int mon_control_session(struct mon_control *mc, struct mon_ctl_result *r)
         ctlc_close(&mc->conn);
     }
     if (rc != 0) {
-        snprintf(mc->state, sizeof mc->state, "not connected: %s", err);
+        snprintf(mc->state, sizeof mc->state, "not connected (tries again at "
+                 "the next command): %s", err);
         if (r != NULL) {
             r->status = rc;
             snprintf(r->text, sizeof r->text, "%s", err);
