@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "eventlog-sink.h"
@@ -187,6 +188,43 @@ static void test_allowlist(void)
     CHECK_INT(els_writer_close(w), ==, 0);
 }
 
+static void write_secret(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    CHECK(fputs(text, f) >= 0);
+    CHECK_INT(fclose(f), ==, 0);
+    CHECK_INT(chmod(path, 0600), ==, 0);
+}
+
+/* TCP: the session carries the secret of --secret-file; a wrong one is
+ * refused, with the program's reason. */
+static void test_tcp_secret(void)
+{
+    char secret[600], wrong[600], spec[700], ep[256], err[256];
+    snprintf(secret, sizeof secret, "%s/secret", check_dir);
+    snprintf(wrong, sizeof wrong, "%s/wrong", check_dir);
+    write_secret(secret, "0123456789abcdef0123\n");
+    write_secret(wrong, "0123456789abcdef0124\n");
+    snprintf(spec, sizeof spec, "tcp:127.0.0.1:0?control=1&control-secret=%s",
+             secret);
+    struct els_writer *w = NULL;
+    CHECK_INT(els_writer_open(spec, &w, err, sizeof err), ==, 0);
+    CHECK(els_writer_endpoint(w, ep, sizeof ep) > 0);
+    static struct mon_control mc;
+    CHECK_INT(mon_control_init(&mc, "test", ep, secret), ==, 0);
+    struct mon_ctl_result r;
+    CHECK_INT(mon_control_run(&mc, "status", "", &r), ==, 0);
+    CHECK_CONTAINS(r.text, "running on tcp:");
+    mon_control_close(&mc);
+    CHECK_INT(mon_control_init(&mc, "test", ep, wrong), ==, 0);
+    CHECK(!mon_control_ready(&mc));
+    CHECK_INT(mon_control_run(&mc, "status", "", &r), ==, -EPERM);
+    CHECK_CONTAINS(r.text, "the program refused the session");
+    mon_control_close(&mc);
+    CHECK_INT(els_writer_close(w), ==, 0);
+}
+
 static void test_off(void)
 {
     static struct mon_control mc;
@@ -202,6 +240,7 @@ static void test_off(void)
 static const struct check_case cases[] = {
     CHECK_CASE(test_actions),
     CHECK_CASE(test_allowlist),
+    CHECK_CASE(test_tcp_secret),
     CHECK_CASE(test_off),
 };
 
