@@ -220,9 +220,11 @@ async function control(action, cls) {
   refreshControl();
 }
 
+let controlEnabled = false;
 async function refreshControl() {
   try {
     const c = await (await fetch("/api/control")).json();
+    controlEnabled = c.enabled;
     $("control").hidden = !c.enabled;
     setText("ctl-state", c.state);
   } catch (e) {
@@ -246,4 +248,7 @@ document.querySelectorAll("#control button").forEach((b) => {
 refreshControl();
 
 const es = new EventSource("/events");
-es.onmessage = (e) => showState(JSON.parse(e.data));
+es.onmessage = (e) => {
+  showState(JSON.parse(e.data));
+  if (controlEnabled) refreshControl();   // the session's state, e.g. closed by a restart
+};
