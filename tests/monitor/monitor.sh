@@ -94,8 +94,8 @@ start_busy_live() {
 }
 
 # control_has NAME SOCKET COMMAND: does the program at SOCKET list
-# COMMAND in its answer to help?  (flush, snapshot, classes and the heap
-# census are in the library only once their parts are built in.)
+# COMMAND in its answer to help?  (A library without the runtime-control
+# and profiling parts lacks flush, snapshot, classes and the heap census.)
 control_has() {
     "$ELS_SINK_TOOL" ctl "unix:$2" help >"$T/$1.help" 2>&1 \
         || fail_showing "$T/$1.help" "$1: ctl help failed"
