@@ -38,11 +38,15 @@ static void http_fuzz_check(const struct http_request *req)
         FUZZ_CHECK(*p > 0x20 && *p < 0x7f, "byte 0x%02x in the path", (unsigned char)*p);
     for (const char *p = req->query; *p; p++)
         FUZZ_CHECK(*p > 0x20 && *p < 0x7f, "byte 0x%02x in the query", (unsigned char)*p);
-    FUZZ_CHECK(req->method == HTTP_GET || req->method == HTTP_HEAD, "method %d",
+    FUZZ_CHECK(req->method == HTTP_GET || req->method == HTTP_HEAD ||
+               req->method == HTTP_POST, "method %d",
                (int)req->method);
     uint64_t v;
     (void)http_query_u64(req->query, "from", &v);
     (void)http_query_u64(req->query, "to", &v);
+    char str[16];
+    if (http_query_str(req->query, "cmd", str, sizeof str))
+        FUZZ_CHECK(strlen(str) < sizeof str, "query value overran");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

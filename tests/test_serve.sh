@@ -13,7 +13,15 @@
 # time.  Bad HTTP input gets the right 4xx (5xx for an unsupported
 # version) and leaves serve unharmed, and a Host that is not loopback
 # gets 403 (DNS rebinding); the page shows the stream's end
-# once the program exits, and serve reconnects to the program's next run.  Skips without chromium, curl, python3, GHC,
+# once the program exits, and serve reconnects to the program's next run.
+# Control (serve --control, the program's sink with control=1): in the
+# browser, a mouse click on the Status, Flush and class-g buttons shows
+# the program's answer on the page (flush and the class toggle succeed
+# when the program's help lists them, else the page shows the unknown
+# command's error); POST /api/control from another origin, with a Host
+# that is not loopback, or with an action off the allowlist gets 403, a
+# GET that names an action 405; a restart through it starts a new
+# stream that serve follows.  Skips without chromium, curl, python3, GHC,
 # ghc-events or the patched RTS.
 set -u -o pipefail
 
@@ -28,8 +36,8 @@ command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
 monitor_setup
 
 PHASES=2
-start_serve live "unix:$T/p.sock"
-start_busy_live live "$PHASES" "$T/p.sock"
+start_serve live "unix:$T/p.sock" --control
+start_busy_live live "$PHASES" "$T/p.sock" control=1
 wait_all_markers live "$PHASES"
 
 # Two live followers besides the browser.
@@ -117,6 +125,67 @@ curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/speedscope" -o "$T/speedscope
 "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["profiles"][0]["type"] == "sampled"' \
     "$T/speedscope.json" || fail_showing "$T/speedscope.json" "/api/speedscope is not a speedscope profile"
 
+# --- Control buttons, in the browser -----------------------------------------
+sock=$T/p.sock
+unknown='ELS_EINVAL: unknown command (send "help" for the list)'
+answer="document.getElementById('ctl-answer')"
+if control_has flush "$sock" flush; then want_flush="flush: ok"; else want_flush="flush: $unknown"; fi
+if control_has classes "$sock" get-classes; then want_class="toggle-class g: ok: "; else want_class="toggle-class g: $unknown"; fi
+cat >"$T/steps.json" <<EOF
+[{"click": "#ctl-status", "wait": "$answer.textContent.startsWith('status: ok: running on unix:')",
+  "read": "$answer.textContent"},
+ {"click": "#ctl-flush", "wait": "$answer.textContent.startsWith('flush: ')", "read": "$answer.textContent"},
+ {"click": "#ctl-class-g", "wait": "$answer.textContent.startsWith('toggle-class g: ')", "read": "$answer.textContent"}]
+EOF
+ELS_BROWSER_STEPS=$T/steps.json "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+    "http://127.0.0.1:$PORT/" '!document.getElementById("control").hidden' \
+    'document.getElementById("ctl-state").textContent' "$T/control.png" 60 \
+    >"$T/control.json" 2>"$T/control-browser.err" \
+    || fail_showing "$T/control-browser.err" "the browser could not press the control buttons"
+cp "$T/control.png" "$ELS_TOP_BUILDDIR/tests/monitor/serve-control.png"
+"$PYTHON" - "$T/control.json" "$sock" "$want_flush" "$want_class" <<'PY' || fail_showing "$T/control.json" "the page does not show the control answers"
+import json, sys
+d = json.load(open(sys.argv[1]))
+status, flush, cls = d["steps"]
+assert status.startswith("status: ok: running on unix:%s; protocol 1;" % sys.argv[2]), status
+assert flush.startswith(sys.argv[3]), (flush, sys.argv[3])
+assert cls.startswith(sys.argv[4]), (cls, sys.argv[4])
+print("# page: %s | %s | %s | %s" % (status[:60], flush, cls, d["values"]))
+PY
+
+# --- Control requests the server refuses -----------------------------------
+# post NAME WANT QUERY [CURL-ARGS...]: POST /api/control?QUERY, status WANT.
+post() {
+    local name=$1 want=$2 query=$3 got
+    shift 3
+    got=$(curl -s --max-time 20 -o "$T/$name.post" -w '%{http_code}' -X POST "$@" \
+          "http://127.0.0.1:$PORT/api/control?$query") || true
+    [ "$got" = "$want" ] || fail_showing "$T/$name.post" "$name: POST /api/control?$query: status $got, expected $want"
+}
+post cross-origin 403 cmd=status -H "Origin: http://evil.example"
+grep -q "another origin" "$T/cross-origin.post" || fail_showing "$T/cross-origin.post" "cross-origin: no reason given"
+post other-port 403 cmd=status -H "Origin: http://127.0.0.1:1"
+post rebinding-host 403 cmd=status -H "Host: evil.example:$PORT"
+post off-list 403 cmd=ring-dump
+grep -q "not an action" "$T/off-list.post" || fail_showing "$T/off-list.post" "off-list: no reason given"
+post unknown 403 cmd=no-such-thing
+post bad-class 403 "cmd=toggle-class&class=x"
+post no-cmd 403 ""
+post same-origin 200 cmd=status -H "Origin: http://127.0.0.1:$PORT"
+[ "$(json_get "$T/same-origin.post" ok)" = true ] || fail_showing "$T/same-origin.post" "same-origin status failed"
+got=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/api/control?cmd=stop")
+[ "$got" = 405 ] || fail "GET /api/control?cmd=stop: status $got, expected 405"
+got=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/api/state")
+[ "$got" = 405 ] || fail "POST /api/state: status $got, expected 405"
+kill -0 "$ppid" 2>/dev/null || fail "the program died"
+
+# A restart through the control endpoint: a new stream, which serve follows.
+post restart 200 cmd=restart
+[ "$(json_get "$T/restart.post" ok result)" = "true accepted; the stream ends now" ] \
+    || fail_showing "$T/restart.post" "restart was not accepted"
+restarted() { state restarted && [ "$(json_get "$T/restarted.state" source.connections)" = 2 ]; }
+wait_until 30 restarted || fail "serve does not follow the restarted stream: $(head -c 400 "$T/restarted.state")"
+
 # --- The program ends: the page's data says so -----------------------------
 stop_controlled
 wait_pid "$ppid" 60 || fail_showing "$T/live.prog.err" "the program did not exit cleanly"
@@ -127,7 +196,7 @@ wait_until 30 ended || fail "serve does not report the end of the stream: $(head
 first_pid=$ppid
 start_busy_live again 1 "$T/p.sock"
 second_run() {
-    state again && [ "$(json_get "$T/again.state" source.connections program.pid user.markers)" = "2 $ppid 3" ]
+    state again && [ "$(json_get "$T/again.state" source.connections program.pid user.markers)" = "3 $ppid 3" ]
 }
 wait_until 60 second_run \
     || fail "serve does not show the program's second run (pid $ppid after $first_pid): $(head -c 400 "$T/again.state")"

@@ -7,7 +7,14 @@
 # user-message and marker counts as ghc-events reads from that file, and
 # starts over when the program runs again and replaces the file (a
 # restart); q quits it.  `top --once --json` on the file gives the same
-# figures, and the same GC pause maximum and total; without a terminal top prints plain lines.  Skips without
+# figures, and the same GC pause maximum and total; without a terminal top prints plain lines.
+# Control keys: without --control a key says control is not enabled;
+# with --control against a -N2 program whose sink has control=1, i, t,
+# f, s, h and c+letter each send their command and the status line shows
+# the program's answer (flush, snapshot, the class toggle and the heap
+# census expect success when the program's help lists them, else the
+# unknown-command error), R restarts the stream (top shows run 2), X
+# then y stops it (top shows its end).  Skips without
 # tmux, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
@@ -71,6 +78,11 @@ run_busy second 1
 shown_counts "$LOG" second
 expect_pane second 2
 
+# Without --control, a control key says so.
+tm send-keys -t els f
+wait_until 30 pane_shows "control: flush: ELS_ENOTSUP: control is not enabled" \
+    || { sed 's/^/#   /' "$T/pane.txt" >&2; fail "f without --control does not say control is not enabled"; }
+
 tm send-keys -t els q
 wait_until 30 test -s "$T/top.exit" || fail "top did not quit on q"
 grep -qx "top-exited-0" "$T/top.exit" || fail "top exited with $(cat "$T/top.exit")"
@@ -109,4 +121,70 @@ printf 'garbage' >>"$T/bad.eventlog"
 "$ELS_SINK_TOOL" top --once --json "$T/bad.eventlog" >"$T/bad.json" 2>&1 && rc=0 || rc=$?
 [ "$rc" -eq 1 ] || fail "top --once on a malformed file: exit $rc, expected 1"
 [ "$(json_get "$T/bad.json" source.error)" != None ] || fail "top --json does not report the malformed stream"
+# --- Control keys (--control) on a live program with control=1 -------------
+csock=$T/c.sock
+tm new-session -d -s ctl -x 200 -y 60 \
+    "'$ELS_SINK_TOOL' top --control --interval 0.2 'unix:$csock'; echo top-exited-\$? >'$T/ctl.exit'" \
+    || fail "tmux could not start the control session"
+start_busy_live ctl 1 "$csock" control=1 -hT
+# cpane_shows LINE...: the control session's pane (wrapped lines joined)
+# holds every fixed string given.
+cpane_shows() {
+    local s
+    tm capture-pane -p -J -t ctl >"$T/cpane.txt" 2>/dev/null || return 1
+    for s in "$@"; do
+        grep -qF -- "$s" "$T/cpane.txt" || return 1
+    done
+}
+# key NAME KEYS... -- LINE: send KEYS, wait until the pane shows LINE.
+key() {
+    local name=$1 keys=()
+    shift
+    while [ "$1" != -- ]; do keys+=("$1"); shift; done
+    tm send-keys -t ctl "${keys[@]}"
+    wait_until 30 cpane_shows "$2" || {
+        sed 's/^/#   /' "$T/cpane.txt" >&2
+        fail "$name: after the keys ${keys[*]} top's status line lacks '$2'"
+    }
+    note "$name: $(grep -F -- "control: " "$T/cpane.txt" | head -1)"
+}
+unknown="ELS_EINVAL: unknown command (send \"help\" for the list)"
+key status i -- "control: status: ok: running on unix:$csock; protocol 1; consumers "
+key stats t -- "control: stats: ok: units accepted "
+for k in "f flush flush" "s snapshot snapshot" "h heap-census heap-census"; do
+    set -- $k
+    if control_has "$2" "$csock" "$3"; then
+        key "$2" "$1" -- "control: $2: ok"
+    else
+        key "$2" "$1" -- "control: $2: $unknown"
+    fi
+done
+if control_has classes "$csock" get-classes; then
+    classes=$("$ELS_SINK_TOOL" ctl "unix:$csock" get-classes | sed 's/^get-classes: //')
+    # The classes after the toggle, in the order sgnpfu.
+    want=
+    for l in s g n p f u; do
+        case $classes in *$l*) on=1 ;; *) on=0 ;; esac
+        [ "$l" = g ] && on=$(( 1 - on ))
+        [ "$on" = 1 ] && want+=$l
+    done
+    key toggle-class c g -- "control: toggle-class g: ok: $want"
+else
+    key toggle-class c g -- "control: toggle-class g: $unknown"
+fi
+key stop-cancelled X n -- "control: stop cancelled"
+# restart: the stream ends and a new one starts; top follows it, and the
+# next key opens a new session.
+key restart R -- "control: restart: ok: accepted; the stream ends now"
+wait_until 30 cpane_shows "run 2 " || { sed 's/^/#   /' "$T/cpane.txt" >&2; fail "top does not show the restarted stream"; }
+key status-again i -- "control: status: ok: running on unix:$csock"
+key stop X y -- "control: stop: ok: accepted; the stream ends now"
+wait_until 30 cpane_shows "[ended]" || { sed 's/^/#   /' "$T/cpane.txt" >&2; fail "top does not show the stopped stream's end"; }
+kill -0 "$ppid" 2>/dev/null || fail "the program died on stop"
+stop_controlled
+wait_pid "$ppid" 60 || fail_showing "$T/ctl.prog.err" "the program did not exit cleanly after stop"
+tm send-keys -t ctl q
+wait_until 30 test -s "$T/ctl.exit" || fail "top --control did not quit on q"
+grep -qx "top-exited-0" "$T/ctl.exit" || fail "top --control exited with $(cat "$T/ctl.exit")"
+
 echo "PASS: $els_test_name"

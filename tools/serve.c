@@ -9,12 +9,21 @@
  * live updates go to every open page at each interval as Server-Sent
  * Events carrying the model's JSON.  Routes: / (the page), /api/state,
  * /api/timeline?from=NS&to=NS&cols=N, /api/speedscope?from=NS&to=NS,
- * /events (SSE), /metrics (Prometheus text).  It serves GET and HEAD
- * only, takes no request bodies, and listens on loopback unless told a
- * host; on loopback it answers only requests that name loopback in
- * their Host field (see http_host_is_loopback()).  Not its job: TLS,
- * authentication (put a proxy in front to expose it), or controlling the
- * program.
+ * /events (SSE), /metrics (Prometheus text), /api/control (the control
+ * buttons, below).  It serves GET and HEAD, and POST for control only,
+ * takes no request bodies, and listens on loopback unless told a host;
+ * on loopback it answers only requests that name loopback in their Host
+ * field (see http_host_is_loopback()).
+ *
+ * With --control, POST /api/control?cmd=ACTION[&class=X] runs one of the
+ * monitor's actions (tools/monitor/control.c: an allowlist) on the
+ * program and answers its result as JSON.  Refused with 403: on a
+ * listener beyond loopback (there is no authentication), from another
+ * origin (an Origin field that is not this server: a page elsewhere
+ * cannot press the buttons; browsers send Origin with every POST), and
+ * any action off the list.  An action holds the loop until the program
+ * answers (milliseconds; MON_CTL_TIMEOUT_MS at most).  Not its job: TLS,
+ * authentication (put a proxy in front to expose it).
  *
  * Our own process: it catches SIGINT/SIGTERM to stop cleanly and sends
  * with MSG_NOSIGNAL so that a browser closing its end is an error we
@@ -33,11 +42,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "eventlog-sink.h"
 #include "monitor/assets.h"
+#include "monitor/control.h"
 #include "monitor/http.h"
 #include "monitor/run.h"
 #include "tool.h"
@@ -69,6 +80,7 @@ struct serve {
     struct serve_client clients[SERVE_CLIENTS];
     struct mon_model *model;
     struct mon_source src;
+    struct mon_control control;
     struct strbuf scratch;
     uint64_t served, refused;
 };
@@ -92,12 +104,22 @@ static void serve_usage(FILE *out)
 "  --interval SECS       refresh interval (default 1)\n"
 "  --save FILE           copy the stream as received to FILE (a new run\n"
 "                        replaces it)\n"
+"  --control             show control buttons: a control session with\n"
+"                        the program at SPEC (unix: or tcp:; its sink\n"
+"                        needs control=1): status, stats, flush,\n"
+"                        snapshot, heap census, classes, restart, stop.\n"
+"                        Only on a loopback listener; any local user\n"
+"                        who can reach the port can press them\n"
+"  --secret-file FILE    the control secret (tcp:), as for ctl\n"
 "  -h, --help            this help\n"
 "\n"
 "Prints 'serving http://HOST:PORT/' on stderr once listening.\n"
 "Pages: / (live view), /metrics, /api/state, /api/timeline, /events\n"
 "(Server-Sent Events), /api/speedscope?from=NS&to=NS (cost-centre\n"
-"samples of a profiled program as a speedscope profile).\n");
+"samples of a profiled program as a speedscope profile), /api/control\n"
+"(GET: the control session's state; POST ?cmd=ACTION[&class=X]: run\n"
+"an action, answered as JSON {\"ok\":..,\"error\":..,\"result\":..}; 403\n"
+"for another origin or an action off the list).\n");
 }
 
 /* ------------------------------------------------------------------------
@@ -144,6 +166,55 @@ static void serve_error(struct serve_client *c, int status)
                 false, false, NULL);
 }
 
+/* A refusal with its reason, for whoever tries by hand. */
+static void serve_refuse(struct serve *s, struct serve_client *c, int status,
+                         const char *why, const char *extra)
+{
+    char body[200];
+    int n = snprintf(body, sizeof body, "%d %s: %s\n", status,
+                     http_reason(status), why);
+    s->refused++;
+    serve_reply(c, status, "text/plain; charset=utf-8", body, (size_t)n,
+                false, false, extra);
+}
+
+/* /api/control: GET the state, POST an action (see the top of the file). */
+static void serve_control(struct serve *s, struct serve_client *c,
+                          const struct http_request *r)
+{
+    struct strbuf *b = &s->scratch;
+    bool keep = r->keep_alive;
+    if (r->method != HTTP_POST) {
+        if (r->query[0] != '\0') {
+            serve_refuse(s, c, 405, "actions take POST", "Allow: POST\r\n");
+            return;
+        }
+        mon_control_json(&s->control, b);
+        serve_reply(c, b->failed ? 503 : 200, "application/json", b->p,
+                    b->len, keep, r->method == HTTP_HEAD, NULL);
+        return;
+    }
+    char origin[300];
+    snprintf(origin, sizeof origin, "http://%s", r->host);
+    char cmd[32] = "", cls[4] = "";
+    bool named = http_query_str(r->query, "cmd", cmd, sizeof cmd);
+    if (!http_query_str(r->query, "class", cls, sizeof cls))
+        cls[0] = '\0';
+    if (!s->loopback) {
+        serve_refuse(s, c, 403, "control is served on loopback only", NULL);
+    } else if (r->has_origin && strcasecmp(r->origin, origin) != 0) {
+        serve_refuse(s, c, 403, "another origin may not control", NULL);
+    } else if (!named || !mon_control_allowed(cmd, cls)) {
+        serve_refuse(s, c, 403, "not an action of the monitor", NULL);
+    } else {
+        struct mon_ctl_result res;
+        mon_control_run(&s->control, cmd, cls, &res);
+        mon_control_result_json(&res, b);
+        serve_reply(c, b->failed ? 503 : 200, "application/json", b->p,
+                    b->len, keep, false, NULL);
+    }
+}
+
 static void serve_route(struct serve *s, struct serve_client *c,
                         const struct http_request *r)
 {
@@ -152,6 +223,16 @@ static void serve_route(struct serve *s, struct serve_client *c,
     struct strbuf *b = &s->scratch;
     sb_clear(b);
     s->served++;
+
+    if (strcmp(path, "/api/control") == 0) {
+        serve_control(s, c, r);
+        return;
+    }
+    if (r->method == HTTP_POST) {
+        serve_refuse(s, c, 405, "only /api/control takes POST",
+                     "Allow: GET, HEAD\r\n");
+        return;
+    }
 
     for (unsigned i = 0; i < mon_n_assets; i++) {
         if (strcmp(path, mon_assets[i].path) == 0) {
@@ -397,10 +478,14 @@ int serve_main(int argc, char **argv)
         { "listen", required_argument, NULL, 'l' },
         { "interval", required_argument, NULL, 'i' },
         { "save", required_argument, NULL, 's' },
+        { "control", no_argument, NULL, 'c' },
+        { "secret-file", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *listen_at = "127.0.0.1:8089";
+    const char *secret_file = NULL;
+    bool control = false;
     uint64_t interval_ms = 1000;
     const char *save = NULL;
     int c;
@@ -413,6 +498,8 @@ int serve_main(int argc, char **argv)
                 return c;
             break;
         case 's': save = optarg; break;
+        case 'c': control = true; break;
+        case 'S': secret_file = optarg; break;
         case 'h': return tool_help(serve_usage);
         default: return tool_usage_error("serve", "unknown option");
         }
@@ -421,13 +508,19 @@ int serve_main(int argc, char **argv)
         return tool_usage_error("serve", "expected one SPEC or FILE");
 
     static struct serve s;
-    if ((c = mon_open("serve", argv[optind], save, &s.src, &s.model)) != 0)
+    if ((c = mon_control_init(&s.control, "serve", control ? argv[optind] : NULL,
+                              secret_file)) != 0)
         return c;
+    if ((c = mon_open("serve", argv[optind], save, &s.src, &s.model)) != 0) {
+        mon_control_close(&s.control);
+        return c;
+    }
     char name[300];
     s.listen_fd = serve_listen(listen_at, name, sizeof name);
     if (s.listen_fd < 0) {
         fprintf(stderr, TOOL_NAME " serve: %s\n", name);
         mon_close(&s.src, s.model);
+        mon_control_close(&s.control);
         return s.listen_fd == ELS_EINVAL ? TOOL_EXIT_USAGE : 1;
     }
     for (unsigned i = 0; i < SERVE_CLIENTS; i++)
@@ -440,7 +533,8 @@ int serve_main(int argc, char **argv)
     s.loopback = strncmp(hp, "127.", 4) == 0 || strncmp(hp, "[::1]", 5) == 0;
     if (!s.loopback)
         fprintf(stderr, TOOL_NAME " serve: warning: serving beyond this "
-                "machine, without authentication\n");
+                "machine, without authentication%s\n", control ?
+                "; control requests are refused (loopback only)" : "");
     fprintf(stderr, TOOL_NAME " serve: serving http://%s/\n", hp);
 
     uint64_t last_tick = mon_now_ms(), next_tick = last_tick + interval_ms;
@@ -510,5 +604,6 @@ int serve_main(int argc, char **argv)
     util_close(s.listen_fd);
     sb_free(&s.scratch);
     mon_close(&s.src, s.model);
+    mon_control_close(&s.control);
     return 0;
 }

@@ -6,8 +6,10 @@
  * the monitor's model (tools/monitor/model.c) and redraws the figures
  * every interval: in place on a terminal (ANSI), as blocks of lines
  * otherwise, as one JSON object per interval with --json.  --once prints
- * one view and exits.  It does not send anything to the program: it is
- * a reader.
+ * one view and exits.  It sends nothing to the program unless given
+ * --control: then keys run the monitor's control actions
+ * (tools/monitor/control.c) on a control-only session with the program,
+ * and the status line shows each answer.
  *
  * Our own process, so it may set signal dispositions: SIGINT and SIGTERM
  * set a flag that ends the loop (and restores the terminal).
@@ -27,6 +29,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "monitor/control.h"
 #include "monitor/run.h"
 #include "tool.h"
 
@@ -54,9 +57,17 @@ static void top_usage(FILE *out)
 "  --lines          plain lines even on a terminal\n"
 "  --save FILE      copy the stream as received to FILE (a new run\n"
 "                   replaces it)\n"
+"  --control        enable the control keys: a control session with the\n"
+"                   program at SPEC (unix: or tcp:; its sink needs\n"
+"                   control=1)\n"
+"  --secret-file FILE  the control secret (tcp:), as for ctl\n"
 "  -h, --help       this help\n"
 "\n"
-"Keys (on a terminal): q quits.\n"
+"Keys (on a terminal): q quits.  With --control: f flush, s snapshot,\n"
+"h heap census, c then a class letter (s g n p f u) toggles that class,\n"
+"i status, t stats, R restart the eventlog, X then y stop it.  The\n"
+"status line shows each answer (or why there is none: without --control\n"
+"the keys say control is not enabled).\n"
 "Exit status: 0, 1 if the stream was malformed (--once), 2 usage.\n");
 }
 
@@ -95,8 +106,14 @@ static unsigned top_width(void)
     return 100;
 }
 
+/* The keys' state: a 'c' or 'X' waits for its second key. */
+struct top_keys {
+    char pending;
+    char line[CTLC_TEXT_MAX + 100];     /* the status line */
+};
+
 static void top_render(struct mon_model *m, bool json, bool ansi,
-                       struct strbuf *sb)
+                       const struct top_keys *k, struct strbuf *sb)
 {
     sb_clear(sb);
     if (json) {
@@ -107,13 +124,72 @@ static void top_render(struct mon_model *m, bool json, bool ansi,
             sb_puts(sb, "\x1b[H\x1b[2J");
         mon_model_text(m, sb, top_width());
         if (ansi)
-            sb_puts(sb, "\n(q quits)");
+            sb_printf(sb, "\n%s\n(q quits; f flush, s snapshot, h heap census, "
+                      "c+letter class, i status, t stats, R restart, X stop)",
+                      k->line);
         else
             sb_puts(sb, "\n");
     }
     if (!sb->failed && sb->p != NULL)
         fwrite(sb->p, 1, sb->len, stdout);
     fflush(stdout);
+}
+
+/* Run an action; its answer goes to the status line. */
+static void top_act(struct mon_control *mc, struct top_keys *k,
+                    const char *action, const char *arg)
+{
+    struct mon_ctl_result r;
+    struct strbuf sb = { 0 };
+    snprintf(k->line, sizeof k->line, "control: %s ...", action);
+    mon_control_run(mc, action, arg, &r);
+    mon_control_result_text(&r, &sb);
+    snprintf(k->line, sizeof k->line, "control: %s", sb.failed ? "?" : sb.p);
+    sb_free(&sb);
+}
+
+/* One key; false for q. */
+static bool top_key(struct mon_control *mc, struct top_keys *k, char key)
+{
+    char pending = k->pending;
+    k->pending = 0;
+    if (pending == 'c') {
+        char arg[2] = { key, '\0' };
+        if (strchr(MON_CTL_CLASSES, key) != NULL && key != '\0')
+            top_act(mc, k, "toggle-class", arg);
+        else
+            snprintf(k->line, sizeof k->line, "control: no class '%c' (one of "
+                     MON_CTL_CLASSES ")", key);
+        return true;
+    }
+    if (pending == 'X') {
+        if (key == 'y')
+            top_act(mc, k, "stop", "");
+        else
+            snprintf(k->line, sizeof k->line, "control: stop cancelled");
+        return true;
+    }
+    switch (key) {
+    case 'q': return false;
+    case 'f': top_act(mc, k, "flush", ""); break;
+    case 's': top_act(mc, k, "snapshot", ""); break;
+    case 'h': top_act(mc, k, "heap-census", ""); break;
+    case 'i': top_act(mc, k, "status", ""); break;
+    case 't': top_act(mc, k, "stats", ""); break;
+    case 'R': top_act(mc, k, "restart", ""); break;
+    case 'c':
+        k->pending = 'c';
+        snprintf(k->line, sizeof k->line, "control: class to toggle? "
+                 "(s g n p f u)");
+        break;
+    case 'X':
+        k->pending = 'X';
+        snprintf(k->line, sizeof k->line, "control: stop the program's "
+                 "eventlog? (y: stop; there is no start)");
+        break;
+    default: break;
+    }
+    return true;
 }
 
 int top_main(int argc, char **argv)
@@ -124,10 +200,13 @@ int top_main(int argc, char **argv)
         { "interval", required_argument, NULL, 'i' },
         { "lines", no_argument, NULL, 'l' },
         { "save", required_argument, NULL, 's' },
+        { "control", no_argument, NULL, 'c' },
+        { "secret-file", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    bool once = false, json = false, lines = false;
+    bool once = false, json = false, lines = false, control = false;
+    const char *secret_file = NULL;
     uint64_t interval_ms = 1000;
     const char *save = NULL;
     int c;
@@ -142,6 +221,8 @@ int top_main(int argc, char **argv)
                 return c;
             break;
         case 's': save = optarg; break;
+        case 'c': control = true; break;
+        case 'S': secret_file = optarg; break;
         case 'h': return tool_help(top_usage);
         default: return tool_usage_error("top", "unknown option");
         }
@@ -149,10 +230,18 @@ int top_main(int argc, char **argv)
     if (optind + 1 != argc)
         return tool_usage_error("top", "expected one SPEC or FILE");
 
+    static struct mon_control mc;
+    if ((c = mon_control_init(&mc, "top", control ? argv[optind] : NULL,
+                              secret_file)) != 0)
+        return c;
     struct mon_source src;
     struct mon_model *m;
-    if ((c = mon_open("top", argv[optind], save, &src, &m)) != 0)
+    if ((c = mon_open("top", argv[optind], save, &src, &m)) != 0) {
+        mon_control_close(&mc);
         return c;
+    }
+    struct top_keys keys_state = { 0 };
+    snprintf(keys_state.line, sizeof keys_state.line, "control: %s", mc.state);
     mon_catch_stop_signals();
 
     bool ansi = !json && !once && !lines && isatty(STDOUT_FILENO);
@@ -169,7 +258,7 @@ int top_main(int argc, char **argv)
         bool more = mon_source_pump(&src, m, now, MON_PUMP_MAX) == MON_PUMP_MAX;
         if (once && mon_source_is_file(&src) && (src.eof || src.fd < 0)) {
             mon_model_tick(m, 0, true);
-            top_render(m, json, false, &sb);
+            top_render(m, json, false, &keys_state, &sb);
             status = mon_model_error(m) != NULL ? 1 : 0;
             break;
         }
@@ -178,7 +267,7 @@ int top_main(int argc, char **argv)
             mon_model_tick(m, (now - last_tick) * 1000000ull, false);
             last_tick = now;
             next_tick = now + interval_ms;
-            top_render(m, json, ansi, &sb);
+            top_render(m, json, ansi, &keys_state, &sb);
             if (once) {
                 status = mon_model_error(m) != NULL ? 1 : 0;
                 break;
@@ -200,8 +289,16 @@ int top_main(int argc, char **argv)
         if (n > 0 && (pfd[1].revents & POLLIN)) {
             char k[16];
             ssize_t r = read(STDIN_FILENO, k, sizeof k);
-            if (r > 0 && memchr(k, 'q', (size_t)r) != NULL)
+            bool go_on = true;
+            for (ssize_t i = 0; i < r && go_on; i++) {
+                if (k[i] == '\x1b')
+                    break;      /* an escape sequence (arrows...): not ours */
+                go_on = top_key(&mc, &keys_state, k[i]);
+            }
+            if (!go_on)
                 break;
+            if (r > 0)
+                top_render(m, json, ansi, &keys_state, &sb);
         }
     }
     if (ansi)
@@ -210,5 +307,6 @@ int top_main(int argc, char **argv)
         fprintf(stderr, TOOL_NAME " top: out of memory\n");
     sb_free(&sb);
     mon_close(&src, m);
+    mon_control_close(&mc);
     return status;
 }

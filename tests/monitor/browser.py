@@ -12,6 +12,13 @@ DOM) and saves a PNG screenshot (of the region ELS_SHOT_CLIP="X,Y,W,H"
 if set).  Exit 1 with a message if the page never
 became ready or the browser failed.  It checks nothing itself: the test
 compares the values.
+
+With ELS_BROWSER_STEPS=FILE (a JSON list of {"click": CSS selector,
+"wait": JS, "read": JS}), after READY_JS each step clicks the element
+with the mouse (DevTools input events at its centre, as a user would:
+a hidden or covered button is not clicked), waits until "wait" is true
+and evaluates "read"; the output is then {"steps": [each read],
+"values": VALUES_JS's value}.
 """
 import base64, json, os, subprocess, sys, tempfile, time
 
@@ -92,7 +99,30 @@ def main():
                       file=sys.stderr)
                 return 1
             time.sleep(0.2)
+        def wait_for(expr, what):
+            while not evaluate(session, expr):
+                if time.time() > deadline:
+                    raise RuntimeError("%s: not true after %.0f s: %s" % (what, secs, expr))
+                time.sleep(0.1)
+
+        steps_file = os.environ.get("ELS_BROWSER_STEPS")
+        reads = []
+        for step in (json.load(open(steps_file)) if steps_file else []):
+            sel = json.dumps(step["click"])
+            box = evaluate(session, "(() => { const e = document.querySelector(%s);"
+                           " if (!e) return null; e.scrollIntoView({block: 'center'});"
+                           " const r = e.getBoundingClientRect();"
+                           " return [r.left + r.width / 2, r.top + r.height / 2]; })()" % sel)
+            if not box:
+                raise RuntimeError("no element %s to click" % step["click"])
+            for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+                call("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
+                                                  "button": "left", "clickCount": 1}, session)
+            wait_for(step["wait"], "after clicking " + step["click"])
+            reads.append(evaluate(session, step.get("read", "null")))
         values = evaluate(session, values_js)
+        if steps_file:
+            values = {"steps": reads, "values": values}
         shot_params = {"format": "png"}
         clip = os.environ.get("ELS_SHOT_CLIP")   # "X,Y,W,H" in CSS pixels
         if clip:

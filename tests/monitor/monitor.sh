@@ -52,12 +52,13 @@ print(" ".join(out))
 PY
 }
 
-# start_serve NAME SOURCE: `serve --listen 127.0.0.1:0 --save
-# $T/NAME.saved SOURCE` in the background (spid); waits until it says
-# where it serves and sets PORT.
+# start_serve NAME SOURCE [OPTIONS...]: `serve --listen 127.0.0.1:0
+# --save $T/NAME.saved OPTIONS SOURCE` in the background (spid); waits
+# until it says where it serves and sets PORT.
 start_serve() {
-    local name=$1 err=$T/$1.serve.err
-    "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --save "$T/$name.saved" "$2" \
+    local name=$1 src=$2 err=$T/$1.serve.err
+    shift 2
+    "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --save "$T/$name.saved" "$@" "$src" \
         >"$T/$name.serve.out" 2>"$err" &
     spid=$!
     bg_register "$spid"
@@ -77,14 +78,28 @@ markers_at_least() {
     state "$1" && [ "$(json_get "$T/$1.state" user.markers)" -ge "$2" ]
 }
 
-# start_busy_live NAME PHASES SOCKET: the program on the patched RTS,
-# -N2, its eventlog on a unix: sink that waits for serve, flushed every
-# 0.2 s (so a finished phase reaches the monitor while the program
-# idles), no idle GC; waits for "ready".  Stop it with stop_controlled.
+# start_busy_live NAME PHASES SOCKET [SINK-OPTIONS [RTS-OPTIONS...]]: the
+# program on the patched RTS, -N2, its eventlog on a unix: sink that waits
+# for serve (with SINK-OPTIONS too, e.g. control=1), flushed every 0.2 s
+# (so a finished phase reaches the monitor while the program idles), no
+# idle GC; waits for "ready".  Stop it with stop_controlled.
 start_busy_live() {
-    start_controlled "$1" "$BUSY" "$2" +RTS -N2 -I0 \
-        "--eventlog-sink=unix:$3?wait=60" --eventlog-flush-interval=0.2 -RTS
-    wait_output "$1" ready
+    local name=$1 phases=$2 sock=$3 opts=${4:-}
+    shift 3
+    [ $# -gt 0 ] && shift
+    start_controlled "$name" "$BUSY" "$phases" +RTS -N2 -I0 "$@" \
+        "--eventlog-sink=unix:$sock?wait=60${opts:+&$opts}" \
+        --eventlog-flush-interval=0.2 -RTS
+    wait_output "$name" ready
+}
+
+# control_has NAME SOCKET COMMAND: does the program at SOCKET list
+# COMMAND in its answer to help?  (A library without the runtime-control
+# and profiling parts lacks flush, snapshot, classes and the heap census.)
+control_has() {
+    "$ELS_SINK_TOOL" ctl "unix:$2" help >"$T/$1.help" 2>&1 \
+        || fail_showing "$T/$1.help" "$1: ctl help failed"
+    grep -qE "(^help: |, )$3(,|\$)" "$T/$1.help"
 }
 
 # wait_all_markers NAME PHASES: wait until serve has seen every marker of

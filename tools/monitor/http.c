@@ -156,6 +156,12 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
                 return -400;
             memcpy(req->host, vp, (size_t)(vq - vp));
             req->host[vq - vp] = '\0';
+        } else if (http_ieq(p, nlen, "origin")) {
+            if (req->has_origin || (size_t)(vq - vp) >= sizeof req->origin)
+                return -400;
+            req->has_origin = true;
+            memcpy(req->origin, vp, (size_t)(vq - vp));
+            req->origin[vq - vp] = '\0';
         } else if (http_ieq(p, nlen, "content-length")) {
             if (!(vq - vp == 1 && *vp == '0'))
                 return -413;
@@ -178,6 +184,8 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
         req->method = HTTP_GET;
     else if (ml == 4 && memcmp(mstart, "HEAD", 4) == 0)
         req->method = HTTP_HEAD;
+    else if (ml == 4 && memcmp(mstart, "POST", 4) == 0)
+        req->method = HTTP_POST;
     else
         return -405;
     return (int)(end - buf);
@@ -200,6 +208,26 @@ bool http_host_is_loopback(const char *host)
             digits = digits && *d >= '0' && *d <= '9';
         if (digits)
             return true;
+    }
+    return false;
+}
+
+bool http_query_str(const char *query, const char *key, char *out, size_t len)
+{
+    size_t kl = strlen(key);
+    for (const char *p = query; *p != '\0';) {
+        const char *amp = strchr(p, '&');
+        const char *e = amp ? amp : p + strlen(p);
+        if ((size_t)(e - p) >= kl && memcmp(p, key, kl) == 0 &&
+            (p + kl == e || p[kl] == '=')) {
+            const char *v = p + kl == e ? e : p + kl + 1;
+            if ((size_t)(e - v) >= len)
+                return false;
+            memcpy(out, v, (size_t)(e - v));
+            out[e - v] = '\0';
+            return true;
+        }
+        p = amp ? amp + 1 : e;
     }
     return false;
 }

@@ -5,7 +5,8 @@
  * that arrive in pieces; the server's only input from the network, so it
  * takes anything (fuzz/fuzz_http.c) and answers with the status code a
  * bad request deserves.  It does not read bodies (the server takes none:
- * a request announcing one is refused), decode percent escapes, or route.
+ * a request announcing one is refused), decode percent escapes, or route
+ * (which paths take which method is the server's business).
  */
 #ifndef ELS_MON_HTTP_H
 #define ELS_MON_HTTP_H
@@ -17,13 +18,15 @@
 #define HTTP_HEAD_MAX 8192      /* request line + headers */
 #define HTTP_TARGET_MAX 1024
 
-enum http_method { HTTP_GET, HTTP_HEAD };
+enum http_method { HTTP_GET, HTTP_HEAD, HTTP_POST };
 
 struct http_request {
     enum http_method method;
     char path[HTTP_TARGET_MAX];     /* before '?', NUL-terminated */
     char query[HTTP_TARGET_MAX];    /* after '?', "" if none */
     char host[256];                 /* the Host field, "" if none */
+    char origin[256];               /* the Origin field, "" if none */
+    bool has_origin;
     int minor;                      /* HTTP/1.minor */
     bool keep_alive;
 };
@@ -31,14 +34,19 @@ struct http_request {
 /* Parse the head at the start of buf[0..len).  Returns the head's length
  * (> 0) with *req filled, 0 if more bytes are needed (and len is below
  * HTTP_HEAD_MAX), or minus the HTTP status to answer: 400 malformed,
- * 405 a method other than GET/HEAD, 411/413 a body, 414 target too long
- * (or a Host field longer than req->host holds),
+ * 405 a method other than GET/HEAD/POST, 411/413 a body (a POST has
+ * none either), 400 a Host or Origin field longer than req holds or
+ * given twice,
  * 431 head too long, 505 not HTTP/1.x. */
 int http_parse_request(const char *buf, size_t len, struct http_request *req);
 
 /* The decimal value of key in a query ("from=5&to=9"); false if absent
  * or not a number below 2^64. */
 bool http_query_u64(const char *query, const char *key, uint64_t *out);
+/* The value of key in a query as it stands (no percent decoding), into
+ * out (len > 0 bytes); "" and true for "key=" or a bare "key"; false if
+ * absent or longer than out holds. */
+bool http_query_str(const char *query, const char *key, char *out, size_t len);
 
 /* Does a Host field name this machine's loopback ("127.0.0.1",
  * "localhost", "[::1]", each with an optional port)?  A server on

@@ -198,5 +198,57 @@ function chart(id, lines, label) {
 $("win-live").onclick = () => { pickWindow("live"); refreshTimeline(); };
 $("win-all").onclick = () => { pickWindow("all"); refreshTimeline(); };
 
+// Control buttons (serve --control): each POSTs its action to
+// /api/control and shows the program's answer.  The section stays hidden
+// when serve has no control session to offer.
+async function control(action, cls) {
+  const ans = $("ctl-answer");
+  ans.className = "busy";
+  ans.textContent = action + (cls ? " " + cls : "") + " ...";
+  try {
+    const r = await fetch("/api/control?cmd=" + encodeURIComponent(action) +
+                          (cls ? "&class=" + encodeURIComponent(cls) : ""), { method: "POST" });
+    if (!r.ok) throw new Error("HTTP " + r.status + ": " + (await r.text()).trim());
+    const a = await r.json();
+    ans.className = a.ok ? "ok" : "bad";
+    ans.textContent = a.action + ": " + (a.ok ? "ok" + (a.result ? ": " + a.result : "")
+                                              : a.error + ": " + a.result);
+  } catch (e) {
+    ans.className = "bad";
+    ans.textContent = action + ": " + e.message;
+  }
+  refreshControl();
+}
+
+let controlEnabled = false;
+async function refreshControl() {
+  try {
+    const c = await (await fetch("/api/control")).json();
+    controlEnabled = c.enabled;
+    $("control").hidden = !c.enabled;
+    setText("ctl-state", c.state);
+  } catch (e) {
+    console.error("control: " + e);
+  }
+}
+
+document.querySelectorAll("#control button").forEach((b) => {
+  b.onclick = () => {
+    if (b.dataset.confirm && !b.classList.contains("armed")) {
+      // A second click confirms: no modal dialog.
+      b.classList.add("armed");
+      b.dataset.label = b.textContent;
+      b.textContent = b.dataset.confirm;
+      return;
+    }
+    if (b.dataset.confirm) { b.classList.remove("armed"); b.textContent = b.dataset.label; }
+    control(b.dataset.action, b.dataset.class);
+  };
+});
+refreshControl();
+
 const es = new EventSource("/events");
-es.onmessage = (e) => showState(JSON.parse(e.data));
+es.onmessage = (e) => {
+  showState(JSON.parse(e.data));
+  if (controlEnabled) refreshControl();   // the session's state, e.g. closed by a restart
+};
