@@ -18,7 +18,7 @@ set -u -o pipefail
 setup_ghc_program_test join-stress JoinStress
 PROG=$GHC_PROGRAM
 SOCK=$T/s.sock
-JOINERS=6
+JOINERS=3
 
 start_controlled stress "$PROG" +RTS -N2 -l \
     "--eventlog-sink=unix:$SOCK?buffer=3M&wait=60" --eventlog-flush-interval=0.01 -RTS

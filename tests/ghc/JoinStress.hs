@@ -42,7 +42,7 @@ main = do
         putMVar done ()
   forM_ [1 .. 4 :: Int] $ \i -> worker ("poster-" ++ show i) $ \n -> do
     traceEventIO ("poster " ++ show i ++ " " ++ show n)
-    threadDelay 1000    -- busy, yet a stream ghc-events reads in seconds
+    threadDelay 3000    -- busy, yet a stream ghc-events reads in seconds
     when (n `mod` 50 == 0) $ do
       v <- newEmptyMVar
       _ <- forkIO (putMVar v $! sum [1 .. n `mod` 1000])
