@@ -83,6 +83,16 @@ static int cache_header(struct els_writer *w, const void *unit, size_t len)
     return 0;
 }
 
+/* Copy a unit into the space reserved for it, with the lock released: the
+ * only access to w outside the lock while a producer is in flight. */
+static void copy_in(const struct iovec iov[2], const void *unit)
+{
+    memcpy(iov[0].iov_base, unit, iov[0].iov_len);
+    if (iov[1].iov_len)
+        memcpy(iov[1].iov_base, (const uint8_t *)unit + iov[0].iov_len,
+               iov[1].iov_len);
+}
+
 int els_writer_write(struct els_writer *w, const void *unit, size_t len)
 {
     return els_writer_write_reason(w, unit, len, ELS_REASON_UNKNOWN);
@@ -202,12 +212,7 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
     w->st.bytes_queued += len;
     pthread_mutex_unlock(&w->lock);
 
-    /* In flight: the only access to w outside the lock. */
-    memcpy(iov[0].iov_base, unit, iov[0].iov_len);
-    if (iov[1].iov_len)
-        memcpy(iov[1].iov_base, (const uint8_t *)unit + iov[0].iov_len,
-               iov[1].iov_len);
-
+    copy_in(iov, unit);
     pthread_mutex_lock(&w->lock);
     elsi_ring_commit(&w->ring, seq);
     return producer_leave(w, elsi_writer_need_wake(w), 0);
@@ -251,11 +256,7 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
     w->st.snapshot_bytes += len;
     pthread_mutex_unlock(&w->lock);
 
-    memcpy(iov[0].iov_base, unit, iov[0].iov_len);
-    if (iov[1].iov_len)
-        memcpy(iov[1].iov_base, (const uint8_t *)unit + iov[0].iov_len,
-               iov[1].iov_len);
-
+    copy_in(iov, unit);
     pthread_mutex_lock(&w->lock);
     elsi_ring_commit(&w->ring, seq);
     w->join_seq = seq;
