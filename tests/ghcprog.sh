@@ -76,3 +76,19 @@ check_readers_accept() {
     [ "$kept" -eq "$total" ] \
         || fail "$name: ThreadScope would keep only $kept of $total events of $file"
 }
+
+# windows SHOWN: each event line of SHOWN (ghc-events show output)
+# prefixed by the number of event-class changes before it ("N: TEXT");
+# the "Trace class" events inside a snapshot's bracket report the classes,
+# they do not change anything.
+windows() {
+    awk '/^Events:/ { on = 1; next }
+         !on || !/^ *[0-9]+: / { next }
+         /: Snapshot begin$/ { snap = 1; next }
+         /: Snapshot end$/ { snap = 0; next }
+         /: Trace class$/ { if (!snap) w++; next }
+         { sub(/^ *[0-9]+: (cap [0-9]+: )?/, ""); print w ": " $0 }' "$1"
+}
+
+# The GC events of the g class, as ghc-events show prints them.
+GC_EVENTS_RE='starting GC|finished GC|GC stats|all caps stopped for GC|GC (idle|working|done)'

@@ -34,6 +34,7 @@
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ghcprog.sh"
 
 [ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
 require_patched_rts
@@ -87,18 +88,6 @@ valid() {
     done
 }
 
-# windows SHOWN: each event line of SHOWN prefixed by the number of class
-# changes before it ("N: TEXT"); the "Trace class" events inside a
-# snapshot's bracket report, they do not change anything.
-windows() {
-    awk '/^Events:/ { on = 1; next }
-         !on || !/^ *[0-9]+: / { next }
-         /: Snapshot begin$/ { snap = 1; next }
-         /: Snapshot end$/ { snap = 0; next }
-         /: Trace class$/ { if (!snap) w++; next }
-         { sub(/^ *[0-9]+: (cap [0-9]+: )?/, ""); print w ": " $0 }' "$1"
-}
-
 # streams NAME: the ordinary streams of run NAME (not the joined ones).
 streams() {
     ls "$T/$1".*.eventlog 2>/dev/null | grep -v '\.join\.'
@@ -121,7 +110,7 @@ changes=$(awk -F': ' '{ print $1 }' "$T/tg.win" | sort -n | tail -n 1)
 # Program order: 1 g off, 2 g on, 3 s off, 4 s on, 5 u off, 6 u on,
 # 7 p off, 8 p on, 9 f on.
 [ "$changes" = 9 ] || fail "toggles: expected 9 class changes in the stream, saw ${changes:-none}"
-GCRE='starting GC|finished GC|GC stats|all caps stopped for GC|GC (idle|working|done)'
+GCRE=$GC_EVENTS_RE
 n=$(in_window 1 "$GCRE"); [ "$n" -eq 0 ] || fail "toggles: $n GC events while g was off"
 n=$(in_window 2 "$GCRE"); [ "$n" -gt 0 ] || fail "toggles: no GC event after g came back on"
 n=$(in_window 3 'thread|task .* (created|migrated)'); [ "$n" -eq 0 ] || fail "toggles: $n thread or task events while s was off"
