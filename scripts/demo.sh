@@ -122,10 +122,13 @@ sock=$dir/app.sock
 out=$dir/app.eventlog
 
 recv_pid=
+top_pid=
 cleanup() {
-    if [ -n "$recv_pid" ] && kill -0 "$recv_pid" 2>/dev/null; then
-        kill "$recv_pid" 2>/dev/null || true
-    fi
+    for p in "$recv_pid" "$top_pid"; do
+        if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
+            kill "$p" 2>/dev/null || true
+        fi
+    done
 }
 trap cleanup EXIT
 
@@ -133,6 +136,11 @@ say "Starting the receiver"
 echo "eventlog-sink recv --retry 15 unix:$sock -o $out &"
 "$build/tools/eventlog-sink" recv --retry 15 -o "$out" "unix:$sock" 2>"$dir/recv.err" &
 recv_pid=$!
+
+say "Starting the live monitor beside it"
+echo "eventlog-sink top --lines unix:$sock > $dir/top.out &"
+"$build/tools/eventlog-sink" top --lines "unix:$sock" >"$dir/top.out" 2>"$dir/top.err" &
+top_pid=$!
 
 prog_rc=0
 if [ "$route" = patched ]; then
@@ -189,6 +197,22 @@ for what in threads tasks sparks; do
     fi
 done
 
+say "The live monitor's last view (eventlog-sink top, a second consumer)"
+kill -INT "$top_pid" 2>/dev/null || true
+wait "$top_pid" 2>/dev/null || true
+top_pid=
+# The last complete view: from its last "run" header line on.
+awk '/^eventlog-sink top: / { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' "$dir/top.out" | head -n 40
+echo "(whole log: $dir/top.out)"
+
+say "The monitor against ghc-events on the received stream"
+monitor=ok
+"$build/tools/eventlog-sink" top --once --json "$out" >"$dir/top.json" 2>"$dir/top-once.err" || monitor=no
+gc_top=$(sed -n 's/.*"gc":{"count":\([0-9]*\).*/\1/p' "$dir/top.json")
+gc_shown=$(grep -cE '^ *[0-9]+: cap [0-9]+: starting GC$' "$dir/app.show" || true)
+echo "GCs: monitor ${gc_top:-?}, ghc-events $gc_shown"
+[ "${gc_top:-x}" = "$gc_shown" ] || monitor=no
+
 say "Result"
 if [ "$route" = patched ]; then
     how="chose its sink with +RTS --eventlog-sink (patched RTS, no C main)"
@@ -196,15 +220,16 @@ else
     how="chose its sink in its C main (stock RTS; $why)"
 fi
 if [ "$prog_rc" -eq 0 ] && [ "$recv_rc" -eq 0 ] && [ "$user" -eq "$n" ] \
-        && [ -n "$startup" ] && [ "$valid" = ok ]; then
+        && [ -n "$startup" ] && [ "$valid" = ok ] && [ "$monitor" = ok ]; then
     echo "OK: the program $how"
     echo "and streamed its eventlog live over $sock."
     echo "The receiver got a complete stream, start-up events first, that ghc-events"
-    echo "parses and validates, with all $n user events."
+    echo "parses and validates, with all $n user events; the live monitor watched it"
+    echo "and counts the same GCs as ghc-events."
     echo "Files: $dir"
     exit 0
 fi
 echo "NOT OK: program exit $prog_rc, receiver exit $recv_rc, $user of $n user events,"
-echo "start-up events $([ -n "$startup" ] && echo present || echo missing), validation $valid."
+echo "start-up events $([ -n "$startup" ] && echo present || echo missing), validation $valid, monitor $monitor."
 echo "Files: $dir"
 exit 1

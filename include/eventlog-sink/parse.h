@@ -328,7 +328,8 @@ bool els_str_next(struct els_str *list, struct els_str *item);
  *
  * This library tells each consumer about lost data in the stream itself,
  * as LOG_MSG events whose text starts "eventlog-sink: ".  The decoder
- * recognises the three kinds and returns their figures.
+ * recognises the three kinds of loss and returns their figures, and the
+ * note of a consumer that joined at a snapshot (not a loss).
  * ------------------------------------------------------------------------ */
 
 enum els_note_kind {
@@ -340,7 +341,10 @@ enum els_note_kind {
     /* The consumer joined mid-run; earlier units were no longer queued. */
     ELS_NOTE_JOINED_LATE,
     /* Another message from the library. */
-    ELS_NOTE_OTHER
+    ELS_NOTE_OTHER,
+    /* The consumer joined mid-run and its stream starts at a snapshot of
+     * the program's state: nothing it needs is missing (no figures). */
+    ELS_NOTE_JOINED_AT_SNAPSHOT
 };
 
 struct els_note {

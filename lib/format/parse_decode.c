@@ -270,6 +270,8 @@ int els_event_decode(const struct els_event *ev, struct els_event_data *out)
  *   "eventlog-sink: this consumer missed U units (B bytes) here: ..."
  *   "eventlog-sink: consumer N joined mid-run; U earlier units (B bytes)
  *    were no longer queued"
+ *   "eventlog-sink: consumer N joined mid-run; its stream starts at a
+ *    snapshot of the program's state taken then"
  * The figures are found by their shape, "U [earlier ]units (B bytes)",
  * so rewording the rest of a message does not lose them; the kind is
  * told by the phrase each one carries.  tests/format/test_parse.c checks
@@ -330,8 +332,11 @@ int els_note_decode(const struct els_event *ev, struct els_note *out)
     out->text = d.u.text;
     out->kind = ELS_NOTE_OTHER;
     uint64_t units, bytes;
-    if (!note_figures(s + plen, len - plen, &units, &bytes))
+    if (!note_figures(s + plen, len - plen, &units, &bytes)) {
+        if (note_find(s, len, " joined mid-run; its stream starts at a snapshot") != NULL)
+            out->kind = ELS_NOTE_JOINED_AT_SNAPSHOT;
         return 0;
+    }
     const char *dropped = note_find(s, len, " dropped here: ");
     if (dropped != NULL) {
         out->kind = ELS_NOTE_DROPPED;

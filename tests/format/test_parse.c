@@ -988,6 +988,9 @@ static void decode_notes_text(void)
           12, 4096, "" },
         { "eventlog-sink: consumer 2 joined mid-run; 5 earlier units (500 "
           "bytes) were no longer queued", 0, ELS_NOTE_JOINED_LATE, 5, 500, "" },
+        { "eventlog-sink: consumer 3 joined mid-run; its stream starts at a "
+          "snapshot of the program's state taken then", 0,
+          ELS_NOTE_JOINED_AT_SNAPSHOT, 0, 0, "" },
         { "eventlog-sink: something else", 0, ELS_NOTE_OTHER, 0, 0, "" },
         { "a user's log message: 3 units (3 bytes) dropped here: x;", 1,
           0, 0, 0, "" },

@@ -627,11 +627,16 @@ static int mon_on_event(void *user, const struct els_event *ev)
                 m->late_units += note.units;
                 m->late_bytes += note.bytes;
                 break;
+            case ELS_NOTE_JOINED_AT_SNAPSHOT:
+                m->joined_at_snapshot = true;
+                break;
             default:
                 break;
             }
-            mon_recent(m->note_texts, m->notes, ev, note.text.ptr, note.text.len);
-            m->notes++;
+            if (note.kind != ELS_NOTE_JOINED_AT_SNAPSHOT) {
+                mon_recent(m->note_texts, m->notes, ev, note.text.ptr, note.text.len);
+                m->notes++;
+            }
         }
         break;
     }

@@ -154,7 +154,8 @@ struct mon_model {
     unsigned nopen;
     uint64_t nspans;
 
-    /* loss notes */
+    /* loss notes (a join at a snapshot is no loss: joined_at_snapshot) */
+    bool joined_at_snapshot;
     uint64_t notes, dropped_units, dropped_bytes, missed_units, missed_bytes,
              late_units, late_bytes;
     struct mon_text note_texts[MON_RECENT];

@@ -205,9 +205,10 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
               ",\"dropped_bytes\":%" PRIu64 ",\"missed_units\":%" PRIu64
               ",\"missed_bytes\":%" PRIu64 ",\"joined_late_units\":%" PRIu64
               ",\"joined_late_bytes\":%" PRIu64 ",\"bytes_unread\":%" PRIu64
-              ",\"recent\":",
+              ",\"joined_at_snapshot\":%s,\"recent\":",
               m->notes, m->dropped_units, m->dropped_bytes, m->missed_units,
-              m->missed_bytes, m->late_units, m->late_bytes, m->bytes_skipped);
+              m->missed_bytes, m->late_units, m->late_bytes, m->bytes_skipped,
+              m->joined_at_snapshot ? "true" : "false");
     mon_json_texts(sb, m->note_texts, m->notes, MON_RECENT, MON_RECENT);
     sb_puts(sb, "}}");
 }
@@ -540,6 +541,8 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
                   lost, m->dropped_units, m->missed_units, m->late_units, m->notes);
     else
         sb_puts(sb, "Loss: none reported\n");
+    if (m->joined_at_snapshot)
+        sb_puts(sb, "Joined mid-run, at a snapshot of the program's state\n");
 
     sb_puts(sb, "\nHEC state    util   gc    pool  activity\n");
     unsigned barw = width > 40 ? width - 36 : 4;
