@@ -11,9 +11,12 @@
 # `live-service burst N +RTS -N2 --eventlog-sink="unix:...?wait=10&
 # policy=block"` (wait=10: start-up waits for the receiver, so no event is
 # lost; policy=block: a slow receiver slows the program rather than losing
-# events), then reads what arrived with the independent ghc-events reader:
+# events), with the live monitor `eventlog-sink top --lines` attached as a
+# second consumer, then reads what arrived with the independent ghc-events
+# reader:
 # the first events, the start-up events, the user events against the number
-# emitted, and ghc-events' own validation.  Without a patched RTS (another
+# emitted, and ghc-events' own validation; and the monitor's last view and
+# its GC count against ghc-events'.  Without a patched RTS (another
 # GHC version, or --disable-patched-rts) it says so and takes the stock-RTS
 # route instead: examples/hello-stream, whose C main sets
 # RtsConfig.eventlog_writer from $EVENTLOG_SINK.  Safe to run again: the
