@@ -65,7 +65,10 @@ static int dump_on_event(void *user, const struct els_event *ev)
 
     struct els_event_data e;
     struct els_note note;
-    if (els_note_decode(ev, &note) == 0 && note.kind != ELS_NOTE_OTHER) {
+    int noted = els_note_decode(ev, &note);
+    if (noted == 0 && note.kind == ELS_NOTE_JOINED_AT_SNAPSHOT) {
+        fputs(": joined at a snapshot (no loss)", d->out);
+    } else if (noted == 0 && note.kind != ELS_NOTE_OTHER) {
         fprintf(d->out, ": loss note: %" PRIu64 " units, %" PRIu64 " bytes",
                 note.units, note.bytes);
     } else if (els_event_decode(ev, &e) == 0) {
