@@ -58,7 +58,12 @@ run_on
 es=f09e978c000f6576656e746c6f672d736f636b6574
 perl -e 'use IO::Socket::UNIX; use Socket;
          my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) or die "connect: $!";
-         $s->syswrite(pack("H*", $ARGV[1])); sleep 1; close $s;' "$SOCK" "${es}09" \
+         $s->syswrite(pack("H*", $ARGV[1]));
+         # Read the stream until the in-band answer to the message.
+         my $all = "";
+         while ($all !~ /eventlog-socket command 9/) {
+             my $n = $s->sysread(my $buf, 65536); last if !$n; $all .= $buf; }
+         close $s;' "$SOCK" "${es}09" \
     || fail "could not send eventlog-socket's message"
 g_off() { "$T_TOOL" ctl "$SPEC" get-classes 2>/dev/null | answer | grep -qv g; }
 wait_until 30 g_off \

@@ -59,10 +59,8 @@ static void write_blocks(struct els_writer *w, unsigned from, unsigned n,
  * dump is a new file, 0600; the window goes on after a dump. */
 static void ring_dump_from_the_start(void)
 {
-    const char *path = check_path("app.eventlog");
-    char spec[700];
-    snprintf(spec, sizeof spec, "ring:%s?size=3M", path);
-    struct els_writer *w = open_ok(spec);
+    const char *path;
+    struct els_writer *w = open_at("ring", "app.eventlog", "size=3M", &path);
     struct evgen_buf expect = evgen_header();
     write_ok(w, expect.p, expect.len);
     write_blocks(w, 0, 20, 0, &expect);
@@ -87,9 +85,8 @@ static void ring_dump_from_the_start(void)
     evgen_free(&got);
 
     /* Not a recorder: no dump. */
-    const char *sock = check_path("s.sock");
-    snprintf(spec, sizeof spec, "unix:%s", sock);
-    struct els_writer *u = open_ok(spec);
+    const char *sock;
+    struct els_writer *u = open_at("unix", "s.sock", "", &sock);
     CHECK_INT(els_writer_dump(u, name, sizeof name), ==, ELS_EINVAL);
     CHECK_OK(els_writer_close(u));
 
@@ -124,10 +121,8 @@ static void answer_snapshot(void *ctx)
  * size=. */
 static void ring_window_starts_at_a_snapshot(void)
 {
-    const char *path = check_path("rec");
-    char spec[700];
-    snprintf(spec, sizeof spec, "ring:%s?size=3M", path);
-    struct els_writer *w = open_ok(spec);
+    const char *path;
+    struct els_writer *w = open_at("ring", "rec", "size=3M", &path);
     struct source src = { .w = w };
     CHECK_OK(els_writer_set_snapshot_source(w, answer_snapshot, &src));
     struct evgen_buf h = evgen_header();
@@ -166,10 +161,8 @@ static void ring_window_starts_at_a_snapshot(void)
  * from its oldest unit, after a note saying so. */
 static void ring_without_snapshots_says_so(void)
 {
-    const char *path = check_path("rec");
-    char spec[700];
-    snprintf(spec, sizeof spec, "ring:%s?size=3M&at-exit=0", path);
-    struct els_writer *w = open_ok(spec);
+    const char *path;
+    struct els_writer *w = open_at("ring", "rec", "size=3M&at-exit=0", &path);
     struct evgen_buf h = evgen_header();
     write_ok(w, h.p, h.len);
     write_blocks(w, 0, 300, 32 * 1024, NULL);
