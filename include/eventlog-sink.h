@@ -181,7 +181,9 @@ const char *els_drop_cause_name(enum els_drop_cause cause);
  * policy=drop, or an untrusted one under policy=block, or one whose
  * writes failed); such units are "sent", each counted once however many
  * consumers missed it.  Every loss is also announced in-band to the
- * consumer concerned as an eventlog log-message event. */
+ * consumer concerned as an eventlog log-message event.  For a flight
+ * recorder (ring:), a unit counts as sent when it leaves the window:
+ * keeping it until then is all that sink promises. */
 struct els_stats {
     uint64_t units_accepted, bytes_accepted;
     uint64_t units_sent, bytes_sent;
