@@ -44,8 +44,8 @@
 #            and -N16 against no eventlog at the same -N, and CPU cost at
 #            rising event rates (App.hs steady); ROUNDS rounds.
 #   skew     does live streaming skew the picture: App.hs alloc, sparks
-#            and threads with no eventlog, -l, each sink, and stock
-#            `-l -ol FIFO`; wall time and +RTS -s mutator/GC figures
+#            and threads with no eventlog, -l, each sink, unix: and tcp:
+#            with the live monitor attached, and stock `-l -ol FIFO`; wall time and +RTS -s mutator/GC figures
 #            against what the captured eventlog shows.
 #
 # Usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]
@@ -218,6 +218,16 @@ wait_line() {
         i=$((i + 1))
     done
     die "no '$2' in $1 within $3 s: $(tail -n 3 "$1" 2>/dev/null)"
+}
+
+# wait_socket PATH SECS: wait until the sink's UNIX socket exists.
+wait_socket() {
+    local i=0
+    while [ ! -S "$1" ]; do
+        [ "$i" -lt $(( $2 * 100 )) ] || die "no socket $1 within $2 s"
+        sleep 0.01
+        i=$((i + 1))
+    done
 }
 
 # start_recv BASE RECV-ARGS...: a draining consumer writing to /dev/null,
@@ -928,7 +938,9 @@ section_scale() {
 # 9. Does live streaming skew the picture?
 # ---------------------------------------------------------------------------
 
-SKEW_CONFIGS=(none file filesink unix tcp fifo olfifo)
+# unixtop and tcptop: the unix: and tcp: sinks with the live monitor
+# (eventlog-sink top) attached as a second consumer beside recv.
+SKEW_CONFIGS=(none file filesink unix unixtop tcp tcptop fifo olfifo)
 
 # skew_run PROG-ARGS-TAG CONFIG ROUND: one program (SKEW_ARGS) with the
 # eventlog going to CONFIG, captured to $W/TAG.eventlog where there is
@@ -936,7 +948,7 @@ SKEW_CONFIGS=(none file filesink unix tcp fifo olfifo)
 # colls" to skew.tsv, plus the eventlog's GC count, GC elapsed and span
 # (seconds) for round 1.
 skew_run() {
-    local prog=$1 cfg=$2 r=$3 tag=skew-$1-$2-$3 base rts=(-N2) rpid="" cap port rc=0
+    local prog=$1 cfg=$2 r=$3 tag=skew-$1-$2-$3 base rts=(-N2) rpid="" tpid="" cap port rc=0
     base=$W/$tag
     cap=$base.eventlog
     rm -f "$W/k.sock" "$W/k.fifo" "$W/o.fifo"
@@ -945,10 +957,10 @@ skew_run() {
         none) cap= ;;
         file) rts+=(-l "-ol$cap") ;;
         filesink) rts+=("--eventlog-sink=file:$cap") ;;
-        unix)
+        unix | unixtop)
             "$TOOL" recv --retry 10 -o "$cap" "unix:$W/k.sock" 2>"$base.recv.err" & rpid=$!
             rts+=("--eventlog-sink=unix:$W/k.sock") ;;
-        tcp) rts+=("--eventlog-sink=tcp:127.0.0.1:0") ;;
+        tcp | tcptop) rts+=("--eventlog-sink=tcp:127.0.0.1:0") ;;
         fifo)
             "$TOOL" recv --retry 10 -o "$cap" "fifo:$W/k.fifo" 2>"$base.recv.err" & rpid=$!
             rts+=("--eventlog-sink=fifo:$W/k.fifo") ;;
@@ -962,11 +974,26 @@ skew_run() {
         >"$base.out" 2>"$base.err" &
     local runner=$!
     bg_pids+=("$runner")
-    if [ "$cfg" = tcp ]; then
-        port=$(wait_line "$base.err" 'listening on tcp:127\.0\.0\.1:[0-9]+' 10)
-        "$TOOL" recv -o "$cap" "tcp:127.0.0.1:${port##*:}" 2>"$base.recv.err" & rpid=$!
-    fi
+    case $cfg in
+        tcp | tcptop)
+            port=$(wait_line "$base.err" 'listening on tcp:127\.0\.0\.1:[0-9]+' 10)
+            "$TOOL" recv -o "$cap" "tcp:127.0.0.1:${port##*:}" 2>"$base.recv.err" & rpid=$! ;;
+    esac
+    case $cfg in
+        unixtop)
+            wait_socket "$W/k.sock" 10
+            "$TOOL" top --lines "unix:$W/k.sock" >"$base.top" 2>&1 & tpid=$! ;;
+        tcptop)
+            "$TOOL" top --lines "tcp:127.0.0.1:${port##*:}" >"$base.top" 2>&1 & tpid=$! ;;
+    esac
+    [ -z "$tpid" ] || bg_pids+=("$tpid")
     wait "$runner" || rc=$?
+    if [ -n "$tpid" ]; then
+        kill -INT "$tpid" 2>/dev/null || true
+        wait "$tpid" 2>/dev/null || true
+        grep -q '^eventlog-sink top: ' "$base.top" ||
+            die "$tag: the monitor showed no view: $(tail -n 3 "$base.top")"
+    fi
     [ "$rc" -eq 0 ] || die "$tag: the program exited with $rc: $(tail -n 3 "$base.err")"
     [ -z "$rpid" ] || wait "$rpid" || true
     local st el="- - -"
@@ -1020,7 +1047,8 @@ section_skew() {
     echo "times; medians, then round 1's beside the eventlog's); eventlog figures come from the captured stream of round 1 (\`eventlog-sink"
     echo "dump\`): GC count = GC statistics events, GC elapsed = time during which at least one"
     echo "capability is between Starting GC and Finished GC, mutator = last event time - GC."
-    echo "The live monitor column waits for the monitor (not run here)."
+    echo "\"+ monitor\": the same sink with \`eventlog-sink top --lines\` attached as a second"
+    echo "consumer once the sink listens (so it joins at a snapshot), refreshing every second."
     echo
     local w0 w mut gc n en eg es mb
     for p in alloc sparks threads; do
@@ -1053,6 +1081,8 @@ section_skew() {
     echo "    consumer: eventlog-sink recv --retry 10 -o \$W/x.eventlog unix:\$W/k.sock (started first)"
     echo "tcp: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=tcp:127.0.0.1:0 -RTS"
     echo "    consumer: eventlog-sink recv -o \$W/x.eventlog tcp:127.0.0.1:PORT"
+    echo "+ monitor: the unix: or tcp: run above, and once the sink listens:"
+    echo "    eventlog-sink top --lines unix:\$W/k.sock (or tcp:127.0.0.1:PORT)"
     echo "fifo: sink: APP PROG +RTS -N2 -s\$W/x.s --eventlog-sink=fifo:\$W/k.fifo -RTS"
     echo "    consumer: eventlog-sink recv --retry 10 -o \$W/x.eventlog fifo:\$W/k.fifo (started first)"
     echo "stock -ol FIFO: mkfifo \$W/o.fifo; cat \$W/o.fifo > \$W/x.eventlog &"
@@ -1069,6 +1099,8 @@ skew_label() {
         file) echo "stock -l (file)" ;;
         filesink) echo "file: sink" ;;
         olfifo) echo "stock -l -ol FIFO + cat" ;;
+        unixtop) echo "unix: sink + recv + monitor" ;;
+        tcptop) echo "tcp: sink + recv + monitor" ;;
         *) echo "$1: sink + recv" ;;
     esac
 }

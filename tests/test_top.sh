@@ -115,6 +115,19 @@ note "GC pauses: ghc-events $n_pauses, max $max_ns ns, total $total_ns ns; top m
 grep -q $'\x1b' "$T/once.txt" && fail "top without a terminal wrote escape sequences"
 grep -qF "GC       $SHOWN_GC (" "$T/once.txt" || fail_showing "$T/once.txt" "top --once lacks the GC line"
 
+# Stopped by SIGINT before its first interval, plain-lines top still ends
+# its output with a view of what it read.
+# (--save tells when it has read the whole file.)
+"$ELS_SINK_TOOL" top --lines --interval 3600 --save "$T/int.eventlog" "$LOG" \
+    >"$T/int.txt" 2>&1 </dev/null &
+top_pid=$!
+saved_all() { cmp -s "$LOG" "$T/int.eventlog"; }
+wait_until 30 saved_all || fail "top --save did not copy the whole file"
+[ -s "$T/int.txt" ] && fail_showing "$T/int.txt" "top --interval 3600 printed before its first interval"
+kill -INT "$top_pid"
+wait "$top_pid" || fail_showing "$T/int.txt" "top stopped by SIGINT exited with $?"
+grep -qF "GC       $SHOWN_GC (" "$T/int.txt" || fail_showing "$T/int.txt" "top stopped by SIGINT printed no last view"
+
 # A malformed file: one line, exit 1.
 head -c 200 "$LOG" >"$T/bad.eventlog"
 printf 'garbage' >>"$T/bad.eventlog"

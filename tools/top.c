@@ -12,7 +12,8 @@
  * and the status line shows each answer.
  *
  * Our own process, so it may set signal dispositions: SIGINT and SIGTERM
- * set a flag that ends the loop (and restores the terminal).
+ * set a flag that ends the loop (and restores the terminal); plain lines
+ * and JSON then get one last view.
  */
 #if defined(HAVE_CONFIG_H)
 #include "config.h"
@@ -68,6 +69,8 @@ static void top_usage(FILE *out)
 "i status, t stats, R restart the eventlog, X then y stop it.  The\n"
 "status line shows each answer (or why there is none: without --control\n"
 "the keys say control is not enabled).\n"
+"SIGINT or SIGTERM stops it; with plain lines or --json it prints one\n"
+"last view first.\n"
 "Exit status: 0, 1 if the stream was malformed (--once), 2 usage.\n");
 }
 
@@ -273,8 +276,15 @@ int top_main(int argc, char **argv)
                 break;
             }
         }
-        if (mon_stop)
+        if (mon_stop) {
+            /* Lines and JSON go to a file or a pipe: end them with the
+             * figures as they stand, not as of the last interval. */
+            if (!ansi) {
+                mon_model_tick(m, (now - last_tick) * 1000000ull, false);
+                top_render(m, json, false, &keys_state, &sb);
+            }
             break;
+        }
         /* Files have nothing to poll: look again 5 times a second. */
         uint64_t wait = next_tick - now;
         if ((mon_source_is_file(&src) || mon_source_fd(&src) < 0) && wait > 200)
