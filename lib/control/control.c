@@ -186,7 +186,8 @@ struct elsi_ctl_session {
     uint8_t challenge[ELSI_CTL_CHALLENGE_BYTES];
     uint8_t hello_nonce[ELSI_CTL_NONCE_BYTES];
     unsigned hello_flags;
-    unsigned version;               /* of the answers: 1 for a v1 client */
+    unsigned version;               /* 0 before a hello; 1: a v1 client,
+                                     * answered in its framing */
     unsigned long peer_uid;
     bool control_only;
     unsigned in_flight;
@@ -239,12 +240,15 @@ static int read_secret(const char *path, struct elsi_control *ctl,
     elsi_close(fd);
     if (n > 0 && buf[n - 1] == '\n')
         n--;
-    if (n < 16 || n > (ssize_t)ELSI_CTL_MAX_SECRET)
+    if (n >= 16 && n <= (ssize_t)ELSI_CTL_MAX_SECRET) {
+        memcpy(ctl->secret, buf, (size_t)n);
+        ctl->secret_len = (size_t)n;
+    }
+    elsi_wipe(buf, sizeof buf);
+    if (ctl->secret_len == 0)
         return elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: the "
                          "secret must be 16 to %u bytes", path,
                          ELSI_CTL_MAX_SECRET);
-    memcpy(ctl->secret, buf, (size_t)n);
-    ctl->secret_len = (size_t)n;
     return 0;
 }
 
@@ -311,6 +315,7 @@ static void ctl_unref(struct elsi_control *ctl)
     if (last) {
         free_jobs(done);
         pthread_mutex_destroy(&ctl->mu);
+        elsi_wipe(ctl->secret, sizeof ctl->secret);
         free(ctl);
     }
 }
