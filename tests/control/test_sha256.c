@@ -1,8 +1,8 @@
 /*
  * test_sha256.c: SHA-256 and HMAC-SHA256 (lib/control/sha256.c) against
  * the published test vectors: FIPS 180-4's examples (NIST's "abc",
- * two-block and one-million-"a" messages, plus the empty message) and
- * RFC 4231's seven HMAC-SHA256 cases; the same digests when the input
+ * two-block and one-million-"a" messages, plus the empty message),
+ * lengths at the padding's edges, and RFC 4231's seven HMAC-SHA256 cases; the same digests when the input
  * arrives in pieces of every size across block boundaries; and the
  * constant-time comparison's answers.
  */
@@ -41,6 +41,27 @@ static void test_fips_vectors(void)
     memset(million, 'a', sizeof million);
     check_digest(million, sizeof million, "cdc76e5c9914fb9281a1c7e284d73e67"
                                           "f1809a48a497200e046d39ccc7112cd0");
+}
+
+/* Lengths around the padding's edges (55 bytes still fit the length in
+ * their block, 56 do not; 64 and 120 likewise one block on); digests
+ * from Python's hashlib, an independent implementation. */
+static void test_padding_edges(void)
+{
+    static const struct { size_t len; const char *digest; } v[] = {
+        { 55, "e7313d333c272e639f790978283f9eb392e843d0f29b7016828bb1daa4aac70b" },
+        { 56, "4324d65f3c103567f5589c710bc08f8523f929a9272e3af36fc968e52abc6c27" },
+        { 63, "81c80242132f230c3bd41b3e63bbcff16107339549214a99614ff26664625055" },
+        { 64, "39e3d7b6b5d075d37d053ad89b24b41bef4f3c29760c84447cab3f3be1882241" },
+        { 65, "aacca6ff74fdbb296d165a45cecfa04e5127bc008770fbbdd48006f2d2fae95e" },
+        { 119, "9ce7368e4daf32341631b492e80359dc9f594b48453cd0dd5bf0b19279cc177e" },
+        { 120, "7836b787757e95e58b3ca5aec90b1b004e8deba1e50e9675af9cabf1a13a04b5" },
+    };
+    uint8_t msg[128];
+    for (size_t i = 0; i < sizeof msg; i++)
+        msg[i] = (uint8_t)(i * 7 + 3);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        check_digest(msg, v[i].len, v[i].digest);
 }
 
 /* Every split of a 200-byte message gives the digest of the whole. */
@@ -123,6 +144,7 @@ static void test_ct_equal(void)
 
 static const struct check_case cases[] = {
     CHECK_CASE(test_fips_vectors),
+    CHECK_CASE(test_padding_edges),
     CHECK_CASE(test_pieces),
     CHECK_CASE(test_rfc4231_vectors),
     CHECK_CASE(test_ct_equal),
