@@ -2,7 +2,8 @@
  * fuzz_control.c: libFuzzer target for the control channel's decoder
  * (elsi_ctl_decode() in lib/control/codec.c), which reads whatever a
  * client sends: this project's frames and eventlog-socket's binary
- * messages, interleaved.
+ * messages, interleaved: version-2 hellos, proofs and commands, and the
+ * version-1 hello that is still decoded (to be refused in its framing).
  *
  * Input: one byte of piece size, then the bytes a client sends.  The
  * bytes are decoded once whole and once in pieces of that size.
@@ -10,14 +11,16 @@
  * message); both runs yield the same messages; every message is
  * well formed (a command's text is NUL-terminated, printable, at most
  * ELSI_CTL_MAX_PAYLOAD bytes; an error carries a negative code and a
- * one-line text; a hello's secret fits); and the answer encoder, given
- * the error text, writes exactly the frame length it returns.
+ * one-line text; a hello's flags fit a byte); the answer encoder, given the error
+ * text, writes exactly the frame length it returns; and a proof's MAC
+ * depends on every byte of its challenge.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "control/codec.h"
+#include "control/sha256.h"
 #include "eventlog-sink.h"
 #include "fuzz.h"
 
@@ -44,8 +47,14 @@ static uint32_t fuzz_ctl_hash(const struct elsi_ctl_msg *m)
         h ^= (uint32_t)m->error * 31u;
     if (m->type == ELSI_CTL_MSG_ES)
         h ^= m->command_id;
-    if (m->type == ELSI_CTL_MSG_HELLO)
-        h ^= (uint32_t)m->secret_len << 8 | m->flags;
+    if (m->type == ELSI_CTL_MSG_HELLO || m->type == ELSI_CTL_MSG_HELLO_V1) {
+        h ^= (uint32_t)m->type << 8 | m->flags;
+        for (size_t i = 0; i < ELSI_CTL_NONCE_BYTES; i++)
+            h = (h ^ m->nonce[i]) * 16777619u;
+    }
+    if (m->type == ELSI_CTL_MSG_PROOF)
+        for (size_t i = 0; i < ELSI_CTL_PROOF_BYTES; i++)
+            h = (h ^ m->proof[i]) * 16777619u;
     for (; *s != '\0'; s++)
         h = (h ^ (uint8_t)*s) * 16777619u;
     return h;
@@ -66,14 +75,27 @@ static void fuzz_ctl_check(const struct elsi_ctl_msg *m)
         FUZZ_CHECK(m->ns_len <= 255 && m->ns[m->ns_len] == '\0', "namespace");
         break;
     case ELSI_CTL_MSG_HELLO:
-        FUZZ_CHECK(m->secret_len <= ELSI_CTL_MAX_SECRET, "secret of %zu",
-                   m->secret_len);
+    case ELSI_CTL_MSG_HELLO_V1:
+        FUZZ_CHECK(m->flags <= 0xff, "flags %u", m->flags);
         break;
+    case ELSI_CTL_MSG_PROOF: {
+        /* The proof's input as the server builds it, with the received
+         * bytes as challenge: flipping one challenge bit changes it. */
+        uint8_t ch[ELSI_CTL_CHALLENGE_BYTES], a[ELSI_CTL_PROOF_BYTES],
+                b[ELSI_CTL_PROOF_BYTES];
+        memcpy(ch, m->proof, sizeof ch);
+        elsi_ctl_proof((const uint8_t *)"fuzz-secret", 11, ch, m->proof, 1, a);
+        ch[m->proof[0] % sizeof ch] ^= 1;
+        elsi_ctl_proof((const uint8_t *)"fuzz-secret", 11, ch, m->proof, 1, b);
+        FUZZ_CHECK(memcmp(a, b, sizeof a) != 0, "proof ignores its challenge");
+        break;
+    }
     case ELSI_CTL_MSG_ERROR: {
         FUZZ_CHECK(m->error < 0, "error code %d", m->error);
         FUZZ_CHECK(fuzz_one_line(m->error_text, sizeof m->error_text), "error text");
         uint8_t frame[ELSI_CTL_ANSWER_HEADER_BYTES + ELSI_CTL_MAX_ANSWER_TEXT];
-        size_t n = elsi_ctl_encode_answer(frame, sizeof frame, 0x82,
+        size_t n = elsi_ctl_encode_answer(frame, sizeof frame,
+                                          ELSI_CTL_VERSION, 0x82,
                                           m->request_id, m->error,
                                           m->error_text);
         FUZZ_CHECK(n == ELSI_CTL_ANSWER_HEADER_BYTES + strlen(m->error_text),

@@ -14,7 +14,10 @@
 #     stream of a consumer that sent them is complete and has no answer;
 #   - another user is refused (when the test can run as uid 65534);
 #   - tcp: refused without the secret and with a wrong one, served with
-#     it, and stop ends a tcp consumer's stream.
+#     it (ctl answers the program's challenge with a proof), and stop ends
+#     a tcp consumer's stream; the runs with the secret and with a wrong
+#     one go through a forwarding proxy that records what ctl sends: a
+#     proof frame, and no 8 consecutive bytes of the secret.
 # Malformed frames, oversized frames and a flooding client are covered
 # against real writers by tests/control/test_control.
 set -u
@@ -81,7 +84,7 @@ wait_output u posted
 grep -q "control enabled on unix:$sock" "$ELS_TMP/u.prog.err" \
     || fail_showing "$ELS_TMP/u.prog.err" "no start-up line saying control is enabled"
 ctl_ok status "unix:$sock" status , stats , help
-grep -q "^status: running on unix:$sock; protocol 1; consumers 1;" "$ELS_TMP/status.ctl" \
+grep -q "^status: running on unix:$sock; protocol 2; consumers 1;" "$ELS_TMP/status.ctl" \
     || fail "status: $(cat "$ELS_TMP/status.ctl")"
 grep -q "^stats: units accepted [0-9]* sent" "$ELS_TMP/status.ctl" || fail "stats: $(cat "$ELS_TMP/status.ctl")"
 grep -q "^help: .*stop, restart" "$ELS_TMP/status.ctl" || fail "help: $(cat "$ELS_TMP/status.ctl")"
@@ -227,10 +230,51 @@ start_controlled tcp "$CONTROLLED" idle +RTS -N2 \
 wait_output tcp posted
 program_tcp_endpoint tcp
 ctl_fails tcp-none "$endpoint" status
-grep -q "EPERM: send a hello with the shared secret" "$ELS_TMP/tcp-none.ctl.err" \
+grep -q "EPERM: the program asks for proof of its shared secret" "$ELS_TMP/tcp-none.ctl.err" \
     || fail "tcp without secret: $(cat "$ELS_TMP/tcp-none.ctl.err")"
-ctl_fails tcp-wrong --secret-file "$ELS_TMP/wrong" "$endpoint" stop
-ctl_ok tcp-status --secret-file "$secret" "$endpoint" status
+# A proxy in front of the program records the client's bytes.
+perl -e '
+    use IO::Socket::INET; use IO::Select;
+    my ($port, $out, $portfile) = @ARGV;
+    my $l = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0,
+                                  Listen => 4, ReuseAddr => 1) or die "listen: $!";
+    open(my $p, ">", "$portfile.tmp") or die; print $p $l->sockport, "\n";
+    close $p; rename("$portfile.tmp", $portfile) or die;
+    open(my $o, ">>", $out) or die; binmode $o; $o->autoflush(1);
+    sub put { my ($s, $b) = @_; while (length $b) { my $n = syswrite($s, $b);
+              return 0 if !$n; substr($b, 0, $n) = ""; } return 1; }
+    while (my $c = $l->accept) {
+        my $u = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => $port)
+            or die "connect: $!";
+        my $sel = IO::Select->new($c, $u);
+        LOOP: while (1) {
+            for my $s ($sel->can_read) {
+                my $n = sysread($s, my $b, 65536);
+                last LOOP if !$n;
+                if ($s == $c) { print $o $b; put($u, $b) or last LOOP; }
+                else { put($c, $b) or last LOOP; }
+            }
+        }
+        close $c; close $u;
+    }' "${endpoint##*:}" "$ELS_TMP/wire" "$ELS_TMP/proxy.port" &
+bg_register $!
+wait_for_file "$ELS_TMP/proxy.port" 30 || fail "the proxy did not start"
+proxied=tcp:127.0.0.1:$(cat "$ELS_TMP/proxy.port")
+ctl_fails tcp-wrong --secret-file "$ELS_TMP/wrong" "$proxied" stop
+grep -q "hello: EPERM: wrong proof of the shared secret" "$ELS_TMP/tcp-wrong.ctl.err" \
+    || fail "tcp with a wrong secret: $(cat "$ELS_TMP/tcp-wrong.ctl.err")"
+ctl_ok tcp-status --secret-file "$secret" "$proxied" status
+grep -q "^status: running on tcp:" "$ELS_TMP/tcp-status.ctl" || fail "tcp: $(cat "$ELS_TMP/tcp-status.ctl")"
+# Both sessions sent a proof frame ("ELSC", version 2, kind 3, 32 bytes)...
+n=$(perl -0777 -ne 'print scalar(() = /ELSC\x02\x03\x00\x20/g)' "$ELS_TMP/wire")
+[ "$n" -eq 2 ] || fail "the proxy saw $n proof frames, not 2"
+# ... and no 8 consecutive bytes of either secret.
+leak=$(perl -0777 -e 'local $/; open(my $w, "<", shift) or die; my $wire = <$w>;
+    for my $f (@ARGV) { open(my $h, "<", $f) or die; my $s = <$h>; $s =~ s/\n$//;
+        for my $i (0 .. length($s) - 8) { my $p = substr($s, $i, 8);
+            print "$p\n" if index($wire, $p) >= 0; } }' \
+    "$ELS_TMP/wire" "$secret" "$ELS_TMP/wrong") || fail "cannot read the capture"
+[ -z "$leak" ] || fail "the client sent bytes of a secret: $leak"
 start_receiver t1 "$endpoint"
 wait_until 30 consumers_now "$endpoint" 2 "--secret-file $secret" || fail "recv t1 did not connect"
 ctl_ok tcp-stop --secret-file "$secret" "$endpoint" stop

@@ -20,5 +20,6 @@ extern "C" int cxx_headers_ok(void)
     (void)&els_writer_open;
     (void)&els_sink_register;
     (void)&els_control_register;
+    (void)&els_control_proof;
     return static_cast<int>(ops.struct_size);
 }

@@ -147,7 +147,7 @@ cp "$T/control.png" "$ELS_TOP_BUILDDIR/tests/monitor/serve-control.png"
 import json, sys
 d = json.load(open(sys.argv[1]))
 status, flush, cls = d["steps"]
-assert status.startswith("status: ok: running on unix:%s; protocol 1;" % sys.argv[2]), status
+assert status.startswith("status: ok: running on unix:%s; protocol 2;" % sys.argv[2]), status
 assert flush.startswith(sys.argv[3]), (flush, sys.argv[3])
 assert cls.startswith(sys.argv[4]), (cls, sys.argv[4])
 print("# page: %s | %s | %s | %s" % (status[:60], flush, cls, d["values"]))

@@ -162,7 +162,7 @@ key() {
     note "$name: $(grep -F -- "control: " "$T/cpane.txt" | head -1)"
 }
 unknown="ELS_EINVAL: unknown command (send \"help\" for the list)"
-key status i -- "control: status: ok: running on unix:$csock; protocol 1; consumers "
+key status i -- "control: status: ok: running on unix:$csock; protocol 2; consumers "
 key stats t -- "control: stats: ok: units accepted "
 for k in "f flush flush" "s snapshot snapshot" "h heap-census heap-census"; do
     set -- $k

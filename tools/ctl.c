@@ -2,7 +2,8 @@
  * ctl.c: `eventlog-sink ctl`, a client of the control channel
  * (docs/CONTROL.md).  It connects to a socket sink that has control=1,
  * opens a control-only session (a hello with a nonce it chose; it skips
- * the stream bytes sent before the answers begin), sends each command,
+ * the stream bytes sent before the answers begin; over TCP it answers the
+ * program's challenge with a proof of the secret), sends each command,
  * prints each answer, and says in its exit status whether all succeeded.
  *
  * The protocol client is ctlclient.c (shared with the monitor's keys and
@@ -71,7 +72,8 @@ static void ctl_usage(FILE *out)
 "                       \"error\":NAME|null,\"result\":TEXT}\n"
 "  -s, --secret-file FILE  the shared secret (TCP): the file's bytes, one\n"
 "                      trailing newline dropped (as the program reads its\n"
-"                      control-secret= file)\n"
+"                      control-secret= file); ctl answers the program's\n"
+"                      challenge with a proof and never sends the secret\n"
 "  -t, --timeout SECS  give up waiting for an answer after SECS seconds\n"
 "                      (default 10)\n"
 "  -h, --help          show this help\n"

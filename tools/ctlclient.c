@@ -1,6 +1,8 @@
 /*
  * ctlclient.c: the control channel's client (see ctlclient.h), written
- * from docs/CONTROL.md's byte layout, version 1.
+ * from docs/CONTROL.md's byte layout, version 2.  The proof of the
+ * secret comes from the library's els_control_proof(); everything else
+ * is this file's own reading of the document.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -18,10 +20,16 @@
 #include <unistd.h>
 
 #include "eventlog-sink.h"
+#include "eventlog-sink/control.h"
 #include "ctlclient.h"
 #include "util.h"
 
 #define CTLC_ANSWER_HEADER 16
+#define CTLC_VERSION 2
+#define CTLC_KIND_HELLO 1
+#define CTLC_KIND_COMMAND 2
+#define CTLC_KIND_PROOF 3
+#define CTLC_KIND_CHALLENGE 0x83
 
 static uint64_t ctlc_now_ms(void)
 {
@@ -108,7 +116,7 @@ static int ctlc_send(struct ctlc *c, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* A frame: "ELSC" 1 kind length[2] payload. */
+/* A frame: "ELSC" 2 kind length[2] payload. */
 static int ctlc_send_frame(struct ctlc *c, unsigned kind,
                            const uint8_t *payload, size_t len)
 {
@@ -116,7 +124,7 @@ static int ctlc_send_frame(struct ctlc *c, unsigned kind,
     if (len > sizeof f - 8)
         return -EMSGSIZE;
     memcpy(f, "ELSC", 4);
-    f[4] = 1;
+    f[4] = CTLC_VERSION;
     f[5] = (uint8_t)kind;
     f[6] = (uint8_t)(len >> 8);
     f[7] = (uint8_t)len;
@@ -180,7 +188,7 @@ static int ctlc_read_answer(struct ctlc *c, struct ctlc_answer *a)
 {
     for (;;) {
         if (c->len >= CTLC_ANSWER_HEADER) {
-            if (memcmp(c->buf, "ELSR", 4) != 0 || c->buf[4] != 1)
+            if (memcmp(c->buf, "ELSR", 4) != 0 || c->buf[4] != CTLC_VERSION)
                 return -EPROTO;
             size_t tlen = (size_t)c->buf[14] << 8 | c->buf[15];
             if (tlen > CTLC_TEXT_MAX)
@@ -230,6 +238,60 @@ void ctlc_close(struct ctlc *c)
     c->len = 0;
 }
 
+/* "challenge HEX": the 32 bytes, or false if the text is not that. */
+static bool ctlc_parse_challenge(const char *text,
+                                 uint8_t out[ELS_CONTROL_CHALLENGE_BYTES])
+{
+    static const char prefix[] = "challenge ";
+    if (strncmp(text, prefix, sizeof prefix - 1) != 0 ||
+        strlen(text) != sizeof prefix - 1 + 2 * ELS_CONTROL_CHALLENGE_BYTES)
+        return false;
+    text += sizeof prefix - 1;
+    for (size_t i = 0; i < ELS_CONTROL_CHALLENGE_BYTES; i++) {
+        unsigned v = 0;
+        for (int k = 0; k < 2; k++) {
+            char ch = text[2 * i + (size_t)k];
+            unsigned d = ch >= '0' && ch <= '9' ? (unsigned)(ch - '0')
+                       : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+                       : 16;
+            if (d == 16)
+                return false;
+            v = v << 4 | d;
+        }
+        out[i] = (uint8_t)v;
+    }
+    return true;
+}
+
+/* The hello was answered with a challenge: prove the secret (never send
+ * it), and read the answer to the proof into *hello.  Without a secret,
+ * *hello says so (the program would refuse every command). */
+static int ctlc_prove(struct ctlc *c, const uint8_t *hello_payload,
+                      const uint8_t *secret, size_t secret_len,
+                      struct ctlc_answer *hello)
+{
+    uint8_t challenge[ELS_CONTROL_CHALLENGE_BYTES];
+    uint8_t proof[ELS_CONTROL_PROOF_BYTES];
+    if (!ctlc_parse_challenge(hello->text, challenge))
+        return -EPROTO;
+    if (secret_len == 0) {
+        hello->kind = 0x81;
+        hello->status = -EPERM;
+        snprintf(hello->text, sizeof hello->text, "EPERM: the program asks "
+                 "for proof of its shared secret (give --secret-file)");
+        return 0;
+    }
+    int r = els_control_proof(secret, secret_len, challenge, hello_payload + 1,
+                              hello_payload[0], proof);
+    if (r == 0)
+        r = ctlc_send_frame(c, CTLC_KIND_PROOF, proof, sizeof proof);
+    if (r == 0)
+        r = ctlc_read_answer(c, hello);
+    if (r == 0 && hello->kind != 0x81)
+        r = -EPROTO;
+    return r;
+}
+
 int ctlc_open(struct ctlc *c, const char *spec, const uint8_t *secret,
               size_t secret_len, uint64_t timeout_ms, struct ctlc_answer *hello,
               char *err, size_t err_len)
@@ -238,7 +300,7 @@ int ctlc_open(struct ctlc *c, const char *spec, const uint8_t *secret,
     c->len = 0;
     c->last_id = 0;
     c->protocol_errors = 0;
-    uint8_t h[1 + CTLC_NONCE + CTLC_SECRET_MAX];
+    uint8_t h[1 + CTLC_NONCE];
     if (secret_len > CTLC_SECRET_MAX) {
         snprintf(err, err_len, "the secret is longer than %d bytes",
                  CTLC_SECRET_MAX);
@@ -250,16 +312,17 @@ int ctlc_open(struct ctlc *c, const char *spec, const uint8_t *secret,
         snprintf(err, err_len, "cannot get random bytes: %s", strerror(e));
         return -e;
     }
-    memcpy(h + 1 + CTLC_NONCE, secret, secret_len);
     c->deadline_ms = ctlc_now_ms() + timeout_ms;
     int r = ctlc_connect(c, spec, err, err_len);
     if (r != 0)
         return r;
-    r = ctlc_send_frame(c, 1, h, 1 + CTLC_NONCE + secret_len);
+    r = ctlc_send_frame(c, CTLC_KIND_HELLO, h, sizeof h);
     if (r == 0)
         r = ctlc_skip_to_nonce(c, h + 1);
     if (r == 0)
         r = ctlc_read_answer(c, hello);
+    if (r == 0 && hello->kind == CTLC_KIND_CHALLENGE && hello->status == 0)
+        r = ctlc_prove(c, h, secret, secret_len, hello);
     if (r != 0) {
         snprintf(err, err_len, "%s: no answer to the hello: %s (is control=1 "
                  "in the program's spec?)", spec, ctlc_strerror(r));
@@ -282,7 +345,7 @@ int ctlc_call(struct ctlc *c, const char *command, uint64_t timeout_ms,
     payload[3] = (uint8_t)id;
     memcpy(payload + 4, command, tl);
     c->deadline_ms = ctlc_now_ms() + timeout_ms;
-    int r = ctlc_send_frame(c, 2, payload, 4 + tl);
+    int r = ctlc_send_frame(c, CTLC_KIND_COMMAND, payload, 4 + tl);
     while (r == 0) {
         r = ctlc_read_answer(c, a);
         if (r == 0 && a->kind == 0x82 && a->id == id)

@@ -5,7 +5,8 @@
  *
  * One control-only session: connect to a socket sink, send the hello
  * with a nonce of our own, skip the stream bytes sent before the nonce,
- * then one command at a time, each waited for up to a deadline.  Calls
+ * answer a challenge with the proof of the secret (TCP), then one
+ * command at a time, each waited for up to a deadline.  Calls
  * block (poll with a deadline): a command is answered within
  * milliseconds by a program that has control, and the deadline bounds
  * the wait otherwise.  It speaks the protocol from its description on
@@ -48,9 +49,12 @@ struct ctlc {
  * it does not hold 1 to CTLC_SECRET_MAX bytes. */
 int ctlc_read_secret(const char *path, uint8_t *secret, size_t *len);
 
-/* Connect to spec (unix:PATH, tcp:[HOST:]PORT), send the hello with the
- * secret (secret_len 0: none) and read its answer into *hello, all within
- * timeout_ms.  0 with the session open (the program may still have
+/* Connect to spec (unix:PATH, tcp:[HOST:]PORT), send the hello and read
+ * its answer into *hello, all within timeout_ms.  If the program answers
+ * with a challenge (TCP), send the proof of the secret (secret_len 0:
+ * none; then *hello is a local EPERM saying the program wants one) and
+ * read its answer into *hello instead: the secret never leaves this
+ * process.  0 with the session open (the program may still have
  * refused it: hello->status), or a negative code with one line in err
  * and no session: ELS_EINVAL/ELS_ENAMETOOLONG a malformed spec,
  * -ETIMEDOUT or -ECONNRESET no answer to the hello (control off?),

@@ -13,6 +13,7 @@
 #define EVENTLOG_SINK_CONTROL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,23 @@ typedef int (*els_control_fn)(void *user, const char *args, char *out,
  * ELS_ENOMEM (the table holds 256 user commands at most).  Thread-safe. */
 int els_control_register(const char *ns, unsigned id, const char *name,
                          els_control_fn fn, void *user);
+
+/* A TCP client's proof of the shared secret (the sink's control-secret=
+ * file) for one challenge, as docs/CONTROL.md ("Proving the secret")
+ * defines it: HMAC-SHA256 under the secret of a fixed label, the
+ * program's challenge (32 bytes, from the challenge answer's hex text),
+ * the client's hello nonce (16 bytes) and the hello's flags byte.  For
+ * clients written in C; the document gives every byte for the others.
+ * Returns 0, or ELS_EINVAL (secret_len not 1 to 255, a NULL pointer,
+ * flags above 0xff).  Thread-safe. */
+#define ELS_CONTROL_NONCE_BYTES 16
+#define ELS_CONTROL_CHALLENGE_BYTES 32
+#define ELS_CONTROL_PROOF_BYTES 32
+int els_control_proof(const void *secret, size_t secret_len,
+                      const uint8_t challenge[ELS_CONTROL_CHALLENGE_BYTES],
+                      const uint8_t nonce[ELS_CONTROL_NONCE_BYTES],
+                      unsigned hello_flags,
+                      uint8_t proof[ELS_CONTROL_PROOF_BYTES]);
 
 #ifdef __cplusplus
 }

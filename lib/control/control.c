@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "control/codec.h"
 #include "control/control.h"
+#include "control/sha256.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
@@ -177,7 +179,15 @@ struct elsi_ctl_session {
     struct elsi_ctl_decoder dec;
     bool checked;                   /* peer looked at */
     bool unix_peer, peer_ok;        /* UNIX peer with our uid or root */
-    bool inet_peer, secret_ok;      /* TCP peer that gave the secret */
+    bool inet_peer, secret_ok;      /* TCP peer that proved the secret */
+    /* Note [Challenges]: the one open challenge, and what it binds. */
+    bool challenged;
+    bool locked;                    /* a wrong proof: no more attempts */
+    uint8_t challenge[ELSI_CTL_CHALLENGE_BYTES];
+    uint8_t hello_nonce[ELSI_CTL_NONCE_BYTES];
+    unsigned hello_flags;
+    unsigned version;               /* 0 before a hello; 1: a v1 client,
+                                     * answered in its framing */
     unsigned long peer_uid;
     bool control_only;
     unsigned in_flight;
@@ -230,12 +240,15 @@ static int read_secret(const char *path, struct elsi_control *ctl,
     elsi_close(fd);
     if (n > 0 && buf[n - 1] == '\n')
         n--;
-    if (n < 16 || n > (ssize_t)ELSI_CTL_MAX_SECRET)
+    if (n >= 16 && n <= (ssize_t)ELSI_CTL_MAX_SECRET) {
+        memcpy(ctl->secret, buf, (size_t)n);
+        ctl->secret_len = (size_t)n;
+    }
+    elsi_wipe(buf, sizeof buf);
+    if (ctl->secret_len == 0)
         return elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: the "
                          "secret must be 16 to %u bytes", path,
                          ELSI_CTL_MAX_SECRET);
-    memcpy(ctl->secret, buf, (size_t)n);
-    ctl->secret_len = (size_t)n;
     return 0;
 }
 
@@ -302,6 +315,7 @@ static void ctl_unref(struct elsi_control *ctl)
     if (last) {
         free_jobs(done);
         pthread_mutex_destroy(&ctl->mu);
+        elsi_wipe(ctl->secret, sizeof ctl->secret);
         free(ctl);
     }
 }
@@ -512,8 +526,10 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
                      text[0] ? text : els_strerror(status));
         else
             snprintf(full, sizeof full, "%s", text);
-        size_t n = elsi_ctl_encode_answer(frame, sizeof frame, kind, id,
-                                          status, full);
+        size_t n = elsi_ctl_encode_answer(frame, sizeof frame,
+                                          s->version != 0 ? s->version
+                                                          : ELSI_CTL_VERSION,
+                                          kind, id, status, full);
         out_append(w, c, frame, n);
         return;
     }
@@ -629,22 +645,37 @@ static void session_check_peer(struct els_writer *w, struct consumer *c)
     }
 }
 
-/* Constant-time comparison: the time taken says nothing about how much of
- * the secret a guess got right. */
-static bool secret_equal(const uint8_t *a, size_t alen, const uint8_t *b,
-                         size_t blen)
-{
-    unsigned diff = alen != blen;
-    for (size_t i = 0; i < blen; i++)
-        diff |= (unsigned)(b[i] ^ (i < alen ? a[i] : 0));
-    return diff == 0;
-}
+/*
+ * Note [Challenges]
+ * ~~~~~~~~~~~~~~~~~
+ * A TCP peer proves it knows the secret without sending it: its hello is
+ * answered with a challenge of 32 fresh random bytes, and its proof frame
+ * must carry HMAC-SHA256(secret, label || challenge || hello nonce ||
+ * hello flags) (elsi_ctl_proof()).  A sniffer sees a challenge and a MAC
+ * that are worth nothing on any other connection, where the challenge
+ * differs.  Each challenge is good for one proof: the proof frame
+ * consumes it whatever it holds; a new hello replaces it.  A wrong proof
+ * locks the session: every later hello, proof and command is refused, so
+ * a guesser pays a TCP connection per attempt (each one logged).  The
+ * session is not closed, because a stream consumer may go on reading
+ * the stream, which needs no control.  The MAC is compared in constant
+ * time, so the time an answer takes says nothing about the right one.
+ * Challenges come from getrandom() without blocking: the writer thread
+ * must not wait; if the kernel has no entropy yet the hello is refused
+ * (ELS_EBUSY), never answered with a weak challenge.
+ */
 
 /* May c run commands?  0, or the error and its text. */
 static int session_allowed(struct els_writer *w, struct consumer *c,
                            char *why, size_t why_len)
 {
     struct elsi_ctl_session *s = c->ctl;
+    if (s->version == ELSI_CTL_VERSION_1) {
+        snprintf(why, why_len, "control protocol version 1 is not served: "
+                 "this program speaks version %u (update the client)",
+                 ELSI_CTL_VERSION);
+        return ELS_EVERSION;
+    }
     if (s->unix_peer) {
         if (s->peer_ok)
             return 0;
@@ -659,48 +690,147 @@ static int session_allowed(struct els_writer *w, struct consumer *c,
         snprintf(why, why_len, "%s", w->control->secret_len == 0
                  ? "control over TCP is refused: the sink has no "
                    "control-secret="
-                 : "send a hello with the shared secret first");
+                 : s->locked
+                 ? "a wrong proof was given on this connection; connect "
+                   "again to retry"
+                 : "send a hello and answer its challenge with the proof "
+                   "of the shared secret first");
         return -EPERM;
     }
     snprintf(why, why_len, "this connection cannot carry control");
     return -EPERM;
 }
 
+/* Fresh random bytes without blocking the writer thread: 0 or -errno. */
+static int challenge_bytes(uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = getrandom(p, n, GRND_NONBLOCK);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* The first control-only flag switches c to answer frames; the nonce it
+ * chose marks where they begin. */
+static void hello_control_only(struct els_writer *w, struct consumer *c,
+                               const struct elsi_ctl_msg *m)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    if (!(m->flags & ELSI_CTL_HELLO_CONTROL_ONLY) || s->control_only)
+        return;
+    s->control_only = true;
+    c->trusted = false;
+    pthread_mutex_lock(&w->lock);
+    if (c->awaiting_snapshot) {
+        /* It will never read a stream (Note [Late joiners]). */
+        c->awaiting_snapshot = false;
+        w->awaiting--;
+    }
+    pthread_mutex_unlock(&w->lock);
+    out_append(w, c, m->nonce, ELSI_CTL_NONCE_BYTES);
+}
+
 static void on_hello(struct els_writer *w, struct consumer *c,
                      const struct elsi_ctl_msg *m)
 {
     struct elsi_ctl_session *s = c->ctl;
-    if ((m->flags & ELSI_CTL_HELLO_CONTROL_ONLY) && !s->control_only) {
-        /* From here on the client gets answers, no stream bytes; the
-         * nonce it chose marks where they begin. */
-        s->control_only = true;
-        c->trusted = false;
-        pthread_mutex_lock(&w->lock);
-        if (c->awaiting_snapshot) {
-            /* It will never read a stream (Note [Late joiners]). */
-            c->awaiting_snapshot = false;
-            w->awaiting--;
-        }
-        pthread_mutex_unlock(&w->lock);
-        out_append(w, c, m->nonce, ELSI_CTL_NONCE_BYTES);
-    }
-    int status = 0;
     char text[200];
-    if (s->inet_peer && m->secret_len > 0) {
-        struct elsi_control *ctl = w->control;
-        s->secret_ok = ctl->secret_len > 0 &&
-            secret_equal(m->secret, m->secret_len, ctl->secret,
-                         ctl->secret_len);
-        if (!s->secret_ok)
+    if (m->type == ELSI_CTL_MSG_HELLO_V1) {
+        if (s->version == 0) {
+            /* Answered in version 1's framing, which it reads, so it
+             * fails at once instead of waiting for answers it cannot
+             * parse. */
+            s->version = ELSI_CTL_VERSION_1;
+            hello_control_only(w, c, m);
             elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS,
                              ELS_LOG_WARN, "%s: control client %" PRIu64
-                             " gave a wrong secret", w->endpoint, c->id);
+                             " speaks protocol version 1 (refused; its hello "
+                             "carries any secret in clear)", w->endpoint,
+                             c->id);
+        }
+        snprintf(text, sizeof text, "control protocol version 1 is not "
+                 "served: this program speaks version %u (update the "
+                 "client)", ELSI_CTL_VERSION);
+        answer(w, c, ELSI_CTL_KIND_HELLO_ANSWER, 0, false, "hello",
+               ELS_EVERSION, text);
+        return;
+    }
+    if (s->version == 0)
+        s->version = ELSI_CTL_VERSION;
+    hello_control_only(w, c, m);
+    int status = 0;
+    if (s->version == ELSI_CTL_VERSION && s->inet_peer && !s->secret_ok &&
+        !s->locked && w->control->secret_len > 0) {
+        int r = challenge_bytes(s->challenge, sizeof s->challenge);
+        s->challenged = r == 0;
+        if (r != 0) {
+            answer(w, c, ELSI_CTL_KIND_HELLO_ANSWER, 0, false, "hello",
+                   ELS_EBUSY, "no random bytes for a challenge yet; try "
+                   "again");
+            return;
+        }
+        memcpy(s->hello_nonce, m->nonce, sizeof s->hello_nonce);
+        s->hello_flags = m->flags;
+        size_t off = (size_t)snprintf(text, sizeof text, "%s",
+                                      ELSI_CTL_CHALLENGE_PREFIX);
+        for (size_t i = 0; i < sizeof s->challenge; i++)
+            off += (size_t)snprintf(text + off, sizeof text - off, "%02x",
+                                    s->challenge[i]);
+        answer(w, c, ELSI_CTL_KIND_CHALLENGE, 0, false, "hello", 0, text);
+        return;
     }
     status = session_allowed(w, c, text, sizeof text);
     if (status == 0)
         snprintf(text, sizeof text, "eventlog-sink control protocol %u; "
                  "send \"help\" for the commands", ELSI_CTL_VERSION);
     answer(w, c, ELSI_CTL_KIND_HELLO_ANSWER, 0, false, "hello", status, text);
+}
+
+/* A proof answers the open challenge, once (Note [Challenges]). */
+static void on_proof(struct els_writer *w, struct consumer *c,
+                     const struct elsi_ctl_msg *m)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_control *ctl = w->control;
+    int status;
+    char text[200];
+    if (!s->challenged) {
+        status = session_allowed(w, c, text, sizeof text);
+        if (status == 0 || !s->locked) {
+            status = -EPERM;
+            snprintf(text, sizeof text, "no challenge to answer: a proof "
+                     "answers the challenge of the hello before it");
+        }
+    } else {
+        uint8_t want[ELSI_CTL_PROOF_BYTES];
+        s->challenged = false;
+        elsi_ctl_proof(ctl->secret, ctl->secret_len, s->challenge,
+                       s->hello_nonce, s->hello_flags, want);
+        s->secret_ok = elsi_ct_equal(want, m->proof, sizeof want);
+        elsi_wipe(want, sizeof want);
+        elsi_wipe(s->challenge, sizeof s->challenge);
+        s->locked = !s->secret_ok;
+        if (s->locked)
+            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS,
+                             ELS_LOG_WARN, "%s: control client %" PRIu64
+                             " gave a wrong proof of the secret", w->endpoint,
+                             c->id);
+        status = session_allowed(w, c, text, sizeof text);
+        if (status == 0)
+            snprintf(text, sizeof text, "eventlog-sink control protocol %u; "
+                     "send \"help\" for the commands", ELSI_CTL_VERSION);
+        else
+            snprintf(text, sizeof text, "wrong proof of the shared secret; "
+                     "this connection may not try again");
+    }
+    answer(w, c, ELSI_CTL_KIND_HELLO_ANSWER, 0, false, "proof", status, text);
 }
 
 /* Split "name args" and find the command. */
@@ -847,7 +977,11 @@ void elsi_control_input(struct els_writer *w, struct consumer *c)
             continue;
         switch (msg->type) {
         case ELSI_CTL_MSG_HELLO:
+        case ELSI_CTL_MSG_HELLO_V1:
             on_hello(w, c, msg);
+            break;
+        case ELSI_CTL_MSG_PROOF:
+            on_proof(w, c, msg);
             break;
         case ELSI_CTL_MSG_COMMAND:
         case ELSI_CTL_MSG_ES:

@@ -9,17 +9,24 @@
 #include <stdint.h>
 #include <string.h>
 
-/* "ELSC" 1 kind length[2] payload into buf; its length. */
-static inline size_t frame(uint8_t *buf, unsigned kind, const void *payload,
-                           size_t len)
+/* "ELSC" version kind length[2] payload into buf; its length. */
+static inline size_t frame_v(uint8_t *buf, unsigned version, unsigned kind,
+                             const void *payload, size_t len)
 {
     memcpy(buf, "ELSC", 4);
-    buf[4] = 1;
+    buf[4] = (uint8_t)version;
     buf[5] = (uint8_t)kind;
     buf[6] = (uint8_t)(len >> 8);
     buf[7] = (uint8_t)len;
     memcpy(buf + 8, payload, len);
     return 8 + len;
+}
+
+/* A frame of the current version, 2. */
+static inline size_t frame(uint8_t *buf, unsigned kind, const void *payload,
+                           size_t len)
+{
+    return frame_v(buf, 2, kind, payload, len);
 }
 
 /* A command frame: request id, then the text. */

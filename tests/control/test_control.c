@@ -3,7 +3,8 @@
  * sockets (lib/control/control.c and its hooks in lib/deliver): sessions,
  * answers (frames for control-only clients, in-band notes at the point a
  * command took effect for stream consumers), user commands, the
- * authorisation rules, control off by default, and the bounds that keep a
+ * authorisation rules (UNIX peer uid; TCP challenge and proof, for both
+ * kinds of client; version-1 clients refused at once), control off by default, and the bounds that keep a
  * hostile client from blocking the writer.  The GHC commands are tested
  * end to end by tests/test_control.sh.
  */
@@ -13,6 +14,7 @@
 #include "deliver/writer_test.h"
 #include "control/codec.h"
 #include "control/frames.h"
+#include "control/sha256.h"
 #include "eventlog-sink/control.h"
 #include "testutil.h"
 
@@ -29,15 +31,17 @@ static void send_command(int fd, uint32_t id, const char *text)
 
 static const uint8_t nonce[16] = "0123456789ABCDEF";
 
-static void send_hello(int fd, const char *secret)
+static void send_hello_flags(int fd, unsigned flags)
 {
-    uint8_t p[300], f[400];
-    p[0] = ELSI_CTL_HELLO_CONTROL_ONLY;
+    uint8_t p[17], f[64];
+    p[0] = (uint8_t)flags;
     memcpy(p + 1, nonce, 16);
-    size_t sl = secret != NULL ? strlen(secret) : 0;
-    if (sl > 0)
-        memcpy(p + 17, secret, sl);
-    send_all(fd, f, frame(f, ELSI_CTL_KIND_HELLO, p, 17 + sl));
+    send_all(fd, f, frame(f, ELSI_CTL_KIND_HELLO, p, 17));
+}
+
+static void send_hello(int fd)
+{
+    send_hello_flags(fd, ELSI_CTL_HELLO_CONTROL_ONLY);
 }
 
 struct answer {
@@ -61,11 +65,13 @@ static void skip_to_nonce(int fd)
     }
 }
 
-static void read_answer(int fd, struct answer *a)
+/* An answer frame of protocol version (1 or 2). */
+static void read_answer_v(int fd, unsigned version, struct answer *a)
 {
     uint8_t h[16];
     CHECK_INT(tu_read_exact(fd, h, 16, 10000), ==, 0);
-    CHECK(memcmp(h, "ELSR\x01", 5) == 0);
+    CHECK(memcmp(h, "ELSR", 4) == 0);
+    CHECK_INT(h[4], ==, version);
     a->kind = h[5];
     a->id = (uint32_t)h[6] << 24 | (uint32_t)h[7] << 16 | (uint32_t)h[8] << 8 | h[9];
     a->status = (int)((uint32_t)h[10] << 24 | (uint32_t)h[11] << 16 |
@@ -76,11 +82,16 @@ static void read_answer(int fd, struct answer *a)
     a->text[n] = '\0';
 }
 
+static void read_answer(int fd, struct answer *a)
+{
+    read_answer_v(fd, 2, a);
+}
+
 /* A control-only session on a fresh connection to path. */
 static int open_session(const char *path, struct answer *hello)
 {
     int fd = unix_connect(path);
-    send_hello(fd, NULL);
+    send_hello(fd);
     skip_to_nonce(fd);
     read_answer(fd, hello);
     CHECK_INT(hello->kind, ==, ELSI_CTL_KIND_HELLO_ANSWER);
@@ -137,7 +148,7 @@ static void test_status_and_user_commands(void)
     struct answer a;
     int fd = open_session(path, &a);
     CHECK_INT(a.status, ==, 0);
-    CHECK_CONTAINS(a.text, "protocol 1");
+    CHECK_CONTAINS(a.text, "protocol 2");
 
     send_command(fd, 11, "status");
     read_answer(fd, &a);
@@ -235,7 +246,7 @@ static void test_control_off_by_default(void)
     struct els_writer *w = open_unix_with_client("", &fd, &h);
     struct reader rd;
     reader_start(&rd, fd, false);
-    send_hello(fd, NULL);
+    send_hello(fd);
     send_command(fd, 1, "stop");
     struct evgen_buf b = evgen_block(0, 100, 5, "data", 0);
     write_ok(w, b.p, b.len);
@@ -268,7 +279,7 @@ static void flood(bool control_only)
     int bad = unix_connect(path);
     wait_consumers(w, 2);
     if (control_only)
-        send_hello(bad, NULL);
+        send_hello(bad);
     /* Unknown commands: each answered at once, none runs. */
     uint8_t f[64];
     uint8_t p[] = { 0, 0, 0, 1, 'x' };
@@ -375,49 +386,228 @@ static unsigned tcp_port_of(struct els_writer *w)
     return (unsigned)atoi(colon + 1);
 }
 
-static int tcp_session(unsigned port, const char *secret, struct answer *a)
+/* "challenge HEX" (an answer's text, or a note's tail) into its bytes. */
+static void parse_challenge(const char *text, uint8_t ch[32])
+{
+    const char *p = strstr(text, "challenge ");
+    CHECK_MSG(p != NULL, "no challenge in \"%s\"", text);
+    p += strlen("challenge ");
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        CHECK_INT(sscanf(p + 2 * i, "%2x", &v), ==, 1);
+        ch[i] = (uint8_t)v;
+    }
+}
+
+static void send_proof(int fd, const uint8_t proof[32])
+{
+    uint8_t f[64];
+    send_all(fd, f, frame(f, ELSI_CTL_KIND_PROOF, proof, 32));
+}
+
+/* Our proof for a challenge, built from docs/CONTROL.md's layout with the
+ * HMAC primitive (not with elsi_ctl_proof(), which the server uses). */
+static void prove(const char *secret, const uint8_t ch[32], unsigned flags,
+                  uint8_t proof[32])
+{
+    uint8_t m[128];
+    size_t n = 0;
+    memcpy(m, "eventlog-sink control proof v2", 31);   /* with its NUL */
+    n += 31;
+    memcpy(m + n, ch, 32);
+    n += 32;
+    memcpy(m + n, nonce, 16);
+    n += 16;
+    m[n++] = (uint8_t)flags;
+    elsi_hmac_sha256(secret, strlen(secret), m, n, proof);
+}
+
+/* A control-only TCP session: hello, then its challenge in *a. */
+static int tcp_hello(unsigned port, struct answer *a)
 {
     int fd = tu_connect_tcp("127.0.0.1", port, 10000);
     CHECK(fd >= 0);
-    send_hello(fd, secret);
+    send_hello(fd);
     skip_to_nonce(fd);
     read_answer(fd, a);
     return fd;
 }
 
-static void test_tcp_needs_secret(void)
+/* A control-only TCP session that answers its challenge with the proof
+ * of secret; the answer to the proof in *a, the proof in proof_out. */
+static int tcp_session(unsigned port, const char *secret, struct answer *a,
+                       uint8_t proof_out[32])
 {
-    /* Without control-secret=: TCP peers are refused. */
-    struct els_writer *w = open_ok("tcp:0?control=1");
-    struct answer a;
-    int fd = tcp_session(tcp_port_of(w), NULL, &a);
-    CHECK_INT(a.status, ==, -EPERM);
-    CHECK_CONTAINS(a.text, "no control-secret=");
-    send_command(fd, 1, "status");
-    read_answer(fd, &a);
-    CHECK_INT(a.status, ==, -EPERM);
-    close(fd);
-    els_writer_close(w);
+    int fd = tcp_hello(port, a);
+    CHECK_INT(a->kind, ==, ELSI_CTL_KIND_CHALLENGE);
+    CHECK_INT(a->status, ==, 0);
+    CHECK_INT(strlen(a->text), ==, strlen("challenge ") + 64);
+    uint8_t ch[32], proof[32];
+    parse_challenge(a->text, ch);
+    prove(secret, ch, ELSI_CTL_HELLO_CONTROL_ONLY, proof);
+    send_proof(fd, proof);
+    read_answer(fd, a);
+    CHECK_INT(a->kind, ==, ELSI_CTL_KIND_HELLO_ANSWER);
+    if (proof_out != NULL)
+        memcpy(proof_out, proof, 32);
+    return fd;
+}
 
+static void expect_status(int fd, uint32_t id, int status)
+{
+    struct answer a;
+    send_command(fd, id, "status");
+    read_answer(fd, &a);
+    CHECK_INT(a.id, ==, id);
+    CHECK_INT(a.status, ==, status);
+}
+
+static struct els_writer *tcp_writer_with_secret(const char *secret_text)
+{
     const char *secret = check_path("secret");
-    CHECK_OK(tu_write_file(secret, "correct horse battery staple\n"));
+    CHECK_OK(tu_write_file(secret, secret_text));
     chmod(secret, 0600);
     char spec[700];
     snprintf(spec, sizeof spec, "tcp:0?control=1&control-secret=%s", secret);
-    w = open_ok(spec);
-    unsigned port = tcp_port_of(w);
-    fd = tcp_session(port, "correct horse battery stapl", &a);   /* wrong */
+    return open_ok(spec);
+}
+
+static void test_tcp_needs_secret(void)
+{
+    /* Without control-secret=: TCP peers are refused, no challenge. */
+    struct els_writer *w = open_ok("tcp:0?control=1");
+    struct answer a;
+    int fd = tcp_hello(tcp_port_of(w), &a);
+    CHECK_INT(a.kind, ==, ELSI_CTL_KIND_HELLO_ANSWER);
     CHECK_INT(a.status, ==, -EPERM);
-    send_command(fd, 1, "status");
+    CHECK_CONTAINS(a.text, "no control-secret=");
+    expect_status(fd, 1, -EPERM);
+    close(fd);
+    els_writer_close(w);
+}
+
+/* The right proof is accepted; a wrong one is refused and locks the
+ * session (Note [Challenges]); a proof replayed on another connection,
+ * whose challenge differs, is refused; a challenge is good for one proof;
+ * a command before the proof is refused. */
+static void test_tcp_challenge(void)
+{
+    static const char secret[] = "correct horse battery staple";
+    struct els_writer *w = tcp_writer_with_secret("correct horse battery staple\n");
+    unsigned port = tcp_port_of(w);
+    struct answer a;
+    uint8_t good[32], p2[32];
+
+    int fd = tcp_session(port, secret, &a, good);
+    CHECK_INT(a.status, ==, 0);
+    CHECK_CONTAINS(a.text, "protocol 2");
+    expect_status(fd, 2, 0);
+    /* The challenge was used up: another proof answers nothing. */
+    send_proof(fd, good);
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, -EPERM);
+    CHECK_CONTAINS(a.text, "no challenge to answer");
+    expect_status(fd, 3, 0);        /* still allowed */
+    close(fd);
+
+    /* Replay: the recorded proof against a new connection's challenge. */
+    fd = tcp_hello(port, &a);
+    CHECK_INT(a.kind, ==, ELSI_CTL_KIND_CHALLENGE);
+    expect_status(fd, 4, -EPERM);   /* nothing before the proof */
+    send_proof(fd, good);
+    read_answer(fd, &a);
+    CHECK_INT(a.status, ==, -EPERM);
+    CHECK_CONTAINS(a.text, "wrong proof");
+    expect_status(fd, 5, -EPERM);
+    /* Locked: a new hello gets no challenge, a proof no hearing. */
+    send_hello(fd);
+    read_answer(fd, &a);
+    CHECK_INT(a.kind, ==, ELSI_CTL_KIND_HELLO_ANSWER);
+    CHECK_INT(a.status, ==, -EPERM);
+    CHECK_CONTAINS(a.text, "a wrong proof was given on this connection");
+    send_proof(fd, good);
     read_answer(fd, &a);
     CHECK_INT(a.status, ==, -EPERM);
     close(fd);
-    fd = tcp_session(port, "correct horse battery staple", &a);
+
+    /* A wrong secret; then the right one still works on a new connection. */
+    fd = tcp_session(port, "correct horse battery stapl", &a, p2);
+    CHECK_INT(a.status, ==, -EPERM);
+    expect_status(fd, 6, -EPERM);
+    close(fd);
+    fd = tcp_session(port, secret, &a, p2);
     CHECK_INT(a.status, ==, 0);
-    send_command(fd, 2, "status");
-    read_answer(fd, &a);
-    CHECK_INT(a.status, ==, 0);
-    CHECK_INT(a.id, ==, 2);
+    CHECK(memcmp(good, p2, 32) != 0);   /* fresh challenges */
+    expect_status(fd, 7, 0);
+    close(fd);
+    els_writer_close(w);
+}
+
+/* A stream consumer over TCP gets its challenge in-band, as every answer,
+ * proves the secret in-band, and then may run commands. */
+static void test_tcp_in_band_challenge(void)
+{
+    static const char secret[] = "another secret of some length";
+    struct els_writer *w = tcp_writer_with_secret("another secret of some length\n");
+    int fd = tu_connect_tcp("127.0.0.1", tcp_port_of(w), 10000);
+    CHECK(fd >= 0);
+    wait_consumers(w, 1);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    struct evgen_buf got = { 0 };
+    send_hello_flags(fd, 0);
+    read_until(fd, &got, "hello: ok: challenge ");
+    /* The note's text ends the stream read so far only once its 64 hex
+     * digits are in: read up to them. */
+    char text[200];
+    for (;;) {
+        const char *at = memmem(got.p, got.len, "challenge ", 10);
+        size_t have = got.len - (size_t)((const uint8_t *)at - got.p);
+        if (have >= 10 + 64) {
+            snprintf(text, sizeof text, "%.*s", 74, at);
+            break;
+        }
+        uint8_t b[4096];
+        CHECK_INT(tu_wait_fd(fd, POLLIN, 10000), ==, 0);
+        ssize_t n = read(fd, b, sizeof b);
+        CHECK(n > 0);
+        evgen_put(&got, b, (size_t)n);
+    }
+    uint8_t ch[32], proof[32];
+    parse_challenge(text, ch);
+    prove(secret, ch, 0, proof);
+    send_proof(fd, proof);
+    read_until(fd, &got, "eventlog-sink control #0 proof: ok: eventlog-sink "
+               "control protocol 2");
+    send_command(fd, 9, "status");
+    read_until(fd, &got, "eventlog-sink control #9 status: ok: running on tcp:");
+    write_ok(w, evgen_data_end, 2);
+    els_writer_close(w);
+    read_to_end(fd, &got);
+    close(fd);
+    check_stream_parses(&got, true);
+    evgen_free(&h);
+    evgen_free(&got);
+}
+
+/* A version-1 client (hello with its secret) is answered in version 1's
+ * framing with ELS_EVERSION, at once: it never waits for its timeout. */
+static void test_version_1_client(void)
+{
+    const char *path;
+    struct els_writer *w = open_at("unix", "v1.sock", "control=1", &path);
+    int fd = unix_connect(path);
+    uint8_t p[64], f[128];
+    p[0] = ELSI_CTL_HELLO_CONTROL_ONLY;
+    memcpy(p + 1, nonce, 16);
+    memcpy(p + 17, "0123456789abcdef0123", 20);
+    send_all(fd, f, frame_v(f, 1, ELSI_CTL_KIND_HELLO, p, 37));
+    skip_to_nonce(fd);
+    struct answer a;
+    read_answer_v(fd, 1, &a);
+    CHECK_INT(a.kind, ==, ELSI_CTL_KIND_HELLO_ANSWER);
+    CHECK_INT(a.status, ==, ELS_EVERSION);
+    CHECK_CONTAINS(a.text, "version 1 is not served");
     close(fd);
     els_writer_close(w);
 }
@@ -432,6 +622,9 @@ static const struct check_case cases[] = {
     CHECK_CASE(test_malformed_answered),
     CHECK_CASE(test_spec_and_open_rules),
     CHECK_CASE(test_tcp_needs_secret),
+    CHECK_CASE(test_tcp_challenge),
+    CHECK_CASE(test_tcp_in_band_challenge),
+    CHECK_CASE(test_version_1_client),
 };
 
 CHECK_MAIN(cases)
