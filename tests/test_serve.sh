@@ -256,17 +256,25 @@ kill -TERM "$spid"
 wait_pid "$spid" 30 || fail "serve did not exit 0 on SIGTERM"
 
 # --- --token-file --------------------------------------------------------------
-# Group-readable: refused before serving; 0600: its token, not printed.
+# Group-readable: refused before serving (timeout: a guard against a
+# serve that took it); 0600: its token, not printed.
 ftoken=$TOKEN-from.a_file~
 printf '%s\n' "$ftoken" >"$T/token"
 chmod 640 "$T/token"
-"$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --control --token-file "$T/token" "unix:$T/p.sock" \
+timeout 30 "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --control --token-file "$T/token" "unix:$T/p.sock" \
     >/dev/null 2>"$T/tf-open.err" && fail "serve took a group-readable --token-file"
 grep -qF "token-file $T/token: mode 640 lets others read or change it (chmod 600)" "$T/tf-open.err" \
     || fail_showing "$T/tf-open.err" "no clear error for a group-readable --token-file"
 "$ELS_SINK_TOOL" serve --token-file "$T/token" "unix:$T/p.sock" >/dev/null 2>"$T/tf-usage.err"
 [ $? = 2 ] && grep -q "needs --control" "$T/tf-usage.err" \
     || fail_showing "$T/tf-usage.err" "--token-file without --control is not a usage error"
+# A NUL byte would cut the token short.
+printf '%s\0x\n' "$ftoken" >"$T/token-nul"
+chmod 600 "$T/token-nul"
+timeout 30 "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --control --token-file "$T/token-nul" "unix:$T/p.sock" \
+    >/dev/null 2>"$T/tf-nul.err" && fail "serve took a --token-file with a NUL byte"
+grep -qF "token-file $T/token-nul: expected a token of 32 to 128 characters" "$T/tf-nul.err" \
+    || fail_showing "$T/tf-nul.err" "no clear error for a --token-file with a NUL byte"
 chmod 600 "$T/token"
 start_serve tf "unix:$T/p.sock" --control --token-file "$T/token"
 ! grep -qF "$ftoken" "$T/tf.serve.err" || fail_showing "$T/tf.serve.err" "serve printed the file's token"

@@ -489,7 +489,8 @@ static int serve_make_token(struct serve *s, const char *token_file)
         for (ssize_t i = 0; ok && i < n; i++) {
             char ch = s->token[i];
             ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
-                 (ch >= 'A' && ch <= 'Z') || strchr("-._~", ch) != NULL;
+                 (ch >= 'A' && ch <= 'Z') ||
+                 (ch != '\0' && strchr("-._~", ch) != NULL);
         }
         if (n < 0 || !ok) {
             /* The characters a URL fragment and a header field carry
