@@ -8,9 +8,13 @@
  * minus one of the statuses it documents; a complete head gives a path
  * that starts with '/' and holds only visible ASCII, and the same result
  * from exactly the head's bytes (what follows is never read); fed a
- * prefix, it never claims a head longer than the prefix.  The query
- * helper stays within its string.  Built with the server's own source
- * file (there is no library to link it from).
+ * prefix, it never claims a head longer than the prefix.  The fields that
+ * guard control (Host, Origin, the token's X-Eventlog-Sink-Token) are
+ * NUL-terminated within their arrays, trimmed, free of control bytes
+ * other than tab, "" unless present, and the same from the head alone;
+ * the token comparison agrees with strcmp() and never matches an empty
+ * expected token.  The query helper stays within its string.  Built with
+ * the server's own source file (there is no library to link it from).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,8 +35,38 @@ static bool http_fuzz_status_ok(int r)
     }
 }
 
+/* A kept field value: terminated within its n bytes, trimmed, no
+ * control byte but tab. */
+static void http_fuzz_field(const char *what, const char *v, size_t n)
+{
+    size_t len = strnlen(v, n);
+    FUZZ_CHECK(len < n, "%s not terminated", what);
+    if (len > 0)
+        FUZZ_CHECK(v[0] != ' ' && v[0] != '\t' && v[len - 1] != ' ' &&
+                   v[len - 1] != '\t', "%s '%s' not trimmed", what, v);
+    for (size_t i = 0; i < len; i++)
+        FUZZ_CHECK((unsigned char)v[i] >= 0x20 || v[i] == '\t',
+                   "byte 0x%02x in %s", (unsigned char)v[i], what);
+}
+
 static void http_fuzz_check(const struct http_request *req)
 {
+    http_fuzz_field("Host", req->host, sizeof req->host);
+    http_fuzz_field("Origin", req->origin, sizeof req->origin);
+    http_fuzz_field("the token", req->token, sizeof req->token);
+    FUZZ_CHECK(req->has_origin || req->origin[0] == '\0', "an Origin not given");
+    FUZZ_CHECK(req->has_token || req->token[0] == '\0', "a token not given");
+    FUZZ_CHECK(strlen(req->token) <= HTTP_TOKEN_MAX, "a token beyond the bound");
+    /* The comparison is equality, and an empty token expected (no
+     * control) lets nothing in. */
+    static const char expected[] = "0123456789abcdef0123456789abcdef";
+    FUZZ_CHECK(http_token_matches(expected, req->token) ==
+               (strcmp(expected, req->token) == 0), "token '%s' misjudged",
+               req->token);
+    FUZZ_CHECK(http_token_matches(req->token, req->token) == (req->token[0] != '\0'),
+               "token '%s' against itself", req->token);
+    FUZZ_CHECK(!http_token_matches("", req->token), "'%s' matches no token",
+               req->token);
     FUZZ_CHECK(req->path[0] == '/', "path '%s'", req->path);
     for (const char *p = req->path; *p; p++)
         FUZZ_CHECK(*p > 0x20 && *p < 0x7f, "byte 0x%02x in the path", (unsigned char)*p);
@@ -64,6 +98,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(r2 == r, "%d from the head alone, %d with what follows", r2, r);
         FUZZ_CHECK(strcmp(again.path, req.path) == 0 && strcmp(again.query, req.query) == 0,
                    "a different target from the head alone");
+        FUZZ_CHECK(strcmp(again.host, req.host) == 0 &&
+                   strcmp(again.origin, req.origin) == 0 &&
+                   again.has_token == req.has_token &&
+                   strcmp(again.token, req.token) == 0,
+                   "different fields from the head alone");
         free(head);
     } else if (r == 0) {
         FUZZ_CHECK(size < HTTP_HEAD_MAX, "needs more after %zu bytes", size);

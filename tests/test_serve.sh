@@ -14,15 +14,21 @@
 # version) and leaves serve unharmed, and a Host that is not loopback
 # gets 403 (DNS rebinding); the page shows the stream's end
 # once the program exits, and serve reconnects to the program's next run.
-# Control (serve --control, the program's sink with control=1): in the
-# browser, a mouse click on the Status, Flush and class-g buttons shows
-# the program's answer on the page (flush and the class toggle succeed
-# when the program's help lists them, else the page shows the unknown
-# command's error); POST /api/control from another origin, with a Host
-# that is not loopback, or with an action off the allowlist gets 403, a
-# GET that names an action 405; a restart through it starts a new
-# stream that serve follows.  Skips without chromium, curl, python3, GHC,
-# ghc-events or the patched RTS.
+# Control (serve --control, the program's sink with control=1): the page
+# opened without the token shows that a button needs the token URL; opened
+# with the start-up line's token URL, it takes the token out of the
+# address bar, and a mouse click on the Status, Flush and class-g buttons
+# shows the program's answer on the page (flush and the class toggle
+# succeed when the program's help lists them, else the page shows the
+# unknown command's error); POST /api/control without the token, with a
+# wrong one, from another origin, with a Host that is not loopback, or
+# with an action off the allowlist gets 403, a GET that names an action
+# 405; a restart through it starts a new stream that serve follows.  The
+# token appears in no GET answer (page, script, state, control state,
+# events, metrics) and in serve's output only on its start-up line.
+# --token-file: a group-readable file is refused, a 0600 one gives the
+# token (a second serve, without a program).  Skips without chromium,
+# curl, python3, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +43,9 @@ monitor_setup
 
 PHASES=2
 start_serve live "unix:$T/p.sock" --control
+TOKEN=${SERVE_URL#*#token=}
+printf '%s\n' "$TOKEN" | grep -qE '^[0-9a-f]{48}$' \
+    || fail_showing "$T/live.serve.err" "no 192-bit token in the start-up URL '$SERVE_URL'"
 start_busy_live live "$PHASES" "$T/p.sock" control=1
 wait_all_markers live "$PHASES"
 
@@ -47,16 +56,22 @@ for i in 1 2; do
 done
 
 # --- The page in a browser, against the live program ---------------------
+# Opened without the token: it reads, and a button says what it lacks.
 size_before=$(wc -c <"$T/live.saved")
+cat >"$T/notoken.json" <<'EOF'
+[{"click": "#ctl-status", "wait": "document.getElementById('ctl-answer').textContent.indexOf('token') > 0",
+  "read": "document.getElementById('ctl-answer').textContent"}]
+EOF
 ready='document.getElementById("markers").textContent == "'$(( 2 * PHASES + 1 ))'"
-       && document.getElementById("speedscope").href.indexOf("from=") > 0'
+       && document.getElementById("speedscope").href.indexOf("from=") > 0
+       && !document.getElementById("control").hidden'
 values='({gc: document.getElementById("gc-count").textContent,
          threads: document.getElementById("threads-created").textContent,
          msgs: document.getElementById("user-messages").textContent,
          markers: document.getElementById("markers").textContent,
          program: document.getElementById("program").textContent,
          loss: document.getElementById("loss").textContent})'
-"$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+ELS_BROWSER_STEPS=$T/notoken.json "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
     "http://127.0.0.1:$PORT/" "$ready" "$values" "$T/serve.png" 90 \
     >"$T/dom.json" 2>"$T/browser.err" \
     || fail_showing "$T/browser.err" "the browser could not read the page"
@@ -66,7 +81,13 @@ size_after=$(wc -c <"$T/live.saved")
 kill -0 "$ppid" 2>/dev/null || fail "the program ended before the page was read"
 cp "$T/live.saved" "$T/live.eventlog"
 shown_counts "$T/live.eventlog" live
-read -r gc threads msgs markers program < <(json_get "$T/dom.json" gc threads msgs markers program)
+read -r gc threads msgs markers program < <(json_get "$T/dom.json" values.gc values.threads \
+    values.msgs values.markers values.program)
+notoken=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0])' "$T/dom.json")
+case $notoken in
+"status: control needs the page's token URL (see serve's start-up line"*) ;;
+*) fail "the page without the token answers the Status button '$notoken'" ;;
+esac
 note "page: $gc GCs, $threads threads, $msgs messages, $markers markers, program $program"
 [ "$gc" -eq "$SHOWN_GC" ] || fail "page: $gc GCs, ghc-events $SHOWN_GC"
 [ "$threads" -eq "$SHOWN_THREADS" ] || fail "page: $threads threads, ghc-events $SHOWN_THREADS"
@@ -138,30 +159,46 @@ cat >"$T/steps.json" <<EOF
  {"click": "#ctl-class-g", "wait": "$answer.textContent.startsWith('toggle-class g: ')", "read": "$answer.textContent"}]
 EOF
 ELS_BROWSER_STEPS=$T/steps.json "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
-    "http://127.0.0.1:$PORT/" '!document.getElementById("control").hidden' \
-    'document.getElementById("ctl-state").textContent' "$T/control.png" 60 \
+    "$SERVE_URL" '!document.getElementById("control").hidden' \
+    '({state: document.getElementById("ctl-state").textContent, href: location.href,
+      kept: sessionStorage.getItem("eventlog-sink-token")})' "$T/control.png" 60 \
     >"$T/control.json" 2>"$T/control-browser.err" \
     || fail_showing "$T/control-browser.err" "the browser could not press the control buttons"
 cp "$T/control.png" "$ELS_TOP_BUILDDIR/tests/monitor/serve-control.png"
-"$PYTHON" - "$T/control.json" "$sock" "$want_flush" "$want_class" <<'PY' || fail_showing "$T/control.json" "the page does not show the control answers"
+"$PYTHON" - "$T/control.json" "$sock" "$want_flush" "$want_class" "$TOKEN" "$PORT" <<'PY' || fail_showing "$T/control.json" "the page does not show the control answers"
 import json, sys
 d = json.load(open(sys.argv[1]))
 status, flush, cls = d["steps"]
 assert status.startswith("status: ok: running on unix:%s; protocol 2;" % sys.argv[2]), status
 assert flush.startswith(sys.argv[3]), (flush, sys.argv[3])
 assert cls.startswith(sys.argv[4]), (cls, sys.argv[4])
-print("# page: %s | %s | %s | %s" % (status[:60], flush, cls, d["values"]))
+v = d["values"]
+# The token left the address bar for the tab's storage.
+assert v["href"] == "http://127.0.0.1:%s/" % sys.argv[6], v["href"]
+assert v["kept"] == sys.argv[5], v["kept"]
+print("# page: %s | %s | %s | %s" % (status[:60], flush, cls, v["state"]))
 PY
 
 # --- Control requests the server refuses -----------------------------------
-# post NAME WANT QUERY [CURL-ARGS...]: POST /api/control?QUERY, status WANT.
+# post NAME WANT QUERY [CURL-ARGS...]: POST /api/control?QUERY with the
+# token ($POST_TOKEN instead if set: "" sends none), status WANT.
 post() {
-    local name=$1 want=$2 query=$3 got
+    local name=$1 want=$2 query=$3 got tok=${POST_TOKEN-$TOKEN}
     shift 3
+    [ -z "$tok" ] || set -- -H "X-Eventlog-Sink-Token: $tok" "$@"
     got=$(curl -s --max-time 20 -o "$T/$name.post" -w '%{http_code}' -X POST "$@" \
           "http://127.0.0.1:$PORT/api/control?$query") || true
     [ "$got" = "$want" ] || fail_showing "$T/$name.post" "$name: POST /api/control?$query: status $got, expected $want"
 }
+POST_TOKEN= post no-token 403 cmd=status
+grep -q "control needs the token" "$T/no-token.post" || fail_showing "$T/no-token.post" "no-token: no reason given"
+# Wrong in its last character only.
+case $TOKEN in *0) wrong=${TOKEN%?}1 ;; *) wrong=${TOKEN%?}0 ;; esac
+POST_TOKEN=$wrong post wrong-token 403 cmd=status
+grep -q "wrong control token" "$T/wrong-token.post" || fail_showing "$T/wrong-token.post" "wrong-token: no reason given"
+POST_TOKEN=${TOKEN}0 post long-token 403 cmd=status
+printf 'POST /api/control?cmd=status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Eventlog-Sink-Token: %s\r\nX-Eventlog-Sink-Token: %s\r\n\r\n' \
+    "$TOKEN" "$TOKEN" | raw two-tokens 400
 post cross-origin 403 cmd=status -H "Origin: http://evil.example"
 grep -q "another origin" "$T/cross-origin.post" || fail_showing "$T/cross-origin.post" "cross-origin: no reason given"
 post other-port 403 cmd=status -H "Origin: http://127.0.0.1:1"
@@ -186,6 +223,18 @@ post restart 200 cmd=restart
 restarted() { state restarted && [ "$(json_get "$T/restarted.state" source.connections)" = 2 ]; }
 wait_until 30 restarted || fail "serve does not follow the restarted stream: $(head -c 400 "$T/restarted.state")"
 
+# The token in no answer to a GET, and in serve's output only where it
+# was given out.
+curl -sf --max-time 10 "http://127.0.0.1:$PORT/" -o "$T/index.get" || fail "GET / failed"
+curl -sf --max-time 10 "http://127.0.0.1:$PORT/app.js" -o "$T/app.get" || fail "GET /app.js failed"
+curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/control" -o "$T/control.get" || fail "GET /api/control failed"
+for f in index.get app.get control.get sse1.out sse2.out metrics.txt restarted.state; do
+    [ -s "$T/$f" ] || fail "$f: nothing to search for the token"
+    ! grep -qF "$TOKEN" "$T/$f" || fail_showing "$T/$f" "the token is in a GET answer ($f)"
+done
+[ "$(grep -cF "$TOKEN" "$T/live.serve.err")" = 1 ] && grep -qF "serving $SERVE_URL" "$T/live.serve.err" \
+    || fail_showing "$T/live.serve.err" "the token is in serve's output beyond its start-up line"
+
 # --- The program ends: the page's data says so -----------------------------
 stop_controlled
 wait_pid "$ppid" 60 || fail_showing "$T/live.prog.err" "the program did not exit cleanly"
@@ -205,4 +254,36 @@ wait_pid "$ppid" 60 || fail_showing "$T/again.prog.err" "the second run did not 
 
 kill -TERM "$spid"
 wait_pid "$spid" 30 || fail "serve did not exit 0 on SIGTERM"
+
+# --- --token-file --------------------------------------------------------------
+# Group-readable: refused before serving (timeout: a guard against a
+# serve that took it); 0600: its token, not printed.
+ftoken=$TOKEN-from.a_file~
+printf '%s\n' "$ftoken" >"$T/token"
+chmod 640 "$T/token"
+timeout 30 "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --control --token-file "$T/token" "unix:$T/p.sock" \
+    >/dev/null 2>"$T/tf-open.err" && fail "serve took a group-readable --token-file"
+grep -qF "token-file $T/token: mode 640 lets others read or change it (chmod 600)" "$T/tf-open.err" \
+    || fail_showing "$T/tf-open.err" "no clear error for a group-readable --token-file"
+"$ELS_SINK_TOOL" serve --token-file "$T/token" "unix:$T/p.sock" >/dev/null 2>"$T/tf-usage.err"
+[ $? = 2 ] && grep -q "needs --control" "$T/tf-usage.err" \
+    || fail_showing "$T/tf-usage.err" "--token-file without --control is not a usage error"
+# A NUL byte would cut the token short.
+printf '%s\0x\n' "$ftoken" >"$T/token-nul"
+chmod 600 "$T/token-nul"
+timeout 30 "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --control --token-file "$T/token-nul" "unix:$T/p.sock" \
+    >/dev/null 2>"$T/tf-nul.err" && fail "serve took a --token-file with a NUL byte"
+grep -qF "token-file $T/token-nul: expected a token of 32 to 128 characters" "$T/tf-nul.err" \
+    || fail_showing "$T/tf-nul.err" "no clear error for a --token-file with a NUL byte"
+chmod 600 "$T/token"
+start_serve tf "unix:$T/p.sock" --control --token-file "$T/token"
+! grep -qF "$ftoken" "$T/tf.serve.err" || fail_showing "$T/tf.serve.err" "serve printed the file's token"
+grep -qF "#token= followed by the token in $T/token" "$T/tf.serve.err" \
+    || fail_showing "$T/tf.serve.err" "the start-up line does not say where the token is"
+post tf-made 403 cmd=status
+POST_TOKEN=$ftoken post tf-file 200 cmd=status
+[ "$(json_get "$T/tf-file.post" action ok)" = "status false" ] \
+    || fail_showing "$T/tf-file.post" "the file's token did not reach the action (no program runs)"
+kill -TERM "$spid"
+wait_pid "$spid" 30 || fail "serve (--token-file) did not exit 0 on SIGTERM"
 echo "PASS: $els_test_name"

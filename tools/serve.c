@@ -18,12 +18,21 @@
  * With --control, POST /api/control?cmd=ACTION[&class=X] runs one of the
  * monitor's actions (tools/monitor/control.c: an allowlist) on the
  * program and answers its result as JSON.  Refused with 403: on a
- * listener beyond loopback (there is no authentication), from another
- * origin (an Origin field that is not this server: a page elsewhere
- * cannot press the buttons; browsers send Origin with every POST), and
- * any action off the list.  An action holds the loop until the program
- * answers (milliseconds; MON_CTL_TIMEOUT_MS at most).  Not its job: TLS,
- * authentication (put a proxy in front to expose it).
+ * listener beyond loopback, from another origin (an Origin field that is
+ * not this server: a page elsewhere cannot press the buttons; browsers
+ * send Origin with every POST), without the control token, and any
+ * action off the list.  The token keeps out the other local users who
+ * can reach a loopback port: 192 random bits made at start (or read from
+ * --token-file, a 0600 file of ours), printed on the start-up line in
+ * the page URL's fragment ("/#token=..."), which browsers never send, so
+ * it stays out of request lines, logs and Referer.  The page's script
+ * takes it from there and sends it in the X-Eventlog-Sink-Token field
+ * with each action; it is compared in constant time
+ * (http_token_matches()) and never served back.  The page, /events,
+ * /metrics and GET /api/control need no token.  An action holds the loop
+ * until the program answers (milliseconds; MON_CTL_TIMEOUT_MS at most).
+ * Not its job: TLS, authentication beyond loopback (put a proxy in front
+ * to expose it).
  *
  * Our own process: it catches SIGINT/SIGTERM to stop cleanly and sends
  * with MSG_NOSIGNAL so that a browser closing its end is an error we
@@ -43,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -58,6 +68,8 @@
 #define SERVE_OUT_MAX (4u << 20)        /* a client this far behind is dropped */
 #define SERVE_IDLE_MS 30000             /* a connection without a request */
 #define SERVE_DRAIN_MS 2000
+#define SERVE_TOKEN_BYTES 24            /* random bytes of a made token */
+#define SERVE_TOKEN_MIN 32              /* characters of a --token-file's */
 
 struct serve_client {
     int fd;
@@ -81,6 +93,9 @@ struct serve {
     struct mon_model *model;
     struct mon_source src;
     struct mon_control control;
+    /* Control actions need this in X-Eventlog-Sink-Token ("" with no
+     * --control: nothing to protect). */
+    char token[HTTP_TOKEN_MAX + 1];
     struct strbuf scratch;
     uint64_t served, refused;
 };
@@ -108,18 +123,27 @@ static void serve_usage(FILE *out)
 "                        the program at SPEC (unix: or tcp:; its sink\n"
 "                        needs control=1): status, stats, flush,\n"
 "                        snapshot, heap census, classes, restart, stop.\n"
-"                        Only on a loopback listener; any local user\n"
-"                        who can reach the port can press them\n"
+"                        Only on a loopback listener, and only for a\n"
+"                        page opened with the token URL of the start-up\n"
+"                        line (a new random token at each start)\n"
+"  --token-file FILE     the control token from FILE instead, for a URL\n"
+"                        that stays the same: 32 to 128 characters of\n"
+"                        A-Z a-z 0-9 - . _ ~ in a regular file of yours\n"
+"                        that only you can read (mode 600)\n"
 "  --secret-file FILE    the control secret (tcp:), as for ctl\n"
 "  -h, --help            this help\n"
 "\n"
-"Prints 'serving http://HOST:PORT/' on stderr once listening.\n"
+"Prints 'serving http://HOST:PORT/' on stderr once listening; with\n"
+"--control 'serving http://HOST:PORT/#token=TOKEN' (the token stays\n"
+"in the browser: a URL's fragment is never sent), the URL that makes\n"
+"the buttons work (the page sends the token in X-Eventlog-Sink-Token);\n"
+"with --token-file the line names the file instead of the token.\n"
 "Pages: / (live view), /metrics, /api/state, /api/timeline, /events\n"
 "(Server-Sent Events), /api/speedscope?from=NS&to=NS (cost-centre\n"
 "samples of a profiled program as a speedscope profile), /api/control\n"
 "(GET: the control session's state; POST ?cmd=ACTION[&class=X]: run\n"
 "an action, answered as JSON {\"ok\":..,\"error\":..,\"result\":..}; 403\n"
-"for another origin or an action off the list).\n");
+"without the token, for another origin or an action off the list).\n");
 }
 
 /* ------------------------------------------------------------------------
@@ -200,10 +224,19 @@ static void serve_control(struct serve *s, struct serve_client *c,
     bool named = http_query_str(r->query, "cmd", cmd, sizeof cmd);
     if (!http_query_str(r->query, "class", cls, sizeof cls))
         cls[0] = '\0';
-    if (!s->loopback) {
+    if (!s->control.enabled) {
+        serve_refuse(s, c, 403, "control is off (serve without --control)",
+                     NULL);
+    } else if (!s->loopback) {
         serve_refuse(s, c, 403, "control is served on loopback only", NULL);
     } else if (r->has_origin && strcasecmp(r->origin, origin) != 0) {
         serve_refuse(s, c, 403, "another origin may not control", NULL);
+    } else if (!r->has_token) {
+        serve_refuse(s, c, 403, "control needs the token: open the page "
+                     "with the URL on serve's start-up line", NULL);
+    } else if (!http_token_matches(s->token, r->token)) {
+        serve_refuse(s, c, 403, "wrong control token: open the page with "
+                     "the URL on serve's start-up line", NULL);
     } else if (!named || !mon_control_allowed(cmd, cls)) {
         serve_refuse(s, c, 403, "not an action of the monitor", NULL);
     } else {
@@ -444,6 +477,53 @@ static void serve_push(struct serve *s)
     }
 }
 
+/* The control token: read from token_file, or SERVE_TOKEN_BYTES from
+ * getrandom() in hex.  0, or the exit status after a message. */
+static int serve_make_token(struct serve *s, const char *token_file)
+{
+    if (token_file != NULL) {
+        char err[200];
+        ssize_t n = util_read_private(token_file, s->token, HTTP_TOKEN_MAX,
+                                      err, sizeof err);
+        bool ok = n >= SERVE_TOKEN_MIN;
+        for (ssize_t i = 0; ok && i < n; i++) {
+            char ch = s->token[i];
+            ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+                 (ch >= 'A' && ch <= 'Z') ||
+                 (ch != '\0' && strchr("-._~", ch) != NULL);
+        }
+        if (n < 0 || !ok) {
+            /* The characters a URL fragment and a header field carry
+             * as they are. */
+            fprintf(stderr, TOOL_NAME " serve: --token-file %s: %s\n",
+                    token_file, n < 0 ? err : "expected a token of "
+                    "32 to 128 characters of A-Z a-z 0-9 - . _ ~");
+            explicit_bzero(s->token, sizeof s->token);
+            return 1;
+        }
+        s->token[n] = '\0';
+        return 0;
+    }
+    uint8_t raw[SERVE_TOKEN_BYTES];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        /* Blocks only until the kernel's pool is first seeded. */
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf(stderr, TOOL_NAME " serve: cannot get random bytes "
+                    "for the control token: %s\n", strerror(errno));
+            return 1;
+        }
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(s->token + 2 * i, 3, "%02x", raw[i]);
+    explicit_bzero(raw, sizeof raw);
+    return 0;
+}
+
 static int serve_listen(const char *where, char *name, size_t name_len)
 {
     char spec[300];
@@ -480,11 +560,12 @@ int serve_main(int argc, char **argv)
         { "save", required_argument, NULL, 's' },
         { "control", no_argument, NULL, 'c' },
         { "secret-file", required_argument, NULL, 'S' },
+        { "token-file", required_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *listen_at = "127.0.0.1:8089";
-    const char *secret_file = NULL;
+    const char *secret_file = NULL, *token_file = NULL;
     bool control = false;
     uint64_t interval_ms = 1000;
     const char *save = NULL;
@@ -500,14 +581,19 @@ int serve_main(int argc, char **argv)
         case 's': save = optarg; break;
         case 'c': control = true; break;
         case 'S': secret_file = optarg; break;
+        case 'T': token_file = optarg; break;
         case 'h': return tool_help(serve_usage);
         default: return tool_usage_error("serve", "unknown option");
         }
     }
     if (optind + 1 != argc)
         return tool_usage_error("serve", "expected one SPEC or FILE");
+    if (token_file != NULL && !control)
+        return tool_usage_error("serve", "--token-file needs --control");
 
     static struct serve s;
+    if (control && (c = serve_make_token(&s, token_file)) != 0)
+        return c;
     if ((c = mon_control_init(&s.control, "serve", control ? argv[optind] : NULL,
                               secret_file)) != 0)
         return c;
@@ -535,7 +621,16 @@ int serve_main(int argc, char **argv)
         fprintf(stderr, TOOL_NAME " serve: warning: serving beyond this "
                 "machine, without authentication%s\n", control ?
                 "; control requests are refused (loopback only)" : "");
-    fprintf(stderr, TOOL_NAME " serve: serving http://%s/\n", hp);
+    /* One line, so that whoever waits for it reads the URL whole. */
+    if (!control || !s.loopback)
+        fprintf(stderr, TOOL_NAME " serve: serving http://%s/\n", hp);
+    else if (token_file != NULL)
+        fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (control: "
+                "open http://%s/#token= followed by the token in %s)\n",
+                hp, hp, token_file);
+    else
+        fprintf(stderr, TOOL_NAME " serve: serving http://%s/#token=%s\n",
+                hp, s.token);
 
     uint64_t last_tick = mon_now_ms(), next_tick = last_tick + interval_ms;
     bool whole_run_ticked = false;
@@ -605,5 +700,6 @@ int serve_main(int argc, char **argv)
     sb_free(&s.scratch);
     mon_close(&s.src, s.model);
     mon_control_close(&s.control);
+    explicit_bzero(s.token, sizeof s.token);
     return 0;
 }

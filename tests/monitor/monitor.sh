@@ -54,7 +54,8 @@ PY
 
 # start_serve NAME SOURCE [OPTIONS...]: `serve --listen 127.0.0.1:0
 # --save $T/NAME.saved OPTIONS SOURCE` in the background (spid); waits
-# until it says where it serves and sets PORT.
+# until it says where it serves and sets PORT, and SERVE_URL to the URL
+# it prints (with --control: with "#token=..." at its end).
 start_serve() {
     local name=$1 src=$2 err=$T/$1.serve.err
     shift 2
@@ -64,7 +65,8 @@ start_serve() {
     bg_register "$spid"
     wait_until 30 grep -q "serving http://" "$err" \
         || fail_showing "$err" "$name: serve did not start listening"
-    PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/$|\1|p' "$err")
+    SERVE_URL=$(sed -n 's|.*serving \(http://127\.0\.0\.1:[0-9]*/[^ ]*\).*|\1|p' "$err")
+    PORT=$(printf '%s\n' "$SERVE_URL" | sed -n 's|^http://[^:]*:\([0-9]*\)/.*|\1|p')
     [ -n "$PORT" ] || fail_showing "$err" "$name: no port in serve's output"
 }
 

@@ -53,6 +53,20 @@ static bool http_has_token(const char *p, const char *e, const char *word)
     return false;
 }
 
+/* Keep a field's value [p, e) that may appear once and must fit out
+ * (len bytes with its NUL): false if it came before or is too long,
+ * which the caller answers 400 (two values: which one would count?). */
+static bool http_field(const char *p, const char *e, char *out, size_t len,
+                       bool *seen)
+{
+    if (*seen || (size_t)(e - p) >= len)
+        return false;
+    *seen = true;
+    memcpy(out, p, (size_t)(e - p));
+    out[e - p] = '\0';
+    return true;
+}
+
 int http_parse_request(const char *buf, size_t len, struct http_request *req)
 {
     /* Find the end of the head: an empty line. */
@@ -149,19 +163,16 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
                 return -400;
         size_t nlen = (size_t)(colon - p);
         if (http_ieq(p, nlen, "host")) {
-            if (has_host)
+            if (!http_field(vp, vq, req->host, sizeof req->host, &has_host))
                 return -400;
-            has_host = true;
-            if ((size_t)(vq - vp) >= sizeof req->host)
-                return -400;
-            memcpy(req->host, vp, (size_t)(vq - vp));
-            req->host[vq - vp] = '\0';
         } else if (http_ieq(p, nlen, "origin")) {
-            if (req->has_origin || (size_t)(vq - vp) >= sizeof req->origin)
+            if (!http_field(vp, vq, req->origin, sizeof req->origin,
+                            &req->has_origin))
                 return -400;
-            req->has_origin = true;
-            memcpy(req->origin, vp, (size_t)(vq - vp));
-            req->origin[vq - vp] = '\0';
+        } else if (http_ieq(p, nlen, "x-eventlog-sink-token")) {
+            if (!http_field(vp, vq, req->token, sizeof req->token,
+                            &req->has_token))
+                return -400;
         } else if (http_ieq(p, nlen, "content-length")) {
             if (!(vq - vp == 1 && *vp == '0'))
                 return -413;
@@ -210,6 +221,18 @@ bool http_host_is_loopback(const char *host)
             return true;
     }
     return false;
+}
+
+bool http_token_matches(const char *expected, const char *given)
+{
+    size_t el = strlen(expected), gl = strlen(given);
+    unsigned diff = el != gl || el == 0;
+    /* Every byte of given, each against a byte of expected (its first
+     * when given is longer), with no early exit. */
+    for (size_t i = 0; i < gl; i++)
+        diff |= (unsigned)((unsigned char)given[i] ^
+                           (unsigned char)expected[i < el ? i : 0]);
+    return diff == 0;
 }
 
 bool http_query_str(const char *query, const char *key, char *out, size_t len)

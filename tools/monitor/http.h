@@ -17,6 +17,7 @@
 
 #define HTTP_HEAD_MAX 8192      /* request line + headers */
 #define HTTP_TARGET_MAX 1024
+#define HTTP_TOKEN_MAX 128      /* the X-Eventlog-Sink-Token field's value */
 
 enum http_method { HTTP_GET, HTTP_HEAD, HTTP_POST };
 
@@ -27,6 +28,10 @@ struct http_request {
     char host[256];                 /* the Host field, "" if none */
     char origin[256];               /* the Origin field, "" if none */
     bool has_origin;
+    /* X-Eventlog-Sink-Token: the control token the page sends with
+     * each action (serve.c compares it); "" if none. */
+    char token[HTTP_TOKEN_MAX + 1];
+    bool has_token;
     int minor;                      /* HTTP/1.minor */
     bool keep_alive;
 };
@@ -35,9 +40,8 @@ struct http_request {
  * (> 0) with *req filled, 0 if more bytes are needed (and len is below
  * HTTP_HEAD_MAX), or minus the HTTP status to answer: 400 malformed,
  * 405 a method other than GET/HEAD/POST, 411/413 a body (a POST has
- * none either), 400 a Host or Origin field longer than req holds or
- * given twice,
- * 431 head too long, 505 not HTTP/1.x. */
+ * none either), 400 a Host, Origin or X-Eventlog-Sink-Token field longer
+ * than req holds or given twice, 431 head too long, 505 not HTTP/1.x. */
 int http_parse_request(const char *buf, size_t len, struct http_request *req);
 
 /* The decimal value of key in a query ("from=5&to=9"); false if absent
@@ -53,6 +57,12 @@ bool http_query_str(const char *query, const char *key, char *out, size_t len);
  * loopback refuses other names: a page elsewhere that rebinds its own
  * domain to 127.0.0.1 (DNS rebinding) must not read the monitor. */
 bool http_host_is_loopback(const char *host);
+
+/* Is given (a request's token field) the expected token?  Never for an
+ * empty expected token.  In time that depends on given's length only,
+ * not on where the two differ: a client that times the answers learns
+ * nothing of the token. */
+bool http_token_matches(const char *expected, const char *given);
 
 const char *http_reason(int status);
 

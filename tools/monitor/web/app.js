@@ -200,14 +200,34 @@ $("win-all").onclick = () => { pickWindow("all"); refreshTimeline(); };
 
 // Control buttons (serve --control): each POSTs its action to
 // /api/control and shows the program's answer.  The section stays hidden
-// when serve has no control session to offer.
+// when serve has no control session to offer.  Actions need the token
+// that serve's start-up line gives in the page URL's fragment
+// (#token=...): kept for this tab in sessionStorage, then taken out of
+// the address bar (out of bookmarks, history and screen shares), and
+// sent in a request field, never in a URL.
+const TOKEN_KEY = "eventlog-sink-token";
+(function takeToken() {
+  const t = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (t === null) return;
+  sessionStorage.setItem(TOKEN_KEY, t);
+  history.replaceState(null, "", location.pathname + location.search);
+})();
+
 async function control(action, cls) {
   const ans = $("ctl-answer");
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (!token) {
+    ans.className = "bad";
+    ans.textContent = action + ": control needs the page's token URL " +
+      "(see serve's start-up line: http://HOST:PORT/#token=...)";
+    return;
+  }
   ans.className = "busy";
   ans.textContent = action + (cls ? " " + cls : "") + " ...";
   try {
     const r = await fetch("/api/control?cmd=" + encodeURIComponent(action) +
-                          (cls ? "&class=" + encodeURIComponent(cls) : ""), { method: "POST" });
+                          (cls ? "&class=" + encodeURIComponent(cls) : ""),
+                          { method: "POST", headers: { "X-Eventlog-Sink-Token": token } });
     if (!r.ok) throw new Error("HTTP " + r.status + ": " + (await r.text()).trim());
     const a = await r.json();
     ans.className = a.ok ? "ok" : "bad";

@@ -1,0 +1,179 @@
+/*
+ * test_http.c: serve's request parser (tools/monitor/http.c) on the
+ * fields that guard the control actions (Host, Origin and the control
+ * token's X-Eventlog-Sink-Token), the token comparison, and the check a
+ * --token-file passes (tools/util.c: util_read_private()).  Malformed
+ * heads in general are the fuzzer's (fuzz/fuzz_http.c) and
+ * tests/test_serve.sh's; serve's answers to these requests are
+ * test_serve.sh's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "testutil.h"
+#include "monitor/http.h"
+#include "util.h"
+
+/* Parse "POST /api/control?cmd=status HTTP/1.1\r\nHost: h\r\n" + fields
+ * + "\r\n"; the parser's answer. */
+static int parse_with(const char *fields, struct http_request *r)
+{
+    static char buf[HTTP_HEAD_MAX];
+    int n = snprintf(buf, sizeof buf, "POST /api/control?cmd=status HTTP/1.1\r\n"
+                     "Host: 127.0.0.1:8089\r\n%s\r\n", fields);
+    CHECK(n > 0 && (size_t)n < sizeof buf);
+    int r1 = http_parse_request(buf, (size_t)n, r);
+    if (r1 > 0)
+        CHECK_INT(r1, ==, n);
+    return r1;
+}
+
+static void test_token_field(void)
+{
+    struct http_request r;
+    CHECK_INT(parse_with("", &r), >, 0);
+    CHECK(!r.has_token);
+    CHECK_STR(r.token, "");
+
+    /* Any case of the name; the value trimmed as any field's. */
+    CHECK_INT(parse_with("x-EVENTLOG-sink-token:   abc-DEF_1.~  \r\n", &r), >, 0);
+    CHECK(r.has_token);
+    CHECK_STR(r.token, "abc-DEF_1.~");
+    CHECK_INT(r.method, ==, HTTP_POST);
+    CHECK_STR(r.path, "/api/control");
+
+    /* Present but empty: a token that matches nothing. */
+    CHECK_INT(parse_with("X-Eventlog-Sink-Token:\r\n", &r), >, 0);
+    CHECK(r.has_token);
+    CHECK_STR(r.token, "");
+
+    /* Twice, even with the same value: which would count? */
+    CHECK_INT(parse_with("X-Eventlog-Sink-Token: a\r\nX-Eventlog-Sink-Token: a\r\n", &r),
+              ==, -400);
+    CHECK_INT(parse_with("X-Eventlog-Sink-Token: a\r\nx-eventlog-sink-token: b\r\n", &r),
+              ==, -400);
+
+    /* Bounded: HTTP_TOKEN_MAX characters fit, one more is refused. */
+    char field[HTTP_TOKEN_MAX + 64], value[HTTP_TOKEN_MAX + 2];
+    memset(value, 'k', HTTP_TOKEN_MAX);
+    value[HTTP_TOKEN_MAX] = '\0';
+    snprintf(field, sizeof field, "X-Eventlog-Sink-Token: %s\r\n", value);
+    CHECK_INT(parse_with(field, &r), >, 0);
+    CHECK_INT(strlen(r.token), ==, HTTP_TOKEN_MAX);
+    CHECK_STR(r.token, value);
+    value[HTTP_TOKEN_MAX] = 'k';
+    value[HTTP_TOKEN_MAX + 1] = '\0';
+    snprintf(field, sizeof field, "X-Eventlog-Sink-Token: %s\r\n", value);
+    CHECK_INT(parse_with(field, &r), ==, -400);
+
+    /* A control byte in it is malformed, like in any field. */
+    CHECK_INT(parse_with("X-Eventlog-Sink-Token: a\001b\r\n", &r), ==, -400);
+    /* A name that only starts like it is another field. */
+    CHECK_INT(parse_with("X-Eventlog-Sink-Tokens: a\r\n", &r), >, 0);
+    CHECK(!r.has_token);
+}
+
+/* Origin and Host keep their rules now that they share the code. */
+static void test_origin_host_fields(void)
+{
+    struct http_request r;
+    CHECK_INT(parse_with("Origin: http://127.0.0.1:8089\r\n", &r), >, 0);
+    CHECK(r.has_origin);
+    CHECK_STR(r.origin, "http://127.0.0.1:8089");
+    CHECK_STR(r.host, "127.0.0.1:8089");
+    CHECK_INT(parse_with("Origin: a\r\nOrigin: a\r\n", &r), ==, -400);
+    CHECK_INT(parse_with("Host: x\r\n", &r), ==, -400);
+    char field[400];
+    snprintf(field, sizeof field, "Origin: http://%0300d\r\n", 0);
+    CHECK_INT(parse_with(field, &r), ==, -400);
+}
+
+static void test_token_matches(void)
+{
+    const char *t = "0123456789abcdef0123456789abcdef";
+    CHECK(http_token_matches(t, "0123456789abcdef0123456789abcdef"));
+    CHECK(!http_token_matches(t, "0123456789abcdef0123456789abcdeF"));
+    CHECK(!http_token_matches(t, "1123456789abcdef0123456789abcdef"));
+    CHECK(!http_token_matches(t, "0123456789abcdef0123456789abcde"));
+    CHECK(!http_token_matches(t, "0123456789abcdef0123456789abcdef0"));
+    CHECK(!http_token_matches(t, ""));
+    /* No token expected (none made): nothing matches, not even "". */
+    CHECK(!http_token_matches("", ""));
+    CHECK(!http_token_matches("", "x"));
+}
+
+static void write_mode(const char *path, const char *text, mode_t mode)
+{
+    CHECK_OK(tu_write_file(path, text));
+    CHECK_OK(chmod(path, mode) < 0 ? -errno : 0);
+}
+
+static void token_file_checks(const char *dir)
+{
+    char path[1100], link[1100], err[200], buf[40];
+    snprintf(path, sizeof path, "%s/token", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+
+    write_mode(path, "0123456789abcdef0123456789abcdef\n", 0600);
+    CHECK_INT(util_read_private(path, buf, 32, err, sizeof err), ==, 32);
+    CHECK(memcmp(buf, "0123456789abcdef0123456789abcdef", 32) == 0);
+    /* 0400 is as private. */
+    CHECK_OK(chmod(path, 0400) < 0 ? -errno : 0);
+    CHECK_INT(util_read_private(path, buf, 32, err, sizeof err), ==, 32);
+
+    /* Readable by the group or others, or writable by them: refused. */
+    static const mode_t open_modes[] = { 0640, 0604, 0620, 0660, 0644 };
+    for (size_t i = 0; i < sizeof open_modes / sizeof open_modes[0]; i++) {
+        CHECK_OK(chmod(path, open_modes[i]) < 0 ? -errno : 0);
+        CHECK_INT(util_read_private(path, buf, 32, err, sizeof err), ==, -EACCES);
+        CHECK_CONTAINS(err, "lets others read or change it (chmod 600)");
+    }
+    CHECK_OK(chmod(path, 0640) < 0 ? -errno : 0);
+    util_read_private(path, buf, 32, err, sizeof err);
+    CHECK_STR(err, "mode 640 lets others read or change it (chmod 600)");
+
+    /* A symbolic link, even to a good file, is not followed. */
+    CHECK_OK(chmod(path, 0600) < 0 ? -errno : 0);
+    CHECK_OK(symlink(path, link) < 0 ? -errno : 0);
+    CHECK_INT(util_read_private(link, buf, 32, err, sizeof err), ==, -ELOOP);
+    CHECK_STR(err, "a symbolic link");
+    /* Not a regular file. */
+    CHECK_INT(util_read_private(dir, buf, 32, err, sizeof err), ==, -EINVAL);
+    CHECK_STR(err, "not a regular file");
+
+    /* Too long (a newline beyond len is still allowed), or empty. */
+    write_mode(path, "0123456789abcdef0123456789abcdef0", 0600);
+    CHECK_INT(util_read_private(path, buf, 32, err, sizeof err), ==, -EFBIG);
+    CHECK_CONTAINS(err, "longer than 32 bytes");
+    write_mode(path, "0123456789abcdef0123456789abcdef\n\n", 0600);
+    CHECK_INT(util_read_private(path, buf, 32, err, sizeof err), ==, -EFBIG);
+    write_mode(path, "short", 0600);
+    CHECK_INT(util_read_private(path, buf, 32, err, sizeof err), ==, 5);
+    write_mode(path, "\n", 0600);
+    CHECK_INT(util_read_private(path, buf, 32, err, sizeof err), ==, -EINVAL);
+    CHECK_STR(err, "empty");
+    CHECK_INT(util_read_private("/nonexistent/token", buf, 32, err, sizeof err),
+              ==, -ENOENT);
+}
+
+static void test_token_file(void)
+{
+    /* The check reads the mode bits; it needs no unprivileged user. */
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", check_path("tokenfile"));
+    CHECK_OK(mkdir(dir, 0700) < 0 ? -errno : 0);
+    token_file_checks(dir);
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(test_token_field),
+    CHECK_CASE(test_origin_host_fields),
+    CHECK_CASE(test_token_matches),
+    CHECK_CASE(test_token_file),
+};
+
+CHECK_MAIN(cases)
