@@ -630,12 +630,6 @@ void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
     c->seq = visible;
     c->unit_off = 0;
     c->priv_off = c->priv_len;
-    /* A client that has shut its side and has nothing more coming is
-     * done (over TCP only POLLIN says so: nothing is written to it). */
-    if (c->read_closed && s->in_flight == 0 && s->out_off == s->out_len) {
-        c->dead = true;
-        return;
-    }
     while (!c->dead && s->out_off < s->out_len) {
         struct iovec iov = { s->out + s->out_off, s->out_len - s->out_off };
         ssize_t n = elsi_write_iov(c->fd, true, &iov, 1);
@@ -649,6 +643,11 @@ void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
         }
         s->out_off += (size_t)n;
     }
+    /* A client that has shut its side (or was refused) and has nothing
+     * more coming is done (over TCP only POLLIN says so: nothing is
+     * written to it). */
+    if (c->read_closed && s->in_flight == 0 && s->out_off == s->out_len)
+        c->dead = true;
 }
 
 /* Look at the peer once: who it is decides what it may do. */
