@@ -95,9 +95,9 @@ ctl_fails unknown "unix:$sock" status , no-such-thing
 grep -q "^eventlog-sink ctl: no-such-thing: ELS_EINVAL: unknown command" "$ELS_TMP/unknown.ctl.err" \
     || fail "unknown command: $(cat "$ELS_TMP/unknown.ctl.err")"
 grep -q "^status: running" "$ELS_TMP/unknown.ctl" || fail "the command before the failing one was not answered"
-# ring-dump reaches els_ghc_ring_dump(), which says this sink keeps no window.
+# ring-dump through a unix: sink: it keeps no recording, and says so.
 ctl_fails ring "unix:$sock" ring-dump
-grep -q "^eventlog-sink ctl: ring-dump: ELS_EINVAL" "$ELS_TMP/ring.ctl.err" \
+grep -q "^eventlog-sink ctl: ring-dump: ELS_EINVAL: unix:$sock keeps no recording" "$ELS_TMP/ring.ctl.err" \
     || fail "ring-dump: $(cat "$ELS_TMP/ring.ctl.err")"
 
 # eventlog-socket's messages (magic, version 0, namespace length 15,

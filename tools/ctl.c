@@ -1,9 +1,10 @@
 /*
  * ctl.c: `eventlog-sink ctl`, a client of the control channel
- * (docs/CONTROL.md).  It connects to a socket sink that has control=1,
- * opens a control-only session (a hello with a nonce it chose; it skips
- * the stream bytes sent before the answers begin; over TCP it answers the
- * program's challenge with a proof of the secret), sends each command,
+ * (docs/CONTROL.md).  It connects to a socket sink that has control=1
+ * (or a ring: sink's control=unix: socket), opens a control-only session
+ * (a hello with a nonce it chose; it skips the stream bytes sent before
+ * the answers begin; over TCP it answers the program's challenge with a
+ * proof of the secret), sends each command,
  * prints each answer, and says in its exit status whether all succeeded.
  *
  * The protocol client is ctlclient.c (shared with the monitor's keys and
@@ -42,13 +43,16 @@ static void ctl_usage(FILE *out)
 "           SPEC COMMAND [ARGS] [, COMMAND [ARGS]]...\n"
 "\n"
 "Send commands to a running program whose socket sink has control=1\n"
-"(e.g. +RTS --eventlog-sink='unix:/tmp/app.sock?control=1') and print\n"
-"each answer on its own line, \"COMMAND: RESULT\".  A lone \",\" separates\n"
-"commands; they run in order, one after the other.\n"
+"(e.g. +RTS --eventlog-sink='unix:/tmp/app.sock?control=1') or whose\n"
+"ring: sink has a control socket (ring:FILE?control=unix:/tmp/app.ctl;\n"
+"give unix:/tmp/app.ctl as SPEC), and print each answer on its own line,\n"
+"\"COMMAND: RESULT\".  A lone \",\" separates commands; they run in order,\n"
+"one after the other.\n"
 "\n"
 "SPEC:\n"
-"  unix:PATH           the program's UNIX socket; only the program's user\n"
-"                      or root may control it\n"
+"  unix:PATH           the program's UNIX socket (its unix: sink or a\n"
+"                      ring: sink's control=unix:PATH); only the program's\n"
+"                      user or root may control it\n"
 "  tcp:[HOST:]PORT     the program's TCP socket; needs --secret-file with\n"
 "                      the secret of the sink's control-secret= file\n"
 "\n"
@@ -58,8 +62,9 @@ static void ctl_usage(FILE *out)
 "  stats               the writer's counters\n"
 "  stop                end the stream (consumers receive its end)\n"
 "  restart             end the stream and start a new one on the same sink\n"
-"  ring-dump           write the ring: sink's window to a new file (the\n"
-"                      program's sink must be a ring: sink; else ELS_EINVAL)\n"
+"  ring-dump           write the ring: sink's window to a new file and\n"
+"                      print its name and size (through the ring: sink's\n"
+"                      control=unix:PATH socket; elsewhere ELS_EINVAL)\n"
 "  user NS ID [ARGS]   command ID of namespace NS that the program\n"
 "                      registered (or its name, if it gave one)\n"
 "  Programs built with the runtime-control and profiling parts of the\n"

@@ -25,7 +25,7 @@ static const struct tool_command tool_commands[] = {
     { "recv", "receive one eventlog stream from a socket or FIFO", recv_main },
     { "dump", "read an eventlog file and print its events or counts",
       dump_main },
-    { "ctl", "send control commands to a running program (control=1)",
+    { "ctl", "send control commands to a running program (control=1, control=unix:)",
       ctl_main },
     { "top", "show a running program's runtime in the terminal", top_main },
     { "serve", "serve a live web view and /metrics of a program",

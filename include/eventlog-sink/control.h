@@ -1,7 +1,8 @@
 /*
  * eventlog-sink/control.h: commands of the program's own, run by the
- * control channel of a socket sink (spec option control=1; the protocol
- * and every built-in command are in docs/CONTROL.md).
+ * control channel of a socket sink (spec option control=1) or of a ring:
+ * sink's control socket (control=unix:PATH); the protocol and every
+ * built-in command are in docs/CONTROL.md.
  *
  * A command is named by a namespace (1 to 255 bytes) and an id (1 to 255),
  * as in eventlog-socket's protocol, so eventlog-socket clients can call it

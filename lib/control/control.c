@@ -190,6 +190,9 @@ struct elsi_ctl_session {
                                      * answered in its framing */
     unsigned long peer_uid;
     bool control_only;
+    /* On a control=unix: socket: answered in frames only, and refused
+     * unless its first message is a control-only hello. */
+    bool endpoint_only;
     unsigned in_flight;
     uint8_t *out;                   /* control-only: answer frames */
     size_t out_len, out_off;
@@ -256,9 +259,12 @@ int elsi_control_open(struct els_writer *w, char *err, size_t err_len)
 {
     if (!w->spec.control)
         return 0;
-    if (w->ops->style != ELS_SINK_LISTEN)
+    bool own_socket = w->spec.control_endpoint != NULL;
+    if (w->ops->style != ELS_SINK_LISTEN && !own_socket)
         return elsi_fail(err, err_len, ELS_EINVAL, "spec \"%s\": control=1 "
-                         "needs a listening sink (unix:, tcp:)", w->spec.text);
+                         "needs a listening sink (unix:, tcp:)%s", w->spec.text,
+                         w->ops->style == ELS_SINK_RECORD
+                             ? "; a ring: sink takes control=unix:PATH" : "");
     struct elsi_control *ctl = calloc(1, sizeof *ctl);
     if (ctl == NULL)
         return elsi_fail(err, err_len, ELS_ENOMEM, "out of memory");
@@ -272,9 +278,22 @@ int elsi_control_open(struct els_writer *w, char *err, size_t err_len)
             return r;
         }
     }
+    if (own_socket) {
+        int r = elsi_control_endpoint_open(w, err, err_len);
+        if (r != 0) {
+            pthread_mutex_destroy(&ctl->mu);
+            free(ctl);
+            return r;
+        }
+    }
     ctl->w = w;
     w->control = ctl;
-    if (ctl->secret_len > 0)
+    char where[300];
+    if (own_socket && elsi_control_endpoint_name(w, where, sizeof where) >= 0)
+        elsi_log(ELS_LOG_INFO, "control enabled on %s through %s (control-only "
+                 "clients): UNIX peers with uid %lu or root", w->endpoint,
+                 where, (unsigned long)geteuid());
+    else if (ctl->secret_len > 0)
         elsi_log(ELS_LOG_INFO, "control enabled on %s: UNIX peers with uid "
                  "%lu or root; TCP peers with the secret from %s",
                  w->endpoint, (unsigned long)geteuid(), w->spec.control_secret);
@@ -318,6 +337,24 @@ static void ctl_unref(struct elsi_control *ctl)
         elsi_wipe(ctl->secret, sizeof ctl->secret);
         free(ctl);
     }
+}
+
+int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
+                             size_t name_len)
+{
+    if (ctl == NULL)
+        return ELS_ESTOPPED;
+    pthread_mutex_lock(&ctl->mu);
+    struct els_writer *w = ctl->w;
+    /* Counted in flight before ctl->mu is let go: w stays until this
+     * call leaves (Note [Control lifetimes]). */
+    int r = w == NULL ? ELS_ESTOPPED : elsi_writer_dump_enter(w);
+    if (r == ELS_EINVAL)
+        snprintf(name, name_len, "%s keeps no recording: ring-dump is for a "
+                 "ring: sink, through its control=unix:PATH socket",
+                 w->endpoint);
+    pthread_mutex_unlock(&ctl->mu);
+    return r != 0 ? r : elsi_writer_dump_wait(w, name, name_len);
 }
 
 int elsi_control_writer_stats(struct elsi_control *ctl, struct els_stats *st,
@@ -471,7 +508,17 @@ void elsi_control_session_free(struct elsi_ctl_session *s)
 
 bool elsi_control_only(const struct consumer *c)
 {
-    return c->ctl != NULL && c->ctl->control_only;
+    return c->ctl != NULL && (c->ctl->control_only || c->ctl->endpoint_only);
+}
+
+int elsi_control_endpoint_session(struct consumer *c)
+{
+    c->ctl = calloc(1, sizeof *c->ctl);
+    if (c->ctl == NULL)
+        return ELS_ENOMEM;
+    elsi_ctl_decoder_init(&c->ctl->dec);
+    c->ctl->endpoint_only = true;
+    return 0;
 }
 
 static void session_kill(struct els_writer *w, struct consumer *c,
@@ -518,7 +565,7 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
     struct elsi_ctl_session *s = c->ctl;
     if (c->dead)
         return;
-    if (s->control_only) {
+    if (s->control_only || s->endpoint_only) {
         uint8_t frame[ELSI_CTL_ANSWER_HEADER_BYTES + ELSI_CTL_MAX_ANSWER_TEXT];
         char full[ELSI_CTL_MAX_ANSWER_TEXT];
         if (status != 0)
@@ -599,12 +646,6 @@ void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
     c->seq = visible;
     c->unit_off = 0;
     c->priv_off = c->priv_len;
-    /* A client that has shut its side and has nothing more coming is
-     * done (over TCP only POLLIN says so: nothing is written to it). */
-    if (c->read_closed && s->in_flight == 0 && s->out_off == s->out_len) {
-        c->dead = true;
-        return;
-    }
     while (!c->dead && s->out_off < s->out_len) {
         struct iovec iov = { s->out + s->out_off, s->out_len - s->out_off };
         ssize_t n = elsi_write_iov(c->fd, true, &iov, 1);
@@ -618,6 +659,11 @@ void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
         }
         s->out_off += (size_t)n;
     }
+    /* A client that has shut its side (or was refused) and has nothing
+     * more coming is done (over TCP only POLLIN says so: nothing is
+     * written to it). */
+    if (c->read_closed && s->in_flight == 0 && s->out_off == s->out_len)
+        c->dead = true;
 }
 
 /* Look at the peer once: who it is decides what it may do. */
@@ -975,6 +1021,22 @@ void elsi_control_input(struct els_writer *w, struct consumer *c)
                                msg, &got);
         if (!got)
             continue;
+        if (s->endpoint_only && !s->control_only &&
+            !(msg->type == ELSI_CTL_MSG_HELLO &&
+              (msg->flags & ELSI_CTL_HELLO_CONTROL_ONLY))) {
+            /* It could only be waiting for a stream this socket never
+             * sends: say so, and close once it has the answer. */
+            answer(w, c, msg->type == ELSI_CTL_MSG_HELLO
+                             ? ELSI_CTL_KIND_HELLO_ANSWER
+                             : ELSI_CTL_KIND_COMMAND_ANSWER,
+                   msg->type == ELSI_CTL_MSG_COMMAND ? msg->request_id : 0,
+                   false, "hello", ELS_EINVAL, "this socket serves control-only "
+                   "clients: send a hello with the control-only flag first "
+                   "(eventlog-sink ctl does); the eventlog is in the sink's "
+                   "dumps");
+            c->read_closed = true;
+            break;
+        }
         switch (msg->type) {
         case ELSI_CTL_MSG_HELLO:
         case ELSI_CTL_MSG_HELLO_V1:

@@ -52,6 +52,12 @@ struct els_stats;
 int elsi_control_writer_stats(struct elsi_control *ctl, struct els_stats *st,
                               char *endpoint, size_t endpoint_len);
 
+/* ring-dump: a dump of ctl's writer (els_writer_dump()), its file's name
+ * in name.  ELS_EINVAL, with the reason in name, when that writer keeps
+ * no recording; ELS_ESTOPPED when it is gone. */
+int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
+                             size_t name_len);
+
 // ---------------------------------------------------------------------------
 // For the writer (lib/deliver)
 // ---------------------------------------------------------------------------
@@ -60,6 +66,20 @@ int elsi_control_writer_stats(struct elsi_control *ctl, struct els_stats *st,
  * check the sink can carry control, log that control is enabled.  0 or
  * ELS_EINVAL / ELS_ENOMEM with one line in err. */
 int elsi_control_open(struct els_writer *w, char *err, size_t err_len);
+/* control=unix:PATH (listener.c): bind the writer's control socket (at
+ * open; 0 or an error with one line in err), its listening descriptor (-1
+ * without one), accept a client (0, -EAGAIN, -errno), its name ("unix:
+ * PATH", like snprintf), and close it, removing the socket file
+ * (idempotent). */
+int elsi_control_endpoint_open(struct els_writer *w, char *err, size_t err_len);
+int elsi_control_endpoint_fd(struct els_writer *w);
+int elsi_control_endpoint_accept(struct els_writer *w, int *fd);
+int elsi_control_endpoint_name(struct els_writer *w, char *buf, size_t len);
+void elsi_control_endpoint_close(struct els_writer *w);
+/* A client accepted on that socket: its session, which answers it only
+ * in frames and refuses it unless its first message is a control-only
+ * hello.  0 or ELS_ENOMEM. */
+int elsi_control_endpoint_session(struct consumer *c);
 /* The writer is going away (writer thread, at its end, no lock held):
  * results of commands still running are dropped from now on. */
 void elsi_control_detach(struct els_writer *w);

@@ -218,6 +218,28 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     return c;
 }
 
+struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
+{
+    struct consumer *c = consumer_new(w, fd, CONSUMER_FD, false);
+    if (c == NULL)
+        return NULL;
+    c->trusted = false;     /* it never holds a unit */
+    if (elsi_control_endpoint_session(c) != 0) {
+        elsi_log(ELS_LOG_ERROR, "out of memory attaching a control client");
+        elsi_consumer_free(w, c, false);
+        return NULL;
+    }
+    pthread_mutex_lock(&w->lock);
+    c->seq = w->ring.committed_seq;
+    c->next = w->consumers;
+    w->consumers = c;
+    w->st.consumers_connected++;
+    w->st.consumers_total++;
+    pthread_mutex_unlock(&w->lock);
+    elsi_log(ELS_LOG_DEBUG, "control client %" PRIu64 " attached", c->id);
+    return c;
+}
+
 /* Note [Flight recorder]: units [start, end) to fd, then the end marker. */
 struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
                                            uint64_t start, uint64_t join_start,

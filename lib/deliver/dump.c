@@ -71,10 +71,8 @@ static bool is_recorder(const struct els_writer *w)
     return w->ops->style == ELS_SINK_RECORD;
 }
 
-int els_writer_dump(struct els_writer *w, char *name, size_t name_len)
+int elsi_writer_dump_enter(struct els_writer *w)
 {
-    if (w == NULL)
-        return ELS_EINVAL;
     if (!is_recorder(w))
         return ELS_EINVAL;
     pthread_mutex_lock(&w->lock);
@@ -85,6 +83,13 @@ int els_writer_dump(struct els_writer *w, char *name, size_t name_len)
     /* Counted as in flight so that close waits for this call to leave
      * before freeing w (Note [Producers in flight]). */
     w->producers++;
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+int elsi_writer_dump_wait(struct els_writer *w, char *name, size_t name_len)
+{
+    pthread_mutex_lock(&w->lock);
     uint64_t ticket = ++w->dump_tickets;
     if (elsi_writer_need_wake(w))
         elsi_writer_send_wake(w);
@@ -97,6 +102,14 @@ int els_writer_dump(struct els_writer *w, char *name, size_t name_len)
         pthread_cond_broadcast(&w->producers_left);
     pthread_mutex_unlock(&w->lock);
     return r;
+}
+
+int els_writer_dump(struct els_writer *w, char *name, size_t name_len)
+{
+    if (w == NULL)
+        return ELS_EINVAL;
+    int r = elsi_writer_dump_enter(w);
+    return r != 0 ? r : elsi_writer_dump_wait(w, name, name_len);
 }
 
 /* Answer the requests a dump was serving.  Lock held. */

@@ -76,18 +76,20 @@ static size_t live_consumers(const struct els_writer *w)
 {
     size_t n = 0;
     for (const struct consumer *c = w->consumers; c != NULL; c = c->next)
-        n += !c->dead;
+        n += !c->dead && !c->dump;
     return n;
 }
 
-/* Accept every pending client.  Over max-consumers= a client is accepted
- * and closed at once (it learns immediately, and holds nothing). */
-static void accept_all(struct els_writer *w)
+/* Accept every pending client of the sink, or (control) of the control
+ * endpoint.  Over max-consumers= a client is accepted and closed at once
+ * (it learns immediately, and holds nothing). */
+static void accept_all(struct els_writer *w, bool control)
 {
     size_t live = live_consumers(w);
     for (;;) {
         int fd = -1;
-        int r = w->ops->accept(w->sink, &fd);
+        int r = control ? elsi_control_endpoint_accept(w, &fd)
+                        : w->ops->accept(w->sink, &fd);
         if (r == -EAGAIN) {
             w->accept_backoff_ms = 0;
             return;
@@ -119,7 +121,8 @@ static void accept_all(struct els_writer *w)
                              (unsigned)w->spec.max_consumers);
             continue;
         }
-        if (elsi_consumer_attach(w, fd, CONSUMER_FD, false) != NULL)
+        if ((control ? elsi_consumer_attach_control(w, fd)
+                     : elsi_consumer_attach(w, fd, CONSUMER_FD, false)) != NULL)
             live++;
     }
 }
@@ -213,7 +216,7 @@ void *elsi_writer_main(void *arg)
              * stream (after a restart) instead. */
             w->sink_closed = true;
             pthread_mutex_unlock(&w->lock);
-            accept_all(w);  /* those already queued get the rest */
+            accept_all(w, false);   /* those already queued get the rest */
             w->ops->close(w->sink);
             pthread_mutex_lock(&w->lock);
         }
@@ -235,7 +238,7 @@ void *elsi_writer_main(void *arg)
         pthread_mutex_unlock(&w->lock);
 
         /* Build the poll set. */
-        size_t need = 2 + n_cons;
+        size_t need = 3 + n_cons;
         if (need > pcap) {
             size_t cap = need * 2;
             struct pollfd *np = realloc(pfds, cap * sizeof *np);
@@ -268,6 +271,16 @@ void *elsi_writer_main(void *arg)
             if (signal_fd >= 0) {
                 pfds[n] = (struct pollfd){ .fd = signal_fd, .events = POLLIN };
                 pcons[n++] = NULL;
+            }
+        }
+        int ctl_fd = -1;
+        if (w->ctl_listener != NULL && !stopping) {
+            if (t >= w->listen_resume_ms) {
+                ctl_fd = elsi_control_endpoint_fd(w);
+                pfds[n] = (struct pollfd){ .fd = ctl_fd, .events = POLLIN };
+                pcons[n++] = NULL;
+            } else {
+                timeout = (int)(w->listen_resume_ms - t);
             }
         }
         if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
@@ -339,7 +352,9 @@ void *elsi_writer_main(void *arg)
             if (pfds[i].revents == 0)
                 continue;
             if (pfds[i].fd == listen_fd && pcons[i] == NULL)
-                accept_all(w);
+                accept_all(w, false);
+            else if (pfds[i].fd == ctl_fd && pcons[i] == NULL)
+                accept_all(w, true);
             else if (pfds[i].fd == signal_fd && pcons[i] == NULL)
                 elsi_dump_service(w, true);
             else if (pcons[i] != NULL)
@@ -377,6 +392,7 @@ void *elsi_writer_main(void *arg)
     free(pcons);
     /* Note [Control lifetimes]: detached before w can be freed. */
     elsi_control_detach(w);
+    elsi_control_endpoint_close(w);
     pthread_mutex_lock(&w->lock);
     w->consumers = NULL;
     w->st.consumers_connected = 0;

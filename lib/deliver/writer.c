@@ -160,6 +160,7 @@ static void writer_free(struct els_writer *w)
     if (w->wake[1] >= 0)
         elsi_close(w->wake[1]);
     elsi_ring_destroy(&w->ring);
+    elsi_control_endpoint_close(w);    /* if the writer thread did not */
     elsi_control_release(w->control);
     elsi_spec_free(&w->spec);
     free(w->header);

@@ -316,6 +316,9 @@ struct els_writer {
     /* control=1: the control channel's side of this writer
      * (lib/control/control.h); NULL otherwise. */
     struct elsi_control *control;
+    /* control=unix:PATH: the unix: sink state of its socket
+     * (lib/control/listener.c); NULL otherwise. */
+    void *ctl_listener;
 };
 
 #define DIAL_BACKOFF_MIN_MS 100u
@@ -393,6 +396,9 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c,
                          short revents);
 /* Lock held. */
 void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
+/* A client of the control endpoint (control=unix:PATH): never sent
+ * stream bytes; NULL (fd closed) when out of memory. */
+struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd);
 /* A consumer writing units [start, end) to fd, then the end marker; see
  * Note [Flight recorder].  Not counted as a connected consumer. */
 struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
@@ -434,6 +440,13 @@ bool elsi_release_units(struct els_writer *w);
 // Flight recorder (dump.c; writer thread)
 // ---------------------------------------------------------------------------
 
+/* els_writer_dump() in two steps, for a caller that must let go of a
+ * lock of its own in between (the control channel's ring-dump): enter
+ * counts the caller in flight (0, ELS_EINVAL: no recorder, ELS_ESTOPPED),
+ * so w stays until wait, after a 0, has answered.  Any thread, no lock
+ * held. */
+int elsi_writer_dump_enter(struct els_writer *w);
+int elsi_writer_dump_wait(struct els_writer *w, char *name, size_t name_len);
 /* Start a dump if one is due: asked for (els_writer_dump), signalled
  * (signalled: the sink's listen_fd was readable), or, once the stream
  * ends, the dump at the end.  Lock not held. */

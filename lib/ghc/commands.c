@@ -11,9 +11,11 @@
  * Not this file's job: the protocol, sessions and authorisation
  * (lib/control/), the RTS calls themselves (ghc.c and the patches).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "control/control.h"
 #include "eventlog-sink/ghc.h"
@@ -194,12 +196,26 @@ ES_PROF_CMD(3, els_ghc_heap_profiling(1))
 ES_PROF_CMD(4, els_ghc_heap_profiling(0))
 ES_PROF_CMD(5, els_ghc_heap_census())
 
+/* The dump of the writer the command came through: a ring: sink's, over
+ * its control=unix:PATH socket; any other sink has no recording to dump. */
 static int cmd_ring_dump(struct elsi_control *ctl, const char *args,
                          char *out, size_t out_len)
 {
-    (void)ctl;
     int r = no_args(args, out, out_len);
-    return r != 0 ? r : els_ghc_ring_dump(out, out_len);
+    if (r != 0)
+        return r;
+    char name[PATH_MAX];
+    r = elsi_control_writer_dump(ctl, name, sizeof name);
+    if (r != 0) {
+        snprintf(out, out_len, "%s", r == ELS_EINVAL ? name : "");
+        return r;
+    }
+    struct stat st;
+    if (stat(name, &st) == 0)
+        snprintf(out, out_len, "%s (%lld bytes)", name, (long long)st.st_size);
+    else
+        snprintf(out, out_len, "%s", name);
+    return 0;
 }
 
 struct ghc_command {

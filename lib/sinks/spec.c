@@ -534,6 +534,39 @@ static void spec_valid_options(const struct els_sink_ops *ops, char *buf,
     }
 }
 
+/* control=0|1|unix:PATH (docs/CONTROL.md): off unless asked for.  1 serves
+ * the sink's own clients, so only a sink that takes connections can carry
+ * it (checked at open); unix:PATH gives a sink that takes none (ring:) a
+ * socket of its own for control-only clients.  value stays the caller's
+ * unless out->control_endpoint takes it. */
+static int spec_set_control(struct spec_parser *p, char *value)
+{
+    struct elsi_spec *out = p->out;
+    char cq[SPEC_PIECE_BUF];
+    if (strcmp(value, "0") == 0 || strcmp(value, "1") == 0) {
+        out->control = value[0] == '1';
+        return 0;
+    }
+    if (strncmp(value, "unix:", 5) != 0)
+        return spec_fail(p, ELS_EINVAL, "control=%s: expected 0, 1 or "
+                         "unix:PATH",
+                         elsi_quote(cq, sizeof cq, value, strlen(value),
+                                    SPEC_PIECE_MAX));
+    if (value[5] == '\0')
+        return spec_fail(p, ELS_EINVAL, "control=unix: needs the path of "
+                         "the control socket (control=unix:PATH)");
+    if (out->ops->style != ELS_SINK_RECORD)
+        return spec_fail(p, ELS_EINVAL, "control=unix:PATH is for ring: "
+                         "sinks%s", out->ops->style == ELS_SINK_LISTEN
+                             ? "; this one takes control=1 for its own clients"
+                             : "");
+    /* The path is checked (length, what is there) when it is bound. */
+    memmove(value, value + 5, strlen(value + 5) + 1);
+    out->control = true;
+    out->control_endpoint = value;
+    return 0;
+}
+
 /* One key=value item, s[0..n), of the option list. */
 static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
                              bool only_item)
@@ -628,15 +661,9 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
             rc = spec_set_consumer_limit(p, (enum spec_common)common, value);
             break;
         case SPEC_OPT_CONTROL:
-            /* Off unless asked for: docs/CONTROL.md. */
-            if (strcmp(value, "0") == 0 || strcmp(value, "1") == 0) {
-                out->control = value[0] == '1';
-            } else {
-                char cq[SPEC_PIECE_BUF];
-                rc = spec_fail(p, ELS_EINVAL, "control=%s: expected 0 or 1",
-                               elsi_quote(cq, sizeof cq, value, strlen(value),
-                                          SPEC_PIECE_MAX));
-            }
+            rc = spec_set_control(p, value);
+            if (rc == 0 && out->control_endpoint == value)
+                value = NULL;
             break;
         case SPEC_OPT_CONTROL_SECRET:
             /* A path; the file is read (and its mode checked) at open. */
@@ -733,6 +760,11 @@ int elsi_spec_parse(const char *text, struct elsi_spec *out,
                        "control=1");
         goto fail;
     }
+    if (out->control_secret != NULL && out->control_endpoint != NULL) {
+        rc = spec_fail(&p, ELS_EINVAL, "control-secret= is for TCP clients; "
+                       "control=unix:PATH takes UNIX clients only");
+        goto fail;
+    }
     return 0;
 
 fail:
@@ -747,6 +779,7 @@ void elsi_spec_free(struct elsi_spec *spec)
     free(spec->text);
     free(spec->address);
     free(spec->control_secret);
+    free(spec->control_endpoint);
     for (size_t i = 0; i < spec->n_options && i < ELSI_SPEC_MAX_OPTIONS; i++) {
         free(spec->option_keys[i]);
         free(spec->option_values[i]);

@@ -64,7 +64,8 @@ struct elsi_spec {
     uint32_t linger_ms;             /* linger=SECS; default 5 s */
     uint32_t max_consumers;         /* max-consumers=N: per sink, at once */
     uint64_t consumer_memory;       /* consumer-memory=SIZE: see writer */
-    bool control;                   /* control=0|1: docs/CONTROL.md */
+    bool control;                   /* control=1|unix:PATH: docs/CONTROL.md */
+    char *control_endpoint;         /* control=unix:PATH: PATH, or NULL */
     char *control_secret;           /* control-secret=PATH, or NULL */
 };
 

@@ -1,4 +1,4 @@
-{-# LANGUAGE ForeignFunctionInterface #-}
+{-# LANGUAGE CPP, ForeignFunctionInterface #-}
 -- LateJoin.hs: a program whose stream is joined mid-run (late joiners,
 -- flight-recorder dumps).  Before the join it creates OS worker tasks
 -- (threads blocked in safe foreign reads on a pipe, each holding one),
@@ -8,6 +8,12 @@
 -- RTS's spare workers are deleted), lets its labelled workers finish, marks
 -- "end" and exits: a stream that starts mid-run must know about threads and
 -- tasks created before it.
+--
+-- While it waits, a line "mark NAME" marks NAME, writes its buffers out
+-- and prints "marked NAME"; built with -DSINK_PACKAGE (GHC.Eventlog.Sink
+-- on the path), "dump" marks "before-ringDump", flushes and calls
+-- ringDump, printing "dumped PATH" or "ringDump failed: ...".  Any other
+-- line goes on.
 --
 -- Usage: late-join BLOCKED BYTES
 import Control.Concurrent
@@ -20,6 +26,9 @@ import GHC.Conc (labelThread)
 import System.Environment (getArgs)
 import System.IO
 import System.Posix.Types (CSsize (..))
+#if defined(SINK_PACKAGE)
+import qualified GHC.Eventlog.Sink as Sink
+#endif
 
 foreign import ccall unsafe "pipe" c_pipe :: Ptr CInt -> IO CInt
 foreign import ccall safe "read" c_read :: CInt -> Ptr Word8 -> CSize -> IO CSsize
@@ -63,7 +72,25 @@ main = do
   traceMarkerIO "ready"
   c_flushEventLog nullPtr     -- what came before "ready" is written out
   putStrLn "ready"
-  _ <- getLine
+  let waitGo = do
+        line <- getLine
+        case words line of
+          ["mark", name] -> do
+            traceMarkerIO name
+            c_flushEventLog nullPtr
+            putStrLn ("marked " ++ name)
+            waitGo
+#if defined(SINK_PACKAGE)
+          ["dump"] -> do
+            traceMarkerIO "before-ringDump"
+            Sink.flush
+            r <- Sink.ringDump
+            putStrLn (either (\e -> "ringDump failed: " ++ Sink.errorMessage e)
+                             ("dumped " ++) r)
+            waitGo
+#endif
+          _ -> return ()
+  waitGo
   traceMarkerIO "after-join"
   replicateM_ blocked $ allocaBytes 1 $ \b -> poke b 0 >> c_write wfd b 1
   replicateM_ blocked (takeMVar released)

@@ -6,7 +6,8 @@
  * stream's start or a join snapshot, the units up to the dump, the end
  * marker) that holds the last units before the dump; the window stays
  * within size=; dumps on request, at the end of the stream and on a
- * signal the spec names; bad specs and unwritable places fail clearly.
+ * signal the spec names; bad specs and unwritable places fail clearly;
+ * the recorder's own control socket (control=unix:PATH).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE     /* memmem */
@@ -17,6 +18,8 @@
 #include "check.h"
 #include "testutil.h"
 #include "deliver/writer_test.h"
+#include "control/codec.h"
+#include "control/frames.h"
 
 static struct evgen_buf read_file(const char *path)
 {
@@ -277,6 +280,101 @@ static void ring_failed_dump_and_existing_names(void)
     evgen_free(&h);
 }
 
+/* One answer frame from fd: status, and text into text. */
+static int read_answer_frame(int fd, uint32_t *id, char *text, size_t len)
+{
+    uint8_t h[16];
+    CHECK_INT(tu_read_exact(fd, h, 16, 10000), ==, 0);
+    CHECK(memcmp(h, "ELSR\x01", 5) == 0);
+    *id = (uint32_t)h[6] << 24 | (uint32_t)h[7] << 16 | (uint32_t)h[8] << 8 | h[9];
+    size_t n = (size_t)h[14] << 8 | h[15];
+    CHECK(n < len);
+    CHECK_INT(tu_read_exact(fd, text, n, 10000), ==, 0);
+    text[n] = '\0';
+    return (int)((uint32_t)h[10] << 24 | (uint32_t)h[11] << 16 |
+                 (uint32_t)h[12] << 8 | h[13]);
+}
+
+static void send_frame(int fd, const uint8_t *f, size_t n)
+{
+    CHECK_INT(write(fd, f, n), ==, (ssize_t)n);
+}
+
+/* control=unix:PATH: a socket of the recorder's own, 0600 (a stale one
+ * replaced), where a control-only client is served, a client that does
+ * not say control-only is refused and closed, and which is removed at
+ * close; a live socket, another file and a path too long refuse the
+ * spec. */
+static void ring_control_socket(void)
+{
+    char spec[700], err[512], text[1100];
+    const char *sock = check_path("c.sock");
+    int stale = tu_bind_unix(sock, false);
+    CHECK(stale >= 0);
+    close(stale);
+    snprintf(spec, sizeof spec, "ring:%s?control=unix:%s",
+             check_path("r.eventlog"), sock);
+    struct els_writer *w = NULL;
+    CHECK_MSG(els_writer_open(spec, &w, err, sizeof err) == 0, "%s", err);
+    struct stat st;
+    CHECK_OK(lstat(sock, &st));
+    CHECK(S_ISSOCK(st.st_mode));
+    CHECK_INT(st.st_mode & 07777, ==, 0600);
+
+    /* A control-only client: the nonce, then answers. */
+    int fd = unix_connect(sock);
+    uint8_t hello[17], f[1200], nonce[16];
+    hello[0] = ELSI_CTL_HELLO_CONTROL_ONLY;
+    memset(hello + 1, 'n', 16);
+    send_frame(fd, f, frame(f, ELSI_CTL_KIND_HELLO, hello, sizeof hello));
+    CHECK_INT(tu_read_exact(fd, nonce, 16, 10000), ==, 0);
+    CHECK(memcmp(nonce, hello + 1, 16) == 0);
+    uint32_t id;
+    CHECK_INT(read_answer_frame(fd, &id, text, sizeof text), ==, 0);
+    send_frame(fd, f, command(f, 9, "status"));
+    CHECK_INT(read_answer_frame(fd, &id, text, sizeof text), ==, 0);
+    CHECK_INT(id, ==, 9);
+    CHECK_MSG(strncmp(text, "running on ring:", 16) == 0, "status: %s", text);
+
+    /* A client that goes straight to a command is refused and closed. */
+    int bad = unix_connect(sock);
+    send_frame(bad, f, command(f, 3, "status"));
+    CHECK_INT(read_answer_frame(bad, &id, text, sizeof text), ==, ELS_EINVAL);
+    CHECK_INT(id, ==, 3);
+    CHECK_MSG(strstr(text, "serves control-only clients") != NULL, "%s", text);
+    CHECK_INT(tu_wait_fd(bad, POLLIN, 10000), ==, 0);
+    CHECK_INT(read(bad, text, sizeof text), ==, 0);
+    close(bad);
+
+    /* Another recorder cannot take the live socket. */
+    struct els_writer *w2 = NULL;
+    snprintf(spec, sizeof spec, "ring:%s?control=unix:%s",
+             check_path("r2.eventlog"), sock);
+    CHECK_INT(els_writer_open(spec, &w2, err, sizeof err), ==, ELS_EADDRINUSE);
+    CHECK_MSG(strstr(err, "is listening on") != NULL, "%s", err);
+
+    close(fd);
+    CHECK_OK(els_writer_close(w));
+    CHECK(!tu_exists(sock));
+
+    CHECK_OK(tu_write_file(sock, "mine"));
+    snprintf(spec, sizeof spec, "ring:%s?control=unix:%s",
+             check_path("r3.eventlog"), sock);
+    CHECK_INT(els_writer_open(spec, &w2, err, sizeof err), ==, ELS_EEXIST);
+    CHECK_MSG(strstr(err, "refusing to replace") != NULL, "%s", err);
+    char longpath[300];
+    memset(longpath, 'x', sizeof longpath - 1);
+    longpath[sizeof longpath - 1] = '\0';
+    snprintf(spec, sizeof spec, "ring:%s?control=unix:/tmp/%s",
+             check_path("r4.eventlog"), longpath);
+    CHECK_INT(els_writer_open(spec, &w2, err, sizeof err), ==, ELS_ENAMETOOLONG);
+    CHECK_MSG(strstr(err, "(sun_path)") != NULL, "%s", err);
+    /* control=1 is for sinks with clients: a recorder is told its form. */
+    snprintf(spec, sizeof spec, "ring:%s?control=1", check_path("r5.eventlog"));
+    CHECK_INT(els_writer_open(spec, &w2, err, sizeof err), ==, ELS_EINVAL);
+    CHECK_MSG(strstr(err, "a ring: sink takes control=unix:PATH") != NULL, "%s", err);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(ring_dump_from_the_start),
     CHECK_CASE(ring_window_starts_at_a_snapshot),
@@ -284,6 +382,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(ring_dump_on_signal),
     CHECK_CASE(ring_bad_specs),
     CHECK_CASE(ring_failed_dump_and_existing_names),
+    CHECK_CASE(ring_control_socket),
 };
 
 CHECK_MAIN(cases)

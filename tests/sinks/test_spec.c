@@ -871,6 +871,37 @@ static void hook_swaps_while_logging(void)
     CHECK_INT(a + b, >, 0);
 }
 
+/* control=0|1|unix:PATH: the endpoint form is a ring: sink's, decoded like
+ * any value, and refused with control-secret= (UNIX peers only). */
+static void control_values(void)
+{
+    struct elsi_spec s;
+    PARSE_OK("ring:/tmp/r.eventlog?control=unix:/tmp/c%3F.sock&size=4M", &s);
+    CHECK_MSG(s.control, "control=unix:PATH turns control on");
+    CHECK_STR(s.control_endpoint, "/tmp/c?.sock");
+    elsi_spec_free(&s);
+    PARSE_OK("ring:/tmp/r.eventlog?control=0", &s);
+    CHECK_MSG(!s.control && s.control_endpoint == NULL, "control=0 is off");
+    elsi_spec_free(&s);
+    PARSE_OK("unix:/tmp/x?control=1", &s);
+    CHECK_MSG(s.control && s.control_endpoint == NULL, "control=1 has no endpoint");
+    elsi_spec_free(&s);
+
+    REFUSED("ring:/tmp/r?control=unix:", ELS_EINVAL, "needs the path");
+    REFUSED("ring:/tmp/r?control=tcp:9000", ELS_EINVAL,
+            "control=tcp:9000: expected 0, 1 or unix:PATH");
+    REFUSED("ring:/tmp/r?control=unix", ELS_EINVAL, "expected 0, 1 or unix:PATH");
+    REFUSED("unix:/tmp/x?control=unix:/tmp/c", ELS_EINVAL,
+            "takes control=1 for its own clients");
+    REFUSED("file:/tmp/x?control=unix:/tmp/c", ELS_EINVAL,
+            "control=unix:PATH is for ring: sinks");
+    REFUSED("ring:/tmp/r?control=unix:/tmp/c&control-secret=/tmp/s",
+            ELS_EINVAL, "control=unix:PATH takes UNIX clients only");
+    REFUSED("ring:/tmp/r?control=unix:/tmp/c&control=1", ELS_EINVAL,
+            "given twice");
+    check_no_leaks();
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(minimal_spec_gets_defaults),
     CHECK_CASE(every_builtin_scheme_parses),
@@ -889,6 +920,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(buffer_values),
     CHECK_CASE(policy_values),
     CHECK_CASE(seconds_values),
+    CHECK_CASE(control_values),
     CHECK_CASE(messages_survive_odd_input),
     CHECK_CASE(failures_free_everything),
     CHECK_CASE(error_texts),
