@@ -285,7 +285,7 @@ static int read_answer_frame(int fd, uint32_t *id, char *text, size_t len)
 {
     uint8_t h[16];
     CHECK_INT(tu_read_exact(fd, h, 16, 10000), ==, 0);
-    CHECK(memcmp(h, "ELSR\x01", 5) == 0);
+    CHECK(memcmp(h, ELSI_CTL_ANSWER_MAGIC, 4) == 0 && h[4] == ELSI_CTL_VERSION);
     *id = (uint32_t)h[6] << 24 | (uint32_t)h[7] << 16 | (uint32_t)h[8] << 8 | h[9];
     size_t n = (size_t)h[14] << 8 | h[15];
     CHECK(n < len);
