@@ -21,7 +21,12 @@
 #   heap timer on: censuses resume;
 #   time profiler off: no time sample during the next 3 censuses (one tick
 #     in flight may: at most one tick); on: samples resume;
-#   the whole stream parses; the program and recv end cleanly;
+#   the whole stream parses and defines each cost centre and begins the
+#     heap profile once; the program and recv end cleanly;
+#   a consumer that joins after the live samples arrived starts at a
+#     snapshot (RTS patch 0013) that defines every cost centre the heap
+#     and time samples it receives name, and begins the heap profile; its
+#     stream passes `ghc-events validate threads`;
 #   without a heap profiling mode (+RTS -p only) the heap calls answer
 #     ELS_ENOTSUP and the time call works;
 #   not profiled (no -prof), +RTS -hT -i100: a census by closure type
@@ -206,6 +211,21 @@ wait_until 60 live_ready \
 kill -0 "$prof_pid" 2>/dev/null || fail "live: the program ended before its commands"
 note "live: cost centres prof_work=$work_cc prof_retain=$retain_cc, time and heap samples arrived while the program waited for commands"
 
+# A second consumer joins now: the stream's start has left the queue (the
+# first consumer has it), so the joiner starts at a JOIN snapshot.  It
+# stays for the rest of the run, whose censuses and time samples it checks
+# below.
+live_rpid=$rpid
+start_receiver joiner "unix:$T/p.sock"
+joiner_pid=$rpid
+rpid=$live_rpid
+joined() {
+    [ -s "$T/joiner.eventlog" ] &&
+        "$GHC_EVENTS" show "$T/joiner.eventlog" 2>/dev/null | grep -q ' joined mid-run; its stream starts at a snapshot'
+}
+wait_until 60 joined \
+    || fail_showing "$T/joiner.recv.err" "joiner: no in-band note of a join at a snapshot within 60 s"
+
 # Heap profile timer off: quiet for 400 ticks (4 intervals).
 prof "heap off" "heap ok"
 marked heap-off
@@ -259,9 +279,60 @@ prog_rc=0; wait_pid "$prof_pid" 60 || prog_rc=$?
 recv_rc=0; wait_pid "$rpid" 30 || recv_rc=$?
 [ "$prog_rc" -eq 0 ] || fail_showing "$T/live.prog.err" "live: the program exited with status $prog_rc"
 check_recv live "$recv_rc"
-total=$(count_events "$STREAM") || fail "live: ghc-events cannot parse the whole stream"
+show_events "$STREAM" "$T/live.show" || fail "live: ghc-events cannot parse the whole stream"
+total=$(awk '/^Events:/ { on = 1; next } on && /^ *[0-9]+: / { n++ } END { print n + 0 }' "$T/live.show")
 [ "$total" -gt 0 ] || fail "live: the stream holds no events"
 note "live: the whole stream parses ($total events)"
+
+# cc_check SHOWN: "DEFINED DUPLICATED HEAP-IDS TIME-IDS UNDEFINED...": how
+# many cost centres SHOWN (ghc-events show) defines, how many of them
+# twice, how many distinct ids its heap samples and its time samples name,
+# and the ids they name that it does not define.
+cc_check() {
+    awk '/^ *[0-9]+: cost centre [0-9]+ / { if (def[$4]++) dup++; next }
+        / prof sample [0-9]+, (residency [0-9]+, )?cost centre stack / {
+            heap = $0 ~ /residency/
+            s = $0; sub(/.*cost centre stack /, "", s); n = split(s, a, /[^0-9]+/)
+            for (i = 1; i <= n; i++) if (a[i] != "") {
+                used[a[i]] = 1
+                if (heap) h[a[i]] = 1; else t[a[i]] = 1
+            }
+        }
+        END {
+            for (i in def) nd++
+            for (i in h) nh++
+            for (i in t) nt++
+            printf "%d %d %d %d", nd, dup, nh, nt
+            for (i in used) if (!(i in def)) printf " %s", i
+            print ""
+        }' "$1"
+}
+read -r n_def n_dup _ _ _ < <(cc_check "$T/live.show")
+[ "$n_def" -gt 0 ] && [ "$n_dup" -eq 0 ] \
+    || fail "live: the stream defines $n_def cost centres, $n_dup of them more than once (each exactly once)"
+n=$(grep -c '^ *[0-9]*: start heap profiling ' "$T/live.show" || true)
+[ "$n" -eq 1 ] || fail "live: the heap profile begins $n times in the stream (once)"
+
+# The joiner: the snapshot it started at defines every cost centre that
+# the samples it received name, and begins the heap profile; its stream is
+# one the readers take (validate exits 0 even on "Invalid").
+jrc=0; wait_pid "$joiner_pid" 30 || jrc=$?
+check_recv joiner "$jrc"
+show_events "$T/joiner.eventlog" "$T/joiner.show" || fail "joiner: ghc-events cannot parse the stream"
+read -r n_def n_dup n_heap n_time undefined < <(cc_check "$T/joiner.show")
+[ "$n_heap" -gt 0 ] && [ "$n_time" -gt 0 ] \
+    || fail "joiner: no heap samples ($n_heap ids) or time samples ($n_time ids) by cost centre after the join"
+[ -z "$undefined" ] \
+    || fail "joiner: the samples name cost centres the stream never defines: $undefined ($n_def defined)"
+grep -q '^ *[0-9]*: start heap profiling ' "$T/joiner.show" \
+    || fail "joiner: the stream does not begin the heap profile"
+out=$("$GHC_EVENTS" validate threads "$T/joiner.eventlog" 2>&1)
+case $out in
+    *Invalid*|*invalid*) fail "joiner: ghc-events validate threads rejects the stream: $(printf '%s' "$out" | head -c 300)" ;;
+    *Valid*) ;;
+    *) fail "joiner: ghc-events validate threads said neither valid nor invalid: $(printf '%s' "$out" | head -c 300)" ;;
+esac
+note "joiner: $n_def cost centres defined, every id of its samples among them ($n_heap in heap samples, $n_time in time samples); validate threads: valid"
 
 # ---------------------------------------------------------------------------
 # No heap profiling mode: the heap calls are refused, the time call works.
