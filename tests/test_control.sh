@@ -225,11 +225,18 @@ secret=$ELS_TMP/secret
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$secret"
 chmod 0600 "$secret"
 printf 'not the secret at all!!\n' >"$ELS_TMP/wrong"
+chmod 0600 "$ELS_TMP/wrong"
+# ctl reads its secret file with the program's rules: others may not read it.
+cp "$secret" "$ELS_TMP/open-secret"
+chmod 0640 "$ELS_TMP/open-secret"
 start_controlled tcp "$CONTROLLED" idle +RTS -N2 \
     "--eventlog-sink=tcp:0?control=1&control-secret=$secret" -RTS
 wait_output tcp posted
 program_tcp_endpoint tcp
 ctl_fails tcp-none "$endpoint" status
+ctl_fails tcp-open-secret --secret-file "$ELS_TMP/open-secret" "$endpoint" status
+grep -qF "open-secret: mode 640 lets others read or change it (chmod 600)" "$ELS_TMP/tcp-open-secret.ctl.err" \
+    || fail "ctl took a group-readable secret file: $(cat "$ELS_TMP/tcp-open-secret.ctl.err")"
 grep -q "EPERM: the program asks for proof of its shared secret" "$ELS_TMP/tcp-none.ctl.err" \
     || fail "tcp without secret: $(cat "$ELS_TMP/tcp-none.ctl.err")"
 # A proxy in front of the program records the client's bytes.

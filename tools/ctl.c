@@ -76,9 +76,10 @@ static void ctl_usage(FILE *out)
 "                      {\"command\":...,\"ok\":true|false,\"status\":CODE,\n"
 "                       \"error\":NAME|null,\"result\":TEXT}\n"
 "  -s, --secret-file FILE  the shared secret (TCP): the file's bytes, one\n"
-"                      trailing newline dropped (as the program reads its\n"
-"                      control-secret= file); ctl answers the program's\n"
-"                      challenge with a proof and never sends the secret\n"
+"                      trailing newline dropped, read with the rules of\n"
+"                      the program's control-secret= file (yours, mode\n"
+"                      600); ctl answers the program's challenge with a\n"
+"                      proof and never sends the secret\n"
 "  -t, --timeout SECS  give up waiting for an answer after SECS seconds\n"
 "                      (default 10)\n"
 "  -h, --help          show this help\n"
@@ -198,11 +199,9 @@ int ctl_main(int argc, char **argv)
     uint8_t secret[CTLC_SECRET_MAX];
     size_t secret_len = 0;
     if (secret_file != NULL) {
-        int r = ctlc_read_secret(secret_file, secret, &secret_len);
-        if (r != 0) {
-            fprintf(stderr, TOOL_NAME " ctl: %s: %s\n", secret_file,
-                    r == -EINVAL ? "expected a secret of 1 to 255 bytes"
-                                 : strerror(-r));
+        char err[160];
+        if (ctlc_read_secret(secret_file, secret, &secret_len, err, sizeof err) != 0) {
+            fprintf(stderr, TOOL_NAME " ctl: %s: %s\n", secret_file, err);
             return CTL_EXIT_FAILED;
         }
     }

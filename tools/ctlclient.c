@@ -211,21 +211,18 @@ static int ctlc_read_answer(struct ctlc *c, struct ctlc_answer *a)
     }
 }
 
-int ctlc_read_secret(const char *path, uint8_t *secret, size_t *len)
+int ctlc_read_secret(const char *path, uint8_t *secret, size_t *len,
+                     char *err, size_t err_len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    uint8_t buf[CTLC_SECRET_MAX + 2];
-    ssize_t n = read(fd, buf, sizeof buf);
-    util_close(fd);
+    /* The program refuses a secret file others can read; so do we, so
+     * that a mistake shows on the side that made it. */
+    ssize_t n = util_read_private(path, (char *)secret, CTLC_SECRET_MAX,
+                                  err, err_len);
+    if (n == -EFBIG)
+        snprintf(err, err_len, "expected a secret of 1 to %u bytes",
+                 (unsigned)CTLC_SECRET_MAX);
     if (n < 0)
-        return -errno;
-    if (n > 0 && buf[n - 1] == '\n')
-        n--;
-    if (n < 1 || n > CTLC_SECRET_MAX)
-        return -EINVAL;
-    memcpy(secret, buf, (size_t)n);
+        return (int)n;
     *len = (size_t)n;
     return 0;
 }

@@ -44,10 +44,13 @@ struct ctlc {
     size_t len;
 };
 
-/* Read a secret file (TCP): its bytes, one trailing newline dropped, as
- * the program reads its control-secret= file.  0, -errno, or -EINVAL if
- * it does not hold 1 to CTLC_SECRET_MAX bytes. */
-int ctlc_read_secret(const char *path, uint8_t *secret, size_t *len);
+/* Read a secret file (TCP) with the program's rules for its
+ * control-secret= file (util_read_private(): a regular file of this user
+ * or root, no group or other permission bits, 1 to CTLC_SECRET_MAX bytes,
+ * one trailing newline dropped).  0, or a negative errno with one line
+ * in err. */
+int ctlc_read_secret(const char *path, uint8_t *secret, size_t *len,
+                     char *err, size_t err_len);
 
 /* Connect to spec (unix:PATH, tcp:[HOST:]PORT), send the hello and read
  * its answer into *hello, all within timeout_ms.  If the program answers

@@ -143,11 +143,10 @@ int mon_control_init(struct mon_control *mc, const char *cmd,
         return tool_usage_error(cmd, "'%.40s...' is too long", spec);
     snprintf(mc->spec, sizeof mc->spec, "%s", spec);
     if (secret_file != NULL) {
-        int rc = ctlc_read_secret(secret_file, mc->secret, &mc->secret_len);
-        if (rc != 0) {
-            fprintf(stderr, TOOL_NAME " %s: %s: %s\n", cmd, secret_file,
-                    rc == -EINVAL ? "expected a secret of 1 to 255 bytes"
-                                  : strerror(-rc));
+        char err[160];
+        if (ctlc_read_secret(secret_file, mc->secret, &mc->secret_len, err,
+                             sizeof err) != 0) {
+            fprintf(stderr, TOOL_NAME " %s: %s: %s\n", cmd, secret_file, err);
             return 1;
         }
     }
