@@ -5,7 +5,7 @@
 # bugs) keeps passing.
 #
 # Builds the targets in this test's temporary directory (about 10 s on 2
-# cores), fuzzes each for ELS_FUZZ_SECONDS (default 5) starting from a
+# cores), fuzzes each for ELS_FUZZ_SECONDS (default 3) starting from a
 # scratch copy of fuzz/corpus/, and fails if scripts/fuzz.sh reports a
 # crash, a leak, a sanitizer report or a broken property (the reproducer's
 # bytes are in this test's log, its file is copied to fuzz-crashes/ in the
@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 make_tmpdir
-seconds=${ELS_FUZZ_SECONDS:-5}
+seconds=${ELS_FUZZ_SECONDS:-3}
 script=$ELS_TOP_SRCDIR/scripts/fuzz.sh
 corpus=$ELS_TOP_SRCDIR/fuzz/corpus
 [ -f "$script" ] || fail "no $script"
