@@ -165,7 +165,11 @@ static void mon_cap_span(struct mon_model *m, struct mon_cap *c,
         c->gc_ns += b - a;
     mon_fit(m, b);
     while (a < b) {
-        uint64_t i = a / m->bin_ns, end = (i + 1) * m->bin_ns;
+        /* Saturate: near 2^64 (bad timestamps) the product wraps, and a
+         * wrapped end would send a backwards for ever. */
+        uint64_t i = a / m->bin_ns;
+        uint64_t end = i + 1 <= UINT64_MAX / m->bin_ns ? (i + 1) * m->bin_ns
+                                                        : UINT64_MAX;
         uint64_t upto = end < b ? end : b;
         uint32_t us = (uint32_t)((upto - a) / 1000u);
         if (s == CAP_RUN)
