@@ -269,19 +269,30 @@ int els_writer_open(const char *spec, struct els_writer **out,
     all_writers_add(w);
 
     if (w->spec.wait_ms > 0) {
-        elsi_log(ELS_LOG_INFO, "waiting up to %.3g s for a consumer on %s",
-                 w->spec.wait_ms / 1000.0, w->endpoint);
+        /* wait-consumers=N: every consumer the user starts beside the
+         * program (a recorder and a monitor, say) gets the first event. */
+        uint32_t want = w->spec.wait_consumers;
+        double secs = w->spec.wait_ms / 1000.0;
+        if (want == 1)
+            elsi_log(ELS_LOG_INFO, "waiting up to %.3g s for a consumer on %s",
+                     secs, w->endpoint);
+        else
+            elsi_log(ELS_LOG_INFO, "waiting up to %.3g s for %" PRIu32
+                     " consumers on %s", secs, want, w->endpoint);
         struct timespec deadline;
         elsi_deadline_timespec(w->spec.wait_ms, &deadline);
         pthread_mutex_lock(&w->lock);
         int rc = 0;
-        while (w->st.consumers_total == 0 && rc != ETIMEDOUT)
+        while (w->st.consumers_total < want && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&w->changed, &w->lock, &deadline);
-        bool got = w->st.consumers_total > 0;
+        uint64_t got = w->st.consumers_total;
         pthread_mutex_unlock(&w->lock);
-        if (!got)
+        if (got == 0)
             elsi_log(ELS_LOG_WARN, "no consumer on %s after %.3g s; going on",
-                     w->endpoint, w->spec.wait_ms / 1000.0);
+                     w->endpoint, secs);
+        else if (got < want)
+            elsi_log(ELS_LOG_WARN, "%" PRIu64 " of %" PRIu32 " consumers on %s "
+                     "after %.3g s; going on", got, want, w->endpoint, secs);
     }
     *out = w;
     return 0;

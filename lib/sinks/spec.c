@@ -3,9 +3,9 @@
  *
  * Splits a spec into its scheme (matched exactly against the registry,
  * never by prefix), its %-decoded address and its options; decodes the
- * options every sink shares (buffer, policy, wait, linger, max-consumers,
- * consumer-memory, control, control-secret) and keeps the ones the sink
- * declared for its open().
+ * options every sink shares (buffer, policy, wait, wait-consumers, linger,
+ * max-consumers, consumer-memory, control, control-secret) and keeps the
+ * ones the sink declared for its open().
  * Every refusal is one line that
  * quotes the spec and names the part that is wrong.  What the address
  * means, and whether it can be bound or opened, is the sink's business:
@@ -40,6 +40,7 @@ enum spec_common {
     SPEC_OPT_BUFFER,
     SPEC_OPT_POLICY,
     SPEC_OPT_WAIT,
+    SPEC_OPT_WAIT_CONSUMERS,
     SPEC_OPT_LINGER,
     SPEC_OPT_MAX_CONSUMERS,
     SPEC_OPT_CONSUMER_MEMORY,
@@ -52,6 +53,7 @@ static const char *const spec_common_names[SPEC_OPT__COUNT] = {
     [SPEC_OPT_BUFFER] = "buffer",
     [SPEC_OPT_POLICY] = "policy",
     [SPEC_OPT_WAIT] = "wait",
+    [SPEC_OPT_WAIT_CONSUMERS] = "wait-consumers",
     [SPEC_OPT_LINGER] = "linger",
     [SPEC_OPT_MAX_CONSUMERS] = "max-consumers",
     [SPEC_OPT_CONSUMER_MEMORY] = "consumer-memory",
@@ -379,8 +381,9 @@ static int spec_set_policy(struct spec_parser *p, const char *value)
                                 SPEC_PIECE_MAX));
 }
 
-/* max-consumers=N (1 to ELSI_MAX_CONSUMERS), consumer-memory=SIZE (64K,
- * room for the notes of many consumers, up to buffer='s limit). */
+/* max-consumers=N and wait-consumers=N (1 to ELSI_MAX_CONSUMERS),
+ * consumer-memory=SIZE (64K, room for the notes of many consumers, up to
+ * buffer='s limit). */
 static int spec_set_consumer_limit(struct spec_parser *p, enum spec_common opt,
                                    const char *value)
 {
@@ -401,12 +404,17 @@ static int spec_set_consumer_limit(struct spec_parser *p, enum spec_common opt,
     size_t i = 0;
     for (; spec_is_digit(value[i]) && v <= ELSI_MAX_CONSUMERS; i++)
         v = v * 10 + (uint64_t)(value[i] - '0');
+    const char *key = opt == SPEC_OPT_WAIT_CONSUMERS ? "wait-consumers"
+                                                      : "max-consumers";
     if (i == 0 || value[i] != '\0' || v < 1 || v > ELSI_MAX_CONSUMERS)
-        return spec_fail(p, ELS_EINVAL, "max-consumers=%s: expected a whole "
-                         "number from 1 to %u",
+        return spec_fail(p, ELS_EINVAL, "%s=%s: expected a whole "
+                         "number from 1 to %u", key,
                          elsi_quote(q, sizeof q, value, strlen(value),
                                     SPEC_PIECE_MAX), ELSI_MAX_CONSUMERS);
-    p->out->max_consumers = (uint32_t)v;
+    if (opt == SPEC_OPT_WAIT_CONSUMERS)
+        p->out->wait_consumers = (uint32_t)v;
+    else
+        p->out->max_consumers = (uint32_t)v;
     return 0;
 }
 
@@ -614,7 +622,8 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
      * by design), and no consumer is waited for. */
     bool record = out->ops->style == ELS_SINK_RECORD;
     if (record && (strcmp(key, "buffer") == 0 || strcmp(key, "policy") == 0 ||
-                   strcmp(key, "wait") == 0))
+                   strcmp(key, "wait") == 0 ||
+                   strcmp(key, "wait-consumers") == 0))
         return spec_fail(p, ELS_EINVAL,
                          "option '%s' does not apply to scheme %s%s", key,
                          out->scheme, strcmp(key, "buffer") == 0
@@ -657,6 +666,7 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
             rc = spec_set_seconds(p, key, value, &out->linger_ms);
             break;
         case SPEC_OPT_MAX_CONSUMERS:
+        case SPEC_OPT_WAIT_CONSUMERS:
         case SPEC_OPT_CONSUMER_MEMORY:
             rc = spec_set_consumer_limit(p, (enum spec_common)common, value);
             break;
@@ -718,6 +728,7 @@ int elsi_spec_parse(const char *text, struct elsi_spec *out,
     out->policy = ELSI_POLICY_DROP;
     out->block_ms = 0;              /* unused under policy=drop */
     out->wait_ms = 0;
+    out->wait_consumers = 1;
     out->linger_ms = ELSI_DEFAULT_LINGER_MS;
     out->max_consumers = ELSI_DEFAULT_MAX_CONSUMERS;
     out->consumer_memory = ELSI_DEFAULT_CONSUMER_MEMORY;

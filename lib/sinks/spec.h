@@ -61,6 +61,7 @@ struct elsi_spec {
     enum elsi_policy policy;        /* policy=drop|block|block:MS */
     int64_t block_ms;               /* -1: block forever; else MS > 0 */
     uint32_t wait_ms;               /* wait=SECS (decimals allowed); 0: don't */
+    uint32_t wait_consumers;        /* wait-consumers=N: wait= holds for N; default 1 */
     uint32_t linger_ms;             /* linger=SECS; default 5 s */
     uint32_t max_consumers;         /* max-consumers=N: per sink, at once */
     uint64_t consumer_memory;       /* consumer-memory=SIZE: see writer */

@@ -67,6 +67,35 @@ static void writer_wait_for_first_consumer(void)
     close(dc.fd);
 }
 
+static void *delayed_connect_late_main(void *arg)
+{
+    struct delayed_connect *dc = arg;
+    check_sleep_ms(900);
+    dc->fd = unix_connect(dc->path);
+    return NULL;
+}
+
+/* wait-consumers=2: open() returns once the second consumer is there, so
+ * both get the stream from its first unit. */
+static void writer_wait_for_two_consumers(void)
+{
+    char spec[600];
+    const char *path = check_path("s.sock");
+    struct delayed_connect a = { .path = path, .fd = -1 };
+    struct delayed_connect b = { .path = path, .fd = -1 };
+    snprintf(spec, sizeof spec, "unix:%s?wait=20&wait-consumers=2", path);
+    pthread_t ta, tb;
+    CHECK_OK(pthread_create(&ta, NULL, delayed_connect_main, &a));
+    CHECK_OK(pthread_create(&tb, NULL, delayed_connect_late_main, &b));
+    struct els_writer *w = open_ok(spec);
+    CHECK_U64(stats_of(w).consumers_total, >=, 2);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK_OK(els_writer_close(w));
+    close(a.fd);
+    close(b.fd);
+}
+
 static void writer_fork_child_leaves_parent_alone(void)
 {
     const char *sock;
@@ -201,6 +230,7 @@ static void writer_never_a_consumer_reported_as_such(void)
 static const struct check_case cases[] = {
     CHECK_CASE(writer_stop_with_stalled_consumer),
     CHECK_CASE_T(writer_wait_for_first_consumer, 15),
+    CHECK_CASE_T(writer_wait_for_two_consumers, 15),
     CHECK_CASE(writer_fork_child_leaves_parent_alone),
     CHECK_CASE(writer_open_errors),
     CHECK_CASE(writer_stop_bounded_with_stuck_sink),

@@ -311,16 +311,16 @@ static void unknown_options_are_refused(void)
 {
     REFUSED("unix:/a?foo=1", ELS_EINVAL, "unknown option 'foo' for scheme unix");
     REFUSED("unix:/a?foo=1", ELS_EINVAL,
-            "(valid: buffer, policy, wait, linger");
+            "(valid: buffer, policy, wait, wait-consumers, linger");
     REFUSED("tcp:0?buffer=4M&bufer=8M", ELS_EINVAL,
             "unknown option 'bufer' for scheme tcp");
     register_test_sinks();
     REFUSED("test-b:x?color=red", ELS_EINVAL,
             "unknown option 'color' for scheme test-b "
-            "(valid: buffer, policy, wait, linger, max-consumers, "
+            "(valid: buffer, policy, wait, wait-consumers, linger, max-consumers, "
             "consumer-memory, control, control-secret)");
     REFUSED("test-a:x?colour=red", ELS_EINVAL,
-            "(valid: buffer, policy, wait, linger, max-consumers, "
+            "(valid: buffer, policy, wait, wait-consumers, linger, max-consumers, "
             "consumer-memory, control, control-secret, color, size-hint)");
 }
 
@@ -545,6 +545,18 @@ static void seconds_values(void)
     CHECK_INT(s.wait_ms, ==, 7100);
     elsi_spec_free(&s);
 
+    PARSE_OK("unix:/a?wait=1", &s);
+    CHECK_INT(s.wait_consumers, ==, 1);
+    elsi_spec_free(&s);
+    PARSE_OK("unix:/a?wait=3&wait-consumers=2", &s);
+    CHECK_INT(s.wait_ms, ==, 3000);
+    CHECK_INT(s.wait_consumers, ==, 2);
+    elsi_spec_free(&s);
+    REFUSED("unix:/a?wait-consumers=0", ELS_EINVAL,
+            "wait-consumers=0: expected a whole number from 1 to");
+    REFUSED("unix:/a?wait-consumers=2x", ELS_EINVAL, "wait-consumers=2x");
+    REFUSED("ring:/a?wait-consumers=2", ELS_EINVAL,
+            "option 'wait-consumers' does not apply to scheme ring");
     REFUSED("unix:/a?wait=0.0001", ELS_EINVAL,
             "wait=0.0001: expected seconds like 2 or 0.25");
     REFUSED("unix:/a?linger=86400.001", ELS_EINVAL, "linger=86400.001");
