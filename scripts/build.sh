@@ -12,7 +12,9 @@
 #
 # Usage: scripts/build.sh [CONFIGURE-ARGS...]
 # Environment: BUILD_DIR (default _build), MAKE_JOBS (default 2),
-#              ELS_SKIP_DEPS=1 to skip install-deps.sh.
+#              ELS_SKIP_DEPS=1 to skip install-deps.sh,
+#              ELS_DEPS=--demo to install only the demo's packages,
+#              MAKE_TARGETS to make those targets instead of all.
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,7 +23,8 @@ build_dir=${BUILD_DIR:-_build}
 jobs=${MAKE_JOBS:-2}
 
 if [ -z "${ELS_SKIP_DEPS:-}" ]; then
-    "$top/scripts/install-deps.sh"
+    # shellcheck disable=SC2086
+    "$top/scripts/install-deps.sh" ${ELS_DEPS:-}
 else
     echo "build: ELS_SKIP_DEPS=$ELS_SKIP_DEPS: not checking the Debian packages (scripts/install-deps.sh)"
 fi
@@ -51,5 +54,6 @@ if [ ! -f config.status ] || [ ! -f Makefile ] || [ "$#" -gt 0 ]; then
     "$top/configure" "$@"
 fi
 
-echo "build: make -j$jobs in $build_dir"
-make -j"$jobs"
+echo "build: make -j$jobs ${MAKE_TARGETS:-} in $build_dir"
+# shellcheck disable=SC2086
+make -j"$jobs" ${MAKE_TARGETS:-}

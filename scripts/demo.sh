@@ -2,27 +2,30 @@
 # demo.sh: THE main command: watch a GHC 9.0.2 program stream its eventlog
 # live over a UNIX socket, chosen with +RTS --eventlog-sink.
 #
-# Builds the project (scripts/build.sh), which also builds the patched RTS
-# (rts-patches/) in _build/patched-rts when the installed GHC is the
-# version the series is for (getting its source needs apt and root, see
-# rts-patches/README).  Compiles examples/live-service with
+# A first result in minutes on a fresh machine: it installs only the
+# packages it needs (scripts/install-deps.sh --demo: the C toolchain,
+# autotools, GHC, ghc-events) and builds the library, the `eventlog-sink`
+# command and the one way of the patched RTS it links against (`make
+# patched-rts-thr_l`: -threaded -eventlog; the test command builds the
+# other ways).  Getting GHC's source needs apt and root (rts-patches/
+# README).  Compiles examples/live-service with
 # _build/patched-rts/bin/ghc-eventlog-sink (no C main: the sink is an RTS
-# option), starts the receiver `eventlog-sink recv` on a UNIX socket, runs
-# `live-service burst N +RTS -N2 --eventlog-sink="unix:...?wait=10&
-# policy=block"` (wait=10: start-up waits for the receiver, so no event is
-# lost; policy=block: a slow receiver slows the program rather than losing
-# events), with the live monitor `eventlog-sink top --lines` attached as a
-# second consumer, then reads what arrived with the independent ghc-events
-# reader:
-# the first events, the start-up events, the user events against the number
-# emitted, and ghc-events' own validation; and the monitor's last view and
-# its GC count against ghc-events'.  Without a patched RTS (another
-# GHC version, or --disable-patched-rts) it says so and takes the stock-RTS
-# route instead: examples/hello-stream, whose C main sets
-# RtsConfig.eventlog_writer from $EVENTLOG_SINK.  Safe to run again: the
-# build is incremental, the program is recompiled only when it is out of
-# date, and every run uses a fresh directory under _build/demo/ (the last
-# one is kept for inspection, older ones are removed).
+# option), starts the receiver `eventlog-sink recv` and the live monitor
+# `eventlog-sink top --lines` on a UNIX socket that does not exist yet,
+# runs `live-service burst N +RTS -N2 --eventlog-sink="unix:...?wait=10&
+# wait-consumers=2&policy=block"` (start-up waits for both consumers, so
+# neither misses an event; policy=block: a slow consumer slows the
+# program rather than losing events), then reads what arrived with the
+# independent ghc-events reader: the first events, the start-up events,
+# the user events against the number emitted, and ghc-events' own
+# validation; and checks the monitor's last live view: the stream ended,
+# nothing lost, not joined mid-run, and its GC count equals ghc-events'.
+# Without a patched RTS (another GHC version, or --disable-patched-rts)
+# it says so and takes the stock-RTS route instead: examples/hello-stream,
+# whose C main sets RtsConfig.eventlog_writer from $EVENTLOG_SINK.  Safe
+# to run again: the build is incremental, the program is recompiled only
+# when it is out of date, and every run uses a fresh directory under
+# _build/demo/ (the last one is kept for inspection, older ones removed).
 #
 # Usage: scripts/demo.sh [N]      (N user events, default 200000)
 # Environment: ELS_SKIP_DEPS=1 skips the package check of build.sh;
@@ -39,15 +42,20 @@ build=${BUILD_DIR:-_build}
 case "$build" in /*) ;; *) build=$top/$build ;; esac
 
 say() { printf '\n== %s\n' "$*"; }
+demo_t0=$(date +%s)
+took() { echo "took $(( $(date +%s) - demo_t0 )) s (load average: $(cut -d' ' -f1-3 /proc/loadavg))"; }
 
 say "Building eventlog-sink (scripts/build.sh)"
 mkdir -p "$build/demo"
-BUILD_DIR=$build "$top/scripts/build.sh" >"$build/demo/build.log" 2>&1 || {
+t0=$(date +%s)
+BUILD_DIR=$build ELS_DEPS=--demo \
+    MAKE_TARGETS="lib/libeventlog-sink.la tools/eventlog-sink patched-rts-thr_l" \
+    "$top/scripts/build.sh" >"$build/demo/build.log" 2>&1 || {
     tail -n 40 "$build/demo/build.log" >&2
     echo "demo: the build failed; full log in $build/demo/build.log" >&2
     exit 1
 }
-echo "built in $build (log: $build/demo/build.log)"
+echo "built in $build in $(( $(date +%s) - t0 )) s (log: $build/demo/build.log)"
 
 ghc=$(command -v ghc || true)
 ghc_events=$(command -v ghc-events || true)
@@ -80,7 +88,7 @@ if [ "$route" = patched ]; then
     mkdir -p "$prog_dir"
     fresh=1
     [ -x "$prog" ] || fresh=0
-    for dep in "$src" "$libdir/libeventlog-sink.so" "$patched" "$build"/patched-rts/lib/rts/libHSrts*.a; do
+    for dep in "$src" "$libdir/libeventlog-sink.so" "$patched" "$build"/patched-rts/lib/rts/libHSrts_thr_l.a; do
         [ -e "$dep" ] || continue
         [ "$fresh" -eq 1 ] && [ "$prog" -nt "$dep" ] || fresh=0
     done
@@ -141,19 +149,19 @@ echo "eventlog-sink recv --retry 15 unix:$sock -o $out &"
 recv_pid=$!
 
 say "Starting the live monitor beside it"
-echo "eventlog-sink top --lines unix:$sock > $dir/top.out &"
-"$build/tools/eventlog-sink" top --lines "unix:$sock" >"$dir/top.out" 2>"$dir/top.err" &
+echo "eventlog-sink top --lines --interval 0.5 unix:$sock > $dir/top.out &"
+"$build/tools/eventlog-sink" top --lines --interval 0.5 "unix:$sock" >"$dir/top.out" 2>"$dir/top.err" &
 top_pid=$!
 
 prog_rc=0
 if [ "$route" = patched ]; then
     say "Running the program (patched GHC $ghc_version RTS; the sink is an RTS option)"
-    echo "live-service burst $n +RTS -N2 --eventlog-sink=\"unix:$sock?wait=10&policy=block\""
-    "$prog" burst "$n" +RTS -N2 "--eventlog-sink=unix:$sock?wait=10&policy=block" -RTS || prog_rc=$?
+    echo "live-service burst $n +RTS -N2 --eventlog-sink=\"unix:$sock?wait=10&wait-consumers=2&policy=block\""
+    "$prog" burst "$n" +RTS -N2 "--eventlog-sink=unix:$sock?wait=10&wait-consumers=2&policy=block" -RTS || prog_rc=$?
 else
     say "Running the program (stock GHC $ghc_version RTS; its C main reads EVENTLOG_SINK)"
-    echo "EVENTLOG_SINK=\"unix:$sock?wait=10&policy=block\" hello-stream $n +RTS -l -N2"
-    EVENTLOG_SINK="unix:$sock?wait=10&policy=block" "$prog" "$n" +RTS -l -N2 -RTS || prog_rc=$?
+    echo "EVENTLOG_SINK=\"unix:$sock?wait=10&wait-consumers=2&policy=block\" hello-stream $n +RTS -l -N2"
+    EVENTLOG_SINK="unix:$sock?wait=10&wait-consumers=2&policy=block" "$prog" "$n" +RTS -l -N2 -RTS || prog_rc=$?
 fi
 echo "program exit status: $prog_rc"
 
@@ -204,17 +212,31 @@ say "The live monitor's last view (eventlog-sink top, a second consumer)"
 kill -INT "$top_pid" 2>/dev/null || true
 wait "$top_pid" 2>/dev/null || true
 top_pid=
-# The last complete view: from its last "run" header line on.
-awk '/^eventlog-sink top: / { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' "$dir/top.out" | head -n 40
-echo "(whole log: $dir/top.out)"
+# The last complete view: from its last "eventlog-sink top:" line on.
+awk '/^eventlog-sink top: / { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' \
+    "$dir/top.out" >"$dir/top.last"
+head -n 40 "$dir/top.last"
+echo "(every view: $dir/top.out)"
 
-say "The monitor against ghc-events on the received stream"
+say "The live view against ghc-events on the received stream"
+# What the monitor saw while the program ran, not a later reading of the
+# file: its last view must show the whole stream (ended, nothing lost,
+# not joined mid-run) and the GCs ghc-events counts.
 monitor=ok
-"$build/tools/eventlog-sink" top --once --json "$out" >"$dir/top.json" 2>"$dir/top-once.err" || monitor=no
-gc_top=$(sed -n 's/.*"gc":{"count":\([0-9]*\).*/\1/p' "$dir/top.json")
+gc_live=$(awk '$1 == "GC" && $2 ~ /^[0-9]+$/ { print $2; exit }' "$dir/top.last")
 gc_shown=$(grep -cE '^ *[0-9]+: cap [0-9]+: starting GC$' "$dir/app.show" || true)
-echo "GCs: monitor ${gc_top:-?}, ghc-events $gc_shown"
-[ "${gc_top:-x}" = "$gc_shown" ] || monitor=no
+echo "GCs: live monitor ${gc_live:-none}, ghc-events $gc_shown"
+[ "${gc_live:-x}" = "$gc_shown" ] || monitor=no
+if grep -q '^Received .*\[ended\]' "$dir/top.last"; then
+    echo "the monitor saw the stream's end"
+else
+    echo "the monitor did not see the stream end"; monitor=no
+fi
+if grep -q '^Loss: none reported' "$dir/top.last" && ! grep -q '^Joined mid-run' "$dir/top.last"; then
+    echo "the monitor had the stream from its first event, with no loss"
+else
+    echo "the monitor joined late or lost events"; monitor=no
+fi
 
 say "Result"
 if [ "$route" = patched ]; then
@@ -228,11 +250,13 @@ if [ "$prog_rc" -eq 0 ] && [ "$recv_rc" -eq 0 ] && [ "$user" -eq "$n" ] \
     echo "and streamed its eventlog live over $sock."
     echo "The receiver got a complete stream, start-up events first, that ghc-events"
     echo "parses and validates, with all $n user events; the live monitor watched it"
-    echo "and counts the same GCs as ghc-events."
+    echo "from its first event to its end and counted the same GCs as ghc-events."
     echo "Files: $dir"
+    took
     exit 0
 fi
 echo "NOT OK: program exit $prog_rc, receiver exit $recv_rc, $user of $n user events,"
 echo "start-up events $([ -n "$startup" ] && echo present || echo missing), validation $valid, monitor $monitor."
 echo "Files: $dir"
+took
 exit 1

@@ -14,20 +14,28 @@
 # network.  Uses sudo only when not root and sudo exists.  Package sources
 # are whatever apt is configured with: this script names no mirror.
 #
-# Usage: scripts/install-deps.sh [--check]
+# `--demo` installs only what scripts/demo.sh needs (the toolchain,
+# autotools, GHC and ghc-events), so that a first result comes in minutes;
+# the test command installs the rest.
+#
+# Usage: scripts/install-deps.sh [--demo] [--check]
+#   --demo    only the demo's packages.
 #   --check   only report what is missing (exit 1 if anything is).
 set -euo pipefail
 
-packages=(build-essential autoconf automake libtool pkg-config
-          ghc ghc-prof libghc-ghc-events-dev cabal-install clang libclang-rt-dev
+demo_packages=(build-essential autoconf automake libtool pkg-config
+               ghc libghc-ghc-events-dev)
+packages=("${demo_packages[@]}" ghc-prof cabal-install clang libclang-rt-dev
           tmux chromium prometheus curl python3)
 
 check_only=0
-case "${1:-}" in
-    "") ;;
-    --check) check_only=1 ;;
-    *) echo "usage: $0 [--check]" >&2; exit 2 ;;
-esac
+for a in "$@"; do
+    case "$a" in
+        --demo) packages=("${demo_packages[@]}") ;;
+        --check) check_only=1 ;;
+        *) echo "usage: $0 [--demo] [--check]" >&2; exit 2 ;;
+    esac
+done
 
 installed() {
     local status
