@@ -138,7 +138,7 @@ case "$endpoint" in
     tcp:127.0.0.1:[1-9]*) ;;
     *) fail "tcpc: '$endpoint' is not tcp:127.0.0.1:PORT" ;;
 esac
-run_program tcpc "tcp-connect:127.0.0.1:${endpoint##*:}?policy=block&wait=60"
+run_program tcpc "tcp-connect:127.0.0.1:${endpoint##*:}?policy=block&trust=1&wait=60"
 finish tcpc "$cpid"
 
 start_collector unixc "unix:$T/c.sock"

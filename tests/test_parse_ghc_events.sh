@@ -299,7 +299,7 @@ has_types unix $FAMILIES
 # tcp-connect: to a listening receiver.
 start_collector tcpc tcp:127.0.0.1:0
 start_program tcpc "$PROG" +RTS "${RTSFLAGS[@]}" \
-    "--eventlog-sink=tcp-connect:${collector_endpoint#tcp:}?wait=20&policy=block" -RTS
+    "--eventlog-sink=tcp-connect:${collector_endpoint#tcp:}?wait=20&policy=block&trust=1" -RTS
 wait_both "$cpid"
 [ "$prog_rc" -eq 0 ] || fail_showing "$T/tcpc.prog.err" "tcp-connect: the workload exited with $prog_rc"
 check_recv tcpc "$recv_rc"

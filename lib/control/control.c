@@ -169,11 +169,37 @@ struct elsi_control {
     size_t secret_len;              /* 0: no secret (UNIX peers only) */
 };
 
+/* How long a client of a control=unix: socket has for its control-only
+ * hello (Note [Control-only hello deadline]); a variable so that a test
+ * can shorten it. */
+unsigned elsi_ctl_hello_deadline_ms = 2000u;
+
 /* Bounds that keep a client from costing the program more than a little. */
 #define CTL_SESSION_IN_FLIGHT 4u        /* commands queued or running */
 #define CTL_QUEUE_MAX 64u               /* all sessions together */
 #define CTL_OUT_MAX (64u * 1024)        /* unread answers of one session */
 #define CTL_READ_BYTES 4096u            /* input taken per wake-up */
+
+/*
+ * Note [Control memory]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * A control session holds memory of its own: the session (its decoder
+ * keeps up to one 1024-byte frame), unread answer frames of a
+ * control-only client (up to CTL_OUT_MAX) and in-band answers waiting
+ * for a stream consumer to read up to them (up to CTL_OUT_MAX).  All of
+ * it counts against consumer-memory=, with the stream consumers' private
+ * bytes (Note [Consumer memory]), through elsi_consumer_memory_take():
+ * the session when it is made, the answer buffer by its capacity (freed
+ * once sent, so an idle session holds none), each note by its size.  So
+ * 64 clients that send commands and read nothing hold at most
+ * consumer-memory= between them, not 64 x 128 KiB.  A session whose
+ * memory does not fit is closed, counted with the consumers closed for
+ * memory (consumers_dropped_memory) and logged: its client sent more than
+ * it read, and the program's memory is not the place to wait for it.  Its
+ * share is CTL_OUT_MAX of each kind while the whole bound has room, less
+ * when other consumers hold the rest.  The control thread's queue is
+ * bounded separately (CTL_QUEUE_MAX jobs for the whole process).
+ */
 
 struct elsi_ctl_session {
     struct elsi_ctl_decoder dec;
@@ -195,7 +221,18 @@ struct elsi_ctl_session {
     bool endpoint_only;
     unsigned in_flight;
     uint8_t *out;                   /* control-only: answer frames */
-    size_t out_len, out_off;
+    size_t out_len, out_off, out_cap;
+    /* On a control=unix: socket, the client is refused at this time
+     * (CLOCK_MONOTONIC ms) unless its control-only hello came first:
+     * Note [Control-only hello deadline]. */
+    uint64_t hello_by_ms;
+    bool refused;                   /* told so; closed once that is sent */
+    size_t charged;                 /* Note [Control memory] */
+    /* A connect-out collector's proof (Note [Collector proof]). */
+    bool collector, collector_done;
+    uint8_t collector_want[ELSI_CTL_PROOF_BYTES];
+    uint8_t collector_got[ELSI_CTL_HEADER_BYTES + ELSI_CTL_PROOF_BYTES];
+    size_t collector_got_len;
     struct ctl_note *notes, *notes_tail;    /* in-band answers */
     size_t notes_bytes;             /* their text, at most CTL_OUT_MAX */
     struct elsi_ctl_msg msg;        /* the message being handled */
@@ -214,25 +251,26 @@ static void ctl_unref(struct elsi_control *ctl);
 /* Read the secret: a regular file owned by this user (or root), not
  * readable or writable by group or others, 16 to 255 bytes after one
  * trailing newline is removed. */
-static int read_secret(const char *path, struct elsi_control *ctl,
-                       char *err, size_t err_len)
+static int read_secret(const char *opt, const char *path, uint8_t *secret,
+                       size_t *secret_len, char *err, size_t err_len)
 {
+    *secret_len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
-        return elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: %s",
-                         path, strerror(errno));
+        return elsi_fail(err, err_len, ELS_EINVAL, "%s=%s: %s", opt, path,
+                         strerror(errno));
     struct stat sb;
     int r = 0;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-        r = elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: not a "
-                      "regular file", path);
+        r = elsi_fail(err, err_len, ELS_EINVAL, "%s=%s: not a regular file",
+                      opt, path);
     else if (sb.st_uid != geteuid() && sb.st_uid != 0)
-        r = elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: owned by "
-                      "uid %lu, not by this program's user", path,
+        r = elsi_fail(err, err_len, ELS_EINVAL, "%s=%s: owned by uid %lu, "
+                      "not by this program's user", opt, path,
                       (unsigned long)sb.st_uid);
     else if (sb.st_mode & 077)
-        r = elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: mode "
-                      "%03o lets others read or change it (chmod 600)", path,
+        r = elsi_fail(err, err_len, ELS_EINVAL, "%s=%s: mode %03o lets "
+                      "others read or change it (chmod 600)", opt, path,
                       (unsigned)(sb.st_mode & 0777));
     if (r != 0) {
         elsi_close(fd);
@@ -244,19 +282,23 @@ static int read_secret(const char *path, struct elsi_control *ctl,
     if (n > 0 && buf[n - 1] == '\n')
         n--;
     if (n >= 16 && n <= (ssize_t)ELSI_CTL_MAX_SECRET) {
-        memcpy(ctl->secret, buf, (size_t)n);
-        ctl->secret_len = (size_t)n;
+        memcpy(secret, buf, (size_t)n);
+        *secret_len = (size_t)n;
     }
     elsi_wipe(buf, sizeof buf);
-    if (ctl->secret_len == 0)
-        return elsi_fail(err, err_len, ELS_EINVAL, "control-secret=%s: the "
-                         "secret must be 16 to %u bytes", path,
-                         ELSI_CTL_MAX_SECRET);
+    if (*secret_len == 0)
+        return elsi_fail(err, err_len, ELS_EINVAL, "%s=%s: the secret must "
+                         "be 16 to %u bytes", opt, path, ELSI_CTL_MAX_SECRET);
     return 0;
 }
 
+static int collector_open(struct els_writer *w, char *err, size_t err_len);
+
 int elsi_control_open(struct els_writer *w, char *err, size_t err_len)
 {
+    int cr = collector_open(w, err, err_len);
+    if (cr != 0)
+        return cr;
     if (!w->spec.control)
         return 0;
     bool own_socket = w->spec.control_endpoint != NULL;
@@ -271,7 +313,8 @@ int elsi_control_open(struct els_writer *w, char *err, size_t err_len)
     pthread_mutex_init(&ctl->mu, NULL);
     ctl->refs = 1;
     if (w->spec.control_secret != NULL) {
-        int r = read_secret(w->spec.control_secret, ctl, err, err_len);
+        int r = read_secret("control-secret", w->spec.control_secret,
+                            ctl->secret, &ctl->secret_len, err, err_len);
         if (r != 0) {
             pthread_mutex_destroy(&ctl->mu);
             free(ctl);
@@ -493,7 +536,7 @@ static int worker_submit(struct ctl_job *j)
 void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
                              const char *msg);
 
-void elsi_control_session_free(struct elsi_ctl_session *s)
+void elsi_control_session_free(struct els_writer *w, struct elsi_ctl_session *s)
 {
     if (s == NULL)
         return;
@@ -503,7 +546,25 @@ void elsi_control_session_free(struct elsi_ctl_session *s)
         free(n);
         n = next;
     }
+    elsi_consumer_memory_give(w, s->charged);
+    elsi_wipe(s->collector_want, sizeof s->collector_want);
     free(s);
+}
+
+/* A new session for c, its own size counted (Note [Control memory]):
+ * 0, ELS_ENOMEM, or -ENOBUFS over consumer-memory=. */
+static int session_new(struct els_writer *w, struct consumer *c)
+{
+    if (!elsi_consumer_memory_take(w, sizeof *c->ctl))
+        return -ENOBUFS;
+    c->ctl = calloc(1, sizeof *c->ctl);
+    if (c->ctl == NULL) {
+        elsi_consumer_memory_give(w, sizeof *c->ctl);
+        return ELS_ENOMEM;
+    }
+    c->ctl->charged = sizeof *c->ctl;
+    elsi_ctl_decoder_init(&c->ctl->dec);
+    return 0;
 }
 
 bool elsi_control_only(const struct consumer *c)
@@ -511,13 +572,31 @@ bool elsi_control_only(const struct consumer *c)
     return c->ctl != NULL && (c->ctl->control_only || c->ctl->endpoint_only);
 }
 
-int elsi_control_endpoint_session(struct consumer *c)
+/*
+ * Note [Control-only hello deadline]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A client of a control=unix: socket gets nothing but answers, so one that
+ * has not said it is a control-only client is waiting for something this
+ * socket never sends (a stream: `eventlog-sink recv unix:CTL`), or is
+ * holding one of the max-consumers= places on purpose.  Its first message
+ * decides (the refusal in elsi_control_input()), and so does the clock:
+ * a client whose control-only hello is not complete CTL_HELLO_DEADLINE_MS
+ * after it was accepted, whatever it sent meanwhile (nothing, a partial
+ * frame, bytes one at a time), gets the same one answer frame and is
+ * closed.  The writer thread wakes for the deadline through the
+ * consumer's retry timer (retry_at_ms, which the poll loop already
+ * sleeps on; a control-only consumer has no other use for it).  On a
+ * control=1 socket no deadline applies: a client that says nothing is a
+ * stream consumer, which is what that socket serves.
+ */
+int elsi_control_endpoint_session(struct els_writer *w, struct consumer *c)
 {
-    c->ctl = calloc(1, sizeof *c->ctl);
-    if (c->ctl == NULL)
-        return ELS_ENOMEM;
-    elsi_ctl_decoder_init(&c->ctl->dec);
+    int r = session_new(w, c);
+    if (r != 0)
+        return r;
     c->ctl->endpoint_only = true;
+    c->ctl->hello_by_ms = elsi_now_ms() + elsi_ctl_hello_deadline_ms;
+    c->retry_at_ms = c->ctl->hello_by_ms;
     return 0;
 }
 
@@ -529,6 +608,25 @@ static void session_kill(struct els_writer *w, struct consumer *c,
                          "%s: control client %" PRIu64 " closed: %s",
                          w->endpoint, c->id, why);
     c->dead = true;
+}
+
+/* Note [Control memory]: a session that does not fit is closed. */
+static void session_over_memory(struct els_writer *w, struct consumer *c,
+                                const char *what)
+{
+    if (!c->dead)
+        elsi_consumer_over_memory(w, c, what);
+    c->dead = true;
+}
+
+/* Give back the answer buffer once everything in it is sent. */
+static void out_drop(struct els_writer *w, struct elsi_ctl_session *s)
+{
+    elsi_consumer_memory_give(w, s->out_cap);
+    s->charged -= s->out_cap;
+    free(s->out);
+    s->out = NULL;
+    s->out_len = s->out_off = s->out_cap = 0;
 }
 
 static void out_append(struct els_writer *w, struct consumer *c,
@@ -546,12 +644,27 @@ static void out_append(struct els_writer *w, struct consumer *c,
         s->out_len -= s->out_off;
         s->out_off = 0;
     }
-    uint8_t *grown = realloc(s->out, s->out_len + n);
-    if (grown == NULL) {
-        session_kill(w, c, "out of memory");
-        return;
+    size_t need = s->out_len + n;
+    if (need > s->out_cap) {
+        size_t cap = s->out_cap ? s->out_cap : 1024;
+        while (cap < need)
+            cap *= 2;
+        if (cap > CTL_OUT_MAX)
+            cap = CTL_OUT_MAX;
+        if (!elsi_consumer_memory_take(w, cap - s->out_cap)) {
+            session_over_memory(w, c, "its unread answers");
+            return;
+        }
+        uint8_t *grown = realloc(s->out, cap);
+        if (grown == NULL) {
+            elsi_consumer_memory_give(w, cap - s->out_cap);
+            session_kill(w, c, "out of memory");
+            return;
+        }
+        s->charged += cap - s->out_cap;
+        s->out = grown;
+        s->out_cap = cap;
     }
-    s->out = grown;
     memcpy(s->out + s->out_len, p, n);
     s->out_len += n;
 }
@@ -585,11 +698,17 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
         session_kill(w, c, "it sends commands and does not read its stream");
         return;
     }
+    if (!elsi_consumer_memory_take(w, sizeof(struct ctl_note))) {
+        session_over_memory(w, c, "its in-band answers");
+        return;
+    }
     struct ctl_note *note = malloc(sizeof *note);
     if (note == NULL) {
+        elsi_consumer_memory_give(w, sizeof *note);
         session_kill(w, c, "out of memory");
         return;
     }
+    s->charged += sizeof *note;
     note->next = NULL;
     pthread_mutex_lock(&w->lock);
     note->after_seq = w->ring.committed_seq;
@@ -612,6 +731,22 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
     s->notes_tail = note;
 }
 
+/* The one answer a client of a control=unix: socket gets when it is not
+ * a control-only client (docs/CONTROL.md); it is closed once that is
+ * sent, and nothing it says is read any more. */
+static void refuse_not_control_only(struct els_writer *w, struct consumer *c,
+                                    unsigned kind, uint32_t id)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    answer(w, c, kind, id, false, "hello", ELS_EINVAL, "this socket serves "
+           "control-only clients: send a hello with the control-only flag "
+           "first (eventlog-sink ctl does); the eventlog is in the sink's "
+           "dumps");
+    s->refused = true;
+    c->read_closed = true;
+    c->retry_at_ms = 0;
+}
+
 void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
                             uint64_t visible)
 {
@@ -627,6 +762,8 @@ void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
         if (s->notes == NULL)
             s->notes_tail = NULL;
         s->notes_bytes -= sizeof *n;
+        s->charged -= sizeof *n;
+        elsi_consumer_memory_give(w, sizeof *n);
         if (s->ended && c->seq > s->end_seq)
             elsi_log(ELS_LOG_DEBUG, "%s: consumer %" PRIu64 ": an answer came "
                      "after its stream ended: %s", w->endpoint, c->id, n->text);
@@ -640,17 +777,27 @@ void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
                             size_t header_len, uint64_t visible)
 {
     struct elsi_ctl_session *s = c->ctl;
-    (void)w;
     /* No stream: always caught up, never holding a unit back. */
     c->header_off = header_len;
     c->seq = visible;
     c->unit_off = 0;
     c->priv_off = c->priv_len;
+    if (s->endpoint_only && !s->control_only && !s->refused && !c->dead &&
+        elsi_now_ms() >= s->hello_by_ms) {
+        /* Note [Control-only hello deadline]. */
+        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: control client %" PRIu64 " sent no control-only "
+                         "hello within %u ms: refused", w->endpoint, c->id,
+                         elsi_ctl_hello_deadline_ms);
+        refuse_not_control_only(w, c, ELSI_CTL_KIND_HELLO_ANSWER, 0);
+    }
     while (!c->dead && s->out_off < s->out_len) {
         struct iovec iov = { s->out + s->out_off, s->out_len - s->out_off };
         ssize_t n = elsi_write_iov(c->fd, true, &iov, 1);
         if (n == -EAGAIN) {
             c->want_out = true;
+            if (s->refused)
+                c->dead = true;     /* told as much as it takes */
             return;
         }
         if (n < 0) {
@@ -659,6 +806,8 @@ void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
         }
         s->out_off += (size_t)n;
     }
+    if (!c->dead && s->out_cap > 0)
+        out_drop(w, s);
     /* A client that has shut its side (or was refused) and has nothing
      * more coming is done (over TCP only POLLIN says so: nothing is
      * written to it). */
@@ -773,6 +922,7 @@ static void hello_control_only(struct els_writer *w, struct consumer *c,
         return;
     s->control_only = true;
     c->trusted = false;
+    c->retry_at_ms = 0;     /* Note [Control-only hello deadline]: met */
     pthread_mutex_lock(&w->lock);
     if (c->awaiting_snapshot) {
         /* It will never read a stream (Note [Late joiners]). */
@@ -990,14 +1140,22 @@ static void dispatch(struct els_writer *w, struct consumer *c,
 void elsi_control_input(struct els_writer *w, struct consumer *c)
 {
     if (c->ctl == NULL) {
-        c->ctl = calloc(1, sizeof *c->ctl);
-        if (c->ctl == NULL) {
+        int r = session_new(w, c);
+        if (r == -ENOBUFS) {
+            session_over_memory(w, c, "a control session");
+            return;
+        }
+        if (r != 0) {
             session_kill(w, c, "out of memory");
             return;
         }
-        elsi_ctl_decoder_init(&c->ctl->dec);
     }
     struct elsi_ctl_session *s = c->ctl;
+    if (s->refused) {
+        /* Told and closing: what it says now is not read. */
+        c->read_closed = true;
+        return;
+    }
     if (!s->checked)
         session_check_peer(w, c);
     ssize_t n;
@@ -1026,15 +1184,11 @@ void elsi_control_input(struct els_writer *w, struct consumer *c)
               (msg->flags & ELSI_CTL_HELLO_CONTROL_ONLY))) {
             /* It could only be waiting for a stream this socket never
              * sends: say so, and close once it has the answer. */
-            answer(w, c, msg->type == ELSI_CTL_MSG_HELLO
-                             ? ELSI_CTL_KIND_HELLO_ANSWER
-                             : ELSI_CTL_KIND_COMMAND_ANSWER,
-                   msg->type == ELSI_CTL_MSG_COMMAND ? msg->request_id : 0,
-                   false, "hello", ELS_EINVAL, "this socket serves control-only "
-                   "clients: send a hello with the control-only flag first "
-                   "(eventlog-sink ctl does); the eventlog is in the sink's "
-                   "dumps");
-            c->read_closed = true;
+            refuse_not_control_only(w, c, msg->type == ELSI_CTL_MSG_HELLO
+                                              ? ELSI_CTL_KIND_HELLO_ANSWER
+                                              : ELSI_CTL_KIND_COMMAND_ANSWER,
+                                    msg->type == ELSI_CTL_MSG_COMMAND
+                                        ? msg->request_id : 0);
             break;
         }
         switch (msg->type) {
@@ -1179,4 +1333,170 @@ __attribute__((constructor)) static void control_builtins(void)
                                   cmd_status, 0);
     elsi_control_register_builtin(ELSI_CTL_NAMESPACE, 0, "stats",
                                   "the writer's counters", cmd_stats, 0);
+}
+
+// ---------------------------------------------------------------------------
+// Connect-out trust: the collector's proof
+// ---------------------------------------------------------------------------
+
+/*
+ * Note [Collector proof]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Under policy=block a connect-out sink's collector holds the program
+ * whenever it stops reading, so it must be one the user meant (Note
+ * [Trusted consumers]): whoever listens first at a TCP port, or at a
+ * socket path another user could bind, would otherwise freeze the
+ * program.  A TCP collector (and a UNIX one of another uid) earns trust by
+ * proving it knows the secret of collector-secret=FILE, the way a control
+ * client proves control-secret= (Note [Challenges]), with the roles
+ * turned: the program is the one that connects and the one that checks.
+ *   - Right after the header, before any unit, the program sends the
+ *     collector an in-band note (EVENT_LOG_MSG in a global block, like
+ *     every note): "eventlog-sink collector challenge " and 64 lowercase
+ *     hex digits, C (32 fresh bytes from getrandom()).
+ *   - The collector answers on the same connection with one frame of the
+ *     control protocol, kind 04: "ELSC" 02 04 00 20, then P =
+ *     HMAC-SHA256(secret, "eventlog-sink collector proof v1" NUL || C):
+ *     40 bytes, the first bytes it ever sends.
+ *   - The program compares P in constant time.  Right: the consumer is
+ *     trusted from then on (logged).  Anything else (another frame, other
+ *     bytes, a wrong MAC): it stays untrusted for that connection (logged,
+ *     no second try), and is served as under policy=drop, as it was while
+ *     the proof was on its way.
+ * The label differs from the control proof's, so neither proof can be
+ * replayed as the other, and the program never computes a proof for
+ * anyone, so it cannot be used as an oracle.  What it does not stop: a
+ * listener that relays the connection to the real collector and back (an
+ * active man in the middle), as for control; nor does it hide the stream.
+ * The secret is read at open (checked there with control-secret='s rules)
+ * and again at each connection, so a collector's secret can be changed
+ * without restarting the program; the program keeps only the expected
+ * MAC, wiped when the proof is checked.
+ */
+#define COLLECTOR_PROOF_LABEL "eventlog-sink collector proof v1"
+#define COLLECTOR_CHALLENGE_PREFIX "eventlog-sink collector challenge "
+#define ELSI_CTL_KIND_COLLECTOR_PROOF 4u
+
+static int collector_open(struct els_writer *w, char *err, size_t err_len)
+{
+    const struct elsi_spec *sp = &w->spec;
+    bool connect_out = strcmp(sp->scheme, "tcp-connect") == 0 ||
+                       strcmp(sp->scheme, "unix-connect") == 0;
+    if (sp->collector_secret != NULL) {
+        uint8_t secret[ELSI_CTL_MAX_SECRET];
+        size_t len;
+        int r = read_secret("collector-secret", sp->collector_secret, secret,
+                            &len, err, err_len);
+        elsi_wipe(secret, sizeof secret);
+        if (r != 0)
+            return r;
+    }
+    if (!connect_out || sp->policy != ELSI_POLICY_BLOCK)
+        return 0;
+    bool tcp = strcmp(sp->scheme, "tcp-connect") == 0;
+    char own[160];
+    snprintf(own, sizeof own, tcp ? "" : "a collector listening as uid %lu or "
+             "root is trusted; ", (unsigned long)geteuid());
+    if (sp->trust)
+        elsi_log(ELS_LOG_INFO, "%s: policy=block: the collector is trusted "
+                 "(trust=1): the program waits while it does not read",
+                 w->endpoint);
+    else if (sp->collector_secret != NULL)
+        elsi_log(ELS_LOG_INFO, "%s: policy=block: %sanother collector is "
+                 "trusted once it proves the secret of collector-secret=%s, "
+                 "and served as under policy=drop until then", w->endpoint,
+                 own, sp->collector_secret);
+    else
+        elsi_log(ELS_LOG_INFO, "%s: policy=block: %s%s collector is not "
+                 "trusted: served as under policy=drop (give "
+                 "collector-secret= or trust=1)", w->endpoint, own,
+                 tcp ? "a TCP" : "any other");
+    return 0;
+}
+
+void elsi_collector_challenge(struct els_writer *w, struct consumer *c)
+{
+    const struct elsi_spec *sp = &w->spec;
+    if (sp->collector_secret == NULL || c->ctl != NULL)
+        return;
+    uint8_t secret[ELSI_CTL_MAX_SECRET];
+    size_t len = 0;
+    char err[300] = "";
+    uint8_t challenge[ELSI_CTL_CHALLENGE_BYTES];
+    int r = read_secret("collector-secret", sp->collector_secret, secret, &len,
+                        err, sizeof err);
+    if (r == 0 && challenge_bytes(challenge, sizeof challenge) != 0)
+        r = elsi_fail(err, sizeof err, ELS_EBUSY, "no random bytes for a "
+                      "challenge yet");
+    if (r == 0)
+        r = session_new(w, c);
+    if (r != 0) {
+        elsi_wipe(secret, sizeof secret);
+        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: collector %" PRIu64 " not challenged (stays "
+                         "untrusted): %s", w->endpoint, c->id,
+                         err[0] ? err : els_strerror(r));
+        return;
+    }
+    struct elsi_ctl_session *s = c->ctl;
+    s->collector = true;
+    uint8_t m[sizeof COLLECTOR_PROOF_LABEL + ELSI_CTL_CHALLENGE_BYTES];
+    memcpy(m, COLLECTOR_PROOF_LABEL, sizeof COLLECTOR_PROOF_LABEL);
+    memcpy(m + sizeof COLLECTOR_PROOF_LABEL, challenge, sizeof challenge);
+    elsi_hmac_sha256(secret, len, m, sizeof m, s->collector_want);
+    elsi_wipe(secret, sizeof secret);
+    char text[sizeof COLLECTOR_CHALLENGE_PREFIX + 2 * ELSI_CTL_CHALLENGE_BYTES];
+    size_t off = (size_t)snprintf(text, sizeof text, "%s",
+                                  COLLECTOR_CHALLENGE_PREFIX);
+    for (size_t i = 0; i < sizeof challenge; i++)
+        off += (size_t)snprintf(text + off, sizeof text - off, "%02x",
+                                challenge[i]);
+    elsi_consumer_note_text(w, c, text);
+}
+
+void elsi_collector_input(struct els_writer *w, struct consumer *c)
+{
+    struct elsi_ctl_session *s = c->ctl;
+    ssize_t n;
+    do {
+        n = read(c->fd, w->scratch, sizeof w->scratch);
+    } while (n < 0 && errno == EINTR);
+    if (n == 0) {
+        c->read_closed = true;
+        return;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            c->dead = true;
+        return;
+    }
+    if (s->collector_done)
+        return;     /* one proof per connection; the rest is discarded */
+    size_t want = sizeof s->collector_got - s->collector_got_len;
+    size_t k = (size_t)n < want ? (size_t)n : want;
+    memcpy(s->collector_got + s->collector_got_len, w->scratch, k);
+    s->collector_got_len += k;
+    if (s->collector_got_len < sizeof s->collector_got)
+        return;
+    s->collector_done = true;
+    static const uint8_t head[ELSI_CTL_HEADER_BYTES] = {
+        'E', 'L', 'S', 'C', ELSI_CTL_VERSION, ELSI_CTL_KIND_COLLECTOR_PROOF,
+        0, ELSI_CTL_PROOF_BYTES
+    };
+    bool ok = memcmp(s->collector_got, head, sizeof head) == 0 &&
+              elsi_ct_equal(s->collector_got + sizeof head, s->collector_want,
+                            ELSI_CTL_PROOF_BYTES);
+    elsi_wipe(s->collector_want, sizeof s->collector_want);
+    if (ok) {
+        c->trusted = true;
+        elsi_log(ELS_LOG_INFO, "%s: collector %" PRIu64 " proved the secret "
+                 "of collector-secret=: trusted%s", w->endpoint, c->id,
+                 w->spec.policy == ELSI_POLICY_BLOCK
+                     ? " (policy=block waits for it)" : "");
+    } else {
+        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: collector %" PRIu64 " gave a wrong proof of "
+                         "collector-secret=: not trusted (served as under "
+                         "policy=drop)", w->endpoint, c->id);
+    }
 }

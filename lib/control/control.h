@@ -63,7 +63,10 @@ int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
 // ---------------------------------------------------------------------------
 
 /* At open, when the spec says control=1: read the secret file (if any),
- * check the sink can carry control, log that control is enabled.  0 or
+ * check the sink can carry control, log that control is enabled.  Also,
+ * for every spec: read collector-secret= (if any) to check it as
+ * control-secret= is checked, and say under policy=block which
+ * connect-out collector is trusted (Note [Collector proof]).  0 or
  * ELS_EINVAL / ELS_ENOMEM with one line in err. */
 int elsi_control_open(struct els_writer *w, char *err, size_t err_len);
 /* control=unix:PATH (listener.c): bind the writer's control socket (at
@@ -78,8 +81,11 @@ int elsi_control_endpoint_name(struct els_writer *w, char *buf, size_t len);
 void elsi_control_endpoint_close(struct els_writer *w);
 /* A client accepted on that socket: its session, which answers it only
  * in frames and refuses it unless its first message is a control-only
- * hello.  0 or ELS_ENOMEM. */
-int elsi_control_endpoint_session(struct consumer *c);
+ * hello, sent within elsi_ctl_hello_deadline_ms.  0, ELS_ENOMEM, or
+ * -ENOBUFS over consumer-memory= (Note [Control memory]). */
+int elsi_control_endpoint_session(struct els_writer *w, struct consumer *c);
+/* Note [Control-only hello deadline]: 2000 ms; tests may shorten it. */
+extern unsigned elsi_ctl_hello_deadline_ms;
 /* The writer is going away (writer thread, at its end, no lock held):
  * results of commands still running are dropped from now on. */
 void elsi_control_detach(struct els_writer *w);
@@ -99,6 +105,30 @@ void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
  * answers that are due there. */
 void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
                             uint64_t visible);
-void elsi_control_session_free(struct elsi_ctl_session *s);
+void elsi_control_session_free(struct els_writer *w, struct elsi_ctl_session *s);
+
+// ---------------------------------------------------------------------------
+// Connect-out trust (Note [Collector proof], control.c)
+// ---------------------------------------------------------------------------
+
+/* A dialled socket consumer that is not trusted yet and whose spec has
+ * collector-secret=: queue its challenge (the first note after the
+ * header) and await the proof.  Writer thread. */
+void elsi_collector_challenge(struct els_writer *w, struct consumer *c);
+/* Input from such a consumer: the proof, once; c->trusted when right. */
+void elsi_collector_input(struct els_writer *w, struct consumer *c);
+
+// ---------------------------------------------------------------------------
+// consumer.c's side of Note [Control memory] (writer thread)
+// ---------------------------------------------------------------------------
+
+/* Count n more bytes against consumer-memory=: true, or false (nothing
+ * counted) when they would pass it. */
+bool elsi_consumer_memory_take(struct els_writer *w, size_t n);
+void elsi_consumer_memory_give(struct els_writer *w, size_t n);
+/* c asked for more than consumer-memory= has room for (what: for what):
+ * closed, counted in consumers_dropped_memory, logged. */
+void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
+                               const char *what);
 
 #endif /* ELS_CONTROL_H */

@@ -76,6 +76,35 @@ static int consumer_priv_append(struct els_writer *w, struct consumer *c,
 static void consumer_kill(struct els_writer *w, struct consumer *c,
                           const char *why, int err);
 
+/* Note [Control memory] (control.c): a control session's bytes count
+ * against the same bound as the consumers' private bytes. */
+bool elsi_consumer_memory_take(struct els_writer *w, size_t n)
+{
+    if (w->priv_bytes + n > w->spec.consumer_memory)
+        return false;
+    w->priv_bytes += n;
+    if (w->priv_bytes > w->priv_bytes_peak)
+        w->priv_bytes_peak = w->priv_bytes;
+    return true;
+}
+
+void elsi_consumer_memory_give(struct els_writer *w, size_t n)
+{
+    w->priv_bytes -= n;
+}
+
+void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
+                               const char *what)
+{
+    if (c->dead)
+        return;
+    w->dropped_for_memory++;
+    char why[160];
+    snprintf(why, sizeof why, "%s would pass the consumer-memory= bound "
+             "(%" PRIu64 " bytes)", what, w->spec.consumer_memory);
+    consumer_kill(w, c, why, 0);
+}
+
 /* c cannot be given bytes it must have (a note about its losses, the rest
  * of a unit it is in the middle of): its stream cannot go on well formed,
  * so it is closed, and counted when for want of consumer-memory=. */
@@ -126,26 +155,69 @@ static void consumer_note_missed(struct els_writer *w, struct consumer *c,
                   "longer queued", c->id, why, units, bytes);
 }
 
-/* May a consumer on fd hold producers back under policy=block?  See
- * Note [Trusted consumers]. */
-static bool consumer_is_trusted(int fd, enum consumer_style style, bool dialled)
+/* Who is at the other end of a socket: its family (AF_UNSPEC if fd is
+ * not a socket) and, for a UNIX socket, the peer's uid (-1 when unknown:
+ * not connected yet).  For an accepted client SO_PEERCRED gives the
+ * client's credentials, for a dialled one the listener's (taken when it
+ * called listen()). */
+static int consumer_peer(int fd, long *uid)
 {
-    if (style == CONSUMER_CALLBACK || dialled)
-        return true;
+    *uid = -1;
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
-    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0 ||
-        ss.ss_family != AF_UNIX)
-        return false;
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return AF_UNSPEC;
 #if defined(SO_PEERCRED)
-    struct ucred cred;
-    socklen_t clen = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
-        return false;
-    return cred.uid == geteuid() || cred.uid == 0;
-#else
-    return false;
+    if (ss.ss_family == AF_UNIX) {
+        struct ucred cred;
+        socklen_t clen = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 &&
+            cred.pid != 0)
+            *uid = (long)cred.uid;
+    }
 #endif
+    return ss.ss_family;
+}
+
+/* May a consumer on fd hold producers back under policy=block?  See
+ * Note [Trusted consumers]. */
+static bool consumer_is_trusted(const struct els_writer *w, int fd,
+                                enum consumer_style style, bool dialled)
+{
+    if (style == CONSUMER_CALLBACK)
+        return true;
+    long uid;
+    int family = consumer_peer(fd, &uid);
+    if (family == AF_UNSPEC)
+        return dialled;     /* a file or FIFO: its mode says who reads */
+    if (dialled && w->spec.trust)
+        return true;        /* the user vouches for the collector */
+    return family == AF_UNIX && uid >= 0 &&
+           ((uid_t)uid == geteuid() || uid == 0);
+}
+
+/* Under policy=block, say why a collector the program dialled is served
+ * as under policy=drop (Note [Trusted consumers]). */
+static void consumer_untrusted_collector(struct els_writer *w,
+                                         const struct consumer *c)
+{
+    if (c->trusted || !c->dialled || w->spec.policy != ELSI_POLICY_BLOCK)
+        return;
+    long uid;
+    int family = consumer_peer(c->fd, &uid);
+    char who[64];
+    if (family == AF_UNIX && uid >= 0)
+        snprintf(who, sizeof who, "listening as uid %ld", uid);
+    else if (family == AF_UNIX)
+        return;     /* not connected yet: judged when it is */
+    else
+        snprintf(who, sizeof who, "over TCP");
+    elsi_log_limited(&w->dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                     "%s: the collector (%s) is not trusted to hold the "
+                     "program back: served as under policy=drop%s",
+                     w->endpoint, who, w->spec.collector_secret != NULL
+                         ? " until it proves collector-secret="
+                         : " (give collector-secret= or trust=1)");
 }
 
 /* A new consumer on fd, not yet in the list. */
@@ -163,8 +235,8 @@ static struct consumer *consumer_new(struct els_writer *w, int fd,
     c->style = style;
     c->fd = fd;
     c->dialled = dialled;
-    c->trusted = consumer_is_trusted(fd, style, dialled);
-    if (!c->trusted && w->spec.policy == ELSI_POLICY_BLOCK)
+    c->trusted = consumer_is_trusted(w, fd, style, dialled);
+    if (!c->trusted && w->spec.policy == ELSI_POLICY_BLOCK && !dialled)
         elsi_log(ELS_LOG_DEBUG, "%s: consumer %" PRIu64 " is not trusted to "
                  "hold the program back: served as under policy=drop",
                  w->endpoint, c->id);
@@ -209,6 +281,11 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);
 
+    if (dialled && !c->trusted && c->is_socket) {
+        /* Note [Collector proof]: its challenge is the first note. */
+        consumer_untrusted_collector(w, c);
+        elsi_collector_challenge(w, c);
+    }
     if (request != NULL)
         request(request_ctx);
     else if (missed_units > 0)
@@ -224,8 +301,18 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
     if (c == NULL)
         return NULL;
     c->trusted = false;     /* it never holds a unit */
-    if (elsi_control_endpoint_session(c) != 0) {
-        elsi_log(ELS_LOG_ERROR, "out of memory attaching a control client");
+    int r = elsi_control_endpoint_session(w, c);
+    if (r != 0) {
+        if (r == -ENOBUFS) {
+            w->dropped_for_memory++;
+            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS,
+                             ELS_LOG_WARN, "%s: control client refused: its "
+                             "session would pass the consumer-memory= bound "
+                             "(%" PRIu64 " bytes)", w->endpoint,
+                             w->spec.consumer_memory);
+        } else {
+            elsi_log(ELS_LOG_ERROR, "out of memory attaching a control client");
+        }
         elsi_consumer_free(w, c, false);
         return NULL;
     }
@@ -335,7 +422,7 @@ void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
         elsi_close(c->fd);
     }
     consumer_priv_drop(w, c);
-    elsi_control_session_free(c->ctl);
+    elsi_control_session_free(w, c->ctl);
     free(c);
 }
 
@@ -741,13 +828,24 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
             } else if (err != 0) {
                 consumer_kill(w, c, "connect failed", -err);
             }
-            else
+            else {
                 c->connecting = false;
+                if (!c->trusted && consumer_is_trusted(w, c->fd, c->style,
+                                                       c->dialled))
+                    c->trusted = true;  /* a UNIX listener of ours */
+                else if (!c->trusted && c->style == CONSUMER_FD) {
+                    long uid;
+                    if (consumer_peer(c->fd, &uid) == AF_UNIX)
+                        consumer_untrusted_collector(w, c);  /* now known */
+                }
+            }
         }
         return;
     }
-    if ((revents & POLLIN) && w->control != NULL && c->is_socket &&
-        !c->dialled) {
+    if ((revents & POLLIN) && c->dialled && c->ctl != NULL) {
+        elsi_collector_input(w, c);     /* Note [Collector proof] */
+    } else if ((revents & POLLIN) && w->control != NULL && c->is_socket &&
+               !c->dialled) {
         elsi_control_input(w, c);
     } else if (revents & POLLIN) {
         /* Without control=1 consumers have nothing to say: read and

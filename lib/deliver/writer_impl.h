@@ -130,13 +130,20 @@
  * Note [Trusted consumers]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
  * Under policy=block a consumer that does not read stops the program, so
- * only consumers the program trusts count: callback sinks, dialled
- * descriptors (files, FIFOs, whose mode says who may open them, and the
- * connect-out sinks, whose collector the user named), and UNIX-socket
- * clients whose SO_PEERCRED uid is the program's effective uid or root.
- * TCP clients and other users' UNIX clients are served as under
- * policy=drop: release.c never keeps a unit for them that the trusted
- * consumers are done with, and cuts them loose when the queue needs room.
+ * only consumers the program trusts count: callback sinks, dialled files
+ * and FIFOs (whose mode says who may open them), UNIX-socket peers whose
+ * SO_PEERCRED uid is the program's effective uid or root (the client of a
+ * unix: sink; for unix-connect: the process that listens, since naming a
+ * path is not knowing who binds it), and a connect-out collector the user
+ * vouched for (trust=1) or that proved collector-secret= (Note [Collector
+ * proof], lib/control/control.c).  Whoever listens first at a tcp-connect:
+ * port could be any local user, so without one of those a TCP collector
+ * is not trusted.  Everyone else is served as under policy=drop:
+ * release.c never keeps a unit for them that the trusted consumers are
+ * done with, and cuts them loose when the queue needs room.  A collector
+ * that proves the secret becomes trusted from then on; the start-up line
+ * and a line per untrusted collector say which is which
+ * (consumer.c, control.c).
  *
  * Note [Consumer memory]
  * ~~~~~~~~~~~~~~~~~~~~~~
@@ -148,7 +155,8 @@
  * consumer-memory=.  A consumer whose copy or note is refused cannot go on
  * with a well-formed stream, so it is closed (counted in
  * consumers_dropped_memory, logged); the units it left are accounted as
- * for any consumer that goes away.  So the library's memory is buffer= +
+ * for any consumer that goes away.  Control sessions count in the same
+ * sum (Note [Control memory], lib/control/control.c).  So the library's memory is buffer= +
  * consumer-memory= + a fixed few hundred bytes per consumer, at most
  * max-consumers= of them.
  *
@@ -212,7 +220,9 @@ struct consumer {
     struct elsi_ratelimit log;  /* its repeating failures */
     uint64_t last_time;         /* end time of the last block sent */
     off_t file_piece_start;     /* regular files: where this piece began */
-    uint64_t retry_at_ms;       /* regular files after an error */
+    uint64_t retry_at_ms;       /* regular files after an error; control
+                                 * clients: Note [Control-only hello
+                                 * deadline] */
     /* Note [Late joiners]: waiting for a join unit at or after join_after,
      * since await_since_ms. */
     bool awaiting_snapshot;

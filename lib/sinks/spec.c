@@ -4,8 +4,8 @@
  * Splits a spec into its scheme (matched exactly against the registry,
  * never by prefix), its %-decoded address and its options; decodes the
  * options every sink shares (buffer, policy, wait, wait-consumers, linger,
- * max-consumers, consumer-memory, control, control-secret) and keeps the
- * ones the sink declared for its open().
+ * max-consumers, consumer-memory, control, control-secret, trust,
+ * collector-secret) and keeps the ones the sink declared for its open().
  * Every refusal is one line that
  * quotes the spec and names the part that is wrong.  What the address
  * means, and whether it can be bound or opened, is the sink's business:
@@ -46,6 +46,8 @@ enum spec_common {
     SPEC_OPT_CONSUMER_MEMORY,
     SPEC_OPT_CONTROL,
     SPEC_OPT_CONTROL_SECRET,
+    SPEC_OPT_TRUST,
+    SPEC_OPT_COLLECTOR_SECRET,
     SPEC_OPT__COUNT
 };
 
@@ -59,6 +61,8 @@ static const char *const spec_common_names[SPEC_OPT__COUNT] = {
     [SPEC_OPT_CONSUMER_MEMORY] = "consumer-memory",
     [SPEC_OPT_CONTROL] = "control",
     [SPEC_OPT_CONTROL_SECRET] = "control-secret",
+    [SPEC_OPT_TRUST] = "trust",
+    [SPEC_OPT_COLLECTOR_SECRET] = "collector-secret",
 };
 
 struct spec_parser {
@@ -575,6 +579,15 @@ static int spec_set_control(struct spec_parser *p, char *value)
     return 0;
 }
 
+/* Does the sink connect out to a collector over a socket (trust=,
+ * collector-secret=)?  Files and FIFOs dial too, but their mode says who
+ * may open them. */
+static bool spec_connects_out(const struct elsi_spec *out)
+{
+    return out->ops->style == ELS_SINK_DIAL &&
+           strcmp(out->scheme, "file") != 0 && strcmp(out->scheme, "fifo") != 0;
+}
+
 /* One key=value item, s[0..n), of the option list. */
 static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
                              bool only_item)
@@ -685,6 +698,22 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
                 value = NULL;
             }
             break;
+        case SPEC_OPT_TRUST:
+            /* Note [Trusted consumers]: the user vouches for the
+             * collector. */
+            if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+                rc = spec_fail(p, ELS_EINVAL, "trust=%s: expected 0 or 1",
+                               elsi_quote(q, sizeof q, value, strlen(value),
+                                          SPEC_PIECE_MAX));
+            else
+                out->trust = value[0] == '1';
+            break;
+        case SPEC_OPT_COLLECTOR_SECRET:
+            /* A path; read (and its mode checked) at open, as
+             * control-secret='s. */
+            out->collector_secret = value;
+            value = NULL;
+            break;
         case SPEC_OPT__COUNT:
             break;
         }
@@ -771,6 +800,21 @@ int elsi_spec_parse(const char *text, struct elsi_spec *out,
                        "control=1");
         goto fail;
     }
+    if ((p.common_seen[SPEC_OPT_TRUST] || out->collector_secret != NULL) &&
+        !spec_connects_out(out)) {
+        rc = spec_fail(&p, ELS_EINVAL, "%s is for connect-out sinks "
+                       "(unix-connect:, tcp-connect:): it says whether their "
+                       "collector may hold the program back under "
+                       "policy=block", p.common_seen[SPEC_OPT_TRUST]
+                           ? "trust=" : "collector-secret=");
+        goto fail;
+    }
+    if (out->trust && out->collector_secret != NULL) {
+        rc = spec_fail(&p, ELS_EINVAL, "trust=1 and collector-secret= "
+                       "together: trust=1 trusts any collector, so the "
+                       "secret would prove nothing (give one of them)");
+        goto fail;
+    }
     if (out->control_secret != NULL && out->control_endpoint != NULL) {
         rc = spec_fail(&p, ELS_EINVAL, "control-secret= is for TCP clients; "
                        "control=unix:PATH takes UNIX clients only");
@@ -791,6 +835,7 @@ void elsi_spec_free(struct elsi_spec *spec)
     free(spec->address);
     free(spec->control_secret);
     free(spec->control_endpoint);
+    free(spec->collector_secret);
     for (size_t i = 0; i < spec->n_options && i < ELSI_SPEC_MAX_OPTIONS; i++) {
         free(spec->option_keys[i]);
         free(spec->option_values[i]);

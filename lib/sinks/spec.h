@@ -68,6 +68,11 @@ struct elsi_spec {
     bool control;                   /* control=1|unix:PATH: docs/CONTROL.md */
     char *control_endpoint;         /* control=unix:PATH: PATH, or NULL */
     char *control_secret;           /* control-secret=PATH, or NULL */
+    /* Connect-out sinks (Note [Trusted consumers]): trust=1, and
+     * collector-secret=PATH (or NULL): the secret a collector proves to
+     * be trusted (Note [Collector proof]). */
+    bool trust;
+    char *collector_secret;
 };
 
 /* Parse text into *out (which the caller then owns: elsi_spec_free()).

@@ -612,6 +612,97 @@ static void test_version_1_client(void)
     els_writer_close(w);
 }
 
+/* This process's resident set, from /proc/self/status (kB). */
+static long rss_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    CHECK(f != NULL);
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, field, n) == 0 && line[n] == ':')
+            kb = strtol(line + n + 1, NULL, 10);
+    fclose(f);
+    CHECK(kb >= 0);
+    return kb;
+}
+
+/* Note [Control memory]: 64 control-only clients send commands and read
+ * nothing, so each has answers pending in the program.  The program's
+ * real memory (VmRSS, sampled while they flood, and the peak VmHWM) grows
+ * by at most consumer-memory= plus a small constant, and the sessions
+ * that would pass the bound are closed and counted.  Before, each session
+ * could hold 64 KiB of answers outside the bound (4 MiB for 64). */
+static void test_control_memory_bounded_rss(void)
+{
+    enum { CLIENTS = 64, BOUND_KB = 512, SLACK_KB = 1024 };
+    const char *path;
+    char query[128];
+    snprintf(query, sizeof query, "control=1&consumer-memory=%dK&"
+             "max-consumers=100", BOUND_KB);
+    struct els_writer *w = open_at("unix", "m.sock", query, &path);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    /* The peak from here on (clear_refs 5 resets VmHWM; where it cannot,
+     * the samples below still bound it). */
+    FILE *cr = fopen("/proc/self/clear_refs", "w");
+    bool hwm = cr != NULL && fputs("5", cr) >= 0 && fclose(cr) == 0;
+    long before = rss_kb("VmRSS");
+
+    int fd[CLIENTS];
+    bool closed[CLIENTS] = { false };
+    for (int i = 0; i < CLIENTS; i++) {
+        fd[i] = unix_connect(path);
+        send_hello(fd[i]);
+    }
+    uint8_t f[64];
+    uint8_t p[] = { 0, 0, 0, 1, 'x' };
+    size_t n = frame(f, ELSI_CTL_KIND_COMMAND, p, sizeof p);
+    uint8_t batch[4096];
+    size_t per = sizeof batch / n;
+    for (size_t k = 0; k < per; k++)
+        memcpy(batch + k * n, f, n);
+    long peak = 0;
+    int open_clients = CLIENTS;
+    for (int round = 0; round < 400 && open_clients > 0; round++) {
+        for (int i = 0; i < CLIENTS; i++) {
+            if (closed[i])
+                continue;
+            ssize_t r = send(fd[i], batch, per * n, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (r < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+                closed[i] = true;
+                open_clients--;
+            }
+        }
+        check_sleep_ms(5);
+        long now = rss_kb("VmRSS");
+        if (now > peak)
+            peak = now;
+    }
+    if (hwm) {
+        long h2 = rss_kb("VmHWM");
+        if (h2 > peak)
+            peak = h2;
+    }
+    struct els_stats st = stats_of(w);
+    fprintf(stderr, "  VmRSS before %ld kB, peak %ld kB (growth %ld kB; "
+            "bound %d kB + %d kB); %d of %d clients closed; sessions closed "
+            "for memory %llu, consumer memory peak %llu bytes\n", before,
+            peak, peak - before, BOUND_KB, SLACK_KB, CLIENTS - open_clients,
+            CLIENTS, (unsigned long long)st.consumers_dropped_memory,
+            (unsigned long long)st.consumer_memory_peak);
+    CHECK_MSG(peak - before <= BOUND_KB + SLACK_KB, "RSS grew by %ld kB with "
+              "consumer-memory=%dK", peak - before, BOUND_KB);
+    CHECK_MSG(st.consumers_dropped_memory > 0, "no session was closed for "
+              "consumer-memory=");
+    CHECK_U64(st.consumer_memory_peak, <=, (uint64_t)BOUND_KB * 1024);
+    for (int i = 0; i < CLIENTS; i++)
+        close(fd[i]);
+    els_writer_close(w);
+    evgen_free(&h);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(test_status_and_user_commands),
     CHECK_CASE(test_register_rules),
@@ -625,6 +716,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(test_tcp_challenge),
     CHECK_CASE(test_tcp_in_band_challenge),
     CHECK_CASE(test_version_1_client),
+    CHECK_CASE(test_control_memory_bounded_rss),
 };
 
 CHECK_MAIN(cases)

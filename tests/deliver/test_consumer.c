@@ -8,7 +8,10 @@
  * holds for stalled consumers stays within consumer-memory= (Note
  * [Consumer memory]).  Consumers that join a running stream wait for a
  * join snapshot and then receive exactly header + snapshot + every unit
- * after it; others never see it (Note [Late joiners]).
+ * after it; others never see it (Note [Late joiners]).  A connect-out
+ * collector holds the program under policy=block only when it is trusted
+ * (Note [Trusted consumers], [Collector proof]): a UNIX listener of this
+ * uid, trust=1, or a proof of collector-secret=.
  */
 #include <malloc.h>
 #include <sys/resource.h>
@@ -16,6 +19,7 @@
 #include "check.h"
 #include "testutil.h"
 #include "deliver/writer_test.h"
+#include "control/sha256.h"
 
 static void writer_unix_roundtrip(void)
 {
@@ -567,8 +571,220 @@ static void snapshot_api_rejects_bad_arguments(void)
     CHECK(els_writer_set_snapshot_source(NULL, count_request, NULL) == ELS_EINVAL);
 }
 
+// ---------------------------------------------------------------------------
+// Connect-out collectors under policy=block
+// ---------------------------------------------------------------------------
+
+enum collector_mode { COLLECTOR_IDLE, COLLECTOR_PROVE, COLLECTOR_WRONG };
+
+#define COLLECTOR_SECRET "a collector secret of 32 bytes!!"
+
+/* The collector's side of Note [Collector proof], from docs/CONTROL.md:
+ * find the challenge note, answer "ELSC" 02 04 00 20 and HMAC-SHA256 of
+ * the label, its NUL and the 32 challenge bytes. */
+static void collector_prove(int fd, const char *secret)
+{
+    static const char pfx[] = "eventlog-sink collector challenge ";
+    char buf[65536];
+    size_t len = 0;
+    const char *at = NULL;
+    while (at == NULL || (size_t)(at - buf) + sizeof pfx - 1 + 64 > len) {
+        ssize_t n = read(fd, buf + len, sizeof buf - len);
+        if (n <= 0)
+            _exit(3);
+        len += (size_t)n;
+        at = memmem(buf, len, pfx, sizeof pfx - 1);
+        if (len == sizeof buf)
+            _exit(4);
+    }
+    static const char label[] = "eventlog-sink collector proof v1";
+    uint8_t m[sizeof label + 32];
+    memcpy(m, label, sizeof label);
+    for (size_t i = 0; i < 32; i++) {
+        unsigned v;
+        if (sscanf(at + sizeof pfx - 1 + 2 * i, "%2x", &v) != 1)
+            _exit(5);
+        m[sizeof label + i] = (uint8_t)v;
+    }
+    uint8_t f[8 + 32] = { 'E', 'L', 'S', 'C', 2, 4, 0, 32 };
+    elsi_hmac_sha256(secret, strlen(secret), m, sizeof m, f + 8);
+    if (write(fd, f, sizeof f) != (ssize_t)sizeof f)
+        _exit(6);
+}
+
+/* A collector in a child process: listens (on lfd, or at path as uid
+ * when uid >= 0), accepts one connection, proves (or not) per mode, and
+ * then never reads again.  Its pid; it is killed by collector_end(). */
+static pid_t collector_start(int lfd, const char *path, long uid,
+                             enum collector_mode mode)
+{
+    int ready[2];
+    CHECK_OK(pipe(ready));
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        if (uid >= 0 && (setgroups(0, NULL) != 0 ||
+                         setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) != 0 ||
+                         setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0))
+            _exit(7);
+        if (path != NULL && (lfd = tu_bind_unix(path, true)) < 0)
+            _exit(8);
+        if (write(ready[1], "r", 1) != 1)
+            _exit(9);
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0)
+            _exit(10);
+        if (mode != COLLECTOR_IDLE)
+            collector_prove(fd, mode == COLLECTOR_PROVE
+                                    ? COLLECTOR_SECRET
+                                    : "not the collector secret at all");
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    char b;
+    CHECK_MSG(read(ready[0], &b, 1) == 1, "the collector did not start");
+    close(ready[0]);
+    return pid;
+}
+
+static void collector_end(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* After the header: 1 MiB units until one waits out policy=block:MS (the
+ * collector held the program back: it is trusted), or 40 (many times the
+ * queue and the socket buffers) went in without waiting, the idle
+ * collector cut loose instead (not trusted).  Returns whether it held. */
+static bool collector_held_program(struct els_writer *w)
+{
+    struct evgen_buf b = evgen_block(0, 1, 0, "x", 1024 * 1024);
+    bool held = false;
+    for (int i = 0; i < 40 && !held; i++) {
+        CHECK_INT(els_writer_write(w, b.p, b.len), >=, 0);
+        held = stats_of(w).units_dropped[ELS_DROP_BLOCK_TIMEOUT] > 0;
+    }
+    struct els_stats st = stats_of(w);
+    if (!held)  /* finished, the loss counted */
+        CHECK_MSG(total_dropped(&st) > 0, "nothing was dropped, yet the "
+                  "collector read nothing");
+    evgen_free(&b);
+    return held;
+}
+
+/* A writer on spec with the header written and its collector attached. */
+static struct els_writer *collector_writer(const char *spec)
+{
+    struct els_writer *w = open_ok(spec);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    evgen_free(&h);
+    wait_consumers(w, 1);
+    return w;
+}
+
+/* unix-connect: a collector listening as another uid (65534) is served as
+ * under policy=drop: the program finishes, the loss counted, the log
+ * says why; one listening as this uid holds the program (block). */
+static void collector_unix_trusted_by_uid(void)
+{
+    tu_log_capture();
+    char spec[700];
+    const char *dir = check_path("d");
+    CHECK_OK(mkdir(dir, 0777) < 0 ? -errno : 0);
+    CHECK_OK(chmod(dir, 0777));
+    if (geteuid() == 0)
+        CHECK_OK(chmod(check_dir, 0711));   /* uid 65534 reaches d/ */
+    if (geteuid() != 0) {
+        printf("SKIPPED PART: collector_unix_trusted_by_uid: another uid's "
+               "listener needs root\n");
+    } else {
+        const char *path = check_path("d/other.sock");
+        pid_t pid = collector_start(-1, path, 65534, COLLECTOR_IDLE);
+        snprintf(spec, sizeof spec, "unix-connect:%s?policy=block:200&"
+                 "buffer=3M&linger=0.2", path);
+        struct els_writer *w = collector_writer(spec);
+        CHECK_MSG(!collector_held_program(w), "a collector of uid 65534 "
+                  "held a policy=block program back");
+        CHECK_MSG(tu_log_contains("the collector (listening as uid 65534) is "
+                                  "not trusted"), "no log line says why");
+        els_writer_close(w);
+        collector_end(pid);
+    }
+    const char *mine = check_path("d/mine.sock");
+    pid_t pid = collector_start(-1, mine, -1, COLLECTOR_IDLE);
+    snprintf(spec, sizeof spec, "unix-connect:%s?policy=block:200&buffer=3M&"
+             "linger=0.2", mine);
+    struct els_writer *w = collector_writer(spec);
+    CHECK_MSG(collector_held_program(w), "a collector of this uid was not "
+              "trusted under policy=block");
+    els_writer_close(w);
+    collector_end(pid);
+}
+
+/* tcp-connect: untrusted unless trust=1 or the collector proves
+ * collector-secret=; an untrusted one cannot stop the program, and the
+ * start-up line and the connection's line say so. */
+static void collector_tcp_trust(void)
+{
+    tu_log_capture();
+    const char *secret = check_path("secret");
+    CHECK_OK(tu_write_file(secret, COLLECTOR_SECRET "\n"));
+    CHECK_OK(chmod(secret, 0600));
+    static const struct {
+        const char *query;
+        enum collector_mode mode;
+        bool trusted;
+        const char *log;
+    } cases[] = {
+        { "", COLLECTOR_IDLE, false,
+          "a TCP collector is not trusted: served as under policy=drop" },
+        { "&trust=1", COLLECTOR_IDLE, true, "the collector is trusted (trust=1)" },
+        { "&collector-secret=", COLLECTOR_PROVE, true,
+          "proved the secret of collector-secret=: trusted" },
+        { "&collector-secret=", COLLECTOR_WRONG, false,
+          "gave a wrong proof of collector-secret=: not trusted" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned port;
+        int lfd = tu_bind_tcp("127.0.0.1", true, &port);
+        CHECK(lfd >= 0);
+        pid_t pid = collector_start(lfd, NULL, -1, cases[i].mode);
+        close(lfd);
+        char spec[700];
+        snprintf(spec, sizeof spec, "tcp-connect:127.0.0.1:%u?policy=block:200"
+                 "&buffer=3M&linger=0.2%s%s", port, cases[i].query,
+                 strstr(cases[i].query, "secret") ? secret : "");
+        struct els_writer *w = collector_writer(spec);
+        if (cases[i].mode != COLLECTOR_IDLE)    /* the proof is checked */
+            WAIT_UNTIL(tu_log_contains(cases[i].log), 5, "case %zu: no log "
+                       "line \"%s\"", i, cases[i].log);
+        bool held = collector_held_program(w);
+        CHECK_MSG(held == cases[i].trusted, "case %zu (%s): the collector %s",
+                  i, cases[i].query, held ? "held the program back"
+                                          : "was not trusted");
+        CHECK_MSG(tu_log_contains(cases[i].log), "case %zu: no log line "
+                  "\"%s\"", i, cases[i].log);
+        els_writer_close(w);
+        collector_end(pid);
+    }
+    /* A secret file others may read is refused at open, as control's. */
+    CHECK_OK(chmod(secret, 0644));
+    char spec[700], err[300];
+    struct els_writer *w = NULL;
+    snprintf(spec, sizeof spec, "tcp-connect:127.0.0.1:9?collector-secret=%s",
+             secret);
+    CHECK_INT(els_writer_open(spec, &w, err, sizeof err), ==, ELS_EINVAL);
+    CHECK_MSG(strstr(err, "lets others read") != NULL, "%s", err);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(writer_unix_roundtrip),
+    CHECK_CASE(collector_unix_trusted_by_uid),
+    CHECK_CASE(collector_tcp_trust),
     CHECK_CASE(writer_late_joiner),
     CHECK_CASE(writer_several_consumers),
     CHECK_CASE(writer_late_joiner_after_release),

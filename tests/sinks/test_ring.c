@@ -375,6 +375,84 @@ static void ring_control_socket(void)
     CHECK_MSG(strstr(err, "a ring: sink takes control=unix:PATH") != NULL, "%s", err);
 }
 
+/* A client of control=unix:PATH that never completes a control-only
+ * hello, whatever it sends, gets the refusal frame and end of file within
+ * the hello deadline (Note [Control-only hello deadline]): one that says
+ * nothing (what `eventlog-sink recv unix:CTL` does), one that sends half
+ * a hello and stops, one that trickles a hello a byte at a time, slower
+ * than the deadline.  Before the deadline they held a consumer place for
+ * ever with no word.  A control-only client connected meanwhile is still
+ * served. */
+static void ring_control_hello_deadline(void)
+{
+    char spec[700], err[512], text[1100];
+    const char *sock = check_path("c.sock");
+    snprintf(spec, sizeof spec, "ring:%s?control=unix:%s",
+             check_path("r.eventlog"), sock);
+    struct els_writer *w = NULL;
+    CHECK_MSG(els_writer_open(spec, &w, err, sizeof err) == 0, "%s", err);
+
+    uint8_t hello[17], f[64];
+    hello[0] = ELSI_CTL_HELLO_CONTROL_ONLY;
+    memset(hello + 1, 'n', 16);
+    size_t flen = frame(f, ELSI_CTL_KIND_HELLO, hello, sizeof hello);
+
+    enum { SILENT, HALF, TRICKLE, N_BAD };
+    int bad[N_BAD];
+    for (int i = 0; i < N_BAD; i++)
+        bad[i] = unix_connect(sock);
+    CHECK_INT(send(bad[HALF], f, flen / 2, MSG_NOSIGNAL), ==, (ssize_t)(flen / 2));
+    int good = unix_connect(sock);
+    send_frame(good, f, flen);
+    uint8_t nonce[16];
+    CHECK_INT(tu_read_exact(good, nonce, 16, 10000), ==, 0);
+    uint32_t id;
+    CHECK_INT(read_answer_frame(good, &id, text, sizeof text), ==, 0);
+
+    /* Each bad client: the frame, then end of file.  The trickler goes on
+     * sending (one byte per 400 ms: the whole hello would take 10 s)
+     * until it is told. */
+    bool told[N_BAD] = { false };
+    size_t trickled = 0;
+    uint64_t deadline = check_now_ms() + 15000;
+    for (int done = 0; done < N_BAD;) {
+        CHECK_MSG(check_now_ms() < deadline, "%d of %d clients were told "
+                  "nothing after 15 s", N_BAD - done, N_BAD);
+        if (!told[TRICKLE] && trickled < flen) {
+            (void)send(bad[TRICKLE], f + trickled, 1, MSG_NOSIGNAL);
+            trickled++;
+        }
+        struct pollfd pf[N_BAD];
+        for (int i = 0; i < N_BAD; i++)
+            pf[i] = (struct pollfd){ .fd = told[i] ? -1 : bad[i],
+                                     .events = POLLIN };
+        CHECK(poll(pf, N_BAD, 400) >= 0);
+        for (int i = 0; i < N_BAD; i++) {
+            if (told[i] || !(pf[i].revents & (POLLIN | POLLHUP)))
+                continue;
+            CHECK_INT(read_answer_frame(bad[i], &id, text, sizeof text), ==,
+                      ELS_EINVAL);
+            CHECK_MSG(strstr(text, "serves control-only clients") != NULL,
+                      "client %d: %s", i, text);
+            CHECK_INT(tu_wait_fd(bad[i], POLLIN, 10000), ==, 0);
+            CHECK_INT(read(bad[i], text, sizeof text), ==, 0);
+            told[i] = true;
+            done++;
+        }
+    }
+    CHECK_MSG(trickled < flen, "the trickler sent its whole hello (%zu bytes) "
+              "before it was told", trickled);
+
+    /* The control-only client met the deadline and is still served. */
+    send_frame(good, f, command(f, 4, "status"));
+    CHECK_INT(read_answer_frame(good, &id, text, sizeof text), ==, 0);
+    CHECK_INT(id, ==, 4);
+    for (int i = 0; i < N_BAD; i++)
+        close(bad[i]);
+    close(good);
+    CHECK_OK(els_writer_close(w));
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(ring_dump_from_the_start),
     CHECK_CASE(ring_window_starts_at_a_snapshot),
@@ -383,6 +461,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(ring_bad_specs),
     CHECK_CASE(ring_failed_dump_and_existing_names),
     CHECK_CASE(ring_control_socket),
+    CHECK_CASE(ring_control_hello_deadline),
 };
 
 CHECK_MAIN(cases)

@@ -318,10 +318,12 @@ static void unknown_options_are_refused(void)
     REFUSED("test-b:x?color=red", ELS_EINVAL,
             "unknown option 'color' for scheme test-b "
             "(valid: buffer, policy, wait, wait-consumers, linger, max-consumers, "
-            "consumer-memory, control, control-secret)");
+            "consumer-memory, control, control-secret, trust, "
+            "collector-secret)");
     REFUSED("test-a:x?colour=red", ELS_EINVAL,
             "(valid: buffer, policy, wait, wait-consumers, linger, max-consumers, "
-            "consumer-memory, control, control-secret, color, size-hint)");
+            "consumer-memory, control, control-secret, trust, "
+            "collector-secret, color, size-hint)");
 }
 
 static void consumer_limits(void)
@@ -914,7 +916,36 @@ static void control_values(void)
     check_no_leaks();
 }
 
+/* trust=0|1 and collector-secret=PATH (Note [Trusted consumers]): only
+ * connect-out sinks take them, and not both at once. */
+static void connect_out_trust_values(void)
+{
+    struct elsi_spec s;
+    PARSE_OK("tcp-connect:127.0.0.1:9?policy=block&trust=1", &s);
+    CHECK_MSG(s.trust, "trust=1 is kept");
+    CHECK(s.collector_secret == NULL);
+    elsi_spec_free(&s);
+    PARSE_OK("unix-connect:/tmp/c.sock?trust=0", &s);
+    CHECK_MSG(!s.trust, "trust=0 is off");
+    elsi_spec_free(&s);
+    PARSE_OK("tcp-connect:127.0.0.1:9?collector-secret=/tmp/s%26k", &s);
+    CHECK_STR(s.collector_secret, "/tmp/s&k");
+    CHECK_MSG(!s.trust, "trust is off by default");
+    elsi_spec_free(&s);
+    REFUSED("tcp-connect:127.0.0.1:9?trust=yes", ELS_EINVAL,
+            "trust=yes: expected 0 or 1");
+    REFUSED("tcp:0?trust=1", ELS_EINVAL, "trust= is for connect-out sinks");
+    REFUSED("unix:/tmp/x?collector-secret=/tmp/s", ELS_EINVAL,
+            "collector-secret= is for connect-out sinks");
+    REFUSED("file:/tmp/x?trust=1", ELS_EINVAL, "trust= is for connect-out sinks");
+    REFUSED("tcp-connect:127.0.0.1:9?trust=1&collector-secret=/tmp/s",
+            ELS_EINVAL, "trust=1 and collector-secret= together");
+    REFUSED("tcp-connect:127.0.0.1:9?collector-secret=", ELS_EINVAL,
+            "has an empty value");
+}
+
 static const struct check_case cases[] = {
+    CHECK_CASE(connect_out_trust_values),
     CHECK_CASE(minimal_spec_gets_defaults),
     CHECK_CASE(every_builtin_scheme_parses),
     CHECK_CASE(scheme_prefixes_are_not_registered),
