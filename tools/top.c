@@ -138,7 +138,8 @@ static void top_render(struct mon_model *m, bool json, bool ansi,
     fflush(stdout);
 }
 
-/* Run an action; its answer goes to the status line. */
+/* Run an action; its answer goes to the status line, in its safe form
+ * (what the program sends never reaches the terminal raw). */
 static void top_act(struct mon_control *mc, struct top_keys *k,
                     const char *action, const char *arg)
 {
@@ -244,7 +245,11 @@ int top_main(int argc, char **argv)
         return c;
     }
     struct top_keys keys_state = { 0 };
-    snprintf(keys_state.line, sizeof keys_state.line, "control: %s", mc.state);
+    struct strbuf st = { 0 };
+    mon_control_state_text(&mc, &st);
+    snprintf(keys_state.line, sizeof keys_state.line, "control: %s",
+             st.failed || st.p == NULL ? "?" : st.p);
+    sb_free(&st);
     mon_catch_stop_signals();
 
     bool ansi = !json && !once && !lines && isatty(STDOUT_FILENO);

@@ -462,6 +462,87 @@ static void many_threads_long_run(void)
     evgen_free(&b);
 }
 
+/* ------------------------------------------------------------------------
+ * Hostile text: nothing a stream sends reaches the terminal raw
+ * ------------------------------------------------------------------------ */
+
+/* Every string the terminal view shows, each carrying ESC sequences (a
+ * clear screen, a window title, a cursor query that makes the terminal
+ * answer on stdin), BEL, CR, DEL, a raw C1 byte and C1 as UTF-8. */
+#define EVIL_MSG "\x1b[2J\x1b[Hgone\r\x7f\xc2\x9b" "6n"
+#define EVIL_MARK "\x1b]2;title\x07 start"
+#define EVIL_PROG "\x1b]0;pwned\x07" "evil\x9b" "2J"
+#define EVIL_LABEL "\x1b[31mRED"
+#define EVIL_CC "\x1b[6n"
+#define EVIL_NOTE "eventlog-sink: \x1b[?1049l note"
+
+static struct evgen_buf hostile_run(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    ev(&b, 30, 0);
+    static const char args[] = "/usr/bin/" EVIL_PROG "\0+RTS";
+    evgen_u16(&b, (uint16_t)(4 + sizeof args));
+    evgen_u32(&b, 1);
+    evgen_put(&b, args, sizeof args);
+    ev_cc(&b, 1, EVIL_CC, "Main");
+    ev_text(&b, 16, 0, EVIL_NOTE);
+    block(&b, 0, 0);
+    ev_text(&b, 19, 1 * MS, EVIL_MSG);
+    ev_text(&b, 58, 2 * MS, EVIL_MARK);
+    static const uint32_t ids[] = { 1 };
+    ev_sample(&b, 3 * MS, 1, ids);
+    ev(&b, 162, 4 * MS);
+    evgen_u64(&b, 1);
+    ev(&b, 164, 4 * MS);
+    evgen_u16(&b, (uint16_t)(1 + 8 + sizeof EVIL_LABEL));
+    uint8_t prof = 1;
+    evgen_put(&b, &prof, 1);
+    evgen_u64(&b, 300);
+    evgen_put(&b, EVIL_LABEL, sizeof EVIL_LABEL);
+    ev(&b, 165, 4 * MS);
+    evgen_u64(&b, 1);
+    end_block(&b);
+    return b;
+}
+
+static void terminal_text_is_safe(void)
+{
+    struct evgen_buf b = hostile_run();
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 0, true);
+    struct strbuf sb = { 0 };
+    mon_model_text(m, &sb, 120);
+    CHECK(!sb.failed && sb.p != NULL);
+    /* Every hostile string is ASCII but for its C1 bytes, so the safe
+     * text is all printable ASCII and newlines. */
+    for (size_t i = 0; i < sb.len; i++) {
+        unsigned char c = (unsigned char)sb.p[i];
+        CHECK_MSG(c == '\n' || (c >= 0x20 && c < 0x7f),
+                  "byte 0x%02x at %zu of the terminal text:\n%s", c, i, sb.p);
+    }
+    CHECK_CONTAINS(sb.p, "top: \\u{1B}]0;pwned\\u{07}evil\\x9B2J pid");
+    CHECK_CONTAINS(sb.p, "\\u{1B}[2J\\u{1B}[Hgone\\r\\u{7F}\\u{9B}6n");
+    CHECK_CONTAINS(sb.p, "\\u{1B}]2;title\\u{07} start");
+    CHECK_CONTAINS(sb.p, "\\u{1B}[31mRED");
+    CHECK_CONTAINS(sb.p, "\\u{1B}[6n");
+    CHECK_CONTAINS(sb.p, "Last note: eventlog-sink: \\u{1B}[?1049l note");
+
+    /* JSON keeps the exact text (escaped as JSON). */
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"program\":{\"name\":\"\\u001b]0;pwned\\u0007evil\\ufffd2J\"");
+    CHECK_CONTAINS(sb.p, "\"text\":\"\\u001b[2J\\u001b[Hgone\\u000d\\u007f\xc2\x9b" "6n\"");
+    CHECK_CONTAINS(sb.p, "\"text\":\"\\u001b]2;title\\u0007 start\"");
+    CHECK_CONTAINS(sb.p, "{\"label\":\"\\u001b[31mRED\"");
+    CHECK_CONTAINS(sb.p, "{\"cc\":\"\\u001b[6n\"");
+    CHECK_CONTAINS(sb.p, "\"text\":\"eventlog-sink: \\u001b[?1049l note\"");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
 static void json_strings_escaped(void)
 {
     struct strbuf sb = { 0 };
@@ -485,6 +566,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(malformed),
     CHECK_CASE(many_threads_long_run),
     CHECK_CASE(json_strings_escaped),
+    CHECK_CASE(terminal_text_is_safe),
 };
 
 CHECK_MAIN(cases)
