@@ -12,10 +12,17 @@
  * sample, cost-centre samples (top-N and the speedscope export), the
  * program's name and pid in the Prometheus labels, restarts, resets, a
  * run long enough to coarsen the timeline, and a malformed stream.
+ * Hostile streams: ESC sequences in every string the terminal view shows
+ * reach it only in their safe form (the JSON keeps them exactly);
+ * 120,000 thread ids chosen to collide under the model's first hash cost
+ * no more table probes than sequential ids (counted, not timed); a flood
+ * of cost centres with names of the largest size keeps the model's
+ * memory (its own count and malloc's) within its stated bound.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -543,6 +550,121 @@ static void terminal_text_is_safe(void)
     evgen_free(&b);
 }
 
+/* ------------------------------------------------------------------------
+ * Chosen keys: Note [Stream-chosen keys] in model.c
+ * ------------------------------------------------------------------------ */
+
+#define FLOOD_THREADS 120000
+
+/* Slots looked at to create n threads with the ids ids[0..n). */
+static uint64_t probes_for(const uint32_t *ids, size_t n)
+{
+    struct evgen_buf b = header();
+    block(&b, 0, 0);
+    for (size_t i = 0; i < n; i++)
+        ev_thread(&b, 0, 0, ids[i]);
+    end_block(&b);
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    struct mon_summary s;
+    mon_model_summary(m, &s);
+    CHECK_U64(s.threads_alive, ==, n);
+    CHECK_U64(s.threads_untracked, ==, 0);
+    mon_model_free(m);
+    evgen_free(&b);
+    return s.probes;
+}
+
+static void chosen_thread_ids(void)
+{
+    /* The ids the model's first hash (id * 2654435761 mod 2^32, the
+     * table's low bits) sends to slots 0..7 of every table size up to
+     * 2^18: one cluster of 120,000, about 7 * 10^9 probes (20 s). */
+    const uint32_t k = 2654435761u;
+    uint32_t kinv = k;                  /* Newton: k * kinv = 1 mod 2^32 */
+    for (int i = 0; i < 5; i++)
+        kinv *= 2u - k * kinv;
+    CHECK_U64((uint64_t)(uint32_t)(k * kinv), ==, 1);
+    uint32_t *chosen = malloc(FLOOD_THREADS * sizeof *chosen);
+    uint32_t *seq = malloc(FLOOD_THREADS * sizeof *seq);
+    CHECK(chosen != NULL && seq != NULL);
+    size_t n = 0;
+    for (uint32_t t = 0; t < 16384 && n < FLOOD_THREADS; t++)
+        for (uint32_t v = 0; v < 8 && n < FLOOD_THREADS; v++) {
+            uint32_t id = (v + (t << 18)) * kinv;
+            if (id == 0)
+                continue;
+            CHECK_U64(((uint32_t)(id * k)) & ((1u << 18) - 1), <, 8);
+            chosen[n++] = id;
+        }
+    CHECK_U64(n, ==, FLOOD_THREADS);
+    for (uint32_t i = 0; i < FLOOD_THREADS; i++)
+        seq[i] = i + 1;
+    uint64_t p_seq = probes_for(seq, FLOOD_THREADS);
+    uint64_t p_chosen = probes_for(chosen, FLOOD_THREADS);
+    printf("# %d threads: %" PRIu64 " probes with sequential ids, %" PRIu64
+           " with chosen ids\n", FLOOD_THREADS, p_seq, p_chosen);
+    CHECK_U64(p_chosen, <=, 3 * p_seq);
+    free(chosen);
+    free(seq);
+}
+
+/* Bytes malloc has handed out and not had back (glibc). */
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static void cost_centre_flood(void)
+{
+    /* 70,000 distinct cost centres (ids past the cap too), 500 of them
+     * with names of the largest size an event holds, the others of 200
+     * bytes: what the model keeps stays within its stated bound, and
+     * what it refused or cut is counted. */
+    static char big[32000], mid[201];
+    memset(big, 'L', sizeof big - 1);
+    memset(mid, 'm', sizeof mid - 1);
+    struct mon_model *m;
+    size_t before = heap_in_use();
+    CHECK_OK(mon_model_new(&m));
+    struct evgen_buf b = header();
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    uint64_t fed = 0;
+    for (uint32_t id = 0; id < 70000; id++) {
+        b.len = 0;
+        char *name = id < 500 ? big : mid;
+        size_t len = id < 500 ? sizeof big - 1 : sizeof mid - 1;
+        snprintf(name, 12, "%010" PRIu32, id);
+        name[10] = 'x';
+        ev_cc(&b, id, name, name);
+        CHECK_OK(mon_model_feed(m, b.p, b.len));
+        fed += b.len;
+        (void)len;
+    }
+    evgen_free(&b);
+    struct mon_summary s;
+    mon_model_summary(m, &s);
+    size_t used = heap_in_use() - before;
+    printf("# %" PRIu64 " bytes of cost-centre definitions: the model holds %zu"
+           " bytes by its count, malloc %zu more in use; stated bound %zu;"
+           " refused %" PRIu64 ", names cut %" PRIu64 "\n", fed, s.memory, used,
+           mon_model_memory_max(), s.ccs_refused, s.strings_cut);
+    CHECK_U64(s.memory, <=, mon_model_memory_max());
+    CHECK_U64(used, <=, mon_model_memory_max());
+    CHECK_U64(s.strings_cut, >=, 2 * 500);
+    CHECK_U64(s.ccs_refused, >=, 70000 - 65536);
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"cost_centres_refused\":");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "Refused  threads untracked 0  cost centres ");
+    sb_free(&sb);
+    mon_model_free(m);
+}
+
 static void json_strings_escaped(void)
 {
     struct strbuf sb = { 0 };
@@ -567,6 +689,8 @@ static const struct check_case cases[] = {
     CHECK_CASE(many_threads_long_run),
     CHECK_CASE(json_strings_escaped),
     CHECK_CASE(terminal_text_is_safe),
+    CHECK_CASE(chosen_thread_ids),
+    CHECK_CASE(cost_centre_flood),
 };
 
 CHECK_MAIN(cases)

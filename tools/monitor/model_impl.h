@@ -29,7 +29,12 @@ struct els_parser;
 #define MON_OPEN_SPANS 64
 #define MON_TEXT 96                 /* bytes kept of a message */
 #define MON_THREADS_MAX (1u << 20)  /* thread table cap */
-#define MON_CCS_MAX 65536           /* cost centres kept */
+#define MON_CCS_MAX 65536           /* cost-centre ids kept: 0 .. this - 1 */
+#define MON_CC_NAME 128             /* bytes kept of a cost centre's name */
+#define MON_CC_TEXT_MAX (8u << 20)  /* all cost centres' names, charged: */
+/* a name of n bytes costs its copy and malloc's overhead (at most 32
+ * bytes on glibc) */
+#define MON_CC_CHARGE(n) ((size_t)(n) + 1 + 32)
 #define MON_LABELS 64               /* heap sample entries kept */
 #define MON_SAMPLES 32768           /* cost-centre samples kept */
 #define MON_STACK 24                /* frames kept per sample */
@@ -88,8 +93,9 @@ struct mon_thread {
 };
 
 struct mon_cc {
-    char *label, *module;
-    uint64_t samples, prev_samples, heap;   /* heap: last sample's bytes */
+    char *label, *module;           /* NULL: unknown or refused */
+    uint64_t samples, prev_samples;
+    uint64_t heap, heap_gen;        /* the sample heap_gen's bytes */
 };
 
 struct mon_sample {
@@ -137,10 +143,12 @@ struct mon_model {
     uint64_t heap_samples;
     bool in_sample, sample_by_cc;
 
-    /* threads (open addressing, linear probing, backward-shift deletes) */
+    /* threads (open addressing, linear probing, backward-shift deletes,
+     * keyed hash: Note [Stream-chosen keys] in model.c) */
     struct mon_thread *threads;
     uint32_t threads_cap, threads_used;
     uint64_t threads_created, threads_untracked;
+    uint64_t probes;                /* table slots looked at, for tests */
 
     /* sparks: sum over caps of SPARK_COUNTERS; spark events */
     uint64_t spark_events;
@@ -163,6 +171,9 @@ struct mon_model {
     /* profiling */
     struct mon_cc *ccs;             /* indexed by cost-centre id */
     uint32_t nccs;
+    size_t cc_text;                 /* names' charge (MON_CC_CHARGE) */
+    uint64_t ccs_refused, strings_cut, heap_gen;
+    size_t mem;                     /* allocated beyond the struct, gbins */
     uint64_t prof_samples;
     struct mon_sample *samples;     /* ring of MON_SAMPLES */
 
@@ -175,6 +186,12 @@ struct mon_model {
     struct mon_text_topcc { uint32_t id; uint64_t n; } top[10];
     unsigned ntop;
 };
+
+/* Cost centre i's bytes in the last heap sample by cost centre. */
+static inline uint64_t mon_cc_heap(const struct mon_model *m, uint32_t i)
+{
+    return m->ccs[i].heap_gen == m->heap_gen ? m->ccs[i].heap : 0;
+}
 
 /* Threads alive by state (model.c). */
 void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,

@@ -163,13 +163,13 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     sb_puts(sb, "],\"by_cost_centre\":[");
     first = true;
     for (uint32_t i = 0; i < m->nccs; i++) {
-        if (m->ccs[i].heap == 0)
+        if (mon_cc_heap(m, i) == 0)
             continue;
         sb_printf(sb, "%s{\"cc\":", first ? "" : ",");
         first = false;
         const char *n = mon_cc_name(m, i);
         sb_json_str(sb, n, strlen(n));
-        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", m->ccs[i].heap);
+        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", mon_cc_heap(m, i));
     }
 
     sb_printf(sb, "]},\"threads\":{\"created\":%" PRIu64 ",\"alive\":%" PRIu32
@@ -187,7 +187,9 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_printf(sb, "%s\"%s\":", k ? "," : "", mon_spark_names[k]);
         sb_json_num(sb, m->rate_sp[k]);
     }
-    sb_printf(sb, "}},\"profile\":{\"samples\":%" PRIu64 ",\"top\":[", m->prof_samples);
+    sb_printf(sb, "}},\"profile\":{\"samples\":%" PRIu64 ",\"cost_centres_refused\":%"
+              PRIu64 ",\"names_cut\":%" PRIu64 ",\"top\":[", m->prof_samples,
+              m->ccs_refused, m->strings_cut);
     for (unsigned i = 0; i < m->ntop; i++) {
         sb_printf(sb, "%s{\"cc\":", i ? "," : "");
         const char *n = mon_cc_name(m, m->top[i].id);
@@ -648,6 +650,10 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
             sb_puts(sb, "\n");
         }
     }
+    if (m->threads_untracked || m->ccs_refused || m->strings_cut)
+        sb_printf(sb, "Refused  threads untracked %" PRIu64 "  cost centres %" PRIu64
+                  "  names cut %" PRIu64 " (the monitor's limits)\n",
+                  m->threads_untracked, m->ccs_refused, m->strings_cut);
     if (m->notes > 0) {
         const struct mon_text *t = &m->note_texts[(m->notes - 1) % MON_RECENT];
         sb_puts(sb, "Last note: ");
