@@ -470,6 +470,98 @@ static void many_threads_long_run(void)
 }
 
 /* ------------------------------------------------------------------------
+ * Time in GC: a share of the capabilities' time (Note [Time in GC])
+ * ------------------------------------------------------------------------ */
+
+/* The JSON's gc.time_frac. */
+static double gc_time_frac(const struct mon_model *m)
+{
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    const char *p = strstr(sb.p, "\"time_frac\":");
+    CHECK(p != NULL);
+    double v = strtod(p + strlen("\"time_frac\":"), NULL);
+    sb_free(&sb);
+    return v;
+}
+
+static void gc_time_share(void)
+{
+    /* Two capabilities in the same GC from 10 to 100 ms, the run's last
+     * event at 100 ms: 180 ms of pauses, as ghc-events sums GC_START to
+     * GC_END per capability, over 2 x 100 ms of capability time (it was
+     * shown as 180%). */
+    struct evgen_buf b = header();
+    block(&b, 0, 0);
+    ev_thread(&b, 0, 0, 1);
+    ev(&b, 9, 10 * MS);
+    ev(&b, 10, 100 * MS);
+    block(&b, 1, 0);
+    ev(&b, 9, 10 * MS);
+    ev(&b, 10, 100 * MS);
+    end_block(&b);
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 0, true);
+    double frac = gc_time_frac(m);
+    printf("# whole run: time_frac %g (ghc-events: 180 ms / (100 ms x 2 caps))\n", frac);
+    CHECK(frac > 0.8999 && frac < 0.9001);
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"time_s\":0.18,\"time_frac\":0.9,\"time_frac_caps\":2");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "time in GC 90.0% of 2 caps' time (0.18 s summed)");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+
+    /* Live intervals: a pause open at the first tick counts up to then;
+     * the second counts only the rest (it counted the whole 100 ms pause
+     * in the second 50 ms interval: 200%). */
+    b = header();
+    block(&b, 0, 0);
+    ev(&b, 9, 0);
+    block(&b, 1, 0);
+    ev_thread(&b, 0, 50 * MS, 1);
+    end_block(&b);
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 50 * MS, false);
+    double first = gc_time_frac(m);
+    b.len = 0;
+    block(&b, 0, 50 * MS);
+    ev(&b, 10, 100 * MS);
+    block(&b, 1, 50 * MS);
+    ev_thread(&b, 0, 100 * MS, 2);
+    end_block(&b);
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 50 * MS, false);
+    double second = gc_time_frac(m);
+    printf("# intervals: time_frac %g then %g\n", first, second);
+    CHECK(first > 0.4999 && first < 0.5001);
+    CHECK(second > 0.4999 && second < 0.5001);
+
+    /* A capability's block arriving late, with a pause that lies in an
+     * interval already shown: no share above 1. */
+    b.len = 0;
+    block(&b, 1, 0);
+    ev(&b, 9, 0);
+    ev(&b, 10, 100 * MS);
+    block(&b, 0, 100 * MS);
+    ev_thread(&b, 0, 110 * MS, 3);
+    end_block(&b);
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 10 * MS, false);
+    double late = gc_time_frac(m);
+    printf("# late block: time_frac %g\n", late);
+    CHECK(late >= 0 && late <= 1);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* ------------------------------------------------------------------------
  * Hostile text: nothing a stream sends reaches the terminal raw
  * ------------------------------------------------------------------------ */
 
@@ -690,6 +782,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(json_strings_escaped),
     CHECK_CASE(terminal_text_is_safe),
     CHECK_CASE(chosen_thread_ids),
+    CHECK_CASE(gc_time_share),
     CHECK_CASE(cost_centre_flood),
 };
 

@@ -732,6 +732,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
             if (c->gc_start != 0 && ev->time >= c->gc_start) {
                 uint64_t p = ev->time - c->gc_start;
                 m->gc_ns += p;
+                c->gc_pause_ns += p;
                 gb->gc_ns += p;
                 if (p > m->pause_max)
                     m->pause_max = p;
@@ -1001,6 +1002,32 @@ static void mon_cap_upto(const struct mon_cap *c, uint64_t t, uint64_t *run,
     }
 }
 
+/* Note [Time in GC]
+ * ~~~~~~~~~~~~~~~~~
+ * "Time in GC" is the share of the capabilities' time spent in GC
+ * pauses over the interval: the pause time (GC_START to GC_END, per
+ * capability, as ghc-events reads it) summed over capabilities, divided
+ * by the interval times the capabilities seen.  It was the sum divided
+ * by the interval alone, which exceeds 100% as soon as several
+ * capabilities post GC_START and GC_END for the same collection (a
+ * parallel GC; the README's own screenshot showed 103.5%).
+ * Each capability's part is clipped to the interval: a pause still open
+ * counts up to now, and one that ends in a later interval counts there
+ * only what that interval has not already counted; a block that arrives
+ * late (capabilities' blocks come out of order) never makes a share
+ * exceed 1.  Over a whole saved run every pause is closed, so the figure
+ * is exactly ghc-events' sum / (last event's time x capabilities).
+ * The same clipping keeps each capability's util and gc shares <= 1. */
+
+/* (now - prev) / span clipped to [0, 1]. */
+static double mon_share(uint64_t now, uint64_t prev, uint64_t span)
+{
+    if (span == 0 || now <= prev)
+        return 0;
+    uint64_t d = now - prev;
+    return d >= span ? 1.0 : (double)d / (double)span;
+}
+
 void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
 {
     double dt = whole_run ? (double)m->now / 1e9 : (double)wall_ns / 1e9;
@@ -1013,7 +1040,7 @@ void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
         for (unsigned i = 0; i < m->nccs; i++)
             m->ccs[i].prev_samples = 0;
         for (unsigned c = 0; c < m->ncaps; c++)
-            m->caps[c].prev_run = m->caps[c].prev_gc = 0;
+            m->caps[c].prev_run = m->caps[c].prev_gc = m->caps[c].prev_pause = 0;
     }
     m->interval_s = dt;
     double inv = dt > 0 ? 1.0 / dt : 0;
@@ -1029,23 +1056,32 @@ void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
     m->rate_bytes = (double)(m->bytes - m->prev_bytes) * inv;
 
     /* Utilisation in event time: the share of [since, now] each
-     * capability spent running or in GC. */
+     * capability spent running or in GC.  See Note [Time in GC]. */
     uint64_t span = m->now > since ? m->now - since : 0;
-    uint64_t sp[7] = { 0 };
+    uint64_t sp[7] = { 0 }, pause = 0;
+    unsigned caps = 0;
     for (unsigned c = 0; c < m->ncaps; c++) {
         struct mon_cap *cp = &m->caps[c];
         if (!cp->seen)
             continue;
+        caps++;
         uint64_t run, gc;
         mon_cap_upto(cp, m->now, &run, &gc);
-        cp->util = span ? (double)(run - cp->prev_run) / (double)span : 0;
-        cp->gc_frac = span ? (double)(gc - cp->prev_gc) / (double)span : 0;
-        cp->prev_run = run;
-        cp->prev_gc = gc;
+        cp->util = mon_share(run, cp->prev_run, span);
+        cp->gc_frac = mon_share(gc, cp->prev_gc, span);
+        cp->prev_run = run > cp->prev_run ? run : cp->prev_run;
+        cp->prev_gc = gc > cp->prev_gc ? gc : cp->prev_gc;
+        uint64_t p = cp->gc_pause_ns;
+        if (cp->gc_start != 0 && m->now > cp->gc_start)
+            p += m->now - cp->gc_start;
+        uint64_t d = p > cp->prev_pause ? p - cp->prev_pause : 0;
+        pause += d < span ? d : span;
+        cp->prev_pause = p > cp->prev_pause ? p : cp->prev_pause;
         for (int k = 0; k < 7; k++)
             sp[k] += cp->sp[k];
     }
-    m->gc_frac = span && m->ncaps ? (double)(m->gc_ns - m->prev_gc_ns) / (double)span : 0;
+    m->gc_caps = caps;
+    m->gc_frac = span && caps ? (double)pause / ((double)span * caps) : 0;
     for (int k = 0; k < 7; k++) {
         m->rate_sp[k] = k == SP_REMAINING ? (double)sp[k]
                         : (double)(sp[k] >= m->prev_sp[k] ? sp[k] - m->prev_sp[k] : 0) * inv;

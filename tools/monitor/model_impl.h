@@ -64,6 +64,8 @@ struct mon_cap {
     uint64_t since;                 /* when state began */
     uint64_t run_ns, gc_ns;         /* closed states */
     uint64_t gc_start;              /* GC_START on this cap, or 0 */
+    uint64_t gc_pause_ns;           /* closed GC_START..GC_END pauses */
+    uint64_t prev_pause;            /* pause time counted by the last tick */
     struct mon_bin *bins;           /* MON_BINS, allocated when seen */
     /* latest SPARK_COUNTERS */
     uint64_t sp[7];
@@ -130,7 +132,10 @@ struct mon_model {
     struct mon_gbin *gbins;         /* MON_BINS */
     unsigned last_bin;
 
-    /* GC */
+    /* GC: gc_ns sums the pauses (GC_START to GC_END) over capabilities;
+     * gc_frac, the last interval's share of the capabilities' time in
+     * them (see mon_model_tick()), is at most 1 */
+    unsigned gc_caps;               /* capabilities gc_frac divides by */
     uint64_t gcs, gc_ns, pause_max;
     uint64_t pauses[MON_PAUSES];
     unsigned npauses;

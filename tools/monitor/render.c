@@ -144,8 +144,10 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     sb_json_num(sb, (double)rmax / 1e6);
     sb_puts(sb, ",\"time_s\":");
     sb_json_num(sb, (double)m->gc_ns / 1e9);
+    /* time_frac: of the capabilities' time (Note [Time in GC]). */
     sb_puts(sb, ",\"time_frac\":");
     sb_json_num(sb, m->gc_frac);
+    sb_printf(sb, ",\"time_frac_caps\":%u", m->gc_caps);
 
     sb_printf(sb, "},\"heap\":{\"size\":%" PRIu64 ",\"live\":%" PRIu64
               ",\"allocated\":%" PRIu64 ",\"max\":%" PRIu64 ",\"alloc_per_s\":",
@@ -597,8 +599,9 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         sb_puts(sb, "\n");
     }
     sb_printf(sb, "\nGC       %" PRIu64 " (%.1f/s)  pause p50 %.2f ms  max %.2f ms"
-              "  time in GC %.1f%% (%.2f s)\n", m->gcs, m->rate_gcs,
-              (double)p50 / 1e6, (double)m->pause_max / 1e6, m->gc_frac * 100,
+              "  time in GC %.1f%% of %u cap%s' time (%.2f s summed)\n", m->gcs,
+              m->rate_gcs, (double)p50 / 1e6, (double)m->pause_max / 1e6,
+              m->gc_frac * 100, m->gc_caps, m->gc_caps == 1 ? "" : "s",
               (double)m->gc_ns / 1e9);
     mon_human(a, sizeof a, (double)m->heap_size, "B");
     mon_human(b, sizeof b, (double)m->heap_live, "B");
