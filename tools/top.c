@@ -294,6 +294,11 @@ int top_main(int argc, char **argv)
         uint64_t wait = next_tick - now;
         if ((mon_source_is_file(&src) || mon_source_fd(&src) < 0) && wait > 200)
             wait = 200;
+        /* A source waiting for its path retries sooner (source.c's Note
+         * [Waiting for a path]). */
+        uint64_t src_wait = mon_source_wait_ms(&src, now);
+        if (src_wait < wait)
+            wait = src_wait;
         if (more)
             wait = 0;           /* the source has more: read on after a look */
         struct pollfd pfd[2] = {
