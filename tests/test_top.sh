@@ -273,11 +273,26 @@ note "GC pauses: ghc-events $n_pauses, max $max_ns ns, total $total_ns ns; top m
 "$PYTHON" -c 'import sys; a, b, c, d = map(float, sys.argv[1:]); sys.exit(0 if abs(a * 1e6 - b) <= 1e-5 * b + 1 and abs(c * 1e9 - d) <= 1e-5 * d + 1 else 1)' \
     "$max_ms" "$max_ns" "$time_s" "$total_ns" \
     || fail "top --json: GC pause max $max_ms ms and total $time_s s, ghc-events $max_ns ns and $total_ns ns"
+# Time in GC: the share of the capabilities' time, never over 1: the
+# pauses ghc-events reads, summed over capabilities, over the run (its
+# last event's time) times the capabilities.
+read -r n_caps last_ns < <(awk '
+    /^ *[0-9]+: / { t = $1 + 0; if (t > m) m = t }
+    /^ *[0-9]+: cap [0-9]+: / { c[$3] = 1 }
+    END { n = 0; for (k in c) n++; printf "%d %d\n", n, m }' "$T/second.show")
+read -r frac frac_caps < <(json_get "$T/once.json" gc.time_frac gc.time_frac_caps)
+note "time in GC: top $frac of $frac_caps caps' time; ghc-events $total_ns ns / ($last_ns ns x $n_caps caps)"
+[ "$frac_caps" -eq "$n_caps" ] || fail "top --json: time in GC over $frac_caps caps, ghc-events shows $n_caps"
+"$PYTHON" -c 'import sys; f, t, l, n = map(float, sys.argv[1:]); w = t / (l * n); sys.exit(0 if 0 <= f <= 1 and abs(f - w) <= 1e-5 * w + 1e-9 else 1)' \
+    "$frac" "$total_ns" "$last_ns" "$n_caps" \
+    || fail "top --json: time in GC $frac, ghc-events gives $total_ns / ($last_ns x $n_caps)"
 
 "$ELS_SINK_TOOL" top --once "$LOG" >"$T/once.txt" 2>&1 </dev/null \
     || fail_showing "$T/once.txt" "top --once failed"
 grep -q $'\x1b' "$T/once.txt" && fail "top without a terminal wrote escape sequences"
 grep -qF "GC       $SHOWN_GC (" "$T/once.txt" || fail_showing "$T/once.txt" "top --once lacks the GC line"
+grep -qE "time in GC [0-9.]+% of $n_caps caps' time" "$T/once.txt" \
+    || fail_showing "$T/once.txt" "top --once does not say time in GC is a share of the $n_caps caps' time"
 
 # Stopped by SIGINT before its first interval, plain-lines top still ends
 # its output with a view of what it read.
