@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
 # test_top.sh: `eventlog-sink top`, the terminal monitor.
 #
-# Under tmux (a real terminal: send-keys, capture-pane), top follows the
+# First, without GHC: a hostile stream (ESC sequences, BEL, CR, DEL and C1
+# in the program's name, a message, a marker, a heap label, a cost centre
+# and a note) shows only in its safe form in top --once, --lines and the
+# full screen under tmux (the window title stays, none of the stream's
+# sequences in the bytes top wrote), while --json keeps the exact text;
+# and top started before a unix: socket exists connects when a listener
+# binds it (its directory watch, said in the view's source state) and
+# its first view holds the whole stream from the first event.
+#
+# Then, under tmux (a real terminal: send-keys, capture-pane), top follows the
 # file a running program writes with plain `+RTS -l` (the route of a
 # stock RTS: the file grows, top re-reads it), shows the same GC, thread,
 # user-message and marker counts as ghc-events reads from that file, and
 # starts over when the program runs again and replaces the file (a
 # restart); q quits it.  `top --once --json` on the file gives the same
-# figures, and the same GC pause maximum and total; without a terminal top prints plain lines.
+# figures, the same GC pause maximum and total, and time in GC as the
+# share of the capabilities' time (ghc-events' pauses summed over
+# capabilities / (last event's time x capabilities)); without a terminal
+# top prints plain lines.
 # Control keys: without --control a key says control is not enabled;
 # with --control against a -N2 program whose sink has control=1, i, t,
 # f, s, h and c+letter each send their command and the status line shows
-# the program's answer (flush, snapshot, the class toggle and the heap
-# census expect success when the program's help lists them, else the
-# unknown-command error), R restarts the stream (top shows run 2), X
-# then y stops it (top shows its end).  Skips without
-# tmux, GHC, ghc-events or the patched RTS.
+# the program's answer (every one must succeed: the patched RTS is
+# required, so a command missing from the program's help fails the
+# test), R restarts the stream (top shows run 2), X then y stops it (top
+# shows its end).  Skips without tmux, GHC, ghc-events or the patched RTS
+# (the parts before need only tmux and python3).
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
