@@ -8,7 +8,8 @@
  * when the bytes come in one piece (chunking never changes the figures);
  * every renderer (JSON, timeline, speedscope, Prometheus, terminal text)
  * produces text without NUL bytes, and the JSON ones start and end as
- * objects.  Built with the monitor's own source files.
+ * objects; the terminal text holds no control character but newlines
+ * (no ESC, DEL or C1: tools/safetext.c).  Built with the monitor's own source files.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include "../tools/monitor/model.c"
 #include "../tools/monitor/render.c"
 #include "../tools/monitor/strbuf.c"
+#include "../tools/safetext.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -63,6 +65,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sb_clear(&a);
     mon_model_text(two, &a, 80);
     model_fuzz_text(&a, false);
+    for (size_t i = 0; i < a.len; i++) {
+        unsigned char ch = (unsigned char)a.p[i];
+        FUZZ_CHECK(ch >= 0x20 ? ch != 0x7f : ch == '\n', "control byte in terminal text");
+        /* C1 controls as UTF-8 (U+0080..U+009F). */
+        FUZZ_CHECK(!(ch == 0xc2 && i + 1 < a.len && (unsigned char)a.p[i + 1] >= 0x80
+                     && (unsigned char)a.p[i + 1] <= 0x9f), "C1 control in terminal text");
+    }
     sb_free(&a);
     sb_free(&b);
     mon_model_free(one);

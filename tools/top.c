@@ -45,9 +45,16 @@ static void top_usage(FILE *out)
 "\n"
 "SPEC|FILE is unix:PATH or tcp:[HOST:]PORT (a sink serving consumers),\n"
 "fifo:PATH, or a file (file:PATH or a path), followed as it grows, as a\n"
-"stock `+RTS -l` writes it.  When the stream ends or the file is\n"
-"replaced or truncated (the program restarted), the view starts over\n"
-"with the new run.\n"
+"stock `+RTS -l` writes it.  A unix: socket or a file that does not\n"
+"exist yet is watched for and read as soon as it appears.  When the\n"
+"stream ends or the file is replaced or truncated (the program\n"
+"restarted), the view starts over with the new run.\n"
+"\n"
+"Time in GC is the share of the capabilities' time spent in GC pauses\n"
+"(pauses summed over capabilities / (interval x capabilities)).  Text\n"
+"from the stream or the program (names, messages, markers, labels,\n"
+"answers) is shown with control characters escaped (\\u{1B}, \\xHH);\n"
+"--json keeps it exact.\n"
 "\n"
 "Options:\n"
 "  --once           print one view and exit: a file is read to its\n"
@@ -138,7 +145,8 @@ static void top_render(struct mon_model *m, bool json, bool ansi,
     fflush(stdout);
 }
 
-/* Run an action; its answer goes to the status line. */
+/* Run an action; its answer goes to the status line, in its safe form
+ * (what the program sends never reaches the terminal raw). */
 static void top_act(struct mon_control *mc, struct top_keys *k,
                     const char *action, const char *arg)
 {
@@ -244,7 +252,11 @@ int top_main(int argc, char **argv)
         return c;
     }
     struct top_keys keys_state = { 0 };
-    snprintf(keys_state.line, sizeof keys_state.line, "control: %s", mc.state);
+    struct strbuf st = { 0 };
+    mon_control_state_text(&mc, &st);
+    snprintf(keys_state.line, sizeof keys_state.line, "control: %s",
+             st.failed || st.p == NULL ? "?" : st.p);
+    sb_free(&st);
     mon_catch_stop_signals();
 
     bool ansi = !json && !once && !lines && isatty(STDOUT_FILENO);
@@ -289,6 +301,11 @@ int top_main(int argc, char **argv)
         uint64_t wait = next_tick - now;
         if ((mon_source_is_file(&src) || mon_source_fd(&src) < 0) && wait > 200)
             wait = 200;
+        /* A source waiting for its path retries sooner (source.c's Note
+         * [Waiting for a path]). */
+        uint64_t src_wait = mon_source_wait_ms(&src, now);
+        if (src_wait < wait)
+            wait = src_wait;
         if (more)
             wait = 0;           /* the source has more: read on after a look */
         struct pollfd pfd[2] = {

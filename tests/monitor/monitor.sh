@@ -104,6 +104,20 @@ control_has() {
     grep -qE "(^help: |, )$3(,|\$)" "$T/$1.help"
 }
 
+# control_must_have NAME SOCKET COMMAND...: the program at SOCKET lists
+# every COMMAND in its answer to help, or the test fails: with the
+# patched RTS and the library's runtime-control parts (what these tests
+# require) every command the monitor offers must work, so a missing one
+# is a failure, not an "unknown command" to expect.
+control_must_have() {
+    local name=$1 sock=$2 c
+    shift 2
+    for c in "$@"; do
+        control_has "$name" "$sock" "$c" \
+            || fail_showing "$T/$name.help" "$name: the program's control lacks '$c'"
+    done
+}
+
 # wait_all_markers NAME PHASES: wait until serve has seen every marker of
 # the program's run (2 per phase and "work done").
 wait_all_markers() {

@@ -225,6 +225,44 @@ static void test_tcp_secret(void)
     CHECK_INT(els_writer_close(w), ==, 0);
 }
 
+/* A program (or whoever holds its socket) answering with ESC sequences:
+ * the status line's text shows them in their safe form, the JSON the
+ * exact text. */
+#define EVIL_ANSWER "\x1b]2;pwned\x07" "done\x1b[2J\r\n\x7f\xc2\x9b"
+
+static int evil_flush(void *user, const char *args, char *out, size_t len)
+{
+    (void)user;
+    (void)args;
+    snprintf(out, len, "%s", EVIL_ANSWER);
+    return 0;
+}
+
+static void test_answer_shown_safely(void)
+{
+    CHECK_INT(els_control_register("fake", 3, "flush", evil_flush, NULL), ==, 0);
+    char spec[600];
+    struct els_writer *w = open_writer(spec, sizeof spec);
+    static struct mon_control mc;
+    CHECK_INT(mon_control_init(&mc, "test", spec, NULL), ==, 0);
+    struct mon_ctl_result r;
+    struct strbuf sb = { 0 };
+    CHECK_INT(mon_control_run(&mc, "flush", "", &r), ==, 0);
+    const char *t = text_of(&r, &sb);
+    for (const char *p = t; *p != '\0'; p++)
+        CHECK_MSG((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f,
+                  "byte 0x%02x in the status text: %s", (unsigned char)*p, t);
+    CHECK_STR(t, "flush: ok: \\u{1B}]2;pwned\\u{07}done\\u{1B}[2J\\r\\n"
+                 "\\u{7F}\\u{9B}");
+    sb_clear(&sb);
+    mon_control_result_json(&r, &sb);
+    CHECK_CONTAINS(sb.p, "\"result\":\"\\u001b]2;pwned\\u0007done\\u001b[2J"
+                         "\\u000d\\u000a\\u007f\xc2\x9b\"");
+    sb_free(&sb);
+    mon_control_close(&mc);
+    CHECK_INT(els_writer_close(w), ==, 0);
+}
+
 static void test_off(void)
 {
     static struct mon_control mc;
@@ -242,6 +280,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(test_allowlist),
     CHECK_CASE(test_tcp_secret),
     CHECK_CASE(test_off),
+    CHECK_CASE(test_answer_shown_safely),
 };
 
 CHECK_MAIN(cases)

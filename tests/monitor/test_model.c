@@ -12,10 +12,17 @@
  * sample, cost-centre samples (top-N and the speedscope export), the
  * program's name and pid in the Prometheus labels, restarts, resets, a
  * run long enough to coarsen the timeline, and a malformed stream.
+ * Hostile streams: ESC sequences in every string the terminal view shows
+ * reach it only in their safe form (the JSON keeps them exactly);
+ * 120,000 thread ids chosen to collide under the model's first hash cost
+ * no more table probes than sequential ids (counted, not timed); a flood
+ * of cost centres with names of the largest size keeps the model's
+ * memory (its own count and malloc's) within its stated bound.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,6 +469,296 @@ static void many_threads_long_run(void)
     evgen_free(&b);
 }
 
+/* ------------------------------------------------------------------------
+ * Time in GC: a share of the capabilities' time (Note [Time in GC])
+ * ------------------------------------------------------------------------ */
+
+/* The JSON's gc.time_frac. */
+static double gc_time_frac(const struct mon_model *m)
+{
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    const char *p = strstr(sb.p, "\"time_frac\":");
+    CHECK(p != NULL);
+    double v = strtod(p + strlen("\"time_frac\":"), NULL);
+    sb_free(&sb);
+    return v;
+}
+
+static void gc_time_share(void)
+{
+    /* Two capabilities in the same GC from 10 to 100 ms, the run's last
+     * event at 100 ms: 180 ms of pauses, as ghc-events sums GC_START to
+     * GC_END per capability, over 2 x 100 ms of capability time (it was
+     * shown as 180%). */
+    struct evgen_buf b = header();
+    block(&b, 0, 0);
+    ev_thread(&b, 0, 0, 1);
+    ev(&b, 9, 10 * MS);
+    ev(&b, 10, 100 * MS);
+    block(&b, 1, 0);
+    ev(&b, 9, 10 * MS);
+    ev(&b, 10, 100 * MS);
+    end_block(&b);
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 0, true);
+    double frac = gc_time_frac(m);
+    printf("# whole run: time_frac %g (ghc-events: 180 ms / (100 ms x 2 caps))\n", frac);
+    CHECK(frac > 0.8999 && frac < 0.9001);
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"time_s\":0.18,\"time_frac\":0.9,\"time_frac_caps\":2");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "time in GC 90.0% of 2 caps' time (0.18 s summed)");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+
+    /* Live intervals: a pause open at the first tick counts up to then;
+     * the second counts only the rest (it counted the whole 100 ms pause
+     * in the second 50 ms interval: 200%). */
+    b = header();
+    block(&b, 0, 0);
+    ev(&b, 9, 0);
+    block(&b, 1, 0);
+    ev_thread(&b, 0, 50 * MS, 1);
+    end_block(&b);
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 50 * MS, false);
+    double first = gc_time_frac(m);
+    b.len = 0;
+    block(&b, 0, 50 * MS);
+    ev(&b, 10, 100 * MS);
+    block(&b, 1, 50 * MS);
+    ev_thread(&b, 0, 100 * MS, 2);
+    end_block(&b);
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 50 * MS, false);
+    double second = gc_time_frac(m);
+    printf("# intervals: time_frac %g then %g\n", first, second);
+    CHECK(first > 0.4999 && first < 0.5001);
+    CHECK(second > 0.4999 && second < 0.5001);
+
+    /* A capability's block arriving late, with a pause that lies in an
+     * interval already shown: no share above 1. */
+    b.len = 0;
+    block(&b, 1, 0);
+    ev(&b, 9, 0);
+    ev(&b, 10, 100 * MS);
+    block(&b, 0, 100 * MS);
+    ev_thread(&b, 0, 110 * MS, 3);
+    end_block(&b);
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 10 * MS, false);
+    double late = gc_time_frac(m);
+    printf("# late block: time_frac %g\n", late);
+    CHECK(late >= 0 && late <= 1);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* ------------------------------------------------------------------------
+ * Hostile text: nothing a stream sends reaches the terminal raw
+ * ------------------------------------------------------------------------ */
+
+/* Every string the terminal view shows, each carrying ESC sequences (a
+ * clear screen, a window title, a cursor query that makes the terminal
+ * answer on stdin), BEL, CR, DEL, a raw C1 byte and C1 as UTF-8. */
+#define EVIL_MSG "\x1b[2J\x1b[Hgone\r\x7f\xc2\x9b" "6n"
+#define EVIL_MARK "\x1b]2;title\x07 start"
+#define EVIL_PROG "\x1b]0;pwned\x07" "evil\x9b" "2J"
+#define EVIL_LABEL "\x1b[31mRED"
+#define EVIL_CC "\x1b[6n"
+#define EVIL_NOTE "eventlog-sink: \x1b[?1049l note"
+
+static struct evgen_buf hostile_run(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    ev(&b, 30, 0);
+    static const char args[] = "/usr/bin/" EVIL_PROG "\0+RTS";
+    evgen_u16(&b, (uint16_t)(4 + sizeof args));
+    evgen_u32(&b, 1);
+    evgen_put(&b, args, sizeof args);
+    ev_cc(&b, 1, EVIL_CC, "Main");
+    ev_text(&b, 16, 0, EVIL_NOTE);
+    block(&b, 0, 0);
+    ev_text(&b, 19, 1 * MS, EVIL_MSG);
+    ev_text(&b, 58, 2 * MS, EVIL_MARK);
+    static const uint32_t ids[] = { 1 };
+    ev_sample(&b, 3 * MS, 1, ids);
+    ev(&b, 162, 4 * MS);
+    evgen_u64(&b, 1);
+    ev(&b, 164, 4 * MS);
+    evgen_u16(&b, (uint16_t)(1 + 8 + sizeof EVIL_LABEL));
+    uint8_t prof = 1;
+    evgen_put(&b, &prof, 1);
+    evgen_u64(&b, 300);
+    evgen_put(&b, EVIL_LABEL, sizeof EVIL_LABEL);
+    ev(&b, 165, 4 * MS);
+    evgen_u64(&b, 1);
+    end_block(&b);
+    return b;
+}
+
+static void terminal_text_is_safe(void)
+{
+    struct evgen_buf b = hostile_run();
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    mon_model_tick(m, 0, true);
+    struct strbuf sb = { 0 };
+    mon_model_text(m, &sb, 120);
+    CHECK(!sb.failed && sb.p != NULL);
+    /* Every hostile string is ASCII but for its C1 bytes, so the safe
+     * text is all printable ASCII and newlines. */
+    for (size_t i = 0; i < sb.len; i++) {
+        unsigned char c = (unsigned char)sb.p[i];
+        CHECK_MSG(c == '\n' || (c >= 0x20 && c < 0x7f),
+                  "byte 0x%02x at %zu of the terminal text:\n%s", c, i, sb.p);
+    }
+    CHECK_CONTAINS(sb.p, "top: \\u{1B}]0;pwned\\u{07}evil\\x9B2J pid");
+    CHECK_CONTAINS(sb.p, "\\u{1B}[2J\\u{1B}[Hgone\\r\\u{7F}\\u{9B}6n");
+    CHECK_CONTAINS(sb.p, "\\u{1B}]2;title\\u{07} start");
+    CHECK_CONTAINS(sb.p, "\\u{1B}[31mRED");
+    CHECK_CONTAINS(sb.p, "\\u{1B}[6n");
+    CHECK_CONTAINS(sb.p, "Last note: eventlog-sink: \\u{1B}[?1049l note");
+
+    /* JSON keeps the exact text (escaped as JSON). */
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"program\":{\"name\":\"\\u001b]0;pwned\\u0007evil\\ufffd2J\"");
+    CHECK_CONTAINS(sb.p, "\"text\":\"\\u001b[2J\\u001b[Hgone\\u000d\\u007f\xc2\x9b" "6n\"");
+    CHECK_CONTAINS(sb.p, "\"text\":\"\\u001b]2;title\\u0007 start\"");
+    CHECK_CONTAINS(sb.p, "{\"label\":\"\\u001b[31mRED\"");
+    CHECK_CONTAINS(sb.p, "{\"cc\":\"\\u001b[6n\"");
+    CHECK_CONTAINS(sb.p, "\"text\":\"eventlog-sink: \\u001b[?1049l note\"");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* ------------------------------------------------------------------------
+ * Chosen keys: Note [Stream-chosen keys] in model.c
+ * ------------------------------------------------------------------------ */
+
+#define FLOOD_THREADS 120000
+
+/* Slots looked at to create n threads with the ids ids[0..n). */
+static uint64_t probes_for(const uint32_t *ids, size_t n)
+{
+    struct evgen_buf b = header();
+    block(&b, 0, 0);
+    for (size_t i = 0; i < n; i++)
+        ev_thread(&b, 0, 0, ids[i]);
+    end_block(&b);
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    struct mon_summary s;
+    mon_model_summary(m, &s);
+    CHECK_U64(s.threads_alive, ==, n);
+    CHECK_U64(s.threads_untracked, ==, 0);
+    mon_model_free(m);
+    evgen_free(&b);
+    return s.probes;
+}
+
+static void chosen_thread_ids(void)
+{
+    /* The ids the model's first hash (id * 2654435761 mod 2^32, the
+     * table's low bits) sends to slots 0..7 of every table size up to
+     * 2^18: one cluster of 120,000, about 7 * 10^9 probes (20 s). */
+    const uint32_t k = 2654435761u;
+    uint32_t kinv = k;                  /* Newton: k * kinv = 1 mod 2^32 */
+    for (int i = 0; i < 5; i++)
+        kinv *= 2u - k * kinv;
+    CHECK_U64((uint64_t)(uint32_t)(k * kinv), ==, 1);
+    uint32_t *chosen = malloc(FLOOD_THREADS * sizeof *chosen);
+    uint32_t *seq = malloc(FLOOD_THREADS * sizeof *seq);
+    CHECK(chosen != NULL && seq != NULL);
+    size_t n = 0;
+    for (uint32_t t = 0; t < 16384 && n < FLOOD_THREADS; t++)
+        for (uint32_t v = 0; v < 8 && n < FLOOD_THREADS; v++) {
+            uint32_t id = (v + (t << 18)) * kinv;
+            if (id == 0)
+                continue;
+            CHECK_U64(((uint32_t)(id * k)) & ((1u << 18) - 1), <, 8);
+            chosen[n++] = id;
+        }
+    CHECK_U64(n, ==, FLOOD_THREADS);
+    for (uint32_t i = 0; i < FLOOD_THREADS; i++)
+        seq[i] = i + 1;
+    uint64_t p_seq = probes_for(seq, FLOOD_THREADS);
+    uint64_t p_chosen = probes_for(chosen, FLOOD_THREADS);
+    printf("# %d threads: %" PRIu64 " probes with sequential ids, %" PRIu64
+           " with chosen ids\n", FLOOD_THREADS, p_seq, p_chosen);
+    CHECK_U64(p_chosen, <=, 3 * p_seq);
+    free(chosen);
+    free(seq);
+}
+
+/* Bytes malloc has handed out and not had back (glibc). */
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static void cost_centre_flood(void)
+{
+    /* 70,000 distinct cost centres (ids past the cap too), 500 of them
+     * with names of the largest size an event holds, the others of 200
+     * bytes: what the model keeps stays within its stated bound, and
+     * what it refused or cut is counted. */
+    static char big[32000], mid[201];
+    memset(big, 'L', sizeof big - 1);
+    memset(mid, 'm', sizeof mid - 1);
+    struct mon_model *m;
+    size_t before = heap_in_use();
+    CHECK_OK(mon_model_new(&m));
+    struct evgen_buf b = header();
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    uint64_t fed = 0;
+    for (uint32_t id = 0; id < 70000; id++) {
+        b.len = 0;
+        char *name = id < 500 ? big : mid;
+        size_t len = id < 500 ? sizeof big - 1 : sizeof mid - 1;
+        snprintf(name, 12, "%010" PRIu32, id);
+        name[10] = 'x';
+        ev_cc(&b, id, name, name);
+        CHECK_OK(mon_model_feed(m, b.p, b.len));
+        fed += b.len;
+        (void)len;
+    }
+    evgen_free(&b);
+    struct mon_summary s;
+    mon_model_summary(m, &s);
+    /* (Under ASan malloc's figures stay 0: only the model's count is
+     * checked there.) */
+    size_t after = heap_in_use(), used = after > before ? after - before : 0;
+    printf("# %" PRIu64 " bytes of cost-centre definitions: the model holds %zu"
+           " bytes by its count, malloc %zu more in use; stated bound %zu;"
+           " refused %" PRIu64 ", names cut %" PRIu64 "\n", fed, s.memory, used,
+           mon_model_memory_max(), s.ccs_refused, s.strings_cut);
+    CHECK_U64(s.memory, <=, mon_model_memory_max());
+    CHECK_U64(used, <=, mon_model_memory_max());
+    CHECK_U64(s.strings_cut, >=, 2 * 500);
+    CHECK_U64(s.ccs_refused, >=, 70000 - 65536);
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"cost_centres_refused\":");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "Refused  threads untracked 0  cost centres ");
+    sb_free(&sb);
+    mon_model_free(m);
+}
+
 static void json_strings_escaped(void)
 {
     struct strbuf sb = { 0 };
@@ -485,6 +782,10 @@ static const struct check_case cases[] = {
     CHECK_CASE(malformed),
     CHECK_CASE(many_threads_long_run),
     CHECK_CASE(json_strings_escaped),
+    CHECK_CASE(terminal_text_is_safe),
+    CHECK_CASE(chosen_thread_ids),
+    CHECK_CASE(gc_time_share),
+    CHECK_CASE(cost_centre_flood),
 };
 
 CHECK_MAIN(cases)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
+#include "../safetext.h"
 #include "../tool.h"
 #include "control.h"
 
@@ -171,12 +172,32 @@ bool mon_control_ready(struct mon_control *mc)
     return mc->conn.fd >= 0;
 }
 
+/* The program's answer (or a reason naming what it sent) in its safe
+ * form (tools/safetext.h): a line for a terminal, whatever the peer
+ * answered. */
+static void mon_control_safe(struct strbuf *sb, const char *s)
+{
+    char c[SAFETEXT_CHAR_MAX];
+    size_t n = strlen(s), i = 0;
+    while (i < n) {
+        size_t l;
+        i += safetext_char(s + i, n - i, c, &l);
+        sb_put(sb, c, l);
+    }
+}
+
 void mon_control_result_text(const struct mon_ctl_result *r, struct strbuf *sb)
 {
     if (r->status == 0)
-        sb_printf(sb, "%s: ok%s%s", r->action, r->text[0] ? ": " : "", r->text);
+        sb_printf(sb, "%s: ok%s", r->action, r->text[0] ? ": " : "");
     else
-        sb_printf(sb, "%s: %s: %s", r->action, els_err_name(r->status), r->text);
+        sb_printf(sb, "%s: %s: ", r->action, els_err_name(r->status));
+    mon_control_safe(sb, r->text);
+}
+
+void mon_control_state_text(const struct mon_control *mc, struct strbuf *sb)
+{
+    mon_control_safe(sb, mc->state);
 }
 
 void mon_control_result_json(const struct mon_ctl_result *r, struct strbuf *sb)

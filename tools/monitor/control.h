@@ -67,8 +67,12 @@ void mon_control_close(struct mon_control *mc);
 int mon_control_run(struct mon_control *mc, const char *action,
                     const char *arg, struct mon_ctl_result *r);
 
-/* "flush: ok" / "flush: ELS_EINVAL: unknown command ..." (one line). */
+/* "flush: ok" / "flush: ELS_EINVAL: unknown command ..." (one line, for
+ * a terminal: the program's text in its safe form, tools/safetext.h). */
 void mon_control_result_text(const struct mon_ctl_result *r, struct strbuf *sb);
+/* The session's state in words, as mon_control_result_text() shows
+ * text (it may quote what the program sent). */
+void mon_control_state_text(const struct mon_control *mc, struct strbuf *sb);
 /* {"action":..,"command":..,"ok":..,"status":N,"error":NAME|null,"result":..} */
 void mon_control_result_json(const struct mon_ctl_result *r, struct strbuf *sb);
 /* {"enabled":..,"ready":..,"state":..,"actions":[..],"classes":"sgnpfu",

@@ -9,12 +9,18 @@
  * the capability's timeline, a row of bins whose width doubles whenever
  * the run outgrows MON_BINS bins (the whole run stays visible at bounded
  * memory).  Nothing here does I/O; the renderers are in render.c.
+ * See Note [Stream-chosen keys] for what bounds memory and work when
+ * the stream is hostile.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
@@ -189,6 +195,7 @@ static struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
         c->bins = calloc(MON_BINS, sizeof *c->bins);
         if (c->bins == NULL)
             return NULL;
+        m->mem += MON_BINS * sizeof *c->bins;
         c->seen = true;
         if ((unsigned)cap + 1 > m->ncaps)
             m->ncaps = (unsigned)cap + 1;
@@ -210,9 +217,94 @@ static void mon_cap_set(struct mon_model *m, struct mon_cap *c,
  * Threads
  * ------------------------------------------------------------------------ */
 
+/* Note [Stream-chosen keys]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Thread ids, cost-centre ids and every string come from the stream, and
+ * whoever can reach the socket top or serve reads chooses them.  So:
+ *
+ *  - The thread table hashes ids with SipHash-1-3 under a key drawn from
+ *    getrandom() once per process.  With a fixed hash (it was id *
+ *    2654435761) ids can be chosen to land in one cluster: 120,000
+ *    thread creations took 20 s instead of 0.1 s, in serve's only loop.
+ *    Without the key an attacker cannot aim, so probes per lookup stay
+ *    what random ids give.  (m->probes counts them for the tests.)
+ *  - Every table has a cap and every stored string a length limit:
+ *    threads MON_THREADS_MAX slots, cost centres ids below MON_CCS_MAX,
+ *    their names MON_CC_NAME bytes each and MON_CC_TEXT_MAX bytes in
+ *    all, heap labels MON_LABELS entries of MON_TEXT bytes.  What does
+ *    not fit is counted (threads_untracked, ccs_refused, strings_cut),
+ *    shown by the views, never silently lost.  mon_model_memory() adds
+ *    up what the model holds; MON_MEMORY_MAX bounds it.
+ *  - Work per event is bounded by a constant: no event walks a table
+ *    (a heap sample by cost centre starts a new generation instead of
+ *    clearing every cost centre's figure).
+ */
+
+#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+
+/* SipHash-1-3 of one 64-bit word under key k (Aumasson and Bernstein;
+ * the 1-3 rounds variant Rust's and Python's hash tables use). */
+static uint64_t mon_siphash13(const uint64_t k[2], uint64_t w)
+{
+    uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull,
+             v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
+#define MON_SIPROUND do { \
+        v0 += v1; v1 = ROTL64(v1, 13); v1 ^= v0; v0 = ROTL64(v0, 32); \
+        v2 += v3; v3 = ROTL64(v3, 16); v3 ^= v2; \
+        v0 += v3; v3 = ROTL64(v3, 21); v3 ^= v0; \
+        v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32); \
+    } while (0)
+    const uint64_t b = (uint64_t)8 << 56;   /* 8 bytes, no tail */
+    v3 ^= w; MON_SIPROUND; v0 ^= w;
+    v3 ^= b; MON_SIPROUND; v0 ^= b;
+    v2 ^= 0xff;
+    MON_SIPROUND; MON_SIPROUND; MON_SIPROUND;
+#undef MON_SIPROUND
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* The process's hash key, drawn once (top and serve are one thread;
+ * the fuzz target and the tests too).  Without getrandom() (an old
+ * kernel, a sandbox), /dev/urandom; without that, the clock, the pid
+ * and an address: weaker, but still not known to a remote stream. */
+static uint64_t mon_key[2];
+static bool mon_keyed;
+
+static void mon_key_init(void)
+{
+    if (mon_keyed)
+        return;
+    uint8_t b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = getrandom(b + got, sizeof b - got, GRND_NONBLOCK);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got < sizeof b) {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        got = 0;
+        if (fd >= 0) {
+            ssize_t n = read(fd, b, sizeof b);
+            got = n > 0 ? (size_t)n : 0;
+            close(fd);
+        }
+    }
+    if (got < sizeof b) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t x[2] = { (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 32,
+                          (uint64_t)getpid() ^ (uint64_t)(uintptr_t)&ts };
+        memcpy(b, x, sizeof b);
+    }
+    memcpy(mon_key, b, sizeof mon_key);
+    mon_keyed = true;
+}
+
 static uint32_t mon_hash(uint32_t id)
 {
-    return id * 2654435761u;
+    return (uint32_t)mon_siphash13(mon_key, id);
 }
 
 static struct mon_thread *mon_thread_find(struct mon_model *m, uint32_t id)
@@ -221,6 +313,7 @@ static struct mon_thread *mon_thread_find(struct mon_model *m, uint32_t id)
         return NULL;
     uint32_t mask = m->threads_cap - 1;
     for (uint32_t i = mon_hash(id) & mask;; i = (i + 1) & mask) {
+        m->probes++;
         if (m->threads[i].id == id)
             return &m->threads[i];
         if (m->threads[i].id == 0)
@@ -240,10 +333,11 @@ static bool mon_thread_grow(struct mon_model *m)
         if (m->threads[j].id == 0)
             continue;
         uint32_t i = mon_hash(m->threads[j].id) & (ncap - 1);
-        while (t[i].id != 0)
+        while (m->probes++, t[i].id != 0)
             i = (i + 1) & (ncap - 1);
         t[i] = m->threads[j];
     }
+    m->mem += ((size_t)ncap - m->threads_cap) * sizeof *t;
     free(m->threads);
     m->threads = t;
     m->threads_cap = ncap;
@@ -266,7 +360,7 @@ static void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state)
         return;
     }
     uint32_t mask = m->threads_cap - 1, i = mon_hash(id) & mask;
-    while (m->threads[i].id != 0)
+    while (m->probes++, m->threads[i].id != 0)
         i = (i + 1) & mask;
     m->threads[i].id = id;
     m->threads[i].state = state;
@@ -284,6 +378,7 @@ static void mon_thread_del(struct mon_model *m, uint32_t id)
     /* Backward shift: move later entries of the cluster into the hole
      * when their home slot is not between the hole and them. */
     for (uint32_t j = (i + 1) & mask; m->threads[j].id != 0; j = (j + 1) & mask) {
+        m->probes++;
         uint32_t home = mon_hash(m->threads[j].id) & mask;
         bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
         if (!stays) {
@@ -370,8 +465,11 @@ static void mon_marker(struct mon_model *m, const struct els_event *ev,
 
 static struct mon_cc *mon_cc(struct mon_model *m, uint32_t id, bool create)
 {
-    if (id >= MON_CCS_MAX)
+    if (id >= MON_CCS_MAX) {
+        if (create)
+            m->ccs_refused++;
         return NULL;
+    }
     if (id >= m->nccs) {
         if (!create)
             return NULL;
@@ -382,6 +480,7 @@ static struct mon_cc *mon_cc(struct mon_model *m, uint32_t id, bool create)
         if (c == NULL)
             return NULL;
         memset(c + m->nccs, 0, (n - m->nccs) * sizeof *c);
+        m->mem += (size_t)(n - m->nccs) * sizeof *c;
         m->ccs = c;
         m->nccs = n;
     }
@@ -400,14 +499,34 @@ static bool mon_cstr(const uint8_t **p, const uint8_t *end, struct els_str *s)
     return true;
 }
 
-static char *mon_strdup(struct els_str s)
+/* A copy of a cost centre's name, cut to MON_CC_NAME bytes (counted in
+ * strings_cut); NULL when out of memory. */
+static char *mon_cc_strdup(struct mon_model *m, struct els_str s)
 {
-    char *d = malloc(s.len + 1);
+    size_t n = s.len;
+    if (n > MON_CC_NAME) {
+        n = MON_CC_NAME;
+        m->strings_cut++;
+    }
+    char *d = malloc(n + 1);
     if (d != NULL) {
-        memcpy(d, s.ptr, s.len);
-        d[s.len] = '\0';
+        memcpy(d, s.ptr, n);
+        d[n] = '\0';
+        m->cc_text += MON_CC_CHARGE(n);
+        m->mem += MON_CC_CHARGE(n);
     }
     return d;
+}
+
+static void mon_cc_strfree(struct mon_model *m, char **s)
+{
+    if (*s == NULL)
+        return;
+    size_t n = MON_CC_CHARGE(strlen(*s));
+    m->cc_text -= n;
+    m->mem -= n;
+    free(*s);
+    *s = NULL;
 }
 
 static void mon_prof_cc(struct mon_model *m, const struct els_event *ev)
@@ -423,10 +542,16 @@ static void mon_prof_cc(struct mon_model *m, const struct els_event *ev)
     struct mon_cc *c = mon_cc(m, id, true);
     if (c == NULL)
         return;
-    free(c->label);
-    free(c->module);
-    c->label = mon_strdup(label);
-    c->module = mon_strdup(module);
+    mon_cc_strfree(m, &c->label);
+    mon_cc_strfree(m, &c->module);
+    size_t need = MON_CC_CHARGE(label.len < MON_CC_NAME ? label.len : MON_CC_NAME)
+                + MON_CC_CHARGE(module.len < MON_CC_NAME ? module.len : MON_CC_NAME);
+    if (m->cc_text + need > MON_CC_TEXT_MAX) {
+        m->ccs_refused++;   /* shown as "?" */
+        return;
+    }
+    c->label = mon_cc_strdup(m, label);
+    c->module = mon_cc_strdup(m, module);
 }
 
 static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
@@ -441,6 +566,7 @@ static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
         m->samples = calloc(MON_SAMPLES, sizeof *m->samples);
         if (m->samples == NULL)
             return;
+        m->mem += MON_SAMPLES * sizeof *m->samples;
     }
     struct mon_sample *s = &m->samples[m->prof_samples % MON_SAMPLES];
     s->t = ev->time;
@@ -466,10 +592,14 @@ static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
     if (c == NULL)
         return;
     if (!m->sample_by_cc) {
-        /* First cost-centre entry of this sample: clear the last one's. */
-        for (uint32_t i = 0; i < m->nccs; i++)
-            m->ccs[i].heap = 0;
+        /* First cost-centre entry of this sample: the last sample's
+         * figures become stale at once (see Note [Stream-chosen keys]). */
+        m->heap_gen++;
         m->sample_by_cc = true;
+    }
+    if (c->heap_gen != m->heap_gen) {
+        c->heap = 0;
+        c->heap_gen = m->heap_gen;
     }
     c->heap += res;
 }
@@ -602,6 +732,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
             if (c->gc_start != 0 && ev->time >= c->gc_start) {
                 uint64_t p = ev->time - c->gc_start;
                 m->gc_ns += p;
+                c->gc_pause_ns += p;
                 gb->gc_ns += p;
                 if (p > m->pause_max)
                     m->pause_max = p;
@@ -755,8 +886,23 @@ static void mon_clear_run(struct mon_model *m)
     free(m->gbins);
 }
 
+size_t mon_model_memory(const struct mon_model *m)
+{
+    return sizeof *m + MON_BINS * sizeof *m->gbins + m->mem;
+}
+
+size_t mon_model_memory_max(void)
+{
+    return sizeof(struct mon_model) + MON_BINS * sizeof(struct mon_gbin)
+         + (size_t)MON_MAX_CAPS * MON_BINS * sizeof(struct mon_bin)
+         + (size_t)MON_THREADS_MAX * sizeof(struct mon_thread)
+         + (size_t)MON_CCS_MAX * sizeof(struct mon_cc) + MON_CC_TEXT_MAX
+         + (size_t)MON_SAMPLES * sizeof(struct mon_sample);
+}
+
 int mon_model_new(struct mon_model **out)
 {
+    mon_key_init();
     struct mon_model *m = calloc(1, sizeof *m);
     if (m == NULL)
         return ELS_ENOMEM;
@@ -856,6 +1002,32 @@ static void mon_cap_upto(const struct mon_cap *c, uint64_t t, uint64_t *run,
     }
 }
 
+/* Note [Time in GC]
+ * ~~~~~~~~~~~~~~~~~
+ * "Time in GC" is the share of the capabilities' time spent in GC
+ * pauses over the interval: the pause time (GC_START to GC_END, per
+ * capability, as ghc-events reads it) summed over capabilities, divided
+ * by the interval times the capabilities seen.  It was the sum divided
+ * by the interval alone, which exceeds 100% as soon as several
+ * capabilities post GC_START and GC_END for the same collection (a
+ * parallel GC; the README's own screenshot showed 103.5%).
+ * Each capability's part is clipped to the interval: a pause still open
+ * counts up to now, and one that ends in a later interval counts there
+ * only what that interval has not already counted; a block that arrives
+ * late (capabilities' blocks come out of order) never makes a share
+ * exceed 1.  Over a whole saved run every pause is closed, so the figure
+ * is exactly ghc-events' sum / (last event's time x capabilities).
+ * The same clipping keeps each capability's util and gc shares <= 1. */
+
+/* (now - prev) / span clipped to [0, 1]. */
+static double mon_share(uint64_t now, uint64_t prev, uint64_t span)
+{
+    if (span == 0 || now <= prev)
+        return 0;
+    uint64_t d = now - prev;
+    return d >= span ? 1.0 : (double)d / (double)span;
+}
+
 void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
 {
     double dt = whole_run ? (double)m->now / 1e9 : (double)wall_ns / 1e9;
@@ -868,7 +1040,7 @@ void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
         for (unsigned i = 0; i < m->nccs; i++)
             m->ccs[i].prev_samples = 0;
         for (unsigned c = 0; c < m->ncaps; c++)
-            m->caps[c].prev_run = m->caps[c].prev_gc = 0;
+            m->caps[c].prev_run = m->caps[c].prev_gc = m->caps[c].prev_pause = 0;
     }
     m->interval_s = dt;
     double inv = dt > 0 ? 1.0 / dt : 0;
@@ -884,23 +1056,32 @@ void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
     m->rate_bytes = (double)(m->bytes - m->prev_bytes) * inv;
 
     /* Utilisation in event time: the share of [since, now] each
-     * capability spent running or in GC. */
+     * capability spent running or in GC.  See Note [Time in GC]. */
     uint64_t span = m->now > since ? m->now - since : 0;
-    uint64_t sp[7] = { 0 };
+    uint64_t sp[7] = { 0 }, pause = 0;
+    unsigned caps = 0;
     for (unsigned c = 0; c < m->ncaps; c++) {
         struct mon_cap *cp = &m->caps[c];
         if (!cp->seen)
             continue;
+        caps++;
         uint64_t run, gc;
         mon_cap_upto(cp, m->now, &run, &gc);
-        cp->util = span ? (double)(run - cp->prev_run) / (double)span : 0;
-        cp->gc_frac = span ? (double)(gc - cp->prev_gc) / (double)span : 0;
-        cp->prev_run = run;
-        cp->prev_gc = gc;
+        cp->util = mon_share(run, cp->prev_run, span);
+        cp->gc_frac = mon_share(gc, cp->prev_gc, span);
+        cp->prev_run = run > cp->prev_run ? run : cp->prev_run;
+        cp->prev_gc = gc > cp->prev_gc ? gc : cp->prev_gc;
+        uint64_t p = cp->gc_pause_ns;
+        if (cp->gc_start != 0 && m->now > cp->gc_start)
+            p += m->now - cp->gc_start;
+        uint64_t d = p > cp->prev_pause ? p - cp->prev_pause : 0;
+        pause += d < span ? d : span;
+        cp->prev_pause = p > cp->prev_pause ? p : cp->prev_pause;
         for (int k = 0; k < 7; k++)
             sp[k] += cp->sp[k];
     }
-    m->gc_frac = span && m->ncaps ? (double)(m->gc_ns - m->prev_gc_ns) / (double)span : 0;
+    m->gc_caps = caps;
+    m->gc_frac = span && caps ? (double)pause / ((double)span * caps) : 0;
     for (int k = 0; k < 7; k++) {
         m->rate_sp[k] = k == SP_REMAINING ? (double)sp[k]
                         : (double)(sp[k] >= m->prev_sp[k] ? sp[k] - m->prev_sp[k] : 0) * inv;
@@ -940,6 +1121,9 @@ void mon_model_summary(const struct mon_model *m, struct mon_summary *out)
         .gcs = m->gcs, .threads_created = m->threads_created,
         .threads_alive = m->threads_used, .user_messages = m->user_messages,
         .markers = m->markers, .streams = m->streams, .caps = m->ncaps,
-        .ended = m->ended,
+        .ended = m->ended, .probes = m->probes,
+        .threads_untracked = m->threads_untracked,
+        .ccs_refused = m->ccs_refused, .strings_cut = m->strings_cut,
+        .memory = mon_model_memory(m),
     };
 }

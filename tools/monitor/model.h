@@ -16,7 +16,9 @@
  * capabilities: per-capability state uses only that capability's events,
  * which the RTS writes in order.  Memory is bounded whatever the stream
  * holds: timelines coarsen, recent lists are rings, thread and
- * cost-centre tables are capped (what did not fit is counted).
+ * cost-centre tables are capped, stored strings cut (what did not fit is
+ * counted), and the thread table's hash is keyed per process, so chosen
+ * ids cannot make lookups slow.
  */
 #ifndef ELS_MON_MODEL_H
 #define ELS_MON_MODEL_H
@@ -89,7 +91,18 @@ struct mon_summary {
              user_messages, markers, streams;
     unsigned caps;
     bool ended;
+    /* What the stream could not make the model keep (counted, shown),
+     * the thread table's slots looked at, and mon_model_memory(). */
+    uint64_t threads_untracked, ccs_refused, strings_cut, probes;
+    size_t memory;
 };
 void mon_model_summary(const struct mon_model *m, struct mon_summary *out);
+
+/* Bytes the model holds now (its own allocations; the parser's buffer
+ * is the library's), and the most it ever holds, whatever the stream:
+ * every table is capped and every stored string cut (Note
+ * [Stream-chosen keys] in model.c). */
+size_t mon_model_memory(const struct mon_model *m);
+size_t mon_model_memory_max(void);
 
 #endif /* ELS_MON_MODEL_H */

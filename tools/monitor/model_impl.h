@@ -29,7 +29,12 @@ struct els_parser;
 #define MON_OPEN_SPANS 64
 #define MON_TEXT 96                 /* bytes kept of a message */
 #define MON_THREADS_MAX (1u << 20)  /* thread table cap */
-#define MON_CCS_MAX 65536           /* cost centres kept */
+#define MON_CCS_MAX 65536           /* cost-centre ids kept: 0 .. this - 1 */
+#define MON_CC_NAME 128             /* bytes kept of a cost centre's name */
+#define MON_CC_TEXT_MAX (8u << 20)  /* all cost centres' names, charged: */
+/* a name of n bytes costs its copy and malloc's overhead (at most 32
+ * bytes on glibc) */
+#define MON_CC_CHARGE(n) ((size_t)(n) + 1 + 32)
 #define MON_LABELS 64               /* heap sample entries kept */
 #define MON_SAMPLES 32768           /* cost-centre samples kept */
 #define MON_STACK 24                /* frames kept per sample */
@@ -59,6 +64,8 @@ struct mon_cap {
     uint64_t since;                 /* when state began */
     uint64_t run_ns, gc_ns;         /* closed states */
     uint64_t gc_start;              /* GC_START on this cap, or 0 */
+    uint64_t gc_pause_ns;           /* closed GC_START..GC_END pauses */
+    uint64_t prev_pause;            /* pause time counted by the last tick */
     struct mon_bin *bins;           /* MON_BINS, allocated when seen */
     /* latest SPARK_COUNTERS */
     uint64_t sp[7];
@@ -88,8 +95,9 @@ struct mon_thread {
 };
 
 struct mon_cc {
-    char *label, *module;
-    uint64_t samples, prev_samples, heap;   /* heap: last sample's bytes */
+    char *label, *module;           /* NULL: unknown or refused */
+    uint64_t samples, prev_samples;
+    uint64_t heap, heap_gen;        /* the sample heap_gen's bytes */
 };
 
 struct mon_sample {
@@ -124,7 +132,10 @@ struct mon_model {
     struct mon_gbin *gbins;         /* MON_BINS */
     unsigned last_bin;
 
-    /* GC */
+    /* GC: gc_ns sums the pauses (GC_START to GC_END) over capabilities;
+     * gc_frac, the last interval's share of the capabilities' time in
+     * them (see mon_model_tick()), is at most 1 */
+    unsigned gc_caps;               /* capabilities gc_frac divides by */
     uint64_t gcs, gc_ns, pause_max;
     uint64_t pauses[MON_PAUSES];
     unsigned npauses;
@@ -137,10 +148,12 @@ struct mon_model {
     uint64_t heap_samples;
     bool in_sample, sample_by_cc;
 
-    /* threads (open addressing, linear probing, backward-shift deletes) */
+    /* threads (open addressing, linear probing, backward-shift deletes,
+     * keyed hash: Note [Stream-chosen keys] in model.c) */
     struct mon_thread *threads;
     uint32_t threads_cap, threads_used;
     uint64_t threads_created, threads_untracked;
+    uint64_t probes;                /* table slots looked at, for tests */
 
     /* sparks: sum over caps of SPARK_COUNTERS; spark events */
     uint64_t spark_events;
@@ -163,6 +176,9 @@ struct mon_model {
     /* profiling */
     struct mon_cc *ccs;             /* indexed by cost-centre id */
     uint32_t nccs;
+    size_t cc_text;                 /* names' charge (MON_CC_CHARGE) */
+    uint64_t ccs_refused, strings_cut, heap_gen;
+    size_t mem;                     /* allocated beyond the struct, gbins */
     uint64_t prof_samples;
     struct mon_sample *samples;     /* ring of MON_SAMPLES */
 
@@ -175,6 +191,12 @@ struct mon_model {
     struct mon_text_topcc { uint32_t id; uint64_t n; } top[10];
     unsigned ntop;
 };
+
+/* Cost centre i's bytes in the last heap sample by cost centre. */
+static inline uint64_t mon_cc_heap(const struct mon_model *m, uint32_t i)
+{
+    return m->ccs[i].heap_gen == m->heap_gen ? m->ccs[i].heap : 0;
+}
 
 /* Threads alive by state (model.c). */
 void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,

@@ -2,13 +2,17 @@
  * render.c: the monitor model's outputs (see model.h): the views' JSON,
  * the run's timeline, speedscope profiles, Prometheus text and the
  * terminal view's text.  Reads the state model.c builds (model_impl.h);
- * changes nothing.
+ * changes nothing.  The model keeps a stream's strings as the bytes
+ * arrived: the JSON renderers escape them as JSON (exact text), the
+ * terminal view shows them through tools/safetext.c (nothing a stream
+ * sends can drive the terminal).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../safetext.h"
 #include "model_impl.h"
 
 static int mon_cmp_u64(const void *a, const void *b)
@@ -140,8 +144,10 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     sb_json_num(sb, (double)rmax / 1e6);
     sb_puts(sb, ",\"time_s\":");
     sb_json_num(sb, (double)m->gc_ns / 1e9);
+    /* time_frac: of the capabilities' time (Note [Time in GC]). */
     sb_puts(sb, ",\"time_frac\":");
     sb_json_num(sb, m->gc_frac);
+    sb_printf(sb, ",\"time_frac_caps\":%u", m->gc_caps);
 
     sb_printf(sb, "},\"heap\":{\"size\":%" PRIu64 ",\"live\":%" PRIu64
               ",\"allocated\":%" PRIu64 ",\"max\":%" PRIu64 ",\"alloc_per_s\":",
@@ -159,13 +165,13 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     sb_puts(sb, "],\"by_cost_centre\":[");
     first = true;
     for (uint32_t i = 0; i < m->nccs; i++) {
-        if (m->ccs[i].heap == 0)
+        if (mon_cc_heap(m, i) == 0)
             continue;
         sb_printf(sb, "%s{\"cc\":", first ? "" : ",");
         first = false;
         const char *n = mon_cc_name(m, i);
         sb_json_str(sb, n, strlen(n));
-        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", m->ccs[i].heap);
+        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", mon_cc_heap(m, i));
     }
 
     sb_printf(sb, "]},\"threads\":{\"created\":%" PRIu64 ",\"alive\":%" PRIu32
@@ -183,7 +189,9 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_printf(sb, "%s\"%s\":", k ? "," : "", mon_spark_names[k]);
         sb_json_num(sb, m->rate_sp[k]);
     }
-    sb_printf(sb, "}},\"profile\":{\"samples\":%" PRIu64 ",\"top\":[", m->prof_samples);
+    sb_printf(sb, "}},\"profile\":{\"samples\":%" PRIu64 ",\"cost_centres_refused\":%"
+              PRIu64 ",\"names_cut\":%" PRIu64 ",\"top\":[", m->prof_samples,
+              m->ccs_refused, m->strings_cut);
     for (unsigned i = 0; i < m->ntop; i++) {
         sb_printf(sb, "%s{\"cc\":", i ? "," : "");
         const char *n = mon_cc_name(m, m->top[i].id);
@@ -502,6 +510,27 @@ void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)
  * The terminal view's text
  * ------------------------------------------------------------------------ */
 
+/* s (n bytes from the stream) in its safe form (tools/safetext.h), at
+ * most max bytes of it, cut at a character; "" when n is 0. */
+static void mon_safe(struct strbuf *sb, const char *s, size_t n, size_t max)
+{
+    char c[SAFETEXT_CHAR_MAX];
+    size_t i = 0, out = 0;
+    while (i < n) {
+        size_t l, took = safetext_char(s + i, n - i, c, &l);
+        if (out + l > max)
+            return;
+        sb_put(sb, c, l);
+        out += l;
+        i += took;
+    }
+}
+
+static void mon_safe_str(struct strbuf *sb, const char *s, size_t max)
+{
+    mon_safe(sb, s, strlen(s), max);
+}
+
 static void mon_human(char *out, size_t cap, double v, const char *unit)
 {
     static const char *const pre[] = { "", "k", "M", "G", "T" };
@@ -522,9 +551,15 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     if (width < 60)
         width = 60;
 
-    sb_printf(sb, "eventlog-sink top: %s pid %" PRIu32 "  run %" PRIu64
-              "  t=%.1f s  %s\n", m->program[0] ? m->program : "(program?)",
-              m->pid, m->connections, (double)m->now / 1e9, m->source_state);
+    sb_puts(sb, "eventlog-sink top: ");
+    if (m->program[0])
+        mon_safe_str(sb, m->program, width);
+    else
+        sb_puts(sb, "(program?)");
+    sb_printf(sb, " pid %" PRIu32 "  run %" PRIu64 "  t=%.1f s  ", m->pid,
+              m->connections, (double)m->now / 1e9);
+    mon_safe_str(sb, m->source_state, SIZE_MAX);
+    sb_puts(sb, "\n");
     mon_human(a, sizeof a, (double)m->bytes, "B");
     mon_human(b, sizeof b, m->rate_bytes, "B/s");
     mon_human(c, sizeof c, (double)m->events, "");
@@ -532,8 +567,11 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     sb_printf(sb, "Received %s (%s)  events %s(%s)  streams %" PRIu64 "%s%s\n",
               a, b, c, d, m->streams, m->ended ? "  [ended]" : "",
               m->failed ? "  [malformed]" : "");
-    if (m->failed)
-        sb_printf(sb, "Error: %s\n", m->error);
+    if (m->failed) {
+        sb_puts(sb, "Error: ");
+        mon_safe_str(sb, m->error, SIZE_MAX);
+        sb_puts(sb, "\n");
+    }
     uint64_t lost = m->dropped_units + m->missed_units + m->late_units;
     if (m->notes > 0)
         sb_printf(sb, "LOSS: %" PRIu64 " units (%" PRIu64 " dropped, %" PRIu64
@@ -561,8 +599,9 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         sb_puts(sb, "\n");
     }
     sb_printf(sb, "\nGC       %" PRIu64 " (%.1f/s)  pause p50 %.2f ms  max %.2f ms"
-              "  time in GC %.1f%% (%.2f s)\n", m->gcs, m->rate_gcs,
-              (double)p50 / 1e6, (double)m->pause_max / 1e6, m->gc_frac * 100,
+              "  time in GC %.1f%% of %u cap%s' time (%.2f s summed)\n", m->gcs,
+              m->rate_gcs, (double)p50 / 1e6, (double)m->pause_max / 1e6,
+              m->gc_frac * 100, m->gc_caps, m->gc_caps == 1 ? "" : "s",
               (double)m->gc_ns / 1e9);
     mon_human(a, sizeof a, (double)m->heap_size, "B");
     mon_human(b, sizeof b, (double)m->heap_live, "B");
@@ -585,13 +624,15 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
               m->user_messages, m->markers, m->rate_user);
     if (m->markers > 0) {
         const struct mon_text *t = &m->marks[(m->markers - 1) % MON_MARKS];
-        sb_printf(sb, "  last marker at %.3f s: %.*s\n", (double)t->t / 1e9,
-                  (int)(width > 30 ? width - 30 : 10), t->s);
+        sb_printf(sb, "  last marker at %.3f s: ", (double)t->t / 1e9);
+        mon_safe_str(sb, t->s, width - 30);
+        sb_puts(sb, "\n");
     }
     if (m->user_messages > 0) {
         const struct mon_text *t = &m->msgs[(m->user_messages - 1) % MON_RECENT];
-        sb_printf(sb, "  last message at %.3f s: %.*s\n", (double)t->t / 1e9,
-                  (int)(width > 30 ? width - 30 : 10), t->s);
+        sb_printf(sb, "  last message at %.3f s: ", (double)t->t / 1e9);
+        mon_safe_str(sb, t->s, width - 30);
+        sb_puts(sb, "\n");
     }
     if (m->nlabels > 0) {
         sb_printf(sb, "Heap by closure type (sample %" PRIu64 "):\n", m->heap_samples);
@@ -599,18 +640,27 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         mon_label_order(m, order);
         for (unsigned i = 0; i < m->nlabels && i < 5; i++) {
             mon_human(a, sizeof a, (double)m->labels[order[i]].bytes, "B");
-            sb_printf(sb, "  %10s  %.*s\n", a, (int)(width - 14),
-                      m->labels[order[i]].s);
+            sb_printf(sb, "  %10s  ", a);
+            mon_safe_str(sb, m->labels[order[i]].s, width - 14);
+            sb_puts(sb, "\n");
         }
     }
     if (m->ntop > 0) {
         sb_puts(sb, "Top cost centres (samples in the last interval):\n");
-        for (unsigned i = 0; i < m->ntop && i < 5; i++)
-            sb_printf(sb, "  %8" PRIu64 "  %s\n", m->top[i].n,
-                      mon_cc_name(m, m->top[i].id));
+        for (unsigned i = 0; i < m->ntop && i < 5; i++) {
+            sb_printf(sb, "  %8" PRIu64 "  ", m->top[i].n);
+            mon_safe_str(sb, mon_cc_name(m, m->top[i].id), width - 12);
+            sb_puts(sb, "\n");
+        }
     }
+    if (m->threads_untracked || m->ccs_refused || m->strings_cut)
+        sb_printf(sb, "Refused  threads untracked %" PRIu64 "  cost centres %" PRIu64
+                  "  names cut %" PRIu64 " (the monitor's limits)\n",
+                  m->threads_untracked, m->ccs_refused, m->strings_cut);
     if (m->notes > 0) {
         const struct mon_text *t = &m->note_texts[(m->notes - 1) % MON_RECENT];
-        sb_printf(sb, "Last note: %.*s\n", (int)(width - 11), t->s);
+        sb_puts(sb, "Last note: ");
+        mon_safe_str(sb, t->s, width - 11);
+        sb_puts(sb, "\n");
     }
 }

@@ -4,23 +4,47 @@
  * Connecting follows tools/recv.c: addresses from els_endpoint_resolve(),
  * close-on-exec descriptors, a FIFO opened non-blocking so that waiting
  * for a writer never blocks the event loop.  Unlike recv, a source never
- * gives up: an absent endpoint is retried every MON_RETRY_MS, which is
- * what a monitor of a program that restarts needs.
+ * gives up: an absent endpoint is retried, which is what a monitor of a
+ * program that restarts needs.  See Note [Waiting for a path].
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "eventlog-sink.h"
 #include "source.h"
 
+/* Note [Waiting for a path]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A monitor is often started before its program (the demo does), and a
+ * short program may come and go within half a second: retrying every
+ * 500 ms missed it in 2 of 3 runs.  So while a unix: socket or a file
+ * does not exist yet (or refuses: a stale socket), the source watches
+ * its directory with inotify, and mon_source_fd() hands that descriptor
+ * to the caller's poll: the path's creation (or a rename onto it, or a
+ * chmod) wakes the loop and the source connects at once.  A socket is
+ * bound before it listens, so a refused connection right after the event
+ * is retried every MON_BURST_MS for MON_BURST_WINDOW_MS.  The watch is
+ * armed just before an attempt, so a path created after a failed attempt
+ * is always seen; after a stream ends the next attempt still waits
+ * MON_RETRY_MS (a server that accepts and closes at once must not make
+ * the monitor spin).  Without inotify (or with
+ * the directory missing) the path is polled every MON_POLL_MS; tcp:
+ * (nothing to watch) and a FIFO waiting for its writer (the writer's
+ * open changes nothing in the directory) keep MON_RETRY_MS. */
 #define MON_RETRY_MS 500
+#define MON_POLL_MS 25
+#define MON_BURST_MS 5
+#define MON_BURST_WINDOW_MS 200
 
 uint64_t mon_now_ms(void)
 {
@@ -35,6 +59,7 @@ int mon_source_init(struct mon_source *s, const char *arg, char *err,
     memset(s, 0, sizeof *s);
     s->fd = -1;
     s->save_fd = -1;
+    s->watch_fd = -1;
     if (strlen(arg) >= sizeof s->spec) {
         snprintf(err, err_len, "'%.40s...' is too long", arg);
         return -ENAMETOOLONG;
@@ -57,6 +82,104 @@ int mon_source_init(struct mon_source *s, const char *arg, char *err,
         return -EINVAL;
     }
     return 0;
+}
+
+/* The path a source waits for that a directory watch can see (a unix:
+ * socket's or a file's), copied into buf; NULL for tcp:, a FIFO or an
+ * abstract socket. */
+static const char *mon_watch_path(const struct mon_source *s, char *buf,
+                                  size_t len)
+{
+    if (s->kind == MON_SRC_FILE) {
+        snprintf(buf, len, "%s", s->path);
+        return buf;
+    }
+    if (s->kind != MON_SRC_UNIX || s->ai == NULL || s->ai->ai_family != AF_UNIX)
+        return NULL;
+    const struct sockaddr_un *un = (const struct sockaddr_un *)s->ai->ai_addr;
+    size_t n = strnlen(un->sun_path, sizeof un->sun_path);
+    if (n == 0 || n >= len)
+        return NULL;
+    memcpy(buf, un->sun_path, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void mon_watch_close(struct mon_source *s)
+{
+    if (s->watch_fd >= 0)
+        close(s->watch_fd);
+    s->watch_fd = -1;
+}
+
+/* Watch the directory of the path s waits for; true if a watch was
+ * armed now (the caller then tries at once: the path may have appeared
+ * before the watch). */
+static bool mon_watch_arm(struct mon_source *s)
+{
+    char path[sizeof s->watch_dir];
+    if (s->watch_fd >= 0 || mon_watch_path(s, path, sizeof path) == NULL)
+        return false;
+    char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (strlen(name) >= sizeof s->watch_name || name[0] == '\0')
+        return false;
+    snprintf(s->watch_name, sizeof s->watch_name, "%s", name);
+    if (slash == NULL)
+        snprintf(s->watch_dir, sizeof s->watch_dir, ".");
+    else if (slash == path)
+        snprintf(s->watch_dir, sizeof s->watch_dir, "/");
+    else {
+        *slash = '\0';
+        snprintf(s->watch_dir, sizeof s->watch_dir, "%s", path);
+    }
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd < 0)
+        return false;
+    if (inotify_add_watch(fd, s->watch_dir, IN_CREATE | IN_MOVED_TO | IN_ATTRIB
+                          | IN_CLOSE_WRITE | IN_ONLYDIR) < 0) {
+        close(fd);
+        return false;
+    }
+    s->watch_fd = fd;
+    return true;
+}
+
+/* Read the watch's events; true if the path may have appeared (its name,
+ * a lost queue, or the directory gone: then the watch closes and the
+ * next attempt arms a new one). */
+static bool mon_watch_drain(struct mon_source *s)
+{
+    bool hit = false, gone = false;
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    while (s->watch_fd >= 0) {
+        ssize_t n = read(s->watch_fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *e = (const struct inotify_event *)p;
+            if (e->mask & (IN_Q_OVERFLOW | IN_IGNORED))
+                hit = gone = true;
+            else if (e->len > 0 && strcmp(e->name, s->watch_name) == 0)
+                hit = true;
+            p += sizeof *e + e->len;
+        }
+    }
+    if (gone)
+        mon_watch_close(s);
+    return hit;
+}
+
+static uint64_t mon_retry_delay(const struct mon_source *s, uint64_t now_ms)
+{
+    char path[sizeof s->watch_dir];
+    if (now_ms < s->burst_until_ms)
+        return MON_BURST_MS;
+    if (s->watch_fd < 0 && mon_watch_path(s, path, sizeof path) != NULL)
+        return MON_POLL_MS;
+    return MON_RETRY_MS;
 }
 
 static void mon_source_drop(struct mon_source *s, uint64_t now_ms)
@@ -98,13 +221,23 @@ void mon_source_close(struct mon_source *s)
         close(s->save_fd);
     s->save_fd = -1;
     mon_source_drop(s, 0);
+    mon_watch_close(s);
     els_endpoint_free(s->ai);
     s->ai = NULL;
 }
 
 int mon_source_fd(const struct mon_source *s)
 {
-    return s->kind == MON_SRC_FILE ? -1 : s->fd;
+    if (s->fd >= 0)
+        return s->kind == MON_SRC_FILE ? -1 : s->fd;
+    return s->watch_fd;
+}
+
+uint64_t mon_source_wait_ms(const struct mon_source *s, uint64_t now_ms)
+{
+    if (s->fd >= 0)
+        return UINT64_MAX;
+    return s->retry_at_ms > now_ms ? s->retry_at_ms - now_ms : 0;
 }
 
 bool mon_source_is_file(const struct mon_source *s)
@@ -178,20 +311,30 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
         s->retry_at_ms = 0;
     }
     if (s->fd < 0) {
+        /* See Note [Waiting for a path]. */
+        if (mon_watch_drain(s)) {
+            s->retry_at_ms = now_ms;
+            s->burst_until_ms = now_ms + MON_BURST_WINDOW_MS;
+        }
         if (now_ms < s->retry_at_ms)
             return 0;
+        (void)mon_watch_arm(s);         /* before the attempt: no gap */
         int fd = mon_source_open(s);
         if (fd < 0) {
-            s->retry_at_ms = now_ms + MON_RETRY_MS;
+            s->retry_at_ms = now_ms + mon_retry_delay(s, now_ms);
             mon_model_set_source(m, s->spec, s->state);
             return 0;
         }
+        bool woken = now_ms < s->burst_until_ms;
+        mon_watch_close(s);
+        s->burst_until_ms = 0;
         s->fd = fd;
         s->offset = 0;
         s->eof = false;
         s->fresh = true;
-        snprintf(s->state, sizeof s->state, "%s %s",
-                 s->kind == MON_SRC_FILE ? "reading" : "connected to", s->spec);
+        snprintf(s->state, sizeof s->state, "%s %s%s",
+                 s->kind == MON_SRC_FILE ? "reading" : "connected to", s->spec,
+                 woken ? " (as it appeared: directory watch)" : "");
         mon_model_set_source(m, s->spec, s->state);
     }
     static unsigned char buf[65536];

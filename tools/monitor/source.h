@@ -6,9 +6,13 @@
  * exited or restarted its eventlog) it reconnects, and when a followed
  * file is truncated or replaced (a stock `+RTS -l` program started again)
  * it reads the new file from its start; either way the model is reset
- * for the new run.  It is not responsible for what the bytes mean
- * (model.c) or for the event loop (the commands own it: mon_source_fd()
- * says what to poll).
+ * for the new run.  While a unix: socket, FIFO or file does not exist
+ * yet, it watches the directory (inotify) and connects as soon as the
+ * path appears, so a monitor started first sees a short program from its
+ * first event; without inotify it polls every MON_POLL_MS.  It is not
+ * responsible for what the bytes mean (model.c) or for the event loop
+ * (the commands own it: mon_source_fd() says what to poll,
+ * mon_source_wait_ms() how long at most).
  */
 #ifndef ELS_MON_SOURCE_H
 #define ELS_MON_SOURCE_H
@@ -33,6 +37,13 @@ struct mon_source {
     ino_t ino;
     uint64_t offset;                /* FILE: bytes read */
     uint64_t retry_at_ms;
+    /* waiting for a path to appear: an inotify descriptor watching its
+     * directory (-1: none), the name to look for, and until when a
+     * refused connection is retried quickly (bound, not yet listening) */
+    int watch_fd;
+    char watch_dir[512], watch_name[256];
+    uint64_t burst_until_ms;
+    bool woken;                     /* this attempt follows a watch event */
     int save_fd;                    /* copy of the current run, or -1 */
     uint64_t save_errors;
     char state[768];
@@ -47,9 +58,14 @@ void mon_source_close(struct mon_source *s);
  * each new run): the stream the views show, for other readers.  0 or
  * -errno. */
 int mon_source_save(struct mon_source *s, const char *path);
-/* The descriptor to poll for input, or -1 (a file, or not connected:
- * call mon_source_pump() on the next timer tick). */
+/* The descriptor to poll for input: the stream, or while waiting the
+ * directory watch; -1 for none (a file that is open, or no watch: call
+ * mon_source_pump() within mon_source_wait_ms()). */
 int mon_source_fd(const struct mon_source *s);
+/* How long the caller may wait (in poll) before the next
+ * mon_source_pump(): the next retry while not connected, else
+ * UINT64_MAX. */
+uint64_t mon_source_wait_ms(const struct mon_source *s, uint64_t now_ms);
 bool mon_source_is_file(const struct mon_source *s);
 /* Read what is available (at most max_bytes; 0: no limit) into m,
  * connecting or reopening as needed.  Never blocks.  Returns the bytes

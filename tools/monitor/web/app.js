@@ -54,7 +54,10 @@ function showState(s) {
   setText("gc-rate", s.gc.per_s.toFixed(2));
   setText("gc-p50", s.gc.pause_p50_ms.toFixed(3));
   setText("gc-max", s.gc.pause_max_ms.toFixed(3));
-  setText("gc-time", s.gc.time_s.toFixed(3) + " s (" + (100 * s.gc.time_frac).toFixed(1) + "% last interval)");
+  // time_frac: the share of the capabilities' time in GC (at most 1).
+  setText("gc-time", s.gc.time_s.toFixed(3) + " s summed over capabilities (" +
+          (100 * s.gc.time_frac).toFixed(1) + "% of " + s.gc.time_frac_caps +
+          " capabilities' time, last interval)");
   setText("heap-size", fmt(s.heap.size, "B"));
   setText("heap-live", fmt(s.heap.live, "B"));
   setText("heap-alloc", fmt(s.heap.alloc_per_s, "B/s") + " (total " + fmt(s.heap.allocated, "B") + ")");
