@@ -299,8 +299,11 @@ typedef void (*els_snapshot_request_fn)(void *ctx);
 int els_writer_set_snapshot_source(struct els_writer *w,
                                    els_snapshot_request_fn request, void *ctx);
 /* A join snapshot (see above).  Never waits: without room it is not
- * queued (counted in snapshots_not_queued) and the joiners ask again.
- * 0 when queued, 1 when not, or a negative code as els_writer_write(). */
+ * queued (counted in snapshots_not_queued), and while consumers still
+ * await one the writer thread calls request(ctx) again once the queue has
+ * room for it (at most 8 times for the same joiners; under policy=block
+ * producers leave that room free meanwhile).  0 when queued, 1 when not,
+ * or a negative code as els_writer_write(). */
 int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len);
 
 /* Flight recorders (ring:, or a custom ELS_SINK_RECORD sink): write the

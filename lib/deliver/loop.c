@@ -138,6 +138,46 @@ static void publish_counters(struct els_writer *w)
     w->st.accept_errors = w->accept_errors;
 }
 
+/* Note [Asking again for a join snapshot]: whether to ask the snapshot
+ * source again now (*request, *ctx set).  Lock held. */
+static bool join_ask_again(struct els_writer *w, els_snapshot_request_fn *request,
+                           void **ctx)
+{
+    uint64_t refusals = w->st.snapshots_not_queued;
+    bool refused = refusals != w->join_refusals_seen;
+    w->join_refusals_seen = refusals;
+    if (w->awaiting == 0 || w->stopping || w->snapshot_request == NULL ||
+        w->join_asks >= JOIN_ASKS_MAX) {
+        bool held = w->join_reserve > 0;
+        w->join_reserve = 0;
+        w->join_ask_due = false;
+        if (w->awaiting == 0)
+            w->join_asks = 0;
+        if (held && w->room_waiters > 0)
+            pthread_cond_broadcast(&w->room);
+        return false;
+    }
+    if (refused) {
+        w->join_ask_due = true;
+        uint64_t want = w->join_refused_len;
+        if (want > w->ring.cap / 2)
+            want = w->ring.cap / 2;
+        if (w->spec.policy == ELSI_POLICY_BLOCK && want > w->join_reserve)
+            w->join_reserve = want;
+    }
+    if (!w->join_ask_due)
+        return false;
+    uint64_t room = w->join_refused_len < w->ring.cap ? w->join_refused_len
+                                                      : w->ring.cap;
+    if (!elsi_ring_has_room(&w->ring, (size_t)room))
+        return false;
+    w->join_ask_due = false;
+    w->join_asks++;
+    *request = w->snapshot_request;
+    *ctx = w->snapshot_ctx;
+    return true;
+}
+
 /* After an unexpected failure (no memory, poll error): wait a little
  * rather than spin, then try again. */
 static void writer_pause(struct els_writer *w)
@@ -195,6 +235,13 @@ void *elsi_writer_main(void *arg)
         if (elsi_release_units(w) && w->room_waiters > 0)
             pthread_cond_broadcast(&w->room);
         publish_counters(w);
+        els_snapshot_request_fn ask;
+        void *ask_ctx;
+        if (join_ask_again(w, &ask, &ask_ctx)) {
+            pthread_mutex_unlock(&w->lock);
+            ask(ask_ctx);
+            pthread_mutex_lock(&w->lock);
+        }
         bool all_caught_up = true, any_dead = false;
         size_t n_cons = 0;
         for (struct consumer *c = w->consumers; c != NULL; c = c->next) {

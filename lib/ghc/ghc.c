@@ -416,6 +416,8 @@ static bool ghc_write_unit(void *eventlog, size_t size,
     /* The kind and capability are also in the unit's own bytes, which the
      * writer reads; the reason is news, and so is a join snapshot. */
     if (info->kind == EVENTLOG_UNIT_JOIN_SNAPSHOT) {
+        /* Not queued (1) means the writer asks again when there is room:
+         * Note [Asking again for a join snapshot]. */
         (void)els_writer_write_snapshot(w, eventlog, size);
     } else {
         /* This RTS writes join snapshots to a unit writer (this one) when
