@@ -48,8 +48,16 @@ const EventLogWriter *els_ghc_writer(void);
  * status 1. */
 const EventLogWriter *els_ghc_writer_from_env(void);
 
-/* Counters of the process-wide writer; ELS_ESTOPPED if it is not running. */
-int els_ghc_stats(struct els_stats *out);
+/* Counters of the process-wide writer, as els_writer_stats_sized() (size
+ * is the caller's sizeof(struct els_stats); nothing past it is written);
+ * ELS_ESTOPPED if it is not running. */
+int els_ghc_stats_sized(struct els_stats *out, size_t size);
+
+/* els_ghc_stats_sized() with this header's sizeof(struct els_stats). */
+static inline int els_ghc_stats(struct els_stats *out)
+{
+    return els_ghc_stats_sized(out, sizeof *out);
+}
 
 /* With a flight recorder (+RTS --eventlog-sink=ring:PATH): write the
  * window it keeps out into a new file now and put its name in name; see

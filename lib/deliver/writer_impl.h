@@ -341,6 +341,10 @@ struct els_writer {
     bool exit_dumped;           /* the dump at the end was started */
     bool recorder_asked;        /* a join snapshot was asked for ... */
     uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
+    /* The stop report's consumers still behind at the deadline, each
+     * with what it missed (loop.c writes it as the thread ends; close
+     * logs it after the join). */
+    char behind_detail[320];
     uint64_t listen_resume_ms;  /* accept() failed: listener rests until */
     unsigned accept_backoff_ms;
     struct elsi_ratelimit consumer_log, accept_log, refuse_log, dial_log,
@@ -372,6 +376,8 @@ struct els_writer {
 /* Descriptors per byte of ring: RTS units are at most 2 MiB but flushes
  * make small ones; allow one descriptor per 4 KiB, at least 1024. */
 #define UNITS_PER_BYTE_SHIFT 12
+/* Consumers named, each with what it missed, in the stop report. */
+#define BEHIND_DETAIL_MAX 4u
 /* No join unit queued yet. */
 #define JOIN_NONE UINT64_MAX
 /* Requests for a join snapshot made again after refusals while the same

@@ -516,12 +516,12 @@ int els_ghc_ring_dump(char *name, size_t name_len)
     return r;
 }
 
-int els_ghc_stats(struct els_stats *out)
+int els_ghc_stats_sized(struct els_stats *out, size_t size)
 {
     struct els_writer *w = ghc_enter();
     if (w == NULL)
         return ELS_ESTOPPED;
-    int r = els_writer_stats(w, out);
+    int r = els_writer_stats_sized(w, out, size);
     ghc_leave();
     return r;
 }

@@ -6,7 +6,8 @@
  * whatever the consumers and the sink do (Note [Stop deadline]), and
  * reports what was lost: consumers still behind, units never consumed.
  * A join snapshot refused for want of room is asked for again (Note
- * [Asking again for a join snapshot]).
+ * [Asking again for a join snapshot]).  The counters are copied into no
+ * more than the caller's struct els_stats.
  */
 #include "check.h"
 #include "testutil.h"
@@ -37,6 +38,114 @@ static void writer_stop_with_stalled_consumer(void)
     check_stream_parses(&rd.got, false);
     free(b.p);
     evgen_free(&rd.got);
+    evgen_free(&h);
+}
+
+/* The linger loss has a size: each consumer still behind at the stop
+ * deadline is named with the units it did not receive in full and the
+ * bytes of them it did not receive, and the totals are in the report and
+ * in els_stats_format()'s figures.  Nothing is cut loose here (the stream
+ * fits the queue), so what it missed is exactly the stream minus what it
+ * received. */
+static void writer_linger_loss_has_size(void)
+{
+    tu_log_capture();
+    int fd;     /* never reads until close returned */
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("buffer=8M&linger=0.2", &fd, &h);
+    struct evgen_buf all = { 0 };
+    evgen_put(&all, h.p, h.len);
+    size_t ends[11];
+    for (unsigned i = 0; i < 10; i++) {
+        struct evgen_buf b = evgen_block(0, i, 0, "x", 256 * 1024);
+        write_expect(w, &all, b.p, b.len);
+        ends[i] = all.len;
+        free(b.p);
+    }
+    write_expect(w, &all, evgen_data_end, 2);
+    ends[10] = all.len;
+    CHECK_OK(els_writer_close(w));
+    struct reader rd;
+    reader_start(&rd, fd, false);
+    reader_join(&rd);
+    CHECK(rd.got.len < all.len);
+    CHECK(memcmp(rd.got.p, all.p, rd.got.len) == 0);   /* nothing cut */
+    uint64_t units = 0;
+    for (unsigned i = 0; i < 11; i++)
+        units += ends[i] > rd.got.len;
+    uint64_t bytes = all.len - rd.got.len;
+    char want[256];
+    snprintf(want, sizeof want, "1 consumers were still behind when linger= "
+             "ran out, missing %llu units (%llu bytes) in all (consumer ",
+             (unsigned long long)units, (unsigned long long)bytes);
+    CHECK_MSG(tu_log_contains(want), "no report \"%s\"", want);
+    snprintf(want, sizeof want, " missed %llu units (%llu bytes)): their "
+             "streams end without the end marker",
+             (unsigned long long)units, (unsigned long long)bytes);
+    CHECK_MSG(tu_log_contains(want), "no report \"%s\"", want);
+
+    /* The one-line summary carries the same figures. */
+    struct els_stats s = { .consumers_behind_at_stop = 1,
+                           .behind_at_stop_units = units,
+                           .behind_at_stop_bytes = bytes };
+    char line[512];
+    CHECK(els_stats_format(&s, line, sizeof line) > 0);
+    snprintf(want, sizeof want, "behind at stop 1 consumers, %llu units, %llu "
+             "bytes", (unsigned long long)units, (unsigned long long)bytes);
+    CHECK_MSG(strstr(line, want) != NULL, "summary \"%s\" lacks \"%s\"",
+              line, want);
+    evgen_free(&rd.got);
+    evgen_free(&all);
+    evgen_free(&h);
+}
+
+/* struct els_stats is caller-allocated and append-only: a caller built
+ * against an older, smaller struct passes its size and gets the fields
+ * it knows, with nothing written past it (canary bytes); a newer, larger
+ * one gets zeros in the fields this library lacks, and nothing past its
+ * size either. */
+static void stats_sized_writes_no_more_than_asked(void)
+{
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("", &fd, &h);
+    struct evgen_buf b = evgen_block(0, 1, 10, "x", 0);
+    for (unsigned i = 0; i < 3; i++)
+        write_ok(w, b.p, b.len);
+    struct els_stats now = stats_of(w);
+    CHECK_U64(now.units_accepted, ==, 3);
+
+    enum { CANARY = 0xA5, SLACK = 64 };
+    static const size_t sizes[] = {
+        offsetof(struct els_stats, behind_at_stop_units),  /* before them */
+        offsetof(struct els_stats, units_dropped),         /* the oldest */
+        12,                                 /* not even a whole field */
+        sizeof(struct els_stats),
+        sizeof(struct els_stats) + 24,      /* a newer caller's */
+    };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t size = sizes[k];
+        unsigned char buf[sizeof(struct els_stats) + 24 + SLACK];
+        memset(buf, CANARY, sizeof buf);
+        CHECK_OK(els_writer_stats_sized(w, (struct els_stats *)(void *)buf, size));
+        for (size_t i = size; i < sizeof buf; i++)
+            CHECK_MSG(buf[i] == CANARY, "size %zu: byte %zu written", size, i);
+        /* What was asked for holds the counters... */
+        size_t have = size < sizeof(struct els_stats) ? size : sizeof(struct els_stats);
+        struct els_stats got;
+        memset(&got, 0, sizeof got);
+        memcpy(&got, buf, have);
+        if (have >= offsetof(struct els_stats, units_sent))
+            CHECK_U64(got.units_accepted, ==, 3);
+        /* ... and a newer caller's tail is zero. */
+        for (size_t i = sizeof(struct els_stats); i < size; i++)
+            CHECK_MSG(buf[i] == 0, "size %zu: byte %zu not zeroed", size, i);
+    }
+    CHECK_INT(els_writer_stats_sized(w, &now, 0), ==, ELS_EINVAL);
+    CHECK_INT(els_writer_stats_sized(w, NULL, sizeof now), ==, ELS_EINVAL);
+    CHECK_OK(els_writer_close(w));
+    close(fd);
+    free(b.p);
     evgen_free(&h);
 }
 
@@ -355,6 +464,8 @@ static void joiner_gets_snapshot_with_queue_full(void)
 
 static const struct check_case cases[] = {
     CHECK_CASE(writer_stop_with_stalled_consumer),
+    CHECK_CASE(writer_linger_loss_has_size),
+    CHECK_CASE(stats_sized_writes_no_more_than_asked),
     CHECK_CASE_T(writer_wait_for_first_consumer, 15),
     CHECK_CASE(writer_fork_child_leaves_parent_alone),
     CHECK_CASE(writer_open_errors),

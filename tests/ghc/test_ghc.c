@@ -5,7 +5,7 @@
  * program defines them (the stock-RTS route: no unit writer), so the glue
  * runs exactly as in a Haskell program while the test controls every
  * interleaving.  The writer calls the glue makes are wrapped
- * (-Wl,--wrap=els_writer_stats,--wrap=els_writer_flush) so that a test can
+ * (-Wl,--wrap=els_writer_stats_sized,--wrap=els_writer_flush) so that a test can
  * hold a caller inside one while another thread stops the eventlog.
  * Checked: a stats or flush call in flight keeps the writer alive until it
  * returns (stop waits for it); els_ghc_start returns the error when the
@@ -92,9 +92,11 @@ void endEventLogging(void)
 // Holding a caller inside the writer
 // ---------------------------------------------------------------------------
 
-int __real_els_writer_stats(struct els_writer *w, struct els_stats *out);
+int __real_els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
+                                  size_t size);
 int __real_els_writer_flush(struct els_writer *w);
-int __wrap_els_writer_stats(struct els_writer *w, struct els_stats *out);
+int __wrap_els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
+                                  size_t size);
 int __wrap_els_writer_flush(struct els_writer *w);
 
 static _Thread_local bool hold_me;      /* this thread's call is held */
@@ -121,10 +123,11 @@ static void hold_inside(void)
     }
 }
 
-int __wrap_els_writer_stats(struct els_writer *w, struct els_stats *out)
+int __wrap_els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
+                                  size_t size)
 {
     hold_inside();
-    return __real_els_writer_stats(w, out);
+    return __real_els_writer_stats_sized(w, out, size);
 }
 
 int __wrap_els_writer_flush(struct els_writer *w)
