@@ -139,7 +139,12 @@ int els_ghc_get_classes(char *buf, size_t len);
 
 /* Each capability's buffer size in bytes (+RTS --eventlog-buffer-size,
  * default 2 MiB): every buffer is written out and replaced, with every
- * capability stopped.  ELS_EINVAL outside 64 KiB..1 GiB. */
+ * capability stopped.  ELS_EINVAL outside 64 KiB..1 GiB, or (with one
+ * log line) when the running sink's buffer= is not above it or its
+ * consumer-memory= is below it: its units would be dropped as too big,
+ * or a slow consumer closed instead of cut loose.  The same contradiction
+ * at start-up stops the program with that line (els_ghc_start() returns
+ * ELS_EINVAL instead). */
 int els_ghc_set_buffer_size(size_t bytes);
 
 /* The current size in bytes, or ELS_ENOTSUP.  Any thread, never blocks. */

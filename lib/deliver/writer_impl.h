@@ -141,8 +141,10 @@
  * Note [Consumer memory]
  * ~~~~~~~~~~~~~~~~~~~~~~
  * Besides the ring, the writer holds memory for individual consumers:
- * the rest of a unit a consumer was cut loose in (up to a whole RTS
- * buffer, 2 MiB) and in-band notes.  priv_bytes (writer thread only) is
+ * the rest of a unit a consumer was cut loose in (up to a whole unit: for
+ * the GHC RTS one capability's buffer, +RTS --eventlog-buffer-size, 2 MiB
+ * unless changed; the glue refuses a size above consumer-memory=, Note
+ * [Unit size and the sink's limits] in lib/ghc/ghc.c) and in-band notes.  priv_bytes (writer thread only) is
  * the sum of their private buffers, which are freed as soon as they are
  * sent, and consumer_priv_append() refuses to grow it past
  * consumer-memory=.  A consumer whose copy or note is refused cannot go on
@@ -373,8 +375,9 @@ struct els_writer {
 /* After a failed write to a consumer that stays attached (a regular file,
  * a callback sink): when to try that consumer again. */
 #define RETRY_AFTER_FAILURE_MS 100u
-/* Descriptors per byte of ring: RTS units are at most 2 MiB but flushes
- * make small ones; allow one descriptor per 4 KiB, at least 1024. */
+/* Descriptors per byte of ring: RTS units are at most one capability's
+ * buffer (2 MiB by default, 64 KiB at the least) but flushes make small
+ * ones; allow one descriptor per 4 KiB, at least 1024. */
 #define UNITS_PER_BYTE_SHIFT 12
 /* Consumers named, each with what it missed, in the stop report. */
 #define BEHIND_DETAIL_MAX 4u
