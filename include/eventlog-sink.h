@@ -172,6 +172,12 @@ enum els_write_reason {
 /* Name of a drop cause ("queue-full", ...); "unknown" for bad values. */
 const char *els_drop_cause_name(enum els_drop_cause cause);
 
+/* Room in struct els_stats's arrays, for causes and reasons this and
+ * later versions define: at least ELS_DROP__COUNT and ELS_REASON__COUNT,
+ * fixed so that a new cause never moves a later field. */
+#define ELS_STATS_DROP_SLOTS   16
+#define ELS_STATS_REASON_SLOTS 16
+
 /* Counters of one writer.  Units are whole writeEventLog() calls.
  * At every instant, for units and for bytes alike:
  *     accepted == sent + sum(dropped[]) + queued
@@ -183,21 +189,34 @@ const char *els_drop_cause_name(enum els_drop_cause cause);
  * consumers missed it.  Every loss is also announced in-band to the
  * consumer concerned as an eventlog log-message event.  For a flight
  * recorder (ring:), a unit counts as sent when it leaves the window:
- * keeping it until then is all that sink promises. */
+ * keeping it until then is all that sink promises.
+ *
+ * The caller allocates it and the library fills it, so its layout is
+ * part of the ABI.  Append-only: fields are only ever added at the end
+ * (after the "end of version 1" mark, then the next); none moves, changes
+ * type or meaning, and the arrays keep their fixed room.  The caller's
+ * size travels with every call (els_writer_stats_sized(), or the inline
+ * els_writer_stats() which passes the sizeof of the header it was built
+ * with): the library writes no more than that, so a program built
+ * against an older header gets the fields it knows, and one built against
+ * a newer header than the library gets zero in the fields the library
+ * does not have. */
 struct els_stats {
     uint64_t units_accepted, bytes_accepted;
     uint64_t units_sent, bytes_sent;
-    uint64_t units_dropped[ELS_DROP__COUNT];
-    uint64_t bytes_dropped[ELS_DROP__COUNT];
+    uint64_t units_dropped[ELS_STATS_DROP_SLOTS];   /* by enum els_drop_cause */
+    uint64_t bytes_dropped[ELS_STATS_DROP_SLOTS];
     uint64_t units_queued, bytes_queued;
     uint64_t consumer_lost_units, consumer_lost_bytes;
     uint64_t consumers_connected;   /* right now */
     uint64_t consumers_total;       /* ever attached, including now */
     uint64_t header_bytes;          /* size of the cached header chunk */
-    /* Units accepted, by why the RTS wrote them (header excluded). */
-    uint64_t units_by_reason[ELS_REASON__COUNT];
+    /* Units accepted, by why the RTS wrote them (header excluded; by enum
+     * els_write_reason). */
+    uint64_t units_by_reason[ELS_STATS_REASON_SLOTS];
     /* Consumers still behind when the stop deadline (linger=) expired:
-     * their streams end without the end marker. */
+     * their streams end without the end marker.  What they missed is
+     * behind_at_stop_units/bytes below. */
     uint64_t consumers_behind_at_stop;
     /* Connections closed at once because the sink already had
      * max-consumers= consumers. */
@@ -222,6 +241,11 @@ struct els_stats {
      * snapshot source), at the oldest unit still queued, with an in-band
      * note saying so. */
     uint64_t joiners_with_snapshot, joiners_without_snapshot;
+    /* What the consumers still behind at the stop deadline never
+     * received, summed over them: units not received in full, and the
+     * bytes of those units they did not receive. */
+    uint64_t behind_at_stop_units, behind_at_stop_bytes;
+    /* --- end of version 1: add new fields below this line only --- */
 };
 
 /* Counters of one capability's blocks. */
@@ -299,8 +323,11 @@ typedef void (*els_snapshot_request_fn)(void *ctx);
 int els_writer_set_snapshot_source(struct els_writer *w,
                                    els_snapshot_request_fn request, void *ctx);
 /* A join snapshot (see above).  Never waits: without room it is not
- * queued (counted in snapshots_not_queued) and the joiners ask again.
- * 0 when queued, 1 when not, or a negative code as els_writer_write(). */
+ * queued (counted in snapshots_not_queued), and while consumers still
+ * await one the writer thread calls request(ctx) again once the queue has
+ * room for it (at most 8 times for the same joiners; under policy=block
+ * producers leave that room free meanwhile).  0 when queued, 1 when not,
+ * or a negative code as els_writer_write(). */
 int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len);
 
 /* Flight recorders (ring:, or a custom ELS_SINK_RECORD sink): write the
@@ -337,8 +364,20 @@ int els_writer_flush(struct els_writer *w);
  * In a forked child it only releases memory: see README, "fork". */
 int els_writer_close(struct els_writer *w);
 
-/* Copy the counters.  Safe from any thread while w is open. */
-int els_writer_stats(struct els_writer *w, struct els_stats *out);
+/* Copy the counters into out, which has size bytes (the caller's
+ * sizeof(struct els_stats)): the first min(size, the library's size)
+ * bytes get the counters, the rest of size zeros; nothing past size is
+ * written.  ELS_EINVAL for a NULL w or out or a size of 0.  Safe from any
+ * thread while w is open. */
+int els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
+                           size_t size);
+
+/* els_writer_stats_sized() with the size of struct els_stats in the
+ * header this caller was built with. */
+static inline int els_writer_stats(struct els_writer *w, struct els_stats *out)
+{
+    return els_writer_stats_sized(w, out, sizeof *out);
+}
 
 /* The sink's bound endpoint in spec form, e.g. "tcp:127.0.0.1:40321" when
  * the spec asked for port 0, into buf (NUL-terminated).  Returns the length

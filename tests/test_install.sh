@@ -61,7 +61,7 @@ printf '%s\n' 'import Control.Monad (forM_)' 'import Debug.Trace (traceEventIO)'
     -o "$T/app-dyn" -L"$P/lib" -leventlog-sink -optl-Wl,-rpath,"$P/lib") >"$T/build-dyn.log" 2>&1 \
     || fail_showing "$T/build-dyn.log" "the installed ghc-eventlog-sink could not build the program"
 lib=$(ldd "$T/app-dyn" | awk '/libeventlog-sink/ { print $3 }')
-[ "$lib" = "$P/lib/libeventlog-sink.so.0" ] \
+[ "$lib" = "$P/lib/libeventlog-sink.so.1" ] \
     || fail "the program uses '$lib', not the installed library"
 
 "$P/bin/eventlog-sink" recv --retry 10 -o "$T/dyn.eventlog" "unix:$T/dyn.sock" \

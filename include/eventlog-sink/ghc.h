@@ -48,8 +48,16 @@ const EventLogWriter *els_ghc_writer(void);
  * status 1. */
 const EventLogWriter *els_ghc_writer_from_env(void);
 
-/* Counters of the process-wide writer; ELS_ESTOPPED if it is not running. */
-int els_ghc_stats(struct els_stats *out);
+/* Counters of the process-wide writer, as els_writer_stats_sized() (size
+ * is the caller's sizeof(struct els_stats); nothing past it is written);
+ * ELS_ESTOPPED if it is not running. */
+int els_ghc_stats_sized(struct els_stats *out, size_t size);
+
+/* els_ghc_stats_sized() with this header's sizeof(struct els_stats). */
+static inline int els_ghc_stats(struct els_stats *out)
+{
+    return els_ghc_stats_sized(out, sizeof *out);
+}
 
 /* With a flight recorder (+RTS --eventlog-sink=ring:PATH): write the
  * window it keeps out into a new file now and put its name in name; see
@@ -131,7 +139,12 @@ int els_ghc_get_classes(char *buf, size_t len);
 
 /* Each capability's buffer size in bytes (+RTS --eventlog-buffer-size,
  * default 2 MiB): every buffer is written out and replaced, with every
- * capability stopped.  ELS_EINVAL outside 64 KiB..1 GiB. */
+ * capability stopped.  ELS_EINVAL outside 64 KiB..1 GiB, or (with one
+ * log line) when the running sink's buffer= is not above it or its
+ * consumer-memory= is below it: its units would be dropped as too big,
+ * or a slow consumer closed instead of cut loose.  The same contradiction
+ * at start-up stops the program with that line (els_ghc_start() returns
+ * ELS_EINVAL instead). */
 int els_ghc_set_buffer_size(size_t bytes);
 
 /* The current size in bytes, or ELS_ENOTSUP.  Any thread, never blocks. */

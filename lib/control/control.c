@@ -5,7 +5,7 @@
  * docs/CONTROL.md for the protocol as clients see it.
  *
  * Not this file's job: the byte layout (codec.c), what the GHC commands do
- * (lib/ghc/ghc_control.c), sending stream bytes (deliver/consumer.c).
+ * (lib/ghc/commands.c), sending stream bytes (deliver/consumer.c).
  */
 #include <errno.h>
 #include <fcntl.h>

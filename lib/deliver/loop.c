@@ -11,9 +11,11 @@
  * units in (lib/queue/producer.c), opening and closing (writer.c).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -138,6 +140,46 @@ static void publish_counters(struct els_writer *w)
     w->st.accept_errors = w->accept_errors;
 }
 
+/* Note [Asking again for a join snapshot]: whether to ask the snapshot
+ * source again now (*request, *ctx set).  Lock held. */
+static bool join_ask_again(struct els_writer *w, els_snapshot_request_fn *request,
+                           void **ctx)
+{
+    uint64_t refusals = w->st.snapshots_not_queued;
+    bool refused = refusals != w->join_refusals_seen;
+    w->join_refusals_seen = refusals;
+    if (w->awaiting == 0 || w->stopping || w->snapshot_request == NULL ||
+        w->join_asks >= JOIN_ASKS_MAX) {
+        bool held = w->join_reserve > 0;
+        w->join_reserve = 0;
+        w->join_ask_due = false;
+        if (w->awaiting == 0)
+            w->join_asks = 0;
+        if (held && w->room_waiters > 0)
+            pthread_cond_broadcast(&w->room);
+        return false;
+    }
+    if (refused) {
+        w->join_ask_due = true;
+        uint64_t want = w->join_refused_len;
+        if (want > w->ring.cap / 2)
+            want = w->ring.cap / 2;
+        if (w->spec.policy == ELSI_POLICY_BLOCK && want > w->join_reserve)
+            w->join_reserve = want;
+    }
+    if (!w->join_ask_due)
+        return false;
+    uint64_t room = w->join_refused_len < w->ring.cap ? w->join_refused_len
+                                                      : w->ring.cap;
+    if (!elsi_ring_has_room(&w->ring, (size_t)room))
+        return false;
+    w->join_ask_due = false;
+    w->join_asks++;
+    *request = w->snapshot_request;
+    *ctx = w->snapshot_ctx;
+    return true;
+}
+
 /* After an unexpected failure (no memory, poll error): wait a little
  * rather than spin, then try again. */
 static void writer_pause(struct els_writer *w)
@@ -148,6 +190,43 @@ static void writer_pause(struct els_writer *w)
     w->polling = false;
     w->wake_pending = false;
     pthread_mutex_unlock(&w->lock);
+}
+
+/* What consumer c, still behind at the stop deadline, never received:
+ * the units it had not received in full (join units aside: not part of
+ * the stream) and their bytes it had not received.  Lock held. */
+static void behind_missed(struct els_writer *w, const struct consumer *c,
+                          uint64_t *units, uint64_t *bytes)
+{
+    *units = *bytes = 0;
+    uint64_t seq = c->seq > w->ring.tail_seq ? c->seq : w->ring.tail_seq;
+    for (; seq < w->ring.committed_seq; seq++) {
+        const struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
+        if (u->kind == ELSI_UNIT_KIND_JOIN)
+            continue;
+        size_t sent = seq == c->seq ? c->unit_off : 0;
+        (*units)++;
+        *bytes += u->len - (sent < u->len ? sent : u->len);
+    }
+}
+
+/* Add "consumer ID missed U units (B bytes)" to the stop report
+ * (behind_detail, read by els_writer_close once this thread is done);
+ * the first few consumers only, then a count.  Lock held. */
+static void behind_describe(struct els_writer *w, size_t *off, uint64_t nth,
+                            uint64_t id, uint64_t units, uint64_t bytes)
+{
+    char *d = w->behind_detail;
+    size_t cap = sizeof w->behind_detail;
+    int n;
+    if (nth <= BEHIND_DETAIL_MAX)
+        n = snprintf(d + *off, cap - *off, "%sconsumer %" PRIu64 " missed %"
+                     PRIu64 " units (%" PRIu64 " bytes)", nth > 1 ? ", " : "",
+                     id, units, bytes);
+    else
+        n = 0;  /* counted in the total the report gives */
+    if (n > 0 && (size_t)n < cap - *off)
+        *off += (size_t)n;
 }
 
 void *elsi_writer_main(void *arg)
@@ -195,6 +274,13 @@ void *elsi_writer_main(void *arg)
         if (elsi_release_units(w) && w->room_waiters > 0)
             pthread_cond_broadcast(&w->room);
         publish_counters(w);
+        els_snapshot_request_fn ask;
+        void *ask_ctx;
+        if (join_ask_again(w, &ask, &ask_ctx)) {
+            pthread_mutex_unlock(&w->lock);
+            ask(ask_ctx);
+            pthread_mutex_lock(&w->lock);
+        }
         bool all_caught_up = true, any_dead = false;
         size_t n_cons = 0;
         for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
@@ -368,12 +454,19 @@ void *elsi_writer_main(void *arg)
     pthread_mutex_lock(&w->lock);
     uint64_t behind = 0;
     bool any = false;
+    size_t off = 0;
     for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
         if (c->dead)
             continue;
         any = true;
-        if (!elsi_consumer_caught_up(c, w->header_len, w->ring.committed_seq))
-            behind++;
+        if (elsi_consumer_caught_up(c, w->header_len, w->ring.committed_seq))
+            continue;
+        behind++;
+        uint64_t units, bytes;
+        behind_missed(w, c, &units, &bytes);
+        w->st.behind_at_stop_units += units;
+        w->st.behind_at_stop_bytes += bytes;
+        behind_describe(w, &off, behind, c->id, units, bytes);
     }
     w->st.consumers_behind_at_stop += behind;
     while (w->ring.tail_seq < w->ring.committed_seq)

@@ -103,13 +103,28 @@ static void all_writers_remove(struct els_writer *w)
 // Counters
 // ---------------------------------------------------------------------------
 
-int els_writer_stats(struct els_writer *w, struct els_stats *out)
+/* The arrays keep their room whatever is added: see struct els_stats. */
+_Static_assert(ELS_DROP__COUNT <= ELS_STATS_DROP_SLOTS,
+               "more drop causes than struct els_stats has room for");
+_Static_assert(ELS_REASON__COUNT <= ELS_STATS_REASON_SLOTS,
+               "more write reasons than struct els_stats has room for");
+
+/* The caller's struct may be older (smaller) or newer (larger) than
+ * ours: copy what both have, zero what only the caller has, and write
+ * nothing past its size. */
+int els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
+                           size_t size)
 {
-    if (w == NULL || out == NULL)
+    if (w == NULL || out == NULL || size == 0)
         return ELS_EINVAL;
+    struct els_stats s;
     pthread_mutex_lock(&w->lock);
-    *out = w->st;
+    s = w->st;
     pthread_mutex_unlock(&w->lock);
+    size_t n = size < sizeof s ? size : sizeof s;
+    memcpy(out, &s, n);
+    if (size > n)
+        memset((char *)out + n, 0, size - n);
     return 0;
 }
 
@@ -142,11 +157,14 @@ int els_stats_format(const struct els_stats *s, char *buf, size_t len)
                     "units accepted %" PRIu64 " sent %" PRIu64 " dropped %" PRIu64
                     " queued %" PRIu64 "; bytes accepted %" PRIu64 " sent %" PRIu64
                     " dropped %" PRIu64 " queued %" PRIu64 "; consumers %" PRIu64
-                    " now, %" PRIu64 " total; consumer losses %" PRIu64 " units",
+                    " now, %" PRIu64 " total; consumer losses %" PRIu64 " units"
+                    "; behind at stop %" PRIu64 " consumers, %" PRIu64
+                    " units, %" PRIu64 " bytes",
                     s->units_accepted, s->units_sent, du, s->units_queued,
                     s->bytes_accepted, s->bytes_sent, db, s->bytes_queued,
                     s->consumers_connected, s->consumers_total,
-                    s->consumer_lost_units);
+                    s->consumer_lost_units, s->consumers_behind_at_stop,
+                    s->behind_at_stop_units, s->behind_at_stop_bytes);
 }
 
 // ---------------------------------------------------------------------------
@@ -302,7 +320,11 @@ fail:
     return r;
 }
 
-static void log_losses(const char *endpoint, const struct els_stats *s)
+/* The losses of a writer that stopped, one line per kind.  behind: the
+ * consumers still behind at the deadline, each with what it missed
+ * (NULL when the writer thread could not say). */
+static void log_losses(const char *endpoint, const struct els_stats *s,
+                       const char *behind)
 {
     uint64_t units = 0, bytes = 0;
     char detail[256] = "";
@@ -326,10 +348,21 @@ static void log_losses(const char *endpoint, const struct els_stats *s)
         elsi_log(ELS_LOG_WARN, "%s: slow consumers missed %" PRIu64 " units (%"
                  PRIu64 " bytes) that others received", endpoint,
                  s->consumer_lost_units, s->consumer_lost_bytes);
-    if (s->consumers_behind_at_stop > 0)
+    if (s->consumers_behind_at_stop > 0) {
+        uint64_t n = s->consumers_behind_at_stop;
+        char more[48] = "";
+        char each[sizeof ((struct els_writer *)0)->behind_detail + sizeof more + 4] = "";
+        if (n > BEHIND_DETAIL_MAX)
+            snprintf(more, sizeof more, ", and %" PRIu64 " more",
+                     n - BEHIND_DETAIL_MAX);
+        if (behind != NULL && behind[0] != '\0')
+            snprintf(each, sizeof each, " (%s%s)", behind, more);
         elsi_log(ELS_LOG_WARN, "%s: %" PRIu64 " consumers were still behind "
-                 "when linger= ran out: their streams end without the end "
-                 "marker", endpoint, s->consumers_behind_at_stop);
+                 "when linger= ran out, missing %" PRIu64 " units (%" PRIu64
+                 " bytes) in all%s: their streams end without the end marker",
+                 endpoint, n, s->behind_at_stop_units, s->behind_at_stop_bytes,
+                 each);
+    }
     if (s->consumers_refused > 0)
         elsi_log(ELS_LOG_WARN, "%s: refused %" PRIu64 " consumers over "
                  "max-consumers=", endpoint, s->consumers_refused);
@@ -403,7 +436,7 @@ int els_writer_close(struct els_writer *w)
         /* What is still queued will not be delivered. */
         s.units_dropped[ELS_DROP_STOPPED] += s.units_queued;
         s.bytes_dropped[ELS_DROP_STOPPED] += s.bytes_queued;
-        log_losses(endpoint, &s);
+        log_losses(endpoint, &s, NULL);
         return 0;
     }
     pthread_mutex_unlock(&w->lock);
@@ -416,7 +449,7 @@ int els_writer_close(struct els_writer *w)
     struct els_stats s = w->st;
     pthread_mutex_unlock(&w->lock);
 
-    log_losses(w->endpoint, &s);
+    log_losses(w->endpoint, &s, w->behind_detail);
     elsi_writer_finish(w);
     return 0;
 }

@@ -148,8 +148,10 @@
  * Note [Consumer memory]
  * ~~~~~~~~~~~~~~~~~~~~~~
  * Besides the ring, the writer holds memory for individual consumers:
- * the rest of a unit a consumer was cut loose in (up to a whole RTS
- * buffer, 2 MiB) and in-band notes.  priv_bytes (writer thread only) is
+ * the rest of a unit a consumer was cut loose in (up to a whole unit: for
+ * the GHC RTS one capability's buffer, +RTS --eventlog-buffer-size, 2 MiB
+ * unless changed; the glue refuses a size above consumer-memory=, Note
+ * [Unit size and the sink's limits] in lib/ghc/ghc.c) and in-band notes.  priv_bytes (writer thread only) is
  * the sum of their private buffers, which are freed as soon as they are
  * sent, and consumer_priv_append() refuses to grow it past
  * consumer-memory=.  A consumer whose copy or note is refused cannot go on
@@ -181,12 +183,35 @@
  * back: under policy=block it is served as an untrusted consumer (a
  * producer that waits for room while the RTS has every capability
  * stopped to write the snapshot must never wait on it), and cutting it
- * loose only moves its position.  A join unit never waits for room (not
- * queued means asked again).  A consumer still waiting when the stream ends or after
- * ELS_SNAPSHOT_WAIT_MS starts at the oldest unit still queued, with a
- * note, as it would without a snapshot source.  Join units are not part
- * of the stream: they have their own counters, not accepted/sent/
- * dropped, and they never carry or clear a gap.
+ * loose only moves its position.  A join unit never waits for room: one
+ * that finds none is not queued and is asked for again (Note [Asking
+ * again for a join snapshot]).  A consumer still waiting when the stream
+ * ends or after ELS_SNAPSHOT_WAIT_MS starts at the oldest unit still
+ * queued, with a note, as it would without a snapshot source.  Join units
+ * are not part of the stream: they have their own counters, not accepted/
+ * sent/dropped, and they never carry or clear a gap.
+ *
+ * Note [Asking again for a join snapshot]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A join unit comes while the producer has every thread stopped (the RTS
+ * takes it with every capability stopped), so it cannot wait for room;
+ * but under policy=block with a slow trusted consumer the ring is full
+ * exactly then, and again whenever room appears, since the producers
+ * waiting for room take it first.  Asking again at once would only be
+ * refused again.  So the writer thread, seeing a refusal
+ * (snapshots_not_queued grew) while consumers await a snapshot, asks
+ * again only once the ring has room for the refused unit, and from the
+ * refusal until then, under policy=block, producers leave that much room
+ * free (join_reserve: a stream unit other than DATA_END waits until the
+ * ring holds it and the reserve).  Between the request and the answer the
+ * producer only posts units that leave the reserve free, so a snapshot no
+ * larger than the refused one fits.  A larger one is refused again and
+ * the reserve grows to it.  Bounded: at most JOIN_ASKS_MAX requests again
+ * while consumers wait, a reserve of at most half the ring, and no
+ * consumer waits past ELS_SNAPSHOT_WAIT_MS; the reserve ends when no
+ * consumer waits any more or the writer stops.  Under policy=drop the
+ * writer frees room itself (release.c), so the request again needs no
+ * reserve.
  */
 
 enum consumer_style { CONSUMER_FD, CONSUMER_CALLBACK };
@@ -283,6 +308,11 @@ struct els_writer {
     uint64_t join_seq;
     els_snapshot_request_fn snapshot_request;
     void *snapshot_ctx;
+    /* Note [Asking again for a join snapshot]: the size of the last join
+     * unit refused for want of room (producer side), and the room that
+     * producers under policy=block leave free for the next one. */
+    uint64_t join_refused_len;
+    uint64_t join_reserve;
     /* Note [Flight recorder]: dumps asked for (tickets handed out) and
      * answered (done), the last one's result and file; waiters wait on
      * changed. */
@@ -310,6 +340,12 @@ struct els_writer {
     uint64_t refused;           /* connections over max-consumers= */
     uint64_t accept_errors;
     unsigned awaiting;          /* consumers awaiting_snapshot */
+    /* Note [Asking again for a join snapshot]: refusals seen so far, a
+     * request due once there is room, and requests made again while
+     * these consumers wait. */
+    uint64_t join_refusals_seen;
+    bool join_ask_due;
+    unsigned join_asks;
     /* Note [Flight recorder] */
     struct consumer *dumping;   /* the dump being written, or NULL */
     uint64_t dump_serving;      /* tickets it answers */
@@ -317,6 +353,10 @@ struct els_writer {
     bool exit_dumped;           /* the dump at the end was started */
     bool recorder_asked;        /* a join snapshot was asked for ... */
     uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
+    /* The stop report's consumers still behind at the deadline, each
+     * with what it missed (loop.c writes it as the thread ends; close
+     * logs it after the join). */
+    char behind_detail[320];
     uint64_t listen_resume_ms;  /* accept() failed: listener rests until */
     unsigned accept_backoff_ms;
     struct elsi_ratelimit consumer_log, accept_log, refuse_log, dial_log,
@@ -345,11 +385,17 @@ struct els_writer {
 /* After a failed write to a consumer that stays attached (a regular file,
  * a callback sink): when to try that consumer again. */
 #define RETRY_AFTER_FAILURE_MS 100u
-/* Descriptors per byte of ring: RTS units are at most 2 MiB but flushes
- * make small ones; allow one descriptor per 4 KiB, at least 1024. */
+/* Descriptors per byte of ring: RTS units are at most one capability's
+ * buffer (2 MiB by default, 64 KiB at the least) but flushes make small
+ * ones; allow one descriptor per 4 KiB, at least 1024. */
 #define UNITS_PER_BYTE_SHIFT 12
+/* Consumers named, each with what it missed, in the stop report. */
+#define BEHIND_DETAIL_MAX 4u
 /* No join unit queued yet. */
 #define JOIN_NONE UINT64_MAX
+/* Requests for a join snapshot made again after refusals while the same
+ * consumers wait: Note [Asking again for a join snapshot]. */
+#define JOIN_ASKS_MAX 8u
 
 static inline uint64_t elsi_now_ms(void)
 {

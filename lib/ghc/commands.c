@@ -19,6 +19,7 @@
 
 #include "control/control.h"
 #include "eventlog-sink/ghc.h"
+#include "ghc/glue.h"
 
 static int no_args(const char *args, char *out, size_t out_len)
 {
@@ -120,7 +121,11 @@ static int cmd_buffer_size(struct elsi_control *ctl, const char *args,
             snprintf(out, out_len, "expected a size like 512K or 2M");
             return ELS_EINVAL;
         }
-        int r = els_ghc_set_buffer_size((size_t)bytes);
+        /* The reason for a refusal goes to the client, not only to the
+         * program's log: Note [Unit size and the sink's limits]. */
+        int r = elsi_ghc_check_buffer_size((size_t)bytes, out, out_len);
+        if (r == 0)
+            r = els_ghc_set_buffer_size((size_t)bytes);
         if (r != 0)
             return r;
     }

@@ -12,6 +12,7 @@
 
 #include "eventlog-sink/ghc.h"
 #include "ghc/classes.h"
+#include "ghc/glue.h"
 #include "log.h"
 
 /*
@@ -110,6 +111,12 @@ int els_ghc_set_buffer_size(size_t bytes)
 {
     if (setEventLogBufferSize == NULL) {
         return ELS_ENOTSUP;
+    }
+    // Note [Unit size and the sink's limits] (ghc.c).
+    char err[512];
+    if (elsi_ghc_check_buffer_size(bytes, err, sizeof err) != 0) {
+        elsi_log(ELS_LOG_WARN, "buffer size not changed: %s", err);
+        return ELS_EINVAL;
     }
     int rc = setEventLogBufferSize(bytes);
     return rc == -EINVAL ? ELS_EINVAL : rc == -ENOTSUP ? ELS_ENOTSUP : rc;

@@ -10,6 +10,7 @@
  * I/O (writer.c).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -17,8 +18,10 @@
 #include <unistd.h>
 
 #include "eventlog-sink/ghc.h"
+#include "ghc/glue.h"
 #include "log.h"
 #include "sinks/sinks.h"
+#include "sinks/spec.h"
 
 /*
  * Note [Patched and stock RTS]
@@ -93,6 +96,8 @@ _Static_assert(EVENTLOG_SINK_SCHEMES_MAX >= ELSI_REGISTRY_MAX,
 bool startEventLoggingWithUnits(const EventLogUnitWriter *writer)
     __attribute__((weak));
 void requestEventLogSnapshot(EventLogSnapshotKind kind) __attribute__((weak));
+/* Patch 0011: each capability's buffer size (+RTS --eventlog-buffer-size). */
+size_t getEventLogBufferSize(void) __attribute__((weak));
 /* Weak too, so the library still links into programs without an RTS. */
 bool startEventLogging(const EventLogWriter *writer) __attribute__((weak));
 void endEventLogging(void) __attribute__((weak));
@@ -281,6 +286,72 @@ int els_ghc_configure(const char *spec, char *err, size_t err_len)
 
 /* A copy of the spec if this process configured one; NULL otherwise
  * (with *foreign set if a parent process did).  Under ghc_lock. */
+static char *ghc_spec_copy_locked(bool *foreign);
+
+/*
+ * Note [Unit size and the sink's limits]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The RTS hands over one capability's buffer at a time, so its size
+ * (+RTS --eventlog-buffer-size with the patches, a fixed 2 MiB in a
+ * stock RTS) is the largest unit the writer receives.  Two options of the
+ * spec must hold one: buffer= (a larger unit is dropped as too big,
+ * every time the buffer fills) and consumer-memory= (a slow consumer cut
+ * loose in the middle of a unit needs the rest of it copied aside; when
+ * that does not fit it is closed instead: Note [Consumer memory]).  The
+ * two contradict each other only through a flag the library cannot see
+ * in the spec, so the glue checks them where both are known: before the
+ * writer opens (start-up, which then stops the program with one line, as
+ * a bad spec does; els_ghc_start, which returns ELS_EINVAL) and before a
+ * change of the buffer size at runtime (refused the same way).
+ */
+static size_t ghc_unit_max(void)
+{
+    size_t size = getEventLogBufferSize != NULL ? getEventLogBufferSize() : 0;
+    return size > 0 ? size : ELSI_RTS_BUFFER_BYTES;
+}
+
+int elsi_ghc_check_unit_size(const char *spec, size_t unit, char *err,
+                             size_t err_len)
+{
+    struct elsi_spec parsed;
+    int r = elsi_spec_parse(spec, &parsed, err, err_len);
+    if (r != 0)
+        return r;
+    uint64_t buffer = parsed.buffer_bytes, memory = parsed.consumer_memory;
+    bool record = parsed.ops != NULL && parsed.ops->style == ELS_SINK_RECORD;
+    elsi_spec_free(&parsed);
+    const char *what = getEventLogBufferSize != NULL
+        ? "+RTS --eventlog-buffer-size" : "the RTS's eventlog buffer";
+    /* As for buffer= itself (lib/sinks/spec.c): the queue holds a full
+     * buffer plus the unit in flight. */
+    if (unit >= buffer)
+        return elsi_fail(err, err_len, ELS_EINVAL, "%s=%zu is not below the "
+                         "sink's %s=%" PRIu64 ": every full RTS buffer would be "
+                         "dropped as too big; raise %s or lower the buffer size",
+                         what, unit, record ? "size" : "buffer", buffer,
+                         record ? "size=" : "buffer=");
+    if (unit > memory)
+        return elsi_fail(err, err_len, ELS_EINVAL, "%s=%zu is above the "
+                         "sink's consumer-memory=%" PRIu64 ": a slow consumer "
+                         "would be closed instead of cut loose; raise "
+                         "consumer-memory= to at least %zu or lower the buffer "
+                         "size", what, unit, memory, unit);
+    return 0;
+}
+
+int elsi_ghc_check_buffer_size(size_t bytes, char *err, size_t err_len)
+{
+    pthread_mutex_lock(&ghc_lock);
+    bool foreign;
+    char *spec = ghc_spec_copy_locked(&foreign);
+    pthread_mutex_unlock(&ghc_lock);
+    if (spec == NULL)
+        return 0;   /* no sink of ours (a parent's, or none) to contradict */
+    int r = elsi_ghc_check_unit_size(spec, bytes, err, err_len);
+    free(spec);
+    return r;
+}
+
 static char *ghc_spec_copy_locked(bool *foreign)
 {
     *foreign = ghc_spec != NULL && ghc_pid != getpid();
@@ -322,7 +393,10 @@ static void ghc_init(void)
     }
     char err[512];
     struct els_writer *w = NULL;
-    int r = els_writer_open(spec, &w, err, sizeof err);
+    /* Note [Unit size and the sink's limits]. */
+    int r = elsi_ghc_check_unit_size(spec, ghc_unit_max(), err, sizeof err);
+    if (r == 0)
+        r = els_writer_open(spec, &w, err, sizeof err);
     free(spec);
     if (r != 0) {
         /* Start-up (Note [The process-wide writer]): the user asked for
@@ -416,6 +490,8 @@ static bool ghc_write_unit(void *eventlog, size_t size,
     /* The kind and capability are also in the unit's own bytes, which the
      * writer reads; the reason is news, and so is a join snapshot. */
     if (info->kind == EVENTLOG_UNIT_JOIN_SNAPSHOT) {
+        /* Not queued (1) means the writer asks again when there is room:
+         * Note [Asking again for a join snapshot]. */
         (void)els_writer_write_snapshot(w, eventlog, size);
     } else {
         /* This RTS writes join snapshots to a unit writer (this one) when
@@ -514,12 +590,12 @@ int els_ghc_ring_dump(char *name, size_t name_len)
     return r;
 }
 
-int els_ghc_stats(struct els_stats *out)
+int els_ghc_stats_sized(struct els_stats *out, size_t size)
 {
     struct els_writer *w = ghc_enter();
     if (w == NULL)
         return ELS_ESTOPPED;
-    int r = els_writer_stats(w, out);
+    int r = els_writer_stats_sized(w, out, size);
     ghc_leave();
     return r;
 }
@@ -569,7 +645,10 @@ int els_ghc_start(void)
      * until the RTS has taken the writer or refused. */
     char err[512];
     struct els_writer *w = NULL;
-    int r = els_writer_open(spec, &w, err, sizeof err);
+    /* Note [Unit size and the sink's limits]. */
+    int r = elsi_ghc_check_unit_size(spec, ghc_unit_max(), err, sizeof err);
+    if (r == 0)
+        r = els_writer_open(spec, &w, err, sizeof err);
     free(spec);
     if (r != 0) {
         /* ghc_starting makes this thread the limiter's only user. */

@@ -172,7 +172,13 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         meta.gap_cause = w->gap_cause;
         meta.gap_caps = w->gap_caps;
         meta.gap_global = w->gap_global;
-        int r = elsi_ring_reserve(&w->ring, len, &meta, &seq, iov);
+        /* Room kept for a join snapshot: Note [Asking again for a join
+         * snapshot]. */
+        uint64_t kept_room = info.kind != ELSI_UNIT_KIND_END ? w->join_reserve : 0;
+        bool kept = kept_room > 0 &&
+                    !elsi_ring_has_room(&w->ring, len + kept_room);
+        int r = kept ? -ENOBUFS
+                     : elsi_ring_reserve(&w->ring, len, &meta, &seq, iov);
         if (r == 0)
             break;
         if (recorder_evict(w))
@@ -192,7 +198,7 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         else
             rc = pthread_cond_timedwait(&w->room, &w->lock, &deadline);
         w->room_waiters--;
-        if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->ring, len)) {
+        if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->ring, len + kept_room)) {
             drop_at_door(w, len, info.cap, timeout_cause);
             return producer_leave(w, false, 1);
         }
@@ -248,6 +254,7 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
     if (len > UINT32_MAX ||
         elsi_ring_reserve(&w->ring, len, &meta, &seq, iov) != 0) {
         w->st.snapshots_not_queued++;
+        w->join_refused_len = len;  /* Note [Asking again for a join snapshot] */
         pthread_mutex_unlock(&w->lock);
         return 1;
     }

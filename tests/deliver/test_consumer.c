@@ -535,31 +535,55 @@ static void snapshot_unseen_by_others_and_not_asked_early(void)
 }
 
 /* A join unit never waits for room, even under policy=block with a
- * consumer that holds the queue full: it is counted as not queued. */
+ * consumer that holds the queue full: it is counted as not queued, and
+ * asked for again once there is room (Note [Asking again for a join
+ * snapshot]), when it is queued and the joiner starts at it. */
 static void snapshot_never_waits_for_room(void)
 {
+    atomic_store(&snapshot_requests, 0);
     const char *sock;
     struct els_writer *w = open_at("unix", "s.sock", "policy=block:50&buffer=3M&linger=0.2", &sock);
+    CHECK_OK(els_writer_set_snapshot_source(w, count_request, NULL));
     struct reader a;
-    reader_start(&a, unix_connect(sock), true);
+    reader_start(&a, unix_connect(sock), false);
     wait_consumers(w, 1);
     struct evgen_buf h = evgen_header();
     write_ok(w, h.p, h.len);
-    /* Fill the queue until the consumer that does not read holds it. */
+    blocks(w, 3, 0, "early", NULL, NULL);
+    wait_released(w);
+    /* Fill the queue until the consumer that stopped reading holds it. */
+    atomic_store(&a.paused, true);
     while (stats_of(w).bytes_queued + 16384 < 3 * 1024 * 1024) {
         struct evgen_buf b = evgen_block(0, 0, 0, "fill", 8192);
         write_ok(w, b.p, b.len);
         free(b.p);
     }
+    struct reader b;
+    reader_start(&b, unix_connect(sock), false);
+    wait_consumers(w, 2);
+    WAIT_UNTIL(atomic_load(&snapshot_requests) == 1, 5, "no snapshot request");
     struct evgen_buf big = evgen_block(ELSI_CAP_GLOBAL, 0, 0, "snapshot", 32768);
     CHECK_U64(els_writer_write_snapshot(w, big.p, big.len), ==, 1);
     struct els_stats s = stats_of(w);
     CHECK_U64(s.snapshots_not_queued, ==, 1);
     CHECK_U64(s.snapshot_units, ==, 0);
     check_conservation(&s);
+    /* Room again: the writer asks again, and the answer is queued. */
+    atomic_store(&a.paused, false);
+    WAIT_UNTIL(atomic_load(&snapshot_requests) == 2, 5,
+               "the refused snapshot was not asked for again");
+    CHECK_U64(els_writer_write_snapshot(w, big.p, big.len), ==, 0);
+    WAIT_UNTIL(stats_of(w).joiners_with_snapshot == 1, 5,
+               "the joiner did not start at the snapshot");
+    s = stats_of(w);
+    CHECK_U64(s.snapshot_units, ==, 1);
+    CHECK_U64(s.joiners_without_snapshot, ==, 0);
     CHECK_OK(els_writer_close(w));
     reader_join(&a);
+    reader_join(&b);
+    CHECK(contains(&b.got, "joined mid-run; its stream starts at a snapshot"));
     evgen_free(&a.got);
+    evgen_free(&b.got);
     evgen_free(&big);
     evgen_free(&h);
 }

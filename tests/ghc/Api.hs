@@ -6,21 +6,21 @@
 --   start        els_ghc_start()                      -> "start RC"
 --   emit TEXT    traceEventIO TEXT                    -> "emitted"
 --   flush        flushEventLog(NULL), a safe call     -> "flushed"
---   stats        els_ghc_stats()                      -> "stats RC"
+--   stats        els_ghc_stats_sized()                -> "stats RC"
 --   quit         return from main                     -> "bye"
 -- It says "ready" first.
 module Main (main) where
 
 import Control.Monad (unless)
 import Debug.Trace (traceEventIO)
-import Foreign.C.Types (CInt (..))
+import Foreign.C.Types (CInt (..), CSize (..))
 import Foreign.Marshal.Alloc (allocaBytes)
 import Foreign.Ptr (Ptr, nullPtr)
 import System.IO
 
 foreign import ccall safe "els_ghc_stop" elsStop :: IO ()
 foreign import ccall safe "els_ghc_start" elsStart :: IO CInt
-foreign import ccall safe "els_ghc_stats" elsStats :: Ptr () -> IO CInt
+foreign import ccall safe "els_ghc_stats_sized" elsStats :: Ptr () -> CSize -> IO CInt
 -- rts/EventLogControl.h: void flushEventLog(Capability **cap); NULL from
 -- a safe foreign call, which holds no capability.
 foreign import ccall safe "flushEventLog" flushEventLog :: Ptr () -> IO ()
@@ -48,8 +48,9 @@ main = do
         return True
     command ["flush"] _ = flushEventLog nullPtr >> putStrLn "flushed" >> return True
     command ["stats"] _ = do
-        -- struct els_stats is a few hundred bytes; 4096 is room enough.
-        rc <- allocaBytes 4096 elsStats
+        -- struct els_stats is a few hundred bytes; 4096 is room enough,
+        -- and the library writes no more than the size it is given.
+        rc <- allocaBytes 4096 (\p -> elsStats p 4096)
         putStrLn ("stats " ++ show rc)
         return True
     command ["quit"] _ = return False

@@ -5,14 +5,17 @@
  * program defines them (the stock-RTS route: no unit writer), so the glue
  * runs exactly as in a Haskell program while the test controls every
  * interleaving.  The writer calls the glue makes are wrapped
- * (-Wl,--wrap=els_writer_stats,--wrap=els_writer_flush) so that a test can
+ * (-Wl,--wrap=els_writer_stats_sized,--wrap=els_writer_flush) so that a test can
  * hold a caller inside one while another thread stops the eventlog.
  * Checked: a stats or flush call in flight keeps the writer alive until it
  * returns (stop waits for it); els_ghc_start returns the error when the
  * sink cannot be opened and the program goes on, and starts again once
  * the way is clear, and opens nothing while another writer runs; a fork while another thread is opening the sink, or
  * has a call in flight, leaves a child that can configure, start and
- * stop; a bad $EVENTLOG_SINK is quoted with its control bytes escaped.
+ * stop; a bad $EVENTLOG_SINK is quoted with its control bytes escaped;
+ * an RTS buffer size that buffer= or consumer-memory= cannot hold stops
+ * the start-up with one line (els_ghc_start: ELS_EINVAL) before anything
+ * is opened; els_ghc_stats_sized() writes no more than the caller's size.
  * The end-to-end side (real programs, forkProcess) is
  * tests/test_fork.sh and tests/test_ghc_api.sh.
  */
@@ -68,6 +71,15 @@ bool startEventLogging(const EventLogWriter *writer)
     return true;
 }
 
+/* Patch 0011's getEventLogBufferSize(); 0 stands for the default. */
+static atomic_size_t fake_buffer_size;
+
+size_t getEventLogBufferSize(void);
+size_t getEventLogBufferSize(void)
+{
+    return atomic_load(&fake_buffer_size);
+}
+
 enum EventLogStatus eventLogStatus(void)
 {
     pthread_mutex_lock(&fake_rts_lock);
@@ -92,9 +104,11 @@ void endEventLogging(void)
 // Holding a caller inside the writer
 // ---------------------------------------------------------------------------
 
-int __real_els_writer_stats(struct els_writer *w, struct els_stats *out);
+int __real_els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
+                                  size_t size);
 int __real_els_writer_flush(struct els_writer *w);
-int __wrap_els_writer_stats(struct els_writer *w, struct els_stats *out);
+int __wrap_els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
+                                  size_t size);
 int __wrap_els_writer_flush(struct els_writer *w);
 
 static _Thread_local bool hold_me;      /* this thread's call is held */
@@ -121,10 +135,11 @@ static void hold_inside(void)
     }
 }
 
-int __wrap_els_writer_stats(struct els_writer *w, struct els_stats *out)
+int __wrap_els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
+                                  size_t size)
 {
     hold_inside();
-    return __real_els_writer_stats(w, out);
+    return __real_els_writer_stats_sized(w, out, size);
 }
 
 int __wrap_els_writer_flush(struct els_writer *w)
@@ -423,6 +438,104 @@ static void env_spec_is_quoted(void)
     free(text);
 }
 
+// ---------------------------------------------------------------------------
+// The RTS's buffer size against the sink's limits
+// ---------------------------------------------------------------------------
+
+/* Note [Unit size and the sink's limits]: a start-up whose
+ * --eventlog-buffer-size contradicts the spec stops the program with one
+ * line on stderr, naming the two values, before anything is opened. */
+static void startup_refuses(const char *options, size_t buffer_size,
+                            const char *expect)
+{
+    const char *path = check_path("stderr.txt");
+    const char *sock = check_path("s.sock");
+    const char *spec = sock_spec("s.sock", options);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        alarm(10);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || dup2(fd, STDERR_FILENO) != STDERR_FILENO)
+            _exit(2);
+        atomic_store(&fake_buffer_size, buffer_size);
+        char err[512];
+        if (els_ghc_configure(spec, err, sizeof err) != 0)
+            _exit(4);
+        /* As the RTS does at start-up with RtsConfig's writer. */
+        startEventLogging(els_ghc_writer());
+        _exit(3);                       /* it must not return */
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+              "start-up with %s and buffer size %zu: status %d, expected "
+              "exit 1", spec, buffer_size, status);
+    char *text = tu_read_file(path);
+    CHECK(text != NULL);
+    size_t len = strlen(text);
+    CHECK_MSG(len > 0 && strchr(text, '\n') == text + len - 1,
+              "not one line: %s", text);
+    CHECK_CONTAINS(text, expect);
+    CHECK(!tu_exists(sock));            /* nothing was opened */
+    free(text);
+}
+
+static void buffer_size_above_buffer_refused(void)
+{
+    startup_refuses("buffer=3M", 4u << 20, "eventlog-sink: +RTS "
+                    "--eventlog-buffer-size=4194304 is not below the sink's "
+                    "buffer=3145728: every full RTS buffer would be dropped "
+                    "as too big");
+    /* els_ghc_start() says so with its code, and opens nothing. */
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    atomic_store(&fake_buffer_size, 4u << 20);
+    configure(sock_spec("s.sock", "buffer=3M"));
+    CHECK_INT(els_ghc_start(), ==, ELS_EINVAL);
+    CHECK(!tu_exists(check_path("s.sock")));
+    /* Below both limits it starts. */
+    configure(sock_spec("s.sock", "buffer=5M&consumer-memory=4M"));
+    CHECK_OK(els_ghc_start());
+    els_ghc_stop();
+}
+
+static void buffer_size_above_consumer_memory_refused(void)
+{
+    startup_refuses("consumer-memory=1M", 2u << 20, "eventlog-sink: +RTS "
+                    "--eventlog-buffer-size=2097152 is above the sink's "
+                    "consumer-memory=1048576: a slow consumer would be closed "
+                    "instead of cut loose");
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    atomic_store(&fake_buffer_size, 4u << 20);
+    configure(sock_spec("s.sock", "consumer-memory=2M"));
+    CHECK_INT(els_ghc_start(), ==, ELS_EINVAL);
+    CHECK(!tu_exists(check_path("s.sock")));
+}
+
+// ---------------------------------------------------------------------------
+// The caller's struct els_stats
+// ---------------------------------------------------------------------------
+
+/* els_ghc_stats_sized() with an older, smaller struct: the fields it
+ * knows are filled, nothing past its size is written (canary bytes). */
+static void ghc_stats_sized_writes_no_more_than_asked(void)
+{
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    configure(sock_spec("s.sock", ""));
+    CHECK_OK(els_ghc_start());
+    unsigned char buf[sizeof(struct els_stats) + 64];
+    memset(buf, 0xA5, sizeof buf);
+    size_t old = offsetof(struct els_stats, behind_at_stop_units);
+    CHECK_OK(els_ghc_stats_sized((struct els_stats *)(void *)buf, old));
+    for (size_t i = old; i < sizeof buf; i++)
+        CHECK_MSG(buf[i] == 0xA5, "byte %zu of %zu written", i, old);
+    struct els_stats got;
+    memcpy(&got, buf, old);
+    CHECK(got.header_bytes > 0);        /* the fake RTS wrote the header */
+    els_ghc_stop();
+    CHECK_INT(els_ghc_stats_sized(&got, sizeof got), ==, ELS_ESTOPPED);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(stop_waits_for_stats_in_flight),
     CHECK_CASE(stop_waits_for_flush_in_flight),
@@ -432,6 +545,9 @@ static const struct check_case cases[] = {
     CHECK_CASE(fork_between_open_and_start),
     CHECK_CASE(fork_during_a_call),
     CHECK_CASE(env_spec_is_quoted),
+    CHECK_CASE(buffer_size_above_buffer_refused),
+    CHECK_CASE(buffer_size_above_consumer_memory_refused),
+    CHECK_CASE(ghc_stats_sized_writes_no_more_than_asked),
 };
 
 CHECK_MAIN(cases)

@@ -408,12 +408,16 @@ data Stats = Stats
     -- ^ snapshots taken for consumers that joined mid-stream (not part of
     -- the stream, so not in 'accepted')
   , joinSnapshotsNotQueued :: !Word64
-    -- ^ such snapshots that found no room (the joiners asked again)
+    -- ^ such snapshots that found no room (asked for again once there
+    -- is room)
   , joinersWithSnapshot :: !Word64
     -- ^ consumers that joined mid-stream and started at a snapshot
   , joinersWithoutSnapshot :: !Word64
     -- ^ consumers that joined mid-stream without one (a stock RTS, or none
     -- came in time): they start at the oldest queued unit, told in-band
+  , behindAtStop :: !Counts
+    -- ^ what the consumers in 'consumersBehindAtStop' never received,
+    -- summed over them: units not received in full, and their bytes
   }
   deriving (Eq, Show)
 
@@ -431,7 +435,7 @@ totalDropped s =
 stats :: IO (Either SinkError Stats)
 stats =
   allocaBytes (#size struct els_stats) $ \p -> do
-    r <- c_els_ghc_stats p
+    r <- c_els_ghc_stats_sized p (#size struct els_stats)
     if r /= 0
       then pure (Left (sinkError "stats" (ErrorCode r)))
       else Right <$> peekStats p
@@ -470,6 +474,7 @@ peekStats p = do
     <*> word (#offset struct els_stats, snapshots_not_queued)
     <*> word (#offset struct els_stats, joiners_with_snapshot)
     <*> word (#offset struct els_stats, joiners_without_snapshot)
+    <*> counts (#offset struct els_stats, behind_at_stop_units) (#offset struct els_stats, behind_at_stop_bytes)
   where
     -- Every counter is a uint64_t; arrays are indexed by the header's
     -- enum constants, so a reordered or grown enum only needs a rebuild.
@@ -485,9 +490,12 @@ dropCauses :: Int
 dropCauses = #const ELS_DROP__COUNT
 
 -- Safe: it takes the writer's counter lock, which the writer thread and
--- posting capabilities also take; a short wait, but a wait.
-foreign import ccall safe "els_ghc_stats"
-  c_els_ghc_stats :: Ptr () -> IO CInt
+-- posting capabilities also take; a short wait, but a wait.  The size is
+-- this binding's struct els_stats, as hsc2hs read it from the header: the
+-- library writes no more than that (els_ghc_stats() is an inline wrapper
+-- in C, so there is no symbol of that name to import).
+foreign import ccall safe "els_ghc_stats_sized"
+  c_els_ghc_stats_sized :: Ptr () -> CSize -> IO CInt
 
 -- Unsafe: a lookup in a constant table; no lock, no allocation.
 foreign import ccall unsafe "els_drop_cause_name"
