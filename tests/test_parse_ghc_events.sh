@@ -158,7 +158,7 @@ classify() {
             else if (/^start heap prof sample [0-9]+$/) t = 162
             else if (/^heap prof sample [0-9]+, residency [0-9]+, label /) t = 164
             else if (/^end prof sample [0-9]+$/) t = 165
-            # Event types the patched RTS adds (rts-patches 0008, 0010):
+            # Event types the patched RTS adds (rts-patches 0007, 0009):
             # ghc-events 0.17 shows them by the header description.
             else if ($0 == "Trace class") t = 240
             else if ($0 == "Snapshot begin") t = 241

@@ -2,7 +2,7 @@
 # test_profiling.sh: profiled programs on the patched RTS stream their
 # cost-centre and heap samples live, and the profilers obey the library's
 # controls (GHC.Eventlog.Sink.Profiling over els_ghc_heap_profiling,
-# els_ghc_heap_census, els_ghc_time_profiling; RTS patch 0012).
+# els_ghc_heap_census, els_ghc_time_profiling; RTS patch 0011).
 #
 # tests/ghc/Prof.hs, built with ghc-eventlog-sink -prof -eventlog
 # -threaded, runs with +RTS -N2 -p -hc -i0.1 -l --eventlog-sink=unix:...,
@@ -24,7 +24,7 @@
 #   the whole stream parses and defines each cost centre and begins the
 #     heap profile once; the program and recv end cleanly;
 #   a consumer that joins after the live samples arrived starts at a
-#     snapshot (RTS patch 0013) that defines every cost centre the heap
+#     snapshot (RTS patch 0012) that defines every cost centre the heap
 #     and time samples it receives name, and begins the heap profile; its
 #     stream passes `ghc-events validate threads`;
 #   without a heap profiling mode (+RTS -p only) the heap calls answer

@@ -169,7 +169,7 @@ long els_ghc_buffer_size(void);
  * stop, a census already due may still be taken; then none until a start
  * or els_ghc_heap_census().
  * ELS_ENOTSUP unless the RTS has the eventlog-sink patches' heap profile
- * control (patch 0012, GHC 9.2's startHeapProfTimer/stopHeapProfTimer) and
+ * control (patch 0011, GHC 9.2's startHeapProfTimer/stopHeapProfTimer) and
  * the program runs with a heap profiling mode (+RTS -h...). */
 int els_ghc_heap_profiling(int on);
 

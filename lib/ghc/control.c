@@ -17,7 +17,7 @@
 
 /*
  * The RTS side, from rts/EventLogControl.h of the patched RTS
- * (rts-patches/ghc-9.0.2/0008-0011).  Declared here, with the same types,
+ * (rts-patches/ghc-9.0.2/0007-0010).  Declared here, with the same types,
  * since the library is built against the installed (stock) headers.
  * flushEventLog exists in a stock 9.0.2 RTS too, as an internal function
  * of another signature (it only flushes the writer), so the calls below

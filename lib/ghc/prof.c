@@ -16,7 +16,7 @@
  * Note [Which RTS can do what]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * requestHeapCensus(), startHeapProfTimer() and stopHeapProfTimer() are
- * public only in an RTS with patch 0012 (rts/ProfilingControl.h, GHC 9.2's
+ * public only in an RTS with patch 0011 (rts/ProfilingControl.h, GHC 9.2's
  * names and meaning); a stock 9.0.2 RTS has the two timer functions as
  * hidden symbols the scheduler overrides, so they are unusable, and no
  * requestHeapCensus.  Every RTS way has them, profiled or not: a census
@@ -39,7 +39,7 @@ void stopProfTimer(void) __attribute__((weak));
 #pragma weak RtsFlags
 extern void *CC_LIST __attribute__((weak));
 
-/* The program runs with a heap profiling mode on an RTS with patch 0012. */
+/* The program runs with a heap profiling mode on an RTS with patch 0011. */
 static int heap_profiler_ready(void)
 {
     if (requestHeapCensus == NULL || startHeapProfTimer == NULL ||

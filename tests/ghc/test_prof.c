@@ -1,6 +1,6 @@
 /*
  * test_prof.c: lib/ghc/prof.c (the profilers' controls) against a fake
- * RTS: one that has patch 0012's heap profile control (requestHeapCensus,
+ * RTS: one that has patch 0011's heap profile control (requestHeapCensus,
  * startHeapProfTimer, stopHeapProfTimer) and RtsFlags, but is not profiled
  * (no CC_LIST), like a program built without -prof.  Checked: the heap
  * calls reach the RTS only when a heap profiling mode is set, and answer
