@@ -182,7 +182,10 @@ static void serve_usage(FILE *out)
 "samples of a profiled program as a speedscope profile), /api/control\n"
 "(GET: the control session's state; POST ?cmd=ACTION[&class=X]: run\n"
 "an action, answered as JSON {\"ok\":..,\"error\":..,\"result\":..}; 403\n"
-"without the token, for another origin or an action off the list).\n");
+"without the token, for another origin or an action off the list).\n"
+"At most 64 connections, 32 of them /events (beyond: 503); a request\n"
+"head within 10 s, a request within 60 s, a client 256 KiB behind\n"
+"is not read and is closed after 15 s.\n");
 }
 
 /* ------------------------------------------------------------------------
