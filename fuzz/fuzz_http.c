@@ -13,7 +13,10 @@
  * NUL-terminated within their arrays, trimmed, free of control bytes
  * other than tab, "" unless present, and the same from the head alone;
  * the token comparison agrees with strcmp() and never matches an empty
- * expected token.  The query helper stays within its string.  Built with
+ * expected token.  The query helper stays within its string.  A
+ * connection's deadlines, driven by the same bytes read as events
+ * (http_fuzz_clock()): no byte restarts a running head clock, and a head
+ * awaited head_ms (output under its bound) is always judged late.  Built with
  * the server's own source file (there is no library to link it from).
  */
 #include <stdbool.h>
@@ -83,8 +86,46 @@ static void http_fuzz_check(const struct http_request *req)
         FUZZ_CHECK(strlen(str) < sizeof str, "query value overran");
 }
 
+/* Each byte an event, its high bits the milliseconds since the last. */
+static void http_fuzz_clock(const uint8_t *data, size_t size)
+{
+    static const struct http_limits l = { .head_ms = 100, .request_ms = 600,
+                                          .idle_ms = 300, .stall_ms = 150 };
+    struct http_clock c;
+    uint64_t now = 1;
+    http_clock_accept(&c, now);
+    for (size_t i = 0; i < size; i++) {
+        now += data[i] >> 3;
+        bool running = c.in_head;
+        uint64_t since = c.head_since;
+        switch (data[i] & 7) {
+        case 0: case 1:
+            http_clock_input(&c, now);
+            FUZZ_CHECK(!running || c.head_since == since,
+                       "a byte restarted the head clock at event %zu", i);
+            break;
+        case 2: http_clock_request(&c, now, (data[i] & 8) != 0); break;
+        case 3: http_clock_output(&c, now, 0, 1000); break;
+        case 4: http_clock_output(&c, now, 500, 1000); break;
+        case 5: http_clock_output(&c, now, 5000, 1000); break;
+        case 6: http_clock_stream(&c); break;
+        default: break;
+        }
+        enum http_late late = http_clock_late(&c, now, &l);
+        FUZZ_CHECK(late >= HTTP_IN_TIME && late <= HTTP_LATE_IDLE,
+                   "verdict %d", (int)late);
+        if (c.in_head && !c.over && now - c.head_since >= l.head_ms)
+            FUZZ_CHECK(late == HTTP_LATE_HEAD, "a head awaited %llu ms "
+                       "judged %s", (unsigned long long)(now - c.head_since),
+                       http_late_name(late));
+        if (late != HTTP_IN_TIME)
+            return;             /* the server closes it */
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    http_fuzz_clock(data, size);
     char *buf = (char *)fuzz_bytes(data, size);
     struct http_request req;
     int r = http_parse_request(buf, size, &req);

@@ -8,8 +8,12 @@
 # API, a sample scraped after the program went idle holds the GC count
 # ghc-events reads from the same stream (the one serve saved), labelled
 # with the program's name and pid, and the pause histogram counts as many
-# pauses.  Skips without prometheus, curl, python3, GHC, ghc-events or
-# the patched RTS.
+# pauses.  `promtool check metrics` (same package) passes the exposition
+# of the live program, and of a program whose name (a link to it) holds a
+# tab, a double quote, a backslash, a newline and a byte that is not
+# UTF-8: its label value is exactly the name with \\, \" and \n escaped
+# and the byte replaced by U+FFFD.  Skips without prometheus, promtool,
+# curl, python3, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +22,8 @@ set -u -o pipefail
 
 PROMETHEUS=$(command -v prometheus || true)
 [ -n "$PROMETHEUS" ] || skip "prometheus not installed (scripts/install-deps.sh)"
+PROMTOOL=$(command -v promtool || true)
+[ -n "$PROMTOOL" ] || skip "promtool not installed (Debian package prometheus; scripts/install-deps.sh)"
 command -v curl >/dev/null 2>&1 || skip "curl not installed"
 command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
 monitor_setup
@@ -47,6 +53,15 @@ start_serve live "unix:$T/p.sock"
 start_prometheus
 start_busy_live live "$PHASES" "$T/p.sock"
 wait_all_markers live "$PHASES"
+# promtool_clean NAME: GET /metrics into $T/NAME.metrics; promtool's
+# check (syntax and its lint) must pass it.
+promtool_clean() {
+    curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/$1.metrics" \
+        || fail "$1: GET /metrics failed"
+    "$PROMTOOL" check metrics <"$T/$1.metrics" >"$T/$1.promtool" 2>&1 \
+        || fail_showing "$T/$1.promtool" "$1: promtool check metrics rejects /metrics"
+}
+promtool_clean live
 cp "$T/live.saved" "$T/live.eventlog"
 idle_since=$(date +%s.%N)
 shown_counts "$T/live.eventlog" live
@@ -91,4 +106,20 @@ read -r _ user _ <"$T/query.out"
 
 stop_controlled
 wait_pid "$ppid" 60 || fail_showing "$T/live.prog.err" "the program did not exit cleanly"
+
+# A program whose name is hostile to the exposition: argv[0], a link.
+name=$'bad\tna"me\\x\ny\xff'
+ln -s "$BUSY" "$T/$name" || fail "cannot make a link named with a tab, a newline and 0xff"
+start_serve hostile "unix:$T/h.sock"
+BUSY=$T/$name start_busy_live hostile 1 "$T/h.sock"
+wait_all_markers hostile 1
+promtool_clean hostile
+want=$'program="bad\tna\\"me\\\\x\\ny\xef\xbf\xbd",pid="'"$ppid"'"'
+grep -qF -- "ghc_gc_total{$want} " "$T/hostile.metrics" \
+    || fail_showing "$T/hostile.metrics" "ghc_gc_total is not labelled with the escaped name: $want"
+note "hostile name: promtool passes $(grep -cF -- "$want" "$T/hostile.metrics") samples labelled $want"
+stop_controlled
+wait_pid "$ppid" 60 || fail_showing "$T/hostile.prog.err" "the hostile-named program did not exit cleanly"
+kill -TERM "$spid"
+wait_pid "$spid" 30 || fail "serve did not exit 0 on SIGTERM"
 echo "PASS: $els_test_name"

@@ -19,16 +19,22 @@
 # with the start-up line's token URL, it takes the token out of the
 # address bar, and a mouse click on the Status, Flush and class-g buttons
 # shows the program's answer on the page (flush and the class toggle
-# succeed when the program's help lists them, else the page shows the
-# unknown command's error); POST /api/control without the token, with a
+# answer ok: the patched RTS has every command); POST /api/control without the token, with a
 # wrong one, from another origin, with a Host that is not loopback, or
 # with an action off the allowlist gets 403, a GET that names an action
 # 405; a restart through it starts a new stream that serve follows.  The
 # token appears in no GET answer (page, script, state, control state,
 # events, metrics) and in serve's output only on its start-up line.
 # --token-file: a group-readable file is refused, a 0600 one gives the
-# token (a second serve, without a program).  Skips without chromium,
-# curl, python3, GHC, ghc-events or the patched RTS.
+# token (a second serve, without a program).
+# Hostile clients, against a serve of the saved stream: one pipelining
+# GET /app.js without reading leaves serve's peak RSS (VmHWM) within
+# 16 MiB of what it was and is closed past the output deadline; 64 slow
+# clients sending a head's byte every second (each before the head
+# deadline) are all closed at the deadline and the page answers again;
+# 64 clients asking for /events get at most half the slots, the rest
+# 503, and the page and /metrics still answer 200.  Skips without
+# chromium, curl, python3, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -148,10 +154,15 @@ curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/speedscope" -o "$T/speedscope
 
 # --- Control buttons, in the browser -----------------------------------------
 sock=$T/p.sock
-unknown='ELS_EINVAL: unknown command (send "help" for the list)'
 answer="document.getElementById('ctl-answer')"
-if control_has flush "$sock" flush; then want_flush="flush: ok"; else want_flush="flush: $unknown"; fi
-if control_has classes "$sock" get-classes; then want_class="toggle-class g: ok: "; else want_class="toggle-class g: $unknown"; fi
+# The program runs on the patched RTS: every command must be there and
+# work (a library without them is a failure here, not another answer).
+for cmd in flush get-classes set-classes; do
+    control_has "help-$cmd" "$sock" "$cmd" \
+        || fail_showing "$T/help-$cmd.help" "the program's help does not list $cmd"
+done
+want_flush="flush: ok"
+want_class="toggle-class g: ok: "
 cat >"$T/steps.json" <<EOF
 [{"click": "#ctl-status", "wait": "$answer.textContent.startsWith('status: ok: running on unix:')",
   "read": "$answer.textContent"},
@@ -286,4 +297,128 @@ POST_TOKEN=$ftoken post tf-file 200 cmd=status
     || fail_showing "$T/tf-file.post" "the file's token did not reach the action (no program runs)"
 kill -TERM "$spid"
 wait_pid "$spid" 30 || fail "serve (--token-file) did not exit 0 on SIGTERM"
+# --- Hostile clients ---------------------------------------------------------
+# Against a serve of the saved stream, with the deadlines shortened
+# (ELS_SERVE_TEST_*_MS, for tests only; serve's own are 10 s for a head
+# and 15 s over the output bound).  Each attack, then what must hold:
+# memory, a deadline met, the page and /metrics still answered.
+# attack MODE ARGS...: a raw-socket client (Python), see each use.
+attack() {
+    "$PYTHON" - "$@" <<'PY'
+import select, socket, sys, time
+mode, port = sys.argv[1], int(sys.argv[2])
+def conn():
+    return socket.create_connection(("127.0.0.1", port), timeout=30)
+def status(s):
+    line = b""
+    while not line.endswith(b"\n"):
+        c = s.recv(1)
+        if not c:
+            return "closed"
+        line += c
+    return line.split(b" ")[1].decode()
+def gone(s, secs):
+    # Closed by serve (reset, or its FIN): without reading what it sent.
+    p = select.poll()
+    p.register(s, select.POLLERR | select.POLLHUP | select.POLLRDHUP)
+    return bool(p.poll(int(secs * 1000)))
+if mode == "pipeline":
+    # Pipelines N requests for GET /app.js (11 KiB each) and never reads;
+    # then waits (up to GUARD s) for serve to close it.
+    n, guard = int(sys.argv[3]), float(sys.argv[4])
+    s = conn()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    req = b"GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    data, sent = req * n, 0
+    s.setblocking(False)
+    end = time.time() + guard
+    while sent < len(data) and time.time() < end:
+        try:
+            sent += s.send(data[sent:sent + 65536])
+        except BlockingIOError:
+            select.select([], [s], [], 0.1)
+    # Two requests on another connection: serve's loop has been round.
+    for _ in range(2):
+        t = conn()
+        t.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        st = status(t)
+        t.close()
+    print(sent // len(req), st, "closed" if gone(s, guard) else "open")
+elif mode == "loris":
+    # N connections each send one byte of a head every EVERY s, until
+    # serve closed them all or GUARD s passed; prints how many it closed
+    # and when the last went.
+    n, every, guard = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+    head = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 4000
+    socks = [conn() for _ in range(n)]
+    alive, t0, i, last = set(range(n)), time.time(), 0, 0.0
+    while alive and time.time() - t0 < guard:
+        for k in list(alive):
+            try:
+                if gone(socks[k], 0):
+                    raise OSError
+                socks[k].send(head[i:i + 1])
+            except OSError:
+                alive.discard(k)
+                last = time.time() - t0
+        i += 1
+        time.sleep(every)
+    print(n - len(alive), round(last, 1))
+elif mode == "events":
+    # N clients ask for /events and keep it open; then GET / and
+    # /metrics on new connections.  Prints the streams' statuses (count
+    # of 200, of 503) and the two answers'.
+    n = int(sys.argv[3])
+    socks, codes = [], []
+    for _ in range(n):
+        s = conn()
+        s.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        codes.append(status(s))
+        socks.append(s)
+    out = [str(codes.count("200")), str(codes.count("503"))]
+    for path in ("/", "/metrics"):
+        t = conn()
+        t.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        out.append(status(t))
+        t.close()
+    print(" ".join(out))
+PY
+}
+hwm_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
+
+ELS_SERVE_TEST_HEAD_MS=3000 ELS_SERVE_TEST_STALL_MS=3000 start_serve hostile "$T/live.eventlog"
+state hostile-start || fail "serve of the saved stream does not answer"
+
+# Pipelining without reading: 10,000 requests for 110 MiB of answers.
+# serve stops reading the client at its output bound, keeps its memory,
+# and closes it once it stayed there past the deadline.
+base_kb=$(hwm_kb "$spid")
+read -r sent after_state closed < <(attack pipeline "$PORT" 10000 30) || fail "pipeline: the client failed"
+peak_kb=$(hwm_kb "$spid")
+note "pipelining: $sent requests sent unread; serve's peak RSS $base_kb -> $peak_kb KiB; the client $closed"
+[ "$after_state" = 200 ] || fail "pipelining: /api/state answered $after_state meanwhile"
+[ $(( peak_kb - base_kb )) -lt 16384 ] \
+    || fail "pipelining: serve's peak RSS grew by $(( (peak_kb - base_kb) / 1024 )) MiB ($base_kb -> $peak_kb KiB)"
+[ "$closed" = closed ] || fail "pipelining: serve kept a client over its output bound past the deadline"
+
+# 64 slow clients (every slot), a byte of a head every second, each
+# byte before the 3 s deadline: all closed at the deadline all the same,
+# and a new client gets the page.
+read -r closed last < <(attack loris "$PORT" 64 1 30) || fail "slow clients: the client failed"
+note "slow clients: $closed of 64 closed, the last after $last s"
+[ "$closed" = 64 ] || fail "slow clients: serve closed $closed of 64 within 30 s (head deadline 3 s)"
+got=$(curl -s --max-time 10 -o "$T/after-loris.html" -w '%{http_code}' "http://127.0.0.1:$PORT/")
+[ "$got" = 200 ] || fail "slow clients: GET / answered $got after they were closed"
+
+# 64 event streams asked for (every slot): at most half are served, the
+# rest refused at once, and the page and /metrics still answer.
+read -r streams refused page metrics < <(attack events "$PORT" 64) || fail "event streams: the client failed"
+note "event streams: $streams served, $refused refused (503); then GET / $page, /metrics $metrics"
+[ "$streams" -le 32 ] || fail "event streams: $streams of 64 slots taken by /events"
+[ "$(( streams + refused ))" = 64 ] || fail "event streams: $streams served and $refused refused of 64"
+[ "$page" = 200 ] && [ "$metrics" = 200 ] \
+    || fail "event streams: with the streams' share full, GET / answered $page and /metrics $metrics"
+kill -0 "$spid" 2>/dev/null || fail "serve died under hostile clients"
+kill -TERM "$spid"
+wait_pid "$spid" 30 || fail "serve (hostile clients) did not exit 0 on SIGTERM"
 echo "PASS: $els_test_name"

@@ -34,6 +34,17 @@
  * Not its job: TLS, authentication beyond loopback (put a proxy in front
  * to expose it).
  *
+ * Hostile neighbours: any local user can connect to a loopback port, so
+ * no client may take the server's memory or its slots.  Each client's
+ * pending output is bounded (SERVE_OUT_MAX: its requests are not read
+ * meanwhile, so pipelining cannot amplify), each request has deadlines
+ * (see Note [Connection deadlines] in monitor/http.c), event streams
+ * take at most SERVE_SSE_MAX of the SERVE_CLIENTS slots, and a
+ * connection beyond the slots is answered 503 and closed at once.  For
+ * tests only, the environment variables ELS_SERVE_TEST_HEAD_MS,
+ * ELS_SERVE_TEST_REQUEST_MS and ELS_SERVE_TEST_STALL_MS shorten the
+ * deadlines (serve_limits()).
+ *
  * Our own process: it catches SIGINT/SIGTERM to stop cleanly and sends
  * with MSG_NOSIGNAL so that a browser closing its end is an error we
  * handle, not a SIGPIPE.
@@ -48,6 +59,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +77,29 @@
 #include "util.h"
 
 #define SERVE_CLIENTS 64
-#define SERVE_OUT_MAX (4u << 20)        /* a client this far behind is dropped */
-#define SERVE_IDLE_MS 30000             /* a connection without a request */
+/* Event streams stay open: without a share of their own, 64 pages (or
+ * one user's 64 connections to /events) would leave no slot for the
+ * page, /api/ and /metrics.  Half the slots: a scraper and a few pages
+ * always get in. */
+#define SERVE_SSE_MAX (SERVE_CLIENTS / 2)
+/* Pending output over which a client's requests are not read (and an
+ * event stream's updates skipped: each carries the whole state, the next
+ * one replaces it).  A client can make us hold this plus one response,
+ * whatever it pipelines: 64 clients 16 MiB plus their responses.  Well
+ * above one update of the state (tens of KiB), so a page that reads
+ * never meets it. */
+#define SERVE_OUT_MAX (256u << 10)
+/* Note [Connection deadlines] in monitor/http.c.  A browser sends a
+ * head in one piece within milliseconds: 10 s is only for a slow link.
+ * 60 s for a whole request covers a speedscope export of megabytes on a
+ * slow link.  15 s over the output bound: a page stopped reading (a
+ * browser reads a background tab's event stream all the same). */
+#define SERVE_HEAD_MS 10000
+#define SERVE_REQUEST_MS 60000
+#define SERVE_STALL_MS 15000
+#define SERVE_IDLE_MS 30000             /* a kept-alive connection unused */
 #define SERVE_DRAIN_MS 2000
+#define SERVE_DEADLINE_STEP_MS 250      /* how late a deadline may be seen */
 #define SERVE_TOKEN_BYTES 24            /* random bytes of a made token */
 #define SERVE_TOKEN_MIN 32              /* characters of a --token-file's */
 
@@ -83,7 +115,12 @@ struct serve_client {
      * unread input does not reset the connection and destroy the
      * response before the client read it (a "lingering close"). */
     bool draining;
-    uint64_t last_ms;
+    uint64_t drain_since;
+    /* Refused for want of a slot of its kind: closed as soon as the 503
+     * is handed to the kernel, without a lingering close, so that the
+     * refused do not hold slots themselves. */
+    bool close_now;
+    struct http_clock clock;
 };
 
 struct serve {
@@ -97,7 +134,9 @@ struct serve {
      * --control: nothing to protect). */
     char token[HTTP_TOKEN_MAX + 1];
     struct strbuf scratch;
-    uint64_t served, refused;
+    struct http_limits limits;
+    unsigned nsse;              /* clients that are event streams */
+    uint64_t served, refused, late;
 };
 
 static void serve_usage(FILE *out)
@@ -143,22 +182,27 @@ static void serve_usage(FILE *out)
 "samples of a profiled program as a speedscope profile), /api/control\n"
 "(GET: the control session's state; POST ?cmd=ACTION[&class=X]: run\n"
 "an action, answered as JSON {\"ok\":..,\"error\":..,\"result\":..}; 403\n"
-"without the token, for another origin or an action off the list).\n");
+"without the token, for another origin or an action off the list).\n"
+"At most 64 connections, 32 of them /events (beyond: 503); a request\n"
+"head within 10 s, a request within 60 s, a client 256 KiB behind\n"
+"is not read and is closed after 15 s.\n");
 }
 
 /* ------------------------------------------------------------------------
  * Responses
  * ------------------------------------------------------------------------ */
 
-static void serve_close(struct serve_client *c)
+static void serve_close(struct serve *s, struct serve_client *c)
 {
     if (c->fd >= 0)
         util_close(c->fd);
     c->fd = -1;
+    if (c->sse)
+        s->nsse--;
     sb_free(&c->out);
     c->out_off = 0;
     c->in_len = 0;
-    c->sse = c->closing = c->draining = false;
+    c->sse = c->closing = c->draining = c->close_now = false;
 }
 
 static void serve_head(struct serve_client *c, int status, const char *type,
@@ -300,6 +344,12 @@ static void serve_route(struct serve *s, struct serve_client *c,
         mon_model_prometheus(s->model, b);
         json = "text/plain; version=0.0.4; charset=utf-8";
     } else if (strcmp(path, "/events") == 0) {
+        if (!head && s->nsse >= SERVE_SSE_MAX) {
+            serve_refuse(s, c, 503, "too many event streams open; the page "
+                         "and /metrics still answer", "Retry-After: 10\r\n");
+            c->close_now = true;
+            return;
+        }
         sb_puts(&c->out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                 "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n");
         if (head) {
@@ -307,6 +357,8 @@ static void serve_route(struct serve *s, struct serve_client *c,
             return;
         }
         c->sse = true;
+        s->nsse++;
+        http_clock_stream(&c->clock);
         /* The current state at once, not after the next interval. */
         mon_model_json(s->model, b);
         sb_puts(&c->out, "data: ");
@@ -324,34 +376,45 @@ static void serve_route(struct serve *s, struct serve_client *c,
     serve_reply(c, 200, json, b->p, b->len, keep, head, NULL);
 }
 
-/* Handle the complete requests in c->in (pipelined ones in order). */
-static void serve_requests(struct serve *s, struct serve_client *c)
+static size_t serve_pending(const struct serve_client *c)
 {
-    while (c->in_len > 0 && !c->closing && !c->sse) {
+    return c->out.len - c->out_off;
+}
+
+/* Over the output bound: its requests wait (and are not read). */
+static bool serve_paused(const struct serve_client *c)
+{
+    return serve_pending(c) > SERVE_OUT_MAX;
+}
+
+/* Handle the complete requests in c->in (pipelined ones in order), while
+ * the client's output stays within its bound: one response may take it
+ * over, and the rest wait until it has read. */
+static void serve_requests(struct serve *s, struct serve_client *c,
+                           uint64_t now)
+{
+    while (c->in_len > 0 && !c->closing && !c->sse && !serve_paused(c)) {
         struct http_request r;
         int n = http_parse_request(c->in, c->in_len, &r);
         if (n == 0)
             return;
-        if (n < 0) {
+        if (n < 0 || (s->loopback && !http_host_is_loopback(r.host))) {
             s->refused++;
-            serve_error(c, -n);
+            serve_error(c, n < 0 ? -n : 403);
             c->in_len = 0;
-            return;
+        } else {
+            serve_route(s, c, &r);
+            memmove(c->in, c->in + n, c->in_len - (size_t)n);
+            c->in_len -= (size_t)n;
         }
-        if (s->loopback && !http_host_is_loopback(r.host)) {
-            s->refused++;
-            serve_error(c, 403);
-            c->in_len = 0;
-            return;
-        }
-        serve_route(s, c, &r);
-        memmove(c->in, c->in + n, c->in_len - (size_t)n);
-        c->in_len -= (size_t)n;
+        if (!c->sse)
+            http_clock_request(&c->clock, now, c->in_len > 0 && !c->closing);
+        http_clock_output(&c->clock, now, serve_pending(c), SERVE_OUT_MAX);
     }
 }
 
 /* Send what is queued; false when the client is gone. */
-static bool serve_flush(struct serve_client *c)
+static bool serve_flush(struct serve_client *c, uint64_t now)
 {
     while (c->out_off < c->out.len) {
         ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
@@ -366,16 +429,32 @@ static bool serve_flush(struct serve_client *c)
             break;
         return false;
     }
+    if (c->close_now)
+        return false;
     if (c->out_off == c->out.len) {
-        sb_clear(&c->out);
+        /* Its memory too: a response of megabytes is not kept for a
+         * connection that may idle for SERVE_IDLE_MS. */
+        if (c->out.cap > SERVE_OUT_MAX)
+            sb_free(&c->out);
+        else
+            sb_clear(&c->out);
         c->out_off = 0;
         if (c->closing && !c->draining) {
             if (shutdown(c->fd, SHUT_WR) < 0)
                 return false;
             c->draining = true;
-            c->last_ms = mon_now_ms();
+            c->drain_since = now;
         }
     }
+    else if (c->out_off > serve_pending(c)) {
+        /* More sent than left: move the rest to the front, or a client
+         * that reads slowly but never catches up (an event stream) would
+         * grow the buffer by what it has read. */
+        memmove(c->out.p, c->out.p + c->out_off, serve_pending(c));
+        c->out.len -= c->out_off;
+        c->out_off = 0;
+    }
+    http_clock_output(&c->clock, now, serve_pending(c), SERVE_OUT_MAX);
     return true;
 }
 
@@ -405,7 +484,7 @@ static void serve_accept(struct serve *s, uint64_t now)
         }
         c->fd = fd;
         c->in_len = 0;
-        c->last_ms = now;
+        http_clock_accept(&c->clock, now);
     }
 }
 
@@ -417,30 +496,33 @@ static void serve_read(struct serve *s, struct serve_client *c, uint64_t now)
         while ((n = recv(c->fd, sink, sizeof sink, 0)) > 0)
             ;
         if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-            serve_close(c);
+            serve_close(s, c);
         return;
     }
     for (;;) {
         if (c->closing)
             c->in_len = 0;      /* an error is on its way: input is moot */
+        /* Over its output bound: what it sends stays in the kernel, and
+         * TCP makes the client wait (see SERVE_OUT_MAX). */
+        if (serve_paused(c))
+            return;
         if (c->in_len == sizeof c->in) {
             /* Full without a complete head: too long. */
-            serve_requests(s, c);
-            if (c->in_len == sizeof c->in) {
-                s->refused++;
-                serve_error(c, 431);
-                c->in_len = 0;
-            }
+            s->refused++;
+            serve_error(c, 431);
+            c->in_len = 0;
+            http_clock_request(&c->clock, now, false);
             return;
         }
         ssize_t n = recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, 0);
         if (n > 0) {
             c->in_len += (size_t)n;
-            c->last_ms = now;
-            if (!c->sse)
-                serve_requests(s, c);
-            else
+            if (!c->sse) {
+                http_clock_input(&c->clock, now);
+                serve_requests(s, c, now);
+            } else {
                 c->in_len = 0;      /* an event stream sends nothing */
+            }
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -449,10 +531,39 @@ static void serve_read(struct serve *s, struct serve_client *c, uint64_t now)
             return;
         /* Closed by the peer (or failed): finish what is queued if any. */
         if (c->out.len == c->out_off || c->sse)
-            serve_close(c);
+            serve_close(s, c);
         else
             c->closing = true;
         return;
+    }
+}
+
+/* Close the clients whose deadline passed (Note [Connection deadlines]
+ * in monitor/http.c). */
+static void serve_deadlines(struct serve *s, uint64_t now)
+{
+    for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+        struct serve_client *c = &s->clients[i];
+        if (c->fd < 0)
+            continue;
+        if (c->draining) {
+            if (now - c->drain_since >= SERVE_DRAIN_MS)
+                serve_close(s, c);
+            continue;
+        }
+        enum http_late late = http_clock_late(&c->clock, now, &s->limits);
+        if (late == HTTP_IN_TIME)
+            continue;
+        if (late != HTTP_LATE_IDLE)
+            s->late++;
+        if (late == HTTP_LATE_HEAD && serve_pending(c) == 0) {
+            /* Said once, without waiting: whether it arrives is the
+             * slow client's business. */
+            static const char msg[] = "HTTP/1.1 408 Request Timeout\r\n"
+                "Content-Length: 0\r\nConnection: close\r\n\r\n";
+            (void)send(c->fd, msg, sizeof msg - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        serve_close(s, c);
     }
 }
 
@@ -465,12 +576,8 @@ static void serve_push(struct serve *s)
         return;
     for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
         struct serve_client *c = &s->clients[i];
-        if (c->fd < 0 || !c->sse)
-            continue;
-        if (c->out.len - c->out_off > SERVE_OUT_MAX) {
-            serve_close(c);         /* a page that stopped reading */
-            continue;
-        }
+        if (c->fd < 0 || !c->sse || serve_paused(c))
+            continue;       /* behind: the next update replaces this one */
         sb_puts(&c->out, "data: ");
         sb_put(&c->out, b->p, b->len);
         sb_puts(&c->out, "\n\n");
@@ -522,6 +629,32 @@ static int serve_make_token(struct serve *s, const char *token_file)
         snprintf(s->token + 2 * i, 3, "%02x", raw[i]);
     explicit_bzero(raw, sizeof raw);
     return 0;
+}
+
+/* The deadlines: the constants above, or shorter ones for a test (the
+ * variables are documented as for tests only: a test of a 10 s deadline
+ * need not wait 10 s). */
+static void serve_limits(struct http_limits *l)
+{
+    *l = (struct http_limits){ .head_ms = SERVE_HEAD_MS,
+                               .request_ms = SERVE_REQUEST_MS,
+                               .idle_ms = SERVE_IDLE_MS,
+                               .stall_ms = SERVE_STALL_MS };
+    static const struct { const char *name; size_t off; } vars[] = {
+        { "ELS_SERVE_TEST_HEAD_MS", offsetof(struct http_limits, head_ms) },
+        { "ELS_SERVE_TEST_REQUEST_MS", offsetof(struct http_limits, request_ms) },
+        { "ELS_SERVE_TEST_STALL_MS", offsetof(struct http_limits, stall_ms) },
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i].name);
+        char *end;
+        if (v == NULL || *v == '\0')
+            continue;
+        errno = 0;
+        unsigned long long ms = strtoull(v, &end, 10);
+        if (errno == 0 && *end == '\0' && ms >= 1 && ms <= 86400000)
+            *(uint64_t *)((char *)l + vars[i].off) = ms;
+    }
 }
 
 static int serve_listen(const char *where, char *name, size_t name_len)
@@ -611,6 +744,7 @@ int serve_main(int argc, char **argv)
     }
     for (unsigned i = 0; i < SERVE_CLIENTS; i++)
         s.clients[i].fd = -1;
+    serve_limits(&s.limits);
 
     mon_catch_stop_signals();
 
@@ -649,26 +783,31 @@ int serve_main(int argc, char **argv)
             last_tick = now;
             next_tick = now + interval_ms;
             serve_push(&s);
-            for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
-                struct serve_client *cl = &s.clients[i];
-                if (cl->fd >= 0 && !cl->sse && cl->out.len == 0 &&
-                    now - cl->last_ms > (cl->draining ? SERVE_DRAIN_MS : SERVE_IDLE_MS))
-                    serve_close(cl);
-            }
         }
+        serve_deadlines(&s, now);
 
         struct pollfd pfd[2 + SERVE_CLIENTS];
         pfd[0] = (struct pollfd){ .fd = s.listen_fd, .events = POLLIN };
         pfd[1] = (struct pollfd){ .fd = mon_source_fd(&s.src), .events = POLLIN };
+        bool clients = false;
         for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
             struct serve_client *cl = &s.clients[i];
-            pfd[2 + i] = (struct pollfd){ .fd = cl->fd, .events = POLLIN };
-            if (cl->fd >= 0 && cl->out.len > cl->out_off)
+            pfd[2 + i] = (struct pollfd){ .fd = cl->fd };
+            if (cl->fd < 0)
+                continue;
+            clients = true;
+            /* A paused client's input waits in the kernel (POLLIN would
+             * wake us for ever for bytes we will not read). */
+            if (!serve_paused(cl))
+                pfd[2 + i].events |= POLLIN;
+            if (cl->out.len > cl->out_off)
                 pfd[2 + i].events |= POLLOUT;
         }
         uint64_t wait = next_tick > now ? next_tick - now : 0;
         if ((mon_source_is_file(&s.src) || mon_source_fd(&s.src) < 0) && wait > 200)
             wait = 200;
+        if (clients && wait > SERVE_DEADLINE_STEP_MS)
+            wait = SERVE_DEADLINE_STEP_MS;  /* deadlines are judged in time */
         if (got == MON_PUMP_MAX)
             wait = 0;           /* the source has more: read on after a look */
         int n = poll(pfd, 2 + SERVE_CLIENTS, (int)wait);
@@ -682,20 +821,32 @@ int serve_main(int argc, char **argv)
             short re = pfd[2 + i].revents;
             if (cl->fd < 0 || pfd[2 + i].fd != cl->fd || re == 0)
                 continue;
+            if ((re & (POLLHUP | POLLERR)) && serve_paused(cl)) {
+                serve_close(&s, cl);    /* gone, with its answers unread */
+                continue;
+            }
             if (re & (POLLIN | POLLHUP | POLLERR))
                 serve_read(&s, cl, now);
-            if (cl->fd >= 0 && !serve_flush(cl))
-                serve_close(cl);
+            if (cl->fd >= 0 && !serve_flush(cl, now))
+                serve_close(&s, cl);
         }
-        /* Responses queued by this round's requests go out at once. */
+        /* Responses queued by this round's requests go out at once; a
+         * client back under its output bound has its waiting requests
+         * handled. */
         for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
             struct serve_client *cl = &s.clients[i];
-            if (cl->fd >= 0 && cl->out.len > cl->out_off && !serve_flush(cl))
-                serve_close(cl);
+            if (cl->fd >= 0 && cl->out.len > cl->out_off && !serve_flush(cl, now))
+                serve_close(&s, cl);
+            if (cl->fd >= 0 && cl->in_len > 0 && !cl->closing && !cl->sse &&
+                !serve_paused(cl)) {
+                serve_requests(&s, cl, now);
+                if (cl->out.len > cl->out_off && !serve_flush(cl, now))
+                    serve_close(&s, cl);
+            }
         }
     }
     for (unsigned i = 0; i < SERVE_CLIENTS; i++)
-        serve_close(&s.clients[i]);
+        serve_close(&s, &s.clients[i]);
     util_close(s.listen_fd);
     sb_free(&s.scratch);
     mon_close(&s.src, s.model);

@@ -1,11 +1,14 @@
 /*
  * test_http.c: serve's request parser (tools/monitor/http.c) on the
  * fields that guard the control actions (Host, Origin and the control
- * token's X-Eventlog-Sink-Token), the token comparison, and the check a
- * --token-file passes (tools/util.c: util_read_private()).  Malformed
+ * token's X-Eventlog-Sink-Token), the token comparison, the check a
+ * --token-file passes (tools/util.c: util_read_private()), a
+ * connection's deadlines (http_clock_*: a slow client played in
+ * simulated time) and the Prometheus escaping of /metrics
+ * (tools/monitor/strbuf.c: sb_prom_label(), sb_prom_help()).  Malformed
  * heads in general are the fuzzer's (fuzz/fuzz_http.c) and
- * tests/test_serve.sh's; serve's answers to these requests are
- * test_serve.sh's.
+ * tests/test_serve.sh's; serve's answers to these requests, and what
+ * serve does with a late client, are test_serve.sh's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include "check.h"
 #include "testutil.h"
 #include "monitor/http.h"
+#include "monitor/strbuf.h"
 #include "util.h"
 
 /* Parse "POST /api/control?cmd=status HTTP/1.1\r\nHost: h\r\n" + fields
@@ -169,7 +173,157 @@ static void test_token_file(void)
     token_file_checks(dir);
 }
 
+static const struct http_limits limits = {
+    .head_ms = 10000, .request_ms = 60000, .idle_ms = 30000, .stall_ms = 15000,
+};
+
+/* A slow loris: one byte a second.  Late 10 s after accept, whatever it
+ * sends; no byte restarts the clock. */
+static void test_head_deadline_from_accept(void)
+{
+    struct http_clock c;
+    http_clock_accept(&c, 1000);
+    for (uint64_t t = 1000; t < 11000; t += 1000) {
+        http_clock_input(&c, t);
+        CHECK_INT(http_clock_late(&c, t, &limits), ==, HTTP_IN_TIME);
+    }
+    http_clock_input(&c, 10999);
+    CHECK_INT(http_clock_late(&c, 10999, &limits), ==, HTTP_IN_TIME);
+    CHECK_INT(http_clock_late(&c, 11000, &limits), ==, HTTP_LATE_HEAD);
+    CHECK_STR(http_late_name(HTTP_LATE_HEAD), "request head incomplete");
+
+    /* Silent after accept: the same deadline. */
+    http_clock_accept(&c, 5);
+    CHECK_INT(http_clock_late(&c, 10004, &limits), ==, HTTP_IN_TIME);
+    CHECK_INT(http_clock_late(&c, 10005, &limits), ==, HTTP_LATE_HEAD);
+}
+
+/* Kept alive: idle between requests (its own limit), then the next
+ * head's clock starts at its first byte. */
+static void test_head_deadline_kept_alive(void)
+{
+    struct http_clock c;
+    http_clock_accept(&c, 0);
+    http_clock_input(&c, 100);
+    http_clock_request(&c, 200, false);
+    http_clock_output(&c, 200, 5000, 1 << 18);
+    CHECK_INT(http_clock_late(&c, 9000, &limits), ==, HTTP_IN_TIME);
+    http_clock_output(&c, 300, 0, 1 << 18);
+    /* Idle from 300: no head deadline, the idle one. */
+    CHECK_INT(http_clock_late(&c, 29000, &limits), ==, HTTP_IN_TIME);
+    CHECK_INT(http_clock_late(&c, 30300, &limits), ==, HTTP_LATE_IDLE);
+    /* A byte at 20000 starts the next head's clock... */
+    http_clock_input(&c, 20000);
+    CHECK_INT(http_clock_late(&c, 29999, &limits), ==, HTTP_IN_TIME);
+    /* ...which the next bytes do not restart. */
+    http_clock_input(&c, 25000);
+    http_clock_input(&c, 29000);
+    CHECK_INT(http_clock_late(&c, 30000, &limits), ==, HTTP_LATE_HEAD);
+
+    /* Pipelined: the next head's clock starts when the previous one is
+     * handled. */
+    http_clock_accept(&c, 0);
+    http_clock_request(&c, 4000, true);
+    http_clock_output(&c, 4000, 100, 1 << 18);
+    http_clock_output(&c, 4001, 0, 1 << 18);
+    CHECK_INT(http_clock_late(&c, 13999, &limits), ==, HTTP_IN_TIME);
+    CHECK_INT(http_clock_late(&c, 14000, &limits), ==, HTTP_LATE_HEAD);
+}
+
+/* From the head's first byte to the response's last, 60 s, however
+ * the client reads meanwhile. */
+static void test_request_deadline(void)
+{
+    struct http_clock c;
+    http_clock_accept(&c, 0);
+    http_clock_input(&c, 500);
+    http_clock_request(&c, 600, false);
+    for (uint64_t t = 600; t < 60000; t += 1000) {
+        http_clock_output(&c, t, 1000, 1 << 18);    /* some read, some left */
+        CHECK_INT(http_clock_late(&c, t, &limits), ==, HTTP_IN_TIME);
+    }
+    CHECK_INT(http_clock_late(&c, 60000, &limits), ==, HTTP_LATE_REQUEST);
+    /* Sent in time: no deadline but the idle one. */
+    http_clock_output(&c, 59000, 0, 1 << 18);
+    CHECK_INT(http_clock_late(&c, 60000, &limits), ==, HTTP_IN_TIME);
+}
+
+/* Over the output bound for 15 s: late, stream or not; the head of a
+ * pipelined request that waits on us meanwhile is not judged, and its
+ * clock starts again when the output falls under the bound. */
+static void test_output_stall(void)
+{
+    struct http_clock c;
+    http_clock_accept(&c, 0);
+    http_clock_request(&c, 10, true);
+    http_clock_output(&c, 10, 300000, 1 << 18);
+    CHECK(c.over);
+    CHECK_INT(http_clock_late(&c, 14000, &limits), ==, HTTP_IN_TIME);
+    http_clock_output(&c, 14000, 270000, 1 << 18);  /* read a little */
+    CHECK_INT(http_clock_late(&c, 15009, &limits), ==, HTTP_IN_TIME);
+    CHECK_INT(http_clock_late(&c, 15010, &limits), ==, HTTP_LATE_OUTPUT);
+    /* Under the bound at 15000: the waiting head has 10 s from then. */
+    http_clock_output(&c, 15000, 1000, 1 << 18);
+    CHECK_INT(http_clock_late(&c, 24999, &limits), ==, HTTP_IN_TIME);
+    CHECK_INT(http_clock_late(&c, 25000, &limits), ==, HTTP_LATE_HEAD);
+
+    /* An event stream: no request or idle deadline, only this one. */
+    http_clock_accept(&c, 0);
+    http_clock_input(&c, 1);
+    http_clock_request(&c, 2, false);
+    http_clock_stream(&c);
+    http_clock_output(&c, 3, 100, 1 << 18);
+    CHECK_INT(http_clock_late(&c, 3600000, &limits), ==, HTTP_IN_TIME);
+    http_clock_output(&c, 3600000, (1 << 18) + 1, 1 << 18);
+    CHECK_INT(http_clock_late(&c, 3614999, &limits), ==, HTTP_IN_TIME);
+    CHECK_INT(http_clock_late(&c, 3615000, &limits), ==, HTTP_LATE_OUTPUT);
+}
+
+/* The escaped text, as a NUL-terminated copy. */
+static const char *prom(bool label, const char *s, size_t n)
+{
+    static struct strbuf sb;
+    sb_clear(&sb);
+    if (label)
+        sb_prom_label(&sb, s, n);
+    else
+        sb_prom_help(&sb, s, n);
+    CHECK(!sb.failed);
+    return sb.p;
+}
+
+static void test_prom_label(void)
+{
+    /* The three escapes; a tab, a CR and UTF-8 as they are. */
+    static const char in[] = "a\tb\"c\\d\ne\rf \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+    CHECK_STR(prom(true, in, sizeof in - 1),
+              "\"a\tb\\\"c\\\\d\\ne\rf \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+    CHECK_STR(prom(true, "", 0), "\"\"");
+    /* Not UTF-8, each byte U+FFFD: a lone continuation byte, 0xff, a
+     * truncated sequence, an overlong '/', a surrogate. */
+    static const char bad[] = "x\x80y\xffz\xe2\x82" "a\xc0\xaf" "b\xed\xa0\x80";
+    CHECK_STR(prom(true, bad, sizeof bad - 1),
+              "\"x\xef\xbf\xbdy\xef\xbf\xbdz\xef\xbf\xbd\xef\xbf\xbd"
+              "a\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+    /* No JSON escapes. */
+    CHECK(strstr(prom(true, "\x01\t\x7f", 3), "\\u") == NULL);
+}
+
+static void test_prom_help(void)
+{
+    /* Backslash and newline; a quote stays as it is. */
+    static const char in[] = "say \"x\" \\ then\nmore\t\xff";
+    CHECK_STR(prom(false, in, sizeof in - 1),
+              "say \"x\" \\\\ then\\nmore\t\xef\xbf\xbd");
+}
+
 static const struct check_case cases[] = {
+    CHECK_CASE(test_head_deadline_from_accept),
+    CHECK_CASE(test_head_deadline_kept_alive),
+    CHECK_CASE(test_request_deadline),
+    CHECK_CASE(test_output_stall),
+    CHECK_CASE(test_prom_label),
+    CHECK_CASE(test_prom_help),
     CHECK_CASE(test_token_field),
     CHECK_CASE(test_origin_host_fields),
     CHECK_CASE(test_token_matches),

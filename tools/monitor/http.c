@@ -5,7 +5,9 @@
  * outside visible ASCII in the target, header names that are not tokens,
  * obsolete line folding, a body announced by Content-Length or
  * Transfer-Encoding); lenient where clients differ harmlessly (a bare LF
- * ends a line, as RFC 9112 section 2.2 allows).
+ * ends a line, as RFC 9112 section 2.2 allows).  Also a connection's
+ * deadlines (http_clock_*), which judge a client by the time it takes,
+ * never by what it sends.
  */
 #include <stdio.h>
 #include <string.h>
@@ -290,6 +292,7 @@ const char *http_reason(int status)
     case 404: return "Not Found";
     case 403: return "Forbidden";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
@@ -298,4 +301,116 @@ const char *http_reason(int status)
     case 505: return "HTTP Version Not Supported";
     default: return "Error";
     }
+}
+
+/* ------------------------------------------------------------------------
+ * A connection's deadlines
+ * ------------------------------------------------------------------------ */
+
+/* Note [Connection deadlines]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The server has a fixed number of slots and one loop; each limit closes
+ * one way a client can keep a slot or grow our memory without doing its
+ * share:
+ *
+ *  - head: from accept (the first request) or from the first byte of the
+ *    next one, a whole head within head_ms.  No byte restarts the clock:
+ *    if each did, a client sending one byte every few seconds (a "slow
+ *    loris") would hold its slot for ever, and 64 of them the server.
+ *  - request: from a head's first byte until the last byte of its
+ *    response left us, request_ms: a client that reads its answer slowly.
+ *    With pipelined requests the clock is the oldest request's whose
+ *    response is still pending, and it stops only when the output is all
+ *    sent; a client that keeps output pending for request_ms is closed
+ *    even if it reads meanwhile (browsers do not pipeline).
+ *  - output: over the server's bound on pending output the server stops
+ *    reading the client's requests, so that pipelining cannot turn 40
+ *    request bytes into a response's kilobytes without end; a client that
+ *    stays over the bound for stall_ms is closed.  An event stream has no
+ *    request to finish, so this is its only limit.
+ *  - idle: nothing pending (between kept-alive requests) for idle_ms.
+ *
+ * While the output is over the bound the server reads nothing, so bytes
+ * of a next head that are already here wait on us, not on the client: the
+ * head deadline is not judged then, and its clock starts again when the
+ * output falls back under the bound.  That lets a client that downloads
+ * keep a partial head for longer, at the price of reading what it asked
+ * for; the request deadline still bounds each response.
+ */
+
+void http_clock_accept(struct http_clock *c, uint64_t now)
+{
+    *c = (struct http_clock){ .in_head = true, .head_since = now,
+                              .idle_since = now };
+}
+
+void http_clock_input(struct http_clock *c, uint64_t now)
+{
+    if (!c->in_head && !c->stream) {
+        c->in_head = true;
+        c->head_since = now;
+    }
+}
+
+void http_clock_request(struct http_clock *c, uint64_t now, bool more)
+{
+    if (!c->in_request) {
+        c->in_request = true;
+        c->request_since = c->head_since;
+    }
+    c->in_head = more;
+    if (more)
+        c->head_since = now;
+}
+
+void http_clock_stream(struct http_clock *c)
+{
+    c->stream = true;
+    c->in_head = c->in_request = false;
+}
+
+void http_clock_output(struct http_clock *c, uint64_t now, size_t pending,
+                       size_t bound)
+{
+    bool over = pending > bound;
+    if (over && !c->over)
+        c->over_since = now;
+    if (!over && c->over && c->in_head)
+        c->head_since = now;    /* its bytes waited on us */
+    c->over = over;
+    if (pending == 0 && c->in_request) {
+        c->in_request = false;
+        c->idle_since = now;
+    }
+}
+
+enum http_late http_clock_late(const struct http_clock *c, uint64_t now,
+                               const struct http_limits *l)
+{
+    /* now - since: the caller's clock is monotonic, but a since in the
+     * future (a caller's mistake) must not wrap into "late". */
+#define HTTP_PASSED(since, limit) (now >= (since) && now - (since) >= (limit))
+    if (c->in_head && !c->over && HTTP_PASSED(c->head_since, l->head_ms))
+        return HTTP_LATE_HEAD;
+    if (c->in_request && HTTP_PASSED(c->request_since, l->request_ms))
+        return HTTP_LATE_REQUEST;
+    if (c->over && HTTP_PASSED(c->over_since, l->stall_ms))
+        return HTTP_LATE_OUTPUT;
+    if (!c->in_head && !c->in_request && !c->stream && !c->over &&
+        HTTP_PASSED(c->idle_since, l->idle_ms))
+        return HTTP_LATE_IDLE;
+#undef HTTP_PASSED
+    return HTTP_IN_TIME;
+}
+
+const char *http_late_name(enum http_late late)
+{
+    switch (late) {
+    case HTTP_IN_TIME: return "in time";
+    case HTTP_LATE_HEAD: return "request head incomplete";
+    case HTTP_LATE_REQUEST: return "response not taken";
+    case HTTP_LATE_OUTPUT: return "output over its bound";
+    case HTTP_LATE_IDLE: return "idle";
+    }
+    return "?";
 }

@@ -6,7 +6,10 @@
  * takes anything (fuzz/fuzz_http.c) and answers with the status code a
  * bad request deserves.  It does not read bodies (the server takes none:
  * a request announcing one is refused), decode percent escapes, or route
- * (which paths take which method is the server's business).
+ * (which paths take which method is the server's business).  Beside it,
+ * a connection's deadlines (struct http_clock): pure bookkeeping, with
+ * the time passed in, so that a unit test can play a slow client in
+ * microseconds; the server owns the socket and does the closing.
  */
 #ifndef ELS_MON_HTTP_H
 #define ELS_MON_HTTP_H
@@ -65,5 +68,54 @@ bool http_host_is_loopback(const char *host);
 bool http_token_matches(const char *expected, const char *given);
 
 const char *http_reason(int status);
+
+/* ------------------------------------------------------------------------
+ * A connection's deadlines.  See Note [Connection deadlines] in http.c.
+ * ------------------------------------------------------------------------ */
+
+struct http_limits {
+    uint64_t head_ms;       /* a whole request head, from its first byte */
+    uint64_t request_ms;    /* a request, head's first byte to response sent */
+    uint64_t idle_ms;       /* a kept-alive connection with nothing pending */
+    uint64_t stall_ms;      /* pending output over the server's bound */
+};
+
+enum http_late {
+    HTTP_IN_TIME = 0,
+    HTTP_LATE_HEAD,         /* head_ms passed with the head incomplete */
+    HTTP_LATE_REQUEST,      /* request_ms passed before the response left */
+    HTTP_LATE_OUTPUT,       /* over the output bound for stall_ms */
+    HTTP_LATE_IDLE,         /* idle_ms passed with nothing pending */
+};
+
+/* Times are milliseconds of a monotonic clock, as the caller gives them. */
+struct http_clock {
+    bool in_head;           /* a head is awaited (or partly here) */
+    bool in_request;        /* a parsed request's response is not all sent */
+    bool stream;            /* an event stream: no request or idle limit */
+    bool over;              /* pending output over the server's bound */
+    uint64_t head_since, request_since, idle_since, over_since;
+};
+
+/* A connection accepted at now: its first head is awaited from now. */
+void http_clock_accept(struct http_clock *c, uint64_t now);
+/* Request bytes arrived: starts the head clock if none runs; a byte
+ * never restarts it (a client sending one byte at a time is late all
+ * the same). */
+void http_clock_input(struct http_clock *c, uint64_t now);
+/* A head was parsed and its response queued; more: bytes of a next
+ * (pipelined) head remain, whose clock starts now. */
+void http_clock_request(struct http_clock *c, uint64_t now, bool more);
+/* The connection became an event stream: only the output bound holds. */
+void http_clock_stream(struct http_clock *c);
+/* After output was queued or sent: pending bytes still to send, and the
+ * server's bound on them. */
+void http_clock_output(struct http_clock *c, uint64_t now, size_t pending,
+                       size_t bound);
+/* Which deadline, if any, has passed at now (the first that applies, in
+ * the order of enum http_late). */
+enum http_late http_clock_late(const struct http_clock *c, uint64_t now,
+                               const struct http_limits *l);
+const char *http_late_name(enum http_late late);
 
 #endif /* ELS_MON_HTTP_H */

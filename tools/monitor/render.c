@@ -403,9 +403,9 @@ static void mon_prom(const struct mon_model *m, struct strbuf *sb,
                      const char *name, const char *extra, double v)
 {
     sb_printf(sb, "%s{program=", name);
-    /* Label values escape \, " and newline: JSON's escaping is a
-     * superset that Prometheus reads the same for those. */
-    sb_json_str(sb, m->program, strlen(m->program));
+    /* The program's name comes from the stream (argv[0]): any bytes.
+     * Not JSON's escaping: a scraper refuses its \u0009. */
+    sb_prom_label(sb, m->program, strlen(m->program));
     sb_printf(sb, ",pid=\"%" PRIu32 "\"%s%s} ", m->pid, *extra ? "," : "", extra);
     sb_json_num(sb, v);
     sb_puts(sb, "\n");
@@ -414,7 +414,11 @@ static void mon_prom(const struct mon_model *m, struct strbuf *sb,
 static void mon_prom_head(struct strbuf *sb, const char *name,
                           const char *type, const char *help)
 {
-    sb_printf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    /* Our own texts, escaped all the same so that a later one with a
+     * backslash or a line break cannot break the exposition. */
+    sb_printf(sb, "# HELP %s ", name);
+    sb_prom_help(sb, help, strlen(help));
+    sb_printf(sb, "\n# TYPE %s %s\n", name, type);
 }
 
 void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)

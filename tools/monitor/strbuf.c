@@ -127,6 +127,47 @@ void sb_json_str(struct strbuf *sb, const char *s, size_t n)
     sb_put(sb, "\"", 1);
 }
 
+/* Prometheus text: the escapes of the format's one rule (the quote
+ * only inside a label value), valid UTF-8 as it is. */
+static void sb_prom_text(struct strbuf *sb, const char *s, size_t n,
+                         bool quote)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = u[i];
+        if (c == '\\' || (quote && c == '"')) {
+            char e[2] = { '\\', (char)c };
+            sb_put(sb, e, 2);
+            i++;
+        } else if (c == '\n') {
+            sb_put(sb, "\\n", 2);
+            i++;
+        } else {
+            size_t l = sb_utf8_len(u + i, n - i);
+            if (l == 0) {
+                sb_put(sb, "\xef\xbf\xbd", 3);    /* U+FFFD */
+                i++;
+            } else {
+                sb_put(sb, u + i, l);
+                i += l;
+            }
+        }
+    }
+}
+
+void sb_prom_label(struct strbuf *sb, const char *s, size_t n)
+{
+    sb_put(sb, "\"", 1);
+    sb_prom_text(sb, s, n, true);
+    sb_put(sb, "\"", 1);
+}
+
+void sb_prom_help(struct strbuf *sb, const char *s, size_t n)
+{
+    sb_prom_text(sb, s, n, false);
+}
+
 void sb_json_num(struct strbuf *sb, double v)
 {
     if (!isfinite(v))

@@ -26,6 +26,14 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...)
 /* s (n bytes, any content) as a quoted JSON string: control characters
  * escaped, bytes that are not UTF-8 replaced by U+FFFD. */
 void sb_json_str(struct strbuf *sb, const char *s, size_t n);
+/* s (n bytes, any content) as a quoted Prometheus label value, as the
+ * text exposition format says: backslash, double quote and newline
+ * escaped (\\ \" \n), everything else literal UTF-8 (a tab too), bytes
+ * that are not UTF-8 replaced by U+FFFD (a scraper refuses them). */
+void sb_prom_label(struct strbuf *sb, const char *s, size_t n);
+/* s as the text of a Prometheus HELP line: backslash and newline
+ * escaped, the rest as for sb_prom_label(). */
+void sb_prom_help(struct strbuf *sb, const char *s, size_t n);
 /* A double as JSON (non-finite numbers become 0). */
 void sb_json_num(struct strbuf *sb, double v);
 
