@@ -429,21 +429,21 @@ case_sigterm() {
 # producer is accepted and the listener then closes (a second connection
 # is refused while the first is still streaming).
 case_listen_tcp() {
-    local endpoint port rc=0
+    local endpoint port hlen rc=0
     rm -f "$T/copy"
     listen_bg -o "$T/copy" tcp:0
     endpoint=$(listening_on "$LPID") || why "no 'listening on' line" || return 1
     grep -qxE 'eventlog-sink recv: listening on tcp:127\.0\.0\.1:[1-9][0-9]*' "$T/err" ||
         why "bad 'listening on' line" || return 1
     port=${endpoint##*:}
+    hlen=$(stream_header_len "$SAMPLE") || why "no header in $SAMPLE" || return 1
     exec 8>"/dev/tcp/127.0.0.1/$port" || why "cannot connect to $endpoint" || return 1
-    # The producer is recognised by its first byte (a connection that
-    # closes before sending anything is a probe, and recv keeps
-    # listening); from then on other connections are refused.
-    head -c 4 "$SAMPLE" >&8
+    # The producer is recognised by its complete header (Note [Waiting
+    # for the producer]); from then on other connections are refused.
+    head -c "$hlen" "$SAMPLE" >&8
     wait_until 60 tcp_refused "$port" ||
-        { exec 8>&-; why "$endpoint still accepts connections after the first"; return 1; }
-    tail -c +5 "$SAMPLE" >&8
+        { exec 8>&-; why "$endpoint still accepts connections after the producer's header"; return 1; }
+    tail -c +$((hlen + 1)) "$SAMPLE" >&8
     exec 8>&-
     wait_pid "$LPID" 60 || rc=$?
     RC=$rc
@@ -538,8 +538,11 @@ case_listen_in_use() {
     expect_rc 1 || return 1
     expect_err "another process is listening on $T/live.sock" || return 1
     expect_err_lines 1 || return 1
-    # The refusal's probe was the first receiver's one connection; it ends
-    # with an empty stream and removes its own socket file.
+    # The refusal's probe connected and closed without a byte: the first
+    # receiver takes it for a probe and listens on (it used to be waited
+    # for here, 60 s, as if it ended); stopped, it removes its socket file.
+    kill -0 "$first" 2>/dev/null || why "the first receiver took the probe for a producer" || return 1
+    kill -TERM "$first" 2>/dev/null
     wait_pid "$first" 60 || true
     [ ! -e "$T/live.sock" ] || why "socket file $T/live.sock left behind"
 }
