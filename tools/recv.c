@@ -332,17 +332,25 @@ static int recv_open_once(const struct recv_signals *s,
 }
 
 /* Reach the endpoint, retrying every 100 ms for up to retry_ms while it
- * is absent.  fd, or -errno with a line in err. */
+ * is absent; the first failure that starts retrying is said on stderr
+ * (so that a user, or a test, sees it is waiting and why).  fd, or
+ * -errno with a line in err. */
 static int recv_open(const struct recv_signals *s, const struct recv_target *t,
                      uint64_t retry_ms, char *err, size_t err_len)
 {
     uint64_t deadline = recv_now_ms() + retry_ms;
+    bool said = false;
     for (;;) {
         int fd = recv_open_once(s, t, err, err_len);
         if (fd >= 0 || fd == -EINTR)
             return fd;
         if (!recv_absent(fd) || retry_ms == 0)
             return fd;
+        if (!said) {
+            fprintf(stderr, TOOL_NAME " recv: %s; retrying for up to %g s\n",
+                    err, (double)retry_ms / 1000.0);
+            said = true;
+        }
         uint64_t now = recv_now_ms();
         if (now >= deadline) {
             size_t used = strlen(err);
@@ -508,7 +516,9 @@ static void recv_usage(FILE *out)
 "Options:\n"
 "  -o, --output FILE   write to FILE (created or truncated, mode 0644)\n"
 "  -r, --retry SECS    while the endpoint is absent, try again every 0.1 s\n"
-"                      for up to SECS seconds (not with --listen)\n"
+"                      for up to SECS seconds (not with --listen); the\n"
+"                      first failed attempt is said on standard error,\n"
+"                      \"... ; retrying for up to SECS s\", even with --quiet\n"
 "  -l, --listen        listen on SPEC for one producer to connect\n"
 "  -t, --timeout SECS  with --listen: give up if no producer has sent its\n"
 "                      header within SECS seconds of the start, whatever\n"
