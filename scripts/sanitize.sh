@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
 # sanitize.sh: build and run the unit tests under AddressSanitizer +
-# UndefinedBehaviorSanitizer and under ThreadSanitizer, and the receiver's
-# tests against an ASan+UBSan receiver.
+# UndefinedBehaviorSanitizer and under ThreadSanitizer, and the tool's
+# shell tests against an ASan+UBSan eventlog-sink.
 #
 # Two out-of-tree builds, _build-asan and _build-tsan, configured with the
 # sanitizer flags and --disable-shared (the unit tests link the core
 # statically; no libtool wrappers), each running `make check` of the unit
-# tests; the ASan+UBSan run adds tests/test_recv.sh, which then drives that
-# tree's sanitized tools/eventlog-sink.  The other shell tests load the
-# shared library into GHC programs, whose RTS is not built with
-# sanitizers, so they are left to the plain build (scripts/test-all.sh).
+# tests.  The ASan+UBSan run adds the shell tests of the tool's commands
+# (recv, dump, ctl, top, serve and its /metrics: TOOL_TESTS below), which
+# then drive that tree's sanitized tools/eventlog-sink (all subcommands;
+# tests/lib.sh's ELS_TOOL_UNDER_TEST).  They run in the plain build's
+# setting (PLAIN_BUILD, default _build: its TESTS_ENVIRONMENT, so its GHC,
+# ghc-events, patched RTS, shared library and cached programs): the GHC
+# programs load the plain library, whose RTS is not built with
+# sanitizers; the tool is what is under test.  Without a configured plain
+# build only the tool tests that need no GHC program run.  The other
+# shell tests are left to the plain build (scripts/test-all.sh).
 # Any sanitizer report fails the test that produced it (halt_on_error, no
 # recovery, exit status 86 so that a report is never mistaken for an
 # expected status; the unit-test harness runs LeakSanitizer's check at the
-# end of every case, tests/check.h).  Needs configure (run scripts/build.sh
-# first, or this script runs autoreconf like it does).
+# end of every case, tests/check.h; the tool's at its exit).  Needs
+# configure (run scripts/build.sh first, or this script runs autoreconf
+# like it does).
 #
 # Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
-# Environment: CC (default: configure's choice), MAKE_JOBS (default 2).
+# Environment: CC (default: configure's choice), MAKE_JOBS (default 2),
+# PLAIN_BUILD (default _build), PATCHED_RTS_DIR (passed to the plain
+# build's settings when given).
 # Exit status: 0 if every run passed.  The test-suite.log of each run is
 # at _build-<kind>/test-suite.log.
 set -euo pipefail
@@ -34,7 +43,9 @@ if [ ! -x configure ]; then
     autoreconf -fi
 fi
 
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:exitcode=86"
+# verify_asan_link_order=0: test_recv_listen.sh preloads a bind() shim
+# (LD_PRELOAD) into the tool, ahead of the ASan runtime.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:verify_asan_link_order=0:exitcode=86"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=86"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=86"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-}"
@@ -45,6 +56,21 @@ unit_tests() {
     # shellcheck disable=SC2016 # $(UNIT_TESTS) is for make, not the shell
     printf 'els-print-unit-tests:\n\t@echo $(UNIT_TESTS)\n' \
         | make -s --no-print-directory -f Makefile -f - els-print-unit-tests
+}
+
+# The tool's shell tests, and those of them that need no GHC program
+# (run when there is no plain build to borrow programs from).
+TOOL_TESTS_ALONE="tests/test_recv.sh tests/test_recv_listen.sh tests/test_tool_text.sh"
+TOOL_TESTS="$TOOL_TESTS_ALONE tests/test_parse_ghc_events.sh tests/test_control.sh"
+TOOL_TESTS="$TOOL_TESTS tests/test_top.sh tests/test_metrics.sh tests/test_serve.sh"
+plain=${PLAIN_BUILD:-$top/_build}
+
+# The plain build's TESTS_ENVIRONMENT, as its Makefile spells it.
+plain_tests_environment() {
+    # shellcheck disable=SC2016 # $(...) is for make, not the shell
+    printf '$(info $(TESTS_ENVIRONMENT))\nels-print-env: ;@:\n' \
+        | make -s --no-print-directory -C "$plain" -f Makefile -f - els-print-env \
+            ${PATCHED_RTS_DIR:+PATCHED_RTS_DIR="$PATCHED_RTS_DIR"}
 }
 
 status=0
@@ -73,10 +99,22 @@ for kind in "${kinds[@]}"; do
         make -j"$jobs" >make.out 2>&1 || { tail -n 40 make.out >&2; exit 1; }
         tests=$(unit_tests | tail -n 1)
         [ -n "$tests" ] || { echo "sanitize: UNIT_TESTS is empty in $dir/Makefile" >&2; exit 1; }
-        # The receiver is single-threaded: ASan+UBSan is its sanitizer.
-        [ "$kind" != asan ] || tests="$tests tests/test_recv.sh"
+        # The tool's tests: ASan+UBSan is its sanitizer (recv, dump and
+        # ctl are single-threaded; what threads top and serve have, ASan
+        # follows too).
+        env_args=()
+        if [ "$kind" = asan ]; then
+            if [ -f "$plain/Makefile" ] && plain_env=$(plain_tests_environment) \
+                    && [ -n "$plain_env" ]; then
+                tests="$tests $TOOL_TESTS"
+                env_args=(TESTS_ENVIRONMENT="$plain_env ELS_TOOL_UNDER_TEST='$dir/tools/eventlog-sink'")
+            else
+                echo "sanitize: no configured plain build in $plain: only the tool tests that need no GHC program run"
+                tests="$tests $TOOL_TESTS_ALONE"
+            fi
+        fi
         echo "sanitize: make check ($kind): $tests"
-        if ! make -j"$jobs" check TESTS="$tests"; then
+        if ! make -j"$jobs" check TESTS="$tests" "${env_args[@]}"; then
             for t in $tests; do
                 if [ -f "$t.trs" ] && grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$t.trs"; then
                     echo "----- $dir/$t.log" >&2

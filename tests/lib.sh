@@ -30,7 +30,10 @@ if [ -z "${ELS_TOP_BUILDDIR:-}" ]; then
 fi
 export ELS_TOP_SRCDIR ELS_TOP_BUILDDIR
 
-ELS_SINK_TOOL=$ELS_TOP_BUILDDIR/tools/eventlog-sink
+# ELS_TOOL_UNDER_TEST names another eventlog-sink binary to test in this
+# tree's setting (scripts/sanitize.sh: the ASan+UBSan one, against the
+# plain build's library, programs and patched RTS).
+ELS_SINK_TOOL=${ELS_TOOL_UNDER_TEST:-$ELS_TOP_BUILDDIR/tools/eventlog-sink}
 ELS_LIBDIR=$ELS_TOP_BUILDDIR/lib/.libs
 ELS_SHLIB=$ELS_LIBDIR/libeventlog-sink.so
 ELS_INCLUDEDIR=$ELS_TOP_SRCDIR/include

@@ -6,7 +6,8 @@
 # file named by ELS_SAMPLE_EVENTLOG) through FIFOs and checks what the
 # receiver writes, says and returns: a complete stream (to a file and to
 # standard output), a truncated one, malformed ones, usage errors,
-# unreachable endpoints, --retry, a closed output pipe and SIGTERM in the
+# unreachable endpoints, --retry (the endpoint appears only after the
+# receiver said an attempt failed), a closed output pipe and SIGTERM in the
 # middle of a stream.  For --listen: a stream sent to tcp:0 (the port read
 # from the "listening on" line) with exactly one connection accepted, a
 # truncated one, --timeout, an address in use, and the rules for an
@@ -324,28 +325,40 @@ case_unreachable() {
     [ "$(cat "$T/keep")" = "earlier capture" ] || why "-o file clobbered"
 }
 
+# retrying_or_gone PID: the receiver (PID) said it retries, or exited.
+retrying_or_gone() {
+    grep -qF '; retrying for up to ' "$T/err" || ! kill -0 "$1" 2>/dev/null
+}
+
+# --retry must be what gets the stream: the FIFO is made only after the
+# receiver has said that an attempt failed and that it retries, so the
+# copy can only come from a later attempt.
 case_retry() {
     local f=$T/late pid rc=0
     rm -f "$f"
+    : >"$T/err"
     "$RECV" recv --retry 60 -o "$T/copy" "fifo:$f" 2>"$T/err" </dev/null &
     pid=$!
     bg_register "$pid"
-    # Give it a moment to find the FIFO absent; if it was slower, the FIFO
-    # is simply there at its first try and the case still holds.
-    sleep 0.5
+    wait_until 60 retrying_or_gone "$pid" ||
+        why "no 'retrying' line within 60 s: does it report a failed attempt?" || return 1
     kill -0 "$pid" 2>/dev/null || why "receiver gave up at once" || return 1
+    expect_err "eventlog-sink recv: cannot open fifo:$f: No such file or directory; retrying for up to 60 s" || return 1
     mkfifo "$f"
     serve "$f" "$SAMPLE"
     wait_pid "$pid" 60 || rc=$?
     RC=$rc
     expect_rc 0 || return 1
     expect_same "$T/copy" "$SAMPLE" || return 1
+    expect_err "eventlog-sink recv: received $SIZE bytes, " || return 1
+    expect_err_lines 2 || return 1
 
     # Retrying ends after SECS.
     recv recv --retry 0.3 "fifo:$T/never"
     expect_rc 1 || return 1
+    expect_err "retrying for up to 0.3 s" || return 1
     expect_err "(retried for 0.3 s)" || return 1
-    expect_err_lines 1
+    expect_err_lines 2
 }
 
 # opened_or_gone PID PATH: process PID has PATH open, or has exited (so
@@ -429,21 +442,21 @@ case_sigterm() {
 # producer is accepted and the listener then closes (a second connection
 # is refused while the first is still streaming).
 case_listen_tcp() {
-    local endpoint port rc=0
+    local endpoint port hlen rc=0
     rm -f "$T/copy"
     listen_bg -o "$T/copy" tcp:0
     endpoint=$(listening_on "$LPID") || why "no 'listening on' line" || return 1
     grep -qxE 'eventlog-sink recv: listening on tcp:127\.0\.0\.1:[1-9][0-9]*' "$T/err" ||
         why "bad 'listening on' line" || return 1
     port=${endpoint##*:}
+    hlen=$(stream_header_len "$SAMPLE") || why "no header in $SAMPLE" || return 1
     exec 8>"/dev/tcp/127.0.0.1/$port" || why "cannot connect to $endpoint" || return 1
-    # The producer is recognised by its first byte (a connection that
-    # closes before sending anything is a probe, and recv keeps
-    # listening); from then on other connections are refused.
-    head -c 4 "$SAMPLE" >&8
+    # The producer is recognised by its complete header (Note [Waiting
+    # for the producer]); from then on other connections are refused.
+    head -c "$hlen" "$SAMPLE" >&8
     wait_until 60 tcp_refused "$port" ||
-        { exec 8>&-; why "$endpoint still accepts connections after the first"; return 1; }
-    tail -c +5 "$SAMPLE" >&8
+        { exec 8>&-; why "$endpoint still accepts connections after the producer's header"; return 1; }
+    tail -c +$((hlen + 1)) "$SAMPLE" >&8
     exec 8>&-
     wait_pid "$LPID" 60 || rc=$?
     RC=$rc
@@ -538,8 +551,11 @@ case_listen_in_use() {
     expect_rc 1 || return 1
     expect_err "another process is listening on $T/live.sock" || return 1
     expect_err_lines 1 || return 1
-    # The refusal's probe was the first receiver's one connection; it ends
-    # with an empty stream and removes its own socket file.
+    # The refusal's probe connected and closed without a byte: the first
+    # receiver takes it for a probe and listens on (it used to be waited
+    # for here, 60 s, as if it ended); stopped, it removes its socket file.
+    kill -0 "$first" 2>/dev/null || why "the first receiver took the probe for a producer" || return 1
+    kill -TERM "$first" 2>/dev/null
     wait_pid "$first" 60 || true
     [ ! -e "$T/live.sock" ] || why "socket file $T/live.sock left behind"
 }

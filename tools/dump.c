@@ -7,7 +7,9 @@
  * captured stream without another reader, and what the tests compare
  * with `ghc-events show`.  Restarted streams (a new header after DATA_END)
  * are followed.  It does not sort, validate thread states or follow a
- * growing file; ghc-events does that.
+ * growing file; ghc-events does that.  Every string the stream chose
+ * (descriptions, messages, labels, the parser's error) is printed in
+ * safetext's form: a hostile file cannot drive the terminal.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
+#include "safetext.h"
 #include "tool.h"
 
 enum {
@@ -34,19 +37,15 @@ struct dump {
     const struct els_parser *parser;
 };
 
-/* A message's text as one printable line: control bytes and backslashes
- * escaped, so a hostile stream cannot drive the terminal. */
+/* A string from the stream, in its safe form (see safetext.h). */
 static void dump_text(FILE *out, struct els_str s)
 {
-    for (size_t i = 0; i < s.len; i++) {
-        unsigned char c = (unsigned char)s.ptr[i];
-        if (c == '\\')
-            fputs("\\\\", out);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(out, "\\x%02x", c);
-        else
-            fputc(c, out);
-    }
+    safetext_fput(out, s.ptr, s.len);
+}
+
+static void dump_cstr(FILE *out, const char *s)
+{
+    safetext_fput(out, s, strlen(s));
 }
 
 static int dump_on_event(void *user, const struct els_event *ev)
@@ -61,7 +60,8 @@ static int dump_on_event(void *user, const struct els_event *ev)
         fprintf(d->out, "cap %d", (int)ev->cap);
     else
         fputs("global", d->out);
-    fprintf(d->out, " %u %s", (unsigned)ev->tag, t != NULL ? t->desc : "?");
+    fprintf(d->out, " %u ", (unsigned)ev->tag);
+    dump_cstr(d->out, t != NULL ? t->desc : "?");
 
     struct els_event_data e;
     struct els_note note;
@@ -124,6 +124,9 @@ static void dump_usage(FILE *out)
 "  -h, --help     show this help\n"
 "\n"
 "A new header after DATA_END starts a new stream; counts add up.\n"
+"Descriptions, messages and labels come from the stream: control\n"
+"characters, escape sequences and bytes that are not UTF-8 in them are\n"
+"written out (\\u{1B}, \\xFF, \\n, \\\\) so they cannot drive the terminal.\n"
 "\n"
 "Exit status:\n"
 "  0  the stream ended with DATA_END\n"
@@ -206,14 +209,19 @@ int dump_main(int argc, char **argv)
     if (d.counts) {
         const struct els_event_type *types;
         size_t nt = els_parser_event_types(p, &types);
-        for (size_t i = 0; i < nt; i++)
-            printf("%" PRIu64 " %u %s\n", d.n[types[i].tag],
-                   (unsigned)types[i].tag, types[i].desc);
+        for (size_t i = 0; i < nt; i++) {
+            printf("%" PRIu64 " %u ", d.n[types[i].tag],
+                   (unsigned)types[i].tag);
+            dump_cstr(stdout, types[i].desc);
+            putchar('\n');
+        }
         printf("end: %s at offset %" PRIu64 "\n",
                els_parse_where_name(st.where), st.offset);
     }
     if (status == DUMP_EXIT_OK && st.where == ELS_PARSE_FAILED) {
-        fprintf(stderr, TOOL_NAME " dump: stream malformed at %s\n", st.error);
+        fputs(TOOL_NAME " dump: stream malformed at ", stderr);
+        dump_cstr(stderr, st.error);
+        fputc('\n', stderr);
         status = DUMP_EXIT_BAD_STREAM;
     } else if (status == DUMP_EXIT_OK && st.where != ELS_PARSE_ENDED) {
         fprintf(stderr, TOOL_NAME " dump: stream truncated at offset %" PRIu64

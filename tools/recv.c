@@ -3,7 +3,7 @@
  *
  * It connects to a UNIX or TCP socket (or opens a FIFO), or with --listen
  * waits on one for the single producer that a unix-connect or tcp-connect
- * sink sends from, copies the eventlog stream it reads to a file or
+ * sink sends from (recv_listen.c), copies the eventlog stream it reads to a file or
  * standard output, runs every byte through the library's parser
  * (<eventlog-sink/parse.h>), and says in its exit status whether the
  * stream was complete and well formed.  It does not interpret events (use ghc-events for that), serves
@@ -44,6 +44,8 @@
 
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
+#include "recv.h"
+#include "safetext.h"
 #include "tool.h"
 #include "util.h"
 
@@ -69,17 +71,12 @@ enum {
  * way should a write block again after the first.
  * ------------------------------------------------------------------------ */
 
-static volatile sig_atomic_t recv_stop_signal;
+volatile sig_atomic_t recv_stop_signal;
 
 static void recv_on_signal(int sig)
 {
     recv_stop_signal = sig;
 }
-
-struct recv_signals {
-    sigset_t blocked;     /* mask in force outside the windows */
-    sigset_t waiting;     /* mask while waiting or writing */
-};
 
 static void recv_signals_setup(struct recv_signals *s)
 {
@@ -111,7 +108,7 @@ static void recv_signals_setup(struct recv_signals *s)
             sigdelset(&s->waiting, sigs[i]);
 }
 
-static uint64_t recv_now_ms(void)
+uint64_t recv_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -141,18 +138,6 @@ static int recv_wait(const struct recv_signals *s, int fd, short events,
 /* ------------------------------------------------------------------------
  * recv: endpoints
  * ------------------------------------------------------------------------ */
-
-enum recv_scheme { RECV_UNIX, RECV_TCP, RECV_FIFO };
-
-struct recv_target {
-    enum recv_scheme scheme;
-    const char *spec;
-    const char *address;            /* after "SCHEME:" */
-    /* RECV_UNIX (one entry) and RECV_TCP, from els_endpoint_resolve(),
-     * resolved once (passive for --listen). */
-    struct addrinfo *ai;
-    const char *path;               /* RECV_UNIX: the socket path */
-};
 
 /* Split and check SPEC, for connecting or (listen) for listening.  On
  * failure writes one line into err and returns RECV_EXIT_USAGE or
@@ -347,17 +332,25 @@ static int recv_open_once(const struct recv_signals *s,
 }
 
 /* Reach the endpoint, retrying every 100 ms for up to retry_ms while it
- * is absent.  fd, or -errno with a line in err. */
+ * is absent; the first failure that starts retrying is said on stderr
+ * (so that a user, or a test, sees it is waiting and why).  fd, or
+ * -errno with a line in err. */
 static int recv_open(const struct recv_signals *s, const struct recv_target *t,
                      uint64_t retry_ms, char *err, size_t err_len)
 {
     uint64_t deadline = recv_now_ms() + retry_ms;
+    bool said = false;
     for (;;) {
         int fd = recv_open_once(s, t, err, err_len);
         if (fd >= 0 || fd == -EINTR)
             return fd;
         if (!recv_absent(fd) || retry_ms == 0)
             return fd;
+        if (!said) {
+            fprintf(stderr, TOOL_NAME " recv: %s; retrying for up to %g s\n",
+                    err, (double)retry_ms / 1000.0);
+            said = true;
+        }
         uint64_t now = recv_now_ms();
         if (now >= deadline) {
             size_t used = strlen(err);
@@ -370,283 +363,6 @@ static int recv_open(const struct recv_signals *s, const struct recv_target *t,
         if (recv_stop_signal)
             return -EINTR;
     }
-}
-
-/* ------------------------------------------------------------------------
- * recv: listening (--listen)
- *
- * The collector end of the unix-connect and tcp-connect sinks: bind, say
- * where on stderr (with port 0 that line is the only way a script learns
- * the port), accept one producer, and close the listener at once, so that
- * a producer redialling later is refused rather than left queued in a
- * backlog nobody reads.  The socket file of unix: goes with the listener.
- * ------------------------------------------------------------------------ */
-
-#define RECV_LISTEN_BACKLOG 4
-
-struct recv_listener {
-    int fd;
-    char endpoint[400];     /* "unix:PATH" (sun_path < 108) or "tcp:..." */
-    /* unix: the socket file we bound, to recognise it when removing it. */
-    bool bound_file;
-    dev_t dev;
-    ino_t ino;
-};
-
-/* Make the socket path free for bind(), by the rule the unix sink follows
- * (lib/sinks/unix.c): nothing there, or a socket nobody accepts on, which
- * is left over from a process that died and is removed.  A socket someone
- * listens on, and anything that is not a socket, is refused: replacing it
- * would take over another collector's address or destroy a user's file.
- * Connecting is the only reliable test for "left over": the file outlives
- * its process, and then connect() is refused.  A live listener gets one
- * connection that closes at once.  0, or -errno with a line in err. */
-static int recv_unix_clear(const struct recv_target *t, char *err,
-                           size_t err_len)
-{
-    const char *path = t->path;
-    struct stat st;
-    if (lstat(path, &st) < 0) {
-        if (errno == ENOENT)
-            return 0;
-        int e = errno;
-        snprintf(err, err_len, "cannot inspect %s: %s", path, strerror(e));
-        return -e;
-    }
-    if (!S_ISSOCK(st.st_mode)) {
-        snprintf(err, err_len, "refusing to replace %s: it is %s, and only "
-                 "a stale socket is replaced", path,
-                 util_file_type_name(st.st_mode));
-        return -EEXIST;
-    }
-    int fd = util_socket_nb(AF_UNIX, SOCK_STREAM);
-    if (fd < 0) {
-        snprintf(err, err_len, "cannot create a socket to probe %s: %s",
-                 path, strerror(-fd));
-        return fd;
-    }
-    int rc;
-    while ((rc = connect(fd, t->ai->ai_addr, t->ai->ai_addrlen)) < 0 &&
-           errno == EINTR) {
-    }
-    int e = rc < 0 ? errno : 0;
-    util_close(fd);
-    switch (e) {
-    case 0:
-    case EAGAIN:        /* backlog full: very much alive */
-    case EINPROGRESS:
-        snprintf(err, err_len, "another process is listening on %s", path);
-        return -EADDRINUSE;
-    case ECONNREFUSED:  /* nobody listening: stale */
-        if (unlink(path) < 0 && errno != ENOENT) {
-            e = errno;
-            snprintf(err, err_len, "cannot remove stale socket %s: %s", path,
-                     strerror(e));
-            return -e;
-        }
-        return 0;
-    case ENOENT:        /* removed meanwhile */
-        return 0;
-    default:
-        snprintf(err, err_len, "cannot tell whether %s is in use: connect: "
-                 "%s", path, strerror(e));
-        return -e;
-    }
-}
-
-/* Close the listener; remove the socket file only if it is still the one
- * we bound (someone may have replaced it meanwhile).  The comparison runs
- * while our socket is open, so its inode number cannot have been reused
- * (see unix_listen_close() in lib/sinks/unix.c for the same argument). */
-static void recv_listener_close(struct recv_listener *l,
-                                const struct recv_target *t)
-{
-    if (l->fd < 0)
-        return;
-    if (l->bound_file)
-        util_unlink_if_same(t->path, S_IFSOCK, l->dev, l->ino);
-    l->bound_file = false;
-    util_close(l->fd);
-    l->fd = -1;
-}
-
-/*
- * Note [Socket file mode]
- * ~~~~~~~~~~~~~~~~~~~~~~~
- * The socket file must be 0600 from the moment it exists.  Setting the
- * mode afterwards by path (chmod) follows whatever the path names by then:
- * a user who can write the directory swaps in a symbolic link between
- * bind() and chmod(), and the mode lands on the file it points to: any
- * file the collector's user may chmod (for root, any file at all).
- * fchmod() on a socket descriptor does not reach the file.  So bind()
- * creates the file with the mode already right: the tool is one thread,
- * so a umask set around bind() affects nothing else.  (The library, with
- * other threads that may create files meanwhile, cannot do this; its unix:
- * sink has its own way.)
- */
-static int recv_listen_unix(struct recv_listener *l,
-                            const struct recv_target *t,
-                            char *err, size_t err_len)
-{
-    const char *path = t->path;
-    int rc = recv_unix_clear(t, err, err_len);
-    if (rc < 0)
-        return rc;
-    l->fd = util_socket_nb(AF_UNIX, SOCK_STREAM);
-    if (l->fd < 0) {
-        rc = l->fd;
-        l->fd = -1;
-        snprintf(err, err_len, "cannot create a socket for %s: %s", path,
-                 strerror(-rc));
-        return rc;
-    }
-    /* Created with mode 0600 by bind() itself: see Note [Socket file
-     * mode]. */
-    mode_t old_umask = umask(0177);
-    int bound = bind(l->fd, t->ai->ai_addr, t->ai->ai_addrlen);
-    int bind_errno = errno;
-    umask(old_umask);
-    if (bound < 0) {
-        rc = -bind_errno;
-        if (rc == -EADDRINUSE)
-            snprintf(err, err_len, "cannot bind %s: another process created "
-                     "it just now", path);
-        else
-            snprintf(err, err_len, "cannot bind %s: %s", path,
-                     strerror(-rc));
-        goto fail;
-    }
-    struct stat st;
-    if (lstat(path, &st) < 0) {
-        rc = -errno;
-        snprintf(err, err_len, "cannot inspect %s after bind: %s", path,
-                 strerror(-rc));
-        (void)unlink(path);
-        goto fail;
-    }
-    l->bound_file = true;
-    l->dev = st.st_dev;
-    l->ino = st.st_ino;
-    if (listen(l->fd, RECV_LISTEN_BACKLOG) < 0) {
-        rc = -errno;
-        snprintf(err, err_len, "cannot listen on %s: %s", path,
-                 strerror(-rc));
-        goto fail;
-    }
-    snprintf(l->endpoint, sizeof l->endpoint, "unix:%s", path);
-    return 0;
-fail:
-    recv_listener_close(l, t);
-    return rc;
-}
-
-static int recv_listen_tcp(struct recv_listener *l,
-                           const struct recv_target *t,
-                           char *err, size_t err_len)
-{
-    char where[300];
-    int rc = els_endpoint_listen_tcp(t->ai, RECV_LISTEN_BACKLOG, where,
-                                     sizeof where);
-    if (rc < 0) {
-        snprintf(err, err_len, "cannot listen on tcp:%s: %s", where,
-                 strerror(-rc));
-        return rc;
-    }
-    l->fd = rc;
-    /* With port 0 the kernel chose: report the real port. */
-    rc = els_endpoint_name(l->fd, l->endpoint, sizeof l->endpoint);
-    if (rc < 0) {
-        snprintf(err, err_len, "%s: cannot read the bound address: %s",
-                 t->spec, strerror(-rc));
-        util_close(l->fd);
-        l->fd = -1;
-        return rc;
-    }
-    return 0;
-}
-
-/* Listen on the target, announce it on stderr, and accept one producer
- * within timeout_ms (< 0: no limit).  The listener is closed (and the
- * socket file removed) before this returns, whatever happens.  A
- * connected descriptor, non-blocking and close-on-exec, or -errno with a
- * line in err: -ETIMEDOUT when nobody came, -EINTR on a stop signal. */
-static int recv_listen_accept(const struct recv_signals *s,
-                              const struct recv_target *t, long timeout_ms,
-                              char *err, size_t err_len)
-{
-    struct recv_listener l = { .fd = -1 };
-    int rc = t->scheme == RECV_UNIX ? recv_listen_unix(&l, t, err, err_len)
-                                    : recv_listen_tcp(&l, t, err, err_len);
-    if (rc < 0)
-        return rc;
-    /* Unbuffered stderr: the line is out before anyone can connect. */
-    fprintf(stderr, TOOL_NAME " recv: listening on %s\n", l.endpoint);
-
-    /* --timeout covers the whole wait for a producer, including a
-     * connection that stays silent: until its first byte it may be a
-     * probe, and a silent client must not hold the receiver for ever. */
-    uint64_t deadline = recv_now_ms() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms);
-    int fd = -1;
-    for (;;) {
-        if (fd >= 0) {
-            util_close(fd);
-            fd = -1;
-        }
-        if (recv_stop_signal) {
-            snprintf(err, err_len, "stopped before a producer connected to "
-                     "%s", l.endpoint);
-            rc = -EINTR;
-            break;
-        }
-        long wait_ms = -1;
-        if (timeout_ms >= 0) {
-            uint64_t now = recv_now_ms();
-            if (now >= deadline) {
-                snprintf(err, err_len, "no producer connected to %s within "
-                         "%g s", l.endpoint, (double)timeout_ms / 1000.0);
-                rc = -ETIMEDOUT;
-                break;
-            }
-            wait_ms = (long)(deadline - now);
-        }
-        rc = util_accept_nb(l.fd, &fd);
-        if (rc == 0) {
-            /* A connection that closes before its first byte is not a
-             * producer but a probe (the library's unix sink connects to
-             * an existing socket to see whether anyone listens): keep
-             * listening for the real one.  Nothing (signal, timeout):
-             * back to the checks above, which close it. */
-            int w = recv_wait(s, fd, POLLIN, wait_ms);
-            if (w < 0) {
-                snprintf(err, err_len, "cannot wait on %s: %s", l.endpoint,
-                         strerror(-w));
-                rc = w;
-                break;
-            }
-            char first;
-            if (w == 0 || recv(fd, &first, 1, MSG_PEEK) == 0)
-                continue;
-            break;
-        }
-        if (rc != -EAGAIN) {
-            snprintf(err, err_len, "cannot accept on %s: %s", l.endpoint,
-                     strerror(-rc));
-            break;
-        }
-        int w = recv_wait(s, l.fd, POLLIN, wait_ms);
-        if (w < 0) {
-            snprintf(err, err_len, "cannot wait on %s: %s", l.endpoint,
-                     strerror(-w));
-            rc = w;
-            break;
-        }
-    }
-    if (rc != 0 && fd >= 0) {
-        util_close(fd);
-        fd = -1;
-    }
-    recv_listener_close(&l, t);
-    return rc == 0 ? fd : rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -687,14 +403,33 @@ struct recv_result {
     bool interrupted;
 };
 
+/* Copy what arrived before the copy began (prefix: the producer's
+ * header, read while judging the connections of --listen), then the rest
+ * of in, to out, feeding the parser. */
 static void recv_copy(const struct recv_signals *s, int in, int out,
+                      const struct recv_prefix *prefix,
                       struct els_parser *parser, struct recv_result *res)
 {
     static uint8_t buf[64 * 1024];
+    if (prefix->len > 0) {
+        res->bytes += prefix->len;
+        int w = recv_write_out(s, out, prefix->bytes, prefix->len);
+        if (w == -EINTR) {
+            res->interrupted = true;
+            return;
+        }
+        if (w < 0) {
+            res->write_error = w;
+            return;
+        }
+        if (els_parser_feed(parser, prefix->bytes, prefix->len, NULL) < 0)
+            return;
+    }
     /* Wait before the first read: a FIFO that no writer has opened yet
      * reads as end-of-file (0), while ppoll() waits for the writer (see
-     * recv_open_once()).  After that, read first and wait on EAGAIN. */
-    bool wait_first = true;
+     * recv_open_once()).  After that, read first and wait on EAGAIN.
+     * A producer of --listen has sent already: read at once. */
+    bool wait_first = prefix->len == 0;
     for (;;) {
         if (recv_stop_signal) {
             res->interrupted = true;
@@ -770,17 +505,24 @@ static void recv_usage(FILE *out)
 "                      system choose\n"
 "It prints \"" TOOL_NAME " recv: listening on unix:PATH\" or\n"
 "\"... listening on tcp:HOST:PORT\" (with the real port) on standard\n"
-"error once it listens, even with --quiet, accepts one connection, stops\n"
-"listening and removes the socket file it created.\n"
+"error once it listens, even with --quiet.  It accepts every connection\n"
+"while it waits: the first that sends a complete eventlog header is the\n"
+"producer; one that sends anything else is closed at once, one that\n"
+"sends no header within 5 s is closed then, and beyond 8 waiting the\n"
+"oldest is closed (counted on standard error, at most once a second).\n"
+"Once the producer is there it stops listening and removes the socket\n"
+"file it created.\n"
 "\n"
 "Options:\n"
 "  -o, --output FILE   write to FILE (created or truncated, mode 0644)\n"
 "  -r, --retry SECS    while the endpoint is absent, try again every 0.1 s\n"
-"                      for up to SECS seconds (not with --listen)\n"
+"                      for up to SECS seconds (not with --listen); the\n"
+"                      first failed attempt is said on standard error,\n"
+"                      \"... ; retrying for up to SECS s\", even with --quiet\n"
 "  -l, --listen        listen on SPEC for one producer to connect\n"
-"  -t, --timeout SECS  with --listen: give up if no producer comes within\n"
-"                      SECS seconds; a connection that sends nothing does\n"
-"                      not count (default: wait for ever)\n"
+"  -t, --timeout SECS  with --listen: give up if no producer has sent its\n"
+"                      header within SECS seconds of the start, whatever\n"
+"                      else connects (default: wait for ever)\n"
 "  -q, --quiet         do not print the summary line\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -895,10 +637,11 @@ int recv_main(int argc, char **argv)
     recv_signals_setup(&sigs);
 
     int in;
+    struct recv_prefix prefix = { NULL, 0 };
     if (listen)
         in = recv_listen_accept(&sigs, &target,
                                 timeout_given ? (long)timeout_ms : -1,
-                                err, sizeof err);
+                                &prefix, err, sizeof err);
     else
         in = recv_open(&sigs, &target, retry_ms, err, sizeof err);
     recv_target_free(&target);
@@ -924,6 +667,7 @@ int recv_main(int argc, char **argv)
             fprintf(stderr, TOOL_NAME " recv: cannot create %s: %s\n", output,
                     strerror(errno));
             util_close(in);
+            free(prefix.bytes);
             els_parser_free(parser);
             return RECV_EXIT_UNREACHABLE;
         }
@@ -931,7 +675,8 @@ int recv_main(int argc, char **argv)
     }
 
     struct recv_result res = { 0 };
-    recv_copy(&sigs, in, out, parser, &res);
+    recv_copy(&sigs, in, out, &prefix, parser, &res);
+    free(prefix.bytes);
     struct els_parse_status st;
     els_parser_status(parser, &st);
     util_close(in);
@@ -950,8 +695,10 @@ int recv_main(int argc, char **argv)
                 strerror(-res.write_error));
         rc = RECV_EXIT_UNREACHABLE;
     } else if (st.where == ELS_PARSE_FAILED) {
-        fprintf(stderr, TOOL_NAME " recv: stream malformed at %s\n",
-                st.error);
+        /* The parser's words, but about bytes the stream chose. */
+        fputs(TOOL_NAME " recv: stream malformed at ", stderr);
+        safetext_fput(stderr, st.error, strlen(st.error));
+        fputc('\n', stderr);
         rc = RECV_EXIT_BAD_STREAM;
     } else if (st.where != ELS_PARSE_ENDED) {
         char why[128] = "";
