@@ -806,6 +806,11 @@ int serve_main(int argc, char **argv)
         uint64_t wait = next_tick > now ? next_tick - now : 0;
         if ((mon_source_is_file(&s.src) || mon_source_fd(&s.src) < 0) && wait > 200)
             wait = 200;
+        /* A source waiting for its path retries sooner (source.c's Note
+         * [Waiting for a path]). */
+        uint64_t src_wait = mon_source_wait_ms(&s.src, now);
+        if (src_wait < wait)
+            wait = src_wait;
         if (clients && wait > SERVE_DEADLINE_STEP_MS)
             wait = SERVE_DEADLINE_STEP_MS;  /* deadlines are judged in time */
         if (got == MON_PUMP_MAX)

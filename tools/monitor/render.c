@@ -428,7 +428,8 @@ void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)
     mon_thread_counts(m, &runnable, &running, &blocked);
 
     mon_prom_head(sb, "ghc_gc_pause_seconds", "histogram",
-                  "GC pauses (GC_START to GC_END on the leading capability)");
+                  "GC pauses (GC_START to GC_END per capability; the sum "
+                  "adds up every capability's pause)");
     uint64_t cum = 0;
     for (size_t b = 0; b <= MON_PAUSE_BUCKETS; b++) {
         cum += m->pause_hist[b];
@@ -440,6 +441,11 @@ void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)
     }
     mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->gc_ns / 1e9);
     mon_prom(m, sb, "ghc_gc_pause_seconds_count", "", (double)cum);
+    mon_prom_head(sb, "ghc_gc_time_ratio", "gauge",
+                  "Share of the capabilities' time spent in GC pauses over "
+                  "the last interval (GC time summed over capabilities / "
+                  "(interval x capabilities)); at most 1");
+    mon_prom(m, sb, "ghc_gc_time_ratio", "", m->gc_frac);
     mon_prom_head(sb, "ghc_gc_total", "counter", "GCs started (GC_START events)");
     mon_prom(m, sb, "ghc_gc_total", "", (double)m->gcs);
 
