@@ -358,6 +358,7 @@ static void join_request(void *ctx)
 struct rts_like {
     struct els_writer *w;
     atomic_bool stop;
+    atomic_bool answers;    /* answers snapshot requests (after the first) */
     unsigned snapshots_refused;
 };
 
@@ -370,7 +371,7 @@ static void *rts_like_main(void *arg)
 {
     struct rts_like *r = arg;
     for (unsigned i = 0; !atomic_load(&r->stop); i++) {
-        if (atomic_exchange(&join_due, false)) {
+        if (atomic_load(&r->answers) && atomic_exchange(&join_due, false)) {
             struct evgen_buf snap = join_snapshot();
             int rc = els_writer_write_snapshot(r->w, snap.p, snap.len);
             CHECK_MSG(rc == 0 || rc == 1, "write_snapshot returned %d", rc);
@@ -452,12 +453,13 @@ static void joiner_gets_snapshot_with_queue_full(void)
     reader_start(&b, unix_connect(sock), false);
     wait_consumers(w, 2);
     WAIT_UNTIL(atomic_load(&join_asked) >= 1, 5, "no snapshot request");
-    /* The producer waits for room, so the first answer comes from here,
-     * with the queue full: refused. */
+    /* The first answer comes from here, with the queue full: refused.
+     * (The producer answers only from now on, whatever the scheduling.) */
     CHECK(atomic_exchange(&join_due, false));
     struct evgen_buf snap = join_snapshot();
     CHECK_INT(els_writer_write_snapshot(w, snap.p, snap.len), ==, 1);
     CHECK_U64(stats_of(w).snapshots_not_queued, ==, 1);
+    atomic_store(&r.answers, true);
 
     /* The consumer reads again, slowly; the producer keeps the queue full
      * and answers whatever the writer asks. */
