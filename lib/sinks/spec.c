@@ -523,5 +523,5 @@ bad:;
     char q[SPEC_PIECE_BUF];
     return elsi_sink_fail(args, ELS_EINVAL,
                           "mode=%s: expected octal permission bits 0..0777",
-                          elsi_quote(q, sizeof q, v, strlen(v), SPEC_PIECE_MAX));
+                          spec_quote_value(q, v));
 }

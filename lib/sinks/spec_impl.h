@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "log.h"
 #include "sinks/spec.h"
@@ -18,6 +19,14 @@
 #define SPEC_PIECE_MAX 64
 /* Buffer for one elsi_quote() of a piece. */
 #define SPEC_PIECE_BUF ELSI_QUOTE_BUF(SPEC_PIECE_MAX)
+
+/* An option's value as a message quotes it: at most SPEC_PIECE_MAX bytes
+ * of it, escaped (a decoded value may hold control bytes), in q. */
+static inline const char *spec_quote_value(char q[SPEC_PIECE_BUF],
+                                           const char *value)
+{
+    return elsi_quote(q, SPEC_PIECE_BUF, value, strlen(value), SPEC_PIECE_MAX);
+}
 
 enum spec_common {
     SPEC_OPT_BUFFER,

@@ -136,8 +136,7 @@ static int spec_set_buffer(struct spec_parser *p, const char *key,
         return spec_fail(p, ELS_EINVAL,
                          "%s=%s: expected a size like 64M (digits with "
                          "an optional K, M or G)", key,
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX));
+                         spec_quote_value(q, value));
     case SPEC_NUM_OVERFLOW:
         bytes = UINT64_MAX;
         break;
@@ -148,14 +147,12 @@ static int spec_set_buffer(struct spec_parser *p, const char *key,
         return spec_fail(p, ELS_EINVAL,
                          "%s=%s is too small: it must be more than 2M "
                          "(%u bytes, one RTS event buffer)", key,
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX),
+                         spec_quote_value(q, value),
                          (unsigned)ELSI_RTS_BUFFER_BYTES);
     if (bytes > ELSI_MAX_BUFFER)
         return spec_fail(p, ELS_EINVAL,
                          "%s=%s is too large: at most %" PRIu64 "G", key,
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX),
+                         spec_quote_value(q, value),
                          ELSI_MAX_BUFFER >> 30);
     p->out->buffer_bytes = bytes;
     return 0;
@@ -185,8 +182,7 @@ static int spec_set_policy(struct spec_parser *p, const char *value)
             return spec_fail(p, ELS_EINVAL,
                              "policy=%s: MS in block:MS must be a whole "
                              "number of milliseconds from 1 to %" PRId64,
-                             elsi_quote(q, sizeof q, value, strlen(value),
-                                        SPEC_PIECE_MAX),
+                             spec_quote_value(q, value),
                              SPEC_MAX_BLOCK_MS);
         out->policy = ELSI_POLICY_BLOCK;
         out->block_ms = v;
@@ -194,8 +190,7 @@ static int spec_set_policy(struct spec_parser *p, const char *value)
     }
     return spec_fail(p, ELS_EINVAL,
                      "policy=%s: expected drop, block or block:MS",
-                     elsi_quote(q, sizeof q, value, strlen(value),
-                                SPEC_PIECE_MAX));
+                     spec_quote_value(q, value));
 }
 
 /* max-consumers=N and wait-consumers=N (1 to ELSI_MAX_CONSUMERS),
@@ -215,8 +210,7 @@ static int spec_set_consumer_limit(struct spec_parser *p, enum spec_common opt,
         return spec_fail(p, ELS_EINVAL, "consumer-memory=%s: expected a size "
                          "like 8M (digits with an optional K, M or G), from "
                          "64K to %" PRIu64 "G",
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX), ELSI_MAX_BUFFER >> 30);
+                         spec_quote_value(q, value), ELSI_MAX_BUFFER >> 30);
     }
     size_t i = 0;
     for (; spec_is_digit(value[i]) && v <= ELSI_MAX_CONSUMERS; i++)
@@ -226,8 +220,7 @@ static int spec_set_consumer_limit(struct spec_parser *p, enum spec_common opt,
     if (i == 0 || value[i] != '\0' || v < 1 || v > ELSI_MAX_CONSUMERS)
         return spec_fail(p, ELS_EINVAL, "%s=%s: expected a whole "
                          "number from 1 to %u", key,
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX), ELSI_MAX_CONSUMERS);
+                         spec_quote_value(q, value), ELSI_MAX_CONSUMERS);
     if (opt == SPEC_OPT_WAIT_CONSUMERS)
         p->out->wait_consumers = (uint32_t)v;
     else
@@ -244,8 +237,7 @@ static int spec_set_seconds(struct spec_parser *p, const char *key,
     return spec_fail(p, ELS_EINVAL,
                      "%s=%s: expected seconds like 2 or 0.25 (at most 3 "
                      "decimals, at most %u)", key,
-                     elsi_quote(q, sizeof q, value, strlen(value),
-                                SPEC_PIECE_MAX),
+                     spec_quote_value(q, value),
                      (unsigned)ELSI_MAX_SECONDS);
 }
 
@@ -269,8 +261,7 @@ static int spec_set_control(struct spec_parser *p, char *value)
     if (strncmp(value, "unix:", 5) != 0)
         return spec_fail(p, ELS_EINVAL, "control=%s: expected 0, 1 or "
                          "unix:PATH",
-                         elsi_quote(cq, sizeof cq, value, strlen(value),
-                                    SPEC_PIECE_MAX));
+                         spec_quote_value(cq, value));
     if (value[5] == '\0')
         return spec_fail(p, ELS_EINVAL, "control=unix: needs the path of "
                          "the control socket (control=unix:PATH)");
@@ -355,8 +346,7 @@ int elsi_spec_set_common(struct spec_parser *p, enum spec_common opt,
          * collector. */
         if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
             rc = spec_fail(p, ELS_EINVAL, "trust=%s: expected 0 or 1",
-                           elsi_quote(q, sizeof q, value, strlen(value),
-                                      SPEC_PIECE_MAX));
+                           spec_quote_value(q, value));
         else
             out->trust = value[0] == '1';
         break;
