@@ -1,6 +1,6 @@
 /*
  * bench_monitor.c: how fast the live monitor's model (tools/monitor/
- * model.c, on the public parser) digests an eventlog, in MB/s, for
+ * model*.c, on the public parser) digests an eventlog, in MB/s, for
  * bench/bench_monitor.sh.  Reads FILE into memory and feeds it to a fresh
  * model REPS times in 64 KiB pieces (as top and serve read), rendering
  * the JSON once per pass as the views do each second; prints the median

@@ -41,7 +41,8 @@ build_hs() {  # build_hs SRC OUT
 build_hs "$top/bench/MonitorLoad.hs" load
 build_hs "$top/tests/ghc/Busy.hs" busy
 cc -O2 -std=gnu11 -I"$top/include" -I"$top/tools" "$top/bench/bench_monitor.c" \
-    "$top/tools/monitor/model.c" "$top/tools/monitor/render.c" "$top/tools/monitor/strbuf.c" \
+    "$top/tools/monitor/model.c" "$top/tools/monitor/model_time.c" \
+    "$top/tools/monitor/model_tables.c" "$top/tools/monitor/render.c" "$top/tools/monitor/strbuf.c" \
     "$top/tools/safetext.c" \
     "$build/lib/.libs/libelscore.a" -lm -lpthread -o "$work/bench_monitor"
 

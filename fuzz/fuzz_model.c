@@ -1,5 +1,5 @@
 /*
- * fuzz_model.c: the live monitor's model (tools/monitor/model.c) on any
+ * fuzz_model.c: the live monitor's model (tools/monitor/model*.c) on any
  * stream: what `top` and `serve` do with the bytes a program, or anyone
  * who can reach the socket they read, sends them.
  *
@@ -17,6 +17,8 @@
 
 #include "fuzz.h"
 #include "../tools/monitor/model.c"
+#include "../tools/monitor/model_tables.c"
+#include "../tools/monitor/model_time.c"
 #include "../tools/monitor/render.c"
 #include "../tools/monitor/strbuf.c"
 #include "../tools/safetext.c"

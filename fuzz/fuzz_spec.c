@@ -1,5 +1,5 @@
 /*
- * fuzz_spec.c: libFuzzer target for the sink spec parser (lib/sinks/spec.c).
+ * fuzz_spec.c: libFuzzer target for the sink spec parser (lib/sinks/spec*.c).
  *
  * The input, NUL-terminated, is a spec as a user would type it after
  * --eventlog-sink= or in EVENTLOG_SINK.  It goes through elsi_spec_parse()

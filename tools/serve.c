@@ -1,53 +1,25 @@
 /*
  * serve.c: `eventlog-sink serve`, the live monitor as a web page and a
- * Prometheus endpoint.
+ * Prometheus endpoint: its command line, the control token, the
+ * listener, and the one poll loop of its one thread.  The loop pumps the
+ * eventlog source (tools/monitor/source.c) into the model (model.c),
+ * closes a rate interval and pushes the state to every open page at each
+ * interval, and hands ready clients to serve_conn.c, which reads their
+ * requests for serve_routes.c to answer (the routes and the rules of
+ * control are described there).  It listens on loopback unless told a
+ * host; on loopback it answers only requests that name loopback in
+ * their Host field (see http_host_is_loopback()).
  *
- * One thread, one poll loop: the eventlog source (tools/monitor/
- * source.c) feeds the model (model.c); browsers and scrapers connect
- * over HTTP/1.1 (request heads parsed by http.c).  The page and its
- * script are built into the binary (assets.c, from tools/monitor/web);
- * live updates go to every open page at each interval as Server-Sent
- * Events carrying the model's JSON.  Routes: / (the page), /api/state,
- * /api/timeline?from=NS&to=NS&cols=N, /api/speedscope?from=NS&to=NS,
- * /events (SSE), /metrics (Prometheus text), /api/control (the control
- * buttons, below).  It serves GET and HEAD, and POST for control only,
- * takes no request bodies, and listens on loopback unless told a host;
- * on loopback it answers only requests that name loopback in their Host
- * field (see http_host_is_loopback()).
- *
- * With --control, POST /api/control?cmd=ACTION[&class=X] runs one of the
- * monitor's actions (tools/monitor/control.c: an allowlist) on the
- * program and answers its result as JSON.  Refused with 403: on a
- * listener beyond loopback, from another origin (an Origin field that is
- * not this server: a page elsewhere cannot press the buttons; browsers
- * send Origin with every POST), without the control token, and any
- * action off the list.  The token keeps out the other local users who
+ * The control token (with --control) keeps out the other local users who
  * can reach a loopback port: 192 random bits made at start (or read from
  * --token-file, a 0600 file of ours), printed on the start-up line in
  * the page URL's fragment ("/#token=..."), which browsers never send, so
  * it stays out of request lines, logs and Referer.  The page's script
  * takes it from there and sends it in the X-Eventlog-Sink-Token field
- * with each action; it is compared in constant time
- * (http_token_matches()) and never served back.  The page, /events,
- * /metrics and GET /api/control need no token.  An action holds the loop
- * until the program answers (milliseconds; MON_CTL_TIMEOUT_MS at most).
- * Not its job: TLS, authentication beyond loopback (put a proxy in front
- * to expose it).
+ * with each action.  Not its job: TLS, authentication beyond loopback
+ * (put a proxy in front to expose it).
  *
- * Hostile neighbours: any local user can connect to a loopback port, so
- * no client may take the server's memory or its slots.  Each client's
- * pending output is bounded (SERVE_OUT_MAX: its requests are not read
- * meanwhile, so pipelining cannot amplify), each request has deadlines
- * (see Note [Connection deadlines] in monitor/http.c), event streams
- * take at most SERVE_SSE_MAX of the SERVE_CLIENTS slots, and a
- * connection beyond the slots is answered 503 and closed at once.  For
- * tests only, the environment variables ELS_SERVE_TEST_HEAD_MS,
- * ELS_SERVE_TEST_REQUEST_MS and ELS_SERVE_TEST_STALL_MS shorten the
- * deadlines (serve_limits()).
- *
- * Our own process: it catches SIGINT/SIGTERM to stop cleanly and sends
- * with MSG_NOSIGNAL so that a browser closing its end is an error we
- * handle, not a SIGPIPE.
+ * Our own process: it catches SIGINT/SIGTERM to stop cleanly.
  */
 #if defined(HAVE_CONFIG_H)
 #include "config.h"
@@ -55,89 +27,22 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
-#include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "eventlog-sink.h"
-#include "monitor/assets.h"
-#include "monitor/control.h"
-#include "monitor/http.h"
 #include "monitor/run.h"
+#include "serve.h"
 #include "tool.h"
 #include "util.h"
 
-#define SERVE_CLIENTS 64
-/* Event streams stay open: without a share of their own, 64 pages (or
- * one user's 64 connections to /events) would leave no slot for the
- * page, /api/ and /metrics.  Half the slots: a scraper and a few pages
- * always get in. */
-#define SERVE_SSE_MAX (SERVE_CLIENTS / 2)
-/* Pending output over which a client's requests are not read (and an
- * event stream's updates skipped: each carries the whole state, the next
- * one replaces it).  A client can make us hold this plus one response,
- * whatever it pipelines: 64 clients 16 MiB plus their responses.  Well
- * above one update of the state (tens of KiB), so a page that reads
- * never meets it. */
-#define SERVE_OUT_MAX (256u << 10)
-/* Note [Connection deadlines] in monitor/http.c.  A browser sends a
- * head in one piece within milliseconds: 10 s is only for a slow link.
- * 60 s for a whole request covers a speedscope export of megabytes on a
- * slow link.  15 s over the output bound: a page stopped reading (a
- * browser reads a background tab's event stream all the same). */
-#define SERVE_HEAD_MS 10000
-#define SERVE_REQUEST_MS 60000
-#define SERVE_STALL_MS 15000
-#define SERVE_IDLE_MS 30000             /* a kept-alive connection unused */
-#define SERVE_DRAIN_MS 2000
 #define SERVE_DEADLINE_STEP_MS 250      /* how late a deadline may be seen */
 #define SERVE_TOKEN_BYTES 24            /* random bytes of a made token */
 #define SERVE_TOKEN_MIN 32              /* characters of a --token-file's */
-
-struct serve_client {
-    int fd;
-    char in[HTTP_HEAD_MAX];
-    size_t in_len;
-    struct strbuf out;
-    size_t out_off;
-    bool sse, closing;
-    /* Response sent and our side shut: reading what the client still
-     * sends until it closes (or SERVE_DRAIN_MS), so that closing with
-     * unread input does not reset the connection and destroy the
-     * response before the client read it (a "lingering close"). */
-    bool draining;
-    uint64_t drain_since;
-    /* Refused for want of a slot of its kind: closed as soon as the 503
-     * is handed to the kernel, without a lingering close, so that the
-     * refused do not hold slots themselves. */
-    bool close_now;
-    struct http_clock clock;
-};
-
-struct serve {
-    int listen_fd;
-    bool loopback;              /* refuse Host names other than loopback */
-    struct serve_client clients[SERVE_CLIENTS];
-    struct mon_model *model;
-    struct mon_source src;
-    struct mon_control control;
-    /* Control actions need this in X-Eventlog-Sink-Token ("" with no
-     * --control: nothing to protect). */
-    char token[HTTP_TOKEN_MAX + 1];
-    struct strbuf scratch;
-    struct http_limits limits;
-    unsigned nsse;              /* clients that are event streams */
-    uint64_t served, refused, late;
-};
 
 static void serve_usage(FILE *out)
 {
@@ -188,402 +93,6 @@ static void serve_usage(FILE *out)
 "is not read and is closed after 15 s.\n");
 }
 
-/* ------------------------------------------------------------------------
- * Responses
- * ------------------------------------------------------------------------ */
-
-static void serve_close(struct serve *s, struct serve_client *c)
-{
-    if (c->fd >= 0)
-        util_close(c->fd);
-    c->fd = -1;
-    if (c->sse)
-        s->nsse--;
-    sb_free(&c->out);
-    c->out_off = 0;
-    c->in_len = 0;
-    c->sse = c->closing = c->draining = c->close_now = false;
-}
-
-static void serve_head(struct serve_client *c, int status, const char *type,
-                       size_t len, bool keep, const char *extra)
-{
-    sb_printf(&c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
-              "Content-Length: %zu\r\nCache-Control: no-store\r\n"
-              "X-Content-Type-Options: nosniff\r\n%s%s\r\n", status,
-              http_reason(status), type, len,
-              keep ? "" : "Connection: close\r\n", extra ? extra : "");
-}
-
-static void serve_reply(struct serve_client *c, int status, const char *type,
-                        const void *body, size_t len, bool keep, bool head,
-                        const char *extra)
-{
-    serve_head(c, status, type, len, keep, extra);
-    if (!head)
-        sb_put(&c->out, body, len);
-    if (!keep)
-        c->closing = true;
-}
-
-static void serve_error(struct serve_client *c, int status)
-{
-    char body[96];
-    int n = snprintf(body, sizeof body, "%d %s\n", status, http_reason(status));
-    serve_reply(c, status, "text/plain; charset=utf-8", body, (size_t)n,
-                false, false, NULL);
-}
-
-/* A refusal with its reason, for whoever tries by hand. */
-static void serve_refuse(struct serve *s, struct serve_client *c, int status,
-                         const char *why, const char *extra)
-{
-    char body[200];
-    int n = snprintf(body, sizeof body, "%d %s: %s\n", status,
-                     http_reason(status), why);
-    s->refused++;
-    serve_reply(c, status, "text/plain; charset=utf-8", body, (size_t)n,
-                false, false, extra);
-}
-
-/* /api/control: GET the state, POST an action (see the top of the file). */
-static void serve_control(struct serve *s, struct serve_client *c,
-                          const struct http_request *r)
-{
-    struct strbuf *b = &s->scratch;
-    bool keep = r->keep_alive;
-    if (r->method != HTTP_POST) {
-        if (r->query[0] != '\0') {
-            serve_refuse(s, c, 405, "actions take POST", "Allow: POST\r\n");
-            return;
-        }
-        mon_control_json(&s->control, b);
-        serve_reply(c, b->failed ? 503 : 200, "application/json", b->p,
-                    b->len, keep, r->method == HTTP_HEAD, NULL);
-        return;
-    }
-    char origin[300];
-    snprintf(origin, sizeof origin, "http://%s", r->host);
-    char cmd[32] = "", cls[4] = "";
-    bool named = http_query_str(r->query, "cmd", cmd, sizeof cmd);
-    if (!http_query_str(r->query, "class", cls, sizeof cls))
-        cls[0] = '\0';
-    if (!s->control.enabled) {
-        serve_refuse(s, c, 403, "control is off (serve without --control)",
-                     NULL);
-    } else if (!s->loopback) {
-        serve_refuse(s, c, 403, "control is served on loopback only", NULL);
-    } else if (r->has_origin && strcasecmp(r->origin, origin) != 0) {
-        serve_refuse(s, c, 403, "another origin may not control", NULL);
-    } else if (!r->has_token) {
-        serve_refuse(s, c, 403, "control needs the token: open the page "
-                     "with the URL on serve's start-up line", NULL);
-    } else if (!http_token_matches(s->token, r->token)) {
-        serve_refuse(s, c, 403, "wrong control token: open the page with "
-                     "the URL on serve's start-up line", NULL);
-    } else if (!named || !mon_control_allowed(cmd, cls)) {
-        serve_refuse(s, c, 403, "not an action of the monitor", NULL);
-    } else {
-        struct mon_ctl_result res;
-        mon_control_run(&s->control, cmd, cls, &res);
-        mon_control_result_json(&res, b);
-        serve_reply(c, b->failed ? 503 : 200, "application/json", b->p,
-                    b->len, keep, false, NULL);
-    }
-}
-
-static void serve_route(struct serve *s, struct serve_client *c,
-                        const struct http_request *r)
-{
-    bool head = r->method == HTTP_HEAD, keep = r->keep_alive;
-    const char *path = strcmp(r->path, "/") == 0 ? "/index.html" : r->path;
-    struct strbuf *b = &s->scratch;
-    sb_clear(b);
-    s->served++;
-
-    if (strcmp(path, "/api/control") == 0) {
-        serve_control(s, c, r);
-        return;
-    }
-    if (r->method == HTTP_POST) {
-        serve_refuse(s, c, 405, "only /api/control takes POST",
-                     "Allow: GET, HEAD\r\n");
-        return;
-    }
-
-    for (unsigned i = 0; i < mon_n_assets; i++) {
-        if (strcmp(path, mon_assets[i].path) == 0) {
-            serve_reply(c, 200, mon_assets[i].type, mon_assets[i].data,
-                        mon_assets[i].len, keep, head, NULL);
-            return;
-        }
-    }
-    const char *json = "application/json";
-    if (strcmp(path, "/api/state") == 0) {
-        mon_model_json(s->model, b);
-    } else if (strcmp(path, "/api/timeline") == 0) {
-        uint64_t from = 0, to = 0, cols = 600;
-        (void)http_query_u64(r->query, "from", &from);
-        (void)http_query_u64(r->query, "to", &to);
-        (void)http_query_u64(r->query, "cols", &cols);
-        if (cols == 0 || cols > 4096)
-            cols = 600;
-        mon_model_timeline_json(s->model, from, to, (unsigned)cols, b);
-    } else if (strcmp(path, "/api/speedscope") == 0) {
-        uint64_t from = 0, to = 0;
-        (void)http_query_u64(r->query, "from", &from);
-        (void)http_query_u64(r->query, "to", &to);
-        mon_model_speedscope(s->model, from, to, b);
-        if (!b->failed) {
-            serve_reply(c, 200, json, b->p, b->len, keep, head,
-                        "Content-Disposition: attachment; "
-                        "filename=\"profile.speedscope.json\"\r\n");
-            return;
-        }
-    } else if (strcmp(path, "/metrics") == 0) {
-        mon_model_prometheus(s->model, b);
-        json = "text/plain; version=0.0.4; charset=utf-8";
-    } else if (strcmp(path, "/events") == 0) {
-        if (!head && s->nsse >= SERVE_SSE_MAX) {
-            serve_refuse(s, c, 503, "too many event streams open; the page "
-                         "and /metrics still answer", "Retry-After: 10\r\n");
-            c->close_now = true;
-            return;
-        }
-        sb_puts(&c->out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n");
-        if (head) {
-            c->closing = true;
-            return;
-        }
-        c->sse = true;
-        s->nsse++;
-        http_clock_stream(&c->clock);
-        /* The current state at once, not after the next interval. */
-        mon_model_json(s->model, b);
-        sb_puts(&c->out, "data: ");
-        sb_put(&c->out, b->p, b->len);
-        sb_puts(&c->out, "\n\n");
-        return;
-    } else {
-        serve_error(c, 404);
-        return;
-    }
-    if (b->failed) {
-        serve_error(c, 503);
-        return;
-    }
-    serve_reply(c, 200, json, b->p, b->len, keep, head, NULL);
-}
-
-static size_t serve_pending(const struct serve_client *c)
-{
-    return c->out.len - c->out_off;
-}
-
-/* Over the output bound: its requests wait (and are not read). */
-static bool serve_paused(const struct serve_client *c)
-{
-    return serve_pending(c) > SERVE_OUT_MAX;
-}
-
-/* Handle the complete requests in c->in (pipelined ones in order), while
- * the client's output stays within its bound: one response may take it
- * over, and the rest wait until it has read. */
-static void serve_requests(struct serve *s, struct serve_client *c,
-                           uint64_t now)
-{
-    while (c->in_len > 0 && !c->closing && !c->sse && !serve_paused(c)) {
-        struct http_request r;
-        int n = http_parse_request(c->in, c->in_len, &r);
-        if (n == 0)
-            return;
-        if (n < 0 || (s->loopback && !http_host_is_loopback(r.host))) {
-            s->refused++;
-            serve_error(c, n < 0 ? -n : 403);
-            c->in_len = 0;
-        } else {
-            serve_route(s, c, &r);
-            memmove(c->in, c->in + n, c->in_len - (size_t)n);
-            c->in_len -= (size_t)n;
-        }
-        if (!c->sse)
-            http_clock_request(&c->clock, now, c->in_len > 0 && !c->closing);
-        http_clock_output(&c->clock, now, serve_pending(c), SERVE_OUT_MAX);
-    }
-}
-
-/* Send what is queued; false when the client is gone. */
-static bool serve_flush(struct serve_client *c, uint64_t now)
-{
-    while (c->out_off < c->out.len) {
-        ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
-                         MSG_NOSIGNAL);
-        if (n > 0) {
-            c->out_off += (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        return false;
-    }
-    if (c->close_now)
-        return false;
-    if (c->out_off == c->out.len) {
-        /* Its memory too: a response of megabytes is not kept for a
-         * connection that may idle for SERVE_IDLE_MS. */
-        if (c->out.cap > SERVE_OUT_MAX)
-            sb_free(&c->out);
-        else
-            sb_clear(&c->out);
-        c->out_off = 0;
-        if (c->closing && !c->draining) {
-            if (shutdown(c->fd, SHUT_WR) < 0)
-                return false;
-            c->draining = true;
-            c->drain_since = now;
-        }
-    }
-    else if (c->out_off > serve_pending(c)) {
-        /* More sent than left: move the rest to the front, or a client
-         * that reads slowly but never catches up (an event stream) would
-         * grow the buffer by what it has read. */
-        memmove(c->out.p, c->out.p + c->out_off, serve_pending(c));
-        c->out.len -= c->out_off;
-        c->out_off = 0;
-    }
-    http_clock_output(&c->clock, now, serve_pending(c), SERVE_OUT_MAX);
-    return true;
-}
-
-/* ------------------------------------------------------------------------
- * The loop
- * ------------------------------------------------------------------------ */
-
-static void serve_accept(struct serve *s, uint64_t now)
-{
-    for (;;) {
-        int fd;
-        if (util_accept_nb(s->listen_fd, &fd) < 0)
-            return;
-        struct serve_client *c = NULL;
-        for (unsigned i = 0; i < SERVE_CLIENTS; i++)
-            if (s->clients[i].fd < 0) {
-                c = &s->clients[i];
-                break;
-            }
-        if (c == NULL) {
-            static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
-                "Content-Length: 0\r\nConnection: close\r\n\r\n";
-            (void)send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL);
-            util_close(fd);
-            s->refused++;
-            continue;
-        }
-        c->fd = fd;
-        c->in_len = 0;
-        http_clock_accept(&c->clock, now);
-    }
-}
-
-static void serve_read(struct serve *s, struct serve_client *c, uint64_t now)
-{
-    if (c->draining) {
-        char sink[4096];
-        ssize_t n;
-        while ((n = recv(c->fd, sink, sizeof sink, 0)) > 0)
-            ;
-        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-            serve_close(s, c);
-        return;
-    }
-    for (;;) {
-        if (c->closing)
-            c->in_len = 0;      /* an error is on its way: input is moot */
-        /* Over its output bound: what it sends stays in the kernel, and
-         * TCP makes the client wait (see SERVE_OUT_MAX). */
-        if (serve_paused(c))
-            return;
-        if (c->in_len == sizeof c->in) {
-            /* Full without a complete head: too long. */
-            s->refused++;
-            serve_error(c, 431);
-            c->in_len = 0;
-            http_clock_request(&c->clock, now, false);
-            return;
-        }
-        ssize_t n = recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, 0);
-        if (n > 0) {
-            c->in_len += (size_t)n;
-            if (!c->sse) {
-                http_clock_input(&c->clock, now);
-                serve_requests(s, c, now);
-            } else {
-                c->in_len = 0;      /* an event stream sends nothing */
-            }
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
-        /* Closed by the peer (or failed): finish what is queued if any. */
-        if (c->out.len == c->out_off || c->sse)
-            serve_close(s, c);
-        else
-            c->closing = true;
-        return;
-    }
-}
-
-/* Close the clients whose deadline passed (Note [Connection deadlines]
- * in monitor/http.c). */
-static void serve_deadlines(struct serve *s, uint64_t now)
-{
-    for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
-        struct serve_client *c = &s->clients[i];
-        if (c->fd < 0)
-            continue;
-        if (c->draining) {
-            if (now - c->drain_since >= SERVE_DRAIN_MS)
-                serve_close(s, c);
-            continue;
-        }
-        enum http_late late = http_clock_late(&c->clock, now, &s->limits);
-        if (late == HTTP_IN_TIME)
-            continue;
-        if (late != HTTP_LATE_IDLE)
-            s->late++;
-        if (late == HTTP_LATE_HEAD && serve_pending(c) == 0) {
-            /* Said once, without waiting: whether it arrives is the
-             * slow client's business. */
-            static const char msg[] = "HTTP/1.1 408 Request Timeout\r\n"
-                "Content-Length: 0\r\nConnection: close\r\n\r\n";
-            (void)send(c->fd, msg, sizeof msg - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
-        serve_close(s, c);
-    }
-}
-
-static void serve_push(struct serve *s)
-{
-    struct strbuf *b = &s->scratch;
-    sb_clear(b);
-    mon_model_json(s->model, b);
-    if (b->failed)
-        return;
-    for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
-        struct serve_client *c = &s->clients[i];
-        if (c->fd < 0 || !c->sse || serve_paused(c))
-            continue;       /* behind: the next update replaces this one */
-        sb_puts(&c->out, "data: ");
-        sb_put(&c->out, b->p, b->len);
-        sb_puts(&c->out, "\n\n");
-    }
-}
-
 /* The control token: read from token_file, or SERVE_TOKEN_BYTES from
  * getrandom() in hex.  0, or the exit status after a message. */
 static int serve_make_token(struct serve *s, const char *token_file)
@@ -629,32 +138,6 @@ static int serve_make_token(struct serve *s, const char *token_file)
         snprintf(s->token + 2 * i, 3, "%02x", raw[i]);
     explicit_bzero(raw, sizeof raw);
     return 0;
-}
-
-/* The deadlines: the constants above, or shorter ones for a test (the
- * variables are documented as for tests only: a test of a 10 s deadline
- * need not wait 10 s). */
-static void serve_limits(struct http_limits *l)
-{
-    *l = (struct http_limits){ .head_ms = SERVE_HEAD_MS,
-                               .request_ms = SERVE_REQUEST_MS,
-                               .idle_ms = SERVE_IDLE_MS,
-                               .stall_ms = SERVE_STALL_MS };
-    static const struct { const char *name; size_t off; } vars[] = {
-        { "ELS_SERVE_TEST_HEAD_MS", offsetof(struct http_limits, head_ms) },
-        { "ELS_SERVE_TEST_REQUEST_MS", offsetof(struct http_limits, request_ms) },
-        { "ELS_SERVE_TEST_STALL_MS", offsetof(struct http_limits, stall_ms) },
-    };
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i].name);
-        char *end;
-        if (v == NULL || *v == '\0')
-            continue;
-        errno = 0;
-        unsigned long long ms = strtoull(v, &end, 10);
-        if (errno == 0 && *end == '\0' && ms >= 1 && ms <= 86400000)
-            *(uint64_t *)((char *)l + vars[i].off) = ms;
-    }
 }
 
 static int serve_listen(const char *where, char *name, size_t name_len)

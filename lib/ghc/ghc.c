@@ -322,7 +322,7 @@ int elsi_ghc_check_unit_size(const char *spec, size_t unit, char *err,
     elsi_spec_free(&parsed);
     const char *what = getEventLogBufferSize != NULL
         ? "+RTS --eventlog-buffer-size" : "the RTS's eventlog buffer";
-    /* As for buffer= itself (lib/sinks/spec.c): the queue holds a full
+    /* As for buffer= itself (lib/sinks/spec_options.c): the queue holds a full
      * buffer plus the unit in flight. */
     if (unit >= buffer)
         return elsi_fail(err, err_len, ELS_EINVAL, "%s=%zu is not below the "

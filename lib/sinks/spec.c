@@ -1,21 +1,20 @@
 /*
- * spec.c: parsing of sink specs, SCHEME:ADDRESS[?key=value&key=value...].
- *
- * Splits a spec into its scheme (matched exactly against the registry,
- * never by prefix), its %-decoded address and its options; decodes the
- * options every sink shares (buffer, policy, wait, wait-consumers, linger,
- * max-consumers, consumer-memory, control, control-secret, trust,
- * collector-secret) and keeps the ones the sink declared for its open().
- * Every refusal is one line that
- * quotes the spec and names the part that is wrong.  What the address
- * means, and whether it can be bound or opened, is the sink's business:
- * an empty address is passed on for the sink to judge.  The sinks use the
- * helpers at the end of this file for the one option several of them share
- * (mode=) and to word their complaints about the spec the way the parser
- * does.
+ * spec.c: parsing of sink specs, SCHEME:ADDRESS[?key=value&key=value...]:
+ * their structure.  Splits a spec into its scheme (matched exactly
+ * against the registry, never by prefix), its %-decoded address and its
+ * key=value options; refuses a malformed, unknown or repeated key, hands
+ * the value of a common option to spec_options.c and keeps the ones the
+ * sink declared for its open().  Every refusal is one line that quotes
+ * the spec and names the part that is wrong (elsi_spec_fail(), which
+ * spec_options.c words its refusals with too).  What the address means,
+ * and whether it can be bound or opened, is the sink's business: an
+ * empty address is passed on for the sink to judge.  The sinks use the
+ * helpers at the end of this file for the one option several of them
+ * share (mode=) and to word their complaints about the spec the way the
+ * parser does.  Not its job: what the common options' values may be, their
+ * defaults and the rules between them (spec_options.c).
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,56 +24,12 @@
 
 #include "log.h"
 #include "sinks/sinks.h"
-#include "sinks/spec.h"
+#include "sinks/spec_impl.h"
 
 /* How much of the spec a message quotes before cutting it with "...": long
  * enough for any sensible spec, short enough that the reason after it
  * survives an err buffer of a few hundred bytes. */
 #define SPEC_QUOTE_MAX 160
-/* How much of one piece (a value, a key) a message quotes. */
-#define SPEC_PIECE_MAX 64
-/* policy=block:MS upper bound: one day, like ELSI_MAX_SECONDS. */
-#define SPEC_MAX_BLOCK_MS ((int64_t)ELSI_MAX_SECONDS * 1000)
-
-enum spec_common {
-    SPEC_OPT_BUFFER,
-    SPEC_OPT_POLICY,
-    SPEC_OPT_WAIT,
-    SPEC_OPT_WAIT_CONSUMERS,
-    SPEC_OPT_LINGER,
-    SPEC_OPT_MAX_CONSUMERS,
-    SPEC_OPT_CONSUMER_MEMORY,
-    SPEC_OPT_CONTROL,
-    SPEC_OPT_CONTROL_SECRET,
-    SPEC_OPT_TRUST,
-    SPEC_OPT_COLLECTOR_SECRET,
-    SPEC_OPT__COUNT
-};
-
-static const char *const spec_common_names[SPEC_OPT__COUNT] = {
-    [SPEC_OPT_BUFFER] = "buffer",
-    [SPEC_OPT_POLICY] = "policy",
-    [SPEC_OPT_WAIT] = "wait",
-    [SPEC_OPT_WAIT_CONSUMERS] = "wait-consumers",
-    [SPEC_OPT_LINGER] = "linger",
-    [SPEC_OPT_MAX_CONSUMERS] = "max-consumers",
-    [SPEC_OPT_CONSUMER_MEMORY] = "consumer-memory",
-    [SPEC_OPT_CONTROL] = "control",
-    [SPEC_OPT_CONTROL_SECRET] = "control-secret",
-    [SPEC_OPT_TRUST] = "trust",
-    [SPEC_OPT_COLLECTOR_SECRET] = "collector-secret",
-};
-
-struct spec_parser {
-    const char *text;
-    char *err;
-    size_t err_len;
-    struct elsi_spec *out;
-    bool common_seen[SPEC_OPT__COUNT];
-};
-
-/* Buffer for one elsi_quote() of a piece. */
-#define SPEC_PIECE_BUF ELSI_QUOTE_BUF(SPEC_PIECE_MAX)
 
 /* Write "spec \"<text>\": <fmt...>" to err: the form of every message about
  * a spec, the parser's and the sinks' (elsi_sink_fail()).  errno is kept,
@@ -93,10 +48,7 @@ static int spec_vfail(char *err, size_t err_len, int code, const char *text,
     return elsi_fail(err, err_len, code, "spec \"%s\": %s", quoted, what);
 }
 
-static int spec_fail(struct spec_parser *p, int code, const char *fmt, ...)
-    ELSI_PRINTF(3, 4);
-
-static int spec_fail(struct spec_parser *p, int code, const char *fmt, ...)
+int elsi_spec_fail(struct spec_parser *p, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -112,11 +64,6 @@ static int spec_fail(struct spec_parser *p, int code, const char *fmt, ...)
 static bool spec_is_lower(char c)
 {
     return c >= 'a' && c <= 'z';
-}
-
-static bool spec_is_digit(char c)
-{
-    return c >= '0' && c <= '9';
 }
 
 /* Schemes: [a-z0-9+.-] after the first letter. */
@@ -160,11 +107,11 @@ bool elsi_option_key_valid(const char *key)
                            ELSI_OPTION_KEY_MAX, spec_is_key_char);
 }
 
-/* Index of key in spec_common_names, or -1. */
+/* Index of key in elsi_spec_common_names, or -1. */
 static int spec_common_index(const char *key)
 {
     for (int i = 0; i < SPEC_OPT__COUNT; i++)
-        if (strcmp(key, spec_common_names[i]) == 0)
+        if (strcmp(key, elsi_spec_common_names[i]) == 0)
             return i;
     return -1;
 }
@@ -222,218 +169,6 @@ static int spec_decode(struct spec_parser *p, const char *s, size_t n,
     d[o] = '\0';
     *out = d;
     return 0;
-}
-
-/* ------------------------------------------------------------------------
- * Values of the common options
- * ------------------------------------------------------------------------ */
-
-enum spec_num_status {
-    SPEC_NUM_OK = 0,
-    SPEC_NUM_SYNTAX,
-    SPEC_NUM_OVERFLOW
-};
-
-/* Digits with an optional K, M or G (either case, binary multiples). */
-static enum spec_num_status spec_size(const char *s, uint64_t *bytes)
-{
-    uint64_t v = 0;
-    size_t i = 0;
-    if (!spec_is_digit(s[0]))
-        return SPEC_NUM_SYNTAX;
-    bool overflow = false;
-    for (; spec_is_digit(s[i]); i++) {
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            overflow = true;    /* keep scanning: syntax errors win */
-        else
-            v = v * 10 + d;
-    }
-    unsigned shift = 0;
-    switch (s[i]) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; i++; break;
-    case 'm': case 'M': shift = 20; i++; break;
-    case 'g': case 'G': shift = 30; i++; break;
-    default: return SPEC_NUM_SYNTAX;
-    }
-    if (s[i] != '\0')
-        return SPEC_NUM_SYNTAX;
-    if (overflow || v > (UINT64_MAX >> shift))
-        return SPEC_NUM_OVERFLOW;
-    *bytes = v << shift;
-    return SPEC_NUM_OK;
-}
-
-int els_sink_parse_size(const char *text, uint64_t *bytes)
-{
-    if (text == NULL || bytes == NULL)
-        return ELS_EINVAL;
-    switch (spec_size(text, bytes)) {
-    case SPEC_NUM_OK: return 0;
-    case SPEC_NUM_OVERFLOW: return -ERANGE;
-    default: return ELS_EINVAL;
-    }
-}
-
-int elsi_parse_seconds(const char *text, uint32_t *ms)
-{
-    if (text == NULL || ms == NULL || !spec_is_digit(text[0]))
-        return ELS_EINVAL;
-    uint64_t whole = 0;
-    size_t i = 0;
-    for (; spec_is_digit(text[i]); i++) {
-        whole = whole * 10 + (uint64_t)(text[i] - '0');
-        if (whole > ELSI_MAX_SECONDS)
-            return ELS_EINVAL;  /* also keeps whole far from overflow */
-    }
-    uint64_t frac_ms = 0;
-    if (text[i] == '.') {
-        i++;
-        /* "2." and ".5" are refused: a digit on each side of the point
-         * makes a typo like "2.x" or "wait=." impossible to misread. */
-        if (!spec_is_digit(text[i]))
-            return ELS_EINVAL;
-        unsigned scale = 100;
-        for (unsigned digits = 0; spec_is_digit(text[i]); i++, digits++) {
-            if (digits == 3)
-                return ELS_EINVAL;  /* finer than a millisecond */
-            frac_ms += (uint64_t)(text[i] - '0') * scale;
-            scale /= 10;
-        }
-    }
-    if (text[i] != '\0')
-        return ELS_EINVAL;
-    uint64_t total = whole * 1000 + frac_ms;
-    if (total > (uint64_t)ELSI_MAX_SECONDS * 1000)
-        return ELS_EINVAL;
-    *ms = (uint32_t)total;
-    return 0;
-}
-
-static int spec_set_buffer(struct spec_parser *p, const char *key,
-                           const char *value)
-{
-    char q[SPEC_PIECE_BUF];
-    uint64_t bytes = 0;
-    switch (spec_size(value, &bytes)) {
-    case SPEC_NUM_OK:
-        break;
-    case SPEC_NUM_SYNTAX:
-        return spec_fail(p, ELS_EINVAL,
-                         "%s=%s: expected a size like 64M (digits with "
-                         "an optional K, M or G)", key,
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX));
-    case SPEC_NUM_OVERFLOW:
-        bytes = UINT64_MAX;
-        break;
-    }
-    /* The queue must hold at least one full RTS buffer plus the unit in
-     * flight, or a single block could never be queued. */
-    if (bytes <= ELSI_RTS_BUFFER_BYTES)
-        return spec_fail(p, ELS_EINVAL,
-                         "%s=%s is too small: it must be more than 2M "
-                         "(%u bytes, one RTS event buffer)", key,
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX),
-                         (unsigned)ELSI_RTS_BUFFER_BYTES);
-    if (bytes > ELSI_MAX_BUFFER)
-        return spec_fail(p, ELS_EINVAL,
-                         "%s=%s is too large: at most %" PRIu64 "G", key,
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX),
-                         ELSI_MAX_BUFFER >> 30);
-    p->out->buffer_bytes = bytes;
-    return 0;
-}
-
-static int spec_set_policy(struct spec_parser *p, const char *value)
-{
-    char q[SPEC_PIECE_BUF];
-    struct elsi_spec *out = p->out;
-    if (strcmp(value, "drop") == 0) {
-        out->policy = ELSI_POLICY_DROP;
-        out->block_ms = 0;
-        return 0;
-    }
-    if (strcmp(value, "block") == 0) {
-        out->policy = ELSI_POLICY_BLOCK;
-        out->block_ms = -1;
-        return 0;
-    }
-    if (strncmp(value, "block:", 6) == 0) {
-        const char *ms = value + 6;
-        int64_t v = 0;
-        size_t i = 0;
-        for (; spec_is_digit(ms[i]) && v <= SPEC_MAX_BLOCK_MS; i++)
-            v = v * 10 + (ms[i] - '0');
-        if (i == 0 || ms[i] != '\0' || v < 1 || v > SPEC_MAX_BLOCK_MS)
-            return spec_fail(p, ELS_EINVAL,
-                             "policy=%s: MS in block:MS must be a whole "
-                             "number of milliseconds from 1 to %" PRId64,
-                             elsi_quote(q, sizeof q, value, strlen(value),
-                                        SPEC_PIECE_MAX),
-                             SPEC_MAX_BLOCK_MS);
-        out->policy = ELSI_POLICY_BLOCK;
-        out->block_ms = v;
-        return 0;
-    }
-    return spec_fail(p, ELS_EINVAL,
-                     "policy=%s: expected drop, block or block:MS",
-                     elsi_quote(q, sizeof q, value, strlen(value),
-                                SPEC_PIECE_MAX));
-}
-
-/* max-consumers=N and wait-consumers=N (1 to ELSI_MAX_CONSUMERS),
- * consumer-memory=SIZE (64K, room for the notes of many consumers, up to
- * buffer='s limit). */
-static int spec_set_consumer_limit(struct spec_parser *p, enum spec_common opt,
-                                   const char *value)
-{
-    char q[SPEC_PIECE_BUF];
-    uint64_t v = 0;
-    if (opt == SPEC_OPT_CONSUMER_MEMORY) {
-        if (spec_size(value, &v) == SPEC_NUM_OK &&
-            v >= ELSI_MIN_CONSUMER_MEMORY && v <= ELSI_MAX_BUFFER) {
-            p->out->consumer_memory = v;
-            return 0;
-        }
-        return spec_fail(p, ELS_EINVAL, "consumer-memory=%s: expected a size "
-                         "like 8M (digits with an optional K, M or G), from "
-                         "64K to %" PRIu64 "G",
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX), ELSI_MAX_BUFFER >> 30);
-    }
-    size_t i = 0;
-    for (; spec_is_digit(value[i]) && v <= ELSI_MAX_CONSUMERS; i++)
-        v = v * 10 + (uint64_t)(value[i] - '0');
-    const char *key = opt == SPEC_OPT_WAIT_CONSUMERS ? "wait-consumers"
-                                                      : "max-consumers";
-    if (i == 0 || value[i] != '\0' || v < 1 || v > ELSI_MAX_CONSUMERS)
-        return spec_fail(p, ELS_EINVAL, "%s=%s: expected a whole "
-                         "number from 1 to %u", key,
-                         elsi_quote(q, sizeof q, value, strlen(value),
-                                    SPEC_PIECE_MAX), ELSI_MAX_CONSUMERS);
-    if (opt == SPEC_OPT_WAIT_CONSUMERS)
-        p->out->wait_consumers = (uint32_t)v;
-    else
-        p->out->max_consumers = (uint32_t)v;
-    return 0;
-}
-
-static int spec_set_seconds(struct spec_parser *p, const char *key,
-                            const char *value, uint32_t *ms)
-{
-    if (elsi_parse_seconds(value, ms) == 0)
-        return 0;
-    char q[SPEC_PIECE_BUF];
-    return spec_fail(p, ELS_EINVAL,
-                     "%s=%s: expected seconds like 2 or 0.25 (at most 3 "
-                     "decimals, at most %u)", key,
-                     elsi_quote(q, sizeof q, value, strlen(value),
-                                SPEC_PIECE_MAX),
-                     (unsigned)ELSI_MAX_SECONDS);
 }
 
 /* ------------------------------------------------------------------------
@@ -533,7 +268,7 @@ static void spec_valid_options(const struct els_sink_ops *ops, char *buf,
     buf[0] = '\0';
     for (size_t i = 0; i < SPEC_OPT__COUNT; i++) {
         int n = snprintf(buf + o, len - o, "%s%s", i > 0 ? ", " : "",
-                         spec_common_names[i]);
+                         elsi_spec_common_names[i]);
         if (n < 0 || (size_t)n >= len - o)
             return;
         o += (size_t)n;
@@ -544,48 +279,6 @@ static void spec_valid_options(const struct els_sink_ops *ops, char *buf,
             return;
         o += (size_t)n;
     }
-}
-
-/* control=0|1|unix:PATH (docs/CONTROL.md): off unless asked for.  1 serves
- * the sink's own clients, so only a sink that takes connections can carry
- * it (checked at open); unix:PATH gives a sink that takes none (ring:) a
- * socket of its own for control-only clients.  value stays the caller's
- * unless out->control_endpoint takes it. */
-static int spec_set_control(struct spec_parser *p, char *value)
-{
-    struct elsi_spec *out = p->out;
-    char cq[SPEC_PIECE_BUF];
-    if (strcmp(value, "0") == 0 || strcmp(value, "1") == 0) {
-        out->control = value[0] == '1';
-        return 0;
-    }
-    if (strncmp(value, "unix:", 5) != 0)
-        return spec_fail(p, ELS_EINVAL, "control=%s: expected 0, 1 or "
-                         "unix:PATH",
-                         elsi_quote(cq, sizeof cq, value, strlen(value),
-                                    SPEC_PIECE_MAX));
-    if (value[5] == '\0')
-        return spec_fail(p, ELS_EINVAL, "control=unix: needs the path of "
-                         "the control socket (control=unix:PATH)");
-    if (out->ops->style != ELS_SINK_RECORD)
-        return spec_fail(p, ELS_EINVAL, "control=unix:PATH is for ring: "
-                         "sinks%s", out->ops->style == ELS_SINK_LISTEN
-                             ? "; this one takes control=1 for its own clients"
-                             : "");
-    /* The path is checked (length, what is there) when it is bound. */
-    memmove(value, value + 5, strlen(value + 5) + 1);
-    out->control = true;
-    out->control_endpoint = value;
-    return 0;
-}
-
-/* Does the sink connect out to a collector over a socket (trust=,
- * collector-secret=)?  Files and FIFOs dial too, but their mode says who
- * may open them. */
-static bool spec_connects_out(const struct elsi_spec *out)
-{
-    return out->ops->style == ELS_SINK_DIAL &&
-           strcmp(out->scheme, "file") != 0 && strcmp(out->scheme, "fifo") != 0;
 }
 
 /* One key=value item, s[0..n), of the option list. */
@@ -665,60 +358,7 @@ static int spec_parse_option(struct spec_parser *p, const char *s, size_t n,
 
     if (common >= 0) {
         p->common_seen[common] = true;
-        switch ((enum spec_common)common) {
-        case SPEC_OPT_BUFFER:
-            rc = spec_set_buffer(p, key, value);
-            break;
-        case SPEC_OPT_POLICY:
-            rc = spec_set_policy(p, value);
-            break;
-        case SPEC_OPT_WAIT:
-            rc = spec_set_seconds(p, key, value, &out->wait_ms);
-            break;
-        case SPEC_OPT_LINGER:
-            rc = spec_set_seconds(p, key, value, &out->linger_ms);
-            break;
-        case SPEC_OPT_MAX_CONSUMERS:
-        case SPEC_OPT_WAIT_CONSUMERS:
-        case SPEC_OPT_CONSUMER_MEMORY:
-            rc = spec_set_consumer_limit(p, (enum spec_common)common, value);
-            break;
-        case SPEC_OPT_CONTROL:
-            rc = spec_set_control(p, value);
-            if (rc == 0 && out->control_endpoint == value)
-                value = NULL;
-            break;
-        case SPEC_OPT_CONTROL_SECRET:
-            /* A path; the file is read (and its mode checked) at open. */
-            if (value[0] == '\0') {
-                rc = spec_fail(p, ELS_EINVAL, "control-secret= needs the path "
-                               "of a file holding the secret");
-            } else {
-                out->control_secret = value;
-                value = NULL;
-            }
-            break;
-        case SPEC_OPT_TRUST:
-            /* Note [Trusted consumers]: the user vouches for the
-             * collector. */
-            if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-                rc = spec_fail(p, ELS_EINVAL, "trust=%s: expected 0 or 1",
-                               elsi_quote(q, sizeof q, value, strlen(value),
-                                          SPEC_PIECE_MAX));
-            else
-                out->trust = value[0] == '1';
-            break;
-        case SPEC_OPT_COLLECTOR_SECRET:
-            /* A path; read (and its mode checked) at open, as
-             * control-secret='s. */
-            out->collector_secret = value;
-            value = NULL;
-            break;
-        case SPEC_OPT__COUNT:
-            break;
-        }
-        free(value);
-        return rc;
+        return elsi_spec_set_common(p, (enum spec_common)common, key, value);
     }
 
     if (out->n_options == ELSI_SPEC_MAX_OPTIONS) {
@@ -753,14 +393,7 @@ int elsi_spec_parse(const char *text, struct elsi_spec *out,
     struct spec_parser p = {
         .text = text, .err = err, .err_len = err_len, .out = out,
     };
-    out->buffer_bytes = ELSI_DEFAULT_BUFFER;
-    out->policy = ELSI_POLICY_DROP;
-    out->block_ms = 0;              /* unused under policy=drop */
-    out->wait_ms = 0;
-    out->wait_consumers = 1;
-    out->linger_ms = ELSI_DEFAULT_LINGER_MS;
-    out->max_consumers = ELSI_DEFAULT_MAX_CONSUMERS;
-    out->consumer_memory = ELSI_DEFAULT_CONSUMER_MEMORY;
+    elsi_spec_set_defaults(out);
 
     const char *rest = NULL;
     int rc = spec_parse_scheme(&p, &rest);
@@ -795,31 +428,9 @@ int elsi_spec_parse(const char *text, struct elsi_spec *out,
             item = amp + 1;
         }
     }
-    if (out->control_secret != NULL && !out->control) {
-        rc = spec_fail(&p, ELS_EINVAL, "control-secret= is given without "
-                       "control=1");
+    rc = elsi_spec_check_common(&p);
+    if (rc != 0)
         goto fail;
-    }
-    if ((p.common_seen[SPEC_OPT_TRUST] || out->collector_secret != NULL) &&
-        !spec_connects_out(out)) {
-        rc = spec_fail(&p, ELS_EINVAL, "%s is for connect-out sinks "
-                       "(unix-connect:, tcp-connect:): it says whether their "
-                       "collector may hold the program back under "
-                       "policy=block", p.common_seen[SPEC_OPT_TRUST]
-                           ? "trust=" : "collector-secret=");
-        goto fail;
-    }
-    if (out->trust && out->collector_secret != NULL) {
-        rc = spec_fail(&p, ELS_EINVAL, "trust=1 and collector-secret= "
-                       "together: trust=1 trusts any collector, so the "
-                       "secret would prove nothing (give one of them)");
-        goto fail;
-    }
-    if (out->control_secret != NULL && out->control_endpoint != NULL) {
-        rc = spec_fail(&p, ELS_EINVAL, "control-secret= is for TCP clients; "
-                       "control=unix:PATH takes UNIX clients only");
-        goto fail;
-    }
     return 0;
 
 fail:
@@ -912,5 +523,5 @@ bad:;
     char q[SPEC_PIECE_BUF];
     return elsi_sink_fail(args, ELS_EINVAL,
                           "mode=%s: expected octal permission bits 0..0777",
-                          elsi_quote(q, sizeof q, v, strlen(v), SPEC_PIECE_MAX));
+                          spec_quote_value(q, v));
 }

@@ -643,7 +643,7 @@ static void terminal_text_is_safe(void)
 }
 
 /* ------------------------------------------------------------------------
- * Chosen keys: Note [Stream-chosen keys] in model.c
+ * Chosen keys: Note [Stream-chosen keys] in model_tables.c
  * ------------------------------------------------------------------------ */
 
 #define FLOOD_THREADS 120000

@@ -1,5 +1,5 @@
 /*
- * test_spec.c: spec parsing (lib/sinks/spec.c), and the message plumbing every
+ * test_spec.c: spec parsing (lib/sinks/spec*.c), and the message plumbing every
  * refusal goes through (lib/error.c, lib/log.c).
  *
  * Each refusal is checked for its code and for a message that quotes the

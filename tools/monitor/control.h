@@ -10,8 +10,8 @@
  * (commands are answered in milliseconds; the bound is for a program
  * that does not answer).  The session is opened at start, and again at
  * the next action after the program closed it (its stream restarted or
- * stopped).  Not its job: drawing the answers (top.c, serve.c and the
- * page), deciding who may press a button (serve.c).
+ * stopped).  Not its job: drawing the answers (top.c, serve_routes.c
+ * and the page), deciding who may press a button (serve_routes.c).
  */
 #ifndef ELS_MON_CONTROL_H
 #define ELS_MON_CONTROL_H

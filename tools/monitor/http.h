@@ -32,7 +32,7 @@ struct http_request {
     char origin[256];               /* the Origin field, "" if none */
     bool has_origin;
     /* X-Eventlog-Sink-Token: the control token the page sends with
-     * each action (serve.c compares it); "" if none. */
+     * each action (serve_routes.c compares it); "" if none. */
     char token[HTTP_TOKEN_MAX + 1];
     bool has_token;
     int minor;                      /* HTTP/1.minor */

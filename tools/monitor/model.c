@@ -1,26 +1,21 @@
 /*
- * model.c: the monitor's aggregation of a GHC eventlog (see model.h).
- *
- * One parser callback (model_on_event) updates counters and state
- * machines; the renderers at the end read them.  Per-capability activity
- * is a state (idle, running a thread, in GC) changed only by that
- * capability's own events, so blocks arriving out of order across
- * capabilities do not confuse it.  Time spent in each state is added to
- * the capability's timeline, a row of bins whose width doubles whenever
- * the run outgrows MON_BINS bins (the whole run stays visible at bounded
- * memory).  Nothing here does I/O; the renderers are in render.c.
- * See Note [Stream-chosen keys] for what bounds memory and work when
- * the stream is hostile.
+ * model.c: the monitor's aggregation of a GHC eventlog (see model.h):
+ * the model's life (new, reset, feed) and its one parser callback,
+ * mon_on_event(), which sorts each event into its class and updates the
+ * state of that class: capabilities and GC pauses, threads, heap and
+ * heap samples, sparks, user messages, markers and their spans, the
+ * sink's loss notes, cost-centre samples, the program's identity.
+ * Per-capability activity is a state (idle, running a thread, in GC)
+ * changed only by that capability's own events, so blocks arriving out
+ * of order across capabilities do not confuse it.  Nothing here does
+ * I/O.  Not its job: the timelines and rate intervals (model_time.c),
+ * the thread and cost-centre tables and what bounds the model's memory
+ * when the stream is hostile (model_tables.c, Note [Stream-chosen
+ * keys]), or rendering (render.c).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
@@ -91,320 +86,6 @@ static uint64_t be64(const uint8_t *p)
 }
 
 /* ------------------------------------------------------------------------
- * Timeline
- * ------------------------------------------------------------------------ */
-
-/* Coarsen the timeline until t fits in MON_BINS bins: bins widen by
- * 2^k in one pass (a stream may jump far ahead in time at once). */
-static void mon_fit(struct mon_model *m, uint64_t t)
-{
-    unsigned k = 0;
-    while (k < 63 && (t / m->bin_ns) >> k >= MON_BINS)
-        k++;
-    if (k == 0)
-        return;
-    for (unsigned c = 0; c < m->ncaps; c++) {
-        struct mon_bin *b = m->caps[c].bins;
-        if (b == NULL)
-            continue;
-        for (unsigned i = 0; i < MON_BINS; i++) {
-            unsigned j = i >> k;
-            if (j == i)
-                continue;
-            /* Microseconds in a bin stay below 2^32 up to bins of 71
-             * minutes; saturate rather than wrap beyond. */
-            uint64_t r = (uint64_t)b[j].run_us + b[i].run_us;
-            uint64_t g = (uint64_t)b[j].gc_us + b[i].gc_us;
-            b[j].run_us = r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
-            b[j].gc_us = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
-            b[i].run_us = b[i].gc_us = 0;
-        }
-    }
-    struct mon_gbin *g = m->gbins;
-    for (unsigned i = 0; i < MON_BINS; i++) {
-        unsigned j = i >> k;
-        if (j == i)
-            continue;
-        struct mon_gbin z = g[i];
-        g[j].events += z.events;
-        g[j].gcs += z.gcs;
-        g[j].user += z.user;
-        g[j].gc_ns += z.gc_ns;
-        g[j].alloc += z.alloc;
-        if (z.threads)
-            g[j].threads = z.threads;
-        if (z.heap_size)
-            g[j].heap_size = z.heap_size;
-        if (z.heap_live)
-            g[j].heap_live = z.heap_live;
-        memset(&g[i], 0, sizeof g[i]);
-    }
-    m->bin_ns = k < 63 && m->bin_ns <= UINT64_MAX >> k ? m->bin_ns << k : UINT64_MAX;
-    m->last_bin >>= k;
-}
-
-static struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
-{
-    mon_fit(m, t);
-    unsigned i = (unsigned)(t / m->bin_ns);
-    if (i > m->last_bin) {
-        /* Levels carry forward into bins no event touched. */
-        for (unsigned j = m->last_bin + 1; j <= i; j++) {
-            m->gbins[j].threads = m->gbins[m->last_bin].threads;
-            m->gbins[j].heap_size = m->gbins[m->last_bin].heap_size;
-            m->gbins[j].heap_live = m->gbins[m->last_bin].heap_live;
-        }
-        m->last_bin = i;
-    }
-    return &m->gbins[i];
-}
-
-/* Add [a, b) in state s to capability c's bins. */
-static void mon_cap_span(struct mon_model *m, struct mon_cap *c,
-                         enum mon_cap_state s, uint64_t a, uint64_t b)
-{
-    if (s == CAP_IDLE || b <= a || c->bins == NULL)
-        return;
-    if (s == CAP_RUN)
-        c->run_ns += b - a;
-    else
-        c->gc_ns += b - a;
-    mon_fit(m, b);
-    while (a < b) {
-        /* Saturate: near 2^64 (bad timestamps) the product wraps, and a
-         * wrapped end would send a backwards for ever. */
-        uint64_t i = a / m->bin_ns;
-        uint64_t end = i + 1 <= UINT64_MAX / m->bin_ns ? (i + 1) * m->bin_ns
-                                                        : UINT64_MAX;
-        uint64_t upto = end < b ? end : b;
-        uint32_t us = (uint32_t)((upto - a) / 1000u);
-        if (s == CAP_RUN)
-            c->bins[i].run_us += us;
-        else
-            c->bins[i].gc_us += us;
-        a = upto;
-    }
-}
-
-static struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
-{
-    if (cap < 0 || cap >= MON_MAX_CAPS)
-        return NULL;
-    struct mon_cap *c = &m->caps[cap];
-    if (!c->seen) {
-        c->bins = calloc(MON_BINS, sizeof *c->bins);
-        if (c->bins == NULL)
-            return NULL;
-        m->mem += MON_BINS * sizeof *c->bins;
-        c->seen = true;
-        if ((unsigned)cap + 1 > m->ncaps)
-            m->ncaps = (unsigned)cap + 1;
-    }
-    return c;
-}
-
-static void mon_cap_set(struct mon_model *m, struct mon_cap *c,
-                        enum mon_cap_state s, uint64_t t)
-{
-    if (t < c->since)
-        t = c->since;
-    mon_cap_span(m, c, c->state, c->since, t);
-    c->state = s;
-    c->since = t;
-}
-
-/* ------------------------------------------------------------------------
- * Threads
- * ------------------------------------------------------------------------ */
-
-/* Note [Stream-chosen keys]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~
- * Thread ids, cost-centre ids and every string come from the stream, and
- * whoever can reach the socket top or serve reads chooses them.  So:
- *
- *  - The thread table hashes ids with SipHash-1-3 under a key drawn from
- *    getrandom() once per process.  With a fixed hash (it was id *
- *    2654435761) ids can be chosen to land in one cluster: 120,000
- *    thread creations took 20 s instead of 0.1 s, in serve's only loop.
- *    Without the key an attacker cannot aim, so probes per lookup stay
- *    what random ids give.  (m->probes counts them for the tests.)
- *  - Every table has a cap and every stored string a length limit:
- *    threads MON_THREADS_MAX slots, cost centres ids below MON_CCS_MAX,
- *    their names MON_CC_NAME bytes each and MON_CC_TEXT_MAX bytes in
- *    all, heap labels MON_LABELS entries of MON_TEXT bytes.  What does
- *    not fit is counted (threads_untracked, ccs_refused, strings_cut),
- *    shown by the views, never silently lost.  mon_model_memory() adds
- *    up what the model holds; MON_MEMORY_MAX bounds it.
- *  - Work per event is bounded by a constant: no event walks a table
- *    (a heap sample by cost centre starts a new generation instead of
- *    clearing every cost centre's figure).
- */
-
-#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-
-/* SipHash-1-3 of one 64-bit word under key k (Aumasson and Bernstein;
- * the 1-3 rounds variant Rust's and Python's hash tables use). */
-static uint64_t mon_siphash13(const uint64_t k[2], uint64_t w)
-{
-    uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull,
-             v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
-#define MON_SIPROUND do { \
-        v0 += v1; v1 = ROTL64(v1, 13); v1 ^= v0; v0 = ROTL64(v0, 32); \
-        v2 += v3; v3 = ROTL64(v3, 16); v3 ^= v2; \
-        v0 += v3; v3 = ROTL64(v3, 21); v3 ^= v0; \
-        v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32); \
-    } while (0)
-    const uint64_t b = (uint64_t)8 << 56;   /* 8 bytes, no tail */
-    v3 ^= w; MON_SIPROUND; v0 ^= w;
-    v3 ^= b; MON_SIPROUND; v0 ^= b;
-    v2 ^= 0xff;
-    MON_SIPROUND; MON_SIPROUND; MON_SIPROUND;
-#undef MON_SIPROUND
-    return v0 ^ v1 ^ v2 ^ v3;
-}
-
-/* The process's hash key, drawn once (top and serve are one thread;
- * the fuzz target and the tests too).  Without getrandom() (an old
- * kernel, a sandbox), /dev/urandom; without that, the clock, the pid
- * and an address: weaker, but still not known to a remote stream. */
-static uint64_t mon_key[2];
-static bool mon_keyed;
-
-static void mon_key_init(void)
-{
-    if (mon_keyed)
-        return;
-    uint8_t b[16];
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t n = getrandom(b + got, sizeof b - got, GRND_NONBLOCK);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    if (got < sizeof b) {
-        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-        got = 0;
-        if (fd >= 0) {
-            ssize_t n = read(fd, b, sizeof b);
-            got = n > 0 ? (size_t)n : 0;
-            close(fd);
-        }
-    }
-    if (got < sizeof b) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t x[2] = { (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 32,
-                          (uint64_t)getpid() ^ (uint64_t)(uintptr_t)&ts };
-        memcpy(b, x, sizeof b);
-    }
-    memcpy(mon_key, b, sizeof mon_key);
-    mon_keyed = true;
-}
-
-static uint32_t mon_hash(uint32_t id)
-{
-    return (uint32_t)mon_siphash13(mon_key, id);
-}
-
-static struct mon_thread *mon_thread_find(struct mon_model *m, uint32_t id)
-{
-    if (m->threads == NULL || id == 0)
-        return NULL;
-    uint32_t mask = m->threads_cap - 1;
-    for (uint32_t i = mon_hash(id) & mask;; i = (i + 1) & mask) {
-        m->probes++;
-        if (m->threads[i].id == id)
-            return &m->threads[i];
-        if (m->threads[i].id == 0)
-            return NULL;
-    }
-}
-
-static bool mon_thread_grow(struct mon_model *m)
-{
-    uint32_t ncap = m->threads_cap ? m->threads_cap * 2 : 1024;
-    if (ncap > MON_THREADS_MAX)
-        return false;
-    struct mon_thread *t = calloc(ncap, sizeof *t);
-    if (t == NULL)
-        return false;
-    for (uint32_t j = 0; j < m->threads_cap; j++) {
-        if (m->threads[j].id == 0)
-            continue;
-        uint32_t i = mon_hash(m->threads[j].id) & (ncap - 1);
-        while (m->probes++, t[i].id != 0)
-            i = (i + 1) & (ncap - 1);
-        t[i] = m->threads[j];
-    }
-    m->mem += ((size_t)ncap - m->threads_cap) * sizeof *t;
-    free(m->threads);
-    m->threads = t;
-    m->threads_cap = ncap;
-    return true;
-}
-
-/* Set thread id's state, adding it if new (false if the table is full:
- * counted in threads_untracked). */
-static void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state)
-{
-    if (id == 0)
-        return;
-    struct mon_thread *t = mon_thread_find(m, id);
-    if (t != NULL) {
-        t->state = state;
-        return;
-    }
-    if ((m->threads_used + 1) * 4 > m->threads_cap * 3 && !mon_thread_grow(m)) {
-        m->threads_untracked++;
-        return;
-    }
-    uint32_t mask = m->threads_cap - 1, i = mon_hash(id) & mask;
-    while (m->probes++, m->threads[i].id != 0)
-        i = (i + 1) & mask;
-    m->threads[i].id = id;
-    m->threads[i].state = state;
-    m->threads_used++;
-}
-
-static void mon_thread_del(struct mon_model *m, uint32_t id)
-{
-    struct mon_thread *t = mon_thread_find(m, id);
-    if (t == NULL)
-        return;
-    uint32_t mask = m->threads_cap - 1, i = (uint32_t)(t - m->threads);
-    m->threads[i].id = 0;
-    m->threads_used--;
-    /* Backward shift: move later entries of the cluster into the hole
-     * when their home slot is not between the hole and them. */
-    for (uint32_t j = (i + 1) & mask; m->threads[j].id != 0; j = (j + 1) & mask) {
-        m->probes++;
-        uint32_t home = mon_hash(m->threads[j].id) & mask;
-        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-        if (!stays) {
-            m->threads[i] = m->threads[j];
-            m->threads[j].id = 0;
-            i = j;
-        }
-    }
-}
-
-void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,
-                       uint64_t *running, uint64_t *blocked)
-{
-    *runnable = *running = *blocked = 0;
-    for (uint32_t i = 0; i < m->threads_cap; i++) {
-        if (m->threads[i].id == 0)
-            continue;
-        switch (m->threads[i].state) {
-        case TH_RUNNABLE: (*runnable)++; break;
-        case TH_RUNNING: (*running)++; break;
-        default: (*blocked)++; break;
-        }
-    }
-}
-
-/* ------------------------------------------------------------------------
  * User markers: "NAME start"/"NAME begin" opens a span that "NAME end"/
  * "NAME stop" closes.
  * ------------------------------------------------------------------------ */
@@ -463,30 +144,6 @@ static void mon_marker(struct mon_model *m, const struct els_event *ev,
  * Profiling
  * ------------------------------------------------------------------------ */
 
-static struct mon_cc *mon_cc(struct mon_model *m, uint32_t id, bool create)
-{
-    if (id >= MON_CCS_MAX) {
-        if (create)
-            m->ccs_refused++;
-        return NULL;
-    }
-    if (id >= m->nccs) {
-        if (!create)
-            return NULL;
-        uint32_t n = m->nccs ? m->nccs : 256;
-        while (n <= id)
-            n *= 2;
-        struct mon_cc *c = realloc(m->ccs, n * sizeof *c);
-        if (c == NULL)
-            return NULL;
-        memset(c + m->nccs, 0, (n - m->nccs) * sizeof *c);
-        m->mem += (size_t)(n - m->nccs) * sizeof *c;
-        m->ccs = c;
-        m->nccs = n;
-    }
-    return &m->ccs[id];
-}
-
 /* A NUL-terminated string at *p within [*p, end); false if none. */
 static bool mon_cstr(const uint8_t **p, const uint8_t *end, struct els_str *s)
 {
@@ -497,36 +154,6 @@ static bool mon_cstr(const uint8_t **p, const uint8_t *end, struct els_str *s)
     s->len = (size_t)(z - *p);
     *p = z + 1;
     return true;
-}
-
-/* A copy of a cost centre's name, cut to MON_CC_NAME bytes (counted in
- * strings_cut); NULL when out of memory. */
-static char *mon_cc_strdup(struct mon_model *m, struct els_str s)
-{
-    size_t n = s.len;
-    if (n > MON_CC_NAME) {
-        n = MON_CC_NAME;
-        m->strings_cut++;
-    }
-    char *d = malloc(n + 1);
-    if (d != NULL) {
-        memcpy(d, s.ptr, n);
-        d[n] = '\0';
-        m->cc_text += MON_CC_CHARGE(n);
-        m->mem += MON_CC_CHARGE(n);
-    }
-    return d;
-}
-
-static void mon_cc_strfree(struct mon_model *m, char **s)
-{
-    if (*s == NULL)
-        return;
-    size_t n = MON_CC_CHARGE(strlen(*s));
-    m->cc_text -= n;
-    m->mem -= n;
-    free(*s);
-    *s = NULL;
 }
 
 static void mon_prof_cc(struct mon_model *m, const struct els_event *ev)
@@ -540,19 +167,10 @@ static void mon_prof_cc(struct mon_model *m, const struct els_event *ev)
     if (!mon_cstr(&p, end, &label) || !mon_cstr(&p, end, &module))
         return;
     struct mon_cc *c = mon_cc(m, id, true);
-    if (c == NULL)
-        return;
-    mon_cc_strfree(m, &c->label);
-    mon_cc_strfree(m, &c->module);
-    size_t need = MON_CC_CHARGE(label.len < MON_CC_NAME ? label.len : MON_CC_NAME)
-                + MON_CC_CHARGE(module.len < MON_CC_NAME ? module.len : MON_CC_NAME);
-    if (m->cc_text + need > MON_CC_TEXT_MAX) {
-        m->ccs_refused++;   /* shown as "?" */
-        return;
-    }
-    c->label = mon_cc_strdup(m, label);
-    c->module = mon_cc_strdup(m, module);
+    if (c != NULL)
+        mon_cc_set_names(m, c, label, module);
 }
+
 
 static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
 {
@@ -593,7 +211,8 @@ static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
         return;
     if (!m->sample_by_cc) {
         /* First cost-centre entry of this sample: the last sample's
-         * figures become stale at once (see Note [Stream-chosen keys]). */
+         * figures become stale at once (Note [Stream-chosen keys] in
+         * model_tables.c). */
         m->heap_gen++;
         m->sample_by_cc = true;
     }
@@ -886,19 +505,6 @@ static void mon_clear_run(struct mon_model *m)
     free(m->gbins);
 }
 
-size_t mon_model_memory(const struct mon_model *m)
-{
-    return sizeof *m + MON_BINS * sizeof *m->gbins + m->mem;
-}
-
-size_t mon_model_memory_max(void)
-{
-    return sizeof(struct mon_model) + MON_BINS * sizeof(struct mon_gbin)
-         + (size_t)MON_MAX_CAPS * MON_BINS * sizeof(struct mon_bin)
-         + (size_t)MON_THREADS_MAX * sizeof(struct mon_thread)
-         + (size_t)MON_CCS_MAX * sizeof(struct mon_cc) + MON_CC_TEXT_MAX
-         + (size_t)MON_SAMPLES * sizeof(struct mon_sample);
-}
 
 int mon_model_new(struct mon_model **out)
 {
@@ -988,131 +594,6 @@ void mon_model_note_connection(struct mon_model *m)
     m->connections++;
 }
 
-/* Busy and GC time of c up to t, the open state included. */
-static void mon_cap_upto(const struct mon_cap *c, uint64_t t, uint64_t *run,
-                         uint64_t *gc)
-{
-    *run = c->run_ns;
-    *gc = c->gc_ns;
-    if (t > c->since) {
-        if (c->state == CAP_RUN)
-            *run += t - c->since;
-        else if (c->state == CAP_GC)
-            *gc += t - c->since;
-    }
-}
-
-/* Note [Time in GC]
- * ~~~~~~~~~~~~~~~~~
- * "Time in GC" is the share of the capabilities' time spent in GC
- * pauses over the interval: the pause time (GC_START to GC_END, per
- * capability, as ghc-events reads it) summed over capabilities, divided
- * by the interval times the capabilities seen.  It was the sum divided
- * by the interval alone, which exceeds 100% as soon as several
- * capabilities post GC_START and GC_END for the same collection (a
- * parallel GC; the README's own screenshot showed 103.5%).
- * Each capability's part is clipped to the interval: a pause still open
- * counts up to now, and one that ends in a later interval counts there
- * only what that interval has not already counted; a block that arrives
- * late (capabilities' blocks come out of order) never makes a share
- * exceed 1.  Over a whole saved run every pause is closed, so the figure
- * is exactly ghc-events' sum / (last event's time x capabilities).
- * The same clipping keeps each capability's util and gc shares <= 1. */
-
-/* (now - prev) / span clipped to [0, 1]. */
-static double mon_share(uint64_t now, uint64_t prev, uint64_t span)
-{
-    if (span == 0 || now <= prev)
-        return 0;
-    uint64_t d = now - prev;
-    return d >= span ? 1.0 : (double)d / (double)span;
-}
-
-void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
-{
-    double dt = whole_run ? (double)m->now / 1e9 : (double)wall_ns / 1e9;
-    uint64_t since = whole_run ? 0 : m->prev_now;
-    if (whole_run) {
-        m->prev_events = m->prev_gcs = m->prev_gc_ns = m->prev_alloc = 0;
-        m->prev_user = m->prev_bytes = 0;
-        memset(m->prev_class, 0, sizeof m->prev_class);
-        memset(m->prev_sp, 0, sizeof m->prev_sp);
-        for (unsigned i = 0; i < m->nccs; i++)
-            m->ccs[i].prev_samples = 0;
-        for (unsigned c = 0; c < m->ncaps; c++)
-            m->caps[c].prev_run = m->caps[c].prev_gc = m->caps[c].prev_pause = 0;
-    }
-    m->interval_s = dt;
-    double inv = dt > 0 ? 1.0 / dt : 0;
-    m->rate_events = (double)(m->events - m->prev_events) * inv;
-    for (int i = 0; i < MON_CLASS_N; i++) {
-        m->rate_class[i] = (double)(m->by_class[i] - m->prev_class[i]) * inv;
-        m->prev_class[i] = m->by_class[i];
-    }
-    m->rate_gcs = (double)(m->gcs - m->prev_gcs) * inv;
-    m->rate_alloc = (double)(m->heap_alloc - m->prev_alloc) * inv;
-    uint64_t user = m->user_messages + m->markers;
-    m->rate_user = (double)(user - m->prev_user) * inv;
-    m->rate_bytes = (double)(m->bytes - m->prev_bytes) * inv;
-
-    /* Utilisation in event time: the share of [since, now] each
-     * capability spent running or in GC.  See Note [Time in GC]. */
-    uint64_t span = m->now > since ? m->now - since : 0;
-    uint64_t sp[7] = { 0 }, pause = 0;
-    unsigned caps = 0;
-    for (unsigned c = 0; c < m->ncaps; c++) {
-        struct mon_cap *cp = &m->caps[c];
-        if (!cp->seen)
-            continue;
-        caps++;
-        uint64_t run, gc;
-        mon_cap_upto(cp, m->now, &run, &gc);
-        cp->util = mon_share(run, cp->prev_run, span);
-        cp->gc_frac = mon_share(gc, cp->prev_gc, span);
-        cp->prev_run = run > cp->prev_run ? run : cp->prev_run;
-        cp->prev_gc = gc > cp->prev_gc ? gc : cp->prev_gc;
-        uint64_t p = cp->gc_pause_ns;
-        if (cp->gc_start != 0 && m->now > cp->gc_start)
-            p += m->now - cp->gc_start;
-        uint64_t d = p > cp->prev_pause ? p - cp->prev_pause : 0;
-        pause += d < span ? d : span;
-        cp->prev_pause = p > cp->prev_pause ? p : cp->prev_pause;
-        for (int k = 0; k < 7; k++)
-            sp[k] += cp->sp[k];
-    }
-    m->gc_caps = caps;
-    m->gc_frac = span && caps ? (double)pause / ((double)span * caps) : 0;
-    for (int k = 0; k < 7; k++) {
-        m->rate_sp[k] = k == SP_REMAINING ? (double)sp[k]
-                        : (double)(sp[k] >= m->prev_sp[k] ? sp[k] - m->prev_sp[k] : 0) * inv;
-        m->prev_sp[k] = sp[k];
-    }
-
-    /* Top cost centres of the interval. */
-    m->ntop = 0;
-    for (uint32_t i = 0; i < m->nccs; i++) {
-        uint64_t n = m->ccs[i].samples - m->ccs[i].prev_samples;
-        m->ccs[i].prev_samples = m->ccs[i].samples;
-        if (n == 0)
-            continue;
-        unsigned pos = m->ntop < 10 ? m->ntop++ : 10;
-        while (pos > 0 && m->top[pos - 1].n < n) {
-            if (pos < 10)
-                m->top[pos] = m->top[pos - 1];
-            pos--;
-        }
-        if (pos < 10)
-            m->top[pos] = (struct mon_text_topcc){ i, n };
-    }
-
-    m->prev_now = m->now;
-    m->prev_events = m->events;
-    m->prev_gcs = m->gcs;
-    m->prev_gc_ns = m->gc_ns;
-    m->prev_alloc = m->heap_alloc;
-    m->prev_user = user;
-    m->prev_bytes = m->bytes;
-}
 
 void mon_model_summary(const struct mon_model *m, struct mon_summary *out)
 {

@@ -101,7 +101,7 @@ void mon_model_summary(const struct mon_model *m, struct mon_summary *out);
 /* Bytes the model holds now (its own allocations; the parser's buffer
  * is the library's), and the most it ever holds, whatever the stream:
  * every table is capped and every stored string cut (Note
- * [Stream-chosen keys] in model.c). */
+ * [Stream-chosen keys] in model_tables.c). */
 size_t mon_model_memory(const struct mon_model *m);
 size_t mon_model_memory_max(void);
 

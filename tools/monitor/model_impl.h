@@ -1,9 +1,10 @@
 /*
- * model_impl.h: the monitor model's state, shared by its two halves:
- * model.c, which builds it from events, and render.c, which turns it
- * into JSON, timelines, speedscope profiles, Prometheus and terminal
- * text.  Nothing outside tools/monitor/model.c and render.c includes it:
- * the rest of the tool sees only model.h.
+ * model_impl.h: the monitor model's state, shared by the files that
+ * build it from events (model.c, with model_time.c for time and
+ * timelines and model_tables.c for the keyed tables) and render.c, which
+ * turns it into JSON, timelines, speedscope profiles, Prometheus and
+ * terminal text.  Nothing outside tools/monitor/model*.c and render.c
+ * includes it: the rest of the tool sees only model.h.
  */
 #ifndef ELS_MON_MODEL_IMPL_H
 #define ELS_MON_MODEL_IMPL_H
@@ -11,9 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "eventlog-sink/parse.h"
 #include "model.h"
-
-struct els_parser;
 
 /* Tags the public enum does not name (GHC 9.0.2 EventLogFormat.h). */
 #define MON_EV_PROF_SAMPLE_COST_CENTRE 167
@@ -149,7 +149,7 @@ struct mon_model {
     bool in_sample, sample_by_cc;
 
     /* threads (open addressing, linear probing, backward-shift deletes,
-     * keyed hash: Note [Stream-chosen keys] in model.c) */
+     * keyed hash: Note [Stream-chosen keys] in model_tables.c) */
     struct mon_thread *threads;
     uint32_t threads_cap, threads_used;
     uint64_t threads_created, threads_untracked;
@@ -198,8 +198,38 @@ static inline uint64_t mon_cc_heap(const struct mon_model *m, uint32_t i)
     return m->ccs[i].heap_gen == m->heap_gen ? m->ccs[i].heap : 0;
 }
 
-/* Threads alive by state (model.c). */
+/* ------------------------------------------------------------------------
+ * Between model.c and its helpers
+ * ------------------------------------------------------------------------ */
+
+/* model_time.c: the run-wide bin of event time t (coarsening the
+ * timelines first if t is beyond them). */
+struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t);
+/* model_time.c: capability cap, its timeline allocated when first seen;
+ * NULL beyond MON_MAX_CAPS or out of memory. */
+struct mon_cap *mon_cap(struct mon_model *m, int32_t cap);
+/* model_time.c: c enters state s at event time t (never before the
+ * state it leaves began), the time in that state added to its timeline. */
+void mon_cap_set(struct mon_model *m, struct mon_cap *c,
+                 enum mon_cap_state s, uint64_t t);
+
+/* model_tables.c: draw the process's hash key, once (before any table
+ * is used: mon_model_new()). */
+void mon_key_init(void);
+/* model_tables.c: set thread id's state, adding it if new (if the table
+ * is full: counted in threads_untracked); forget a thread. */
+void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state);
+void mon_thread_del(struct mon_model *m, uint32_t id);
+/* model_tables.c: threads alive by state. */
 void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,
                        uint64_t *running, uint64_t *blocked);
+/* model_tables.c: cost centre id, grown into the table with create
+ * (counted in ccs_refused at MON_CCS_MAX); NULL if absent or refused. */
+struct mon_cc *mon_cc(struct mon_model *m, uint32_t id, bool create);
+/* model_tables.c: replace c's names with copies cut to MON_CC_NAME, or
+ * forget them when they would take the names over MON_CC_TEXT_MAX
+ * (counted in ccs_refused, shown as "?"). */
+void mon_cc_set_names(struct mon_model *m, struct mon_cc *c,
+                      struct els_str label, struct els_str module);
 
 #endif /* ELS_MON_MODEL_IMPL_H */

@@ -1,0 +1,298 @@
+/*
+ * model_tables.c: the monitor model's keyed tables and its bounds: the
+ * thread table (open addressing under a per-process SipHash key), the
+ * cost-centre table (indexed by id, capped, names cut and charged), and
+ * mon_model_memory() with the most it can ever be.  The stream chooses
+ * every key and string kept here, so Note [Stream-chosen keys] lives
+ * here.  Not its job: reading events (model.c decides which thread or
+ * cost centre an event names and what happens to it), time and
+ * timelines (model_time.c), or rendering (render.c).
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model_impl.h"
+
+/* ------------------------------------------------------------------------
+ * Threads
+ * ------------------------------------------------------------------------ */
+
+/* Note [Stream-chosen keys]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Thread ids, cost-centre ids and every string come from the stream, and
+ * whoever can reach the socket top or serve reads chooses them.  So:
+ *
+ *  - The thread table hashes ids with SipHash-1-3 under a key drawn from
+ *    getrandom() once per process.  With a fixed hash (it was id *
+ *    2654435761) ids can be chosen to land in one cluster: 120,000
+ *    thread creations took 20 s instead of 0.1 s, in serve's only loop.
+ *    Without the key an attacker cannot aim, so probes per lookup stay
+ *    what random ids give.  (m->probes counts them for the tests.)
+ *  - Every table has a cap and every stored string a length limit:
+ *    threads MON_THREADS_MAX slots, cost centres ids below MON_CCS_MAX,
+ *    their names MON_CC_NAME bytes each and MON_CC_TEXT_MAX bytes in
+ *    all, heap labels MON_LABELS entries of MON_TEXT bytes.  What does
+ *    not fit is counted (threads_untracked, ccs_refused, strings_cut),
+ *    shown by the views, never silently lost.  mon_model_memory() adds
+ *    up what the model holds; mon_model_memory_max() bounds it.
+ *  - Work per event is bounded by a constant: no event walks a table
+ *    (a heap sample by cost centre starts a new generation instead of
+ *    clearing every cost centre's figure).
+ */
+
+#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+
+/* SipHash-1-3 of one 64-bit word under key k (Aumasson and Bernstein;
+ * the 1-3 rounds variant Rust's and Python's hash tables use). */
+static uint64_t mon_siphash13(const uint64_t k[2], uint64_t w)
+{
+    uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull,
+             v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
+#define MON_SIPROUND do { \
+        v0 += v1; v1 = ROTL64(v1, 13); v1 ^= v0; v0 = ROTL64(v0, 32); \
+        v2 += v3; v3 = ROTL64(v3, 16); v3 ^= v2; \
+        v0 += v3; v3 = ROTL64(v3, 21); v3 ^= v0; \
+        v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32); \
+    } while (0)
+    const uint64_t b = (uint64_t)8 << 56;   /* 8 bytes, no tail */
+    v3 ^= w; MON_SIPROUND; v0 ^= w;
+    v3 ^= b; MON_SIPROUND; v0 ^= b;
+    v2 ^= 0xff;
+    MON_SIPROUND; MON_SIPROUND; MON_SIPROUND;
+#undef MON_SIPROUND
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* The process's hash key, drawn once (top and serve are one thread;
+ * the fuzz target and the tests too).  Without getrandom() (an old
+ * kernel, a sandbox), /dev/urandom; without that, the clock, the pid
+ * and an address: weaker, but still not known to a remote stream. */
+static uint64_t mon_key[2];
+static bool mon_keyed;
+
+void mon_key_init(void)
+{
+    if (mon_keyed)
+        return;
+    uint8_t b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = getrandom(b + got, sizeof b - got, GRND_NONBLOCK);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (got < sizeof b) {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        got = 0;
+        if (fd >= 0) {
+            ssize_t n = read(fd, b, sizeof b);
+            got = n > 0 ? (size_t)n : 0;
+            close(fd);
+        }
+    }
+    if (got < sizeof b) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t x[2] = { (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 32,
+                          (uint64_t)getpid() ^ (uint64_t)(uintptr_t)&ts };
+        memcpy(b, x, sizeof b);
+    }
+    memcpy(mon_key, b, sizeof mon_key);
+    mon_keyed = true;
+}
+
+static uint32_t mon_hash(uint32_t id)
+{
+    return (uint32_t)mon_siphash13(mon_key, id);
+}
+
+static struct mon_thread *mon_thread_find(struct mon_model *m, uint32_t id)
+{
+    if (m->threads == NULL || id == 0)
+        return NULL;
+    uint32_t mask = m->threads_cap - 1;
+    for (uint32_t i = mon_hash(id) & mask;; i = (i + 1) & mask) {
+        m->probes++;
+        if (m->threads[i].id == id)
+            return &m->threads[i];
+        if (m->threads[i].id == 0)
+            return NULL;
+    }
+}
+
+static bool mon_thread_grow(struct mon_model *m)
+{
+    uint32_t ncap = m->threads_cap ? m->threads_cap * 2 : 1024;
+    if (ncap > MON_THREADS_MAX)
+        return false;
+    struct mon_thread *t = calloc(ncap, sizeof *t);
+    if (t == NULL)
+        return false;
+    for (uint32_t j = 0; j < m->threads_cap; j++) {
+        if (m->threads[j].id == 0)
+            continue;
+        uint32_t i = mon_hash(m->threads[j].id) & (ncap - 1);
+        while (m->probes++, t[i].id != 0)
+            i = (i + 1) & (ncap - 1);
+        t[i] = m->threads[j];
+    }
+    m->mem += ((size_t)ncap - m->threads_cap) * sizeof *t;
+    free(m->threads);
+    m->threads = t;
+    m->threads_cap = ncap;
+    return true;
+}
+
+void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state)
+{
+    if (id == 0)
+        return;
+    struct mon_thread *t = mon_thread_find(m, id);
+    if (t != NULL) {
+        t->state = state;
+        return;
+    }
+    if ((m->threads_used + 1) * 4 > m->threads_cap * 3 && !mon_thread_grow(m)) {
+        m->threads_untracked++;
+        return;
+    }
+    uint32_t mask = m->threads_cap - 1, i = mon_hash(id) & mask;
+    while (m->probes++, m->threads[i].id != 0)
+        i = (i + 1) & mask;
+    m->threads[i].id = id;
+    m->threads[i].state = state;
+    m->threads_used++;
+}
+
+void mon_thread_del(struct mon_model *m, uint32_t id)
+{
+    struct mon_thread *t = mon_thread_find(m, id);
+    if (t == NULL)
+        return;
+    uint32_t mask = m->threads_cap - 1, i = (uint32_t)(t - m->threads);
+    m->threads[i].id = 0;
+    m->threads_used--;
+    /* Backward shift: move later entries of the cluster into the hole
+     * when their home slot is not between the hole and them. */
+    for (uint32_t j = (i + 1) & mask; m->threads[j].id != 0; j = (j + 1) & mask) {
+        m->probes++;
+        uint32_t home = mon_hash(m->threads[j].id) & mask;
+        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (!stays) {
+            m->threads[i] = m->threads[j];
+            m->threads[j].id = 0;
+            i = j;
+        }
+    }
+}
+
+void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,
+                       uint64_t *running, uint64_t *blocked)
+{
+    *runnable = *running = *blocked = 0;
+    for (uint32_t i = 0; i < m->threads_cap; i++) {
+        if (m->threads[i].id == 0)
+            continue;
+        switch (m->threads[i].state) {
+        case TH_RUNNABLE: (*runnable)++; break;
+        case TH_RUNNING: (*running)++; break;
+        default: (*blocked)++; break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Cost centres
+ * ------------------------------------------------------------------------ */
+
+struct mon_cc *mon_cc(struct mon_model *m, uint32_t id, bool create)
+{
+    if (id >= MON_CCS_MAX) {
+        if (create)
+            m->ccs_refused++;
+        return NULL;
+    }
+    if (id >= m->nccs) {
+        if (!create)
+            return NULL;
+        uint32_t n = m->nccs ? m->nccs : 256;
+        while (n <= id)
+            n *= 2;
+        struct mon_cc *c = realloc(m->ccs, n * sizeof *c);
+        if (c == NULL)
+            return NULL;
+        memset(c + m->nccs, 0, (n - m->nccs) * sizeof *c);
+        m->mem += (size_t)(n - m->nccs) * sizeof *c;
+        m->ccs = c;
+        m->nccs = n;
+    }
+    return &m->ccs[id];
+}
+
+/* A copy of a cost centre's name, cut to MON_CC_NAME bytes (counted in
+ * strings_cut); NULL when out of memory. */
+static char *mon_cc_strdup(struct mon_model *m, struct els_str s)
+{
+    size_t n = s.len;
+    if (n > MON_CC_NAME) {
+        n = MON_CC_NAME;
+        m->strings_cut++;
+    }
+    char *d = malloc(n + 1);
+    if (d != NULL) {
+        memcpy(d, s.ptr, n);
+        d[n] = '\0';
+        m->cc_text += MON_CC_CHARGE(n);
+        m->mem += MON_CC_CHARGE(n);
+    }
+    return d;
+}
+
+static void mon_cc_strfree(struct mon_model *m, char **s)
+{
+    if (*s == NULL)
+        return;
+    size_t n = MON_CC_CHARGE(strlen(*s));
+    m->cc_text -= n;
+    m->mem -= n;
+    free(*s);
+    *s = NULL;
+}
+
+void mon_cc_set_names(struct mon_model *m, struct mon_cc *c,
+                      struct els_str label, struct els_str module)
+{
+    mon_cc_strfree(m, &c->label);
+    mon_cc_strfree(m, &c->module);
+    size_t need = MON_CC_CHARGE(label.len < MON_CC_NAME ? label.len : MON_CC_NAME)
+                + MON_CC_CHARGE(module.len < MON_CC_NAME ? module.len : MON_CC_NAME);
+    if (m->cc_text + need > MON_CC_TEXT_MAX) {
+        m->ccs_refused++;   /* shown as "?" */
+        return;
+    }
+    c->label = mon_cc_strdup(m, label);
+    c->module = mon_cc_strdup(m, module);
+}
+
+/* ------------------------------------------------------------------------
+ * Bounds
+ * ------------------------------------------------------------------------ */
+
+size_t mon_model_memory(const struct mon_model *m)
+{
+    return sizeof *m + MON_BINS * sizeof *m->gbins + m->mem;
+}
+
+size_t mon_model_memory_max(void)
+{
+    return sizeof(struct mon_model) + MON_BINS * sizeof(struct mon_gbin)
+         + (size_t)MON_MAX_CAPS * MON_BINS * sizeof(struct mon_bin)
+         + (size_t)MON_THREADS_MAX * sizeof(struct mon_thread)
+         + (size_t)MON_CCS_MAX * sizeof(struct mon_cc) + MON_CC_TEXT_MAX
+         + (size_t)MON_SAMPLES * sizeof(struct mon_sample);
+}

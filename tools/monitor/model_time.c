@@ -1,0 +1,268 @@
+/*
+ * model_time.c: the monitor model's state over time: each capability's
+ * state (idle, running a thread, in GC) and its timeline, the run-wide
+ * timeline the charts draw, and the rate interval that mon_model_tick()
+ * closes (rates, utilisation, Note [Time in GC], the interval's top cost
+ * centres).  A timeline is a row of MON_BINS bins whose width doubles
+ * whenever the run outgrows them, so the whole run stays visible at
+ * bounded memory.  Not its job: which event changes a capability's state
+ * (model.c), the keyed tables (model_tables.c), or drawing the timelines
+ * (render.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+/* ------------------------------------------------------------------------
+ * Timeline
+ * ------------------------------------------------------------------------ */
+
+/* Coarsen the timeline until t fits in MON_BINS bins: bins widen by
+ * 2^k in one pass (a stream may jump far ahead in time at once). */
+static void mon_fit(struct mon_model *m, uint64_t t)
+{
+    unsigned k = 0;
+    while (k < 63 && (t / m->bin_ns) >> k >= MON_BINS)
+        k++;
+    if (k == 0)
+        return;
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        struct mon_bin *b = m->caps[c].bins;
+        if (b == NULL)
+            continue;
+        for (unsigned i = 0; i < MON_BINS; i++) {
+            unsigned j = i >> k;
+            if (j == i)
+                continue;
+            /* Microseconds in a bin stay below 2^32 up to bins of 71
+             * minutes; saturate rather than wrap beyond. */
+            uint64_t r = (uint64_t)b[j].run_us + b[i].run_us;
+            uint64_t g = (uint64_t)b[j].gc_us + b[i].gc_us;
+            b[j].run_us = r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+            b[j].gc_us = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
+            b[i].run_us = b[i].gc_us = 0;
+        }
+    }
+    struct mon_gbin *g = m->gbins;
+    for (unsigned i = 0; i < MON_BINS; i++) {
+        unsigned j = i >> k;
+        if (j == i)
+            continue;
+        struct mon_gbin z = g[i];
+        g[j].events += z.events;
+        g[j].gcs += z.gcs;
+        g[j].user += z.user;
+        g[j].gc_ns += z.gc_ns;
+        g[j].alloc += z.alloc;
+        if (z.threads)
+            g[j].threads = z.threads;
+        if (z.heap_size)
+            g[j].heap_size = z.heap_size;
+        if (z.heap_live)
+            g[j].heap_live = z.heap_live;
+        memset(&g[i], 0, sizeof g[i]);
+    }
+    m->bin_ns = k < 63 && m->bin_ns <= UINT64_MAX >> k ? m->bin_ns << k : UINT64_MAX;
+    m->last_bin >>= k;
+}
+
+struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
+{
+    mon_fit(m, t);
+    unsigned i = (unsigned)(t / m->bin_ns);
+    if (i > m->last_bin) {
+        /* Levels carry forward into bins no event touched. */
+        for (unsigned j = m->last_bin + 1; j <= i; j++) {
+            m->gbins[j].threads = m->gbins[m->last_bin].threads;
+            m->gbins[j].heap_size = m->gbins[m->last_bin].heap_size;
+            m->gbins[j].heap_live = m->gbins[m->last_bin].heap_live;
+        }
+        m->last_bin = i;
+    }
+    return &m->gbins[i];
+}
+
+/* Add [a, b) in state s to capability c's bins. */
+static void mon_cap_span(struct mon_model *m, struct mon_cap *c,
+                         enum mon_cap_state s, uint64_t a, uint64_t b)
+{
+    if (s == CAP_IDLE || b <= a || c->bins == NULL)
+        return;
+    if (s == CAP_RUN)
+        c->run_ns += b - a;
+    else
+        c->gc_ns += b - a;
+    mon_fit(m, b);
+    while (a < b) {
+        /* Saturate: near 2^64 (bad timestamps) the product wraps, and a
+         * wrapped end would send a backwards for ever. */
+        uint64_t i = a / m->bin_ns;
+        uint64_t end = i + 1 <= UINT64_MAX / m->bin_ns ? (i + 1) * m->bin_ns
+                                                        : UINT64_MAX;
+        uint64_t upto = end < b ? end : b;
+        uint32_t us = (uint32_t)((upto - a) / 1000u);
+        if (s == CAP_RUN)
+            c->bins[i].run_us += us;
+        else
+            c->bins[i].gc_us += us;
+        a = upto;
+    }
+}
+
+struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
+{
+    if (cap < 0 || cap >= MON_MAX_CAPS)
+        return NULL;
+    struct mon_cap *c = &m->caps[cap];
+    if (!c->seen) {
+        c->bins = calloc(MON_BINS, sizeof *c->bins);
+        if (c->bins == NULL)
+            return NULL;
+        m->mem += MON_BINS * sizeof *c->bins;
+        c->seen = true;
+        if ((unsigned)cap + 1 > m->ncaps)
+            m->ncaps = (unsigned)cap + 1;
+    }
+    return c;
+}
+
+void mon_cap_set(struct mon_model *m, struct mon_cap *c,
+                        enum mon_cap_state s, uint64_t t)
+{
+    if (t < c->since)
+        t = c->since;
+    mon_cap_span(m, c, c->state, c->since, t);
+    c->state = s;
+    c->since = t;
+}
+
+/* ------------------------------------------------------------------------
+ * Rate intervals
+ * ------------------------------------------------------------------------ */
+
+/* Busy and GC time of c up to t, the open state included. */
+static void mon_cap_upto(const struct mon_cap *c, uint64_t t, uint64_t *run,
+                         uint64_t *gc)
+{
+    *run = c->run_ns;
+    *gc = c->gc_ns;
+    if (t > c->since) {
+        if (c->state == CAP_RUN)
+            *run += t - c->since;
+        else if (c->state == CAP_GC)
+            *gc += t - c->since;
+    }
+}
+
+/* Note [Time in GC]
+ * ~~~~~~~~~~~~~~~~~
+ * "Time in GC" is the share of the capabilities' time spent in GC
+ * pauses over the interval: the pause time (GC_START to GC_END, per
+ * capability, as ghc-events reads it) summed over capabilities, divided
+ * by the interval times the capabilities seen.  It was the sum divided
+ * by the interval alone, which exceeds 100% as soon as several
+ * capabilities post GC_START and GC_END for the same collection (a
+ * parallel GC; the README's own screenshot showed 103.5%).
+ * Each capability's part is clipped to the interval: a pause still open
+ * counts up to now, and one that ends in a later interval counts there
+ * only what that interval has not already counted; a block that arrives
+ * late (capabilities' blocks come out of order) never makes a share
+ * exceed 1.  Over a whole saved run every pause is closed, so the figure
+ * is exactly ghc-events' sum / (last event's time x capabilities).
+ * The same clipping keeps each capability's util and gc shares <= 1. */
+
+/* (now - prev) / span clipped to [0, 1]. */
+static double mon_share(uint64_t now, uint64_t prev, uint64_t span)
+{
+    if (span == 0 || now <= prev)
+        return 0;
+    uint64_t d = now - prev;
+    return d >= span ? 1.0 : (double)d / (double)span;
+}
+
+void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
+{
+    double dt = whole_run ? (double)m->now / 1e9 : (double)wall_ns / 1e9;
+    uint64_t since = whole_run ? 0 : m->prev_now;
+    if (whole_run) {
+        m->prev_events = m->prev_gcs = m->prev_gc_ns = m->prev_alloc = 0;
+        m->prev_user = m->prev_bytes = 0;
+        memset(m->prev_class, 0, sizeof m->prev_class);
+        memset(m->prev_sp, 0, sizeof m->prev_sp);
+        for (unsigned i = 0; i < m->nccs; i++)
+            m->ccs[i].prev_samples = 0;
+        for (unsigned c = 0; c < m->ncaps; c++)
+            m->caps[c].prev_run = m->caps[c].prev_gc = m->caps[c].prev_pause = 0;
+    }
+    m->interval_s = dt;
+    double inv = dt > 0 ? 1.0 / dt : 0;
+    m->rate_events = (double)(m->events - m->prev_events) * inv;
+    for (int i = 0; i < MON_CLASS_N; i++) {
+        m->rate_class[i] = (double)(m->by_class[i] - m->prev_class[i]) * inv;
+        m->prev_class[i] = m->by_class[i];
+    }
+    m->rate_gcs = (double)(m->gcs - m->prev_gcs) * inv;
+    m->rate_alloc = (double)(m->heap_alloc - m->prev_alloc) * inv;
+    uint64_t user = m->user_messages + m->markers;
+    m->rate_user = (double)(user - m->prev_user) * inv;
+    m->rate_bytes = (double)(m->bytes - m->prev_bytes) * inv;
+
+    /* Utilisation in event time: the share of [since, now] each
+     * capability spent running or in GC.  See Note [Time in GC]. */
+    uint64_t span = m->now > since ? m->now - since : 0;
+    uint64_t sp[7] = { 0 }, pause = 0;
+    unsigned caps = 0;
+    for (unsigned c = 0; c < m->ncaps; c++) {
+        struct mon_cap *cp = &m->caps[c];
+        if (!cp->seen)
+            continue;
+        caps++;
+        uint64_t run, gc;
+        mon_cap_upto(cp, m->now, &run, &gc);
+        cp->util = mon_share(run, cp->prev_run, span);
+        cp->gc_frac = mon_share(gc, cp->prev_gc, span);
+        cp->prev_run = run > cp->prev_run ? run : cp->prev_run;
+        cp->prev_gc = gc > cp->prev_gc ? gc : cp->prev_gc;
+        uint64_t p = cp->gc_pause_ns;
+        if (cp->gc_start != 0 && m->now > cp->gc_start)
+            p += m->now - cp->gc_start;
+        uint64_t d = p > cp->prev_pause ? p - cp->prev_pause : 0;
+        pause += d < span ? d : span;
+        cp->prev_pause = p > cp->prev_pause ? p : cp->prev_pause;
+        for (int k = 0; k < 7; k++)
+            sp[k] += cp->sp[k];
+    }
+    m->gc_caps = caps;
+    m->gc_frac = span && caps ? (double)pause / ((double)span * caps) : 0;
+    for (int k = 0; k < 7; k++) {
+        m->rate_sp[k] = k == SP_REMAINING ? (double)sp[k]
+                        : (double)(sp[k] >= m->prev_sp[k] ? sp[k] - m->prev_sp[k] : 0) * inv;
+        m->prev_sp[k] = sp[k];
+    }
+
+    /* Top cost centres of the interval. */
+    m->ntop = 0;
+    for (uint32_t i = 0; i < m->nccs; i++) {
+        uint64_t n = m->ccs[i].samples - m->ccs[i].prev_samples;
+        m->ccs[i].prev_samples = m->ccs[i].samples;
+        if (n == 0)
+            continue;
+        unsigned pos = m->ntop < 10 ? m->ntop++ : 10;
+        while (pos > 0 && m->top[pos - 1].n < n) {
+            if (pos < 10)
+                m->top[pos] = m->top[pos - 1];
+            pos--;
+        }
+        if (pos < 10)
+            m->top[pos] = (struct mon_text_topcc){ i, n };
+    }
+
+    m->prev_now = m->now;
+    m->prev_events = m->events;
+    m->prev_gcs = m->gcs;
+    m->prev_gc_ns = m->gc_ns;
+    m->prev_alloc = m->heap_alloc;
+    m->prev_user = user;
+    m->prev_bytes = m->bytes;
+}

@@ -1,0 +1,100 @@
+/*
+ * serve.h: what the three parts of `eventlog-sink serve` share: serve.c
+ * (the command line, the control token, the listener and the poll loop),
+ * serve_conn.c (each client's connection: slots, input, the output bound,
+ * deadlines) and serve_routes.c (what each path answers).  Not its job:
+ * HTTP parsing and the deadline bookkeeping (monitor/http.h), the model
+ * and its source (monitor/).
+ */
+#ifndef ELS_TOOL_SERVE_H
+#define ELS_TOOL_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "monitor/control.h"
+#include "monitor/http.h"
+#include "monitor/model.h"
+#include "monitor/source.h"
+#include "monitor/strbuf.h"
+
+#define SERVE_CLIENTS 64
+/* Event streams stay open: without a share of their own, 64 pages (or
+ * one user's 64 connections to /events) would leave no slot for the
+ * page, /api/ and /metrics.  Half the slots: a scraper and a few pages
+ * always get in. */
+#define SERVE_SSE_MAX (SERVE_CLIENTS / 2)
+
+struct serve_client {
+    int fd;
+    char in[HTTP_HEAD_MAX];
+    size_t in_len;
+    struct strbuf out;
+    size_t out_off;
+    bool sse, closing;
+    /* Response sent and our side shut: reading what the client still
+     * sends until it closes (or SERVE_DRAIN_MS), so that closing with
+     * unread input does not reset the connection and destroy the
+     * response before the client read it (a "lingering close"). */
+    bool draining;
+    uint64_t drain_since;
+    /* Refused for want of a slot of its kind: closed as soon as the 503
+     * is handed to the kernel, without a lingering close, so that the
+     * refused do not hold slots themselves. */
+    bool close_now;
+    struct http_clock clock;
+};
+
+struct serve {
+    int listen_fd;
+    bool loopback;              /* refuse Host names other than loopback */
+    struct serve_client clients[SERVE_CLIENTS];
+    struct mon_model *model;
+    struct mon_source src;
+    struct mon_control control;
+    /* Control actions need this in X-Eventlog-Sink-Token ("" with no
+     * --control: nothing to protect). */
+    char token[HTTP_TOKEN_MAX + 1];
+    struct strbuf scratch;
+    struct http_limits limits;
+    unsigned nsse;              /* clients that are event streams */
+    uint64_t served, refused, late;
+};
+
+/* ------------------------------------------------------------------------
+ * serve_conn.c
+ * ------------------------------------------------------------------------ */
+
+/* The deadlines: serve_conn.c's constants, or shorter ones for a test. */
+void serve_limits(struct http_limits *l);
+/* Take every waiting connection into a free slot (beyond the slots: a
+ * 503 and closed at once). */
+void serve_accept(struct serve *s, uint64_t now);
+/* Read what c sent and handle its complete requests (or drain it). */
+void serve_read(struct serve *s, struct serve_client *c, uint64_t now);
+/* Handle the complete requests waiting in c->in, within its output bound. */
+void serve_requests(struct serve *s, struct serve_client *c, uint64_t now);
+/* Send what is queued; false when the client is gone. */
+bool serve_flush(struct serve_client *c, uint64_t now);
+/* Close c and free its slot. */
+void serve_close(struct serve *s, struct serve_client *c);
+/* Close the clients whose deadline passed. */
+void serve_deadlines(struct serve *s, uint64_t now);
+/* Over the output bound: its requests wait (and are not read), and an
+ * event stream's updates are skipped. */
+bool serve_paused(const struct serve_client *c);
+
+/* ------------------------------------------------------------------------
+ * serve_routes.c
+ * ------------------------------------------------------------------------ */
+
+/* Queue the answer to request r on c (a route, or a refusal). */
+void serve_route(struct serve *s, struct serve_client *c,
+                 const struct http_request *r);
+/* Queue "STATUS REASON" as the answer, and close after it. */
+void serve_error(struct serve_client *c, int status);
+/* Queue the model's state on every event stream not behind. */
+void serve_push(struct serve *s);
+
+#endif /* ELS_TOOL_SERVE_H */

@@ -1,0 +1,231 @@
+/*
+ * serve_routes.c: what `eventlog-sink serve` answers: / (the page and
+ * its script, built into the binary: assets.c, from tools/monitor/web),
+ * /api/state, /api/timeline?from=NS&to=NS&cols=N,
+ * /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
+ * the model's JSON, at once and then at each interval: serve_push()),
+ * /metrics (Prometheus text) and /api/control.  It answers GET and HEAD,
+ * and POST for control only, and takes no request bodies.
+ *
+ * With --control, POST /api/control?cmd=ACTION[&class=X] runs one of the
+ * monitor's actions (tools/monitor/control.c: an allowlist) on the
+ * program and answers its result as JSON.  Refused with 403: on a
+ * listener beyond loopback, from another origin (an Origin field that is
+ * not this server: a page elsewhere cannot press the buttons; browsers
+ * send Origin with every POST), without the control token (serve.c makes
+ * it; compared in constant time, http_token_matches(), and never served
+ * back), and any action off the list.  The page, /events, /metrics and
+ * GET /api/control need no token.  An action holds the loop until the
+ * program answers (milliseconds; MON_CTL_TIMEOUT_MS at most).
+ *
+ * Not its job: reading requests and sending the answers queued here
+ * (serve_conn.c), or refusing a Host that is not loopback (serve_conn.c
+ * does, before a request is routed).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "monitor/assets.h"
+#include "serve.h"
+
+/* ------------------------------------------------------------------------
+ * Responses
+ * ------------------------------------------------------------------------ */
+
+static void serve_head(struct serve_client *c, int status, const char *type,
+                       size_t len, bool keep, const char *extra)
+{
+    sb_printf(&c->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+              "Content-Length: %zu\r\nCache-Control: no-store\r\n"
+              "X-Content-Type-Options: nosniff\r\n%s%s\r\n", status,
+              http_reason(status), type, len,
+              keep ? "" : "Connection: close\r\n", extra ? extra : "");
+}
+
+static void serve_reply(struct serve_client *c, int status, const char *type,
+                        const void *body, size_t len, bool keep, bool head,
+                        const char *extra)
+{
+    serve_head(c, status, type, len, keep, extra);
+    if (!head)
+        sb_put(&c->out, body, len);
+    if (!keep)
+        c->closing = true;
+}
+
+void serve_error(struct serve_client *c, int status)
+{
+    char body[96];
+    int n = snprintf(body, sizeof body, "%d %s\n", status, http_reason(status));
+    serve_reply(c, status, "text/plain; charset=utf-8", body, (size_t)n,
+                false, false, NULL);
+}
+
+/* A refusal with its reason, for whoever tries by hand. */
+static void serve_refuse(struct serve *s, struct serve_client *c, int status,
+                         const char *why, const char *extra)
+{
+    char body[200];
+    int n = snprintf(body, sizeof body, "%d %s: %s\n", status,
+                     http_reason(status), why);
+    s->refused++;
+    serve_reply(c, status, "text/plain; charset=utf-8", body, (size_t)n,
+                false, false, extra);
+}
+
+/* ------------------------------------------------------------------------
+ * Routes
+ * ------------------------------------------------------------------------ */
+
+/* /api/control: GET the state, POST an action (see the top of the file). */
+static void serve_control(struct serve *s, struct serve_client *c,
+                          const struct http_request *r)
+{
+    struct strbuf *b = &s->scratch;
+    bool keep = r->keep_alive;
+    if (r->method != HTTP_POST) {
+        if (r->query[0] != '\0') {
+            serve_refuse(s, c, 405, "actions take POST", "Allow: POST\r\n");
+            return;
+        }
+        mon_control_json(&s->control, b);
+        serve_reply(c, b->failed ? 503 : 200, "application/json", b->p,
+                    b->len, keep, r->method == HTTP_HEAD, NULL);
+        return;
+    }
+    char origin[300];
+    snprintf(origin, sizeof origin, "http://%s", r->host);
+    char cmd[32] = "", cls[4] = "";
+    bool named = http_query_str(r->query, "cmd", cmd, sizeof cmd);
+    if (!http_query_str(r->query, "class", cls, sizeof cls))
+        cls[0] = '\0';
+    if (!s->control.enabled) {
+        serve_refuse(s, c, 403, "control is off (serve without --control)",
+                     NULL);
+    } else if (!s->loopback) {
+        serve_refuse(s, c, 403, "control is served on loopback only", NULL);
+    } else if (r->has_origin && strcasecmp(r->origin, origin) != 0) {
+        serve_refuse(s, c, 403, "another origin may not control", NULL);
+    } else if (!r->has_token) {
+        serve_refuse(s, c, 403, "control needs the token: open the page "
+                     "with the URL on serve's start-up line", NULL);
+    } else if (!http_token_matches(s->token, r->token)) {
+        serve_refuse(s, c, 403, "wrong control token: open the page with "
+                     "the URL on serve's start-up line", NULL);
+    } else if (!named || !mon_control_allowed(cmd, cls)) {
+        serve_refuse(s, c, 403, "not an action of the monitor", NULL);
+    } else {
+        struct mon_ctl_result res;
+        mon_control_run(&s->control, cmd, cls, &res);
+        mon_control_result_json(&res, b);
+        serve_reply(c, b->failed ? 503 : 200, "application/json", b->p,
+                    b->len, keep, false, NULL);
+    }
+}
+
+/* One Server-Sent Event carrying b (the model's JSON: one line). */
+static void serve_sse_event(struct serve_client *c, const struct strbuf *b)
+{
+    sb_puts(&c->out, "data: ");
+    sb_put(&c->out, b->p, b->len);
+    sb_puts(&c->out, "\n\n");
+}
+
+void serve_route(struct serve *s, struct serve_client *c,
+                 const struct http_request *r)
+{
+    bool head = r->method == HTTP_HEAD, keep = r->keep_alive;
+    const char *path = strcmp(r->path, "/") == 0 ? "/index.html" : r->path;
+    struct strbuf *b = &s->scratch;
+    sb_clear(b);
+    s->served++;
+
+    if (strcmp(path, "/api/control") == 0) {
+        serve_control(s, c, r);
+        return;
+    }
+    if (r->method == HTTP_POST) {
+        serve_refuse(s, c, 405, "only /api/control takes POST",
+                     "Allow: GET, HEAD\r\n");
+        return;
+    }
+
+    for (unsigned i = 0; i < mon_n_assets; i++) {
+        if (strcmp(path, mon_assets[i].path) == 0) {
+            serve_reply(c, 200, mon_assets[i].type, mon_assets[i].data,
+                        mon_assets[i].len, keep, head, NULL);
+            return;
+        }
+    }
+    const char *json = "application/json";
+    if (strcmp(path, "/api/state") == 0) {
+        mon_model_json(s->model, b);
+    } else if (strcmp(path, "/api/timeline") == 0) {
+        uint64_t from = 0, to = 0, cols = 600;
+        (void)http_query_u64(r->query, "from", &from);
+        (void)http_query_u64(r->query, "to", &to);
+        (void)http_query_u64(r->query, "cols", &cols);
+        if (cols == 0 || cols > 4096)
+            cols = 600;
+        mon_model_timeline_json(s->model, from, to, (unsigned)cols, b);
+    } else if (strcmp(path, "/api/speedscope") == 0) {
+        uint64_t from = 0, to = 0;
+        (void)http_query_u64(r->query, "from", &from);
+        (void)http_query_u64(r->query, "to", &to);
+        mon_model_speedscope(s->model, from, to, b);
+        if (!b->failed) {
+            serve_reply(c, 200, json, b->p, b->len, keep, head,
+                        "Content-Disposition: attachment; "
+                        "filename=\"profile.speedscope.json\"\r\n");
+            return;
+        }
+    } else if (strcmp(path, "/metrics") == 0) {
+        mon_model_prometheus(s->model, b);
+        json = "text/plain; version=0.0.4; charset=utf-8";
+    } else if (strcmp(path, "/events") == 0) {
+        if (!head && s->nsse >= SERVE_SSE_MAX) {
+            serve_refuse(s, c, 503, "too many event streams open; the page "
+                         "and /metrics still answer", "Retry-After: 10\r\n");
+            c->close_now = true;
+            return;
+        }
+        sb_puts(&c->out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n");
+        if (head) {
+            c->closing = true;
+            return;
+        }
+        c->sse = true;
+        s->nsse++;
+        http_clock_stream(&c->clock);
+        /* The current state at once, not after the next interval. */
+        mon_model_json(s->model, b);
+        serve_sse_event(c, b);
+        return;
+    } else {
+        serve_error(c, 404);
+        return;
+    }
+    if (b->failed) {
+        serve_error(c, 503);
+        return;
+    }
+    serve_reply(c, 200, json, b->p, b->len, keep, head, NULL);
+}
+
+void serve_push(struct serve *s)
+{
+    struct strbuf *b = &s->scratch;
+    sb_clear(b);
+    mon_model_json(s->model, b);
+    if (b->failed)
+        return;
+    for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+        struct serve_client *c = &s->clients[i];
+        if (c->fd < 0 || !c->sse || serve_paused(c))
+            continue;       /* behind: the next update replaces this one */
+        serve_sse_event(c, b);
+    }
+}
+
