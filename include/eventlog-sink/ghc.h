@@ -237,11 +237,11 @@ void els_ghc_hook_failed(const char *why);
 
 /* A hook that runs a Haskell action: register it with the action's
  * StablePtr (an IO ()) as ctx.  The action runs as a bound Haskell
- * thread on the hooks' thread (rts_lock), with exceptions unmasked as
- * the action sets them (rts_evalStableIO runs it masked: unmask inside
- * if it blocks interruptibly).  An action that ends with an exception is
- * counted as failed (els_ghc_hook_failed); during the RTS's shutdown
- * none is started.  The threaded RTS only: on the non-threaded RTS
+ * thread on the hooks' thread (rts_lock), starting with asynchronous
+ * exceptions masked, as rts_evalStableIO starts every action
+ * (onSnapshot unmasks them around each of its actions).  An action
+ * that ends with an exception is counted as failed
+ * (els_ghc_hook_failed); during the RTS's shutdown none is started.  The threaded RTS only: on the non-threaded RTS
  * another OS thread cannot enter Haskell, so the call is counted as
  * failed.  GHC.Eventlog.Sink.onSnapshot does all of this. */
 void els_ghc_haskell_hook(void *stable_ptr);
