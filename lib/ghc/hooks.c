@@ -96,6 +96,12 @@ enum EventLogStatus eventLogStatus(void) __attribute__((weak));
 extern volatile StgWord sched_state __attribute__((weak));
 #define HOOKS_SCHED_RUNNING 0
 
+static bool rts_shutting_down(void)
+{
+    return &sched_state != NULL &&
+           __atomic_load_n(&sched_state, __ATOMIC_RELAXED) != HOOKS_SCHED_RUNNING;
+}
+
 struct hook {
     void (*fn)(void *);
     void *ctx;
@@ -188,8 +194,10 @@ static void *hooks_main(void *arg)
         }
         pthread_mutex_unlock(&hooks_lock);
         /* ELS_ESTOPPED (stopped meanwhile) or ELS_ENOTSUP (no patched
-         * RTS): nothing to flush. */
-        (void)els_ghc_flush();
+         * RTS): nothing to flush.  Once hs_exit has begun, its own stop
+         * writes everything out. */
+        if (!rts_shutting_down())
+            (void)els_ghc_flush();
         pthread_mutex_lock(&hooks_lock);
     }
     return NULL;
@@ -283,12 +291,6 @@ void els_ghc_hook_failed(const char *why)
     pthread_mutex_unlock(&hooks_lock);
     elsi_log(ELS_LOG_WARN, "snapshot hook failed: %s",
              why != NULL ? why : "(no reason given)");
-}
-
-static bool rts_shutting_down(void)
-{
-    return &sched_state != NULL &&
-           __atomic_load_n(&sched_state, __ATOMIC_RELAXED) != HOOKS_SCHED_RUNNING;
 }
 
 void els_ghc_haskell_hook(void *stable_ptr)
