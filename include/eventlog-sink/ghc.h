@@ -151,6 +151,102 @@ int els_ghc_set_buffer_size(size_t bytes);
 long els_ghc_buffer_size(void);
 
 /* ---------------------------------------------------------------------
+ * Snapshot hooks: a library's own state in every new stream.
+ *
+ * A library that posts an id-to-name table once at start (a profiler's
+ * cost-centre names, a tracer's span kinds) leaves a consumer that
+ * starts later unable to name anything.  A hook posts the table again:
+ * it runs after every snapshot that starts a stream, namely
+ *   - a join snapshot, taken for a consumer that joins a running stream
+ *     after its start has left the queue;
+ *   - the start of a stream: a restart (els_ghc_start() after
+ *     els_ghc_stop()), a forked child's first stream of its own, and the
+ *     program's first stream if the hook was registered before it (a C
+ *     main before hs_init);
+ * and then the library writes every buffer out (els_ghc_flush()), so
+ * what the hooks posted goes out at once.  A consumer that joins sees,
+ * in order: the header, the in-band note that it joined mid-run, the
+ * snapshot, then the hooks' events (among whatever the program posts
+ * meanwhile).  Every consumer receives the hooks' events, not only the
+ * new one, so post state that may be posted twice.
+ *
+ * The hooks run on a thread of this library, one after another in
+ * registration order, never on a thread of the RTS and never while
+ * capabilities are stopped: a hook may post events (through Haskell, or
+ * els_ghc_haskell_hook below), block, or call anything in this header.
+ * A hook that blocks delays only later runs of the hooks, which are then
+ * merged into one (counted in coalesced); the stream, the snapshots and
+ * the consumers go on.  Requests that come while a run waits to begin
+ * are answered by it; one that comes while a run is under way gets a run
+ * of its own after it.  Needs the unit writer of an RTS with the
+ * eventlog-sink patches (+RTS --eventlog-sink, or els_ghc_start()):
+ * with a stock RTS no snapshot starts a stream and hooks never run.
+ * See Note [Snapshot hooks] in lib/ghc/hooks.c.
+ * --------------------------------------------------------------------- */
+
+/* At most this many hooks are registered at a time. */
+#define ELS_GHC_SNAPSHOT_HOOKS_MAX 16
+
+/* Register fn(ctx) as a snapshot hook.  Any thread, any time (before
+ * the RTS starts too); it takes effect from the next snapshot.  0;
+ * ELS_EINVAL for a NULL fn; ELS_EEXIST if the same fn and ctx are
+ * registered already; ELS_ENOMEM when ELS_GHC_SNAPSHOT_HOOKS_MAX hooks
+ * are. */
+int els_ghc_on_snapshot(void (*fn)(void *ctx), void *ctx);
+
+/* Unregister it.  When this returns, fn(ctx) is not running and will not
+ * be called again (called from inside a hook, the calling hook is the
+ * one exception: it goes on until it returns), so ctx may be freed;
+ * it waits for a call under way, so do not call it while holding
+ * something that hook waits for.  0, or ELS_EINVAL if it was not
+ * registered. */
+int els_ghc_off_snapshot(void (*fn)(void *ctx), void *ctx);
+
+/* What the hooks did since the program started.  Append-only, as struct
+ * els_stats. */
+struct els_ghc_hook_stats {
+    /* Snapshots that started a stream (with or without hooks). */
+    uint64_t requests;
+    /* Runs of the hooks, and requests merged into a run already due. */
+    uint64_t runs, coalesced;
+    /* Runs not made: no stream ran within 5 s of the request (it was
+     * stopped meanwhile), or the hooks' thread could not be started. */
+    uint64_t skipped;
+    /* Hook calls, and hooks that failed (els_ghc_hook_failed(): a
+     * Haskell hook that threw, or could not run). */
+    uint64_t calls, failures;
+    /* A hook is running now (1) or not (0); hooks registered now. */
+    uint64_t running, registered;
+    /* --- end of version 1: add new fields below this line only --- */
+};
+
+/* Copy the counters into out, which has size bytes (the caller's
+ * sizeof(struct els_ghc_hook_stats)); as els_writer_stats_sized().  0,
+ * or ELS_EINVAL for a NULL out or a size of 0.  Any thread. */
+int els_ghc_hook_stats_sized(struct els_ghc_hook_stats *out, size_t size);
+
+static inline int els_ghc_hook_stats(struct els_ghc_hook_stats *out)
+{
+    return els_ghc_hook_stats_sized(out, sizeof *out);
+}
+
+/* For hooks written in other languages: count a hook that failed and
+ * say why through the log hook (one WARN line "snapshot hook failed:
+ * WHY").  The Haskell package calls it for an action that threw. */
+void els_ghc_hook_failed(const char *why);
+
+/* A hook that runs a Haskell action: register it with the action's
+ * StablePtr (an IO ()) as ctx.  The action runs as a bound Haskell
+ * thread on the hooks' thread (rts_lock), starting with asynchronous
+ * exceptions masked, as rts_evalStableIO starts every action
+ * (onSnapshot unmasks them around each of its actions).  An action
+ * that ends with an exception is counted as failed
+ * (els_ghc_hook_failed); during the RTS's shutdown none is started.  The threaded RTS only: on the non-threaded RTS
+ * another OS thread cannot enter Haskell, so the call is counted as
+ * failed.  GHC.Eventlog.Sink.onSnapshot does all of this. */
+void els_ghc_haskell_hook(void *stable_ptr);
+
+/* ---------------------------------------------------------------------
  * Profiling: the heap profile timer, heap censuses on request, and the
  * time (cost-centre) profiler of a running program.  What they produce
  * goes to the eventlog (and to the .hp/.prof files, as +RTS -h/-p say):

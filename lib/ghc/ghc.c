@@ -2,8 +2,9 @@
  * ghc.c: the RTS adapter.  Presents the process-wide writer as GHC's
  * EventLogWriter (init / write / flush / stop) and, on an RTS with the
  * eventlog-sink patches (rts-patches/), as an EventLogUnitWriter that
- * +RTS --eventlog-sink=SPEC can select.  It and its neighbours in lib/ghc/
- * (control.c, prof.c, commands.c) are the only files that include RTS
+ * +RTS --eventlog-sink=SPEC can select; it tells hooks.c when a snapshot
+ * starts a stream.  It and its neighbours in lib/ghc/
+ * (control.c, prof.c, commands.c, hooks.c) are the only files that include RTS
  * headers.  Everything it uses from the RTS beyond the EventLogWriter
  * type is a weak reference, so the library links into programs built
  * against a stock RTS, and into plain C programs.  Not its job: queueing or
@@ -493,12 +494,22 @@ static bool ghc_write_unit(void *eventlog, size_t size,
         /* Not queued (1) means the writer asks again when there is room:
          * Note [Asking again for a join snapshot]. */
         (void)els_writer_write_snapshot(w, eventlog, size);
+        /* A new stream starts at it: the libraries' hooks post their
+         * state after it (Note [Snapshot hooks] in hooks.c).  Also when
+         * it was not queued: the hooks' events are wanted after the
+         * snapshot that is, and a run already due absorbs this one. */
+        elsi_ghc_hooks_kick();
     } else {
         /* This RTS writes join snapshots to a unit writer (this one) when
          * asked: let consumers that join mid-stream ask. */
         if (info->kind == EVENTLOG_UNIT_HEADER && requestEventLogSnapshot != NULL)
             (void)els_writer_set_snapshot_source(w, ghc_request_join_snapshot, NULL);
         (void)els_writer_write_reason(w, eventlog, size, ghc_reason(info->reason));
+        /* A new stream (program start, restart, a forked child's own):
+         * its snapshot content follows the header; the hooks wait for
+         * the RTS to finish it. */
+        if (info->kind == EVENTLOG_UNIT_HEADER)
+            elsi_ghc_hooks_kick();
     }
     ghc_leave();
     return true;

@@ -47,6 +47,7 @@ module GHC.Eventlog.Sink
 
     -- * Snapshots
   , snapshot
+  , onSnapshot
 
     -- * Flight recorder
   , ringDump
@@ -85,15 +86,20 @@ module GHC.Eventlog.Sink
   , pattern ErrNotSupported
   ) where
 
-import Control.Exception (Exception)
-import Control.Monad (forM)
+import Control.Concurrent (rtsSupportsBoundThreads)
+import Control.Concurrent.MVar (MVar, modifyMVar_, newMVar)
+import Control.Exception (Exception, SomeException, displayException, throwIO, try)
+import Control.Monad (forM, forM_, unless)
+import Data.IORef (IORef, atomicModifyIORef', newIORef, readIORef)
 import Data.Word (Word64)
 import Foreign.C.String (CString, peekCString, withCString)
 import Foreign.C.Types (CInt (..), CLong (..), CSize (..))
 import Foreign.Marshal.Alloc (allocaBytes)
-import Foreign.Ptr (Ptr, nullPtr)
+import Foreign.Ptr (FunPtr, Ptr, nullPtr)
+import Foreign.StablePtr (castStablePtrToPtr, freeStablePtr, newStablePtr)
 import Foreign.Storable (peekByteOff)
-import System.IO.Unsafe (unsafeDupablePerformIO)
+import GHC.IO (unsafeUnmask)
+import System.IO.Unsafe (unsafeDupablePerformIO, unsafePerformIO)
 
 #include "eventlog-sink.h"
 
@@ -226,6 +232,98 @@ snapshot = unitResult "snapshot" <$> c_els_ghc_snapshot
 
 -- Safe: the RTS stops every capability.
 foreign import ccall safe "els_ghc_snapshot" c_els_ghc_snapshot :: IO CInt
+
+-- | Run an action after every snapshot that starts a stream, so that a
+-- library can post its own start-up state (an id-to-name table) again
+-- with ordinary 'Debug.Trace.traceEventIO' calls, for consumers that
+-- were not there when it first did.  Such a snapshot is taken
+--
+-- * for a consumer that joins a running stream after its start has left
+--   the sink's queue (@buffer=@);
+-- * at the start of a stream: a restart ('stop', then 'start'), and a
+--   'System.Posix.Process.forkProcess' child's first stream of its own.
+--
+-- A consumer that joins sees the stream's header, the library's note
+-- that it joined mid-run, the snapshot of the program's state, and then
+-- the events the actions post (among whatever else the program posts
+-- meanwhile): the library writes the buffers out right after the actions
+-- ran, so they come at once.  Every consumer receives them, not only the
+-- new one: post state that may be posted twice.
+--
+-- > import qualified GHC.Eventlog.Sink as Sink
+-- > import Debug.Trace (traceEventIO)
+-- >
+-- > postNames :: IO ()
+-- > postNames = mapM_ (\(i, n) -> traceEventIO ("name " ++ show i ++ " " ++ n)) table
+-- >
+-- > main = do
+-- >   postNames                  -- the consumers there at the start
+-- >   Sink.onSnapshot postNames  -- every later one
+--
+-- /Where it runs/: on a thread of the library (a bound Haskell thread, on
+-- an OS thread of its own), never on the thread that took the snapshot
+-- and never while capabilities are stopped; the actions registered run
+-- one after another, in order.  It may block: that delays only the
+-- actions' later runs, which are then merged into one; the stream and the
+-- consumers go on.  An action that throws is caught: the library counts
+-- it and says so through its log hook (one line, \"snapshot hook failed:
+-- ...\"); the others still run, and so does it the next time.
+--
+-- /Limits/: any number of actions, registered from any thread, for the
+-- rest of the program (there is no unregistering).  The threaded RTS
+-- only (@-threaded@): another OS thread cannot enter the non-threaded
+-- RTS, so there it throws 'ErrNotSupported'.  Needs the library's sink on
+-- the patched RTS (@+RTS --eventlog-sink@, or 'configure' and 'start'):
+-- with a stock RTS, or @+RTS -l@'s own file, no snapshot starts a stream
+-- and the actions never run.  Throws a 'SinkError' if the library has no
+-- room for its hook (it takes one of 16, once).
+onSnapshot :: IO () -> IO ()
+onSnapshot action = do
+  unless rtsSupportsBoundThreads $
+    throwIO (sinkError "onSnapshot" ErrNotSupported)
+  modifyMVar_ hookRegistered $ \registered -> do
+    unless registered $ do
+      sp <- newStablePtr runSnapshotHooks
+      r <- c_els_ghc_on_snapshot c_els_ghc_haskell_hook (castStablePtrToPtr sp)
+      unless (r == 0) $ do
+        freeStablePtr sp
+        throwIO (sinkError "onSnapshot" (ErrorCode r))
+    atomicModifyIORef' snapshotHooks (\hs -> (hs ++ [action], ()))
+    pure True
+
+-- The actions, in registration order; the library calls
+-- runSnapshotHooks through its one C hook.
+snapshotHooks :: IORef [IO ()]
+snapshotHooks = unsafePerformIO (newIORef [])
+{-# NOINLINE snapshotHooks #-}
+
+-- Whether that C hook is registered; held while registering it.
+hookRegistered :: MVar Bool
+hookRegistered = unsafePerformIO (newMVar False)
+{-# NOINLINE hookRegistered #-}
+
+-- rts_evalStableIO starts it with asynchronous exceptions masked; each
+-- action runs as a Haskell thread normally does (unmasked), and what it
+-- throws is counted and logged by the library.
+runSnapshotHooks :: IO ()
+runSnapshotHooks = do
+  actions <- readIORef snapshotHooks
+  forM_ actions $ \act -> do
+    r <- try (unsafeUnmask act)
+    case r of
+      Right () -> pure ()
+      Left e -> withCString (displayException (e :: SomeException)) c_els_ghc_hook_failed
+
+-- Safe: it takes the library's hook lock, never for long.
+foreign import ccall safe "els_ghc_on_snapshot"
+  c_els_ghc_on_snapshot :: FunPtr (Ptr () -> IO ()) -> Ptr () -> IO CInt
+
+foreign import ccall "&els_ghc_haskell_hook"
+  c_els_ghc_haskell_hook :: FunPtr (Ptr () -> IO ())
+
+-- Safe: the log hook it calls may take its time.
+foreign import ccall safe "els_ghc_hook_failed"
+  c_els_ghc_hook_failed :: CString -> IO ()
 
 ------------------------------------------------------------------------
 -- Flight recorder
