@@ -23,10 +23,9 @@
 #include "control/codec.h"
 #include "control/control.h"
 #include "control/sha256.h"
-#include "deliver/writer_impl.h"
+#include "deliver/hooks.h"
 #include "eventlog-sink.h"
 #include "log.h"
-#include "queue/ring.h"
 #include "sinks/fdutil.h"
 
 /*
@@ -167,6 +166,10 @@ struct elsi_control {
     struct ctl_job *done, *done_tail;
     uint8_t secret[ELSI_CTL_MAX_SECRET];
     size_t secret_len;              /* 0: no secret (UNIX peers only) */
+    /* control=unix:PATH: the unix: sink state of its socket
+     * (listener.c); NULL otherwise.  Writer thread, then the freeing
+     * thread. */
+    void *listener;
 };
 
 /* How long a client of a control=unix: socket has for its control-only
@@ -294,26 +297,30 @@ static int read_secret(const char *opt, const char *path, uint8_t *secret,
 
 static int collector_open(struct els_writer *w, char *err, size_t err_len);
 
-int elsi_control_open(struct els_writer *w, char *err, size_t err_len)
+/* The open hook: see control.h. */
+static int control_open(struct els_writer *w, void **state, char *err,
+                        size_t err_len)
 {
+    const struct elsi_spec *sp = elsi_writer_spec(w);
+    *state = NULL;
     int cr = collector_open(w, err, err_len);
     if (cr != 0)
         return cr;
-    if (!w->spec.control)
+    if (!sp->control)
         return 0;
-    bool own_socket = w->spec.control_endpoint != NULL;
-    if (w->ops->style != ELS_SINK_LISTEN && !own_socket)
+    bool own_socket = sp->control_endpoint != NULL;
+    if (sp->ops->style != ELS_SINK_LISTEN && !own_socket)
         return elsi_fail(err, err_len, ELS_EINVAL, "spec \"%s\": control=1 "
-                         "needs a listening sink (unix:, tcp:)%s", w->spec.text,
-                         w->ops->style == ELS_SINK_RECORD
+                         "needs a listening sink (unix:, tcp:)%s", sp->text,
+                         sp->ops->style == ELS_SINK_RECORD
                              ? "; a ring: sink takes control=unix:PATH" : "");
     struct elsi_control *ctl = calloc(1, sizeof *ctl);
     if (ctl == NULL)
         return elsi_fail(err, err_len, ELS_ENOMEM, "out of memory");
     pthread_mutex_init(&ctl->mu, NULL);
     ctl->refs = 1;
-    if (w->spec.control_secret != NULL) {
-        int r = read_secret("control-secret", w->spec.control_secret,
+    if (sp->control_secret != NULL) {
+        int r = read_secret("control-secret", sp->control_secret,
                             ctl->secret, &ctl->secret_len, err, err_len);
         if (r != 0) {
             pthread_mutex_destroy(&ctl->mu);
@@ -322,7 +329,7 @@ int elsi_control_open(struct els_writer *w, char *err, size_t err_len)
         }
     }
     if (own_socket) {
-        int r = elsi_control_endpoint_open(w, err, err_len);
+        int r = elsi_control_endpoint_open(sp, &ctl->listener, err, err_len);
         if (r != 0) {
             pthread_mutex_destroy(&ctl->mu);
             free(ctl);
@@ -330,28 +337,32 @@ int elsi_control_open(struct els_writer *w, char *err, size_t err_len)
         }
     }
     ctl->w = w;
-    w->control = ctl;
+    *state = ctl;
+    const char *endpoint = elsi_writer_endpoint(w);
     char where[300];
-    if (own_socket && elsi_control_endpoint_name(w, where, sizeof where) >= 0)
+    if (own_socket &&
+        elsi_control_endpoint_name(ctl->listener, where, sizeof where) >= 0)
         elsi_log(ELS_LOG_INFO, "control enabled on %s through %s (control-only "
-                 "clients): UNIX peers with uid %lu or root", w->endpoint,
+                 "clients): UNIX peers with uid %lu or root", endpoint,
                  where, (unsigned long)geteuid());
     else if (ctl->secret_len > 0)
         elsi_log(ELS_LOG_INFO, "control enabled on %s: UNIX peers with uid "
                  "%lu or root; TCP peers with the secret from %s",
-                 w->endpoint, (unsigned long)geteuid(), w->spec.control_secret);
+                 endpoint, (unsigned long)geteuid(), sp->control_secret);
     else
         elsi_log(ELS_LOG_INFO, "control enabled on %s: UNIX peers with uid "
                  "%lu or root (TCP peers are refused: no control-secret=)",
-                 w->endpoint, (unsigned long)geteuid());
+                 endpoint, (unsigned long)geteuid());
     return 0;
 }
 
 static void free_jobs(struct ctl_job *j);
 
-void elsi_control_detach(struct els_writer *w)
+/* The detach hook: Note [Control lifetimes]. */
+static void control_detach(struct els_writer *w, void *state)
 {
-    struct elsi_control *ctl = w->control;
+    struct elsi_control *ctl = state;
+    (void)w;
     if (ctl == NULL)
         return;
     pthread_mutex_lock(&ctl->mu);
@@ -360,12 +371,17 @@ void elsi_control_detach(struct els_writer *w)
     ctl->done = ctl->done_tail = NULL;
     pthread_mutex_unlock(&ctl->mu);
     free_jobs(done);
+    elsi_control_endpoint_close(&ctl->listener);
 }
 
-void elsi_control_release(struct elsi_control *ctl)
+/* The release hook: the writer's reference goes. */
+static void control_release(void *state)
 {
-    if (ctl != NULL)
-        ctl_unref(ctl);
+    struct elsi_control *ctl = state;
+    if (ctl == NULL)
+        return;
+    elsi_control_endpoint_close(&ctl->listener);   /* if detach did not */
+    ctl_unref(ctl);
 }
 
 static void ctl_unref(struct elsi_control *ctl)
@@ -395,7 +411,7 @@ int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
     if (r == ELS_EINVAL)
         snprintf(name, name_len, "%s keeps no recording: ring-dump is for a "
                  "ring: sink, through its control=unix:PATH socket",
-                 w->endpoint);
+                 elsi_writer_endpoint(w));
     pthread_mutex_unlock(&ctl->mu);
     return r != 0 ? r : elsi_writer_dump_wait(w, name, name_len);
 }
@@ -408,7 +424,7 @@ int elsi_control_writer_stats(struct elsi_control *ctl, struct els_stats *st,
     if (ctl->w != NULL) {
         r = els_writer_stats(ctl->w, st);
         if (endpoint != NULL)
-            snprintf(endpoint, endpoint_len, "%s", ctl->w->endpoint);
+            snprintf(endpoint, endpoint_len, "%s", elsi_writer_endpoint(ctl->w));
     }
     pthread_mutex_unlock(&ctl->mu);
     return r;
@@ -531,13 +547,10 @@ static int worker_submit(struct ctl_job *j)
 // Sessions (writer thread only)
 // ---------------------------------------------------------------------------
 
-/* A consumer.c helper: queue an in-band note for c (kills c if it cannot
- * be queued within consumer-memory=). */
-void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
-                             const char *msg);
-
-void elsi_control_session_free(struct els_writer *w, struct elsi_ctl_session *s)
+/* The session_free hook. */
+static void control_session_free(struct els_writer *w, void *session)
 {
+    struct elsi_ctl_session *s = session;
     if (s == NULL)
         return;
     free(s->out);
@@ -551,25 +564,22 @@ void elsi_control_session_free(struct els_writer *w, struct elsi_ctl_session *s)
     free(s);
 }
 
-/* A new session for c, its own size counted (Note [Control memory]):
- * 0, ELS_ENOMEM, or -ENOBUFS over consumer-memory=. */
-static int session_new(struct els_writer *w, struct consumer *c)
+/* A new session in a consumer's slot, its own size counted (Note
+ * [Control memory]): 0, ELS_ENOMEM, or -ENOBUFS over consumer-memory=. */
+static int session_new(struct els_writer *w, void **slot)
 {
-    if (!elsi_consumer_memory_take(w, sizeof *c->ctl))
+    struct elsi_ctl_session *s;
+    if (!elsi_consumer_memory_take(w, sizeof *s))
         return -ENOBUFS;
-    c->ctl = calloc(1, sizeof *c->ctl);
-    if (c->ctl == NULL) {
-        elsi_consumer_memory_give(w, sizeof *c->ctl);
+    s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        elsi_consumer_memory_give(w, sizeof *s);
         return ELS_ENOMEM;
     }
-    c->ctl->charged = sizeof *c->ctl;
-    elsi_ctl_decoder_init(&c->ctl->dec);
+    s->charged = sizeof *s;
+    elsi_ctl_decoder_init(&s->dec);
+    *slot = s;
     return 0;
-}
-
-bool elsi_control_only(const struct consumer *c)
-{
-    return c->ctl != NULL && (c->ctl->control_only || c->ctl->endpoint_only);
 }
 
 /*
@@ -589,34 +599,36 @@ bool elsi_control_only(const struct consumer *c)
  * control=1 socket no deadline applies: a client that says nothing is a
  * stream consumer, which is what that socket serves.
  */
-int elsi_control_endpoint_session(struct els_writer *w, struct consumer *c)
+static int endpoint_session(struct els_writer *w, struct consumer *c,
+                            void **slot)
 {
-    int r = session_new(w, c);
+    int r = session_new(w, slot);
     if (r != 0)
         return r;
-    c->ctl->endpoint_only = true;
-    c->ctl->hello_by_ms = elsi_now_ms() + elsi_ctl_hello_deadline_ms;
-    c->retry_at_ms = c->ctl->hello_by_ms;
+    struct elsi_ctl_session *s = *slot;
+    s->endpoint_only = true;
+    s->hello_by_ms = elsi_now_ms() + elsi_ctl_hello_deadline_ms;
+    elsi_consumer_wake_at(c, s->hello_by_ms);
     return 0;
 }
 
 static void session_kill(struct els_writer *w, struct consumer *c,
                          const char *why)
 {
-    if (!c->dead)
-        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+    if (!elsi_consumer_dead(c))
+        elsi_log_limited(elsi_writer_consumer_log(w), ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                          "%s: control client %" PRIu64 " closed: %s",
-                         w->endpoint, c->id, why);
-    c->dead = true;
+                         elsi_writer_endpoint(w), elsi_consumer_id(c), why);
+    elsi_consumer_close(c);
 }
 
 /* Note [Control memory]: a session that does not fit is closed. */
 static void session_over_memory(struct els_writer *w, struct consumer *c,
                                 const char *what)
 {
-    if (!c->dead)
+    if (!elsi_consumer_dead(c))
         elsi_consumer_over_memory(w, c, what);
-    c->dead = true;
+    elsi_consumer_close(c);
 }
 
 /* Give back the answer buffer once everything in it is sent. */
@@ -632,7 +644,7 @@ static void out_drop(struct els_writer *w, struct elsi_ctl_session *s)
 static void out_append(struct els_writer *w, struct consumer *c,
                        const uint8_t *p, size_t n)
 {
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
     if (s->out_off > 0 && s->out_off == s->out_len)
         s->out_off = s->out_len = 0;
     if (s->out_len - s->out_off + n > CTL_OUT_MAX) {
@@ -675,8 +687,8 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
                    uint32_t id, bool es, const char *label, int status,
                    const char *text)
 {
-    struct elsi_ctl_session *s = c->ctl;
-    if (c->dead)
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
+    if (elsi_consumer_dead(c))
         return;
     if (s->control_only || s->endpoint_only) {
         uint8_t frame[ELSI_CTL_ANSWER_HEADER_BYTES + ELSI_CTL_MAX_ANSWER_TEXT];
@@ -710,9 +722,7 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
     }
     s->charged += sizeof *note;
     note->next = NULL;
-    pthread_mutex_lock(&w->lock);
-    note->after_seq = w->ring.committed_seq;
-    pthread_mutex_unlock(&w->lock);
+    note->after_seq = elsi_writer_committed(w);
     char idtext[24] = "";
     if (!es)
         snprintf(idtext, sizeof idtext, " #%" PRIu32, id);
@@ -737,26 +747,27 @@ static void answer(struct els_writer *w, struct consumer *c, unsigned kind,
 static void refuse_not_control_only(struct els_writer *w, struct consumer *c,
                                     unsigned kind, uint32_t id)
 {
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
     answer(w, c, kind, id, false, "hello", ELS_EINVAL, "this socket serves "
            "control-only clients: send a hello with the control-only flag "
            "first (eventlog-sink ctl does); the eventlog is in the sink's "
            "dumps");
     s->refused = true;
-    c->read_closed = true;
-    c->retry_at_ms = 0;
+    elsi_consumer_stop_reading(c);
+    elsi_consumer_wake_at(c, 0);
 }
 
-void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
-                            uint64_t visible)
+/* The due hook. */
+static void control_due(struct els_writer *w, struct consumer *c,
+                        void *session, uint64_t seq, bool at_end)
 {
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = session;
     /* Called before every unit: so it sees DATA_END before c passes it,
      * and nothing may follow that in the stream. */
-    if (!s->ended && c->seq < visible &&
-        elsi_ring_unit_at(&w->ring, c->seq)->kind == ELSI_UNIT_KIND_END)
-        s->ended = true, s->end_seq = c->seq;
-    while (s->notes != NULL && s->notes->after_seq <= c->seq && !c->dead) {
+    if (!s->ended && at_end)
+        s->ended = true, s->end_seq = seq;
+    while (s->notes != NULL && s->notes->after_seq <= seq &&
+           !elsi_consumer_dead(c)) {
         struct ctl_note *n = s->notes;
         s->notes = n->next;
         if (s->notes == NULL)
@@ -764,73 +775,73 @@ void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
         s->notes_bytes -= sizeof *n;
         s->charged -= sizeof *n;
         elsi_consumer_memory_give(w, sizeof *n);
-        if (s->ended && c->seq > s->end_seq)
+        if (s->ended && seq > s->end_seq)
             elsi_log(ELS_LOG_DEBUG, "%s: consumer %" PRIu64 ": an answer came "
-                     "after its stream ended: %s", w->endpoint, c->id, n->text);
+                     "after its stream ended: %s", elsi_writer_endpoint(w), elsi_consumer_id(c), n->text);
         else
             elsi_consumer_note_text(w, c, n->text);
         free(n);
     }
 }
 
-void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
-                            size_t header_len, uint64_t visible)
+/* The serve_only hook: a control-only client has no stream (delivery
+ * counts it caught up, never holding a unit back), only answer frames. */
+static bool control_serve_only(struct els_writer *w, struct consumer *c,
+                               void *session)
 {
-    struct elsi_ctl_session *s = c->ctl;
-    /* No stream: always caught up, never holding a unit back. */
-    c->header_off = header_len;
-    c->seq = visible;
-    c->unit_off = 0;
-    c->priv_off = c->priv_len;
-    if (s->endpoint_only && !s->control_only && !s->refused && !c->dead &&
+    struct elsi_ctl_session *s = session;
+    if (!s->control_only && !s->endpoint_only)
+        return false;
+    if (s->endpoint_only && !s->control_only && !s->refused && !elsi_consumer_dead(c) &&
         elsi_now_ms() >= s->hello_by_ms) {
         /* Note [Control-only hello deadline]. */
-        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+        elsi_log_limited(elsi_writer_consumer_log(w), ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                          "%s: control client %" PRIu64 " sent no control-only "
-                         "hello within %u ms: refused", w->endpoint, c->id,
+                         "hello within %u ms: refused", elsi_writer_endpoint(w), elsi_consumer_id(c),
                          elsi_ctl_hello_deadline_ms);
         refuse_not_control_only(w, c, ELSI_CTL_KIND_HELLO_ANSWER, 0);
     }
-    while (!c->dead && s->out_off < s->out_len) {
-        struct iovec iov = { s->out + s->out_off, s->out_len - s->out_off };
-        ssize_t n = elsi_write_iov(c->fd, true, &iov, 1);
+    while (!elsi_consumer_dead(c) && s->out_off < s->out_len) {
+        ssize_t n = elsi_consumer_send(c, s->out + s->out_off,
+                                       s->out_len - s->out_off);
         if (n == -EAGAIN) {
-            c->want_out = true;
             if (s->refused)
-                c->dead = true;     /* told as much as it takes */
-            return;
+                elsi_consumer_close(c);     /* told as much as it takes */
+            return true;
         }
         if (n < 0) {
-            c->dead = true;     /* the client went away */
-            return;
+            elsi_consumer_close(c);     /* the client went away */
+            return true;
         }
         s->out_off += (size_t)n;
     }
-    if (!c->dead && s->out_cap > 0)
+    if (!elsi_consumer_dead(c) && s->out_cap > 0)
         out_drop(w, s);
     /* A client that has shut its side (or was refused) and has nothing
      * more coming is done (over TCP only POLLIN says so: nothing is
      * written to it). */
-    if (c->read_closed && s->in_flight == 0 && s->out_off == s->out_len)
-        c->dead = true;
+    if (elsi_consumer_input_ended(c) && s->in_flight == 0 &&
+        s->out_off == s->out_len)
+        elsi_consumer_close(c);
+    return true;
 }
 
 /* Look at the peer once: who it is decides what it may do. */
 static void session_check_peer(struct els_writer *w, struct consumer *c)
 {
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
     (void)w;
     s->checked = true;
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
-    if (getsockname(c->fd, (struct sockaddr *)&ss, &len) != 0)
+    if (getsockname(elsi_consumer_fd(c), (struct sockaddr *)&ss, &len) != 0)
         return;
     if (ss.ss_family == AF_UNIX) {
         s->unix_peer = true;
 #if defined(SO_PEERCRED)
         struct ucred cred;
         socklen_t clen = sizeof cred;
-        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0) {
+        if (getsockopt(elsi_consumer_fd(c), SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0) {
             s->peer_uid = cred.uid;
             s->peer_ok = cred.uid == geteuid() || cred.uid == 0;
         }
@@ -861,10 +872,10 @@ static void session_check_peer(struct els_writer *w, struct consumer *c)
  */
 
 /* May c run commands?  0, or the error and its text. */
-static int session_allowed(struct els_writer *w, struct consumer *c,
-                           char *why, size_t why_len)
+static int session_allowed(const struct elsi_control *ctl,
+                           struct consumer *c, char *why, size_t why_len)
 {
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
     if (s->version == ELSI_CTL_VERSION_1) {
         snprintf(why, why_len, "control protocol version 1 is not served: "
                  "this program speaks version %u (update the client)",
@@ -882,7 +893,7 @@ static int session_allowed(struct els_writer *w, struct consumer *c,
     if (s->inet_peer) {
         if (s->secret_ok)
             return 0;
-        snprintf(why, why_len, "%s", w->control->secret_len == 0
+        snprintf(why, why_len, "%s", ctl->secret_len == 0
                  ? "control over TCP is refused: the sink has no "
                    "control-secret="
                  : s->locked
@@ -917,26 +928,20 @@ static int challenge_bytes(uint8_t *p, size_t n)
 static void hello_control_only(struct els_writer *w, struct consumer *c,
                                const struct elsi_ctl_msg *m)
 {
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
     if (!(m->flags & ELSI_CTL_HELLO_CONTROL_ONLY) || s->control_only)
         return;
     s->control_only = true;
-    c->trusted = false;
-    c->retry_at_ms = 0;     /* Note [Control-only hello deadline]: met */
-    pthread_mutex_lock(&w->lock);
-    if (c->awaiting_snapshot) {
-        /* It will never read a stream (Note [Late joiners]). */
-        c->awaiting_snapshot = false;
-        w->awaiting--;
-    }
-    pthread_mutex_unlock(&w->lock);
+    elsi_consumer_set_trusted(c, false);
+    elsi_consumer_wake_at(c, 0);     /* Note [Control-only hello deadline]: met */
+    elsi_consumer_stream_off(w, c);    /* it will never read a stream */
     out_append(w, c, m->nonce, ELSI_CTL_NONCE_BYTES);
 }
 
-static void on_hello(struct els_writer *w, struct consumer *c,
-                     const struct elsi_ctl_msg *m)
+static void on_hello(struct els_writer *w, const struct elsi_control *ctl,
+                     struct consumer *c, const struct elsi_ctl_msg *m)
 {
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
     char text[200];
     if (m->type == ELSI_CTL_MSG_HELLO_V1) {
         if (s->version == 0) {
@@ -945,11 +950,11 @@ static void on_hello(struct els_writer *w, struct consumer *c,
              * parse. */
             s->version = ELSI_CTL_VERSION_1;
             hello_control_only(w, c, m);
-            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS,
+            elsi_log_limited(elsi_writer_consumer_log(w), ELSI_LOG_INTERVAL_MS,
                              ELS_LOG_WARN, "%s: control client %" PRIu64
                              " speaks protocol version 1 (refused; its hello "
-                             "carries any secret in clear)", w->endpoint,
-                             c->id);
+                             "carries any secret in clear)", elsi_writer_endpoint(w),
+                             elsi_consumer_id(c));
         }
         snprintf(text, sizeof text, "control protocol version 1 is not "
                  "served: this program speaks version %u (update the "
@@ -963,7 +968,7 @@ static void on_hello(struct els_writer *w, struct consumer *c,
     hello_control_only(w, c, m);
     int status = 0;
     if (s->version == ELSI_CTL_VERSION && s->inet_peer && !s->secret_ok &&
-        !s->locked && w->control->secret_len > 0) {
+        !s->locked && ctl->secret_len > 0) {
         int r = challenge_bytes(s->challenge, sizeof s->challenge);
         s->challenged = r == 0;
         if (r != 0) {
@@ -982,7 +987,7 @@ static void on_hello(struct els_writer *w, struct consumer *c,
         answer(w, c, ELSI_CTL_KIND_CHALLENGE, 0, false, "hello", 0, text);
         return;
     }
-    status = session_allowed(w, c, text, sizeof text);
+    status = session_allowed(ctl, c, text, sizeof text);
     if (status == 0)
         snprintf(text, sizeof text, "eventlog-sink control protocol %u; "
                  "send \"help\" for the commands", ELSI_CTL_VERSION);
@@ -990,15 +995,14 @@ static void on_hello(struct els_writer *w, struct consumer *c,
 }
 
 /* A proof answers the open challenge, once (Note [Challenges]). */
-static void on_proof(struct els_writer *w, struct consumer *c,
-                     const struct elsi_ctl_msg *m)
+static void on_proof(struct els_writer *w, const struct elsi_control *ctl,
+                     struct consumer *c, const struct elsi_ctl_msg *m)
 {
-    struct elsi_ctl_session *s = c->ctl;
-    struct elsi_control *ctl = w->control;
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
     int status;
     char text[200];
     if (!s->challenged) {
-        status = session_allowed(w, c, text, sizeof text);
+        status = session_allowed(ctl, c, text, sizeof text);
         if (status == 0 || !s->locked) {
             status = -EPERM;
             snprintf(text, sizeof text, "no challenge to answer: a proof "
@@ -1014,11 +1018,11 @@ static void on_proof(struct els_writer *w, struct consumer *c,
         elsi_wipe(s->challenge, sizeof s->challenge);
         s->locked = !s->secret_ok;
         if (s->locked)
-            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS,
+            elsi_log_limited(elsi_writer_consumer_log(w), ELSI_LOG_INTERVAL_MS,
                              ELS_LOG_WARN, "%s: control client %" PRIu64
-                             " gave a wrong proof of the secret", w->endpoint,
-                             c->id);
-        status = session_allowed(w, c, text, sizeof text);
+                             " gave a wrong proof of the secret", elsi_writer_endpoint(w),
+                             elsi_consumer_id(c));
+        status = session_allowed(ctl, c, text, sizeof text);
         if (status == 0)
             snprintf(text, sizeof text, "eventlog-sink control protocol %u; "
                      "send \"help\" for the commands", ELSI_CTL_VERSION);
@@ -1065,10 +1069,10 @@ static struct ctl_command *lookup_text(const char *text, char *label,
     return found != NULL ? copy : NULL;
 }
 
-static void dispatch(struct els_writer *w, struct consumer *c,
-                     const struct elsi_ctl_msg *m)
+static void dispatch(struct els_writer *w, struct elsi_control *ctl,
+                     struct consumer *c, const struct elsi_ctl_msg *m)
 {
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = elsi_consumer_session(c);
     bool es = m->type == ELSI_CTL_MSG_ES;
     uint32_t id = es ? 0 : m->request_id;
     char label[300];
@@ -1091,7 +1095,7 @@ static void dispatch(struct els_writer *w, struct consumer *c,
     } else {
         found = lookup_text(m->text, label, sizeof label, &args, &cmd);
     }
-    int status = session_allowed(w, c, why, sizeof why);
+    int status = session_allowed(ctl, c, why, sizeof why);
     if (status != 0) {
         answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, status, why);
         return;
@@ -1112,19 +1116,19 @@ static void dispatch(struct els_writer *w, struct consumer *c,
         answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, ELS_ENOMEM, "");
         return;
     }
-    j->ctl = w->control;
-    j->consumer_id = c->id;
+    j->ctl = ctl;
+    j->consumer_id = elsi_consumer_id(c);
     j->request_id = id;
     j->es = es;
     j->cmd = *found;
     snprintf(j->label, sizeof j->label, "%s", label);
     snprintf(j->args, sizeof j->args, "%s", args);
-    pthread_mutex_lock(&w->control->mu);
-    w->control->refs++;
-    pthread_mutex_unlock(&w->control->mu);
+    pthread_mutex_lock(&ctl->mu);
+    ctl->refs++;
+    pthread_mutex_unlock(&ctl->mu);
     int r = worker_submit(j);
     if (r != 0) {
-        ctl_unref(w->control);
+        ctl_unref(ctl);
         free(j);
         answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, r,
                r == ELS_EBUSY ? "the control thread is busy; try again" : "");
@@ -1137,45 +1141,51 @@ static void dispatch(struct els_writer *w, struct consumer *c,
         s->in_flight++;
 }
 
-void elsi_control_input(struct els_writer *w, struct consumer *c)
+static void collector_input(struct els_writer *w, struct consumer *c,
+                            struct elsi_ctl_session *s);
+
+/* The input hook: a collector's proof (Note [Collector proof]), or a
+ * client's control messages when control=1. */
+static bool control_input(struct els_writer *w, void *state,
+                          struct consumer *c, void **slot)
 {
-    if (c->ctl == NULL) {
-        int r = session_new(w, c);
+    struct elsi_control *ctl = state;
+    if (*slot != NULL && ((struct elsi_ctl_session *)*slot)->collector) {
+        collector_input(w, c, *slot);
+        return true;
+    }
+    if (ctl == NULL || !elsi_consumer_accepted(c))
+        return false;
+    if (*slot == NULL) {
+        int r = session_new(w, slot);
         if (r == -ENOBUFS) {
             session_over_memory(w, c, "a control session");
-            return;
+            return true;
         }
         if (r != 0) {
             session_kill(w, c, "out of memory");
-            return;
+            return true;
         }
     }
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = *slot;
     if (s->refused) {
         /* Told and closing: what it says now is not read. */
-        c->read_closed = true;
-        return;
+        elsi_consumer_stop_reading(c);
+        return true;
     }
     if (!s->checked)
         session_check_peer(w, c);
-    ssize_t n;
-    do {
-        n = read(c->fd, w->scratch, CTL_READ_BYTES);
-    } while (n < 0 && errno == EINTR);
-    if (n == 0) {
-        c->read_closed = true;
-        return;
-    }
-    if (n < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            c->dead = true;
-        return;
-    }
+    const uint8_t *data;
+    ssize_t n = elsi_consumer_read(w, c, CTL_READ_BYTES, &data);
+    if (n < 0)
+        elsi_consumer_close(c);
+    if (n <= 0)
+        return true;
     size_t off = 0;
     struct elsi_ctl_msg *msg = &s->msg;
-    while (off < (size_t)n && !c->dead) {
+    while (off < (size_t)n && !elsi_consumer_dead(c)) {
         bool got = false;
-        off += elsi_ctl_decode(&s->dec, w->scratch + off, (size_t)n - off,
+        off += elsi_ctl_decode(&s->dec, data + off, (size_t)n - off,
                                msg, &got);
         if (!got)
             continue;
@@ -1194,14 +1204,14 @@ void elsi_control_input(struct els_writer *w, struct consumer *c)
         switch (msg->type) {
         case ELSI_CTL_MSG_HELLO:
         case ELSI_CTL_MSG_HELLO_V1:
-            on_hello(w, c, msg);
+            on_hello(w, ctl, c, msg);
             break;
         case ELSI_CTL_MSG_PROOF:
-            on_proof(w, c, msg);
+            on_proof(w, ctl, c, msg);
             break;
         case ELSI_CTL_MSG_COMMAND:
         case ELSI_CTL_MSG_ES:
-            dispatch(w, c, msg);
+            dispatch(w, ctl, c, msg);
             break;
         case ELSI_CTL_MSG_ERROR:
             /* Without a frame there is no request id to repeat. */
@@ -1211,11 +1221,13 @@ void elsi_control_input(struct els_writer *w, struct consumer *c)
             break;
         }
     }
+    return true;
 }
 
-void elsi_control_tick(struct els_writer *w)
+/* The tick hook: hand finished commands' answers to their sessions. */
+static void control_tick(struct els_writer *w, void *state)
 {
-    struct elsi_control *ctl = w->control;
+    struct elsi_control *ctl = state;
     if (ctl == NULL)
         return;
     pthread_mutex_lock(&ctl->mu);
@@ -1225,13 +1237,13 @@ void elsi_control_tick(struct els_writer *w)
     while (done != NULL) {
         struct ctl_job *j = done;
         done = j->next;
-        for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
-            if (c->id != j->consumer_id || c->ctl == NULL)
-                continue;
-            c->ctl->in_flight--;
+        struct consumer *c = elsi_consumer_find(w, j->consumer_id);
+        struct elsi_ctl_session *s = c != NULL ? elsi_consumer_session(c)
+                                               : NULL;
+        if (s != NULL) {
+            s->in_flight--;
             answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, j->request_id, j->es,
                    j->label, j->status, j->out);
-            break;
         }
         free(j);
     }
@@ -1379,7 +1391,7 @@ __attribute__((constructor)) static void control_builtins(void)
 
 static int collector_open(struct els_writer *w, char *err, size_t err_len)
 {
-    const struct elsi_spec *sp = &w->spec;
+    const struct elsi_spec *sp = elsi_writer_spec(w);
     bool connect_out = strcmp(sp->scheme, "tcp-connect") == 0 ||
                        strcmp(sp->scheme, "unix-connect") == 0;
     if (sp->collector_secret != NULL) {
@@ -1400,24 +1412,28 @@ static int collector_open(struct els_writer *w, char *err, size_t err_len)
     if (sp->trust)
         elsi_log(ELS_LOG_INFO, "%s: policy=block: the collector is trusted "
                  "(trust=1): the program waits while it does not read",
-                 w->endpoint);
+                 elsi_writer_endpoint(w));
     else if (sp->collector_secret != NULL)
         elsi_log(ELS_LOG_INFO, "%s: policy=block: %sanother collector is "
                  "trusted once it proves the secret of collector-secret=%s, "
-                 "and served as under policy=drop until then", w->endpoint,
+                 "and served as under policy=drop until then", elsi_writer_endpoint(w),
                  own, sp->collector_secret);
     else
         elsi_log(ELS_LOG_INFO, "%s: policy=block: %s%s collector is not "
                  "trusted: served as under policy=drop (give "
-                 "collector-secret= or trust=1)", w->endpoint, own,
+                 "collector-secret= or trust=1)", elsi_writer_endpoint(w), own,
                  tcp ? "a TCP" : "any other");
     return 0;
 }
 
-void elsi_collector_challenge(struct els_writer *w, struct consumer *c)
+/* A dialled socket consumer that is not trusted yet and whose spec has
+ * collector-secret=: queue its challenge (the first note after the
+ * header) and await the proof. */
+static void collector_challenge(struct els_writer *w, struct consumer *c,
+                                void **slot)
 {
-    const struct elsi_spec *sp = &w->spec;
-    if (sp->collector_secret == NULL || c->ctl != NULL)
+    const struct elsi_spec *sp = elsi_writer_spec(w);
+    if (sp->collector_secret == NULL || *slot != NULL)
         return;
     uint8_t secret[ELSI_CTL_MAX_SECRET];
     size_t len = 0;
@@ -1429,16 +1445,16 @@ void elsi_collector_challenge(struct els_writer *w, struct consumer *c)
         r = elsi_fail(err, sizeof err, ELS_EBUSY, "no random bytes for a "
                       "challenge yet");
     if (r == 0)
-        r = session_new(w, c);
+        r = session_new(w, slot);
     if (r != 0) {
         elsi_wipe(secret, sizeof secret);
-        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+        elsi_log_limited(elsi_writer_consumer_log(w), ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                          "%s: collector %" PRIu64 " not challenged (stays "
-                         "untrusted): %s", w->endpoint, c->id,
+                         "untrusted): %s", elsi_writer_endpoint(w), elsi_consumer_id(c),
                          err[0] ? err : els_strerror(r));
         return;
     }
-    struct elsi_ctl_session *s = c->ctl;
+    struct elsi_ctl_session *s = *slot;
     s->collector = true;
     uint8_t m[sizeof COLLECTOR_PROOF_LABEL + ELSI_CTL_CHALLENGE_BYTES];
     memcpy(m, COLLECTOR_PROOF_LABEL, sizeof COLLECTOR_PROOF_LABEL);
@@ -1454,27 +1470,21 @@ void elsi_collector_challenge(struct els_writer *w, struct consumer *c)
     elsi_consumer_note_text(w, c, text);
 }
 
-void elsi_collector_input(struct els_writer *w, struct consumer *c)
+/* Input from such a consumer: the proof, once; trusted when right. */
+static void collector_input(struct els_writer *w, struct consumer *c,
+                            struct elsi_ctl_session *s)
 {
-    struct elsi_ctl_session *s = c->ctl;
-    ssize_t n;
-    do {
-        n = read(c->fd, w->scratch, sizeof w->scratch);
-    } while (n < 0 && errno == EINTR);
-    if (n == 0) {
-        c->read_closed = true;
+    const uint8_t *data;
+    ssize_t n = elsi_consumer_read(w, c, SIZE_MAX, &data);
+    if (n < 0)
+        elsi_consumer_close(c);
+    if (n <= 0)
         return;
-    }
-    if (n < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            c->dead = true;
-        return;
-    }
     if (s->collector_done)
         return;     /* one proof per connection; the rest is discarded */
     size_t want = sizeof s->collector_got - s->collector_got_len;
     size_t k = (size_t)n < want ? (size_t)n : want;
-    memcpy(s->collector_got + s->collector_got_len, w->scratch, k);
+    memcpy(s->collector_got + s->collector_got_len, data, k);
     s->collector_got_len += k;
     if (s->collector_got_len < sizeof s->collector_got)
         return;
@@ -1488,15 +1498,57 @@ void elsi_collector_input(struct els_writer *w, struct consumer *c)
                             ELSI_CTL_PROOF_BYTES);
     elsi_wipe(s->collector_want, sizeof s->collector_want);
     if (ok) {
-        c->trusted = true;
+        elsi_consumer_set_trusted(c, true);
         elsi_log(ELS_LOG_INFO, "%s: collector %" PRIu64 " proved the secret "
-                 "of collector-secret=: trusted%s", w->endpoint, c->id,
-                 w->spec.policy == ELSI_POLICY_BLOCK
+                 "of collector-secret=: trusted%s", elsi_writer_endpoint(w), elsi_consumer_id(c),
+                 elsi_writer_spec(w)->policy == ELSI_POLICY_BLOCK
                      ? " (policy=block waits for it)" : "");
     } else {
-        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+        elsi_log_limited(elsi_writer_consumer_log(w), ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                          "%s: collector %" PRIu64 " gave a wrong proof of "
                          "collector-secret=: not trusted (served as under "
-                         "policy=drop)", w->endpoint, c->id);
+                         "policy=drop)", elsi_writer_endpoint(w), elsi_consumer_id(c));
     }
 }
+
+// ---------------------------------------------------------------------------
+// The hooks delivery calls (deliver/hooks.h)
+// ---------------------------------------------------------------------------
+
+static int control_listen_fd(void *state)
+{
+    struct elsi_control *ctl = state;
+    return ctl != NULL ? elsi_control_endpoint_fd(ctl->listener) : -1;
+}
+
+static int control_accept(void *state, int *fd)
+{
+    struct elsi_control *ctl = state;
+    return elsi_control_endpoint_accept(ctl->listener, fd);
+}
+
+static int control_attach(struct els_writer *w, void *state,
+                          struct consumer *c, enum elsi_attach_kind kind,
+                          void **slot)
+{
+    (void)state;
+    if (kind == ELSI_ATTACH_ENDPOINT)
+        return endpoint_session(w, c, slot);
+    collector_challenge(w, c, slot);
+    return 0;
+}
+
+const struct elsi_writer_hooks elsi_control_hooks = {
+    .struct_size = sizeof(struct elsi_writer_hooks),
+    .open = control_open,
+    .listen_fd = control_listen_fd,
+    .accept = control_accept,
+    .attach = control_attach,
+    .input = control_input,
+    .serve_only = control_serve_only,
+    .due = control_due,
+    .session_free = control_session_free,
+    .tick = control_tick,
+    .detach = control_detach,
+    .release = control_release,
+};

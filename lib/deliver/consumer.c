@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
@@ -284,7 +283,8 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     if (dialled && !c->trusted && c->is_socket) {
         /* Note [Collector proof]: its challenge is the first note. */
         consumer_untrusted_collector(w, c);
-        elsi_collector_challenge(w, c);
+        w->hooks->attach(w, w->hooks_state, c,
+                         ELSI_ATTACH_UNTRUSTED_COLLECTOR, &c->session);
     }
     if (request != NULL)
         request(request_ctx);
@@ -301,7 +301,8 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
     if (c == NULL)
         return NULL;
     c->trusted = false;     /* it never holds a unit */
-    int r = elsi_control_endpoint_session(w, c);
+    int r = w->hooks->attach(w, w->hooks_state, c, ELSI_ATTACH_ENDPOINT,
+                             &c->session);
     if (r != 0) {
         if (r == -ENOBUFS) {
             w->dropped_for_memory++;
@@ -422,7 +423,8 @@ void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
         elsi_close(c->fd);
     }
     consumer_priv_drop(w, c);
-    elsi_control_session_free(w, c->ctl);
+    if (c->session != NULL)
+        w->hooks->session_free(w, c->session);
     free(c);
 }
 
@@ -642,8 +644,12 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
 {
     if (c->dead || c->connecting)
         return;
-    if (elsi_control_only(c)) {
-        elsi_control_pump_only(w, c, header_len, visible);
+    if (c->session != NULL && w->hooks->serve_only(w, c, c->session)) {
+        /* No stream: always caught up, never holding a unit back. */
+        c->header_off = header_len;
+        c->seq = visible;
+        c->unit_off = 0;
+        c->priv_off = c->priv_len;
         return;
     }
     if (header == NULL)
@@ -684,9 +690,12 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             consumer_priv_drop(w, c);
             consumer_piece_done(c);
         }
-        if (c->ctl != NULL && c->unit_off == 0 && !c->awaiting_snapshot) {
+        if (c->session != NULL && c->unit_off == 0 && !c->awaiting_snapshot) {
             /* Control answers go in at the point the command took effect. */
-            elsi_control_notes_due(w, c, visible);
+            bool at_end = c->seq < visible &&
+                          elsi_ring_unit_at(&w->ring, c->seq)->kind ==
+                              ELSI_UNIT_KIND_END;
+            w->hooks->due(w, c, c->session, c->seq, at_end);
             if (c->dead)
                 return;
             if (c->priv_off < c->priv_len)
@@ -842,23 +851,87 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
         }
         return;
     }
-    if ((revents & POLLIN) && c->dialled && c->ctl != NULL) {
-        elsi_collector_input(w, c);     /* Note [Collector proof] */
-    } else if ((revents & POLLIN) && w->control != NULL && c->is_socket &&
-               !c->dialled) {
-        elsi_control_input(w, c);
-    } else if (revents & POLLIN) {
+    if ((revents & POLLIN) &&
+        !w->hooks->input(w, w->hooks_state, c, &c->session)) {
         /* Without control=1 consumers have nothing to say: read and
          * discard, and notice end of input. */
-        ssize_t n;
-        do {
-            n = read(c->fd, w->scratch, sizeof w->scratch);
-        } while (n < 0 && errno == EINTR);
-        if (n == 0)
-            c->read_closed = true;
-        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-            consumer_kill(w, c, "read failed", -errno);
+        const uint8_t *data;
+        ssize_t n = elsi_consumer_read(w, c, sizeof w->scratch, &data);
+        if (n < 0)
+            consumer_kill(w, c, "read failed", (int)n);
     }
     if (revents & (POLLERR | POLLHUP | POLLNVAL))
         consumer_kill(w, c, "hung up", 0);
+}
+
+// ---------------------------------------------------------------------------
+// For the layer above (deliver/hooks.h)
+// ---------------------------------------------------------------------------
+
+ssize_t elsi_consumer_read(struct els_writer *w, struct consumer *c,
+                           size_t max, const uint8_t **data)
+{
+    ssize_t n;
+    if (max > sizeof w->scratch)
+        max = sizeof w->scratch;
+    do {
+        n = read(c->fd, w->scratch, max);
+    } while (n < 0 && errno == EINTR);
+    *data = w->scratch;
+    if (n == 0)
+        c->read_closed = true;
+    if (n < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+    return n;
+}
+
+ssize_t elsi_consumer_send(struct consumer *c, const void *p, size_t n)
+{
+    struct iovec iov = { (void *)p, n };
+    ssize_t r = elsi_write_iov(c->fd, c->is_socket, &iov, 1);
+    if (r == -EAGAIN)
+        c->want_out = true;
+    return r;
+}
+
+struct consumer *elsi_consumer_find(struct els_writer *w, uint64_t id)
+{
+    for (struct consumer *c = w->consumers; c != NULL; c = c->next)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+void elsi_consumer_stream_off(struct els_writer *w, struct consumer *c)
+{
+    pthread_mutex_lock(&w->lock);
+    if (c->awaiting_snapshot) {
+        /* Note [Late joiners]: no snapshot is needed for it. */
+        c->awaiting_snapshot = false;
+        w->awaiting--;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+uint64_t elsi_consumer_id(const struct consumer *c) { return c->id; }
+int elsi_consumer_fd(const struct consumer *c) { return c->fd; }
+bool elsi_consumer_dead(const struct consumer *c) { return c->dead; }
+void *elsi_consumer_session(const struct consumer *c) { return c->session; }
+void elsi_consumer_close(struct consumer *c) { c->dead = true; }
+void elsi_consumer_stop_reading(struct consumer *c) { c->read_closed = true; }
+void elsi_consumer_wake_at(struct consumer *c, uint64_t ms) { c->retry_at_ms = ms; }
+
+bool elsi_consumer_accepted(const struct consumer *c)
+{
+    return c->is_socket && !c->dialled;
+}
+
+bool elsi_consumer_input_ended(const struct consumer *c)
+{
+    return c->read_closed;
+}
+
+void elsi_consumer_set_trusted(struct consumer *c, bool trusted)
+{
+    c->trusted = trusted;
 }

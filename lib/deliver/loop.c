@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
@@ -82,15 +81,15 @@ static size_t live_consumers(const struct els_writer *w)
     return n;
 }
 
-/* Accept every pending client of the sink, or (control) of the control
- * endpoint.  Over max-consumers= a client is accepted and closed at once
+/* Accept every pending client of the sink, or (control) of the layer
+ * above's own endpoint (control=unix:PATH).  Over max-consumers= a client is accepted and closed at once
  * (it learns immediately, and holds nothing). */
 static void accept_all(struct els_writer *w, bool control)
 {
     size_t live = live_consumers(w);
     for (;;) {
         int fd = -1;
-        int r = control ? elsi_control_endpoint_accept(w, &fd)
+        int r = control ? w->hooks->accept(w->hooks_state, &fd)
                         : w->ops->accept(w->sink, &fd);
         if (r == -EAGAIN) {
             w->accept_backoff_ms = 0;
@@ -243,7 +242,7 @@ void *elsi_writer_main(void *arg)
         uint64_t now = elsi_now_ms();
         if (w->ops->style == ELS_SINK_DIAL)
             dial_maybe(w, now);
-        elsi_control_tick(w);
+        w->hooks->tick(w, w->hooks_state);
 
         pthread_mutex_lock(&w->lock);
         const uint8_t *header = w->header;
@@ -359,10 +358,10 @@ void *elsi_writer_main(void *arg)
                 pcons[n++] = NULL;
             }
         }
-        int ctl_fd = -1;
-        if (w->ctl_listener != NULL && !stopping) {
+        int ctl_fd = w->hooks->listen_fd != NULL
+                         ? w->hooks->listen_fd(w->hooks_state) : -1;
+        if (ctl_fd >= 0 && !stopping) {
             if (t >= w->listen_resume_ms) {
-                ctl_fd = elsi_control_endpoint_fd(w);
                 pfds[n] = (struct pollfd){ .fd = ctl_fd, .events = POLLIN };
                 pcons[n++] = NULL;
             } else {
@@ -484,8 +483,7 @@ void *elsi_writer_main(void *arg)
     free(pfds);
     free(pcons);
     /* Note [Control lifetimes]: detached before w can be freed. */
-    elsi_control_detach(w);
-    elsi_control_endpoint_close(w);
+    w->hooks->detach(w, w->hooks_state);
     pthread_mutex_lock(&w->lock);
     w->consumers = NULL;
     w->st.consumers_connected = 0;

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
@@ -146,6 +145,33 @@ int els_writer_endpoint(struct els_writer *w, char *buf, size_t len)
     return snprintf(buf, len, "%s", w->endpoint);
 }
 
+// ---------------------------------------------------------------------------
+// For the layer above (deliver/hooks.h)
+// ---------------------------------------------------------------------------
+
+const struct elsi_spec *elsi_writer_spec(const struct els_writer *w)
+{
+    return &w->spec;
+}
+
+const char *elsi_writer_endpoint(const struct els_writer *w)
+{
+    return w->endpoint;
+}
+
+struct elsi_ratelimit *elsi_writer_consumer_log(struct els_writer *w)
+{
+    return &w->consumer_log;
+}
+
+uint64_t elsi_writer_committed(struct els_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    uint64_t seq = w->ring.committed_seq;
+    pthread_mutex_unlock(&w->lock);
+    return seq;
+}
+
 int els_stats_format(const struct els_stats *s, char *buf, size_t len)
 {
     uint64_t du = 0, db = 0;
@@ -178,8 +204,8 @@ static void writer_free(struct els_writer *w)
     if (w->wake[1] >= 0)
         elsi_close(w->wake[1]);
     elsi_ring_destroy(&w->ring);
-    elsi_control_endpoint_close(w);    /* if the writer thread did not */
-    elsi_control_release(w->control);
+    if (w->hooks != NULL)
+        w->hooks->release(w->hooks_state);
     elsi_spec_free(&w->spec);
     free(w->header);
     free(w->join_buf);
@@ -212,14 +238,27 @@ int els_spec_check(const char *spec, char *err, size_t err_len)
     return r;
 }
 
-int els_writer_open(const char *spec, struct els_writer **out,
-                    char *err, size_t err_len)
+/* Does the table keep the contract of deliver/hooks.h? */
+static bool hooks_valid(const struct elsi_writer_hooks *h)
+{
+    return h != NULL && h->struct_size >= sizeof *h && h->open != NULL &&
+           (h->listen_fd == NULL || h->accept != NULL) && h->attach != NULL &&
+           h->input != NULL && h->serve_only != NULL && h->due != NULL &&
+           h->session_free != NULL && h->tick != NULL && h->detach != NULL &&
+           h->release != NULL;
+}
+
+int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
+                     struct els_writer **out, char *err, size_t err_len)
 {
     if (err != NULL && err_len > 0)
         err[0] = '\0';
     if (spec == NULL || out == NULL)
         return elsi_fail(err, err_len, ELS_EINVAL, "no spec given");
     *out = NULL;
+    if (!hooks_valid(hooks))
+        return elsi_fail(err, err_len, ELS_EINVAL, "the writer's hooks lack "
+                         "a member they must have");
     pthread_once(&atfork_once, atfork_register);
 
     struct els_writer *w = calloc(1, sizeof *w);
@@ -263,11 +302,12 @@ int els_writer_open(const char *spec, struct els_writer **out,
     if (w->ops->endpoint == NULL ||
         w->ops->endpoint(w->sink, w->endpoint, sizeof w->endpoint) < 0)
         snprintf(w->endpoint, sizeof w->endpoint, "%s", spec);
-    r = elsi_control_open(w, err, err_len);
+    r = hooks->open(w, &w->hooks_state, err, err_len);
     if (r != 0) {
         w->ops->close(w->sink);
         goto fail;
     }
+    w->hooks = hooks;
 
     /* The writer thread must never take a signal meant for the program
      * (the RTS's timer, SIGINT...) and must hold SIGPIPE blocked for pipe

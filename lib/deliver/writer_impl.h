@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "deliver/hooks.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "log.h"
@@ -260,9 +261,9 @@ struct consumer {
     uint64_t dump_end;
     int dump_error;             /* the write that failed it */
     uint64_t await_since_ms;
-    /* Its control session (control=1, once it sent something):
-     * lib/control/control.c. */
-    struct elsi_ctl_session *ctl;
+    /* The layer above's state for it (a control session, once it sent
+     * something, or a collector's challenge): deliver/hooks.h. */
+    void *session;
 };
 
 struct els_writer {
@@ -363,12 +364,9 @@ struct els_writer {
                           loop_log;
 
     struct els_writer *next_open;   /* all_writers list, for fork */
-    /* control=1: the control channel's side of this writer
-     * (lib/control/control.h); NULL otherwise. */
-    struct elsi_control *control;
-    /* control=unix:PATH: the unix: sink state of its socket
-     * (lib/control/listener.c); NULL otherwise. */
-    void *ctl_listener;
+    /* The layer above (deliver/hooks.h) and what its open returned. */
+    const struct elsi_writer_hooks *hooks;
+    void *hooks_state;
 };
 
 #define DIAL_BACKOFF_MIN_MS 100u
@@ -376,8 +374,6 @@ struct els_writer {
 /* How long close waits for the writer thread past the stop deadline
  * (it closes the consumers then) before leaving it behind. */
 #define STOP_GRACE_MS 250u
-/* At most one line per interval for a message that can repeat. */
-#define ELSI_LOG_INTERVAL_MS 1000u
 /* accept() failing for want of descriptors (EMFILE, ENFILE...): how long
  * the listener rests before the next try, doubling. */
 #define ACCEPT_BACKOFF_MIN_MS 100u
@@ -396,13 +392,6 @@ struct els_writer {
 /* Requests for a join snapshot made again after refusals while the same
  * consumers wait: Note [Asking again for a join snapshot]. */
 #define JOIN_ASKS_MAX 8u
-
-static inline uint64_t elsi_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static inline void elsi_deadline_timespec(uint64_t ms_from_now, struct timespec *ts)
 {
@@ -431,7 +420,6 @@ void elsi_writer_finish(struct els_writer *w);
  * caller must call elsi_writer_send_wake() after unlocking.  See Note
  * [Waking the writer thread]. */
 bool elsi_writer_need_wake(struct els_writer *w);
-void elsi_writer_send_wake(struct els_writer *w);
 
 // ---------------------------------------------------------------------------
 // Consumers (consumer.c; writer thread only, except where said)
@@ -452,8 +440,8 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c,
                          short revents);
 /* Lock held. */
 void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
-/* A client of the control endpoint (control=unix:PATH): never sent
- * stream bytes; NULL (fd closed) when out of memory. */
+/* A client of the layer above's own endpoint (control=unix:PATH): never
+ * sent stream bytes; NULL (fd closed) when out of memory. */
 struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd);
 /* A consumer writing units [start, end) to fd, then the end marker; see
  * Note [Flight recorder].  Not counted as a connected consumer. */
@@ -470,9 +458,6 @@ void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
  * under it this round. */
 void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
                          uint64_t visible, uint64_t tail, bool ending);
-/* Queue an in-band note with msg for c (the control channel's answers). */
-void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
-                             const char *msg);
 
 // ---------------------------------------------------------------------------
 // Releasing units (release.c; writer thread, lock held)
@@ -496,13 +481,6 @@ bool elsi_release_units(struct els_writer *w);
 // Flight recorder (dump.c; writer thread)
 // ---------------------------------------------------------------------------
 
-/* els_writer_dump() in two steps, for a caller that must let go of a
- * lock of its own in between (the control channel's ring-dump): enter
- * counts the caller in flight (0, ELS_EINVAL: no recorder, ELS_ESTOPPED),
- * so w stays until wait, after a 0, has answered.  Any thread, no lock
- * held. */
-int elsi_writer_dump_enter(struct els_writer *w);
-int elsi_writer_dump_wait(struct els_writer *w, char *name, size_t name_len);
 /* Start a dump if one is due: asked for (els_writer_dump), signalled
  * (signalled: the sink's listen_fd was readable), or, once the stream
  * ends, the dump at the end.  Lock not held. */
