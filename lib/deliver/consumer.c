@@ -35,7 +35,7 @@
  * no memory (Note [Consumer memory]). */
 static void consumer_priv_drop(struct els_writer *w, struct consumer *c)
 {
-    w->priv_bytes -= c->priv_cap;
+    w->stats.priv_bytes -= c->priv_cap;
     free(c->priv);
     c->priv = NULL;
     c->priv_cap = c->priv_len = c->priv_off = 0;
@@ -53,7 +53,7 @@ static int consumer_priv_append(struct els_writer *w, struct consumer *c,
         size_t cap = c->priv_cap ? c->priv_cap : 256;
         while (cap < need)
             cap *= 2;
-        uint64_t others = w->priv_bytes - c->priv_cap;
+        uint64_t others = w->stats.priv_bytes - c->priv_cap;
         if (others + cap > w->spec.consumer_memory)
             cap = need;     /* exactly what it takes, if that fits */
         if (others + cap > w->spec.consumer_memory)
@@ -61,9 +61,9 @@ static int consumer_priv_append(struct els_writer *w, struct consumer *c,
         uint8_t *p = realloc(c->priv, cap);
         if (p == NULL)
             return ELS_ENOMEM;
-        w->priv_bytes = others + cap;
-        if (w->priv_bytes > w->priv_bytes_peak)
-            w->priv_bytes_peak = w->priv_bytes;
+        w->stats.priv_bytes = others + cap;
+        if (w->stats.priv_bytes > w->stats.priv_bytes_peak)
+            w->stats.priv_bytes_peak = w->stats.priv_bytes;
         c->priv = p;
         c->priv_cap = cap;
     }
@@ -79,17 +79,17 @@ static void consumer_kill(struct els_writer *w, struct consumer *c,
  * against the same bound as the consumers' private bytes. */
 bool elsi_consumer_memory_take(struct els_writer *w, size_t n)
 {
-    if (w->priv_bytes + n > w->spec.consumer_memory)
+    if (w->stats.priv_bytes + n > w->spec.consumer_memory)
         return false;
-    w->priv_bytes += n;
-    if (w->priv_bytes > w->priv_bytes_peak)
-        w->priv_bytes_peak = w->priv_bytes;
+    w->stats.priv_bytes += n;
+    if (w->stats.priv_bytes > w->stats.priv_bytes_peak)
+        w->stats.priv_bytes_peak = w->stats.priv_bytes;
     return true;
 }
 
 void elsi_consumer_memory_give(struct els_writer *w, size_t n)
 {
-    w->priv_bytes -= n;
+    w->stats.priv_bytes -= n;
 }
 
 void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
@@ -97,7 +97,7 @@ void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
 {
     if (c->dead)
         return;
-    w->dropped_for_memory++;
+    w->stats.dropped_for_memory++;
     char why[160];
     snprintf(why, sizeof why, "%s would pass the consumer-memory= bound "
              "(%" PRIu64 " bytes)", what, w->spec.consumer_memory);
@@ -112,7 +112,7 @@ static void consumer_starved(struct els_writer *w, struct consumer *c, int err)
     if (c->dead)
         return;
     if (err == -ENOBUFS) {
-        w->dropped_for_memory++;
+        w->stats.dropped_for_memory++;
         consumer_kill(w, c, "over the consumer-memory= bound", 0);
     } else {
         consumer_kill(w, c, "out of memory", err);
@@ -211,7 +211,7 @@ static void consumer_untrusted_collector(struct els_writer *w,
         return;     /* not connected yet: judged when it is */
     else
         snprintf(who, sizeof who, "over TCP");
-    elsi_log_limited(&w->dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+    elsi_log_limited(&w->cons.dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                      "%s: the collector (%s) is not trusted to hold the "
                      "program back: served as under policy=drop%s",
                      w->endpoint, who, w->spec.collector_secret != NULL
@@ -230,7 +230,7 @@ static struct consumer *consumer_new(struct els_writer *w, int fd,
         elsi_log(ELS_LOG_ERROR, "out of memory attaching a consumer");
         return NULL;
     }
-    c->id = ++w->next_consumer_id;
+    c->id = ++w->cons.next_consumer_id;
     c->style = style;
     c->fd = fd;
     c->dialled = dialled;
@@ -261,29 +261,29 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     pthread_mutex_lock(&w->lock);
     /* A late joiner starts at a join snapshot if the producer can give one
      * (Note [Late joiners]), else at the oldest unit still queued. */
-    c->seq = w->ring.tail_seq;
-    uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+    c->seq = w->queue.ring.tail_seq;
+    uint64_t missed_units = w->queue.released_units, missed_bytes = w->queue.released_bytes;
     els_snapshot_request_fn request = NULL;
-    void *request_ctx = w->snapshot_ctx;
-    if (missed_units > 0 && w->header != NULL && w->snapshot_request != NULL &&
-        !w->stopping) {
-        request = w->snapshot_request;
+    void *request_ctx = w->queue.snapshot_ctx;
+    if (missed_units > 0 && w->queue.header != NULL && w->queue.snapshot_request != NULL &&
+        !w->life.stopping) {
+        request = w->queue.snapshot_request;
         c->awaiting_snapshot = true;
-        c->join_after = c->seq = w->ring.head_seq;
+        c->join_after = c->seq = w->queue.ring.head_seq;
         c->await_since_ms = elsi_now_ms();
-        w->awaiting++;
+        w->cons.awaiting++;
     }
-    c->next = w->consumers;
-    w->consumers = c;
-    w->st.consumers_connected++;
-    w->st.consumers_total++;
+    c->next = w->cons.list;
+    w->cons.list = c;
+    w->stats.st.consumers_connected++;
+    w->stats.st.consumers_total++;
     pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);
 
     if (dialled && !c->trusted && c->is_socket) {
         /* Note [Collector proof]: its challenge is the first note. */
         consumer_untrusted_collector(w, c);
-        w->hooks->attach(w, w->hooks_state, c,
+        w->ctl.hooks->attach(w, w->ctl.state, c,
                          ELSI_ATTACH_UNTRUSTED_COLLECTOR, &c->session);
     }
     if (request != NULL)
@@ -301,12 +301,12 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
     if (c == NULL)
         return NULL;
     c->trusted = false;     /* it never holds a unit */
-    int r = w->hooks->attach(w, w->hooks_state, c, ELSI_ATTACH_ENDPOINT,
+    int r = w->ctl.hooks->attach(w, w->ctl.state, c, ELSI_ATTACH_ENDPOINT,
                              &c->session);
     if (r != 0) {
         if (r == -ENOBUFS) {
-            w->dropped_for_memory++;
-            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS,
+            w->stats.dropped_for_memory++;
+            elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS,
                              ELS_LOG_WARN, "%s: control client refused: its "
                              "session would pass the consumer-memory= bound "
                              "(%" PRIu64 " bytes)", w->endpoint,
@@ -318,11 +318,11 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
         return NULL;
     }
     pthread_mutex_lock(&w->lock);
-    c->seq = w->ring.committed_seq;
-    c->next = w->consumers;
-    w->consumers = c;
-    w->st.consumers_connected++;
-    w->st.consumers_total++;
+    c->seq = w->queue.ring.committed_seq;
+    c->next = w->cons.list;
+    w->cons.list = c;
+    w->stats.st.consumers_connected++;
+    w->stats.st.consumers_total++;
     pthread_mutex_unlock(&w->lock);
     elsi_log(ELS_LOG_DEBUG, "control client %" PRIu64 " attached", c->id);
     return c;
@@ -342,8 +342,8 @@ struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
     c->dump_end = end;
     c->unit_announced = join_start == start;    /* nothing before is its loss */
     pthread_mutex_lock(&w->lock);
-    c->next = w->consumers;
-    w->consumers = c;
+    c->next = w->cons.list;
+    w->cons.list = c;
     pthread_mutex_unlock(&w->lock);
     return c;
 }
@@ -359,11 +359,11 @@ void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
 void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
                          uint64_t visible, uint64_t tail, bool ending)
 {
-    if (w->awaiting == 0)
+    if (w->cons.awaiting == 0)
         return;
     uint64_t now = elsi_now_ms();
     bool ask_again = false;
-    for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
         if (!c->awaiting_snapshot || c->dead)
             continue;
         bool have = join_seq != JOIN_NONE && join_seq >= c->join_after &&
@@ -377,14 +377,14 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
         }
         pthread_mutex_lock(&w->lock);
         c->awaiting_snapshot = false;
-        w->awaiting--;
-        uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+        w->cons.awaiting--;
+        uint64_t missed_units = w->queue.released_units, missed_bytes = w->queue.released_bytes;
         if (have) {
             c->seq = c->join_start = join_seq;
-            w->st.joiners_with_snapshot++;
+            w->stats.st.joiners_with_snapshot++;
         } else {
-            c->seq = w->ring.tail_seq;
-            w->st.joiners_without_snapshot++;
+            c->seq = w->queue.ring.tail_seq;
+            w->stats.st.joiners_without_snapshot++;
         }
         pthread_mutex_unlock(&w->lock);
         c->unit_off = 0;
@@ -405,8 +405,8 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
     }
     if (ask_again) {
         pthread_mutex_lock(&w->lock);
-        els_snapshot_request_fn request = w->snapshot_request;
-        void *ctx = w->snapshot_ctx;
+        els_snapshot_request_fn request = w->queue.snapshot_request;
+        void *ctx = w->queue.snapshot_ctx;
         pthread_mutex_unlock(&w->lock);
         if (request != NULL)
             request(ctx);
@@ -418,13 +418,13 @@ void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
     if (c->fd >= 0) {
         /* In a forked child the descriptor is shared with the parent:
          * shutdown() would end the parent's connection.  See Note [Fork]. */
-        if (graceful && c->is_socket && !w->forked)
+        if (graceful && c->is_socket && !w->life.forked)
             shutdown(c->fd, SHUT_WR);
         elsi_close(c->fd);
     }
     consumer_priv_drop(w, c);
     if (c->session != NULL)
-        w->hooks->session_free(w, c->session);
+        w->ctl.hooks->session_free(w, c->session);
     free(c);
 }
 
@@ -433,7 +433,7 @@ void elsi_consumers_reap(struct els_writer *w)
 {
     pthread_mutex_lock(&w->lock);
     struct consumer *dead = NULL;
-    for (struct consumer **p = &w->consumers; *p != NULL;) {
+    for (struct consumer **p = &w->cons.list; *p != NULL;) {
         struct consumer *c = *p;
         if (c->dead) {
             *p = c->next;
@@ -442,9 +442,9 @@ void elsi_consumers_reap(struct els_writer *w)
             if (c->dump)
                 elsi_dump_ended(w, c);      /* lock held */
             else
-                w->st.consumers_connected--;
+                w->stats.st.consumers_connected--;
             if (c->awaiting_snapshot)
-                w->awaiting--;
+                w->cons.awaiting--;
         } else {
             p = &c->next;
         }
@@ -457,8 +457,8 @@ void elsi_consumers_reap(struct els_writer *w)
          * consumers and the ring accounting are unaffected. */
         elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " detached", c->id);
         if (c->dialled) {
-            w->dial_active = false;
-            w->next_dial_ms = elsi_now_ms() + w->dial_backoff_ms;
+            w->cons.dial_active = false;
+            w->cons.next_dial_ms = elsi_now_ms() + w->cons.dial_backoff_ms;
         }
         elsi_consumer_free(w, c, false);
     }
@@ -473,7 +473,7 @@ static void consumer_kill(struct els_writer *w, struct consumer *c,
         if (err == -EPIPE || err == -ECONNRESET || strcmp(why, "hung up") == 0)
             elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " closed: %s", c->id, why);
         else
-            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+            elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                              "%s: consumer %" PRIu64 " closed: %s%s%s",
                              w->endpoint, c->id, why, err ? ": " : "",
                              err ? els_strerror(err) : "");
@@ -496,8 +496,8 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
         size_t total = iov[0].iov_len;
         if (iovcnt > 1 && iov[1].iov_len > 0) {
             total += iov[1].iov_len;
-            if (total > w->join_cap) {
-                uint8_t *p = realloc(w->join_buf, total);
+            if (total > w->cons.join_cap) {
+                uint8_t *p = realloc(w->cons.join_buf, total);
                 if (p == NULL) {
                     elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_ERROR,
                                      "%s: out of memory joining a unit",
@@ -505,12 +505,12 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
                     c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
                     return -1;
                 }
-                w->join_buf = p;
-                w->join_cap = total;
+                w->cons.join_buf = p;
+                w->cons.join_cap = total;
             }
-            memcpy(w->join_buf, iov[0].iov_base, iov[0].iov_len);
-            memcpy(w->join_buf + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
-            buf = w->join_buf;
+            memcpy(w->cons.join_buf, iov[0].iov_base, iov[0].iov_len);
+            memcpy(w->cons.join_buf + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+            buf = w->cons.join_buf;
         }
         int r = w->ops->write(w->sink, buf, total);
         if (r < 0) {
@@ -644,7 +644,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
 {
     if (c->dead || c->connecting)
         return;
-    if (c->session != NULL && w->hooks->serve_only(w, c, c->session)) {
+    if (c->session != NULL && w->ctl.hooks->serve_only(w, c, c->session)) {
         /* No stream: always caught up, never holding a unit back. */
         c->header_off = header_len;
         c->seq = visible;
@@ -672,7 +672,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
 
     for (;;) {
         /* Note [Stop deadline]: close has given up on this thread. */
-        if (atomic_load_explicit(&w->abandoned, memory_order_relaxed))
+        if (atomic_load_explicit(&w->life.abandoned, memory_order_relaxed))
             return;
         if (c->priv_off < c->priv_len) {
             struct iovec iov = { c->priv + c->priv_off, c->priv_len - c->priv_off };
@@ -693,9 +693,9 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
         if (c->session != NULL && c->unit_off == 0 && !c->awaiting_snapshot) {
             /* Control answers go in at the point the command took effect. */
             bool at_end = c->seq < visible &&
-                          elsi_ring_unit_at(&w->ring, c->seq)->kind ==
+                          elsi_ring_unit_at(&w->queue.ring, c->seq)->kind ==
                               ELSI_UNIT_KIND_END;
-            w->hooks->due(w, c, c->session, c->seq, at_end);
+            w->ctl.hooks->due(w, c, c->session, c->seq, at_end);
             if (c->dead)
                 return;
             if (c->priv_off < c->priv_len)
@@ -721,7 +721,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             return;
         /* c->seq < visible and the tail never passes a consumer, so the
          * unit is retained (Note [Queue locking]). */
-        struct elsi_unit *u = elsi_ring_unit_at(&w->ring, c->seq);
+        struct elsi_unit *u = elsi_ring_unit_at(&w->queue.ring, c->seq);
         if (u->kind == ELSI_UNIT_KIND_JOIN && c->seq != c->join_start) {
             consumer_next_unit(c);  /* Note [Late joiners]: not ours */
             continue;
@@ -734,7 +734,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
                 continue;
         }
         struct iovec iov[2];
-        int cnt = elsi_ring_iov(&w->ring, u, c->unit_off, iov);
+        int cnt = elsi_ring_iov(&w->queue.ring, u, c->unit_off, iov);
         ssize_t n = consumer_write(w, c, iov, cnt);
         if (n < 0) {
             if (consumer_outlives_failure(c)) { /* the unit is lost for c */
@@ -759,7 +759,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             c->last_time = u->end_time;
         consumer_next_unit(c);
         if (c->dump)    /* Note [Flight recorder]: what producers may evict */
-            atomic_store_explicit(&w->dump_floor, c->seq, memory_order_release);
+            atomic_store_explicit(&w->rec.dump_floor, c->seq, memory_order_release);
     }
 }
 
@@ -782,9 +782,9 @@ void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
     uint64_t lost_units = 0, lost_bytes = 0;
     if (c->unit_off > 0) {
         /* Finish the unit it is in the middle of from a private copy. */
-        struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
+        struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, seq);
         struct iovec iov[2];
-        int cnt = elsi_ring_iov(&w->ring, u, c->unit_off, iov);
+        int cnt = elsi_ring_iov(&w->queue.ring, u, c->unit_off, iov);
         size_t len_before = c->priv_len;
         int r = 0;
         for (int i = 0; i < cnt && r == 0; i++)
@@ -803,7 +803,7 @@ void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
         seq++;
     }
     for (; seq < to; seq++) {
-        struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
+        struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, seq);
         if (u->kind == ELSI_UNIT_KIND_JOIN)
             continue;   /* not part of the stream */
         lost_units++;
@@ -852,11 +852,11 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
         return;
     }
     if ((revents & POLLIN) &&
-        !w->hooks->input(w, w->hooks_state, c, &c->session)) {
+        !w->ctl.hooks->input(w, w->ctl.state, c, &c->session)) {
         /* Without control=1 consumers have nothing to say: read and
          * discard, and notice end of input. */
         const uint8_t *data;
-        ssize_t n = elsi_consumer_read(w, c, sizeof w->scratch, &data);
+        ssize_t n = elsi_consumer_read(w, c, sizeof w->cons.scratch, &data);
         if (n < 0)
             consumer_kill(w, c, "read failed", (int)n);
     }
@@ -872,12 +872,12 @@ ssize_t elsi_consumer_read(struct els_writer *w, struct consumer *c,
                            size_t max, const uint8_t **data)
 {
     ssize_t n;
-    if (max > sizeof w->scratch)
-        max = sizeof w->scratch;
+    if (max > sizeof w->cons.scratch)
+        max = sizeof w->cons.scratch;
     do {
-        n = read(c->fd, w->scratch, max);
+        n = read(c->fd, w->cons.scratch, max);
     } while (n < 0 && errno == EINTR);
-    *data = w->scratch;
+    *data = w->cons.scratch;
     if (n == 0)
         c->read_closed = true;
     if (n < 0)
@@ -896,7 +896,7 @@ ssize_t elsi_consumer_send(struct consumer *c, const void *p, size_t n)
 
 struct consumer *elsi_consumer_find(struct els_writer *w, uint64_t id)
 {
-    for (struct consumer *c = w->consumers; c != NULL; c = c->next)
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
         if (c->id == id)
             return c;
     return NULL;
@@ -908,7 +908,7 @@ void elsi_consumer_stream_off(struct els_writer *w, struct consumer *c)
     if (c->awaiting_snapshot) {
         /* Note [Late joiners]: no snapshot is needed for it. */
         c->awaiting_snapshot = false;
-        w->awaiting--;
+        w->cons.awaiting--;
     }
     pthread_mutex_unlock(&w->lock);
 }
