@@ -126,7 +126,7 @@
  * abandoned are both read and written under the lock, so exactly one of
  * the two frees the writer, and close touches nothing of w after its
  * unlock (it copies what it reports first).  Once abandoned, a sink call
- * that returns is followed by no other (consumer_pump() checks it).
+ * that returns is followed by no other (elsi_consumer_pump() checks it).
  *
  * Note [Trusted consumers]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -137,14 +137,14 @@
  * unix: sink; for unix-connect: the process that listens, since naming a
  * path is not knowing who binds it), and a connect-out collector the user
  * vouched for (trust=1) or that proved collector-secret= (Note [Collector
- * proof], lib/control/control.c).  Whoever listens first at a tcp-connect:
+ * proof], lib/control/collector.c).  Whoever listens first at a tcp-connect:
  * port could be any local user, so without one of those a TCP collector
  * is not trusted.  Everyone else is served as under policy=drop:
  * release.c never keeps a unit for them that the trusted consumers are
  * done with, and cuts them loose when the queue needs room.  A collector
  * that proves the secret becomes trusted from then on; the start-up line
  * and a line per untrusted collector say which is which
- * (consumer.c, control.c).
+ * (consumer.c, lib/control/collector.c).
  *
  * Note [Consumer memory]
  * ~~~~~~~~~~~~~~~~~~~~~~
@@ -159,7 +159,7 @@
  * with a well-formed stream, so it is closed (counted in
  * consumers_dropped_memory, logged); the units it left are accounted as
  * for any consumer that goes away.  Control sessions count in the same
- * sum (Note [Control memory], lib/control/control.c).  So the library's memory is buffer= +
+ * sum (Note [Control memory], lib/control/session.c).  So the library's memory is buffer= +
  * consumer-memory= + a fixed few hundred bytes per consumer, at most
  * max-consumers= of them.
  *
@@ -396,7 +396,7 @@ struct els_writer {
         bool forked;                /* this copy lives in a forked child */
         bool thread_done;           /* the writer thread has finished */
         /* Close returned without the writer thread: Note [Stop deadline].
-         * Written and read under the lock; atomic so that consumer_pump()
+         * Written and read under the lock; atomic so that elsi_consumer_pump()
          * may also look without it, to send nothing more once it is set. */
         atomic_bool abandoned;
         bool sink_closed;           /* ops->close already called */
@@ -461,7 +461,7 @@ void elsi_writer_finish(struct els_writer *w);
 bool elsi_writer_need_wake(struct els_writer *w);
 
 // ---------------------------------------------------------------------------
-// Consumers (consumer.c; writer thread only, except where said)
+// Consumers (consumer.c, send.c; writer thread only, except where said)
 // ---------------------------------------------------------------------------
 
 struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
@@ -487,6 +487,22 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd);
 struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
                                            uint64_t start, uint64_t join_start,
                                            uint64_t end);
+/* c's private bytes (Note [Consumer memory]): give them back once sent,
+ * or append within consumer-memory= (0, ELS_ENOMEM, or -ENOBUFS when the
+ * bound would be exceeded). */
+void elsi_consumer_priv_drop(struct els_writer *w, struct consumer *c);
+int elsi_consumer_priv_append(struct els_writer *w, struct consumer *c,
+                              const void *data, size_t len);
+/* Queue an in-band note for c (a global block with one log message). */
+void elsi_consumer_note(struct els_writer *w, struct consumer *c,
+                        uint64_t timestamp, const char *fmt, ...)
+    ELSI_PRINTF(4, 5);
+/* c cannot be given bytes it must have: closed, and counted when for
+ * want of consumer-memory= (err -ENOBUFS). */
+void elsi_consumer_starved(struct els_writer *w, struct consumer *c, int err);
+/* Close c with a line saying why (err: the code, or 0). */
+void elsi_consumer_kill(struct els_writer *w, struct consumer *c,
+                        const char *why, int err);
 /* Queue the note for a consumer that starts mid-stream without a snapshot. */
 void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
                                const char *why, uint64_t units, uint64_t bytes);
