@@ -572,7 +572,10 @@ bool elsi_consumer_dead(const struct consumer *c) { return c->dead; }
 void *elsi_consumer_session(const struct consumer *c) { return c->session; }
 void elsi_consumer_close(struct consumer *c) { c->dead = true; }
 void elsi_consumer_stop_reading(struct consumer *c) { c->read_closed = true; }
-void elsi_consumer_wake_at(struct consumer *c, uint64_t ms) { c->retry_at_ms = ms; }
+void elsi_consumer_wake_at(struct consumer *c, uint64_t ms)
+{
+    c->retry_at_ms = ms;
+}
 
 bool elsi_consumer_accepted(const struct consumer *c)
 {

@@ -49,8 +49,10 @@ enum elsi_attach_kind {
 /*
  * The table.  "Writer thread" members are called from the writer's poll
  * loop with no lock held and must never block (they read and write only
- * non-blocking descriptors); state is what open returned, session a
- * consumer's slot for the layer (NULL until the layer fills it).  Every
+ * non-blocking descriptors); state is what open returned (NULL when the
+ * layer keeps nothing for w: every member taking it must accept NULL),
+ * session a consumer's slot for the layer (NULL until the layer fills
+ * it).  Every
  * member is required unless it says "may be NULL"; elsi_writer_open()
  * refuses a table that lacks one (ELS_EINVAL), before it opens anything.
  */
@@ -67,7 +69,8 @@ struct elsi_writer_hooks {
      * May be NULL (never one). */
     int (*listen_fd)(void *state);
     /* Accept one client on it: 0 with *fd, -EAGAIN when none is waiting,
-     * or a negative errno (the listener rests, as a sink's does).  Writer
+     * or a negative errno (the listener rests, as a sink's does).  Called
+     * only once listen_fd gave a descriptor (so state is not NULL).  Writer
      * thread.  Required when listen_fd is given. */
     int (*accept)(void *state, int *fd);
     /* A consumer joined, for the reason kind says.  May set *session and
