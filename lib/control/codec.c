@@ -2,9 +2,9 @@
  * codec.c: decoding the control channel's input and encoding its answers
  * (the byte layout is docs/CONTROL.md's).  See codec.h for the contract.
  *
- * Not this file's job: acting on a message, authorising it (control.c
+ * Not this file's job: acting on a message, authorising it (auth.c
  * checks proofs; this file only says what they are), or queueing its
- * answer (control.c).
+ * answer (session.c).
  */
 #include <stdio.h>
 #include <string.h>

@@ -6,9 +6,9 @@
  * total: any byte sequence decodes into messages and errors, and an error
  * never stops it (it resynchronises at the next magic).
  *
- * Not its job: what a command does (control.c), who may send one
- * (control.c: it checks the proofs computed here), the eventlog note an in-band answer travels in
- * (format/evformat.c).
+ * Not its job: what a command does (table.c, lib/ghc/commands.c), who
+ * may send one (auth.c: it checks the proofs computed here), the
+ * eventlog note an in-band answer travels in (format/evformat.c).
  */
 #ifndef ELS_CONTROL_CODEC_H
 #define ELS_CONTROL_CODEC_H

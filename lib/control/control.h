@@ -1,7 +1,8 @@
 /*
  * control.h: the control channel's server side (docs/CONTROL.md).  The
  * writer thread owns the sessions (one per consumer that sends input) and
- * calls in here from its poll loop; commands run on one process-wide
+ * calls in here from its poll loop, through the hooks of
+ * deliver/hooks.h only; commands run on one process-wide
  * control thread, never on the writer thread, because an RTS call may stop
  * every capability while the writer must keep delivering.  The command
  * table holds the library's commands (registered by the GHC glue,
@@ -19,10 +20,7 @@
 
 #include "eventlog-sink/control.h"
 
-struct els_writer;
-struct consumer;
 struct elsi_control;
-struct elsi_ctl_session;
 
 /* The library's own namespace for its text commands. */
 #define ELSI_CTL_NAMESPACE "eventlog-sink"
@@ -59,76 +57,39 @@ int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
                              size_t name_len);
 
 // ---------------------------------------------------------------------------
-// For the writer (lib/deliver)
+// For the writer (lib/deliver sees only this table: deliver/hooks.h)
 // ---------------------------------------------------------------------------
 
-/* At open, when the spec says control=1: read the secret file (if any),
- * check the sink can carry control, log that control is enabled.  Also,
- * for every spec: read collector-secret= (if any) to check it as
+/* What the control channel does for a writer, as delivery's hooks: at
+ * open, when the spec says control=1, read the secret file (if any),
+ * check the sink can carry control, log that control is enabled; for
+ * every spec, read collector-secret= (if any) to check it as
  * control-secret= is checked, and say under policy=block which
- * connect-out collector is trusted (Note [Collector proof]).  0 or
- * ELS_EINVAL / ELS_ENOMEM with one line in err. */
-int elsi_control_open(struct els_writer *w, char *err, size_t err_len);
-/* control=unix:PATH (listener.c): bind the writer's control socket (at
- * open; 0 or an error with one line in err), its listening descriptor (-1
- * without one), accept a client (0, -EAGAIN, -errno), its name ("unix:
- * PATH", like snprintf), and close it, removing the socket file
- * (idempotent). */
-int elsi_control_endpoint_open(struct els_writer *w, char *err, size_t err_len);
-int elsi_control_endpoint_fd(struct els_writer *w);
-int elsi_control_endpoint_accept(struct els_writer *w, int *fd);
-int elsi_control_endpoint_name(struct els_writer *w, char *buf, size_t len);
-void elsi_control_endpoint_close(struct els_writer *w);
-/* A client accepted on that socket: its session, which answers it only
- * in frames and refuses it unless its first message is a control-only
- * hello, sent within elsi_ctl_hello_deadline_ms.  0, ELS_ENOMEM, or
- * -ENOBUFS over consumer-memory= (Note [Control memory]). */
-int elsi_control_endpoint_session(struct els_writer *w, struct consumer *c);
+ * connect-out collector is trusted (Note [Collector proof]).  Then the
+ * sessions of the clients that send input, the challenge of a collector,
+ * the answers of finished commands (tick), and control=unix:PATH's own
+ * socket (listen_fd, accept).  lib/open.c hands it to elsi_writer_open(). */
+struct elsi_writer_hooks;
+extern const struct elsi_writer_hooks elsi_control_hooks;
+
 /* Note [Control-only hello deadline]: 2000 ms; tests may shorten it. */
 extern unsigned elsi_ctl_hello_deadline_ms;
-/* The writer is going away (writer thread, at its end, no lock held):
- * results of commands still running are dropped from now on. */
-void elsi_control_detach(struct els_writer *w);
-/* Drop the writer's reference (writer_free). */
-void elsi_control_release(struct elsi_control *ctl);
-
-/* Writer thread, no lock held: */
-/* Route the answers of finished commands to their sessions. */
-void elsi_control_tick(struct els_writer *w);
-/* c has input (POLLIN): read once, decode, answer or queue commands. */
-void elsi_control_input(struct els_writer *w, struct consumer *c);
-/* Control-only session: send its answers instead of stream bytes. */
-bool elsi_control_only(const struct consumer *c);
-void elsi_control_pump_only(struct els_writer *w, struct consumer *c,
-                            size_t header_len, uint64_t visible);
-/* Before unit c->seq (below visible, or c caught up): queue c's in-band
- * answers that are due there. */
-void elsi_control_notes_due(struct els_writer *w, struct consumer *c,
-                            uint64_t visible);
-void elsi_control_session_free(struct els_writer *w, struct elsi_ctl_session *s);
 
 // ---------------------------------------------------------------------------
-// Connect-out trust (Note [Collector proof], control.c)
+// control=unix:PATH's socket (listener.c)
 // ---------------------------------------------------------------------------
 
-/* A dialled socket consumer that is not trusted yet and whose spec has
- * collector-secret=: queue its challenge (the first note after the
- * header) and await the proof.  Writer thread. */
-void elsi_collector_challenge(struct els_writer *w, struct consumer *c);
-/* Input from such a consumer: the proof, once; c->trusted when right. */
-void elsi_collector_input(struct els_writer *w, struct consumer *c);
-
-// ---------------------------------------------------------------------------
-// consumer.c's side of Note [Control memory] (writer thread)
-// ---------------------------------------------------------------------------
-
-/* Count n more bytes against consumer-memory=: true, or false (nothing
- * counted) when they would pass it. */
-bool elsi_consumer_memory_take(struct els_writer *w, size_t n);
-void elsi_consumer_memory_give(struct els_writer *w, size_t n);
-/* c asked for more than consumer-memory= has room for (what: for what):
- * closed, counted in consumers_dropped_memory, logged. */
-void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
-                               const char *what);
+/* Bind the control socket of spec sp (0, or an error with one line in
+ * err; *listener NULL then), its listening descriptor (-1 without one),
+ * accept a client (0, -EAGAIN, -errno), its name ("unix:PATH", like
+ * snprintf), and close it, removing the socket file (idempotent: sets
+ * *listener NULL). */
+struct elsi_spec;
+int elsi_control_endpoint_open(const struct elsi_spec *sp, void **listener,
+                               char *err, size_t err_len);
+int elsi_control_endpoint_fd(void *listener);
+int elsi_control_endpoint_accept(void *listener, int *fd);
+int elsi_control_endpoint_name(void *listener, char *buf, size_t len);
+void elsi_control_endpoint_close(void **listener);
 
 #endif /* ELS_CONTROL_H */

@@ -2,8 +2,8 @@
  * sha256.c: SHA-256 as FIPS 180-4 section 6.2 defines it, and HMAC over
  * it as RFC 2104 defines it.  See sha256.h for the contract.
  *
- * Not this file's job: the control protocol's use of it (control.c), or
- * speed (one 64-byte block at a time, no assembly).
+ * Not this file's job: the control protocol's use of it (auth.c,
+ * collector.c), or speed (one 64-byte block at a time, no assembly).
  */
 #include <string.h>
 

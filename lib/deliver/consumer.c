@@ -1,15 +1,16 @@
 /*
- * consumer.c: one consumer of the stream, on the writer thread.  A
- * consumer is an accepted client, a dialled descriptor (FIFO, file,
- * connect-out socket) or a callback sink; each is sent, in order, the
- * cached header, its private bytes (the rest of a unit it was cut loose
- * in, in-band notes about what it missed), then ring units, as fast as it
- * takes them.  Files are rolled back to a unit boundary after a failed
- * write; a consumer that fails otherwise, or hangs up, is dropped.
+ * consumer.c: one consumer of the stream, on the writer thread, from
+ * attach to free.  A consumer is an accepted client, a dialled descriptor
+ * (FIFO, file, connect-out socket) or a callback sink; this file decides
+ * whether it is trusted (Note [Trusted consumers]), where it starts (Note
+ * [Late joiners]), keeps its private bytes within consumer-memory= (Note
+ * [Consumer memory]), reads its input (handing it to the layer above,
+ * deliver/hooks.h), and reaps it when it fails or hangs up; and it
+ * offers the layer above its view of a consumer.
  *
- * Not this file's job: deciding when a consumer is too slow (release.c
- * decides and calls elsi_consumer_cut()), polling (loop.c), the note
- * encoding (format/evformat.c).
+ * Not this file's job: what a consumer is sent and in what order
+ * (send.c), deciding when it is too slow (release.c), polling (loop.c),
+ * the note encoding (format/evformat.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,7 +25,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
@@ -34,9 +34,9 @@
 
 /* Give back c's private buffer once it is sent: an idle consumer holds
  * no memory (Note [Consumer memory]). */
-static void consumer_priv_drop(struct els_writer *w, struct consumer *c)
+void elsi_consumer_priv_drop(struct els_writer *w, struct consumer *c)
 {
-    w->priv_bytes -= c->priv_cap;
+    w->stats.priv_bytes -= c->priv_cap;
     free(c->priv);
     c->priv = NULL;
     c->priv_cap = c->priv_len = c->priv_off = 0;
@@ -44,8 +44,8 @@ static void consumer_priv_drop(struct els_writer *w, struct consumer *c)
 
 /* Append to c's private bytes within consumer-memory=.  0, ELS_ENOMEM,
  * or -ENOBUFS when the bound would be exceeded (Note [Consumer memory]). */
-static int consumer_priv_append(struct els_writer *w, struct consumer *c,
-                                const void *data, size_t len)
+int elsi_consumer_priv_append(struct els_writer *w, struct consumer *c,
+                              const void *data, size_t len)
 {
     if (c->priv_off == c->priv_len)
         c->priv_off = c->priv_len = 0;
@@ -54,7 +54,7 @@ static int consumer_priv_append(struct els_writer *w, struct consumer *c,
         size_t cap = c->priv_cap ? c->priv_cap : 256;
         while (cap < need)
             cap *= 2;
-        uint64_t others = w->priv_bytes - c->priv_cap;
+        uint64_t others = w->stats.priv_bytes - c->priv_cap;
         if (others + cap > w->spec.consumer_memory)
             cap = need;     /* exactly what it takes, if that fits */
         if (others + cap > w->spec.consumer_memory)
@@ -62,9 +62,9 @@ static int consumer_priv_append(struct els_writer *w, struct consumer *c,
         uint8_t *p = realloc(c->priv, cap);
         if (p == NULL)
             return ELS_ENOMEM;
-        w->priv_bytes = others + cap;
-        if (w->priv_bytes > w->priv_bytes_peak)
-            w->priv_bytes_peak = w->priv_bytes;
+        w->stats.priv_bytes = others + cap;
+        if (w->stats.priv_bytes > w->stats.priv_bytes_peak)
+            w->stats.priv_bytes_peak = w->stats.priv_bytes;
         c->priv = p;
         c->priv_cap = cap;
     }
@@ -73,24 +73,21 @@ static int consumer_priv_append(struct els_writer *w, struct consumer *c,
     return 0;
 }
 
-static void consumer_kill(struct els_writer *w, struct consumer *c,
-                          const char *why, int err);
-
-/* Note [Control memory] (control.c): a control session's bytes count
+/* Note [Control memory] (lib/control/session.c): a control session's bytes count
  * against the same bound as the consumers' private bytes. */
 bool elsi_consumer_memory_take(struct els_writer *w, size_t n)
 {
-    if (w->priv_bytes + n > w->spec.consumer_memory)
+    if (w->stats.priv_bytes + n > w->spec.consumer_memory)
         return false;
-    w->priv_bytes += n;
-    if (w->priv_bytes > w->priv_bytes_peak)
-        w->priv_bytes_peak = w->priv_bytes;
+    w->stats.priv_bytes += n;
+    if (w->stats.priv_bytes > w->stats.priv_bytes_peak)
+        w->stats.priv_bytes_peak = w->stats.priv_bytes;
     return true;
 }
 
 void elsi_consumer_memory_give(struct els_writer *w, size_t n)
 {
-    w->priv_bytes -= n;
+    w->stats.priv_bytes -= n;
 }
 
 void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
@@ -98,35 +95,31 @@ void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
 {
     if (c->dead)
         return;
-    w->dropped_for_memory++;
+    w->stats.dropped_for_memory++;
     char why[160];
     snprintf(why, sizeof why, "%s would pass the consumer-memory= bound "
              "(%" PRIu64 " bytes)", what, w->spec.consumer_memory);
-    consumer_kill(w, c, why, 0);
+    elsi_consumer_kill(w, c, why, 0);
 }
 
 /* c cannot be given bytes it must have (a note about its losses, the rest
  * of a unit it is in the middle of): its stream cannot go on well formed,
  * so it is closed, and counted when for want of consumer-memory=. */
-static void consumer_starved(struct els_writer *w, struct consumer *c, int err)
+void elsi_consumer_starved(struct els_writer *w, struct consumer *c, int err)
 {
     if (c->dead)
         return;
     if (err == -ENOBUFS) {
-        w->dropped_for_memory++;
-        consumer_kill(w, c, "over the consumer-memory= bound", 0);
+        w->stats.dropped_for_memory++;
+        elsi_consumer_kill(w, c, "over the consumer-memory= bound", 0);
     } else {
-        consumer_kill(w, c, "out of memory", err);
+        elsi_consumer_kill(w, c, "out of memory", err);
     }
 }
 
 /* Queue an in-band note for c (a global block with one log message). */
-static void consumer_note(struct els_writer *w, struct consumer *c,
-                          uint64_t timestamp, const char *fmt, ...)
-    ELSI_PRINTF(4, 5);
-
-static void consumer_note(struct els_writer *w, struct consumer *c,
-                          uint64_t timestamp, const char *fmt, ...)
+void elsi_consumer_note(struct els_writer *w, struct consumer *c,
+                        uint64_t timestamp, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -135,24 +128,24 @@ static void consumer_note(struct els_writer *w, struct consumer *c,
     va_end(ap);
     uint8_t block[512];
     size_t n = elsi_note_encode(block, sizeof block, timestamp, msg);
-    int r = n == 0 ? ELS_EINVAL : consumer_priv_append(w, c, block, n);
+    int r = n == 0 ? ELS_EINVAL : elsi_consumer_priv_append(w, c, block, n);
     if (r != 0)
-        consumer_starved(w, c, r);
+        elsi_consumer_starved(w, c, r);
 }
 
 void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
                              const char *msg)
 {
-    consumer_note(w, c, c->last_time, "%s", msg);
+    elsi_consumer_note(w, c, c->last_time, "%s", msg);
 }
 
 /* The note a consumer that starts mid-stream without a snapshot gets. */
 static void consumer_note_missed(struct els_writer *w, struct consumer *c,
                                  const char *why, uint64_t units, uint64_t bytes)
 {
-    consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run%s; "
-                  "%" PRIu64 " earlier units (%" PRIu64 " bytes) were no "
-                  "longer queued", c->id, why, units, bytes);
+    elsi_consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run%s; "
+                       "%" PRIu64 " earlier units (%" PRIu64 " bytes) were no "
+                       "longer queued", c->id, why, units, bytes);
 }
 
 /* Who is at the other end of a socket: its family (AF_UNSPEC if fd is
@@ -212,7 +205,7 @@ static void consumer_untrusted_collector(struct els_writer *w,
         return;     /* not connected yet: judged when it is */
     else
         snprintf(who, sizeof who, "over TCP");
-    elsi_log_limited(&w->dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+    elsi_log_limited(&w->cons.dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                      "%s: the collector (%s) is not trusted to hold the "
                      "program back: served as under policy=drop%s",
                      w->endpoint, who, w->spec.collector_secret != NULL
@@ -231,7 +224,7 @@ static struct consumer *consumer_new(struct els_writer *w, int fd,
         elsi_log(ELS_LOG_ERROR, "out of memory attaching a consumer");
         return NULL;
     }
-    c->id = ++w->next_consumer_id;
+    c->id = ++w->cons.next_consumer_id;
     c->style = style;
     c->fd = fd;
     c->dialled = dialled;
@@ -262,29 +255,30 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     pthread_mutex_lock(&w->lock);
     /* A late joiner starts at a join snapshot if the producer can give one
      * (Note [Late joiners]), else at the oldest unit still queued. */
-    c->seq = w->ring.tail_seq;
-    uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+    c->seq = w->queue.ring.tail_seq;
+    uint64_t missed_units = w->queue.released_units, missed_bytes = w->queue.released_bytes;
     els_snapshot_request_fn request = NULL;
-    void *request_ctx = w->snapshot_ctx;
-    if (missed_units > 0 && w->header != NULL && w->snapshot_request != NULL &&
-        !w->stopping) {
-        request = w->snapshot_request;
+    void *request_ctx = w->queue.snapshot_ctx;
+    if (missed_units > 0 && w->queue.header != NULL && w->queue.snapshot_request != NULL &&
+        !w->life.stopping) {
+        request = w->queue.snapshot_request;
         c->awaiting_snapshot = true;
-        c->join_after = c->seq = w->ring.head_seq;
+        c->join_after = c->seq = w->queue.ring.head_seq;
         c->await_since_ms = elsi_now_ms();
-        w->awaiting++;
+        w->cons.awaiting++;
     }
-    c->next = w->consumers;
-    w->consumers = c;
-    w->st.consumers_connected++;
-    w->st.consumers_total++;
+    c->next = w->cons.list;
+    w->cons.list = c;
+    w->stats.st.consumers_connected++;
+    w->stats.st.consumers_total++;
     pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);
 
     if (dialled && !c->trusted && c->is_socket) {
         /* Note [Collector proof]: its challenge is the first note. */
         consumer_untrusted_collector(w, c);
-        elsi_collector_challenge(w, c);
+        w->ctl.hooks->attach(w, w->ctl.state, c,
+                         ELSI_ATTACH_UNTRUSTED_COLLECTOR, &c->session);
     }
     if (request != NULL)
         request(request_ctx);
@@ -301,11 +295,12 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
     if (c == NULL)
         return NULL;
     c->trusted = false;     /* it never holds a unit */
-    int r = elsi_control_endpoint_session(w, c);
+    int r = w->ctl.hooks->attach(w, w->ctl.state, c, ELSI_ATTACH_ENDPOINT,
+                             &c->session);
     if (r != 0) {
         if (r == -ENOBUFS) {
-            w->dropped_for_memory++;
-            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS,
+            w->stats.dropped_for_memory++;
+            elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS,
                              ELS_LOG_WARN, "%s: control client refused: its "
                              "session would pass the consumer-memory= bound "
                              "(%" PRIu64 " bytes)", w->endpoint,
@@ -317,11 +312,11 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
         return NULL;
     }
     pthread_mutex_lock(&w->lock);
-    c->seq = w->ring.committed_seq;
-    c->next = w->consumers;
-    w->consumers = c;
-    w->st.consumers_connected++;
-    w->st.consumers_total++;
+    c->seq = w->queue.ring.committed_seq;
+    c->next = w->cons.list;
+    w->cons.list = c;
+    w->stats.st.consumers_connected++;
+    w->stats.st.consumers_total++;
     pthread_mutex_unlock(&w->lock);
     elsi_log(ELS_LOG_DEBUG, "control client %" PRIu64 " attached", c->id);
     return c;
@@ -341,8 +336,8 @@ struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
     c->dump_end = end;
     c->unit_announced = join_start == start;    /* nothing before is its loss */
     pthread_mutex_lock(&w->lock);
-    c->next = w->consumers;
-    w->consumers = c;
+    c->next = w->cons.list;
+    w->cons.list = c;
     pthread_mutex_unlock(&w->lock);
     return c;
 }
@@ -358,11 +353,11 @@ void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
 void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
                          uint64_t visible, uint64_t tail, bool ending)
 {
-    if (w->awaiting == 0)
+    if (w->cons.awaiting == 0)
         return;
     uint64_t now = elsi_now_ms();
     bool ask_again = false;
-    for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
         if (!c->awaiting_snapshot || c->dead)
             continue;
         bool have = join_seq != JOIN_NONE && join_seq >= c->join_after &&
@@ -376,14 +371,14 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
         }
         pthread_mutex_lock(&w->lock);
         c->awaiting_snapshot = false;
-        w->awaiting--;
-        uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+        w->cons.awaiting--;
+        uint64_t missed_units = w->queue.released_units, missed_bytes = w->queue.released_bytes;
         if (have) {
             c->seq = c->join_start = join_seq;
-            w->st.joiners_with_snapshot++;
+            w->stats.st.joiners_with_snapshot++;
         } else {
-            c->seq = w->ring.tail_seq;
-            w->st.joiners_without_snapshot++;
+            c->seq = w->queue.ring.tail_seq;
+            w->stats.st.joiners_without_snapshot++;
         }
         pthread_mutex_unlock(&w->lock);
         c->unit_off = 0;
@@ -392,9 +387,9 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
         if (have)
             /* A reader should know the stream does not start with the
              * program: say so, ahead of the snapshot. */
-            consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined "
-                          "mid-run; its stream starts at a snapshot of the "
-                          "program's state taken then", c->id);
+            elsi_consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined "
+                               "mid-run; its stream starts at a snapshot of the "
+                               "program's state taken then", c->id);
         else
             consumer_note_missed(w, c, ending ? " (no snapshot before the end)"
                                               : " (no snapshot in time)",
@@ -404,8 +399,8 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
     }
     if (ask_again) {
         pthread_mutex_lock(&w->lock);
-        els_snapshot_request_fn request = w->snapshot_request;
-        void *ctx = w->snapshot_ctx;
+        els_snapshot_request_fn request = w->queue.snapshot_request;
+        void *ctx = w->queue.snapshot_ctx;
         pthread_mutex_unlock(&w->lock);
         if (request != NULL)
             request(ctx);
@@ -417,12 +412,13 @@ void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
     if (c->fd >= 0) {
         /* In a forked child the descriptor is shared with the parent:
          * shutdown() would end the parent's connection.  See Note [Fork]. */
-        if (graceful && c->is_socket && !w->forked)
+        if (graceful && c->is_socket && !w->life.forked)
             shutdown(c->fd, SHUT_WR);
         elsi_close(c->fd);
     }
-    consumer_priv_drop(w, c);
-    elsi_control_session_free(w, c->ctl);
+    elsi_consumer_priv_drop(w, c);
+    if (c->session != NULL)
+        w->ctl.hooks->session_free(w, c->session);
     free(c);
 }
 
@@ -431,7 +427,7 @@ void elsi_consumers_reap(struct els_writer *w)
 {
     pthread_mutex_lock(&w->lock);
     struct consumer *dead = NULL;
-    for (struct consumer **p = &w->consumers; *p != NULL;) {
+    for (struct consumer **p = &w->cons.list; *p != NULL;) {
         struct consumer *c = *p;
         if (c->dead) {
             *p = c->next;
@@ -440,9 +436,9 @@ void elsi_consumers_reap(struct els_writer *w)
             if (c->dump)
                 elsi_dump_ended(w, c);      /* lock held */
             else
-                w->st.consumers_connected--;
+                w->stats.st.consumers_connected--;
             if (c->awaiting_snapshot)
-                w->awaiting--;
+                w->cons.awaiting--;
         } else {
             p = &c->next;
         }
@@ -455,15 +451,15 @@ void elsi_consumers_reap(struct els_writer *w)
          * consumers and the ring accounting are unaffected. */
         elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " detached", c->id);
         if (c->dialled) {
-            w->dial_active = false;
-            w->next_dial_ms = elsi_now_ms() + w->dial_backoff_ms;
+            w->cons.dial_active = false;
+            w->cons.next_dial_ms = elsi_now_ms() + w->cons.dial_backoff_ms;
         }
         elsi_consumer_free(w, c, false);
     }
 }
 
-static void consumer_kill(struct els_writer *w, struct consumer *c,
-                          const char *why, int err)
+void elsi_consumer_kill(struct els_writer *w, struct consumer *c,
+                        const char *why, int err)
 {
     if (!c->dead) {
         /* A peer hanging up is routine; anything else is worth a line,
@@ -471,346 +467,12 @@ static void consumer_kill(struct els_writer *w, struct consumer *c,
         if (err == -EPIPE || err == -ECONNRESET || strcmp(why, "hung up") == 0)
             elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " closed: %s", c->id, why);
         else
-            elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+            elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                              "%s: consumer %" PRIu64 " closed: %s%s%s",
                              w->endpoint, c->id, why, err ? ": " : "",
                              err ? els_strerror(err) : "");
     }
     c->dead = true;
-}
-
-/*
- * Write one piece (up to two iovecs) to c.  Returns bytes written (>= 0)
- * when the consumer lives on, or -1 when it failed: for a regular file the
- * piece is rolled back and the caller skips it; otherwise c is dead.
- */
-static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
-                              const struct iovec *iov, int iovcnt)
-{
-    if (c->style == CONSUMER_CALLBACK) {
-        /* The contract promises whole units in one call: join a unit that
-         * wraps around the end of the ring. */
-        const void *buf = iov[0].iov_base;
-        size_t total = iov[0].iov_len;
-        if (iovcnt > 1 && iov[1].iov_len > 0) {
-            total += iov[1].iov_len;
-            if (total > w->join_cap) {
-                uint8_t *p = realloc(w->join_buf, total);
-                if (p == NULL) {
-                    elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_ERROR,
-                                     "%s: out of memory joining a unit",
-                                     w->endpoint);
-                    c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
-                    return -1;
-                }
-                w->join_buf = p;
-                w->join_cap = total;
-            }
-            memcpy(w->join_buf, iov[0].iov_base, iov[0].iov_len);
-            memcpy(w->join_buf + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
-            buf = w->join_buf;
-        }
-        int r = w->ops->write(w->sink, buf, total);
-        if (r < 0) {
-            elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
-                             "%s: sink write failed: %s", w->endpoint,
-                             els_strerror(r));
-            /* No descriptor to poll: the retry timer wakes us. */
-            c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
-            return -1;
-        }
-        return (ssize_t)total;
-    }
-    ssize_t n = elsi_write_iov(c->fd, c->is_socket, iov, iovcnt);
-    if (n >= 0)
-        return n;
-    if (n == -EAGAIN) {
-        c->want_out = true;
-        return 0;
-    }
-    if (c->dump) {
-        c->dump_error = (int)n;     /* reported by dump.c when reaped */
-        c->dead = true;
-        return -1;
-    }
-    if (c->is_regular) {
-        /* Keep the file a valid eventlog prefix: cut the partial piece. */
-        bool rolled_back = ftruncate(c->fd, c->file_piece_start) == 0 &&
-                           lseek(c->fd, c->file_piece_start, SEEK_SET) >= 0;
-        int e = errno;
-        elsi_log_limited(&c->log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
-                         "%s: write failed: %s%s%s", w->endpoint,
-                         els_strerror((int)n),
-                         rolled_back ? "" : "; could not cut the partial block: ",
-                         rolled_back ? "" : strerror(e));
-        c->retry_at_ms = elsi_now_ms() + RETRY_AFTER_FAILURE_MS;
-        return -1;
-    }
-    consumer_kill(w, c, "write failed", (int)n);
-    return -1;
-}
-
-/* Does c stay attached after a failed write?  A regular file (ENOSPC may
- * pass) and a callback sink do: the failed piece is skipped (a unit: lost
- * for c, counted and announced) or, for the header, retried.  A socket or
- * pipe that fails is gone. */
-static bool consumer_outlives_failure(const struct consumer *c)
-{
-    /* A dump that cannot be written whole is a failed dump. */
-    return !c->dump && (c->is_regular || c->style == CONSUMER_CALLBACK);
-}
-
-/* Note a piece fully written to a regular file (the next may roll back to
- * here). */
-static void consumer_piece_done(struct consumer *c)
-{
-    if (c->is_regular)
-        c->file_piece_start = lseek(c->fd, 0, SEEK_CUR);
-}
-
-/* "capabilities 0 1 and the global buffer" for the blocks in u's gap. */
-static void gap_owners(const struct elsi_unit *u, char *buf, size_t len)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (unsigned cap = 0; cap < ELS_MAX_CAPS && off < len; cap++) {
-        if (u->gap_caps & ((uint64_t)1 << cap)) {
-            int n = snprintf(buf + off, len - off, "%s %u",
-                             off == 0 ? "capabilities" : "", cap);
-            off += n > 0 ? (size_t)n : 0;
-        }
-    }
-    if (u->gap_global && off < len)
-        snprintf(buf + off, len - off, "%sthe global buffer",
-                 off ? " and " : "");
-    else if (off == 0)
-        snprintf(buf, len, "unknown origin");
-}
-
-/* What c's losses since its last note were, in the words of the drop
- * causes (README, "Losses and counters"). */
-static const char *consumer_loss_text(const struct consumer *c)
-{
-    bool slow = c->lost_causes & (1u << ELS_DROP_SLOW_CONSUMER);
-    bool failed = c->lost_causes & (1u << ELS_DROP_SINK_ERROR);
-    if (slow && failed)
-        return "slow-consumer (it fell behind and was cut loose) and "
-               "sink-error (writing them failed)";
-    return slow ? "slow-consumer (it fell behind and was cut loose)"
-                : "sink-error (writing them failed)";
-}
-
-/* Before c starts unit u: queue the notes it is owed. */
-static void consumer_announce(struct els_writer *w, struct consumer *c,
-                              const struct elsi_unit *u)
-{
-    uint64_t ts = u->start_time ? u->start_time : c->last_time;
-    if (c->lost_units > 0) {
-        consumer_note(w, c, ts, "eventlog-sink: this consumer missed %" PRIu64
-                      " units (%" PRIu64 " bytes) here: %s", c->lost_units,
-                      c->lost_bytes, consumer_loss_text(c));
-        c->lost_units = c->lost_bytes = 0;
-        c->lost_causes = 0;
-    }
-    if (u->gap_units > 0) {
-        char whose[200];
-        gap_owners(u, whose, sizeof whose);
-        consumer_note(w, c, ts, "eventlog-sink: %" PRIu64 " units (%" PRIu64
-                      " bytes) dropped here: %s; blocks of %s", u->gap_units,
-                      u->gap_bytes,
-                      els_drop_cause_name((enum els_drop_cause)u->gap_cause),
-                      whose);
-    }
-    c->unit_announced = true;
-}
-
-static void consumer_next_unit(struct consumer *c)
-{
-    c->seq++;
-    c->unit_off = 0;
-    c->unit_announced = false;
-}
-
-/*
- * Send c as much as it takes now, in stream order: header, private bytes
- * (carry and notes), then ring units below visible.  Lock not held; see
- * Note [Queue locking] for why reading ring bytes is safe.
- */
-void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
-                          const uint8_t *header, size_t header_len,
-                          uint64_t visible)
-{
-    if (c->dead || c->connecting)
-        return;
-    if (elsi_control_only(c)) {
-        elsi_control_pump_only(w, c, header_len, visible);
-        return;
-    }
-    if (header == NULL)
-        return;
-    if (c->retry_at_ms && elsi_now_ms() < c->retry_at_ms)
-        return;
-    c->retry_at_ms = 0;
-    c->want_out = false;
-
-    while (c->header_off < header_len) {
-        struct iovec iov = { (void *)(header + c->header_off),
-                             header_len - c->header_off };
-        ssize_t n = consumer_write(w, c, &iov, 1);
-        if (n <= 0)
-            return;     /* blocked, dead, or (file) retry later */
-        c->header_off += (size_t)n;
-        if (c->header_off == header_len)
-            consumer_piece_done(c);
-    }
-
-    for (;;) {
-        /* Note [Stop deadline]: close has given up on this thread. */
-        if (atomic_load_explicit(&w->abandoned, memory_order_relaxed))
-            return;
-        if (c->priv_off < c->priv_len) {
-            struct iovec iov = { c->priv + c->priv_off, c->priv_len - c->priv_off };
-            ssize_t n = consumer_write(w, c, &iov, 1);
-            if (n < 0) {
-                if (consumer_outlives_failure(c))
-                    consumer_priv_drop(w, c);   /* notes lost with the write */
-                return;
-            }
-            if (n == 0)
-                return;
-            c->priv_off += (size_t)n;
-            if (c->priv_off < c->priv_len)
-                continue;
-            consumer_priv_drop(w, c);
-            consumer_piece_done(c);
-        }
-        if (c->ctl != NULL && c->unit_off == 0 && !c->awaiting_snapshot) {
-            /* Control answers go in at the point the command took effect. */
-            elsi_control_notes_due(w, c, visible);
-            if (c->dead)
-                return;
-            if (c->priv_off < c->priv_len)
-                continue;
-        }
-        if (c->dump && c->seq >= c->dump_end) {
-            /* Note [Flight recorder]: a dump ends as a stream does. */
-            if (!c->dump_closed) {
-                c->dump_closed = true;
-                if (c->last_kind != ELSI_UNIT_KIND_END) {
-                    int r = consumer_priv_append(w, c, elsi_data_end,
-                                                 sizeof elsi_data_end);
-                    if (r != 0)
-                        consumer_starved(w, c, r);
-                }
-                continue;
-            }
-            c->dump_done = true;
-            c->dead = true;
-            return;
-        }
-        if (c->seq >= visible || c->awaiting_snapshot)
-            return;
-        /* c->seq < visible and the tail never passes a consumer, so the
-         * unit is retained (Note [Queue locking]). */
-        struct elsi_unit *u = elsi_ring_unit_at(&w->ring, c->seq);
-        if (u->kind == ELSI_UNIT_KIND_JOIN && c->seq != c->join_start) {
-            consumer_next_unit(c);  /* Note [Late joiners]: not ours */
-            continue;
-        }
-        if (c->unit_off == 0 && !c->unit_announced) {
-            consumer_announce(w, c, u);
-            if (c->dead)
-                return;
-            if (c->priv_off < c->priv_len)
-                continue;
-        }
-        struct iovec iov[2];
-        int cnt = elsi_ring_iov(&w->ring, u, c->unit_off, iov);
-        ssize_t n = consumer_write(w, c, iov, cnt);
-        if (n < 0) {
-            if (consumer_outlives_failure(c)) { /* the unit is lost for c */
-                c->lost_units++;
-                c->lost_bytes += u->len;
-                c->lost_causes |= 1u << ELS_DROP_SINK_ERROR;
-                u->failed = true;
-                consumer_next_unit(c);
-            }
-            return;
-        }
-        if (n == 0)
-            return;
-        c->unit_off += (size_t)n;
-        if (c->unit_off < u->len)
-            continue;
-        consumer_piece_done(c);
-        c->last_kind = u->kind;
-        /* Only this thread writes delivered; producers never read it. */
-        u->delivered = true;
-        if (u->end_time)
-            c->last_time = u->end_time;
-        consumer_next_unit(c);
-        if (c->dump)    /* Note [Flight recorder]: what producers may evict */
-            atomic_store_explicit(&w->dump_floor, c->seq, memory_order_release);
-    }
-}
-
-/* Has c received everything up to visible? */
-bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
-                               uint64_t visible)
-{
-    return c->dead || (c->header_off == header_len &&
-                       c->priv_off == c->priv_len && c->seq >= visible);
-}
-
-/* Cut c loose so that it resumes at unit `to` (Note [What is dropped...]). */
-void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
-{
-    if (c->awaiting_snapshot) {
-        c->seq = to;    /* it has not started: nothing is its loss */
-        return;
-    }
-    uint64_t seq = c->seq;
-    uint64_t lost_units = 0, lost_bytes = 0;
-    if (c->unit_off > 0) {
-        /* Finish the unit it is in the middle of from a private copy. */
-        struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
-        struct iovec iov[2];
-        int cnt = elsi_ring_iov(&w->ring, u, c->unit_off, iov);
-        size_t len_before = c->priv_len;
-        int r = 0;
-        for (int i = 0; i < cnt && r == 0; i++)
-            r = consumer_priv_append(w, c, iov[i].iov_base, iov[i].iov_len);
-        if (r != 0) {
-            /* Half a unit cannot be followed by anything well formed:
-             * this consumer ends here, and the unit is not delivered by
-             * it (others may still deliver it). */
-            c->priv_len = len_before;
-            consumer_starved(w, c, r);
-            return;
-        }
-        if (u->end_time)
-            c->last_time = u->end_time;
-        u->delivered = true;    /* it will have been, in full */
-        seq++;
-    }
-    for (; seq < to; seq++) {
-        struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
-        if (u->kind == ELSI_UNIT_KIND_JOIN)
-            continue;   /* not part of the stream */
-        lost_units++;
-        lost_bytes += u->len;
-        u->skipped = true;
-    }
-    if (lost_units > 0)
-        c->lost_causes |= 1u << ELS_DROP_SLOW_CONSUMER;
-    /* The writer-wide count is taken when the units are released: only a
-     * unit some other consumer received is a consumer loss; one nobody
-     * received is dropped (release_oldest). */
-    c->lost_units += lost_units;
-    c->lost_bytes += lost_bytes;
-    c->seq = to;
-    c->unit_off = 0;
-    c->unit_announced = false;
 }
 
 void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents)
@@ -826,7 +488,7 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
                  * -EAGAIN; the redial backoff applies. */
                 c->dead = true;
             } else if (err != 0) {
-                consumer_kill(w, c, "connect failed", -err);
+                elsi_consumer_kill(w, c, "connect failed", -err);
             }
             else {
                 c->connecting = false;
@@ -842,23 +504,90 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
         }
         return;
     }
-    if ((revents & POLLIN) && c->dialled && c->ctl != NULL) {
-        elsi_collector_input(w, c);     /* Note [Collector proof] */
-    } else if ((revents & POLLIN) && w->control != NULL && c->is_socket &&
-               !c->dialled) {
-        elsi_control_input(w, c);
-    } else if (revents & POLLIN) {
+    if ((revents & POLLIN) &&
+        !w->ctl.hooks->input(w, w->ctl.state, c, &c->session)) {
         /* Without control=1 consumers have nothing to say: read and
          * discard, and notice end of input. */
-        ssize_t n;
-        do {
-            n = read(c->fd, w->scratch, sizeof w->scratch);
-        } while (n < 0 && errno == EINTR);
-        if (n == 0)
-            c->read_closed = true;
-        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-            consumer_kill(w, c, "read failed", -errno);
+        const uint8_t *data;
+        ssize_t n = elsi_consumer_read(w, c, sizeof w->cons.scratch, &data);
+        if (n < 0)
+            elsi_consumer_kill(w, c, "read failed", (int)n);
     }
     if (revents & (POLLERR | POLLHUP | POLLNVAL))
-        consumer_kill(w, c, "hung up", 0);
+        elsi_consumer_kill(w, c, "hung up", 0);
+}
+
+// ---------------------------------------------------------------------------
+// For the layer above (deliver/hooks.h)
+// ---------------------------------------------------------------------------
+
+ssize_t elsi_consumer_read(struct els_writer *w, struct consumer *c,
+                           size_t max, const uint8_t **data)
+{
+    ssize_t n;
+    if (max > sizeof w->cons.scratch)
+        max = sizeof w->cons.scratch;
+    do {
+        n = read(c->fd, w->cons.scratch, max);
+    } while (n < 0 && errno == EINTR);
+    *data = w->cons.scratch;
+    if (n == 0)
+        c->read_closed = true;
+    if (n < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+    return n;
+}
+
+ssize_t elsi_consumer_send(struct consumer *c, const void *p, size_t n)
+{
+    struct iovec iov = { (void *)p, n };
+    ssize_t r = elsi_write_iov(c->fd, c->is_socket, &iov, 1);
+    if (r == -EAGAIN)
+        c->want_out = true;
+    return r;
+}
+
+struct consumer *elsi_consumer_find(struct els_writer *w, uint64_t id)
+{
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+void elsi_consumer_stream_off(struct els_writer *w, struct consumer *c)
+{
+    pthread_mutex_lock(&w->lock);
+    if (c->awaiting_snapshot) {
+        /* Note [Late joiners]: no snapshot is needed for it. */
+        c->awaiting_snapshot = false;
+        w->cons.awaiting--;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+uint64_t elsi_consumer_id(const struct consumer *c) { return c->id; }
+int elsi_consumer_fd(const struct consumer *c) { return c->fd; }
+bool elsi_consumer_dead(const struct consumer *c) { return c->dead; }
+void *elsi_consumer_session(const struct consumer *c) { return c->session; }
+void elsi_consumer_close(struct consumer *c) { c->dead = true; }
+void elsi_consumer_stop_reading(struct consumer *c) { c->read_closed = true; }
+void elsi_consumer_wake_at(struct consumer *c, uint64_t ms)
+{
+    c->retry_at_ms = ms;
+}
+
+bool elsi_consumer_accepted(const struct consumer *c)
+{
+    return c->is_socket && !c->dialled;
+}
+
+bool elsi_consumer_input_ended(const struct consumer *c)
+{
+    return c->read_closed;
+}
+
+void elsi_consumer_set_trusted(struct consumer *c, bool trusted)
+{
+    c->trusted = trusted;
 }

@@ -76,13 +76,13 @@ int elsi_writer_dump_enter(struct els_writer *w)
     if (!is_recorder(w))
         return ELS_EINVAL;
     pthread_mutex_lock(&w->lock);
-    if (w->stopping) {
+    if (w->life.stopping) {
         pthread_mutex_unlock(&w->lock);
         return ELS_ESTOPPED;
     }
     /* Counted as in flight so that close waits for this call to leave
      * before freeing w (Note [Producers in flight]). */
-    w->producers++;
+    w->life.producers++;
     pthread_mutex_unlock(&w->lock);
     return 0;
 }
@@ -90,16 +90,16 @@ int elsi_writer_dump_enter(struct els_writer *w)
 int elsi_writer_dump_wait(struct els_writer *w, char *name, size_t name_len)
 {
     pthread_mutex_lock(&w->lock);
-    uint64_t ticket = ++w->dump_tickets;
+    uint64_t ticket = ++w->rec.dump_tickets;
     if (elsi_writer_need_wake(w))
         elsi_writer_send_wake(w);
-    while (w->dump_answered < ticket && !w->stopping)
+    while (w->rec.dump_answered < ticket && !w->life.stopping)
         pthread_cond_wait(&w->changed, &w->lock);
-    int r = w->dump_answered >= ticket ? w->dump_result : ELS_ESTOPPED;
+    int r = w->rec.dump_answered >= ticket ? w->rec.dump_result : ELS_ESTOPPED;
     if (r == 0 && name != NULL && name_len > 0)
-        snprintf(name, name_len, "%s", w->dump_name);
-    if (--w->producers == 0 && w->stopping)
-        pthread_cond_broadcast(&w->producers_left);
+        snprintf(name, name_len, "%s", w->rec.dump_name);
+    if (--w->life.producers == 0 && w->life.stopping)
+        pthread_cond_broadcast(&w->life.producers_left);
     pthread_mutex_unlock(&w->lock);
     return r;
 }
@@ -116,10 +116,10 @@ int els_writer_dump(struct els_writer *w, char *name, size_t name_len)
 static void dump_answer(struct els_writer *w, uint64_t serving, int result,
                         const char *name)
 {
-    if (serving > w->dump_answered) {
-        w->dump_answered = serving;
-        w->dump_result = result;
-        snprintf(w->dump_name, sizeof w->dump_name, "%s", name);
+    if (serving > w->rec.dump_answered) {
+        w->rec.dump_answered = serving;
+        w->rec.dump_result = result;
+        snprintf(w->rec.dump_name, sizeof w->rec.dump_name, "%s", name);
         pthread_cond_broadcast(&w->changed);
     }
 }
@@ -129,7 +129,7 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
                        uint64_t serving)
 {
     int fd = -1;
-    char name[sizeof w->dump_file];
+    char name[sizeof w->rec.dump_file];
     name[0] = '\0';
     int r = w->ops->dump_open(w->sink, why, &fd, name, sizeof name);
     if (r == -ECANCELED) {
@@ -139,7 +139,7 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
         return;
     }
     if (r != 0) {
-        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+        elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                          "%s: cannot open a dump: %s", w->endpoint,
                          els_strerror(r));
         pthread_mutex_lock(&w->lock);
@@ -149,9 +149,9 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
     }
 
     pthread_mutex_lock(&w->lock);
-    struct elsi_ring *ring = &w->ring;
+    struct elsi_ring *ring = &w->queue.ring;
     uint64_t start = ring->tail_seq, join = JOIN_NONE;
-    bool from_start = w->released_units == 0;
+    bool from_start = w->queue.released_units == 0;
     if (!from_start) {
         for (uint64_t s = ring->tail_seq; s < ring->committed_seq; s++) {
             if (elsi_ring_unit(ring, s)->kind == ELSI_UNIT_KIND_JOIN) {
@@ -162,16 +162,16 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
     }
     uint64_t end = ring->committed_seq;
     /* Producers evict only what the dump has written. */
-    atomic_store_explicit(&w->dump_floor, start, memory_order_release);
-    w->dump_active = true;
-    uint64_t missed_units = w->released_units, missed_bytes = w->released_bytes;
+    atomic_store_explicit(&w->rec.dump_floor, start, memory_order_release);
+    w->rec.dump_active = true;
+    uint64_t missed_units = w->queue.released_units, missed_bytes = w->queue.released_bytes;
     pthread_mutex_unlock(&w->lock);
 
     struct consumer *c = elsi_consumer_attach_dump(w, fd, start, join, end);
     if (c == NULL) {    /* closed fd; nothing written */
         unlink(name);
         pthread_mutex_lock(&w->lock);
-        w->dump_active = false;
+        w->rec.dump_active = false;
         dump_answer(w, serving, ELS_ENOMEM, "");
         pthread_mutex_unlock(&w->lock);
         return;
@@ -179,57 +179,57 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
     if (!from_start && join == JOIN_NONE)
         elsi_consumer_note_missed(w, c, " (a dump without a snapshot)",
                                   missed_units, missed_bytes);
-    w->dumping = c;
-    w->dump_serving = serving;
-    snprintf(w->dump_file, sizeof w->dump_file, "%s", name);
+    w->rec.dumping = c;
+    w->rec.dump_serving = serving;
+    snprintf(w->rec.dump_file, sizeof w->rec.dump_file, "%s", name);
     elsi_log(ELS_LOG_DEBUG, "%s: dumping units %" PRIu64 "-%" PRIu64 " to %s",
              w->endpoint, start, end, name);
 }
 
 void elsi_dump_service(struct els_writer *w, bool signalled)
 {
-    if (!is_recorder(w) || w->dumping != NULL)
+    if (!is_recorder(w) || w->rec.dumping != NULL)
         return;
     pthread_mutex_lock(&w->lock);
-    uint64_t tickets = w->dump_tickets;
-    bool asked = tickets > w->dump_answered;
+    uint64_t tickets = w->rec.dump_tickets;
+    bool asked = tickets > w->rec.dump_answered;
     /* The last dump waits for the last unit: no producer in flight. */
-    bool at_end = w->stopping && !w->exit_dumped && w->producers == 0;
+    bool at_end = w->life.stopping && !w->rec.exit_dumped && w->life.producers == 0;
     pthread_mutex_unlock(&w->lock);
     if (asked) {
         dump_start(w, ELS_DUMP_REQUEST, tickets);
     } else if (signalled) {
         dump_start(w, ELS_DUMP_SIGNAL, 0);
     } else if (at_end) {
-        w->exit_dumped = true;
+        w->rec.exit_dumped = true;
         dump_start(w, ELS_DUMP_EXIT, 0);
-        if (w->dumping != NULL)
+        if (w->rec.dumping != NULL)
             elsi_log(ELS_LOG_INFO, "%s: dumped the recording to %s",
-                     w->endpoint, w->dump_file);
+                     w->endpoint, w->rec.dump_file);
     }
 }
 
 bool elsi_dump_pending(struct els_writer *w)
 {
-    return is_recorder(w) && (w->dumping != NULL || !w->exit_dumped ||
-                              w->dump_tickets > w->dump_answered);
+    return is_recorder(w) && (w->rec.dumping != NULL || !w->rec.exit_dumped ||
+                              w->rec.dump_tickets > w->rec.dump_answered);
 }
 
 void elsi_dump_ended(struct els_writer *w, struct consumer *c)
 {
-    if (c != w->dumping)
+    if (c != w->rec.dumping)
         return;
-    w->dumping = NULL;
-    w->dump_active = false;
+    w->rec.dumping = NULL;
+    w->rec.dump_active = false;
     int r = c->dump_done ? 0 : c->dump_error != 0 ? c->dump_error : ELS_ESTOPPED;
     if (r != 0) {
         /* Half a dump is no eventlog: remove it and say why. */
-        unlink(w->dump_file);
-        elsi_log_limited(&w->consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
-                         "%s: dump to %s failed: %s", w->endpoint, w->dump_file,
+        unlink(w->rec.dump_file);
+        elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+                         "%s: dump to %s failed: %s", w->endpoint, w->rec.dump_file,
                          els_strerror(r));
     }
-    dump_answer(w, w->dump_serving, r, w->dump_file);
+    dump_answer(w, w->rec.dump_serving, r, w->rec.dump_file);
 }
 
 void elsi_recorder_tick(struct els_writer *w)
@@ -238,28 +238,28 @@ void elsi_recorder_tick(struct els_writer *w)
         return;
     uint64_t now = elsi_now_ms();
     pthread_mutex_lock(&w->lock);
-    struct elsi_ring *ring = &w->ring;
-    els_snapshot_request_fn request = w->snapshot_request;
-    void *ctx = w->snapshot_ctx;
+    struct elsi_ring *ring = &w->queue.ring;
+    els_snapshot_request_fn request = w->queue.snapshot_request;
+    void *ctx = w->queue.snapshot_ctx;
     bool ask = false;
-    if (request != NULL && !w->stopping && w->header != NULL) {
-        bool join_kept = w->join_seq != JOIN_NONE && w->join_seq >= ring->tail_seq;
+    if (request != NULL && !w->life.stopping && w->queue.header != NULL) {
+        bool join_kept = w->queue.join_seq != JOIN_NONE && w->queue.join_seq >= ring->tail_seq;
         uint64_t anchor = 0;
         bool have_anchor = true;
         if (join_kept)
-            anchor = elsi_ring_unit(ring, w->join_seq)->off;
-        else if (w->released_units == 0)
+            anchor = elsi_ring_unit(ring, w->queue.join_seq)->off;
+        else if (w->queue.released_units == 0)
             anchor = ring->tail_off;    /* the stream's own start */
         else
             have_anchor = false;
         bool stale = !have_anchor || ring->head_off - anchor > ring->cap / 4;
-        bool waiting = w->recorder_asked && w->recorder_asked_join == w->join_seq &&
-                       now - w->recorder_asked_ms < RECORDER_ASK_AGAIN_MS;
+        bool waiting = w->rec.recorder_asked && w->rec.recorder_asked_join == w->queue.join_seq &&
+                       now - w->rec.recorder_asked_ms < RECORDER_ASK_AGAIN_MS;
         if (stale && !waiting) {
             ask = true;
-            w->recorder_asked = true;
-            w->recorder_asked_join = w->join_seq;
-            w->recorder_asked_ms = now;
+            w->rec.recorder_asked = true;
+            w->rec.recorder_asked_join = w->queue.join_seq;
+            w->rec.recorder_asked_ms = now;
         }
     }
     pthread_mutex_unlock(&w->lock);

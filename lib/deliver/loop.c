@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
@@ -31,8 +30,8 @@
 /* See Note [Waking the writer thread]. */
 bool elsi_writer_need_wake(struct els_writer *w)
 {
-    if (w->polling && !w->wake_pending) {
-        w->wake_pending = true;
+    if (w->queue.polling && !w->queue.wake_pending) {
+        w->queue.wake_pending = true;
         return true;
     }
     return false;
@@ -44,13 +43,13 @@ void elsi_writer_send_wake(struct els_writer *w)
     /* A full pipe already guarantees a wake-up; EAGAIN is fine. */
     ssize_t r;
     do {
-        r = write(w->wake[1], &byte, 1);
+        r = write(w->life.wake[1], &byte, 1);
     } while (r < 0 && errno == EINTR);
 }
 
 static void dial_maybe(struct els_writer *w, uint64_t now)
 {
-    if (w->ops->style != ELS_SINK_DIAL || w->dial_active || now < w->next_dial_ms)
+    if (w->ops->style != ELS_SINK_DIAL || w->cons.dial_active || now < w->cons.next_dial_ms)
         return;
     int fd = -1;
     int r = w->ops->dial(w->sink, &fd);
@@ -58,42 +57,42 @@ static void dial_maybe(struct els_writer *w, uint64_t now)
         struct consumer *c = elsi_consumer_attach(w, fd, CONSUMER_FD, true);
         if (c != NULL) {
             c->connecting = r == -EINPROGRESS;
-            w->dial_active = true;
-            w->dial_backoff_ms = DIAL_BACKOFF_MIN_MS;
+            w->cons.dial_active = true;
+            w->cons.dial_backoff_ms = DIAL_BACKOFF_MIN_MS;
         }
         return;
     }
     if (fd >= 0)
         elsi_close(fd);
     if (r != -EAGAIN)
-        elsi_log_limited(&w->dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+        elsi_log_limited(&w->cons.dial_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                          "%s: %s", w->endpoint, els_strerror(r));
-    w->next_dial_ms = now + w->dial_backoff_ms;
-    w->dial_backoff_ms *= 2;
-    if (w->dial_backoff_ms > DIAL_BACKOFF_MAX_MS)
-        w->dial_backoff_ms = DIAL_BACKOFF_MAX_MS;
+    w->cons.next_dial_ms = now + w->cons.dial_backoff_ms;
+    w->cons.dial_backoff_ms *= 2;
+    if (w->cons.dial_backoff_ms > DIAL_BACKOFF_MAX_MS)
+        w->cons.dial_backoff_ms = DIAL_BACKOFF_MAX_MS;
 }
 
 static size_t live_consumers(const struct els_writer *w)
 {
     size_t n = 0;
-    for (const struct consumer *c = w->consumers; c != NULL; c = c->next)
+    for (const struct consumer *c = w->cons.list; c != NULL; c = c->next)
         n += !c->dead && !c->dump;
     return n;
 }
 
-/* Accept every pending client of the sink, or (control) of the control
- * endpoint.  Over max-consumers= a client is accepted and closed at once
+/* Accept every pending client of the sink, or (control) of the layer
+ * above's own endpoint (control=unix:PATH).  Over max-consumers= a client is accepted and closed at once
  * (it learns immediately, and holds nothing). */
 static void accept_all(struct els_writer *w, bool control)
 {
     size_t live = live_consumers(w);
     for (;;) {
         int fd = -1;
-        int r = control ? elsi_control_endpoint_accept(w, &fd)
+        int r = control ? w->ctl.hooks->accept(w->ctl.state, &fd)
                         : w->ops->accept(w->sink, &fd);
         if (r == -EAGAIN) {
-            w->accept_backoff_ms = 0;
+            w->cons.accept_backoff_ms = 0;
             return;
         }
         if (r != 0) {
@@ -101,23 +100,23 @@ static void accept_all(struct els_writer *w, bool control)
              * stays queued and poll() would report it again at once, so
              * the listener rests (doubling) while the consumers we have
              * are served. */
-            w->accept_errors++;
-            unsigned b = w->accept_backoff_ms;
+            w->stats.accept_errors++;
+            unsigned b = w->cons.accept_backoff_ms;
             b = b == 0 ? ACCEPT_BACKOFF_MIN_MS
                        : (b * 2 > ACCEPT_BACKOFF_MAX_MS ? ACCEPT_BACKOFF_MAX_MS
                                                         : b * 2);
-            w->accept_backoff_ms = b;
-            w->listen_resume_ms = elsi_now_ms() + b;
-            elsi_log_limited(&w->accept_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+            w->cons.accept_backoff_ms = b;
+            w->cons.listen_resume_ms = elsi_now_ms() + b;
+            elsi_log_limited(&w->cons.accept_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                              "%s: accept: %s; not accepting for %u ms",
                              w->endpoint, els_strerror(r), b);
             return;
         }
-        w->accept_backoff_ms = 0;
+        w->cons.accept_backoff_ms = 0;
         if (live >= w->spec.max_consumers) {
             elsi_close(fd);
-            w->refused++;
-            elsi_log_limited(&w->refuse_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
+            w->stats.refused++;
+            elsi_log_limited(&w->cons.refuse_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
                              "%s: refused a consumer: %zu connected already "
                              "(max-consumers=%u)", w->endpoint, live,
                              (unsigned)w->spec.max_consumers);
@@ -133,11 +132,11 @@ static void accept_all(struct els_writer *w, bool control)
  * Lock held. */
 static void publish_counters(struct els_writer *w)
 {
-    w->st.consumer_memory = w->priv_bytes;
-    w->st.consumer_memory_peak = w->priv_bytes_peak;
-    w->st.consumers_dropped_memory = w->dropped_for_memory;
-    w->st.consumers_refused = w->refused;
-    w->st.accept_errors = w->accept_errors;
+    w->stats.st.consumer_memory = w->stats.priv_bytes;
+    w->stats.st.consumer_memory_peak = w->stats.priv_bytes_peak;
+    w->stats.st.consumers_dropped_memory = w->stats.dropped_for_memory;
+    w->stats.st.consumers_refused = w->stats.refused;
+    w->stats.st.accept_errors = w->stats.accept_errors;
 }
 
 /* Note [Asking again for a join snapshot]: whether to ask the snapshot
@@ -145,38 +144,38 @@ static void publish_counters(struct els_writer *w)
 static bool join_ask_again(struct els_writer *w, els_snapshot_request_fn *request,
                            void **ctx)
 {
-    uint64_t refusals = w->st.snapshots_not_queued;
-    bool refused = refusals != w->join_refusals_seen;
-    w->join_refusals_seen = refusals;
-    if (w->awaiting == 0 || w->stopping || w->snapshot_request == NULL ||
-        w->join_asks >= JOIN_ASKS_MAX) {
-        bool held = w->join_reserve > 0;
-        w->join_reserve = 0;
-        w->join_ask_due = false;
-        if (w->awaiting == 0)
-            w->join_asks = 0;
-        if (held && w->room_waiters > 0)
-            pthread_cond_broadcast(&w->room);
+    uint64_t refusals = w->stats.st.snapshots_not_queued;
+    bool refused = refusals != w->cons.join_refusals_seen;
+    w->cons.join_refusals_seen = refusals;
+    if (w->cons.awaiting == 0 || w->life.stopping || w->queue.snapshot_request == NULL ||
+        w->cons.join_asks >= JOIN_ASKS_MAX) {
+        bool held = w->queue.join_reserve > 0;
+        w->queue.join_reserve = 0;
+        w->cons.join_ask_due = false;
+        if (w->cons.awaiting == 0)
+            w->cons.join_asks = 0;
+        if (held && w->queue.room_waiters > 0)
+            pthread_cond_broadcast(&w->queue.room);
         return false;
     }
     if (refused) {
-        w->join_ask_due = true;
-        uint64_t want = w->join_refused_len;
-        if (want > w->ring.cap / 2)
-            want = w->ring.cap / 2;
-        if (w->spec.policy == ELSI_POLICY_BLOCK && want > w->join_reserve)
-            w->join_reserve = want;
+        w->cons.join_ask_due = true;
+        uint64_t want = w->queue.join_refused_len;
+        if (want > w->queue.ring.cap / 2)
+            want = w->queue.ring.cap / 2;
+        if (w->spec.policy == ELSI_POLICY_BLOCK && want > w->queue.join_reserve)
+            w->queue.join_reserve = want;
     }
-    if (!w->join_ask_due)
+    if (!w->cons.join_ask_due)
         return false;
-    uint64_t room = w->join_refused_len < w->ring.cap ? w->join_refused_len
-                                                      : w->ring.cap;
-    if (!elsi_ring_has_room(&w->ring, (size_t)room))
+    uint64_t room = w->queue.join_refused_len < w->queue.ring.cap ? w->queue.join_refused_len
+                                                      : w->queue.ring.cap;
+    if (!elsi_ring_has_room(&w->queue.ring, (size_t)room))
         return false;
-    w->join_ask_due = false;
-    w->join_asks++;
-    *request = w->snapshot_request;
-    *ctx = w->snapshot_ctx;
+    w->cons.join_ask_due = false;
+    w->cons.join_asks++;
+    *request = w->queue.snapshot_request;
+    *ctx = w->queue.snapshot_ctx;
     return true;
 }
 
@@ -187,8 +186,8 @@ static void writer_pause(struct els_writer *w)
     struct timespec ts = { 0, 100000000L };
     nanosleep(&ts, NULL);
     pthread_mutex_lock(&w->lock);
-    w->polling = false;
-    w->wake_pending = false;
+    w->queue.polling = false;
+    w->queue.wake_pending = false;
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -199,9 +198,9 @@ static void behind_missed(struct els_writer *w, const struct consumer *c,
                           uint64_t *units, uint64_t *bytes)
 {
     *units = *bytes = 0;
-    uint64_t seq = c->seq > w->ring.tail_seq ? c->seq : w->ring.tail_seq;
-    for (; seq < w->ring.committed_seq; seq++) {
-        const struct elsi_unit *u = elsi_ring_unit(&w->ring, seq);
+    uint64_t seq = c->seq > w->queue.ring.tail_seq ? c->seq : w->queue.ring.tail_seq;
+    for (; seq < w->queue.ring.committed_seq; seq++) {
+        const struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, seq);
         if (u->kind == ELSI_UNIT_KIND_JOIN)
             continue;
         size_t sent = seq == c->seq ? c->unit_off : 0;
@@ -216,8 +215,8 @@ static void behind_missed(struct els_writer *w, const struct consumer *c,
 static void behind_describe(struct els_writer *w, size_t *off, uint64_t nth,
                             uint64_t id, uint64_t units, uint64_t bytes)
 {
-    char *d = w->behind_detail;
-    size_t cap = sizeof w->behind_detail;
+    char *d = w->life.behind_detail;
+    size_t cap = sizeof w->life.behind_detail;
     int n;
     if (nth <= BEHIND_DETAIL_MAX)
         n = snprintf(d + *off, cap - *off, "%sconsumer %" PRIu64 " missed %"
@@ -243,25 +242,25 @@ void *elsi_writer_main(void *arg)
         uint64_t now = elsi_now_ms();
         if (w->ops->style == ELS_SINK_DIAL)
             dial_maybe(w, now);
-        elsi_control_tick(w);
+        w->ctl.hooks->tick(w, w->ctl.state);
 
         pthread_mutex_lock(&w->lock);
-        const uint8_t *header = w->header;
-        size_t header_len = w->header_len;
-        uint64_t visible = w->ring.committed_seq;
-        uint64_t join_seq = w->join_seq, tail = w->ring.tail_seq;
-        bool ending = w->stopping;
-        bool flush = w->flush_requested;
-        w->flush_requested = false;
+        const uint8_t *header = w->queue.header;
+        size_t header_len = w->queue.header_len;
+        uint64_t visible = w->queue.ring.committed_seq;
+        uint64_t join_seq = w->queue.join_seq, tail = w->queue.ring.tail_seq;
+        bool ending = w->life.stopping;
+        bool flush = w->queue.flush_requested;
+        w->queue.flush_requested = false;
         /* Past the stop deadline nothing more is sent (a sink call that
          * returns after it must not start another): Note [Stop deadline]. */
-        bool expired = w->stopping && now >= w->stop_deadline_ms;
+        bool expired = w->life.stopping && now >= w->life.stop_deadline_ms;
         pthread_mutex_unlock(&w->lock);
         if (expired)
             break;
 
         elsi_consumers_join(w, join_seq, visible, tail, ending);
-        for (struct consumer *c = w->consumers; c != NULL; c = c->next)
+        for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
             elsi_consumer_pump(w, c, header, header_len, visible);
         elsi_consumers_reap(w);
         if (flush && w->ops->flush != NULL)
@@ -271,8 +270,8 @@ void *elsi_writer_main(void *arg)
         elsi_dump_service(w, false);
 
         pthread_mutex_lock(&w->lock);
-        if (elsi_release_units(w) && w->room_waiters > 0)
-            pthread_cond_broadcast(&w->room);
+        if (elsi_release_units(w) && w->queue.room_waiters > 0)
+            pthread_cond_broadcast(&w->queue.room);
         publish_counters(w);
         els_snapshot_request_fn ask;
         void *ask_ctx;
@@ -283,24 +282,24 @@ void *elsi_writer_main(void *arg)
         }
         bool all_caught_up = true, any_dead = false;
         size_t n_cons = 0;
-        for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+        for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
             n_cons++;
             any_dead |= c->dead;    /* cut loose and closed: reap now */
-            if (!elsi_consumer_caught_up(c, header_len, w->ring.committed_seq))
+            if (!elsi_consumer_caught_up(c, header_len, w->queue.ring.committed_seq))
                 all_caught_up = false;
         }
-        bool more_now = w->ring.committed_seq != visible || any_dead ||
-                        w->header_len != header_len || w->flush_requested ||
-                        w->dumping != NULL ||
-                        w->dump_tickets > w->dump_answered;
-        bool stopping = w->stopping;
-        uint64_t stop_deadline = w->stop_deadline_ms;
-        if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->sink_closed) {
+        bool more_now = w->queue.ring.committed_seq != visible || any_dead ||
+                        w->queue.header_len != header_len || w->queue.flush_requested ||
+                        w->rec.dumping != NULL ||
+                        w->rec.dump_tickets > w->rec.dump_answered;
+        bool stopping = w->life.stopping;
+        uint64_t stop_deadline = w->life.stop_deadline_ms;
+        if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->life.sink_closed) {
             /* Stop listening as soon as the stream is ending: a client that
              * connected later would be queued by the kernel and then cut
              * off with nothing; refused, it can retry and reach the next
              * stream (after a restart) instead. */
-            w->sink_closed = true;
+            w->life.sink_closed = true;
             pthread_mutex_unlock(&w->lock);
             accept_all(w, false);   /* those already queued get the rest */
             w->ops->close(w->sink);
@@ -308,9 +307,9 @@ void *elsi_writer_main(void *arg)
         }
         if (stopping) {
             bool done = ((all_caught_up && !more_now &&
-                          w->ring.committed_seq == w->ring.head_seq) ||
+                          w->queue.ring.committed_seq == w->queue.ring.head_seq) ||
                          n_cons == 0) && !elsi_dump_pending(w);
-            done |= elsi_now_ms() >= w->stop_deadline_ms;
+            done |= elsi_now_ms() >= w->life.stop_deadline_ms;
             if (done) {
                 pthread_mutex_unlock(&w->lock);
                 break;
@@ -320,7 +319,7 @@ void *elsi_writer_main(void *arg)
             pthread_mutex_unlock(&w->lock);
             continue;
         }
-        w->polling = true;
+        w->queue.polling = true;
         pthread_mutex_unlock(&w->lock);
 
         /* Build the poll set. */
@@ -334,7 +333,7 @@ void *elsi_writer_main(void *arg)
             if (nc != NULL)
                 pcons = nc;
             if (np == NULL || nc == NULL) {
-                elsi_log_limited(&w->loop_log, ELSI_LOG_INTERVAL_MS,
+                elsi_log_limited(&w->cons.loop_log, ELSI_LOG_INTERVAL_MS,
                                  ELS_LOG_ERROR, "%s: out of memory in the "
                                  "writer thread", w->endpoint);
                 writer_pause(w);
@@ -343,14 +342,14 @@ void *elsi_writer_main(void *arg)
             pcap = cap;
         }
         size_t n = 0;
-        pfds[n] = (struct pollfd){ .fd = w->wake[0], .events = POLLIN };
+        pfds[n] = (struct pollfd){ .fd = w->life.wake[0], .events = POLLIN };
         pcons[n++] = NULL;
         int listen_fd = -1;
         int timeout = -1;
         uint64_t t = elsi_now_ms();
         int signal_fd = -1;
         if (w->ops->style == ELS_SINK_RECORD && w->ops->listen_fd != NULL &&
-            w->dumping == NULL && !stopping) {
+            w->rec.dumping == NULL && !stopping) {
             /* Note [Dump on a signal] (ring.c); polled only between dumps,
              * since it stays readable until a dump drains it. */
             signal_fd = w->ops->listen_fd(w->sink);
@@ -359,26 +358,26 @@ void *elsi_writer_main(void *arg)
                 pcons[n++] = NULL;
             }
         }
-        int ctl_fd = -1;
-        if (w->ctl_listener != NULL && !stopping) {
-            if (t >= w->listen_resume_ms) {
-                ctl_fd = elsi_control_endpoint_fd(w);
+        int ctl_fd = w->ctl.hooks->listen_fd != NULL
+                         ? w->ctl.hooks->listen_fd(w->ctl.state) : -1;
+        if (ctl_fd >= 0 && !stopping) {
+            if (t >= w->cons.listen_resume_ms) {
                 pfds[n] = (struct pollfd){ .fd = ctl_fd, .events = POLLIN };
                 pcons[n++] = NULL;
             } else {
-                timeout = (int)(w->listen_resume_ms - t);
+                timeout = (int)(w->cons.listen_resume_ms - t);
             }
         }
         if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
-            if (t >= w->listen_resume_ms) {
+            if (t >= w->cons.listen_resume_ms) {
                 listen_fd = w->ops->listen_fd(w->sink);
                 pfds[n] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
                 pcons[n++] = NULL;
             } else {
-                timeout = (int)(w->listen_resume_ms - t);
+                timeout = (int)(w->cons.listen_resume_ms - t);
             }
         }
-        for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+        for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
             if (c->awaiting_snapshot) {     /* Note [Late joiners] */
                 uint64_t until = c->await_since_ms + ELS_SNAPSHOT_WAIT_MS;
                 int d = until > t ? (int)(until - t) : 0;
@@ -402,8 +401,8 @@ void *elsi_writer_main(void *arg)
             pfds[n] = (struct pollfd){ .fd = c->fd, .events = ev };
             pcons[n++] = c;
         }
-        if (w->ops->style == ELS_SINK_DIAL && !w->dial_active) {
-            int d = w->next_dial_ms > t ? (int)(w->next_dial_ms - t) : 0;
+        if (w->ops->style == ELS_SINK_DIAL && !w->cons.dial_active) {
+            int d = w->cons.next_dial_ms > t ? (int)(w->cons.next_dial_ms - t) : 0;
             if (timeout < 0 || d < timeout)
                 timeout = d;
         }
@@ -417,13 +416,13 @@ void *elsi_writer_main(void *arg)
         int poll_errno = errno;
 
         pthread_mutex_lock(&w->lock);
-        w->polling = false;
-        w->wake_pending = false;
+        w->queue.polling = false;
+        w->queue.wake_pending = false;
         pthread_mutex_unlock(&w->lock);
 
         if (pr < 0) {
             if (poll_errno != EINTR) {
-                elsi_log_limited(&w->loop_log, ELSI_LOG_INTERVAL_MS,
+                elsi_log_limited(&w->cons.loop_log, ELSI_LOG_INTERVAL_MS,
                                  ELS_LOG_ERROR, "%s: poll: %s", w->endpoint,
                                  strerror(poll_errno));
                 writer_pause(w);
@@ -431,7 +430,7 @@ void *elsi_writer_main(void *arg)
             continue;
         }
         if (pfds[0].revents & POLLIN) {
-            while (read(w->wake[0], w->scratch, sizeof w->scratch) > 0) {
+            while (read(w->life.wake[0], w->cons.scratch, sizeof w->cons.scratch) > 0) {
             }
         }
         for (size_t i = 1; i < n; i++) {
@@ -455,27 +454,27 @@ void *elsi_writer_main(void *arg)
     uint64_t behind = 0;
     bool any = false;
     size_t off = 0;
-    for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
         if (c->dead)
             continue;
         any = true;
-        if (elsi_consumer_caught_up(c, w->header_len, w->ring.committed_seq))
+        if (elsi_consumer_caught_up(c, w->queue.header_len, w->queue.ring.committed_seq))
             continue;
         behind++;
         uint64_t units, bytes;
         behind_missed(w, c, &units, &bytes);
-        w->st.behind_at_stop_units += units;
-        w->st.behind_at_stop_bytes += bytes;
+        w->stats.st.behind_at_stop_units += units;
+        w->stats.st.behind_at_stop_bytes += bytes;
         behind_describe(w, &off, behind, c->id, units, bytes);
     }
-    w->st.consumers_behind_at_stop += behind;
-    while (w->ring.tail_seq < w->ring.committed_seq)
+    w->stats.st.consumers_behind_at_stop += behind;
+    while (w->queue.ring.tail_seq < w->queue.ring.committed_seq)
         elsi_release_oldest(w, any ? ELS_DROP_STOPPED : ELS_DROP_NO_CONSUMER);
     publish_counters(w);
-    for (struct consumer *c = w->consumers; c != NULL; c = c->next)
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
         c->dead = true;
     pthread_mutex_unlock(&w->lock);
-    for (struct consumer *c = w->consumers; c != NULL;) {
+    for (struct consumer *c = w->cons.list; c != NULL;) {
         struct consumer *next = c->next;
         /* Graceful: the consumer sees a clean end of stream. */
         elsi_consumer_free(w, c, true);
@@ -484,17 +483,16 @@ void *elsi_writer_main(void *arg)
     free(pfds);
     free(pcons);
     /* Note [Control lifetimes]: detached before w can be freed. */
-    elsi_control_detach(w);
-    elsi_control_endpoint_close(w);
+    w->ctl.hooks->detach(w, w->ctl.state);
     pthread_mutex_lock(&w->lock);
-    w->consumers = NULL;
-    w->st.consumers_connected = 0;
+    w->cons.list = NULL;
+    w->stats.st.consumers_connected = 0;
     publish_counters(w);
-    pthread_cond_broadcast(&w->room);
+    pthread_cond_broadcast(&w->queue.room);
     /* Note [Stop deadline]: if close gave up waiting for this thread,
      * finishing the writer is this thread's job now. */
-    w->thread_done = true;
-    bool abandoned = atomic_load(&w->abandoned);
+    w->life.thread_done = true;
+    bool abandoned = atomic_load(&w->life.abandoned);
 
     pthread_cond_broadcast(&w->changed);
     pthread_mutex_unlock(&w->lock);

@@ -31,7 +31,7 @@ bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
     if (is_end || reason == ELS_REASON_STOP)
         elsi_stop_clock(w, now);
     if (is_end) {
-        *deadline_ms = w->stop_deadline_ms;
+        *deadline_ms = w->life.stop_deadline_ms;
         *cause = ELS_DROP_STOPPED;
         return true;
     }
@@ -40,8 +40,8 @@ bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
     uint64_t d = w->spec.block_ms < 0 ? UINT64_MAX
                                       : now + (uint64_t)w->spec.block_ms;
     *cause = ELS_DROP_BLOCK_TIMEOUT;
-    if (reason == ELS_REASON_STOP && w->stop_deadline_ms <= d) {
-        d = w->stop_deadline_ms;
+    if (reason == ELS_REASON_STOP && w->life.stop_deadline_ms <= d) {
+        d = w->life.stop_deadline_ms;
         *cause = ELS_DROP_STOPPED;
     } else if (reason == ELS_REASON_FLUSH && now + w->spec.linger_ms < d) {
         d = now + w->spec.linger_ms;
@@ -52,19 +52,19 @@ bool elsi_room_deadline(struct els_writer *w, enum elsi_unit_kind kind,
 
 void elsi_stop_clock(struct els_writer *w, uint64_t now)
 {
-    if (!w->stop_clock) {
-        w->stop_clock = true;
-        w->stop_deadline_ms = now + w->spec.linger_ms;
+    if (!w->life.stop_clock) {
+        w->life.stop_clock = true;
+        w->life.stop_deadline_ms = now + w->spec.linger_ms;
     }
 }
 
 void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
 {
-    struct elsi_unit *u = elsi_ring_unit(&w->ring, w->ring.tail_seq);
+    struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, w->queue.ring.tail_seq);
     uint64_t len = u->len;
     if (u->kind == ELSI_UNIT_KIND_JOIN) {
         /* Not part of the stream: Note [Late joiners]. */
-        elsi_ring_release(&w->ring);
+        elsi_ring_release(&w->queue.ring);
         return;
     }
     /* A flight recorder's units were kept as promised: Note [Flight
@@ -72,11 +72,11 @@ void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
     if (w->ops->style == ELS_SINK_RECORD)
         u->delivered = true;
     if (u->delivered) {
-        w->st.units_sent++;
-        w->st.bytes_sent += len;
+        w->stats.st.units_sent++;
+        w->stats.st.bytes_sent += len;
         if (u->failed || u->skipped) {  /* sent, but some consumer missed it */
-            w->st.consumer_lost_units++;
-            w->st.consumer_lost_bytes += len;
+            w->stats.st.consumer_lost_units++;
+            w->stats.st.consumer_lost_bytes += len;
         }
     } else if (cause != ELS_DROP_STOPPED) {
         /* A unit a consumer failed on keeps that cause; one consumers were
@@ -87,14 +87,14 @@ void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
             cause = ELS_DROP_SLOW_CONSUMER;
     }
     if (!u->delivered) {
-        w->st.units_dropped[cause]++;
-        w->st.bytes_dropped[cause] += len;
+        w->stats.st.units_dropped[cause]++;
+        w->stats.st.bytes_dropped[cause] += len;
     }
-    w->st.units_queued--;
-    w->st.bytes_queued -= len;
-    w->released_units++;
-    w->released_bytes += len;
-    elsi_ring_release(&w->ring);
+    w->stats.st.units_queued--;
+    w->stats.st.bytes_queued -= len;
+    w->queue.released_units++;
+    w->queue.released_bytes += len;
+    elsi_ring_release(&w->queue.ring);
 }
 
 /*
@@ -107,7 +107,7 @@ void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
  */
 bool elsi_release_units(struct els_writer *w)
 {
-    struct elsi_ring *r = &w->ring;
+    struct elsi_ring *r = &w->queue.ring;
     uint64_t before = r->tail_seq;
     /* A flight recorder keeps everything until its producers need the
      * room, and never what a dump still has to write (Note [Flight
@@ -117,7 +117,7 @@ bool elsi_release_units(struct els_writer *w)
 
     uint64_t min_seq = r->committed_seq, min_trusted = r->committed_seq;
     bool have_consumers = false;
-    for (struct consumer *c = w->consumers; c != NULL; c = c->next) {
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
         if (c->dead)
             continue;
         have_consumers = true;
@@ -137,7 +137,7 @@ bool elsi_release_units(struct els_writer *w)
      * producer can post once more before the next pass without finding
      * the ring full because of a consumer that is about to be cut.  Rings
      * under four units big cannot afford that and keep room for one. */
-    uint64_t max = w->max_unit_seen;
+    uint64_t max = w->queue.max_unit_seen;
     uint64_t headroom = r->cap >= 4 * max ? 2 * max : max;
     bool pressure = elsi_ring_bytes(r) + headroom > r->cap;
     bool block = w->spec.policy == ELSI_POLICY_BLOCK;
@@ -153,7 +153,7 @@ bool elsi_release_units(struct els_writer *w)
             used -= elsi_ring_unit(r, to)->len;
             to++;
         }
-        for (struct consumer *c = w->consumers; c != NULL; c = c->next)
+        for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
             if (!c->dead && c->seq < to)
                 elsi_consumer_cut(w, c, to);
         while (r->tail_seq < to)

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "control/control.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
@@ -54,21 +53,21 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void atfork_prepare(void)
 {
     pthread_mutex_lock(&all_writers_lock);
-    for (struct els_writer *w = all_writers; w != NULL; w = w->next_open)
+    for (struct els_writer *w = all_writers; w != NULL; w = w->life.next_open)
         pthread_mutex_lock(&w->lock);
 }
 
 static void atfork_parent(void)
 {
-    for (struct els_writer *w = all_writers; w != NULL; w = w->next_open)
+    for (struct els_writer *w = all_writers; w != NULL; w = w->life.next_open)
         pthread_mutex_unlock(&w->lock);
     pthread_mutex_unlock(&all_writers_lock);
 }
 
 static void atfork_child(void)
 {
-    for (struct els_writer *w = all_writers; w != NULL; w = w->next_open) {
-        w->forked = true;
+    for (struct els_writer *w = all_writers; w != NULL; w = w->life.next_open) {
+        w->life.forked = true;
         pthread_mutex_unlock(&w->lock);
     }
     pthread_mutex_unlock(&all_writers_lock);
@@ -82,7 +81,7 @@ static void atfork_register(void)
 static void all_writers_add(struct els_writer *w)
 {
     pthread_mutex_lock(&all_writers_lock);
-    w->next_open = all_writers;
+    w->life.next_open = all_writers;
     all_writers = w;
     pthread_mutex_unlock(&all_writers_lock);
 }
@@ -90,9 +89,10 @@ static void all_writers_add(struct els_writer *w)
 static void all_writers_remove(struct els_writer *w)
 {
     pthread_mutex_lock(&all_writers_lock);
-    for (struct els_writer **p = &all_writers; *p != NULL; p = &(*p)->next_open) {
+    for (struct els_writer **p = &all_writers; *p != NULL;
+         p = &(*p)->life.next_open) {
         if (*p == w) {
-            *p = w->next_open;
+            *p = w->life.next_open;
             break;
         }
     }
@@ -119,7 +119,7 @@ int els_writer_stats_sized(struct els_writer *w, struct els_stats *out,
         return ELS_EINVAL;
     struct els_stats s;
     pthread_mutex_lock(&w->lock);
-    s = w->st;
+    s = w->stats.st;
     pthread_mutex_unlock(&w->lock);
     size_t n = size < sizeof s ? size : sizeof s;
     memcpy(out, &s, n);
@@ -134,7 +134,7 @@ int els_writer_cap_stats(struct els_writer *w, unsigned cap,
     if (w == NULL || out == NULL || cap >= ELS_MAX_CAPS)
         return ELS_EINVAL;
     pthread_mutex_lock(&w->lock);
-    *out = w->caps[cap];
+    *out = w->stats.caps[cap];
     pthread_mutex_unlock(&w->lock);
     return 0;
 }
@@ -144,6 +144,33 @@ int els_writer_endpoint(struct els_writer *w, char *buf, size_t len)
     if (w == NULL)
         return ELS_EINVAL;
     return snprintf(buf, len, "%s", w->endpoint);
+}
+
+// ---------------------------------------------------------------------------
+// For the layer above (deliver/hooks.h)
+// ---------------------------------------------------------------------------
+
+const struct elsi_spec *elsi_writer_spec(const struct els_writer *w)
+{
+    return &w->spec;
+}
+
+const char *elsi_writer_endpoint(const struct els_writer *w)
+{
+    return w->endpoint;
+}
+
+struct elsi_ratelimit *elsi_writer_consumer_log(struct els_writer *w)
+{
+    return &w->cons.consumer_log;
+}
+
+uint64_t elsi_writer_committed(struct els_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    uint64_t seq = w->queue.ring.committed_seq;
+    pthread_mutex_unlock(&w->lock);
+    return seq;
 }
 
 int els_stats_format(const struct els_stats *s, char *buf, size_t len)
@@ -173,19 +200,19 @@ int els_stats_format(const struct els_stats *s, char *buf, size_t len)
 
 static void writer_free(struct els_writer *w)
 {
-    if (w->wake[0] >= 0)
-        elsi_close(w->wake[0]);
-    if (w->wake[1] >= 0)
-        elsi_close(w->wake[1]);
-    elsi_ring_destroy(&w->ring);
-    elsi_control_endpoint_close(w);    /* if the writer thread did not */
-    elsi_control_release(w->control);
+    if (w->life.wake[0] >= 0)
+        elsi_close(w->life.wake[0]);
+    if (w->life.wake[1] >= 0)
+        elsi_close(w->life.wake[1]);
+    elsi_ring_destroy(&w->queue.ring);
+    if (w->ctl.hooks != NULL)
+        w->ctl.hooks->release(w->ctl.state);
     elsi_spec_free(&w->spec);
-    free(w->header);
-    free(w->join_buf);
-    pthread_cond_destroy(&w->room);
+    free(w->queue.header);
+    free(w->cons.join_buf);
+    pthread_cond_destroy(&w->queue.room);
     pthread_cond_destroy(&w->changed);
-    pthread_cond_destroy(&w->producers_left);
+    pthread_cond_destroy(&w->life.producers_left);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
@@ -212,39 +239,52 @@ int els_spec_check(const char *spec, char *err, size_t err_len)
     return r;
 }
 
-int els_writer_open(const char *spec, struct els_writer **out,
-                    char *err, size_t err_len)
+/* Does the table keep the contract of deliver/hooks.h? */
+static bool hooks_valid(const struct elsi_writer_hooks *h)
+{
+    return h != NULL && h->struct_size >= sizeof *h && h->open != NULL &&
+           (h->listen_fd == NULL || h->accept != NULL) && h->attach != NULL &&
+           h->input != NULL && h->serve_only != NULL && h->due != NULL &&
+           h->session_free != NULL && h->tick != NULL && h->detach != NULL &&
+           h->release != NULL;
+}
+
+int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
+                     struct els_writer **out, char *err, size_t err_len)
 {
     if (err != NULL && err_len > 0)
         err[0] = '\0';
     if (spec == NULL || out == NULL)
         return elsi_fail(err, err_len, ELS_EINVAL, "no spec given");
     *out = NULL;
+    if (!hooks_valid(hooks))
+        return elsi_fail(err, err_len, ELS_EINVAL, "the writer's hooks lack "
+                         "a member they must have");
     pthread_once(&atfork_once, atfork_register);
 
     struct els_writer *w = calloc(1, sizeof *w);
     if (w == NULL)
         return elsi_fail(err, err_len, ELS_ENOMEM, "out of memory");
-    w->wake[0] = w->wake[1] = -1;
-    w->join_seq = JOIN_NONE;
+    w->life.wake[0] = w->life.wake[1] = -1;
+    w->queue.join_seq = JOIN_NONE;
     pthread_mutex_init(&w->lock, NULL);
-    init_monotonic_cond(&w->room);
+    init_monotonic_cond(&w->queue.room);
     init_monotonic_cond(&w->changed);
-    init_monotonic_cond(&w->producers_left);
-    w->dial_backoff_ms = DIAL_BACKOFF_MIN_MS;
+    init_monotonic_cond(&w->life.producers_left);
+    w->cons.dial_backoff_ms = DIAL_BACKOFF_MIN_MS;
 
     int r = elsi_spec_parse(spec, &w->spec, err, err_len);
     if (r != 0)
         goto fail;
     w->ops = w->spec.ops;
     uint64_t units = w->spec.buffer_bytes >> UNITS_PER_BYTE_SHIFT;
-    r = elsi_ring_init(&w->ring, w->spec.buffer_bytes, units < 1024 ? 1024 : units);
+    r = elsi_ring_init(&w->queue.ring, w->spec.buffer_bytes, units < 1024 ? 1024 : units);
     if (r != 0) {
         elsi_fail(err, err_len, r, "spec \"%s\": cannot allocate a %" PRIu64
                   "-byte buffer", spec, w->spec.buffer_bytes);
         goto fail;
     }
-    r = elsi_pipe_nb(w->wake);
+    r = elsi_pipe_nb(w->life.wake);
     if (r != 0) {
         elsi_fail(err, err_len, r, "cannot create the wake-up pipe: %s",
                   els_strerror(r));
@@ -263,11 +303,12 @@ int els_writer_open(const char *spec, struct els_writer **out,
     if (w->ops->endpoint == NULL ||
         w->ops->endpoint(w->sink, w->endpoint, sizeof w->endpoint) < 0)
         snprintf(w->endpoint, sizeof w->endpoint, "%s", spec);
-    r = elsi_control_open(w, err, err_len);
+    r = hooks->open(w, &w->ctl.state, err, err_len);
     if (r != 0) {
         w->ops->close(w->sink);
         goto fail;
     }
+    w->ctl.hooks = hooks;
 
     /* The writer thread must never take a signal meant for the program
      * (the RTS's timer, SIGINT...) and must hold SIGPIPE blocked for pipe
@@ -275,7 +316,7 @@ int els_writer_open(const char *spec, struct els_writer **out,
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    r = -pthread_create(&w->thread, NULL, elsi_writer_main, w);
+    r = -pthread_create(&w->life.thread, NULL, elsi_writer_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (r != 0) {
         elsi_fail(err, err_len, r, "cannot start the writer thread: %s",
@@ -283,7 +324,7 @@ int els_writer_open(const char *spec, struct els_writer **out,
         w->ops->close(w->sink);
         goto fail;
     }
-    w->thread_started = true;
+    w->life.thread_started = true;
     all_writers_add(w);
 
     if (w->spec.wait_ms > 0) {
@@ -301,9 +342,9 @@ int els_writer_open(const char *spec, struct els_writer **out,
         elsi_deadline_timespec(w->spec.wait_ms, &deadline);
         pthread_mutex_lock(&w->lock);
         int rc = 0;
-        while (w->st.consumers_total < want && rc != ETIMEDOUT)
+        while (w->stats.st.consumers_total < want && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&w->changed, &w->lock, &deadline);
-        uint64_t got = w->st.consumers_total;
+        uint64_t got = w->stats.st.consumers_total;
         pthread_mutex_unlock(&w->lock);
         if (got == 0)
             elsi_log(ELS_LOG_WARN, "no consumer on %s after %.3g s; going on",
@@ -351,7 +392,7 @@ static void log_losses(const char *endpoint, const struct els_stats *s,
     if (s->consumers_behind_at_stop > 0) {
         uint64_t n = s->consumers_behind_at_stop;
         char more[48] = "";
-        char each[sizeof ((struct els_writer *)0)->behind_detail + sizeof more + 4] = "";
+        char each[sizeof ((struct els_writer *)0)->life.behind_detail + sizeof more + 4] = "";
         if (n > BEHIND_DETAIL_MAX)
             snprintf(more, sizeof more, ", and %" PRIu64 " more",
                      n - BEHIND_DETAIL_MAX);
@@ -376,7 +417,7 @@ static void log_losses(const char *endpoint, const struct els_stats *s,
  * last (Note [Stop deadline]). */
 void elsi_writer_finish(struct els_writer *w)
 {
-    if (!w->sink_closed)
+    if (!w->life.sink_closed)
         w->ops->close(w->sink);
     writer_free(w);
 }
@@ -388,12 +429,12 @@ int els_writer_close(struct els_writer *w)
     all_writers_remove(w);
 
     pthread_mutex_lock(&w->lock);
-    bool forked = w->forked;
+    bool forked = w->life.forked;
     pthread_mutex_unlock(&w->lock);
 
     if (forked) {
         /* Note [Fork]: no thread to join; descriptors are shared. */
-        for (struct consumer *c = w->consumers; c != NULL;) {
+        for (struct consumer *c = w->cons.list; c != NULL;) {
             struct consumer *next = c->next;
             elsi_consumer_free(w, c, false);
             c = next;
@@ -403,29 +444,29 @@ int els_writer_close(struct els_writer *w)
     }
 
     pthread_mutex_lock(&w->lock);
-    w->stopping = true;
+    w->life.stopping = true;
     elsi_stop_clock(w, elsi_now_ms());
-    uint64_t deadline = w->stop_deadline_ms + STOP_GRACE_MS;
+    uint64_t deadline = w->life.stop_deadline_ms + STOP_GRACE_MS;
     if (elsi_writer_need_wake(w))
         elsi_writer_send_wake(w);
-    pthread_cond_broadcast(&w->room);   /* blocked producers give up */
+    pthread_cond_broadcast(&w->queue.room);   /* blocked producers give up */
     pthread_cond_broadcast(&w->changed);    /* so do dump waiters */
     /* Note [Producers in flight]: after this, none will touch w. */
-    while (w->producers > 0)
-        pthread_cond_wait(&w->producers_left, &w->lock);
+    while (w->life.producers > 0)
+        pthread_cond_wait(&w->life.producers_left, &w->lock);
     uint64_t now = elsi_now_ms();
     struct timespec ts;
     elsi_deadline_timespec(deadline > now ? deadline - now : 0, &ts);
     int rc = 0;
-    while (!w->thread_done && rc != ETIMEDOUT)
+    while (!w->life.thread_done && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&w->changed, &w->lock, &ts);
-    if (!w->thread_done) {
+    if (!w->life.thread_done) {
         /* Note [Stop deadline]: the writer thread is stuck in a sink call;
          * it finishes the writer when that returns.  Nothing of w may be
          * touched after the unlock. */
-        atomic_store(&w->abandoned, true);
-        struct els_stats s = w->st;
-        pthread_t thread = w->thread;
+        atomic_store(&w->life.abandoned, true);
+        struct els_stats s = w->stats.st;
+        pthread_t thread = w->life.thread;
         char endpoint[sizeof w->endpoint];
         memcpy(endpoint, w->endpoint, sizeof endpoint);
         uint32_t linger_ms = w->spec.linger_ms;
@@ -440,16 +481,16 @@ int els_writer_close(struct els_writer *w)
         return 0;
     }
     pthread_mutex_unlock(&w->lock);
-    pthread_join(w->thread, NULL);
+    pthread_join(w->life.thread, NULL);
 
     pthread_mutex_lock(&w->lock);
     /* Units committed after the writer thread finished were never sent. */
-    while (w->ring.tail_seq < w->ring.committed_seq)
+    while (w->queue.ring.tail_seq < w->queue.ring.committed_seq)
         elsi_release_oldest(w, ELS_DROP_STOPPED);
-    struct els_stats s = w->st;
+    struct els_stats s = w->stats.st;
     pthread_mutex_unlock(&w->lock);
 
-    log_losses(w->endpoint, &s, w->behind_detail);
+    log_losses(w->endpoint, &s, w->life.behind_detail);
     elsi_writer_finish(w);
     return 0;
 }

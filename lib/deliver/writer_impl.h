@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "deliver/hooks.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "log.h"
@@ -28,9 +29,9 @@
  * Note [Queue locking]
  * ~~~~~~~~~~~~~~~~~~~~
  * w->lock guards the ring (head, tail, descriptors), the cached header,
- * the counters, the consumer list's membership and the flags below it in
- * struct els_writer.  It is held only for bookkeeping, never across I/O
- * or a large copy:
+ * the counters, the consumer list's membership and every field of struct
+ * els_writer whose group says "lock".  It is held only for bookkeeping,
+ * never across I/O or a large copy:
  *
  *   - A producer reserves space under the lock, copies the unit with the
  *     lock released, and commits under the lock.  Reserved space is never
@@ -47,7 +48,7 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
  * els_writer_close() frees the writer, and producers may be inside
  * els_writer_write() when it begins (libuv's rule for uv_close(): free
- * only after every caller has left).  w->producers counts the calls that
+ * only after every caller has left).  w->life.producers counts the calls that
  * got past the stopping check and have not left; a producer touches w
  * outside the lock only to copy into its reserved space, and wakes the
  * writer thread before its last unlock, so once close has set stopping
@@ -62,7 +63,7 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The writer thread sleeps in poll() with no timeout unless it has a timer
  * (a redial, the stop deadline), so an idle program costs nothing.  Before
- * sleeping it sets w->polling under the lock after its last look at the
+ * sleeping it sets w->queue.polling under the lock after its last look at the
  * ring; a producer that commits afterwards sees polling set and writes one
  * byte to the wake pipe (at most one until the thread drains it:
  * wake_pending).  A producer that committed before that look needs no
@@ -125,7 +126,7 @@
  * abandoned are both read and written under the lock, so exactly one of
  * the two frees the writer, and close touches nothing of w after its
  * unlock (it copies what it reports first).  Once abandoned, a sink call
- * that returns is followed by no other (consumer_pump() checks it).
+ * that returns is followed by no other (elsi_consumer_pump() checks it).
  *
  * Note [Trusted consumers]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -136,14 +137,14 @@
  * unix: sink; for unix-connect: the process that listens, since naming a
  * path is not knowing who binds it), and a connect-out collector the user
  * vouched for (trust=1) or that proved collector-secret= (Note [Collector
- * proof], lib/control/control.c).  Whoever listens first at a tcp-connect:
+ * proof], lib/control/collector.c).  Whoever listens first at a tcp-connect:
  * port could be any local user, so without one of those a TCP collector
  * is not trusted.  Everyone else is served as under policy=drop:
  * release.c never keeps a unit for them that the trusted consumers are
  * done with, and cuts them loose when the queue needs room.  A collector
  * that proves the secret becomes trusted from then on; the start-up line
  * and a line per untrusted collector say which is which
- * (consumer.c, control.c).
+ * (consumer.c, lib/control/collector.c).
  *
  * Note [Consumer memory]
  * ~~~~~~~~~~~~~~~~~~~~~~
@@ -158,7 +159,7 @@
  * with a well-formed stream, so it is closed (counted in
  * consumers_dropped_memory, logged); the units it left are accounted as
  * for any consumer that goes away.  Control sessions count in the same
- * sum (Note [Control memory], lib/control/control.c).  So the library's memory is buffer= +
+ * sum (Note [Control memory], lib/control/session.c).  So the library's memory is buffer= +
  * consumer-memory= + a fixed few hundred bytes per consumer, at most
  * max-consumers= of them.
  *
@@ -260,115 +261,151 @@ struct consumer {
     uint64_t dump_end;
     int dump_error;             /* the write that failed it */
     uint64_t await_since_ms;
-    /* Its control session (control=1, once it sent something):
-     * lib/control/control.c. */
-    struct elsi_ctl_session *ctl;
+    /* The layer above's state for it (a control session, once it sent
+     * something, or a collector's challenge): deliver/hooks.h. */
+    void *session;
 };
 
+/*
+ * The writer, grouped by concern.  Each group names the file that changes
+ * it and the rule for touching it; "lock" is w->lock (Note [Queue
+ * locking]), "writer thread" means lib/deliver's own thread only.
+ */
 struct els_writer {
+    /* Set at open (writer.c) and never changed: read anywhere without
+     * the lock. */
     struct elsi_spec spec;
     const struct els_sink_ops *ops;
     void *sink;
     char endpoint[256];
 
+    /* The one lock of every group below that says "lock", and the
+     * condition that anyone waiting for the writer to change waits on (a
+     * consumer attached for wait=, a dump answered, the thread done). */
     pthread_mutex_t lock;
-    pthread_cond_t room;        /* producers waiting for room */
-    pthread_cond_t changed;     /* a consumer attached (wait=) */
-    struct elsi_ring ring;
-    uint64_t max_unit_seen;
+    pthread_cond_t changed;
 
-    /* --- guarded by lock (Note [Queue locking]) --- */
-    uint8_t *header;
-    size_t header_len;
-    uint64_t gap_units, gap_bytes;
-    uint8_t gap_cause;
-    uint64_t gap_caps;          /* bit c: blocks of capability c in the gap */
-    bool gap_global;            /* global blocks in the gap */
-    uint64_t released_units, released_bytes;   /* ever released */
-    struct els_stats st;
-    struct els_cap_stats caps[ELS_MAX_CAPS];
-    struct consumer *consumers;
-    unsigned room_waiters;
-    unsigned producers;         /* Note [Producers in flight] */
-    pthread_cond_t producers_left;
-    bool polling, wake_pending;
-    bool flush_requested;
-    bool stopping;
-    bool stop_clock;            /* stop_deadline_ms is set */
-    uint64_t stop_deadline_ms;  /* Note [How long producers wait] */
-    bool forked;                /* this copy lives in a forked child */
-    bool thread_done;           /* the writer thread has finished */
-    /* Close returned without the writer thread: Note [Stop deadline].
-     * Written and read under the lock; atomic so that consumer_pump() may
-     * also look without it, to send nothing more once it is set. */
-    atomic_bool abandoned;
-    bool sink_closed;           /* ops->close already called */
-    /* Note [Late joiners]: the newest join unit's sequence number
-     * (JOIN_NONE if none was queued), and the source to ask for one. */
-    uint64_t join_seq;
-    els_snapshot_request_fn snapshot_request;
-    void *snapshot_ctx;
-    /* Note [Asking again for a join snapshot]: the size of the last join
-     * unit refused for want of room (producer side), and the room that
-     * producers under policy=block leave free for the next one. */
-    uint64_t join_refused_len;
-    uint64_t join_reserve;
-    /* Note [Flight recorder]: dumps asked for (tickets handed out) and
-     * answered (done), the last one's result and file; waiters wait on
-     * changed. */
-    uint64_t dump_tickets, dump_answered;
-    bool dump_active;           /* a dump consumer reads the ring */
-    /* While dump_active: the dump has written every unit below this
-     * (writer thread stores, producers load under the lock). */
-    _Atomic uint64_t dump_floor;
-    int dump_result;
-    char dump_name[4096];
+    /* The queue: units in, units out.  Owners: lib/queue/producer.c puts
+     * units in, release.c takes them out; loop.c sets join_reserve and
+     * clears flush_requested.  Lock, except that ring bytes of committed
+     * units are read without it (Note [Queue locking]). */
+    struct {
+        pthread_cond_t room;        /* producers waiting for room */
+        unsigned room_waiters;
+        struct elsi_ring ring;
+        uint64_t max_unit_seen;
+        uint8_t *header;
+        size_t header_len;
+        uint64_t gap_units, gap_bytes;
+        uint8_t gap_cause;
+        uint64_t gap_caps;          /* bit c: blocks of capability c in the gap */
+        bool gap_global;            /* global blocks in the gap */
+        uint64_t released_units, released_bytes;   /* ever released */
+        bool polling, wake_pending; /* Note [Waking the writer thread] */
+        bool flush_requested;
+        /* Note [Late joiners]: the newest join unit's sequence number
+         * (JOIN_NONE if none was queued), and the source to ask for one. */
+        uint64_t join_seq;
+        els_snapshot_request_fn snapshot_request;
+        void *snapshot_ctx;
+        /* Note [Asking again for a join snapshot]: the size of the last
+         * join unit refused for want of room (producer side), and the
+         * room that producers under policy=block leave free for the next
+         * one. */
+        uint64_t join_refused_len;
+        uint64_t join_reserve;
+    } queue;
 
-    /* --- writer thread only --- */
-    pthread_t thread;
-    bool thread_started;
-    int wake[2];
-    uint64_t next_consumer_id;
-    bool dial_active;           /* a dialled consumer exists */
-    uint64_t next_dial_ms;
-    unsigned dial_backoff_ms;
-    uint8_t scratch[4096];
-    uint8_t *join_buf;          /* callback sinks: a unit that wraps */
-    size_t join_cap;
-    uint64_t priv_bytes, priv_bytes_peak;   /* Note [Consumer memory] */
-    uint64_t dropped_for_memory;
-    uint64_t refused;           /* connections over max-consumers= */
-    uint64_t accept_errors;
-    unsigned awaiting;          /* consumers awaiting_snapshot */
-    /* Note [Asking again for a join snapshot]: refusals seen so far, a
-     * request due once there is room, and requests made again while
-     * these consumers wait. */
-    uint64_t join_refusals_seen;
-    bool join_ask_due;
-    unsigned join_asks;
-    /* Note [Flight recorder] */
-    struct consumer *dumping;   /* the dump being written, or NULL */
-    uint64_t dump_serving;      /* tickets it answers */
-    char dump_file[4096];
-    bool exit_dumped;           /* the dump at the end was started */
-    bool recorder_asked;        /* a join snapshot was asked for ... */
-    uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
-    /* The stop report's consumers still behind at the deadline, each
-     * with what it missed (loop.c writes it as the thread ends; close
-     * logs it after the join). */
-    char behind_detail[320];
-    uint64_t listen_resume_ms;  /* accept() failed: listener rests until */
-    unsigned accept_backoff_ms;
-    struct elsi_ratelimit consumer_log, accept_log, refuse_log, dial_log,
-                          loop_log;
+    /* The consumers and how they come: consumer.c (attach, send, reap)
+     * and loop.c (accept, dial, poll).  list's membership and awaiting:
+     * lock; the rest: writer thread. */
+    struct {
+        struct consumer *list;
+        unsigned awaiting;          /* consumers awaiting_snapshot */
+        uint64_t next_consumer_id;
+        bool dial_active;           /* a dialled consumer exists */
+        uint64_t next_dial_ms;
+        unsigned dial_backoff_ms;
+        uint64_t listen_resume_ms;  /* accept() failed: listener rests until */
+        unsigned accept_backoff_ms;
+        uint8_t scratch[4096];      /* input read and discarded, or handed up */
+        uint8_t *join_buf;          /* callback sinks: a unit that wraps */
+        size_t join_cap;
+        /* Note [Asking again for a join snapshot]: refusals seen so far,
+         * a request due once there is room, and requests made again while
+         * these consumers wait (loop.c). */
+        uint64_t join_refusals_seen;
+        bool join_ask_due;
+        unsigned join_asks;
+        struct elsi_ratelimit consumer_log, accept_log, refuse_log, dial_log,
+                              loop_log;
+    } cons;
 
-    struct els_writer *next_open;   /* all_writers list, for fork */
-    /* control=1: the control channel's side of this writer
-     * (lib/control/control.h); NULL otherwise. */
-    struct elsi_control *control;
-    /* control=unix:PATH: the unix: sink state of its socket
-     * (lib/control/listener.c); NULL otherwise. */
-    void *ctl_listener;
+    /* The flight recorder (Note [Flight recorder]): dump.c.  Dumps asked
+     * for (tickets handed out) and answered (done), the last one's result
+     * and file, under the lock (waiters wait on changed); the dump being
+     * written and the recorder's own snapshot requests: writer thread. */
+    struct {
+        uint64_t dump_tickets, dump_answered;
+        bool dump_active;           /* a dump consumer reads the ring */
+        /* While dump_active: the dump has written every unit below this
+         * (writer thread stores, producers load under the lock). */
+        _Atomic uint64_t dump_floor;
+        int dump_result;
+        char dump_name[4096];
+        struct consumer *dumping;   /* the dump being written, or NULL */
+        uint64_t dump_serving;      /* tickets it answers */
+        char dump_file[4096];
+        bool exit_dumped;           /* the dump at the end was started */
+        bool recorder_asked;        /* a join snapshot was asked for ... */
+        uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
+    } rec;
+
+    /* The layer above (deliver/hooks.h): set by writer.c at open, read by
+     * the writer thread and at free; state is the layer's, never looked
+     * into here. */
+    struct {
+        const struct elsi_writer_hooks *hooks;
+        void *state;
+    } ctl;
+
+    /* The counters.  st and caps: lock (producers and the writer thread
+     * add, els_writer_stats() reads); the rest: writer thread, copied
+     * into st by loop.c's publish_counters(). */
+    struct {
+        struct els_stats st;
+        struct els_cap_stats caps[ELS_MAX_CAPS];
+        uint64_t priv_bytes, priv_bytes_peak;   /* Note [Consumer memory] */
+        uint64_t dropped_for_memory;
+        uint64_t refused;           /* connections over max-consumers= */
+        uint64_t accept_errors;
+    } stats;
+
+    /* Start and end: writer.c (open, close, fork), loop.c (the thread's
+     * end).  Lock, except thread, thread_started and wake (set at open)
+     * and abandoned (Note [Stop deadline]). */
+    struct {
+        pthread_t thread;
+        bool thread_started;
+        int wake[2];                /* Note [Waking the writer thread] */
+        unsigned producers;         /* Note [Producers in flight] */
+        pthread_cond_t producers_left;
+        bool stopping;
+        bool stop_clock;            /* stop_deadline_ms is set */
+        uint64_t stop_deadline_ms;  /* Note [How long producers wait] */
+        bool forked;                /* this copy lives in a forked child */
+        bool thread_done;           /* the writer thread has finished */
+        /* Close returned without the writer thread: Note [Stop deadline].
+         * Written and read under the lock; atomic so that elsi_consumer_pump()
+         * may also look without it, to send nothing more once it is set. */
+        atomic_bool abandoned;
+        bool sink_closed;           /* ops->close already called */
+        /* The stop report's consumers still behind at the deadline, each
+         * with what it missed (loop.c writes it as the thread ends; close
+         * logs it after the join). */
+        char behind_detail[320];
+        struct els_writer *next_open;   /* all_writers list, for fork */
+    } life;
 };
 
 #define DIAL_BACKOFF_MIN_MS 100u
@@ -376,8 +413,6 @@ struct els_writer {
 /* How long close waits for the writer thread past the stop deadline
  * (it closes the consumers then) before leaving it behind. */
 #define STOP_GRACE_MS 250u
-/* At most one line per interval for a message that can repeat. */
-#define ELSI_LOG_INTERVAL_MS 1000u
 /* accept() failing for want of descriptors (EMFILE, ENFILE...): how long
  * the listener rests before the next try, doubling. */
 #define ACCEPT_BACKOFF_MIN_MS 100u
@@ -396,13 +431,6 @@ struct els_writer {
 /* Requests for a join snapshot made again after refusals while the same
  * consumers wait: Note [Asking again for a join snapshot]. */
 #define JOIN_ASKS_MAX 8u
-
-static inline uint64_t elsi_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static inline void elsi_deadline_timespec(uint64_t ms_from_now, struct timespec *ts)
 {
@@ -431,10 +459,9 @@ void elsi_writer_finish(struct els_writer *w);
  * caller must call elsi_writer_send_wake() after unlocking.  See Note
  * [Waking the writer thread]. */
 bool elsi_writer_need_wake(struct els_writer *w);
-void elsi_writer_send_wake(struct els_writer *w);
 
 // ---------------------------------------------------------------------------
-// Consumers (consumer.c; writer thread only, except where said)
+// Consumers (consumer.c, send.c; writer thread only, except where said)
 // ---------------------------------------------------------------------------
 
 struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
@@ -452,14 +479,30 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c,
                          short revents);
 /* Lock held. */
 void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
-/* A client of the control endpoint (control=unix:PATH): never sent
- * stream bytes; NULL (fd closed) when out of memory. */
+/* A client of the layer above's own endpoint (control=unix:PATH): never
+ * sent stream bytes; NULL (fd closed) when out of memory. */
 struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd);
 /* A consumer writing units [start, end) to fd, then the end marker; see
  * Note [Flight recorder].  Not counted as a connected consumer. */
 struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
                                            uint64_t start, uint64_t join_start,
                                            uint64_t end);
+/* c's private bytes (Note [Consumer memory]): give them back once sent,
+ * or append within consumer-memory= (0, ELS_ENOMEM, or -ENOBUFS when the
+ * bound would be exceeded). */
+void elsi_consumer_priv_drop(struct els_writer *w, struct consumer *c);
+int elsi_consumer_priv_append(struct els_writer *w, struct consumer *c,
+                              const void *data, size_t len);
+/* Queue an in-band note for c (a global block with one log message). */
+void elsi_consumer_note(struct els_writer *w, struct consumer *c,
+                        uint64_t timestamp, const char *fmt, ...)
+    ELSI_PRINTF(4, 5);
+/* c cannot be given bytes it must have: closed, and counted when for
+ * want of consumer-memory= (err -ENOBUFS). */
+void elsi_consumer_starved(struct els_writer *w, struct consumer *c, int err);
+/* Close c with a line saying why (err: the code, or 0). */
+void elsi_consumer_kill(struct els_writer *w, struct consumer *c,
+                        const char *why, int err);
 /* Queue the note for a consumer that starts mid-stream without a snapshot. */
 void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
                                const char *why, uint64_t units, uint64_t bytes);
@@ -470,9 +513,6 @@ void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
  * under it this round. */
 void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
                          uint64_t visible, uint64_t tail, bool ending);
-/* Queue an in-band note with msg for c (the control channel's answers). */
-void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
-                             const char *msg);
 
 // ---------------------------------------------------------------------------
 // Releasing units (release.c; writer thread, lock held)
@@ -496,13 +536,6 @@ bool elsi_release_units(struct els_writer *w);
 // Flight recorder (dump.c; writer thread)
 // ---------------------------------------------------------------------------
 
-/* els_writer_dump() in two steps, for a caller that must let go of a
- * lock of its own in between (the control channel's ring-dump): enter
- * counts the caller in flight (0, ELS_EINVAL: no recorder, ELS_ESTOPPED),
- * so w stays until wait, after a 0, has answered.  Any thread, no lock
- * held. */
-int elsi_writer_dump_enter(struct els_writer *w);
-int elsi_writer_dump_wait(struct els_writer *w, char *name, size_t name_len);
 /* Start a dump if one is due: asked for (els_writer_dump), signalled
  * (signalled: the sink's listen_fd was readable), or, once the stream
  * ends, the dump at the end.  Lock not held. */

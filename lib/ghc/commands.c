@@ -5,8 +5,8 @@
  * "eventlog-socket" namespace, that project's built-in commands, so its
  * clients (eventlog-live's buttons) work unchanged.  They are registered
  * when the library is loaded; each calls the C API of
- * <eventlog-sink/ghc.h> from the control thread (control.c), never from
- * the writer thread.
+ * <eventlog-sink/ghc.h> from the control thread (lib/control/worker.c),
+ * never from the writer thread.
  *
  * Not this file's job: the protocol, sessions and authorisation
  * (lib/control/), the RTS calls themselves (ghc.c and the patches).

@@ -30,22 +30,22 @@
 static void drop_at_door(struct els_writer *w, size_t len, uint16_t cap,
                          enum els_drop_cause cause)
 {
-    w->st.units_accepted++;
-    w->st.bytes_accepted += len;
-    w->st.units_dropped[cause]++;
-    w->st.bytes_dropped[cause] += len;
+    w->stats.st.units_accepted++;
+    w->stats.st.bytes_accepted += len;
+    w->stats.st.units_dropped[cause]++;
+    w->stats.st.bytes_dropped[cause] += len;
     if (cap < ELS_MAX_CAPS) {
-        w->caps[cap].units_accepted++;
-        w->caps[cap].bytes_accepted += len;
-        w->caps[cap].units_dropped++;
-        w->caps[cap].bytes_dropped += len;
-        w->gap_caps |= (uint64_t)1 << cap;
+        w->stats.caps[cap].units_accepted++;
+        w->stats.caps[cap].bytes_accepted += len;
+        w->stats.caps[cap].units_dropped++;
+        w->stats.caps[cap].bytes_dropped += len;
+        w->queue.gap_caps |= (uint64_t)1 << cap;
     } else if (cap == ELSI_CAP_GLOBAL) {
-        w->gap_global = true;
+        w->queue.gap_global = true;
     }
-    w->gap_units++;
-    w->gap_bytes += len;
-    w->gap_cause = (uint8_t)cause;
+    w->queue.gap_units++;
+    w->queue.gap_bytes += len;
+    w->queue.gap_cause = (uint8_t)cause;
 }
 
 /* A flight recorder makes room by forgetting its oldest unit: Note
@@ -53,12 +53,12 @@ static void drop_at_door(struct els_writer *w, size_t len, uint16_t cap,
 static bool recorder_evict(struct els_writer *w)
 {
     if (w->ops->style != ELS_SINK_RECORD ||
-        w->ring.tail_seq >= w->ring.committed_seq)
+        w->queue.ring.tail_seq >= w->queue.ring.committed_seq)
         return false;
     /* A dump reads the ring without the lock: only what it has written
      * may go. */
-    if (w->dump_active &&
-        w->ring.tail_seq >= atomic_load_explicit(&w->dump_floor, memory_order_acquire))
+    if (w->rec.dump_active &&
+        w->queue.ring.tail_seq >= atomic_load_explicit(&w->rec.dump_floor, memory_order_acquire))
         return false;
     elsi_release_oldest(w, ELS_DROP_NO_CONSUMER);
     return true;
@@ -66,7 +66,7 @@ static bool recorder_evict(struct els_writer *w)
 
 static int cache_header(struct els_writer *w, const void *unit, size_t len)
 {
-    if (w->header != NULL) {
+    if (w->queue.header != NULL) {
         /* A second header in one writer means the RTS restarted logging
          * without stopping this writer: consumers already have a header,
          * and a second one would corrupt their stream. */
@@ -77,9 +77,9 @@ static int cache_header(struct els_writer *w, const void *unit, size_t len)
     if (copy == NULL)
         return ELS_ENOMEM;
     memcpy(copy, unit, len);
-    w->header = copy;
-    w->header_len = len;
-    w->st.header_bytes = len;
+    w->queue.header = copy;
+    w->queue.header_len = len;
+    w->stats.st.header_bytes = len;
     return 0;
 }
 
@@ -105,8 +105,8 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
 {
     if (wake)
         elsi_writer_send_wake(w);
-    if (--w->producers == 0 && w->stopping)
-        pthread_cond_broadcast(&w->producers_left);
+    if (--w->life.producers == 0 && w->life.stopping)
+        pthread_cond_broadcast(&w->life.producers_left);
     pthread_mutex_unlock(&w->lock);
     return result;
 }
@@ -122,16 +122,16 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
     elsi_unit_classify(unit, len, &info);
 
     pthread_mutex_lock(&w->lock);
-    if (w->forked) {
+    if (w->life.forked) {
         drop_at_door(w, len, info.cap, ELS_DROP_FORKED_CHILD);
         pthread_mutex_unlock(&w->lock);
         return 1;
     }
-    if (w->stopping) {
+    if (w->life.stopping) {
         pthread_mutex_unlock(&w->lock);
         return ELS_ESTOPPED;
     }
-    w->producers++;
+    w->life.producers++;
     if (info.kind == ELSI_UNIT_KIND_HEADER) {
         int r = cache_header(w, unit, len);
         return producer_leave(w, elsi_writer_need_wake(w), r);
@@ -140,7 +140,7 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
     /* A unit is counted as accepted in the same critical section that
      * queues or drops it, so accepted == sent + dropped + queued holds in
      * every snapshot, even while a producer waits for room. */
-    if (len > w->ring.cap || len > UINT32_MAX) {
+    if (len > w->queue.ring.cap || len > UINT32_MAX) {
         drop_at_door(w, len, info.cap, ELS_DROP_TOO_BIG);
         return producer_leave(w, false, 1);
     }
@@ -165,62 +165,62 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
                                &deadline);
 
     /* Counted once, whatever happens to the unit next. */
-    w->st.units_by_reason[reason]++;
+    w->stats.st.units_by_reason[reason]++;
     for (;;) {
-        meta.gap_units = w->gap_units;
-        meta.gap_bytes = w->gap_bytes;
-        meta.gap_cause = w->gap_cause;
-        meta.gap_caps = w->gap_caps;
-        meta.gap_global = w->gap_global;
+        meta.gap_units = w->queue.gap_units;
+        meta.gap_bytes = w->queue.gap_bytes;
+        meta.gap_cause = w->queue.gap_cause;
+        meta.gap_caps = w->queue.gap_caps;
+        meta.gap_global = w->queue.gap_global;
         /* Room kept for a join snapshot: Note [Asking again for a join
          * snapshot]. */
-        uint64_t kept_room = info.kind != ELSI_UNIT_KIND_END ? w->join_reserve : 0;
+        uint64_t kept_room = info.kind != ELSI_UNIT_KIND_END ? w->queue.join_reserve : 0;
         bool kept = kept_room > 0 &&
-                    !elsi_ring_has_room(&w->ring, len + kept_room);
+                    !elsi_ring_has_room(&w->queue.ring, len + kept_room);
         int r = kept ? -ENOBUFS
-                     : elsi_ring_reserve(&w->ring, len, &meta, &seq, iov);
+                     : elsi_ring_reserve(&w->queue.ring, len, &meta, &seq, iov);
         if (r == 0)
             break;
         if (recorder_evict(w))
             continue;
         bool wake = elsi_writer_need_wake(w);   /* the writer may free room */
-        if (!may_wait || w->stopping) {
+        if (!may_wait || w->life.stopping) {
             drop_at_door(w, len, info.cap,
-                         w->stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL);
+                         w->life.stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL);
             return producer_leave(w, wake, 1);
         }
         if (wake)
             elsi_writer_send_wake(w);
-        w->room_waiters++;
+        w->queue.room_waiters++;
         int rc = 0;
         if (deadline_ms == UINT64_MAX)
-            pthread_cond_wait(&w->room, &w->lock);
+            pthread_cond_wait(&w->queue.room, &w->lock);
         else
-            rc = pthread_cond_timedwait(&w->room, &w->lock, &deadline);
-        w->room_waiters--;
-        if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->ring, len + kept_room)) {
+            rc = pthread_cond_timedwait(&w->queue.room, &w->lock, &deadline);
+        w->queue.room_waiters--;
+        if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->queue.ring, len + kept_room)) {
             drop_at_door(w, len, info.cap, timeout_cause);
             return producer_leave(w, false, 1);
         }
     }
-    w->gap_units = w->gap_bytes = 0;
-    w->gap_caps = 0;
-    w->gap_global = false;
+    w->queue.gap_units = w->queue.gap_bytes = 0;
+    w->queue.gap_caps = 0;
+    w->queue.gap_global = false;
     if (info.cap < ELS_MAX_CAPS) {
-        w->caps[info.cap].units_accepted++;
-        w->caps[info.cap].bytes_accepted += len;
+        w->stats.caps[info.cap].units_accepted++;
+        w->stats.caps[info.cap].bytes_accepted += len;
     }
-    if (len > w->max_unit_seen)
-        w->max_unit_seen = len;
-    w->st.units_accepted++;
-    w->st.bytes_accepted += len;
-    w->st.units_queued++;
-    w->st.bytes_queued += len;
+    if (len > w->queue.max_unit_seen)
+        w->queue.max_unit_seen = len;
+    w->stats.st.units_accepted++;
+    w->stats.st.bytes_accepted += len;
+    w->stats.st.units_queued++;
+    w->stats.st.bytes_queued += len;
     pthread_mutex_unlock(&w->lock);
 
     copy_in(iov, unit);
     pthread_mutex_lock(&w->lock);
-    elsi_ring_commit(&w->ring, seq);
+    elsi_ring_commit(&w->queue.ring, seq);
     return producer_leave(w, elsi_writer_need_wake(w), 0);
 }
 
@@ -230,8 +230,8 @@ int els_writer_set_snapshot_source(struct els_writer *w,
     if (w == NULL)
         return ELS_EINVAL;
     pthread_mutex_lock(&w->lock);
-    w->snapshot_request = request;
-    w->snapshot_ctx = ctx;
+    w->queue.snapshot_request = request;
+    w->queue.snapshot_ctx = ctx;
     pthread_mutex_unlock(&w->lock);
     return 0;
 }
@@ -243,8 +243,8 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
     if (w == NULL || unit == NULL || len == 0)
         return ELS_EINVAL;
     pthread_mutex_lock(&w->lock);
-    if (w->forked || w->stopping) {
-        int r = w->stopping && !w->forked ? ELS_ESTOPPED : 1;
+    if (w->life.forked || w->life.stopping) {
+        int r = w->life.stopping && !w->life.forked ? ELS_ESTOPPED : 1;
         pthread_mutex_unlock(&w->lock);
         return r;
     }
@@ -252,21 +252,21 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
     uint64_t seq;
     struct iovec iov[2];
     if (len > UINT32_MAX ||
-        elsi_ring_reserve(&w->ring, len, &meta, &seq, iov) != 0) {
-        w->st.snapshots_not_queued++;
-        w->join_refused_len = len;  /* Note [Asking again for a join snapshot] */
+        elsi_ring_reserve(&w->queue.ring, len, &meta, &seq, iov) != 0) {
+        w->stats.st.snapshots_not_queued++;
+        w->queue.join_refused_len = len;  /* Note [Asking again for a join snapshot] */
         pthread_mutex_unlock(&w->lock);
         return 1;
     }
-    w->producers++;
-    w->st.snapshot_units++;
-    w->st.snapshot_bytes += len;
+    w->life.producers++;
+    w->stats.st.snapshot_units++;
+    w->stats.st.snapshot_bytes += len;
     pthread_mutex_unlock(&w->lock);
 
     copy_in(iov, unit);
     pthread_mutex_lock(&w->lock);
-    elsi_ring_commit(&w->ring, seq);
-    w->join_seq = seq;
+    elsi_ring_commit(&w->queue.ring, seq);
+    w->queue.join_seq = seq;
     return producer_leave(w, elsi_writer_need_wake(w), 0);
 }
 
@@ -275,11 +275,11 @@ int els_writer_flush(struct els_writer *w)
     if (w == NULL)
         return ELS_EINVAL;
     pthread_mutex_lock(&w->lock);
-    if (w->stopping) {
+    if (w->life.stopping) {
         pthread_mutex_unlock(&w->lock);
         return ELS_ESTOPPED;
     }
-    w->flush_requested = true;
+    w->queue.flush_requested = true;
     if (elsi_writer_need_wake(w))
         elsi_writer_send_wake(w);   /* under the lock: see producer_leave() */
     pthread_mutex_unlock(&w->lock);
