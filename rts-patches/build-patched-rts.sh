@@ -24,7 +24,10 @@
 #                        [--ghc GHC] [--jobs N]
 #   build-patched-rts.sh ... --self-check [RTS-FILE...]   (flags vs stock)
 #   build-patched-rts.sh ... --check-prefixes --scratch DIR [--ways W,W...]
-#       (--ways: build only those ways, e.g. thr_l; default every way)
+#       (--ways: build only those ways, e.g. thr_l; default every way.
+#       Also for a plain build: the other ways stay the stock archives,
+#       as `make patched-rts-thr_l` does for the demo; the prefix 1..N
+#       is not rebuilt when --out was built from the same series)
 #   build-patched-rts.sh ... --object-cache DIR   (objects shared by key)
 #   build-patched-rts.sh --out DIR --install LIBDIR BINDIR [--final-libdir D]
 #   build-patched-rts.sh --print-deb-src
