@@ -28,6 +28,7 @@
 
 #include "eventlog-sink.h"
 #include "ctlclient.h"
+#include "discover.h"
 #include "safetext.h"
 #include "tool.h"
 
@@ -216,6 +217,9 @@ int ctl_main(int argc, char **argv)
     }
     if (argc - optind < 2)
         return ctl_usage_error("expected SPEC and at least one COMMAND");
+    int dr = disc_resolve_arg("ctl", &argv[optind], true);
+    if (dr != 0)
+        return dr;
     const char *spec = argv[optind++];
 
     /* Commands: words up to a lone ",".  Fixed buffers, not strdup():

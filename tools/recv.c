@@ -46,6 +46,7 @@
 #include "eventlog-sink/parse.h"
 #include "recv.h"
 #include "safetext.h"
+#include "discover.h"
 #include "tool.h"
 #include "util.h"
 
@@ -603,6 +604,9 @@ int recv_main(int argc, char **argv)
     if (argc - optind > 1)
         return recv_usage_error("one SPEC only, got '%s' after '%s'",
                                 argv[optind + 1], argv[optind]);
+    int dr;
+    if (!listen && (dr = disc_resolve_arg("recv", &argv[optind], false)) != 0)
+        return dr;
     const char *spec = argv[optind];
     /* Each wait belongs to one direction; accepting the other silently
      * would leave the user believing it took effect. */

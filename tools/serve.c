@@ -37,6 +37,7 @@
 #include "eventlog-sink.h"
 #include "monitor/run.h"
 #include "serve.h"
+#include "discover.h"
 #include "tool.h"
 #include "util.h"
 
@@ -204,6 +205,8 @@ int serve_main(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return tool_usage_error("serve", "expected one SPEC or FILE");
+    if ((c = disc_resolve_arg("serve", &argv[optind], false)) != 0)
+        return c;
     if (token_file != NULL && !control)
         return tool_usage_error("serve", "--token-file needs --control");
 

@@ -32,6 +32,7 @@
 
 #include "monitor/control.h"
 #include "monitor/run.h"
+#include "discover.h"
 #include "tool.h"
 
 static void top_usage(FILE *out)
@@ -240,6 +241,8 @@ int top_main(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return tool_usage_error("top", "expected one SPEC or FILE");
+    if ((c = disc_resolve_arg("top", &argv[optind], false)) != 0)
+        return c;
 
     static struct mon_control mc;
     if ((c = mon_control_init(&mc, "top", control ? argv[optind] : NULL,
