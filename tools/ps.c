@@ -34,7 +34,8 @@ static void ps_usage(FILE *out)
 "now belongs to another process) are skipped and removed.\n"
 "\n"
 "Columns: PID, NAME, UPTIME (seconds), SINK (where a consumer connects),\n"
-"CONTROL (the control socket, or -), CONSUMERS (now) and LOST (units the\n"
+"CONTROL (the control socket, or -), CONSUMERS (now, not counting ps's own\n"
+"control session) and LOST (units the\n"
 "writer dropped plus units slow consumers missed), both asked over the\n"
 "control socket ('-' when control is off or there is no answer).\n"
 "\n"
@@ -75,9 +76,11 @@ static void ps_ask(const struct disc_entry *e, uint64_t timeout_ms,
                    struct ps_stats *st)
 {
     memset(st, 0, sizeof *st);
-    const char *ctl = NULL;
-    for (size_t i = 0; i < e->n_sinks && ctl == NULL; i++)
+    const char *ctl = NULL, *endpoint = NULL;
+    for (size_t i = 0; i < e->n_sinks && ctl == NULL; i++) {
         ctl = e->sinks[i].control;
+        endpoint = e->sinks[i].endpoint;
+    }
     if (ctl == NULL)
         return;
     static struct ctlc conn;
@@ -90,6 +93,11 @@ static void ps_ask(const struct disc_entry *e, uint64_t timeout_ms,
     if (a.status == 0 && ctlc_call(&conn, "stats", timeout_ms, &a) == 0 &&
         a.status == 0)
         st->known = ps_parse_stats(a.text, st);
+    /* Over control=1 our own session is one of the sink's clients, and
+     * counted: the column means the others. */
+    if (st->known && st->consumers > 0 && endpoint != NULL &&
+        strcmp(endpoint, ctl) == 0)
+        st->consumers--;
     ctlc_close(&conn);
 }
 
