@@ -60,6 +60,8 @@ static void ctl_usage(FILE *out)
 "                      user or root may control it\n"
 "  tcp:[HOST:]PORT     the program's TCP socket; needs --secret-file with\n"
 "                      the secret of the sink's control-secret= file\n"
+"  pid:PID, name:NAME  the control socket of a program `" TOOL_NAME " ps`\n"
+"                      lists\n"
 "\n"
 "Commands (\"help\" lists those this program has):\n"
 "  help                the commands the program accepts\n"

@@ -497,6 +497,7 @@ static void recv_usage(FILE *out)
 "  tcp:[HOST:]PORT     connect over TCP (HOST defaults to 127.0.0.1)\n"
 "  tcp:[ADDR]:PORT     connect over TCP to an IPv6 address\n"
 "  fifo:PATH           read a FIFO\n"
+"  pid:PID, name:NAME  connect to a program `" TOOL_NAME " ps` lists\n"
 "\n"
 "With --listen, SPEC is where to wait for the producer instead (the\n"
 "collector end of the unix-connect: and tcp-connect: sinks):\n"
