@@ -323,7 +323,7 @@ static void unknown_options_are_refused(void)
     REFUSED("test-a:x?colour=red", ELS_EINVAL,
             "(valid: buffer, policy, wait, wait-consumers, linger, max-consumers, "
             "consumer-memory, control, control-secret, trust, "
-            "collector-secret, color, size-hint)");
+            "collector-secret, announce, color, size-hint)");
 }
 
 static void consumer_limits(void)
