@@ -28,6 +28,7 @@
 
 #include "eventlog-sink.h"
 #include "ctlclient.h"
+#include "discover.h"
 #include "safetext.h"
 #include "tool.h"
 
@@ -59,6 +60,8 @@ static void ctl_usage(FILE *out)
 "                      user or root may control it\n"
 "  tcp:[HOST:]PORT     the program's TCP socket; needs --secret-file with\n"
 "                      the secret of the sink's control-secret= file\n"
+"  pid:PID, name:NAME  the control socket of a program `" TOOL_NAME " ps`\n"
+"                      lists\n"
 "\n"
 "Commands (\"help\" lists those this program has):\n"
 "  help                the commands the program accepts\n"
@@ -216,6 +219,9 @@ int ctl_main(int argc, char **argv)
     }
     if (argc - optind < 2)
         return ctl_usage_error("expected SPEC and at least one COMMAND");
+    int dr = disc_resolve_arg("ctl", &argv[optind], true);
+    if (dr != 0)
+        return dr;
     const char *spec = argv[optind++];
 
     /* Commands: words up to a lone ",".  Fixed buffers, not strdup():

@@ -3,7 +3,8 @@
  *
  * Chooses a subcommand by its exact name and hands it the rest of the
  * command line, and holds the option helpers the commands share.  What
- * each command does is its own file's business (recv.c, dump.c, top.c, serve.c).
+ * each command does is its own file's business (recv.c, dump.c, top.c, serve.c,
+ * ps.c).
  */
 #if defined(HAVE_CONFIG_H)
 #include "config.h"
@@ -30,6 +31,7 @@ static const struct tool_command tool_commands[] = {
     { "top", "show a running program's runtime in the terminal", top_main },
     { "serve", "serve a live web view and /metrics of a program",
       serve_main },
+    { "ps", "list this user's programs that stream their eventlog", ps_main },
 };
 
 #define TOOL_N_COMMANDS (sizeof tool_commands / sizeof tool_commands[0])

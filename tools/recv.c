@@ -46,6 +46,7 @@
 #include "eventlog-sink/parse.h"
 #include "recv.h"
 #include "safetext.h"
+#include "discover.h"
 #include "tool.h"
 #include "util.h"
 
@@ -496,6 +497,7 @@ static void recv_usage(FILE *out)
 "  tcp:[HOST:]PORT     connect over TCP (HOST defaults to 127.0.0.1)\n"
 "  tcp:[ADDR]:PORT     connect over TCP to an IPv6 address\n"
 "  fifo:PATH           read a FIFO\n"
+"  pid:PID, name:NAME  connect to a program `" TOOL_NAME " ps` lists\n"
 "\n"
 "With --listen, SPEC is where to wait for the producer instead (the\n"
 "collector end of the unix-connect: and tcp-connect: sinks):\n"
@@ -603,6 +605,9 @@ int recv_main(int argc, char **argv)
     if (argc - optind > 1)
         return recv_usage_error("one SPEC only, got '%s' after '%s'",
                                 argv[optind + 1], argv[optind]);
+    int dr;
+    if (!listen && (dr = disc_resolve_arg("recv", &argv[optind], false)) != 0)
+        return dr;
     const char *spec = argv[optind];
     /* Each wait belongs to one direction; accepting the other silently
      * would leave the user believing it took effect. */

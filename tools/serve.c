@@ -37,6 +37,7 @@
 #include "eventlog-sink.h"
 #include "monitor/run.h"
 #include "serve.h"
+#include "discover.h"
 #include "tool.h"
 #include "util.h"
 
@@ -53,7 +54,8 @@ static void serve_usage(FILE *out)
 "and its figures in the Prometheus text format at /metrics.\n"
 "\n"
 "SPEC|FILE as for `" TOOL_NAME " top`: unix:PATH, tcp:[HOST:]PORT,\n"
-"fifo:PATH, or a file, followed as it grows (a saved eventlog shows the\n"
+"fifo:PATH, pid:PID or name:NAME (`" TOOL_NAME " ps`), or a file,\n"
+"followed as it grows (a saved eventlog shows the\n"
 "whole run).\n"
 "\n"
 "Options:\n"
@@ -204,6 +206,8 @@ int serve_main(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return tool_usage_error("serve", "expected one SPEC or FILE");
+    if ((c = disc_resolve_arg("serve", &argv[optind], false)) != 0)
+        return c;
     if (token_file != NULL && !control)
         return tool_usage_error("serve", "--token-file needs --control");
 

@@ -31,6 +31,7 @@ int dump_main(int argc, char **argv);
 int ctl_main(int argc, char **argv);
 int top_main(int argc, char **argv);
 int serve_main(int argc, char **argv);
+int ps_main(int argc, char **argv);
 
 /* "eventlog-sink CMD: <message>\ntry 'eventlog-sink CMD --help'" on
  * stderr; returns TOOL_EXIT_USAGE. */

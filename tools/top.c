@@ -32,6 +32,7 @@
 
 #include "monitor/control.h"
 #include "monitor/run.h"
+#include "discover.h"
 #include "tool.h"
 
 static void top_usage(FILE *out)
@@ -44,7 +45,8 @@ static void top_usage(FILE *out)
 "user markers and messages, bytes received and reported losses.\n"
 "\n"
 "SPEC|FILE is unix:PATH or tcp:[HOST:]PORT (a sink serving consumers),\n"
-"fifo:PATH, or a file (file:PATH or a path), followed as it grows, as a\n"
+"fifo:PATH, pid:PID or name:NAME (a program `" TOOL_NAME " ps` lists),\n"
+"or a file (file:PATH or a path), followed as it grows, as a\n"
 "stock `+RTS -l` writes it.  A unix: socket or a file that does not\n"
 "exist yet is watched for and read as soon as it appears.  When the\n"
 "stream ends or the file is replaced or truncated (the program\n"
@@ -240,6 +242,8 @@ int top_main(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return tool_usage_error("top", "expected one SPEC or FILE");
+    if ((c = disc_resolve_arg("top", &argv[optind], false)) != 0)
+        return c;
 
     static struct mon_control mc;
     if ((c = mon_control_init(&mc, "top", control ? argv[optind] : NULL,

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deliver/announce.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "log.h"
@@ -326,6 +327,7 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
     }
     w->life.thread_started = true;
     all_writers_add(w);
+    elsi_announce_add(w, &w->spec, w->endpoint);
 
     if (w->spec.wait_ms > 0) {
         /* wait-consumers=N: every consumer the user starts beside the
@@ -426,6 +428,7 @@ int els_writer_close(struct els_writer *w)
 {
     if (w == NULL)
         return ELS_EINVAL;
+    elsi_announce_remove(w);
     all_writers_remove(w);
 
     pthread_mutex_lock(&w->lock);

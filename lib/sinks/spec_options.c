@@ -2,7 +2,7 @@
  * spec_options.c: the values of the options every sink shares, as a spec
  * gives them: sizes (buffer, consumer-memory), seconds (wait, linger),
  * policy, consumer limits (max-consumers, wait-consumers), control and
- * its secret, and a connect-out sink's trust and collector-secret; their
+ * its secret, announce (the discovery entry, lib/deliver/announce.c), and a connect-out sink's trust and collector-secret; their
  * defaults, and the rules between them (control-secret= needs control=,
  * trust= and collector-secret= only for sinks that connect out, and
  * never together).  Each refusal names the option and quotes the value.
@@ -35,6 +35,7 @@ const char *const elsi_spec_common_names[SPEC_OPT__COUNT] = {
     [SPEC_OPT_CONTROL_SECRET] = "control-secret",
     [SPEC_OPT_TRUST] = "trust",
     [SPEC_OPT_COLLECTOR_SECRET] = "collector-secret",
+    [SPEC_OPT_ANNOUNCE] = "announce",
 };
 
 /* ------------------------------------------------------------------------
@@ -300,6 +301,7 @@ void elsi_spec_set_defaults(struct elsi_spec *out)
     out->linger_ms = ELSI_DEFAULT_LINGER_MS;
     out->max_consumers = ELSI_DEFAULT_MAX_CONSUMERS;
     out->consumer_memory = ELSI_DEFAULT_CONSUMER_MEMORY;
+    out->announce = true;
 }
 
 int elsi_spec_set_common(struct spec_parser *p, enum spec_common opt,
@@ -355,6 +357,14 @@ int elsi_spec_set_common(struct spec_parser *p, enum spec_common opt,
          * control-secret='s. */
         out->collector_secret = value;
         value = NULL;
+        break;
+    case SPEC_OPT_ANNOUNCE:
+        /* The entry `eventlog-sink ps` lists (Note [Announce files]). */
+        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+            rc = spec_fail(p, ELS_EINVAL, "announce=%s: expected 0 or 1",
+                           spec_quote_value(q, value));
+        else
+            out->announce = value[0] == '1';
         break;
     case SPEC_OPT__COUNT:
         break;

@@ -319,11 +319,11 @@ static void unknown_options_are_refused(void)
             "unknown option 'color' for scheme test-b "
             "(valid: buffer, policy, wait, wait-consumers, linger, max-consumers, "
             "consumer-memory, control, control-secret, trust, "
-            "collector-secret)");
+            "collector-secret, announce)");
     REFUSED("test-a:x?colour=red", ELS_EINVAL,
             "(valid: buffer, policy, wait, wait-consumers, linger, max-consumers, "
             "consumer-memory, control, control-secret, trust, "
-            "collector-secret, color, size-hint)");
+            "collector-secret, announce, color, size-hint)");
 }
 
 static void consumer_limits(void)

@@ -1,0 +1,289 @@
+/*
+ * ps.c: `eventlog-sink ps`, the programs of this user streaming their
+ * eventlog on this host, from the discovery directory (discover.h): pid,
+ * name, uptime, sink, control, and for programs with control on, their
+ * consumers now and losses, asked with the `stats` command over a short
+ * deadline ("-" when control is off or the program does not answer).
+ * Text from the files goes through safetext (a table) or JSON escapes
+ * (--json, as Note [Exact and safe JSON] in ctl.c).  Not its job: the
+ * directory's rules (discover.c), the control protocol (ctlclient.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctlclient.h"
+#include "discover.h"
+#include "safetext.h"
+#include "tool.h"
+
+static void ps_usage(FILE *out)
+{
+    fprintf(out,
+"Usage: " TOOL_NAME " ps [--json] [--timeout SECS]\n"
+"\n"
+"List this user's programs that stream their eventlog to a sink, from the\n"
+"discovery directory ($XDG_RUNTIME_DIR/eventlog-sink, else\n"
+"${TMPDIR:-/tmp}/eventlog-sink-UID), where each announces itself unless its\n"
+"spec says announce=0.  Entries of programs that are gone (or whose pid\n"
+"now belongs to another process) are skipped and removed.\n"
+"\n"
+"Columns: PID, NAME, UPTIME (seconds), SINK (where a consumer connects),\n"
+"CONTROL (the control socket, or -), CONSUMERS (now, not counting ps's own\n"
+"control session) and LOST (units the\n"
+"writer dropped plus units slow consumers missed), both asked over the\n"
+"control socket ('-' when control is off or there is no answer).\n"
+"\n"
+"Options:\n"
+"  -j, --json          one JSON array of objects (pid, start, name, argv,\n"
+"                      uptime_s, sinks [{spec, endpoint, control}],\n"
+"                      consumers, dropped_units, consumer_lost_units;\n"
+"                      null when not known)\n"
+"  -t, --timeout SECS  how long to wait for each program's answer\n"
+"                      (default 0.5)\n"
+"  -h, --help          show this help\n"
+"\n"
+"pid:PID and name:NAME name a listed program wherever top, serve, ctl and\n"
+"recv take a spec.\n");
+}
+
+struct ps_stats {
+    bool known;
+    uint64_t consumers, dropped, consumer_lost;
+};
+
+/* "units accepted A sent S dropped D ...; consumers N now, ...;
+ * consumer losses L units; ..." (els_stats_format()). */
+static bool ps_parse_stats(const char *text, struct ps_stats *st)
+{
+    const char *p = strstr(text, " dropped ");
+    const char *c = strstr(text, "consumers ");
+    const char *l = strstr(text, "consumer losses ");
+    if (p == NULL || c == NULL || l == NULL)
+        return false;
+    st->dropped = strtoull(p + 9, NULL, 10);
+    st->consumers = strtoull(c + 10, NULL, 10);
+    st->consumer_lost = strtoull(l + 16, NULL, 10);
+    return true;
+}
+
+static void ps_ask(const struct disc_entry *e, uint64_t timeout_ms,
+                   struct ps_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    const char *ctl = NULL, *endpoint = NULL;
+    for (size_t i = 0; i < e->n_sinks && ctl == NULL; i++) {
+        ctl = e->sinks[i].control;
+        endpoint = e->sinks[i].endpoint;
+    }
+    if (ctl == NULL)
+        return;
+    static struct ctlc conn;
+    struct ctlc_answer a;
+    char err[700];
+    /* A TCP control socket wants a secret ps does not have: its hello
+     * fails and the columns say "-". */
+    if (ctlc_open(&conn, ctl, NULL, 0, timeout_ms, &a, err, sizeof err) != 0)
+        return;
+    if (a.status == 0 && ctlc_call(&conn, "stats", timeout_ms, &a) == 0 &&
+        a.status == 0)
+        st->known = ps_parse_stats(a.text, st);
+    /* Over control=1 our own session is one of the sink's clients, and
+     * counted: the column means the others. */
+    if (st->known && st->consumers > 0 && endpoint != NULL &&
+        strcmp(endpoint, ctl) == 0)
+        st->consumers--;
+    ctlc_close(&conn);
+}
+
+/* See Note [Exact and safe JSON] in ctl.c: the same rule. */
+static void ps_json_string(const char *s)
+{
+    size_t n = strlen(s), i = 0;
+    putchar('"');
+    while (i < n) {
+        char form[SAFETEXT_CHAR_MAX + 1];
+        size_t len;
+        size_t took = safetext_char(s + i, n - i, form, &len);
+        form[len] = '\0';
+        if (s[i] == '"') {
+            fputs("\\\"", stdout);
+        } else if (len == took && memcmp(form, s + i, len) == 0) {
+            fwrite(s + i, 1, took, stdout);
+        } else if (form[1] == 'x') {
+            fputs("\\ufffd", stdout);
+        } else if (form[1] == 'u') {
+            char hex[5] = "0000";
+            size_t digits = len - 4;
+            memcpy(hex + 4 - digits, form + 3, digits);
+            printf("\\u%s", hex);
+        } else {
+            fputs(form, stdout);
+        }
+        i += took;
+    }
+    putchar('"');
+}
+
+/* Seconds since boot, from /proc/uptime; -1 when unknown. */
+static double ps_boot_uptime(void)
+{
+    FILE *f = fopen("/proc/uptime", "re");
+    double up = -1;
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &up) != 1)
+            up = -1;
+        fclose(f);
+    }
+    return up;
+}
+
+static long ps_uptime(const struct disc_entry *e, double boot_up)
+{
+    long tck = sysconf(_SC_CLK_TCK);
+    if (boot_up < 0 || tck <= 0)
+        return -1;
+    double s = boot_up - (double)e->start / (double)tck;
+    return s < 0 ? 0 : (long)s;
+}
+
+static void ps_cell(const char *s, int width)
+{
+    char buf[512];
+    size_t n = safetext_copy(buf, sizeof buf, s, strlen(s));
+    fputs(buf, stdout);
+    for (int i = (int)n; i < width; i++)
+        putchar(' ');
+}
+
+static void ps_print_json(const struct disc_list *l, const struct ps_stats *st,
+                          double boot_up)
+{
+    putchar('[');
+    for (size_t i = 0; i < l->n; i++) {
+        const struct disc_entry *e = &l->v[i];
+        printf("%s\n{\"pid\":%ld,\"start\":%" PRIu64 ",\"name\":", i ? "," : "",
+               e->pid, e->start);
+        ps_json_string(e->name);
+        fputs(",\"argv\":[", stdout);
+        for (size_t a = 0; a < e->argc; a++) {
+            if (a)
+                putchar(',');
+            ps_json_string(e->argv[a]);
+        }
+        long up = ps_uptime(e, boot_up);
+        if (up >= 0)
+            printf("],\"uptime_s\":%ld,\"sinks\":[", up);
+        else
+            fputs("],\"uptime_s\":null,\"sinks\":[", stdout);
+        for (size_t s = 0; s < e->n_sinks; s++) {
+            const struct disc_sink *k = &e->sinks[s];
+            fputs(s ? ",{\"spec\":" : "{\"spec\":", stdout);
+            ps_json_string(k->spec ? k->spec : "");
+            fputs(",\"endpoint\":", stdout);
+            ps_json_string(k->endpoint ? k->endpoint : "");
+            fputs(",\"control\":", stdout);
+            if (k->control)
+                ps_json_string(k->control);
+            else
+                fputs("null", stdout);
+            putchar('}');
+        }
+        if (st[i].known)
+            printf("],\"consumers\":%" PRIu64 ",\"dropped_units\":%" PRIu64
+                   ",\"consumer_lost_units\":%" PRIu64 "}", st[i].consumers,
+                   st[i].dropped, st[i].consumer_lost);
+        else
+            fputs("],\"consumers\":null,\"dropped_units\":null,"
+                  "\"consumer_lost_units\":null}", stdout);
+    }
+    fputs(l->n ? "\n]\n" : "]\n", stdout);
+}
+
+static void ps_print_table(const struct disc_list *l, const struct ps_stats *st,
+                           double boot_up)
+{
+    printf("%-8s %-16s %8s %-32s %-32s %9s %8s\n", "PID", "NAME", "UPTIME",
+           "SINK", "CONTROL", "CONSUMERS", "LOST");
+    for (size_t i = 0; i < l->n; i++) {
+        const struct disc_entry *e = &l->v[i];
+        const struct disc_sink *k = e->n_sinks ? &e->sinks[0] : NULL;
+        printf("%-8ld ", e->pid);
+        ps_cell(e->name, 16);
+        long up = ps_uptime(e, boot_up);
+        if (up >= 0)
+            printf(" %8ld ", up);
+        else
+            printf(" %8s ", "-");
+        ps_cell(k && k->endpoint ? k->endpoint : "-", 32);
+        putchar(' ');
+        ps_cell(k && k->control ? k->control : "-", 32);
+        if (st[i].known)
+            printf(" %9" PRIu64 " %8" PRIu64 "\n", st[i].consumers,
+                   st[i].dropped + st[i].consumer_lost);
+        else
+            printf(" %9s %8s\n", "-", "-");
+    }
+}
+
+int ps_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "timeout", required_argument, NULL, 't' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool json = false;
+    uint64_t timeout_ms = 500;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "+jt:h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'j':
+            json = true;
+            break;
+        case 't':
+            if (!tool_parse_secs(optarg, &timeout_ms) || timeout_ms == 0)
+                return tool_usage_error("ps", "--timeout %s: expected "
+                                        "seconds like 0.5", optarg);
+            break;
+        case 'h':
+            return tool_help(ps_usage);
+        default:
+            return tool_usage_error("ps", "unknown option '%s'",
+                                    argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return tool_usage_error("ps", "unexpected argument '%s'",
+                                argv[optind]);
+
+    struct disc_list l;
+    char err[700];
+    if (disc_scan(&l, err, sizeof err) != 0) {
+        fprintf(stderr, TOOL_NAME " ps: %s\n", err);
+        return 1;
+    }
+    struct ps_stats *st = calloc(l.n ? l.n : 1, sizeof *st);
+    if (st == NULL) {
+        disc_list_free(&l);
+        fprintf(stderr, TOOL_NAME " ps: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < l.n; i++)
+        ps_ask(&l.v[i], timeout_ms, &st[i]);
+    double boot_up = ps_boot_uptime();
+    if (json)
+        ps_print_json(&l, st, boot_up);
+    else
+        ps_print_table(&l, st, boot_up);
+    free(st);
+    disc_list_free(&l);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
