@@ -61,6 +61,12 @@
  * end of the stream (once no producer is in flight) one last dump is
  * written, unless the sink declines (at-exit=0), within the stop
  * deadline.
+ *
+ * With dump-on= the writer thread also reads every committed unit (Note
+ * [Triggered dumps] in sinks/ring_trigger.c) and starts a dump itself
+ * when a condition met after= ago asks for one.  It reads a unit without
+ * the lock as a dump does, and producers likewise evict nothing from the
+ * unit being read (eval_seq) while it is read.
  */
 
 /* How long a request for a join snapshot may go unanswered before the
