@@ -23,7 +23,8 @@
 #                    reproducer, with the sanitizer report on stderr
 #   --update-corpus  merge new coverage-increasing inputs into fuzz/corpus/
 #   --build-only     build and stop
-#   TARGET           spec, address, parse, note, writer (default: all)
+#   TARGET           spec, address, parse, note, writer, control, http,
+#                    model, trigger (default: all)
 # Long run (an hour per target, about five hours in all):
 #   scripts/fuzz.sh --seconds 3600
 # Environment: BUILD_DIR, CC (default clang), MAKE_JOBS (parallel
@@ -37,7 +38,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$top/_build-fuzz}
 cc=${CC:-clang}
 jobs=${MAKE_JOBS:-2}
-all_targets=(spec address parse note writer control http model)
+all_targets=(spec address parse note writer control http model trigger)
 
 seconds=60
 replay=0

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "queue/ring.h"
 #include "sinks/fdutil.h"
+#include "sinks/ring_trigger.h"
 
 /*
  * Note [Flight recorder]
@@ -60,6 +61,12 @@
  * end of the stream (once no producer is in flight) one last dump is
  * written, unless the sink declines (at-exit=0), within the stop
  * deadline.
+ *
+ * With dump-on= the writer thread also reads every committed unit (Note
+ * [Triggered dumps] in sinks/ring_trigger.c) and starts a dump itself
+ * when a condition met after= ago asks for one.  It reads a unit without
+ * the lock as a dump does, and producers likewise evict nothing from the
+ * unit being read (eval_seq) while it is read.
  */
 
 /* How long a request for a join snapshot may go unanswered before the
@@ -211,7 +218,9 @@ void elsi_dump_service(struct els_writer *w, bool signalled)
 
 bool elsi_dump_pending(struct els_writer *w)
 {
-    return is_recorder(w) && (w->rec.dumping != NULL || !w->rec.exit_dumped ||
+    bool armed = w->rec.trigger != NULL &&
+                 elsi_trigger_due(w->rec.trigger, 0, true, NULL);
+    return is_recorder(w) && (w->rec.dumping != NULL || !w->rec.exit_dumped || armed ||
                               w->rec.dump_tickets > w->rec.dump_answered);
 }
 
@@ -265,4 +274,124 @@ void elsi_recorder_tick(struct els_writer *w)
     pthread_mutex_unlock(&w->lock);
     if (ask)
         request(ctx);
+}
+
+// ---------------------------------------------------------------------------
+// Triggered dumps (Note [Triggered dumps] in sinks/ring_trigger.c)
+// ---------------------------------------------------------------------------
+
+/* The value of the sink option key as the spec gave it, or NULL. */
+static const char *spec_option(const struct elsi_spec *spec, const char *key)
+{
+    for (size_t i = 0; i < spec->n_options; i++)
+        if (strcmp(spec->option_keys[i], key) == 0)
+            return spec->option_values[i];
+    return NULL;
+}
+
+int elsi_trigger_setup(struct els_writer *w)
+{
+    if (!is_recorder(w))
+        return 0;
+    struct elsi_trigger_config cfg;
+    char err[256];
+    /* The sink checked these at open; a RECORD sink that does not declare
+     * them never has them. */
+    if (elsi_trigger_parse(spec_option(&w->spec, "dump-on"),
+                           spec_option(&w->spec, "after"),
+                           spec_option(&w->spec, "cooldown"),
+                           spec_option(&w->spec, "max-dumps"), &cfg,
+                           err, sizeof err) != 0 || cfg.n_conds == 0)
+        return 0;
+    return elsi_trigger_new(&w->rec.trigger, &cfg);
+}
+
+void elsi_trigger_teardown(struct els_writer *w)
+{
+    elsi_trigger_free(w->rec.trigger);
+    w->rec.trigger = NULL;
+}
+
+/* Read every unit committed since the last round.  A unit is read without
+ * the lock, like a dump reads it (Note [Queue locking]); eval_seq keeps
+ * producers from evicting it meanwhile.  Units evicted before their turn
+ * (the writer thread fell a whole window behind) are not read. */
+static void trigger_read_units(struct els_writer *w, uint64_t now)
+{
+    struct elsi_trigger *t = w->rec.trigger;
+    struct elsi_ring *ring = &w->queue.ring;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        if (!w->rec.trigger_header_fed && w->queue.header != NULL) {
+            /* The header is kept apart and never freed before the writer
+             * (producer.c's cache_header). */
+            const uint8_t *h = w->queue.header;
+            size_t hl = w->queue.header_len;
+            pthread_mutex_unlock(&w->lock);
+            elsi_trigger_header(t, h, hl);
+            w->rec.trigger_header_fed = true;
+            continue;
+        }
+        uint64_t seq = w->rec.eval_next > ring->tail_seq ? w->rec.eval_next : ring->tail_seq;
+        uint64_t lost = 0;
+        for (int i = 0; i < ELS_DROP__COUNT; i++)
+            lost += w->stats.st.units_dropped[i];
+        if (seq >= ring->committed_seq || !w->rec.trigger_header_fed) {
+            pthread_mutex_unlock(&w->lock);
+            elsi_trigger_loss(t, lost, now);
+            return;
+        }
+        const struct elsi_unit *u = elsi_ring_unit(ring, seq);
+        struct iovec iov[2] = { { NULL, 0 }, { NULL, 0 } };
+        bool join = u->kind == ELSI_UNIT_KIND_JOIN;
+        int n = join ? 0 : elsi_ring_iov(ring, u, 0, iov);
+        w->rec.eval_seq = seq;
+        w->rec.eval_active = true;
+        pthread_mutex_unlock(&w->lock);
+        /* A join unit restates the program's state: nothing happened in
+         * it. */
+        if (!join && n > 0)
+            elsi_trigger_unit(t, iov[0].iov_base, iov[0].iov_len,
+                              n > 1 ? iov[1].iov_base : NULL,
+                              n > 1 ? iov[1].iov_len : 0, now);
+        pthread_mutex_lock(&w->lock);
+        w->rec.eval_active = false;
+        w->rec.eval_next = seq + 1;
+        pthread_mutex_unlock(&w->lock);
+    }
+}
+
+void elsi_trigger_service(struct els_writer *w)
+{
+    struct elsi_trigger *t = w->rec.trigger;
+    if (t == NULL)
+        return;
+    uint64_t now = elsi_now_ms();
+    trigger_read_units(w, now);
+    pthread_mutex_lock(&w->lock);
+    bool ending = w->life.stopping;
+    pthread_mutex_unlock(&w->lock);
+    if (w->rec.dumping != NULL || !elsi_trigger_due(t, now, ending, NULL))
+        return;
+    uint64_t at = elsi_trigger_cause_time(t);
+    char cause[ELSI_TRIGGER_CAUSE_MAX];
+    unsigned nth = elsi_trigger_take(t, cause, sizeof cause);
+    dump_start(w, ELS_DUMP_REQUEST, 0);
+    if (w->rec.dumping == NULL) {
+        elsi_log(ELS_LOG_WARN, "%s: dump %u (%s) could not be written",
+                 w->endpoint, nth, cause);
+        return;
+    }
+    elsi_consumer_note(w, w->rec.dumping, at, "eventlog-sink: dump %u: %.200s",
+                       nth, cause);
+    elsi_log(ELS_LOG_INFO, "%s: dump %u: %s: %s", w->endpoint, nth, cause,
+             w->rec.dump_file);
+}
+
+uint64_t elsi_trigger_wake_ms(struct els_writer *w)
+{
+    uint64_t at = 0;
+    if (w->rec.trigger != NULL)
+        elsi_trigger_due(w->rec.trigger, 0, false, &at);
+    return at;
 }

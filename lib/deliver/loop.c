@@ -267,6 +267,7 @@ void *elsi_writer_main(void *arg)
             w->ops->flush(w->sink);
 
         elsi_recorder_tick(w);
+        elsi_trigger_service(w);
         elsi_dump_service(w, false);
 
         pthread_mutex_lock(&w->lock);
@@ -403,6 +404,12 @@ void *elsi_writer_main(void *arg)
         }
         if (w->ops->style == ELS_SINK_DIAL && !w->cons.dial_active) {
             int d = w->cons.next_dial_ms > t ? (int)(w->cons.next_dial_ms - t) : 0;
+            if (timeout < 0 || d < timeout)
+                timeout = d;
+        }
+        uint64_t due = elsi_trigger_wake_ms(w);    /* Note [Triggered dumps] */
+        if (due != 0) {
+            int d = due > t ? (int)(due - t) : 0;
             if (timeout < 0 || d < timeout)
                 timeout = d;
         }

@@ -208,6 +208,7 @@ static void writer_free(struct els_writer *w)
     elsi_ring_destroy(&w->queue.ring);
     if (w->ctl.hooks != NULL)
         w->ctl.hooks->release(w->ctl.state);
+    elsi_trigger_teardown(w);
     elsi_spec_free(&w->spec);
     free(w->queue.header);
     free(w->cons.join_buf);
@@ -304,6 +305,12 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
     if (w->ops->endpoint == NULL ||
         w->ops->endpoint(w->sink, w->endpoint, sizeof w->endpoint) < 0)
         snprintf(w->endpoint, sizeof w->endpoint, "%s", spec);
+    r = elsi_trigger_setup(w);
+    if (r != 0) {
+        elsi_fail(err, err_len, r, "spec \"%s\": %s", spec, els_strerror(r));
+        w->ops->close(w->sink);
+        goto fail;
+    }
     r = hooks->open(w, &w->ctl.state, err, err_len);
     if (r != 0) {
         w->ops->close(w->sink);

@@ -359,6 +359,16 @@ struct els_writer {
         bool exit_dumped;           /* the dump at the end was started */
         bool recorder_asked;        /* a join snapshot was asked for ... */
         uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
+        /* Note [Triggered dumps] (sinks/ring_trigger.c): the evaluator
+         * (NULL without dump-on=; writer thread), the next unit it reads
+         * (writer thread), and the unit it is reading without the lock
+         * (eval_active, eval_seq: lock; producers evict nothing from
+         * eval_seq on while it is set). */
+        struct elsi_trigger *trigger;
+        bool trigger_header_fed;
+        uint64_t eval_next;
+        bool eval_active;
+        uint64_t eval_seq;
     } rec;
 
     /* The layer above (deliver/hooks.h): set by writer.c at open, read by
@@ -548,5 +558,15 @@ void elsi_dump_ended(struct els_writer *w, struct consumer *c);
 /* Ask for a join snapshot when the window's oldest usable start is
  * getting old (Note [Flight recorder]).  Lock not held. */
 void elsi_recorder_tick(struct els_writer *w);
+/* Set up the dump-on= evaluator from the spec (writer.c, at open; 0 or
+ * ELS_ENOMEM), and free it. */
+int elsi_trigger_setup(struct els_writer *w);
+void elsi_trigger_teardown(struct els_writer *w);
+/* Read the units committed since the last call and start a triggered
+ * dump when one is due (Note [Triggered dumps]).  Lock not held. */
+void elsi_trigger_service(struct els_writer *w);
+/* When the writer thread must look again for a due dump (CLOCK_MONOTONIC
+ * ms; 0: no timer).  Writer thread. */
+uint64_t elsi_trigger_wake_ms(struct els_writer *w);
 
 #endif /* ELS_WRITER_IMPL_H */

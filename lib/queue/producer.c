@@ -60,6 +60,10 @@ static bool recorder_evict(struct els_writer *w)
     if (w->rec.dump_active &&
         w->queue.ring.tail_seq >= atomic_load_explicit(&w->rec.dump_floor, memory_order_acquire))
         return false;
+    /* Nor the unit the dump-on= evaluator is reading (Note [Triggered
+     * dumps]). */
+    if (w->rec.eval_active && w->queue.ring.tail_seq >= w->rec.eval_seq)
+        return false;
     elsi_release_oldest(w, ELS_DROP_NO_CONSUMER);
     return true;
 }

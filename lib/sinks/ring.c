@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "sinks/fdutil.h"
+#include "sinks/ring_trigger.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 
@@ -32,7 +33,10 @@
 /* How many numbered names to try before giving up. */
 #define RING_MAX_NUMBER 999999
 
-static const char *const ring_options[] = { "signal", "at-exit", NULL };
+/* dump-on=, after=, cooldown= and max-dumps= are checked here and acted on
+ * by the writer (ring_trigger.h, Note [Triggered dumps]). */
+static const char *const ring_options[] = { "signal", "at-exit", "dump-on", "after",
+                                            "cooldown", "max-dumps", NULL };
 
 struct ring_sink {
     char *stem, *suffix;    /* dump k is stem.k suffix */
@@ -203,6 +207,18 @@ static int ring_open(void **out, const struct els_sink_args *a)
             snprintf(a->err, a->err_len, "spec \"%s\": at-exit=%s: expected "
                      "0 or 1", a->spec, v);
         }
+    }
+    if (r == 0) {
+        struct elsi_trigger_config cfg;
+        char why[256];
+        why[0] = '\0';
+        r = elsi_trigger_parse(els_sink_option(a, "dump-on"),
+                               els_sink_option(a, "after"),
+                               els_sink_option(a, "cooldown"),
+                               els_sink_option(a, "max-dumps"), &cfg,
+                               why, sizeof why);
+        if (r != 0)
+            snprintf(a->err, a->err_len, "spec \"%s\": %s", a->spec, why);
     }
     if (r == 0 && (v = els_sink_option(a, "signal")) != NULL) {
         if (ring_parse_signal(v, &s->signo) != 0) {

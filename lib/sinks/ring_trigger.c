@@ -1,0 +1,481 @@
+/*
+ * ring_trigger.c: a flight recorder's triggers (ring:...&dump-on=...): the
+ * syntax of dump-on=, after=, cooldown= and max-dumps=, and the evaluator
+ * that reads each unit of the stream with the public parser and decides
+ * when a dump is due.  Not its job: where the units come from or what a
+ * dump holds (lib/deliver/dump.c, Note [Flight recorder]), naming dump
+ * files (ring.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventlog-sink.h"
+#include "eventlog-sink/parse.h"
+#include "log.h"
+#include "sinks/ring_trigger.h"
+
+/*
+ * Note [Triggered dumps]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * The recorder saves itself when the stream shows something worth keeping
+ * (dotnet-monitor's collection rules: trigger, action, limits).  The
+ * conditions are read from the units themselves, on the writer thread, so
+ * the program's threads pay nothing but the copy they already make: a
+ * GC_START/GC_END pair of one capability further apart than gc-pause>, a
+ * HEAP_LIVE above heap-live>, a USER_MARKER (traceMarker) or USER_MSG
+ * (traceEvent) whose text starts with marker:/message:'s prefix, or a rise
+ * in the writer's count of lost units (loss).  A unit is read as the RTS
+ * wrote it, one whole block, against the stream's header; a unit that does
+ * not parse as whole events (a custom producer's garbage) is counted and
+ * skipped, and the parser starts again from the header, so one bad unit
+ * never hides the next good one.
+ *
+ * A condition met arms one dump, due after= later (the dump then holds
+ * what led up to the cause and what followed it); conditions met while it
+ * is armed are part of it.  Once taken, a dump starts the cooldown:
+ * conditions met within cooldown= of the one that armed the last dump,
+ * and any after max-dumps= dumps, are counted as suppressed and do
+ * nothing, so a flapping condition costs at most max-dumps= files, at
+ * most one per cooldown.  At the end of the stream an armed dump is due
+ * at once.
+ *
+ * In dump-on=, a comma separates conditions; the spec decodes %XX once,
+ * and each condition is decoded once more, so a prefix holding a comma or
+ * a percent sign is written %252C or %2525 (and '&', '?' or a space, as
+ * in any option value, %26, %3F, %20).
+ */
+
+struct elsi_trigger {
+    struct elsi_trigger_config cfg;
+    struct els_parser *parser;
+    uint8_t *header;
+    size_t header_len;
+    bool parser_ready;          /* fed the header, between events */
+    uint64_t now_ms;            /* of the unit being read */
+    uint64_t last_time;         /* the newest event time seen */
+    uint64_t gc_start[ELS_MAX_CAPS];    /* 0: no GC open on that cap */
+    uint64_t lost_seen;
+
+    bool armed;
+    uint64_t armed_ms, cause_time;
+    char cause[ELSI_TRIGGER_CAUSE_MAX];
+    bool have_last;
+    uint64_t last_armed_ms;
+    struct elsi_trigger_counts counts;
+};
+
+// ---------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------
+
+#define TRIGGER_MAX_NS ((uint64_t)86400 * 1000000000u)
+
+int elsi_trigger_parse_duration(const char *text, uint64_t *ns)
+{
+    if (text == NULL || ns == NULL || text[0] < '0' || text[0] > '9')
+        return ELS_EINVAL;
+    uint64_t whole = 0, frac = 0, frac_scale = 1;
+    size_t i = 0;
+    for (; text[i] >= '0' && text[i] <= '9'; i++) {
+        whole = whole * 10 + (uint64_t)(text[i] - '0');
+        if (whole > TRIGGER_MAX_NS)
+            return ELS_EINVAL;
+    }
+    if (text[i] == '.') {
+        i++;
+        if (text[i] < '0' || text[i] > '9')
+            return ELS_EINVAL;
+        for (unsigned d = 0; text[i] >= '0' && text[i] <= '9'; i++, d++) {
+            if (d == 9)
+                return ELS_EINVAL;  /* finer than any unit needs */
+            frac = frac * 10 + (uint64_t)(text[i] - '0');
+            frac_scale *= 10;
+        }
+    }
+    const char *u = text + i;
+    uint64_t mult;
+    if (strcmp(u, "ns") == 0)
+        mult = 1;
+    else if (strcmp(u, "us") == 0)
+        mult = 1000;
+    else if (strcmp(u, "ms") == 0)
+        mult = 1000000;
+    else if (strcmp(u, "s") == 0 || u[0] == '\0')
+        mult = 1000000000;
+    else if (strcmp(u, "m") == 0)
+        mult = 60000000000ull;
+    else
+        return ELS_EINVAL;
+    if (whole > TRIGGER_MAX_NS / mult)
+        return ELS_EINVAL;
+    uint64_t v = whole * mult + frac * mult / frac_scale;
+    if (v > TRIGGER_MAX_NS)
+        return ELS_EINVAL;
+    *ns = v;
+    return 0;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decode %XX in [s, s+n) into out (NUL-terminated, at most cap-1 bytes):
+ * its length, or -1 (a bad escape, too long). */
+static long trigger_unescape(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            if (i + 2 >= n)
+                return -1;
+            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+            if (h < 0 || l < 0)
+                return -1;
+            c = (char)(h * 16 + l);
+            i += 2;
+        }
+        if (o + 1 >= cap)
+            return -1;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return (long)o;
+}
+
+static int trigger_cond(const char *piece, size_t n, struct elsi_trigger_cond *c,
+                        char *err, size_t err_len)
+{
+    char text[ELSI_TRIGGER_PREFIX_MAX + 32];
+    long len = trigger_unescape(piece, n, text, sizeof text);
+    if (len < 0)
+        return elsi_fail(err, err_len, ELS_EINVAL, "dump-on=: \"%.*s\": a bad "
+                         "%%XX escape, or longer than %u bytes", (int)n, piece,
+                         ELSI_TRIGGER_PREFIX_MAX);
+    if ((size_t)len != strlen(text))
+        return elsi_fail(err, err_len, ELS_EINVAL, "dump-on=: \"%.*s\": a NUL "
+                         "byte in a condition", (int)n, piece);
+    memset(c, 0, sizeof *c);
+    const char *v;
+    if (strncmp(text, "gc-pause>", 9) == 0) {
+        c->kind = ELSI_TRIGGER_GC_PAUSE;
+        if (elsi_trigger_parse_duration(text + 9, &c->value) != 0)
+            return elsi_fail(err, err_len, ELS_EINVAL, "dump-on=%s: expected a "
+                             "duration like 50ms (ns, us, ms, s or m)", text);
+    } else if (strncmp(text, "heap-live>", 10) == 0) {
+        c->kind = ELSI_TRIGGER_HEAP_LIVE;
+        if (els_sink_parse_size(text + 10, &c->value) != 0)
+            return elsi_fail(err, err_len, ELS_EINVAL, "dump-on=%s: expected a "
+                             "size like 512M (digits with an optional K, M "
+                             "or G)", text);
+    } else if ((v = strncmp(text, "marker:", 7) == 0 ? text + 7 : NULL) != NULL ||
+               (v = strncmp(text, "message:", 8) == 0 ? text + 8 : NULL) != NULL) {
+        c->kind = text[1] == 'a' ? ELSI_TRIGGER_MARKER : ELSI_TRIGGER_MESSAGE;
+        c->prefix_len = strlen(v);
+        if (c->prefix_len > ELSI_TRIGGER_PREFIX_MAX)
+            return elsi_fail(err, err_len, ELS_EINVAL, "dump-on=: a prefix "
+                             "longer than %u bytes", ELSI_TRIGGER_PREFIX_MAX);
+        memcpy(c->prefix, v, c->prefix_len + 1);
+    } else if (strcmp(text, "loss") == 0) {
+        c->kind = ELSI_TRIGGER_LOSS;
+    } else {
+        return elsi_fail(err, err_len, ELS_EINVAL, "dump-on=%s: expected "
+                         "gc-pause>DURATION, heap-live>SIZE, marker:PREFIX, "
+                         "message:PREFIX or loss", text);
+    }
+    return 0;
+}
+
+int elsi_trigger_parse(const char *dump_on, const char *after,
+                       const char *cooldown, const char *max_dumps,
+                       struct elsi_trigger_config *out,
+                       char *err, size_t err_len)
+{
+    memset(out, 0, sizeof *out);
+    out->after_ms = ELSI_TRIGGER_DEFAULT_AFTER_MS;
+    out->cooldown_ms = ELSI_TRIGGER_DEFAULT_COOLDOWN_MS;
+    out->max_dumps = ELSI_TRIGGER_DEFAULT_MAX_DUMPS;
+    if (dump_on == NULL) {
+        const char *lone = after != NULL ? "after" : cooldown != NULL ? "cooldown"
+                           : max_dumps != NULL ? "max-dumps" : NULL;
+        if (lone != NULL)
+            return elsi_fail(err, err_len, ELS_EINVAL, "%s= means nothing "
+                             "without dump-on=", lone);
+        return 0;
+    }
+    const char *p = dump_on;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        if (n == 0)
+            return elsi_fail(err, err_len, ELS_EINVAL, "dump-on=%s: an empty "
+                             "condition", dump_on);
+        if (out->n_conds == ELSI_TRIGGER_MAX_CONDS)
+            return elsi_fail(err, err_len, ELS_EINVAL, "dump-on=: more than %u "
+                             "conditions", ELSI_TRIGGER_MAX_CONDS);
+        int r = trigger_cond(p, n, &out->conds[out->n_conds], err, err_len);
+        if (r != 0)
+            return r;
+        out->n_conds++;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    uint64_t ns;
+    if (after != NULL) {
+        if (elsi_trigger_parse_duration(after, &ns) != 0 || ns / 1000000 > 3600000)
+            return elsi_fail(err, err_len, ELS_EINVAL, "after=%s: expected a "
+                             "duration like 1s or 500ms, at most an hour", after);
+        out->after_ms = (uint32_t)(ns / 1000000);
+    }
+    if (cooldown != NULL) {
+        if (elsi_trigger_parse_duration(cooldown, &ns) != 0)
+            return elsi_fail(err, err_len, ELS_EINVAL, "cooldown=%s: expected a "
+                             "duration like 60s or 5m, at most a day", cooldown);
+        out->cooldown_ms = (uint32_t)(ns / 1000000);
+    }
+    if (max_dumps != NULL) {
+        char *end;
+        errno = 0;
+        unsigned long v = max_dumps[0] >= '0' && max_dumps[0] <= '9'
+                              ? strtoul(max_dumps, &end, 10) : 0;
+        if (v == 0 || errno != 0 || *end != '\0' || v > ELSI_TRIGGER_MAX_DUMPS)
+            return elsi_fail(err, err_len, ELS_EINVAL, "max-dumps=%s: expected "
+                             "a count from 1 to %u", max_dumps,
+                             ELSI_TRIGGER_MAX_DUMPS);
+        out->max_dumps = (unsigned)v;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// The evaluator
+// ---------------------------------------------------------------------------
+
+/* A condition is met: arm a dump unless one is armed, in a cooldown, or
+ * past max-dumps= (Note [Triggered dumps]). */
+static void trigger_fire(struct elsi_trigger *t, uint64_t time, const char *fmt, ...)
+    ELSI_PRINTF(3, 4);
+
+static void trigger_fire(struct elsi_trigger *t, uint64_t time, const char *fmt, ...)
+{
+    t->counts.fired++;
+    if (t->armed)
+        return;
+    if (t->counts.dumps >= t->cfg.max_dumps ||
+        (t->have_last && t->now_ms - t->last_armed_ms < t->cfg.cooldown_ms)) {
+        t->counts.suppressed++;
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->cause, sizeof t->cause, fmt, ap);
+    va_end(ap);
+    if (n >= 0)
+        snprintf(t->cause + ((size_t)n < sizeof t->cause ? (size_t)n : sizeof t->cause - 1),
+                 sizeof t->cause - ((size_t)n < sizeof t->cause ? (size_t)n : sizeof t->cause - 1),
+                 " at %" PRIu64 ".%03" PRIu64 " s", time / 1000000000u,
+                 time / 1000000u % 1000u);
+    t->armed = true;
+    t->armed_ms = t->now_ms;
+    t->cause_time = time;
+}
+
+/* Text for a cause line: printable ASCII, at most 120 bytes. */
+static void trigger_clean(const struct els_str *s, char *out, size_t cap)
+{
+    size_t n = s->len < cap - 1 ? s->len : cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s->ptr[i];
+        out[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    out[n] = '\0';
+}
+
+static int trigger_on_event(void *user, const struct els_event *ev)
+{
+    struct elsi_trigger *t = user;
+    if (ev->tag == ELS_EV_BLOCK_MARKER)
+        return 0;
+    if (ev->time > t->last_time)
+        t->last_time = ev->time;
+    struct els_event_data d;
+    for (unsigned i = 0; i < t->cfg.n_conds; i++) {
+        const struct elsi_trigger_cond *c = &t->cfg.conds[i];
+        switch (c->kind) {
+        case ELSI_TRIGGER_GC_PAUSE:
+            if (ev->cap < 0 || ev->cap >= ELS_MAX_CAPS)
+                break;
+            if (ev->tag == ELS_EV_GC_START) {
+                t->gc_start[ev->cap] = ev->time + 1;    /* 0 means none */
+            } else if (ev->tag == ELS_EV_GC_END && t->gc_start[ev->cap] != 0) {
+                uint64_t start = t->gc_start[ev->cap] - 1;
+                t->gc_start[ev->cap] = 0;
+                if (ev->time > start && ev->time - start > c->value)
+                    trigger_fire(t, ev->time, "gc-pause %" PRIu64 ".%03" PRIu64
+                                 " ms on cap %d", (ev->time - start) / 1000000u,
+                                 (ev->time - start) / 1000u % 1000u, (int)ev->cap);
+            }
+            break;
+        case ELSI_TRIGGER_HEAP_LIVE:
+            if (ev->tag == ELS_EV_HEAP_LIVE && els_event_decode(ev, &d) == 0 &&
+                d.u.heap.bytes > c->value)
+                trigger_fire(t, ev->time, "heap-live %" PRIu64 " bytes",
+                             d.u.heap.bytes);
+            break;
+        case ELSI_TRIGGER_MARKER:
+        case ELSI_TRIGGER_MESSAGE: {
+            uint16_t want = c->kind == ELSI_TRIGGER_MARKER ? ELS_EV_USER_MARKER
+                                                           : ELS_EV_USER_MSG;
+            if (ev->tag != want || els_event_decode(ev, &d) != 0)
+                break;
+            if (d.u.text.len >= c->prefix_len &&
+                memcmp(d.u.text.ptr, c->prefix, c->prefix_len) == 0) {
+                char text[121];
+                trigger_clean(&d.u.text, text, sizeof text);
+                trigger_fire(t, ev->time, "%s %s", c->kind == ELSI_TRIGGER_MARKER
+                             ? "marker" : "message", text);
+            }
+            break;
+        }
+        case ELSI_TRIGGER_LOSS:
+            break;
+        }
+    }
+    return 0;
+}
+
+int elsi_trigger_new(struct elsi_trigger **out, const struct elsi_trigger_config *cfg)
+{
+    struct elsi_trigger *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return ELS_ENOMEM;
+    t->cfg = *cfg;
+    struct els_parse_callbacks cb = {
+        .struct_size = sizeof cb,
+        .on_event = trigger_on_event,
+    };
+    int r = els_parser_new(&t->parser, &cb, t, 0);
+    if (r != 0) {
+        free(t);
+        return r;
+    }
+    *out = t;
+    return 0;
+}
+
+void elsi_trigger_free(struct elsi_trigger *t)
+{
+    if (t == NULL)
+        return;
+    els_parser_free(t->parser);
+    free(t->header);
+    free(t);
+}
+
+/* Start the parser over at the header: true when it is between events. */
+static bool trigger_restart(struct elsi_trigger *t)
+{
+    els_parser_reset(t->parser);
+    memset(t->gc_start, 0, sizeof t->gc_start);
+    t->parser_ready = false;
+    if (t->header == NULL)
+        return false;
+    struct els_parse_status st;
+    if (els_parser_feed(t->parser, t->header, t->header_len, NULL) != 0)
+        return false;
+    els_parser_status(t->parser, &st);
+    t->parser_ready = st.where == ELS_PARSE_AT_EVENT;
+    return t->parser_ready;
+}
+
+void elsi_trigger_header(struct elsi_trigger *t, const void *hdr, size_t len)
+{
+    free(t->header);
+    t->header = malloc(len > 0 ? len : 1);
+    t->header_len = t->header != NULL ? len : 0;
+    if (t->header != NULL)
+        memcpy(t->header, hdr, len);
+    trigger_restart(t);
+}
+
+void elsi_trigger_unit(struct elsi_trigger *t, const void *a, size_t alen,
+                       const void *b, size_t blen, uint64_t now_ms)
+{
+    t->counts.units++;
+    t->now_ms = now_ms;
+    if (!t->parser_ready && !trigger_restart(t)) {
+        t->counts.bad_units++;      /* no usable header */
+        return;
+    }
+    int r = els_parser_feed(t->parser, a, alen, NULL);
+    if (r == 0 && blen > 0)
+        r = els_parser_feed(t->parser, b, blen, NULL);
+    struct els_parse_status st;
+    els_parser_status(t->parser, &st);
+    if (r != 0 || (st.where != ELS_PARSE_AT_EVENT && st.where != ELS_PARSE_ENDED)) {
+        t->counts.bad_units++;
+        trigger_restart(t);
+    } else if (st.where == ELS_PARSE_ENDED) {
+        trigger_restart(t);         /* nothing may follow DATA_END */
+    }
+}
+
+void elsi_trigger_loss(struct elsi_trigger *t, uint64_t lost_units, uint64_t now_ms)
+{
+    if (lost_units <= t->lost_seen)
+        return;
+    uint64_t was = t->lost_seen;
+    t->lost_seen = lost_units;
+    for (unsigned i = 0; i < t->cfg.n_conds; i++) {
+        if (t->cfg.conds[i].kind == ELSI_TRIGGER_LOSS) {
+            t->now_ms = now_ms;
+            trigger_fire(t, t->last_time, "loss of %" PRIu64 " units",
+                         lost_units - was);
+            break;
+        }
+    }
+}
+
+bool elsi_trigger_due(const struct elsi_trigger *t, uint64_t now_ms, bool ending,
+                      uint64_t *wake_ms)
+{
+    uint64_t at = t->armed ? t->armed_ms + t->cfg.after_ms : 0;
+    if (wake_ms != NULL)
+        *wake_ms = at;
+    return t->armed && (ending || now_ms >= at);
+}
+
+unsigned elsi_trigger_take(struct elsi_trigger *t, char *cause, size_t len)
+{
+    if (cause != NULL && len > 0)
+        snprintf(cause, len, "%s", t->armed ? t->cause : "");
+    if (t->armed) {
+        t->armed = false;
+        t->have_last = true;
+        t->last_armed_ms = t->armed_ms;
+        t->counts.dumps++;
+    }
+    return t->counts.dumps;
+}
+
+uint64_t elsi_trigger_cause_time(const struct elsi_trigger *t)
+{
+    return t->cause_time;
+}
+
+void elsi_trigger_counts(const struct elsi_trigger *t, struct elsi_trigger_counts *out)
+{
+    *out = t->counts;
+}
