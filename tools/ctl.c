@@ -106,46 +106,10 @@ static void ctl_usage(FILE *out)
 
 #define ctl_usage_error(...) tool_usage_error("ctl", __VA_ARGS__)
 
-/*
- * Note [Exact and safe JSON]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~
- * --json must give back the exact text, and its output may still reach a
- * terminal.  So every character safetext would escape (see safetext.h) is
- * written as a JSON escape, which decodes to the same character: C0
- * controls, DEL, the C1 controls, the bidirectional and line-separator
- * code points as \uXXXX, newline/tab/CR/backslash as \n \t \r \\.
- * Only a byte that is not valid UTF-8 cannot be kept: JSON text is
- * Unicode, so it becomes U+FFFD (\ufffd), as RFC 8259 readers would
- * make of it anyway.  The classification is safetext_char()'s, so the
- * two forms never disagree about what is a control.
- */
+/* --json strings: safetext.h's Note [Exact and safe JSON]. */
 static void ctl_json_string(const char *s)
 {
-    size_t n = strlen(s), i = 0;
-    putchar('"');
-    while (i < n) {
-        char form[SAFETEXT_CHAR_MAX + 1];
-        size_t len;
-        size_t took = safetext_char(s + i, n - i, form, &len);
-        form[len] = '\0';
-        if (s[i] == '"') {
-            fputs("\\\"", stdout);
-        } else if (len == took && memcmp(form, s + i, len) == 0) {
-            fwrite(s + i, 1, took, stdout);         /* shown as it is */
-        } else if (form[1] == 'x') {
-            fputs("\\ufffd", stdout);              /* not UTF-8 */
-        } else if (form[1] == 'u') {
-            /* \u{XX} or \u{XXXX}: the same code point, JSON's way. */
-            char hex[5] = "0000";
-            size_t digits = len - 4;
-            memcpy(hex + 4 - digits, form + 3, digits);
-            printf("\\u%s", hex);
-        } else {
-            fputs(form, stdout);    /* \\ \n \t \r mean the same in JSON */
-        }
-        i += took;
-    }
-    putchar('"');
+    safetext_json_fput(stdout, s, strlen(s));
 }
 
 /* Text from the peer on a terminal line: safetext's form. */

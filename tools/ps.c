@@ -101,33 +101,10 @@ static void ps_ask(const struct disc_entry *e, uint64_t timeout_ms,
     ctlc_close(&conn);
 }
 
-/* See Note [Exact and safe JSON] in ctl.c: the same rule. */
+/* See Note [Exact and safe JSON] in safetext.h: the same rule. */
 static void ps_json_string(const char *s)
 {
-    size_t n = strlen(s), i = 0;
-    putchar('"');
-    while (i < n) {
-        char form[SAFETEXT_CHAR_MAX + 1];
-        size_t len;
-        size_t took = safetext_char(s + i, n - i, form, &len);
-        form[len] = '\0';
-        if (s[i] == '"') {
-            fputs("\\\"", stdout);
-        } else if (len == took && memcmp(form, s + i, len) == 0) {
-            fwrite(s + i, 1, took, stdout);
-        } else if (form[1] == 'x') {
-            fputs("\\ufffd", stdout);
-        } else if (form[1] == 'u') {
-            char hex[5] = "0000";
-            size_t digits = len - 4;
-            memcpy(hex + 4 - digits, form + 3, digits);
-            printf("\\u%s", hex);
-        } else {
-            fputs(form, stdout);
-        }
-        i += took;
-    }
-    putchar('"');
+    safetext_json_fput(stdout, s, strlen(s));
 }
 
 /* Seconds since boot, from /proc/uptime; -1 when unknown. */

@@ -108,3 +108,32 @@ size_t safetext_copy(char *dst, size_t cap, const char *s, size_t n)
     dst[k] = '\0';
     return k;
 }
+
+void safetext_json_fput(FILE *f, const char *s, size_t n)
+{
+    size_t i = 0;
+    fputc('"', f);
+    while (i < n) {
+        char form[SAFETEXT_CHAR_MAX + 1];
+        size_t len;
+        size_t took = safetext_char(s + i, n - i, form, &len);
+        form[len] = '\0';
+        if (s[i] == '"') {
+            fputs("\\\"", f);
+        } else if (len == took && memcmp(form, s + i, len) == 0) {
+            fwrite(s + i, 1, took, f);              /* shown as it is */
+        } else if (form[1] == 'x') {
+            fputs("\\ufffd", f);                   /* not UTF-8 */
+        } else if (form[1] == 'u') {
+            /* \u{XX} or \u{XXXX}: the same code point, JSON's way. */
+            char hex[5] = "0000";
+            size_t digits = len - 4;
+            memcpy(hex + 4 - digits, form + 3, digits);
+            fprintf(f, "\\u%s", hex);
+        } else {
+            fputs(form, f);     /* \\ \n \t \r mean the same in JSON */
+        }
+        i += took;
+    }
+    fputc('"', f);
+}

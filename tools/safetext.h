@@ -31,6 +31,22 @@ size_t safetext_char(const char *s, size_t n, char out[SAFETEXT_CHAR_MAX],
 /* s (n bytes) in its safe form on f. */
 void safetext_fput(FILE *f, const char *s, size_t n);
 
+/*
+ * Note [Exact and safe JSON]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * --json must give back the exact text, and its output may still reach a
+ * terminal.  So every character safetext would escape is written as a
+ * JSON escape, which decodes to the same character: C0 controls, DEL,
+ * the C1 controls, the bidirectional and line-separator code points as
+ * \uXXXX, newline/tab/CR/backslash as \n \t \r \\.  Only a byte that is
+ * not valid UTF-8 cannot be kept: JSON text is Unicode, so it becomes
+ * U+FFFD (\ufffd), as RFC 8259 readers would make of it anyway.  The
+ * classification is safetext_char()'s, so the two forms never disagree
+ * about what is a control.
+ */
+/* s (n bytes) as a quoted JSON string on f, by the Note above. */
+void safetext_json_fput(FILE *f, const char *s, size_t n);
+
 /* s (n bytes) in its safe form into dst (cap > 0 bytes, always
  * NUL-terminated), cut at a character boundary when it does not fit;
  * returns the length written. */

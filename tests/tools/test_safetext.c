@@ -85,6 +85,21 @@ static void fput_matches_copy(void)
     CHECK_STR(got, "m\\u{1B}[31mred\\x9B\\xFF\\n");
 }
 
+static void json_keeps_the_text_and_escapes_controls(void)
+{
+    char path[600], got[256];
+    snprintf(path, sizeof path, "%s/json", check_dir);
+    FILE *f = fopen(path, "w+");
+    CHECK(f != NULL);
+    const char s[] = "a\"b\\c\x1b[2J\n\xc2\x9b\xe2\x80\xae\xff\xc3\xa9";
+    safetext_json_fput(f, s, sizeof s - 1);
+    rewind(f);
+    size_t n = fread(got, 1, sizeof got - 1, f);
+    got[n] = '\0';
+    fclose(f);
+    CHECK_STR(got, "\"a\\\"b\\\\c\\u001B[2J\\n\\u009B\\u202E\\ufffd\xc3\xa9\"");
+}
+
 /* Every single byte and every pair: the output never holds a control. */
 static void no_control_ever_passes(void)
 {
@@ -111,6 +126,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(invalid_utf8_is_shown_byte_by_byte),
     CHECK_CASE(copy_cuts_at_a_character),
     CHECK_CASE(fput_matches_copy),
+    CHECK_CASE(json_keeps_the_text_and_escapes_controls),
     CHECK_CASE(no_control_ever_passes),
 };
 
