@@ -333,8 +333,10 @@ free_tcp_port() {
     for _ in $(seq 1 50); do
         port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
         hex=$(printf '%04X' "$port")
+        # awk reads to the end: a `grep -q` here would leave the writer
+        # to die of SIGPIPE, a failed pipeline under pipefail.
         if ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null \
-                | awk '{ print $2 }' | grep -q ":$hex\$"; then
+                | awk -v p=":$hex" 'substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'; then
             echo "$port"
             return 0
         fi
