@@ -56,7 +56,9 @@ dump_complete() {
     [ -s "$1" ] && [ "$(tail -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = ffff ]
 }
 
-start_controlled rec "$PROG" 12 "$BYTES" +RTS -N2 -l \
+# -A32m: far fewer GCs, each of which stops both capabilities (slow on a
+# loaded machine: with the default nursery "ready" took over 60 s).
+start_controlled rec "$PROG" 12 "$BYTES" +RTS -N2 -A32m -l \
     "--eventlog-sink=ring:$T/rec.eventlog?size=8M&signal=USR2&control=unix:$SOCK" \
     --eventlog-flush-interval=0.1 -RTS
 wait_output rec ready

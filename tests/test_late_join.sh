@@ -34,7 +34,10 @@ BEFORE=$((BYTES / 100))     # LateJoin.hs: one "before-join K" per 100 bytes
 # gets the stream from its first byte.  policy=block: a trusted consumer
 # that falls behind holds the program back, so nothing is lost for it;
 # linger= (a hang guard) bounds how long the blocks of a flush may wait.
-start_controlled late "$PROG" 12 "$BYTES" +RTS -N2 -l \
+# -A32m: the default 1 MiB nursery makes thousands of GCs, each stopping
+# both capabilities, which on a loaded machine each wait for a time slice
+# (a run took over 120 s to "ready", 3 s on a quiet machine).
+start_controlled late "$PROG" 12 "$BYTES" +RTS -N2 -A32m -l \
     "--eventlog-sink=unix:$SOCK?buffer=3M&wait=60&policy=block&linger=60" \
     --eventlog-flush-interval=0.1 -RTS
 start_receiver first "unix:$SOCK"
