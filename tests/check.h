@@ -14,6 +14,9 @@
  * fails that case (check_exit_ok()).  Memory still reachable (from a
  * global, or a thread that is still running) is not a leak.
  *
+ * A case that cannot run here ends with CHECK_SKIP_PART(why): it passes,
+ * and its "SKIPPED PART:" line is listed in scripts/test-all.sh's summary.
+ *
  * Usage: test_x [CASE...]   runs only the named cases.
  */
 #ifndef ELS_TEST_CHECK_H
@@ -44,6 +47,8 @@ struct check_case {
 
 /* The temporary directory of the running case (absolute path). */
 static char check_dir[512];
+/* The running case's name. */
+static const char *check_case_name = "";
 
 /* LeakSanitizer is linked in with ASan (GCC: __SANITIZE_ADDRESS__; clang:
  * __has_feature) or on its own with -fsanitize=leak, which defines no
@@ -169,6 +174,30 @@ static void check_fail_(const char *file, int line, const char *fmt, ...)
                         check_r_ < 0 ? strerror((int)-check_r_) : "");      \
     } while (0)
 
+/*
+ * CHECK_SKIP_PART(fmt, ...): the running case cannot run here: print
+ * "SKIPPED PART: CASE: why" and end the case as passed.  Only for what
+ * the machine may lack (root, an IPv6 loopback) or a build cannot host
+ * (an address-space limit under a sanitizer): scripts/test-all.sh lists
+ * every such line in its summary and allows them under ELS_REQUIRE_ALL,
+ * so a missing dependency of the project must fail instead.
+ */
+#define CHECK_SKIP_PART(...) check_skip_part_(__VA_ARGS__)
+
+static inline void check_skip_part_(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+static inline void check_skip_part_(const char *fmt, ...)
+{
+    va_list ap;
+    printf("SKIPPED PART: %s: ", check_case_name);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    check_exit_ok();
+}
+
 /* A path inside the case's temporary directory. */
 static inline const char *check_path(const char *name)
 {
@@ -223,6 +252,7 @@ static int check_run_one(const struct check_case *c)
     if (pid == 0) {
         /* Own process group, so the timeout kills helpers it forked too. */
         setpgid(0, 0);
+        check_case_name = c->name;
         alarm((c->timeout_s ? c->timeout_s : 30) * CHECK_TIMEOUT_SCALE);
         signal(SIGALRM, SIG_DFL);
         c->fn();

@@ -73,6 +73,49 @@ skip_part() {
     echo "# SKIPPED PART: $els_test_name: $name: $*" >&2
 }
 
+# skip_part_dep NAME MSG: one part of the test cannot run because
+# something the project depends on (scripts/install-deps.sh installs it)
+# is missing: with ELS_REQUIRE_ALL=1 the test fails, otherwise the part
+# is skipped (skip_part) and the rest goes on.
+skip_part_dep() {
+    local name=$1
+    shift
+    if [ -n "${ELS_REQUIRE_ALL:-}" ]; then
+        fail "$name: cannot run: $* (ELS_REQUIRE_ALL=1: only what the machine lacks may skip)"
+    fi
+    skip_part "$name" "$*"
+}
+
+# part_needs NAME TOOL...: true if every TOOL is on PATH; otherwise part
+# NAME is skipped for want of a dependency (skip_part_dep), status 1.
+part_needs() {
+    local name=$1 tool
+    shift
+    for tool in "$@"; do
+        if ! command -v "$tool" >/dev/null 2>&1; then
+            skip_part_dep "$name" "$tool not installed"
+            return 1
+        fi
+    done
+}
+
+# part_runs_as NAME UID: true if part NAME can run commands as UID
+# (can_run_as).  Otherwise the part is skipped, status 1: for want of
+# root or of a usable, unprivileged UID (the machine's: allowed under
+# ELS_REQUIRE_ALL), or of setpriv (a dependency: skip_part_dep).
+part_runs_as() {
+    local name=$1 uid=$2
+    if [ "$(id -u)" -ne 0 ]; then
+        skip_part "$name" "needs root to run commands as uid $uid"
+        return 1
+    fi
+    part_needs "$name" setpriv || return 1
+    if ! can_run_as "$uid"; then
+        skip_part "$name" "uid $uid cannot be used as an unprivileged user here"
+        return 1
+    fi
+}
+
 # fail MSG: the test failed (exit 1).  Say what was expected and what came.
 fail() {
     echo "FAIL: $els_test_name: $*" >&2
@@ -201,6 +244,15 @@ require_ghc() {
     [ -e "$ELS_SHLIB" ] || skip "shared library not built: $ELS_SHLIB"
 }
 
+# require_hsc2hs: skip unless hsc2hs is installed (it generates
+# GHC.Eventlog.Sink from its .hsc for the tests that build the Haskell
+# package without cabal); a dependency, so a failure under
+# ELS_REQUIRE_ALL.  Sets HSC2HS.
+require_hsc2hs() {
+    if [ -z "${HSC2HS:-}" ]; then HSC2HS=$(command -v hsc2hs 2>/dev/null || true); fi
+    [ -n "$HSC2HS" ] || skip "hsc2hs not installed (it builds GHC.Eventlog.Sink)"
+}
+
 # ---------------------------------------------------------------------------
 # Reading eventlogs with ghc-events
 # ---------------------------------------------------------------------------
@@ -284,8 +336,10 @@ free_tcp_port() {
     for _ in $(seq 1 50); do
         port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
         hex=$(printf '%04X' "$port")
+        # awk reads to the end: a `grep -q` here would leave the writer
+        # to die of SIGPIPE, a failed pipeline under pipefail.
         if ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null \
-                | awk '{ print $2 }' | grep -q ":$hex\$"; then
+                | awk -v p=":$hex" 'substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'; then
             echo "$port"
             return 0
         fi

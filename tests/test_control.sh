@@ -28,6 +28,7 @@ require_tool
 require_ghc
 [ -n "$GHC_EVENTS" ] || skip "ghc-events not installed"
 require_patched_rts
+require_hsc2hs
 command -v perl >/dev/null 2>&1 || skip "perl not installed"
 make_tmpdir
 build_controlled patched
@@ -180,7 +181,7 @@ fi
 # --- a command registered from Haskell ------------------------------------------
 # GHC.Eventlog.Sink.Control without cabal (hsc2hs for GHC.Eventlog.Sink),
 # cached in the build tree like Controlled.
-if command -v hsc2hs >/dev/null 2>&1; then
+{
     gdir=$ELS_TOP_BUILDDIR/tests/programs/out/greeter
     greeter=$gdir/greeter
     hs=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src
@@ -188,7 +189,7 @@ if command -v hsc2hs >/dev/null 2>&1; then
             "$hs/GHC/Eventlog/Sink.hsc" "$hs/GHC/Eventlog/Sink/Control.hs"; then
         rm -rf "$gdir" && mkdir -p "$gdir/src/GHC/Eventlog/Sink" || fail "mkdir $gdir"
         cp "$hs/GHC/Eventlog/Sink/Control.hs" "$gdir/src/GHC/Eventlog/Sink/"
-        hsc2hs -I"$ELS_INCLUDEDIR" -o "$gdir/src/GHC/Eventlog/Sink.hs" "$hs/GHC/Eventlog/Sink.hsc" \
+        "$HSC2HS" -I"$ELS_INCLUDEDIR" -o "$gdir/src/GHC/Eventlog/Sink.hs" "$hs/GHC/Eventlog/Sink.hsc" \
             >"$ELS_TMP/greeter.build" 2>&1 \
             && (cd "$gdir" && patched_ghc_lib -v0 -threaded -eventlog -rtsopts -isrc \
                     -outputdir obj "$ELS_TOP_SRCDIR/tests/programs/Greeter.hs" -o greeter) \
@@ -216,9 +217,7 @@ if command -v hsc2hs >/dev/null 2>&1; then
     wait_pid "$cpid" 30 || fail "the greeter's stream did not end"
     shows "$ELS_TMP/g.stream" "eventlog-sink control greeter command 1: ok: hello " \
         || fail_showing "$ELS_TMP/g.stream.shown" "ghc-events does not show the answer"
-else
-    skip_part haskell "hsc2hs not installed"
-fi
+}
 
 # --- tcp ------------------------------------------------------------------------
 secret=$ELS_TMP/secret

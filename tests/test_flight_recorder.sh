@@ -14,14 +14,14 @@
 # ring-dump`, twice, after the program marked (and wrote out) a marker:
 # each answers a new file's name, the first holding that marker; the
 # socket is 0600 and refuses a client whose hello is not control-only.
-# Built with GHC.Eventlog.Sink (when hsc2hs is there), the program then
+# Built with GHC.Eventlog.Sink (hsc2hs generates it), the program then
 # calls ringDump itself.  At exit the last dump must hold the end of the
 # run.  The first control dump and the exit dump must pass `ghc-events
 # validate threads` and `validate tasks` and keep every event under
 # ThreadScope's rule: each starts with the program's state (a join
 # snapshot), not mid-story.
 #
-# Skips (77) without the patched RTS, GHC or ghc-events.
+# Skips (77) without the patched RTS, GHC, ghc-events or hsc2hs.
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -30,27 +30,21 @@ set -u -o pipefail
 require_tool
 require_ghc
 require_patched_rts
+require_hsc2hs
 make_tmpdir
 T=$ELS_TMP
 # With GHC.Eventlog.Sink (hsc2hs, no cabal, as test_control.sh builds it)
 # the program can call ringDump.
-if command -v hsc2hs >/dev/null 2>&1; then
-    hsdir=$ELS_TOP_BUILDDIR/tests/ghc/out/flight-recorder-src
-    hsc=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src/GHC/Eventlog/Sink.hsc
-    if ! [ "$hsdir/GHC/Eventlog/Sink.hs" -nt "$hsc" ]; then
-        mkdir -p "$hsdir/GHC/Eventlog" || fail "mkdir $hsdir"
-        hsc2hs -I"$ELS_INCLUDEDIR" -o "$hsdir/GHC/Eventlog/Sink.hs" "$hsc" \
-            >"$T/hsc2hs.log" 2>&1 || fail_showing "$T/hsc2hs.log" "hsc2hs $hsc failed"
-        rm -f "$ELS_TOP_BUILDDIR/tests/ghc/out/flight-recorder-pkg"
-    fi
-    build_ghc_program flight-recorder-pkg LateJoin patched_ghc_lib -threaded \
-        -eventlog -rtsopts -DSINK_PACKAGE "-i$hsdir"
-    with_package=1
-else
-    build_ghc_program flight-recorder LateJoin patched_ghc_lib -threaded \
-        -eventlog -rtsopts
-    with_package=0
+hsdir=$ELS_TOP_BUILDDIR/tests/ghc/out/flight-recorder-src
+hsc=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src/GHC/Eventlog/Sink.hsc
+if ! [ "$hsdir/GHC/Eventlog/Sink.hs" -nt "$hsc" ]; then
+    mkdir -p "$hsdir/GHC/Eventlog" || fail "mkdir $hsdir"
+    "$HSC2HS" -I"$ELS_INCLUDEDIR" -o "$hsdir/GHC/Eventlog/Sink.hs" "$hsc" \
+        >"$T/hsc2hs.log" 2>&1 || fail_showing "$T/hsc2hs.log" "hsc2hs $hsc failed"
+    rm -f "$ELS_TOP_BUILDDIR/tests/ghc/out/flight-recorder-pkg"
 fi
+build_ghc_program flight-recorder-pkg LateJoin patched_ghc_lib -threaded \
+    -eventlog -rtsopts -DSINK_PACKAGE "-i$hsdir"
 PROGRAM_LABEL=flight-recorder
 PROG=$GHC_PROGRAM
 SOCK=$T/ctl.sock
@@ -62,7 +56,9 @@ dump_complete() {
     [ -s "$1" ] && [ "$(tail -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = ffff ]
 }
 
-start_controlled rec "$PROG" 12 "$BYTES" +RTS -N2 -l \
+# -A32m: far fewer GCs, each of which stops both capabilities (slow on a
+# loaded machine: with the default nursery "ready" took over 60 s).
+start_controlled rec "$PROG" 12 "$BYTES" +RTS -N2 -A32m -l \
     "--eventlog-sink=ring:$T/rec.eventlog?size=8M&signal=USR2&control=unix:$SOCK" \
     --eventlog-flush-interval=0.1 -RTS
 wait_output rec ready
@@ -109,20 +105,15 @@ check_readers_accept ctl-dump "$dumped"
 note "ring-dump 1: $(stat -c %s "$dumped") bytes, $kept_line"
 ctl_dump ctl2
 [ "$dumped" = "$T/rec.3.eventlog" ] || fail "the second ring-dump wrote $dumped, not a new rec.3.eventlog"
-n=4
-if [ "$with_package" = 1 ]; then
-    # GHC.Eventlog.Sink.ringDump, from the program.
-    tell_controlled dump
-    wait_until 60 grep -q '^dumped \|^ringDump failed' "$T/rec.prog.out" \
-        || fail_showing "$T/rec.prog.err" "the program's ringDump did not return"
-    grep -qx "dumped $T/rec.4.eventlog" "$T/rec.prog.out" \
-        || fail "ringDump: $(grep -a '^dumped \|^ringDump' "$T/rec.prog.out")"
-    show_events "$T/rec.4.eventlog" "$T/hs.show" || fail "ghc-events cannot parse ringDump's file"
-    grep -q 'marker: before-ringDump' "$T/hs.show" || fail "ringDump's file lacks the marker written before it"
-    n=5
-else
-    skip_part ringDump "hsc2hs not installed"
-fi
+# GHC.Eventlog.Sink.ringDump, from the program.
+tell_controlled dump
+wait_until 60 grep -q '^dumped \|^ringDump failed' "$T/rec.prog.out" \
+    || fail_showing "$T/rec.prog.err" "the program's ringDump did not return"
+grep -qx "dumped $T/rec.4.eventlog" "$T/rec.prog.out" \
+    || fail "ringDump: $(grep -a '^dumped \|^ringDump' "$T/rec.prog.out")"
+show_events "$T/rec.4.eventlog" "$T/hs.show" || fail "ghc-events cannot parse ringDump's file"
+grep -q 'marker: before-ringDump' "$T/hs.show" || fail "ringDump's file lacks the marker written before it"
+n=5
 
 tell_controlled go
 wait_output rec done

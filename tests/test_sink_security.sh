@@ -16,7 +16,8 @@
 #    its worst moments, deterministically, is tests/sinks/test_sink_race.c.
 #
 # Skips (77) without the patched RTS, GHC, ghc-events or the receiver; b
-# skips with a note unless root with setpriv and perl.
+# is a skipped part (listed by scripts/test-all.sh) unless the test runs
+# as root, and fails under ELS_REQUIRE_ALL without setpriv or perl.
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -61,8 +62,7 @@ note "lo: $(grep -F 'listening on' "$T/lo.prog.err" | head -n 1)"
 # ---------------------------------------------------------------------------
 # b. Symbolic links raced in by another user.
 # ---------------------------------------------------------------------------
-if ! can_run_as 65534 || ! command -v perl >/dev/null 2>&1; then
-    note "race: skipped (needs root, setpriv and perl to run the attacker as uid 65534)"
+if ! part_runs_as race 65534 || ! part_needs race perl; then
     exit 0
 fi
 victim=$T/victim

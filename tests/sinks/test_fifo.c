@@ -477,10 +477,8 @@ static void fifo_lock_does_not_survive_a_crash(void)
  * uid 65534 and opened by root.) */
 static void fifo_other_users_fifo_refused(void)
 {
-    if (geteuid() != 0) {
-        printf("  skipped (needs root to make a FIFO of another user)\n");
-        return;
-    }
+    if (geteuid() != 0)
+        CHECK_SKIP_PART("needs root to make a FIFO of another user");
     const char *path = check_path("theirs.fifo");
     CHECK_OK(mkfifo(path, 0666));
     CHECK_OK(chown(path, 65534, 65534));
