@@ -156,6 +156,9 @@ static void consumer_announce(struct els_writer *w, struct consumer *c,
         elsi_consumer_note(w, c, ts, "eventlog-sink: this consumer missed %" PRIu64
                            " units (%" PRIu64 " bytes) here: %s", c->lost_units,
                            c->lost_bytes, consumer_loss_text(c));
+        c->noted_units += c->lost_units;
+        c->noted_bytes += c->lost_bytes;
+        c->noted_causes |= c->lost_causes;
         c->lost_units = c->lost_bytes = 0;
         c->lost_causes = 0;
     }
@@ -223,8 +226,16 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             struct iovec iov = { c->priv + c->priv_off, c->priv_len - c->priv_off };
             ssize_t n = consumer_write(w, c, &iov, 1);
             if (n < 0) {
-                if (consumer_outlives_failure(c))
-                    elsi_consumer_priv_drop(w, c);   /* notes lost with the write */
+                if (consumer_outlives_failure(c)) {
+                    /* The notes are lost with the write: what they
+                     * announced is owed again, before the next unit. */
+                    c->lost_units += c->noted_units;
+                    c->lost_bytes += c->noted_bytes;
+                    c->lost_causes |= c->noted_causes;
+                    c->noted_units = c->noted_bytes = 0;
+                    c->noted_causes = 0;
+                    elsi_consumer_priv_drop(w, c);
+                }
                 return;
             }
             if (n == 0)
@@ -233,6 +244,8 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
             if (c->priv_off < c->priv_len)
                 continue;
             elsi_consumer_priv_drop(w, c);
+            c->noted_units = c->noted_bytes = 0;
+            c->noted_causes = 0;
             consumer_piece_done(c);
         }
         if (c->session != NULL && c->unit_off == 0 && !c->awaiting_snapshot) {

@@ -243,6 +243,11 @@ struct consumer {
     bool unit_announced;        /* notes for unit seq already queued */
     uint64_t lost_units, lost_bytes;    /* missed, not yet announced */
     unsigned lost_causes;       /* bit per enum els_drop_cause of those */
+    /* Announced in a note still in priv: if writing priv fails, they are
+     * missed again (the note went with the write) and the next unit's
+     * note says so. */
+    uint64_t noted_units, noted_bytes;
+    unsigned noted_causes;
     struct elsi_ratelimit log;  /* its repeating failures */
     uint64_t last_time;         /* end time of the last block sent */
     off_t file_piece_start;     /* regular files: where this piece began */

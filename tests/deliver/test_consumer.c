@@ -587,6 +587,78 @@ static void snapshot_never_waits_for_room(void)
     evgen_free(&h);
 }
 
+/* A callback sink whose write calls fail as a mask says (bit i: call i). */
+static atomic_uint pick_calls, pick_fail_mask;
+static struct evgen_buf pick_got;
+
+static int pick_open(void **sink, const struct els_sink_args *args)
+{
+    (void)args;
+    *sink = &pick_got;
+    return 0;
+}
+
+static void pick_close(void *sink)
+{
+    (void)sink;
+}
+
+static int pick_write(void *sink, const void *buf, size_t len)
+{
+    (void)sink;
+    unsigned i = atomic_fetch_add(&pick_calls, 1);
+    if (i < 32 && ((atomic_load(&pick_fail_mask) >> i) & 1u))
+        return -EIO;
+    pthread_mutex_lock(&got_lock);
+    evgen_put(&pick_got, buf, len);
+    pthread_mutex_unlock(&got_lock);
+    return 0;
+}
+
+static const struct els_sink_ops pick_sink = {
+    .struct_size = sizeof(struct els_sink_ops),
+    .scheme = "test-pick",
+    .style = ELS_SINK_CALLBACK,
+    .open = pick_open,
+    .close = pick_close,
+    .write = pick_write,
+};
+
+/* A unit the sink failed to take is announced before the next one; when
+ * the note itself fails to be written, the loss is announced again with
+ * the unit after (it is not forgotten with the note). */
+static void loss_note_lost_with_its_write_is_announced_again(void)
+{
+    CHECK_OK(els_sink_register(&pick_sink));
+    /* Calls: 0 header, 1 unit "one" (fails), 2 the note (fails), 3 unit
+     * "two", 4 the note again, 5 unit "three". */
+    atomic_store(&pick_fail_mask, (1u << 1) | (1u << 2));
+    struct els_writer *w = open_ok("test-pick:?buffer=3M");
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    const char *names[] = { "unit-one", "unit-two", "unit-three" };
+    unsigned after[] = { 2, 3, 5 };
+    for (unsigned i = 0; i < 3; i++) {
+        struct evgen_buf b = evgen_block(0, 10 * (i + 1), 1, names[i], 0);
+        write_ok(w, b.p, b.len);
+        free(b.p);
+        WAIT_UNTIL(atomic_load(&pick_calls) >= after[i], 10,
+                   "the sink was not called for %s", names[i]);
+    }
+    write_ok(w, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    pthread_mutex_lock(&got_lock);
+    CHECK(!contains(&pick_got, "unit-one"));
+    CHECK(contains(&pick_got, "unit-two"));
+    CHECK(contains(&pick_got, "unit-three"));
+    CHECK_MSG(contains(&pick_got, "this consumer missed 1 units"),
+              "the lost unit is never announced (%u sink calls)",
+              atomic_load(&pick_calls));
+    pthread_mutex_unlock(&got_lock);
+    evgen_free(&pick_got);
+    evgen_free(&h);
+}
+
 static void snapshot_api_rejects_bad_arguments(void)
 {
     CHECK_U64((uint64_t)(int64_t)els_writer_write_snapshot(NULL, "x", 1), ==,
@@ -821,6 +893,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(snapshot_unseen_by_others_and_not_asked_early),
     CHECK_CASE(snapshot_never_waits_for_room),
     CHECK_CASE(snapshot_api_rejects_bad_arguments),
+    CHECK_CASE(loss_note_lost_with_its_write_is_announced_again),
 };
 
 CHECK_MAIN(cases)
