@@ -12,11 +12,13 @@
 # scripts/sanitize.sh (ASan+UBSan and TSan builds of the unit tests, and
 # the receiver's tests against an ASan+UBSan receiver).
 #
-# The summary counts what ran.  Each test run's automake totals ("# PASS:",
-# "# FAIL:" + "# ERROR:" + "# XPASS:", "# SKIP:") are added up; a step
-# that fails with no failed test in its totals (a build error, distcheck
-# failing after its tests passed, a sanitizer run that died) counts as one
-# failure, so a failed run never ends in "N passed, 0 failed".  Steps and
+# The summary counts cases, not programs: a unit-test program's cases
+# (its "N passed, N failed" line), a shell test as one, shown layer by
+# layer (add_cases); distcheck, whose logs are gone when it passes, counts
+# its programs (automake's "# PASS:" totals).  A step that fails with no
+# failed test in its totals (a build error, distcheck failing after its
+# tests passed, a sanitizer run that died) counts as one failure, so a
+# failed run never ends in "N passed, 0 failed".  Steps and
 # tests that did not run are listed before the last line, and so are the
 # parts of tests that skipped themselves ("SKIPPED PART:" lines in the
 # logs: root-only cases, no IPv6 loopback).  The last line printed is
@@ -122,6 +124,62 @@ add_totals() {
     fi
 }
 
+# add_cases NAME DIR STEP_RC [SKIPS_OK]: count the cases of every test
+# that ran under DIR, layer by layer (the test's directory: tests/sinks,
+# tests/deliver, ...), so that a failure shows where it is: a unit-test
+# program (tests/check.h) counts the cases of its last "N passed, N
+# failed" line, a shell test (*.sh) counts as one case, and a program that
+# failed without a failed case (a crash, a timeout) as one failed case.  A
+# step that failed (STEP_RC != 0) with no failure counted is one failure.
+# Under ELS_REQUIRE_ALL each skipped test is a failure, unless SKIPS_OK.
+add_cases() {
+    local name=$1 dir=$2 rc=$3 skips_ok=${4:-} p=0 f=0 s=0
+    local trs log res layer cp cf layers=''
+    declare -A lay_p=() lay_f=()
+    while IFS= read -r trs; do
+        log=${trs%.trs}.log
+        res=$(sed -n 's/^:test-result: //p' "$trs" | head -n 1)
+        layer=$(dirname "${trs#"$dir"/}")
+        layer=${layer#tests}; layer=${layer#/}; [ -n "$layer" ] || layer=tests
+        if [ "$res" = SKIP ]; then s=$((s + 1)); continue; fi
+        cp=- cf=-
+        case $trs in
+            *.sh.trs) ;;
+            *) read -r cp cf < <(sed 's/\x1b\[[0-9;]*m//g' "$log" 2>/dev/null | awk '
+                   /^[0-9]+ passed, [0-9]+ failed/ { p = $1; f = $3 }
+                   END { if (p == "") print "- -"; else print p, f }') ;;
+        esac
+        case $res in
+            PASS|XFAIL) [ "$cp" != - ] || { cp=1; cf=0; } ;;
+            *) if [ "$cp" = - ]; then cp=0; cf=1; elif [ "$cf" -eq 0 ]; then cf=1; fi ;;
+        esac
+        [ -n "${lay_p[$layer]+x}" ] || { lay_p[$layer]=0; lay_f[$layer]=0; layers="$layers $layer"; }
+        lay_p[$layer]=$(( ${lay_p[$layer]} + cp ))
+        lay_f[$layer]=$(( ${lay_f[$layer]} + cf ))
+        p=$((p + cp)); f=$((f + cf))
+    done < <(trs_files "$dir")
+    local line=''
+    for layer in $(printf '%s\n' $layers | sort); do
+        line="$line $layer ${lay_p[$layer]}"
+        [ "${lay_f[$layer]}" -eq 0 ] || line="$line (${lay_f[$layer]} FAILED)"
+        line="$line,"
+    done
+    [ -z "$line" ] || say "$name: cases by layer:${line%,}"
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        say "$name: the step failed with no failed test in its summary: counted as 1 failure" >&2
+        f=1
+    fi
+    say "$name: $p passed, $f failed, $s skipped (cases)"
+    passed=$((passed + p))
+    failed=$((failed + f))
+    skipped=$((skipped + s))
+    if [ "$s" -gt 0 ] && [ -n "$require_all" ] && [ -z "$skips_ok" ]; then
+        say "$name: $s tests skipped; ELS_REQUIRE_ALL=1 counts each as a failure" >&2
+        failed=$((failed + s))
+        status=1
+    fi
+}
+
 # print_failed_logs DIR: show the .log of every failed test under DIR.
 print_failed_logs() {
     local trs
@@ -172,7 +230,7 @@ else
     status=1
     print_failed_logs "$build"
 fi
-add_totals check "$build/test-suite.log" "$check_rc"
+add_cases check "$build" "$check_rc"
 skips=$(skipped_tests "$build")
 
 # 3. make distcheck (its own out-of-tree build of the tarball; its
@@ -229,8 +287,10 @@ else
                 "$top/_build-asan/test-suite.log" "$top/_build-tsan/test-suite.log"; then
         a_rc=$src
     fi
-    add_totals asan "$top/_build-asan/test-suite.log" "$a_rc"
-    add_totals tsan "$top/_build-tsan/test-suite.log" "$t_rc"
+    [ -f "$top/_build-asan/test-suite.log" ] || say "asan: no test summary" >&2
+    [ -f "$top/_build-tsan/test-suite.log" ] || say "tsan: no test summary" >&2
+    add_cases asan "$top/_build-asan" "$a_rc"
+    add_cases tsan "$top/_build-tsan" "$t_rc"
     skips=$skips$'\n'$(skipped_tests "$top/_build-asan")$'\n'$(skipped_tests "$top/_build-tsan")
 fi
 
