@@ -21,7 +21,7 @@
  * failed every later call fails and nothing changes; without the restart
  * flag one byte after DATA_END is an error; the message is one printable
  * line.  Whether the parser's verdict on real streams is ghc-events' is
- * tests/test_parse_ghc_events.sh's job, not this target's.
+ * tests/tools/test_parse_ghc_events.sh's job, not this target's.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -60,9 +60,9 @@ unit_tests() {
 
 # The tool's shell tests, and those of them that need no GHC program
 # (run when there is no plain build to borrow programs from).
-TOOL_TESTS_ALONE="tests/test_recv.sh tests/test_recv_listen.sh tests/test_tool_text.sh"
-TOOL_TESTS="$TOOL_TESTS_ALONE tests/test_parse_ghc_events.sh tests/test_control.sh"
-TOOL_TESTS="$TOOL_TESTS tests/test_top.sh tests/test_metrics.sh tests/test_serve.sh"
+TOOL_TESTS_ALONE="tests/tools/test_recv.sh tests/tools/test_recv_listen.sh tests/tools/test_tool_text.sh"
+TOOL_TESTS="$TOOL_TESTS_ALONE tests/tools/test_parse_ghc_events.sh tests/control/test_control.sh"
+TOOL_TESTS="$TOOL_TESTS tests/monitor/test_top.sh tests/monitor/test_metrics.sh tests/monitor/test_serve.sh"
 plain=${PLAIN_BUILD:-$top/_build}
 
 # The plain build's TESTS_ENVIRONMENT, as its Makefile spells it.

@@ -44,7 +44,7 @@ dir=$2
 case " $* " in
     *" distcheck "*)
         printf '# TOTAL: 5\n# PASS:  4\n# SKIP:  1\n# XFAIL: 0\n# FAIL:  0\n# XPASS: 0\n# ERROR: 0\n'
-        echo "SKIP: tests/test_e2e_rts.sh"
+        echo "SKIP: tests/sinks/test_e2e_rts.sh"
         echo "inner ELS_REQUIRE_ALL=${ELS_REQUIRE_ALL:-unset}"
         exit "${FAKE_DIST_RC:-0}" ;;
     *" check "*)
@@ -98,7 +98,7 @@ run all-pass
 [ "$rc" -eq 0 ] || fail_showing "$T/all-pass.out" "all-pass: exit status $rc"
 [ "$last" = "19 passed, 0 failed" ] || fail "all-pass: '$last', expected '19 passed, 0 failed'"
 has all-pass "test-all:   _build/tests/test_faults.sh.log: part: test_faults: enospc: mounting a tmpfs needs root"
-has all-pass "distcheck: tests/test_e2e_rts.sh (no patched RTS in distcheck)"
+has all-pass "distcheck: tests/sinks/test_e2e_rts.sh (no patched RTS in distcheck)"
 has all-pass "inner ELS_REQUIRE_ALL=unset"
 
 # distcheck fails after its tests passed: one failure, not "0 failed".

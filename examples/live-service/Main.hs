@@ -16,7 +16,7 @@
 -- (--eventlog-sink implies -l; add --eventlog-flush-interval=SECS to have
 -- a quiet program's events delivered within SECS rather than when a 2 MiB
 -- buffer fills).  The subcommands are the workloads scripts/demo.sh and
--- tests/test_e2e_rts.sh run:
+-- tests/sinks/test_e2e_rts.sh run:
 --
 --   burst N      exactly N user events "live-service burst I" (I = 1..N)
 --                from four threads, with sparks (par/pseq) and enough

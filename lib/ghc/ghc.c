@@ -31,7 +31,7 @@
  * and the unit-aware writer in rts/EventLogControl.h.  When this library
  * is built against such an RTS's headers it uses them; otherwise it
  * declares the same types itself (they must match
- * the patches in rts-patches/ghc-9.0.2/, which tests/test_rts_series.sh checks by
+ * the patches in rts-patches/ghc-9.0.2/, which tests/rts/test_rts_series.sh checks by
  * building this file against the patched headers).  The functions are weak
  * references: in a program linked with a stock RTS they are NULL and the
  * library only offers els_ghc_writer() for RtsConfig.eventlog_writer.

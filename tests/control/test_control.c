@@ -6,7 +6,7 @@
  * authorisation rules (UNIX peer uid; TCP challenge and proof, for both
  * kinds of client; version-1 clients refused at once), control off by default, and the bounds that keep a
  * hostile client from blocking the writer.  The GHC commands are tested
- * end to end by tests/test_control.sh.
+ * end to end by tests/control/test_control.sh.
  */
 #include <netinet/in.h>
 

@@ -6,7 +6,7 @@
  * where files begin, a header the writer sends again after a failure,
  * keep=, numbering past what is in the directory, mode=, and what open()
  * and close() leave behind.  The program end to end, and the one-line
- * refusals, are tests/test_custom_sink.sh's job.
+ * refusals, are tests/sinks/test_custom_sink.sh's job.
  */
 #include <dirent.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
  * sent; and a real eventlog of GHC 9.0.2 (tests/data/) parsed in odd
  * pieces to exactly the event count ghc-events read from it.  Real GHC
  * streams are compared with ghc-events by
- * tests/test_parse_ghc_events.sh.
+ * tests/tools/test_parse_ghc_events.sh.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
--- Api.hs: a program for tests/test_ghc_api.sh that drives the library's
+-- Api.hs: a program for tests/rts/test_ghc_api.sh that drives the library's
 -- GHC entry points on command.  It reads one command per line on stdin
 -- and answers one line on stdout, so that the test can synchronise on
 -- what the program did:

@@ -1,4 +1,4 @@
--- Busy.hs: the live monitor's test program (tests/test_top.sh,
+-- Busy.hs: the live monitor's test program (tests/monitor/test_top.sh,
 -- test_serve.sh, test_metrics.sh).
 --
 -- Runs PHASES phases; each is a pair of markers "phase I start" and

@@ -1,4 +1,4 @@
--- Fork.hs: a program for tests/test_fork.sh.  The parent posts events,
+-- Fork.hs: a program for tests/rts/test_fork.sh.  The parent posts events,
 -- forks with the RTS's forkProcess (System.Posix.Process, from the `unix'
 -- package GHC ships), waits for the child and posts more events.  The
 -- child posts its own events and exits normally.  With a CHILD-SPEC the

@@ -1,4 +1,4 @@
--- Hooks.hs: a program for tests/test_snapshot_hooks.sh, a library's
+-- Hooks.hs: a program for tests/rts/test_snapshot_hooks.sh, a library's
 -- id-to-name table in every stream.  At start it posts the table
 -- ("name ID NAME" user events) and, unless told "noregister", registers
 -- the same posting with GHC.Eventlog.Sink.onSnapshot (after a hook that

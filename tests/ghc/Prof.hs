@@ -1,4 +1,4 @@
--- Prof.hs: a profiled program for tests/test_profiling.sh that switches
+-- Prof.hs: a profiled program for tests/rts/test_profiling.sh that switches
 -- the RTS profilers on command, through GHC.Eventlog.Sink.Profiling.  A
 -- worker thread allocates and keeps data alive under the cost centres
 -- "prof_work" and "prof_retain", so that time samples and heap samples by

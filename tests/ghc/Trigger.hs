@@ -1,4 +1,4 @@
--- Trigger.hs: the program of tests/test_ring_triggers.sh (dump-on= on a
+-- Trigger.hs: the program of tests/control/test_ring_triggers.sh (dump-on= on a
 -- ring: sink).  Three modes, each posting user messages "tick N" every
 -- 10 ms so a dump's time span can be read from it:
 --   marker: ticks for 2.5 s, the marker "INCIDENT 42", ticks for 3 s more;

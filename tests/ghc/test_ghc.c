@@ -17,7 +17,7 @@
  * the start-up with one line (els_ghc_start: ELS_EINVAL) before anything
  * is opened; els_ghc_stats_sized() writes no more than the caller's size.
  * The end-to-end side (real programs, forkProcess) is
- * tests/test_fork.sh and tests/test_ghc_api.sh.
+ * tests/rts/test_fork.sh and tests/rts/test_ghc_api.sh.
  */
 #include <Rts.h>
 

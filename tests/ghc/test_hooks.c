@@ -16,7 +16,7 @@
  * become one run after it; els_ghc_off_snapshot waits for a call under
  * way (except from the hook itself); a forked child runs the hooks for
  * its own stream; a Haskell hook without a Haskell runtime is counted as
- * failed and logged.  The real programs are in tests/test_snapshot_hooks.sh.
+ * failed and logged.  The real programs are in tests/rts/test_snapshot_hooks.sh.
  */
 #include <Rts.h>
 

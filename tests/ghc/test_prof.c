@@ -5,7 +5,7 @@
  * (no CC_LIST), like a program built without -prof.  Checked: the heap
  * calls reach the RTS only when a heap profiling mode is set, and answer
  * ELS_ENOTSUP otherwise; the time call answers ELS_ENOTSUP without a
- * profiled RTS and calls nothing.  Real programs: tests/test_profiling.sh.
+ * profiled RTS and calls nothing.  Real programs: tests/rts/test_profiling.sh.
  */
 #include <Rts.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""browser.py: drive headless Chromium for tests/test_serve.sh.
+"""browser.py: drive headless Chromium for tests/monitor/test_serve.sh.
 
 Usage: browser.py CHROMIUM URL READY_JS VALUES_JS SCREENSHOT [SECS]
 

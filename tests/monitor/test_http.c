@@ -7,7 +7,7 @@
  * simulated time) and the Prometheus escaping of /metrics
  * (tools/monitor/strbuf.c: sb_prom_label(), sb_prom_help()).  Malformed
  * heads in general are the fuzzer's (fuzz/fuzz_http.c) and
- * tests/test_serve.sh's; serve's answers to these requests, and what
+ * tests/monitor/test_serve.sh's; serve's answers to these requests, and what
  * serve does with a late client, are test_serve.sh's.
  */
 #include <errno.h>

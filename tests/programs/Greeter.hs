@@ -1,5 +1,5 @@
 -- Greeter.hs: a program with a command of its own, registered from
--- Haskell (GHC.Eventlog.Sink.Control), for tests/test_control.sh.  It
+-- Haskell (GHC.Eventlog.Sink.Control), for tests/control/test_control.sh.  It
 -- registers "greet" (namespace "greeter", id 1), prints "registered" (or
 -- the error), and runs until a line or end-of-file arrives on stdin.
 -- "greet fail" fails with the text "asked to fail"; "greet boom" throws.

@@ -1,4 +1,4 @@
--- Control.hs: the program of tests/test_rts_control.sh, with the writer
+-- Control.hs: the program of tests/rts/test_rts_control.sh, with the writer
 -- tests/rts/control_writer.c (scheme cttest).  Each mode drives the
 -- patched RTS's runtime control (rts/EventLogControl.h) through foreign
 -- calls and prints what the shell test needs; the test reads the streams

@@ -1,5 +1,5 @@
 {-# LANGUAGE BangPatterns #-}
--- Lifecycle.hs: the Haskell side of tests/test_rts_lifecycle.sh.  Drives
+-- Lifecycle.hs: the Haskell side of tests/rts/test_rts_lifecycle.sh.  Drives
 -- the patched RTS's eventlog through stop, start, flush and fork while
 -- capabilities run, with the checking writer of lifecycle_writer.c
 -- (+RTS --eventlog-sink=lctest:PREFIX).  Each mode prints what the test

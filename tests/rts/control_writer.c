@@ -1,6 +1,6 @@
 /*
  * control_writer.c: an eventlog writer for the runtime-control tests
- * (tests/test_rts_control.sh, with Control.hs) that also plays the late
+ * (tests/rts/test_rts_control.sh, with Control.hs) that also plays the late
  * joiner.
  *
  * Registers the scheme "cttest" with the patched RTS: `+RTS

@@ -1,6 +1,6 @@
 /*
  * lifecycle_writer.c: a checking eventlog writer for the RTS lifecycle
- * tests (tests/test_rts_lifecycle.sh, with Lifecycle.hs).
+ * tests (tests/rts/test_rts_lifecycle.sh, with Lifecycle.hs).
  *
  * Registers the scheme "lctest" with the patched RTS, so that
  * `+RTS --eventlog-sink=lctest:PREFIX` starts it.  Each stream the RTS

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# test_ring_triggers.sh: a ring: flight recorder saves itself on a
+# condition the stream shows (dump-on=, Note [Triggered dumps]), with real
+# -N2 programs (tests/ghc/Trigger.hs) and at-exit=0, so every dump is a
+# triggered one.
+#
+#   marker: dump-on=marker:INCIDENT&after=1s: exactly one dump, holding
+#     the marker, at least the second of ticks before it, and ending
+#     within after= plus one flush (0.1 s) past the marker (with slack
+#     for a loaded machine: no more than 150 ticks past it of the 300 the
+#     program posts); it starts with an in-band note naming the cause,
+#     stderr says "dump 1: marker INCIDENT 42 at ...", and it passes
+#     `ghc-events validate threads|tasks` and ThreadScope's rule.
+#   gc: dump-on=gc-pause>1ms (a major GC of a large live heap): one dump,
+#     noted as a gc-pause, that validates.
+#   flap: a marker every 100 ms for 4 s with after=0.2s, cooldown=1s and
+#     max-dumps=2: exactly two dumps.
+#
+# Skips (77) without the patched RTS, GHC or ghc-events.
+set -u -o pipefail
+
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../ghcprog.sh"
+
+setup_ghc_program_test ring-triggers Trigger
+PROG=$GHC_PROGRAM
+
+# run NAME MODE OPTIONS: the program in MODE with ring:$T/NAME.eventlog
+# and OPTIONS, to its end.
+run() {
+    local name=$1 mode=$2 opts=$3
+    start_program "$name" "$PROG" "$mode" +RTS -N2 -l \
+        "--eventlog-sink=ring:$T/$name.eventlog?size=16M&at-exit=0&$opts" \
+        --eventlog-flush-interval=0.1 -RTS
+    local rc=0
+    wait_pid "$ppid" 120 || rc=$?
+    check_program "$name" "$rc" done
+}
+
+# dumps NAME: how many dumps NAME.K.eventlog exist.
+dumps() {
+    local n=0
+    while [ -e "$T/$1.$((n + 1)).eventlog" ]; do n=$((n + 1)); done
+    echo "$n"
+}
+
+# --- a marker -----------------------------------------------------------------
+run mark marker 'dump-on=marker:INCIDENT&after=1s'
+[ "$(dumps mark)" -eq 1 ] || fail_showing "$T/mark.prog.err" "marker: $(dumps mark) dumps, expected 1"
+D=$T/mark.1.eventlog
+show_events "$D" "$T/mark.show" || fail "marker: ghc-events cannot parse $D"
+grep -q 'marker: INCIDENT 42' "$T/mark.show" || fail "marker: the dump lacks the marker"
+grep -q 'eventlog-sink: dump 1: marker INCIDENT 42 at [0-9.]* s' "$T/mark.show" \
+    || fail "marker: the dump lacks the in-band note naming its cause"
+grep -q "dump 1: marker INCIDENT 42 at [0-9.]* s: $D" "$T/mark.prog.err" \
+    || fail_showing "$T/mark.prog.err" "marker: no stderr line naming the dump and its cause"
+# Ticks 0-249 come before the marker, 250-549 after it, 10 ms apart.
+ticks=$(sed -n 's/.*tick \([0-9]*\)$/\1/p' "$T/mark.show" | sort -n)
+first=$(printf '%s\n' "$ticks" | head -n 1)
+last=$(printf '%s\n' "$ticks" | tail -n 1)
+note "marker: dump holds ticks $first-$last"
+[ -n "$first" ] && [ "$first" -le 150 ] || fail "marker: the dump starts at tick $first: less than a second before the marker"
+[ "$last" -ge 250 ] || fail "marker: the dump ends at tick $last, before the marker"
+[ "$last" -lt 400 ] || fail "marker: the dump ends at tick $last: it was not written after= past the marker"
+check_readers_accept marker "$D"
+
+# --- a GC pause -----------------------------------------------------------------
+run gc gc 'dump-on=gc-pause>1ms'
+[ "$(dumps gc)" -ge 1 ] || fail_showing "$T/gc.prog.err" "gc: no dump on a long GC pause"
+[ "$(dumps gc)" -eq 1 ] || fail "gc: $(dumps gc) dumps within the 60 s cooldown, expected 1"
+show_events "$T/gc.1.eventlog" "$T/gc.show" || fail "gc: ghc-events cannot parse the dump"
+grep -q 'eventlog-sink: dump 1: gc-pause [0-9.]* ms on cap [0-9]* at' "$T/gc.show" \
+    || fail "gc: the dump lacks the note naming the pause"
+check_readers_accept gc "$T/gc.1.eventlog"
+
+# --- cooldown and max-dumps -------------------------------------------------------
+run flap flap 'dump-on=marker:FLAP&after=0.2s&cooldown=1s&max-dumps=2'
+[ "$(dumps flap)" -eq 2 ] || fail_showing "$T/flap.prog.err" "flap: $(dumps flap) dumps, expected max-dumps=2"
+show_events "$T/flap.2.eventlog" "$T/flap.show" || fail "flap: ghc-events cannot parse dump 2"
+grep -q 'eventlog-sink: dump 2: marker FLAP' "$T/flap.show" \
+    || fail "flap: the second dump lacks its note"
+
+# --- a bad condition is refused at start-up ----------------------------------------
+"$PROG" marker +RTS -l "--eventlog-sink=ring:$T/bad.eventlog?dump-on=gc-pause>soon" -RTS \
+    >"$T/bad.out" 2>"$T/bad.err" && fail "a bad dump-on= was accepted"
+grep -q 'dump-on=gc-pause>soon: expected a duration' "$T/bad.err" \
+    || fail_showing "$T/bad.err" "a bad dump-on= is not named"
+exit 0

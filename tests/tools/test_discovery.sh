@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# test_discovery.sh: programs announce themselves and the tools find them
+# (README, "Finding programs: ps, pid:, name:").
+#
+# Two copies of tests/ghc/Busy.hs named alpha and beta (the name ps shows
+# is argv[0]'s base name) run with unix: sinks and control=1, in a
+# discovery directory of the test's own (XDG_RUNTIME_DIR).  Checked:
+# `ps --json` lists both with their pids, names, endpoints and control
+# sockets, and asks each for its consumers; `top --once --json pid:PID`
+# reaches that program (its program name in the view); `ctl name:NAME
+# get-classes` answers from the right one (its pid in the answer's
+# session is not visible, so the test also checks a name: miss and a
+# shared name are refused); after alpha exits its entry is gone; a
+# third program killed with SIGKILL leaves its entry, which ps ignores
+# and removes; a spec with announce=0 leaves no entry.  Skips (77)
+# without GHC, ghc-events or the patched RTS.
+set -u -o pipefail
+
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../ghcprog.sh"
+. "$(dirname "$0")/../monitor/monitor.sh"
+
+monitor_setup
+deadline_set 240
+export XDG_RUNTIME_DIR=$T/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+DIR=$XDG_RUNTIME_DIR/eventlog-sink
+for n in alpha beta gamma delta; do
+    cp "$BUSY" "$T/$n" || fail "cannot copy $BUSY"
+done
+
+# start NAME SINK-OPTIONS: NAME runs 1 phase with a unix: sink at
+# $T/NAME.sock, then waits on its stdin (a FIFO held open on fd in_NAME).
+start() {
+    local n=$1 opts=$2 fd
+    mkfifo "$T/$n.in"
+    "$T/$n" 1 +RTS -N2 -I0 "--eventlog-sink=unix:$T/$n.sock?$opts" \
+        --eventlog-flush-interval=0.2 -RTS <"$T/$n.in" >"$T/$n.out" 2>"$T/$n.err" &
+    eval "pid_$n=\$!"
+    bg_register "$!"
+    exec {fd}>"$T/$n.in"
+    eval "in_$n=\$fd"
+    wait_until 60 grep -qx ready "$T/$n.out" || fail_showing "$T/$n.err" "$n did not start"
+}
+start alpha "control=1"
+start beta "control=1"
+# shellcheck disable=SC2154
+note "alpha $pid_alpha, beta $pid_beta"
+
+T_PS=$T/ps.json
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" - "$T_PS" "$T" "$pid_alpha" "$pid_beta" <<'PY' || fail_showing "$T_PS" "ps --json does not list both programs as they are"
+import json, sys
+ps = json.load(open(sys.argv[1]))
+t, want = sys.argv[2], {int(sys.argv[3]): "alpha", int(sys.argv[4]): "beta"}
+got = {e["pid"]: e for e in ps}
+assert set(got) == set(want), (sorted(got), sorted(want))
+for pid, name in want.items():
+    e = got[pid]
+    assert e["name"] == name, e
+    assert e["argv"][1] == "1", e
+    ep = "unix:%s/%s.sock" % (t, name)
+    assert e["sinks"][0]["endpoint"] == ep, e
+    assert e["sinks"][0]["control"] == ep, e
+    assert e["consumers"] == 0, e      # asked over control: nobody attached
+    assert e["uptime_s"] >= 0, e
+PY
+"$ELS_SINK_TOOL" ps >"$T/ps.txt" 2>&1 || fail_showing "$T/ps.txt" "ps failed"
+grep -qE "^$pid_beta +beta " "$T/ps.txt" || fail_showing "$T/ps.txt" "ps does not show beta"
+
+# top pid:PID reaches that program: its view names it.
+"$ELS_SINK_TOOL" top --once --json "pid:$pid_beta" >"$T/top.json" 2>"$T/top.err" \
+    || fail_showing "$T/top.err" "top --once pid:$pid_beta failed"
+grep -q '/beta' "$T/top.json" || fail_showing "$T/top.json" "top pid:$pid_beta shows another program"
+! grep -q '/alpha' "$T/top.json" || fail_showing "$T/top.json" "top pid:$pid_beta shows alpha"
+
+# ctl name:NAME reaches the program named: get-classes answers, and
+# status says which sink it runs on.
+for n in alpha beta; do
+    "$ELS_SINK_TOOL" ctl "name:$n" get-classes , status >"$T/ctl_$n.out" 2>&1 \
+        || fail_showing "$T/ctl_$n.out" "ctl name:$n get-classes failed"
+    grep -q '^get-classes: ' "$T/ctl_$n.out" || fail_showing "$T/ctl_$n.out" "no get-classes answer from $n"
+    grep -qF "running on unix:$T/$n.sock" "$T/ctl_$n.out" \
+        || fail_showing "$T/ctl_$n.out" "ctl name:$n reached another program"
+done
+if "$ELS_SINK_TOOL" ctl name:nobody stats >"$T/miss.out" 2>&1; then
+    fail "ctl name:nobody succeeded"
+fi
+grep -q 'no such program' "$T/miss.out" || fail_showing "$T/miss.out" "name: miss not explained"
+
+# Two programs with one name: refused, both listed.
+mkdir -p "$T/b2" && cp "$T/beta" "$T/b2/beta"
+mkfifo "$T/b2.in"
+"$T/b2/beta" 1 +RTS -I0 "--eventlog-sink=unix:$T/b2.sock" -RTS <"$T/b2.in" >"$T/b2.out" 2>"$T/b2.err" &
+pid_b2=$!
+bg_register "$pid_b2"
+exec {in_b2}>"$T/b2.in"
+wait_until 60 grep -qx ready "$T/b2.out" || fail_showing "$T/b2.err" "second beta did not start"
+if "$ELS_SINK_TOOL" top --once name:beta >"$T/amb.out" 2>&1; then
+    fail "top name:beta with two programs named beta succeeded"
+fi
+grep -q "ambiguous.* $pid_beta" "$T/amb.out" && grep -q " $pid_b2" "$T/amb.out" \
+    || fail_showing "$T/amb.out" "the ambiguity does not list both pids"
+echo stop >&"$in_b2"
+wait_pid "$pid_b2" 60 || fail "second beta did not exit"
+
+# alpha exits normally: its entry goes with it.
+[ -f "$DIR/$pid_alpha.announce" ] || fail "no entry for alpha in $DIR"
+echo stop >&"$in_alpha"
+wait_pid "$pid_alpha" 60 || fail_showing "$T/alpha.err" "alpha did not exit cleanly"
+[ ! -e "$DIR/$pid_alpha.announce" ] || fail "alpha exited, its entry stayed"
+
+# gamma killed with SIGKILL: its stale entry is ignored, then removed.
+start gamma "control=1"
+# shellcheck disable=SC2154
+[ -f "$DIR/$pid_gamma.announce" ] || fail "no entry for gamma"
+kill -9 "$pid_gamma"
+wait "$pid_gamma" 2>/dev/null
+[ -f "$DIR/$pid_gamma.announce" ] || fail "gamma's entry vanished without a reader (cannot test cleaning)"
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" -c 'import json,sys; p=[e["pid"] for e in json.load(open(sys.argv[1]))]; assert p == [int(sys.argv[2])], p' \
+    "$T_PS" "$pid_beta" || fail_showing "$T_PS" "ps lists a dead program (or lost beta)"
+[ ! -e "$DIR/$pid_gamma.announce" ] || fail "ps left gamma's stale entry"
+
+# announce=0: no entry.
+start delta "announce=0"
+# shellcheck disable=SC2154
+[ ! -e "$DIR/$pid_delta.announce" ] || fail "announce=0 wrote an entry"
+[ "$(stat -c %a "$DIR")" = 700 ] || fail "$DIR has mode $(stat -c %a "$DIR")"
+echo stop >&"$in_delta"
+echo stop >&"$in_beta"
+wait_pid "$pid_beta" 60 || fail "beta did not exit"
+wait_pid "$pid_delta" 60 || fail "delta did not exit"
+exit 0
