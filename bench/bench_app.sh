@@ -19,6 +19,17 @@
 #            the program otherwise quiet and with a busy thread; then the
 #            cost of each interval on the app workload's wall time.
 #            About 7 x LAT_SECS + 4 x ROUNDS x 3 s (2-2.5 minutes).
+#   flushcost the cost of --eventlog-flush-interval on an event-heavy
+#            program: App.hs `events FLUSH_EVENTS 4` (four threads, -N2,
+#            about 3 M user events a second), unix: sink and a draining
+#            consumer, with no interval, 1 s and 0.01 s, the same binary;
+#            FLUSH_ROUNDS rounds, each running every configuration once in
+#            shuffled order; medians and per-round paired ratios against
+#            no interval (median and quartiles), wall and CPU.  With
+#            BENCH_BEFORE_PGHC (another patched RTS's ghc-eventlog-sink),
+#            the same rows for App.hs built against that RTS, in the same
+#            rounds (before/after figures in one run).  About 6 x
+#            FLUSH_ROUNDS x 2-3 s.
 #   memory   peak and current RSS over MEM_SECS of steady events with
 #            buffer=32M policy=drop and a stalled consumer, beside the same
 #            run with no consumer and with no eventlog (run concurrently).
@@ -48,14 +59,15 @@
 #            with the live monitor attached, and stock `-l -ol FIFO`; wall time and +RTS -s mutator/GC figures
 #            against what the captured eventlog shows.
 #
-# Usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]
+# Usage: bench/bench_app.sh [app|latency|flushcost|memory|idle|peer|scale|skew ...]
 # Environment: BUILD_DIR (default: the source tree's _build), BENCH_ROUNDS
 # (5), BENCH_SCALE (300: the work size), LAT_SECS (10), LAT_RATE (200),
 # MEM_SECS (60), MEM_RATE (100000 events/s), IDLE_SECS (30),
 # BENCH_APP_BUILD (where the binaries are cached, default
 # ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data,
 # ELS_PEER_EVENTLOG_SOCKET, BENCH_PEER_GHC (ghc), PEER_EVENTS (8000000),
-# BENCH_BEFORE_LIBDIR; SCALE_EVENTS (2000000), SCALE_WORK (100),
+# BENCH_BEFORE_LIBDIR; FLUSH_EVENTS (4000000), FLUSH_ROUNDS (BENCH_ROUNDS),
+# BENCH_BEFORE_PGHC; SCALE_EVENTS (2000000), SCALE_WORK (100),
 # SCALE_RATES ("10000 100000 1000000"), SCALE_SECS (3); SKEW_ALLOC (60),
 # SKEW_SPARKS (1000), SKEW_THREADS (500).
 #
@@ -78,6 +90,9 @@ IDLE_SECS=${IDLE_SECS:-30}
 PEER_EVENTS=${PEER_EVENTS:-8000000}
 PEER_SRC=${ELS_PEER_EVENTLOG_SOCKET:-}
 BEFORE_LIBDIR=${BENCH_BEFORE_LIBDIR:-}
+BEFORE_PGHC=${BENCH_BEFORE_PGHC:-}
+FLUSH_EVENTS=${FLUSH_EVENTS:-4000000}
+FLUSH_ROUNDS=${FLUSH_ROUNDS:-$ROUNDS}
 OBJ=${BENCH_APP_BUILD:-${TMPDIR:-/tmp}/bench_app-build}
 
 TOOL=$BUILD_DIR/tools/eventlog-sink
@@ -86,21 +101,23 @@ PGHC=$BUILD_DIR/patched-rts/bin/ghc-eventlog-sink
 APP=$OBJ/app
 LAT=$OBJ/latency
 PEER_APP=$OBJ/peer-app
+APP_RTS_BEFORE=$OBJ/app-rts-before
 
 log() { echo "bench_app: $*" >&2; }
 die() { echo "bench_app: error: $*" >&2; exit 1; }
 
 for s in "$@"; do
     case $s in
-        app | latency | memory | idle | peer | scale | skew) ;;
-        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
+        app | latency | flushcost | memory | idle | peer | scale | skew) ;;
+        *) echo "usage: bench/bench_app.sh [app|latency|flushcost|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
     esac
 done
-[ "$#" -gt 0 ] || set -- app latency memory idle peer scale skew
+[ "$#" -gt 0 ] || set -- app latency flushcost memory idle peer scale skew
 
 [ -x "$TOOL" ] || die "no receiver at $TOOL (build the tree first: scripts/build.sh)"
 [ -e "$LIBDIR/libeventlog-sink.so" ] || die "no library in $LIBDIR"
 [ -x "$PGHC" ] || die "no patched RTS at $PGHC"
+[ -z "$BEFORE_PGHC" ] || [ -x "$BEFORE_PGHC" ] || die "BENCH_BEFORE_PGHC: no $BEFORE_PGHC"
 
 # ---------------------------------------------------------------------------
 # Temporary directory (tmpfs when there is one, so that the -l file and the
@@ -153,6 +170,18 @@ build() {
                 -outputdir obj App.hs -o app.new \
                 -L"$LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$LIBDIR") &&
             mv -f "$OBJ/app.new" "$APP" || exit 1
+        fi
+        # The same program against another patched RTS, for the
+        # flushcost section's before/after rows; rebuilt every run, since
+        # that RTS may have changed under the same path.
+        if [ -n "$BEFORE_PGHC" ]; then
+            log "building $APP_RTS_BEFORE with $BEFORE_PGHC"
+            mkdir -p "$OBJ/before" &&
+            cp "$TOP/bench/App.hs" "$OBJ/before/App.hs" &&
+            (cd "$OBJ/before" && "$BEFORE_PGHC" -v0 -O -threaded -eventlog -rtsopts \
+                -outputdir obj -fforce-recomp App.hs -o app.new \
+                -L"$LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$LIBDIR") &&
+            mv -f "$OBJ/before/app.new" "$APP_RTS_BEFORE" || exit 1
         fi
         if [ -n "$PEER_SRC" ] && { [ ! -x "$PEER_APP" ] ||
                 [ "$TOP/bench/App.hs" -nt "$PEER_APP" ] ||
@@ -285,6 +314,10 @@ run_one() {
             envs=("LD_LIBRARY_PATH=$BEFORE_LIBDIR")
             rts+=("--eventlog-sink=unix:$W/s.sock") ;;
         file) rts+=(-l "-ol$W/l.eventlog") ;;
+        unix-rts-before)
+            bin=$APP_RTS_BEFORE
+            start_recv "$base" --retry 10 "unix:$W/s.sock"
+            rts+=("--eventlog-sink=unix:$W/s.sock") ;;
         unix)
             start_recv "$base" --retry 10 "unix:$W/s.sock"
             rts+=("--eventlog-sink=unix:$W/s.sock") ;;
@@ -543,6 +576,87 @@ section_latency() {
     echo
     echo "Section time: $((SECONDS - t0)) s."
     echo
+}
+
+# ---------------------------------------------------------------------------
+# 4b. Flush interval cost on an event-heavy program
+# ---------------------------------------------------------------------------
+
+# paired_q PREFIX A B COL: median, first and third quartile over rounds of
+# COL(A)/COL(B) in the same round; COL is wall (the program's elapsed
+# time) or cpu (its user+sys).
+paired_q() {
+    local r a b
+    for r in $(seq 1 "$ROUNDS"); do
+        a=$(awk -v t="$1-$2-$r" -v c="$4" '$2 == t { print (c == "wall" ? $3 : $4 + $5) }' "$W/runs.tsv")
+        b=$(awk -v t="$1-$3-$r" -v c="$4" '$2 == t { print (c == "wall" ? $3 : $4 + $5) }' "$W/runs.tsv")
+        [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { print a / b }'
+    done | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "nan nan nan"; exit }
+        # quartiles by linear interpolation between order statistics
+        split("0.5 0.25 0.75", q, " ")
+        for (i = 1; i <= 3; i++) {
+            h = (NR - 1) * q[i] + 1; l = int(h)
+            x = (l < NR) ? v[l] + (h - l) * (v[l + 1] - v[l]) : v[l]
+            printf "%.3f%s", x, (i < 3 ? " " : "\n")
+        } }'
+}
+
+cfg_setup_flushcost() {
+    APP_ARGS=(events "$FLUSH_EVENTS" 4)
+    case $1 in
+        after-*) CFG_SINK=unix ;;
+        before-*) CFG_SINK=unix-rts-before ;;
+    esac
+    case ${1#*-} in
+        none) EXTRA_RTS=() ;;
+        *) EXTRA_RTS=("--eventlog-flush-interval=${1#*-}") ;;
+    esac
+}
+
+section_flushcost() {
+    local t0=$SECONDS saved=$ROUNDS rts cfgs=() i
+    local rtss=(after)
+    [ -z "$BEFORE_PGHC" ] || rtss+=(before)
+    for rts in "${rtss[@]}"; do
+        for i in none 1 0.01; do cfgs+=("$rts-$i"); done
+    done
+    ROUNDS=$FLUSH_ROUNDS
+    log "flushcost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
+    cfg_setup() { cfg_setup_flushcost "$@"; }
+    cfg_setup after-none
+    run_one unix warm-flush-unix "${APP_ARGS[@]}"
+    rounds fc "${cfgs[@]}"
+    echo "### 4b. Flush interval cost on an event-heavy program"
+    echo
+    echo "\`app events $FLUSH_EVENTS 4 +RTS -N2 --eventlog-sink=unix:\$W/s.sock [--eventlog-flush-interval=I] -RTS\`"
+    echo "(four threads posting user events as fast as they can, two pinned to each capability)"
+    echo "with \`recv --retry 10 unix:\$W/s.sock -o /dev/null\` draining it; the same binary for every"
+    echo "interval, $ROUNDS rounds each running every configuration once in shuffled order."
+    echo "Paired: the median (first-third quartile) over rounds of the run's figure divided"
+    echo "by the same RTS's no-interval run of that round.  Wall and CPU are the program's own"
+    echo "(elapsed, user+sys).  Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
+    [ -z "$BEFORE_PGHC" ] || echo "\"before\": App.hs built with $BEFORE_PGHC."
+    echo
+    echo "| RTS | flush interval | events/s | wall s (median) | paired wall | CPU s (median) | paired CPU | consumer complete |"
+    echo "|---|---|---|---|---|---|---|---|"
+    local c mw mc n ok dr by cc mn pw pc
+    for c in "${cfgs[@]}"; do
+        read -r mw mc n ok dr by cc mn <<<"$(stats fc "$c")"
+        pw=- pc=-
+        if [ "${c#*-}" != none ]; then
+            pw=$(paired_q fc "$c" "${c%%-*}-none" wall | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
+            pc=$(paired_q fc "$c" "${c%%-*}-none" cpu | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
+        fi
+        printf '| %s | %s | %.2f M | %.3f | %s | %.2f | %s | %s |\n' "${c%%-*}" \
+            "$([ "${c#*-}" = none ] && echo none || echo "${c#*-} s")" \
+            "$(awk -v e="$FLUSH_EVENTS" -v w="$mw" 'BEGIN { print e / w / 1e6 }')" \
+            "$mw" "$pw" "$mc" "$pc" "$ok"
+    done
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+    ROUNDS=$saved
 }
 
 # ---------------------------------------------------------------------------
