@@ -22,7 +22,8 @@
 #   flushcost the cost of --eventlog-flush-interval on an event-heavy
 #            program: App.hs `events FLUSH_EVENTS 4` (four threads, -N2,
 #            about 3 M user events a second), unix: sink and a draining
-#            consumer, with no interval, 1 s and 0.01 s, the same binary;
+#            consumer, with no interval, 1 s and 0.01 s (FLUSH_INTERVALS),
+#            the same binary;
 #            FLUSH_ROUNDS rounds, each running every configuration once in
 #            shuffled order; medians and per-round paired ratios against
 #            no interval (median and quartiles), wall and CPU.  With
@@ -67,7 +68,7 @@
 # ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data,
 # ELS_PEER_EVENTLOG_SOCKET, BENCH_PEER_GHC (ghc), PEER_EVENTS (8000000),
 # BENCH_BEFORE_LIBDIR; FLUSH_EVENTS (4000000), FLUSH_ROUNDS (BENCH_ROUNDS),
-# BENCH_BEFORE_PGHC; SCALE_EVENTS (2000000), SCALE_WORK (100),
+# FLUSH_INTERVALS ("1 0.01"), BENCH_BEFORE_PGHC; SCALE_EVENTS (2000000), SCALE_WORK (100),
 # SCALE_RATES ("10000 100000 1000000"), SCALE_SECS (3); SKEW_ALLOC (60),
 # SKEW_SPARKS (1000), SKEW_THREADS (500).
 #
@@ -93,6 +94,7 @@ BEFORE_LIBDIR=${BENCH_BEFORE_LIBDIR:-}
 BEFORE_PGHC=${BENCH_BEFORE_PGHC:-}
 FLUSH_EVENTS=${FLUSH_EVENTS:-4000000}
 FLUSH_ROUNDS=${FLUSH_ROUNDS:-$ROUNDS}
+FLUSH_INTERVALS=${FLUSH_INTERVALS:-1 0.01}
 OBJ=${BENCH_APP_BUILD:-${TMPDIR:-/tmp}/bench_app-build}
 
 TOOL=$BUILD_DIR/tools/eventlog-sink
@@ -619,7 +621,7 @@ section_flushcost() {
     local rtss=(after)
     [ -z "$BEFORE_PGHC" ] || rtss+=(before)
     for rts in "${rtss[@]}"; do
-        for i in none 1 0.01; do cfgs+=("$rts-$i"); done
+        for i in none $FLUSH_INTERVALS; do cfgs+=("$rts-$i"); done
     done
     ROUNDS=$FLUSH_ROUNDS
     log "flushcost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
