@@ -36,7 +36,8 @@
 #            run with no consumer and with no eventlog (run concurrently).
 #            About MEM_SECS + 5 s.
 #   idle     CPU time of an idle program over IDLE_SECS with no eventlog,
-#            with -l, with a unix: sink and a connected consumer, and with
+#            with -l, with a unix: sink and a connected consumer (the sink's
+#            default 1 s flush interval), and with
 #            --eventlog-flush-interval=0.1 (run concurrently).  About
 #            IDLE_SECS + 3 s.
 #   peer     side by side with well-typed's eventlog-socket, when
@@ -825,7 +826,7 @@ section_idle() {
             noel) lab="no eventlog" ;;
             file) lab="-l (file)" ;;
             file-flush) lab="-l --eventlog-flush-interval=0.1" ;;
-            unix) lab="unix: sink + recv" ;;
+            unix) lab="unix: sink + recv (its default 1 s flush interval)" ;;
             unix-flush) lab="unix: sink + recv, --eventlog-flush-interval=0.1" ;;
         esac
         local rc=-
