@@ -417,6 +417,24 @@ paired() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
+# flush_off BIN: set FLUSH_OFF to the RTS options that turn the periodic
+# flush off in BIN: --eventlog-flush-interval=0 where its RTS accepts it
+# (a sink other than file: then flushes every second unless told
+# otherwise), none for an RTS from before that default (which refuses 0
+# and flushes only when asked).  Probed once per binary.
+declare -A FLUSH_OFF_CACHE=()
+FLUSH_OFF=()
+flush_off() {
+    if [ -z "${FLUSH_OFF_CACHE[$1]+x}" ]; then
+        if "$1" idle 0.01 +RTS --eventlog-flush-interval=0 -RTS >/dev/null 2>&1; then
+            FLUSH_OFF_CACHE[$1]=--eventlog-flush-interval=0
+        else
+            FLUSH_OFF_CACHE[$1]=
+        fi
+    fi
+    FLUSH_OFF=(${FLUSH_OFF_CACHE[$1]})
+}
+
 machine() {
     echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'),"
     echo "Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'); GHC $("$PGHC" --numeric-version) (patched RTS),"
@@ -510,7 +528,12 @@ lat_run() {
     lpid=$!
     bg_pids+=("$lpid")
     rts+=("--eventlog-sink=unix:$W/lat.sock?wait=10")
-    [ "$interval" = none ] || rts+=("--eventlog-flush-interval=$interval")
+    if [ "$interval" = none ]; then
+        flush_off "$APP"
+        rts+=("${FLUSH_OFF[@]}")
+    else
+        rts+=("--eventlog-flush-interval=$interval")
+    fi
     "$APP" latency "$LAT_RATE" "$LAT_SECS" "${busy[@]}" +RTS "${rts[@]}" -RTS >"$base.out" 2>"$base.err" \
         || die "$tag: the program failed: $(tail -n 3 "$base.err")"
     wait "$lpid" || rc=$?
@@ -522,7 +545,7 @@ cfg_setup_lat() {
     CFG_SINK=unix
     APP_ARGS=(work "$SCALE")
     case $1 in
-        i-none) EXTRA_RTS=() ;;
+        i-none) flush_off "$APP"; EXTRA_RTS=("${FLUSH_OFF[@]}") ;;
         i-*) EXTRA_RTS=("--eventlog-flush-interval=${1#i-}") ;;
     esac
 }
@@ -607,12 +630,13 @@ paired_q() {
 
 cfg_setup_flushcost() {
     APP_ARGS=(events "$FLUSH_EVENTS" 4)
+    local bin=$APP
     case $1 in
         after-*) CFG_SINK=unix ;;
-        before-*) CFG_SINK=unix-rts-before ;;
+        before-*) CFG_SINK=unix-rts-before bin=$APP_RTS_BEFORE ;;
     esac
     case ${1#*-} in
-        none) EXTRA_RTS=() ;;
+        none) flush_off "$bin"; EXTRA_RTS=("${FLUSH_OFF[@]}") ;;
         *) EXTRA_RTS=("--eventlog-flush-interval=${1#*-}") ;;
     esac
 }
@@ -636,6 +660,8 @@ section_flushcost() {
     echo "(four threads posting user events as fast as they can, two pinned to each capability)"
     echo "with \`recv --retry 10 unix:\$W/s.sock -o /dev/null\` draining it; the same binary for every"
     echo "interval, $ROUNDS rounds each running every configuration once in shuffled order."
+    echo "\"none\": \`--eventlog-flush-interval=0\` where the RTS accepts it (a unix: sink's default"
+    echo "is 1 s there), no flag for an RTS from before that default."
     echo "Paired: the median (first-third quartile) over rounds of the run's figure divided"
     echo "by the same RTS's no-interval run of that round.  Wall and CPU are the program's own"
     echo "(elapsed, user+sys).  Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
