@@ -34,11 +34,12 @@
 --                     seconds.
 --   idle SECS         wakes every 100 ms (threadDelay) and does nothing,
 --                     for SECS seconds.
---   events N          N user events as fast as possible from two threads,
---                     one pinned to each of capabilities 0 and 1 (N/2 each,
---                     "ev C I"), and nothing else: the writer path's cost
---                     with the least program around it (the peer
---                     comparison, -N2).
+--   events N [T]      N user events as fast as possible from T threads
+--                     (default 2), thread C pinned to capability C mod 2
+--                     (N/T each, "ev C I"), and nothing else: the writer
+--                     path's cost with the least program around it (the
+--                     peer comparison, -N2; T = 4 for the flush-interval
+--                     cost).
 --   alloc N           allocation-heavy, one thread: N rounds of building,
 --                     reversing and summing a 100,000-element list, a
 --                     tenth of each round's list kept alive for the next
@@ -75,12 +76,13 @@ main = do
         ["latency", r, s, "busy"] | Just rv <- nat r, Just sv <- secs s -> latency rv sv True
         ["steady", s, r] | Just sv <- secs s, Just rv <- nat r -> steady sv rv
         ["idle", s] | Just v <- secs s -> idle v
-        ["events", n] | Just v <- nat n -> events v
+        ["events", n] | Just v <- nat n -> events v 2
+        ["events", n, t] | Just v <- nat n, Just tv <- nat t -> events v tv
         ["alloc", n] | Just v <- nat n -> allocHeavy v
         ["sparks", n] | Just v <- nat n -> sparks v
         ["threads", n] | Just v <- nat n -> manyThreads v
         _ -> do
-            hPutStrLn stderr "usage: app work SCALE | latency RATE SECS [busy] | steady SECS RATE | idle SECS | events N | alloc N | sparks N | threads N"
+            hPutStrLn stderr "usage: app work SCALE | latency RATE SECS [busy] | steady SECS RATE | idle SECS | events N [T] | alloc N | sparks N | threads N"
             exitWith (ExitFailure 2)
 
 nat :: String -> Maybe Int
@@ -270,12 +272,12 @@ idle s = do
 -- events N
 -- ---------------------------------------------------------------------------
 
-events :: Int -> IO ()
-events n = do
-    let per = n `div` 2
-    dones <- forM [0, 1] $ \c -> spawnOn c (emit c per 0)
+events :: Int -> Int -> IO ()
+events n t = do
+    let per = n `div` t
+    dones <- forM [0 .. t - 1] $ \c -> spawnOn (c `mod` 2) (emit c per 0)
     _ <- mapM takeMVar dones
-    say ("emitted " ++ show (2 * per) ++ " user events")
+    say ("emitted " ++ show (t * per) ++ " user events")
   where
     emit :: Int -> Int -> Int -> IO Int
     emit c k i

@@ -19,12 +19,25 @@
 #            the program otherwise quiet and with a busy thread; then the
 #            cost of each interval on the app workload's wall time.
 #            About 7 x LAT_SECS + 4 x ROUNDS x 3 s (2-2.5 minutes).
+#   flushcost the cost of --eventlog-flush-interval on an event-heavy
+#            program: App.hs `events FLUSH_EVENTS 4` (four threads, -N2,
+#            about 3 M user events a second), unix: sink and a draining
+#            consumer, with no interval, 1 s and 0.01 s (FLUSH_INTERVALS),
+#            the same binary;
+#            FLUSH_ROUNDS rounds, each running every configuration once in
+#            shuffled order; medians and per-round paired ratios against
+#            no interval (median and quartiles), wall and CPU.  With
+#            BENCH_BEFORE_PGHC (another patched RTS's ghc-eventlog-sink),
+#            the same rows for App.hs built against that RTS, in the same
+#            rounds (before/after figures in one run).  About 6 x
+#            FLUSH_ROUNDS x 2-3 s.
 #   memory   peak and current RSS over MEM_SECS of steady events with
 #            buffer=32M policy=drop and a stalled consumer, beside the same
 #            run with no consumer and with no eventlog (run concurrently).
 #            About MEM_SECS + 5 s.
 #   idle     CPU time of an idle program over IDLE_SECS with no eventlog,
-#            with -l, with a unix: sink and a connected consumer, and with
+#            with -l, with a unix: sink and a connected consumer (the sink's
+#            default 1 s flush interval), and with
 #            --eventlog-flush-interval=0.1 (run concurrently).  About
 #            IDLE_SECS + 3 s.
 #   peer     side by side with well-typed's eventlog-socket, when
@@ -48,14 +61,15 @@
 #            with the live monitor attached, and stock `-l -ol FIFO`; wall time and +RTS -s mutator/GC figures
 #            against what the captured eventlog shows.
 #
-# Usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]
+# Usage: bench/bench_app.sh [app|latency|flushcost|memory|idle|peer|scale|skew ...]
 # Environment: BUILD_DIR (default: the source tree's _build), BENCH_ROUNDS
 # (5), BENCH_SCALE (300: the work size), LAT_SECS (10), LAT_RATE (200),
 # MEM_SECS (60), MEM_RATE (100000 events/s), IDLE_SECS (30),
 # BENCH_APP_BUILD (where the binaries are cached, default
 # ${TMPDIR:-/tmp}/bench_app-build), BENCH_KEEP=1 keeps the raw data,
 # ELS_PEER_EVENTLOG_SOCKET, BENCH_PEER_GHC (ghc), PEER_EVENTS (8000000),
-# BENCH_BEFORE_LIBDIR; SCALE_EVENTS (2000000), SCALE_WORK (100),
+# BENCH_BEFORE_LIBDIR; FLUSH_EVENTS (4000000), FLUSH_ROUNDS (BENCH_ROUNDS),
+# FLUSH_INTERVALS ("1 0.01"), BENCH_BEFORE_PGHC; SCALE_EVENTS (2000000), SCALE_WORK (100),
 # SCALE_RATES ("10000 100000 1000000"), SCALE_SECS (3); SKEW_ALLOC (60),
 # SKEW_SPARKS (1000), SKEW_THREADS (500).
 #
@@ -78,6 +92,10 @@ IDLE_SECS=${IDLE_SECS:-30}
 PEER_EVENTS=${PEER_EVENTS:-8000000}
 PEER_SRC=${ELS_PEER_EVENTLOG_SOCKET:-}
 BEFORE_LIBDIR=${BENCH_BEFORE_LIBDIR:-}
+BEFORE_PGHC=${BENCH_BEFORE_PGHC:-}
+FLUSH_EVENTS=${FLUSH_EVENTS:-4000000}
+FLUSH_ROUNDS=${FLUSH_ROUNDS:-$ROUNDS}
+FLUSH_INTERVALS=${FLUSH_INTERVALS:-1 0.01}
 OBJ=${BENCH_APP_BUILD:-${TMPDIR:-/tmp}/bench_app-build}
 
 TOOL=$BUILD_DIR/tools/eventlog-sink
@@ -86,21 +104,23 @@ PGHC=$BUILD_DIR/patched-rts/bin/ghc-eventlog-sink
 APP=$OBJ/app
 LAT=$OBJ/latency
 PEER_APP=$OBJ/peer-app
+APP_RTS_BEFORE=$OBJ/app-rts-before
 
 log() { echo "bench_app: $*" >&2; }
 die() { echo "bench_app: error: $*" >&2; exit 1; }
 
 for s in "$@"; do
     case $s in
-        app | latency | memory | idle | peer | scale | skew) ;;
-        *) echo "usage: bench/bench_app.sh [app|latency|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
+        app | latency | flushcost | memory | idle | peer | scale | skew) ;;
+        *) echo "usage: bench/bench_app.sh [app|latency|flushcost|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
     esac
 done
-[ "$#" -gt 0 ] || set -- app latency memory idle peer scale skew
+[ "$#" -gt 0 ] || set -- app latency flushcost memory idle peer scale skew
 
 [ -x "$TOOL" ] || die "no receiver at $TOOL (build the tree first: scripts/build.sh)"
 [ -e "$LIBDIR/libeventlog-sink.so" ] || die "no library in $LIBDIR"
 [ -x "$PGHC" ] || die "no patched RTS at $PGHC"
+[ -z "$BEFORE_PGHC" ] || [ -x "$BEFORE_PGHC" ] || die "BENCH_BEFORE_PGHC: no $BEFORE_PGHC"
 
 # ---------------------------------------------------------------------------
 # Temporary directory (tmpfs when there is one, so that the -l file and the
@@ -153,6 +173,18 @@ build() {
                 -outputdir obj App.hs -o app.new \
                 -L"$LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$LIBDIR") &&
             mv -f "$OBJ/app.new" "$APP" || exit 1
+        fi
+        # The same program against another patched RTS, for the
+        # flushcost section's before/after rows; rebuilt every run, since
+        # that RTS may have changed under the same path.
+        if [ -n "$BEFORE_PGHC" ]; then
+            log "building $APP_RTS_BEFORE with $BEFORE_PGHC"
+            mkdir -p "$OBJ/before" &&
+            cp "$TOP/bench/App.hs" "$OBJ/before/App.hs" &&
+            (cd "$OBJ/before" && "$BEFORE_PGHC" -v0 -O -threaded -eventlog -rtsopts \
+                -outputdir obj -fforce-recomp App.hs -o app.new \
+                -L"$LIBDIR" -leventlog-sink -optl-Wl,-rpath,"$LIBDIR") &&
+            mv -f "$OBJ/before/app.new" "$APP_RTS_BEFORE" || exit 1
         fi
         if [ -n "$PEER_SRC" ] && { [ ! -x "$PEER_APP" ] ||
                 [ "$TOP/bench/App.hs" -nt "$PEER_APP" ] ||
@@ -285,6 +317,10 @@ run_one() {
             envs=("LD_LIBRARY_PATH=$BEFORE_LIBDIR")
             rts+=("--eventlog-sink=unix:$W/s.sock") ;;
         file) rts+=(-l "-ol$W/l.eventlog") ;;
+        unix-rts-before)
+            bin=$APP_RTS_BEFORE
+            start_recv "$base" --retry 10 "unix:$W/s.sock"
+            rts+=("--eventlog-sink=unix:$W/s.sock") ;;
         unix)
             start_recv "$base" --retry 10 "unix:$W/s.sock"
             rts+=("--eventlog-sink=unix:$W/s.sock") ;;
@@ -381,6 +417,24 @@ paired() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
+# flush_off BIN: set FLUSH_OFF to the RTS options that turn the periodic
+# flush off in BIN: --eventlog-flush-interval=0 where its RTS accepts it
+# (a sink other than file: then flushes every second unless told
+# otherwise), none for an RTS from before that default (which refuses 0
+# and flushes only when asked).  Probed once per binary.
+declare -A FLUSH_OFF_CACHE=()
+FLUSH_OFF=()
+flush_off() {
+    if [ -z "${FLUSH_OFF_CACHE[$1]+x}" ]; then
+        if "$1" idle 0.01 +RTS --eventlog-flush-interval=0 -RTS >/dev/null 2>&1; then
+            FLUSH_OFF_CACHE[$1]=--eventlog-flush-interval=0
+        else
+            FLUSH_OFF_CACHE[$1]=
+        fi
+    fi
+    FLUSH_OFF=(${FLUSH_OFF_CACHE[$1]})
+}
+
 machine() {
     echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'),"
     echo "Linux $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC'); GHC $("$PGHC" --numeric-version) (patched RTS),"
@@ -474,7 +528,12 @@ lat_run() {
     lpid=$!
     bg_pids+=("$lpid")
     rts+=("--eventlog-sink=unix:$W/lat.sock?wait=10")
-    [ "$interval" = none ] || rts+=("--eventlog-flush-interval=$interval")
+    if [ "$interval" = none ]; then
+        flush_off "$APP"
+        rts+=("${FLUSH_OFF[@]}")
+    else
+        rts+=("--eventlog-flush-interval=$interval")
+    fi
     "$APP" latency "$LAT_RATE" "$LAT_SECS" "${busy[@]}" +RTS "${rts[@]}" -RTS >"$base.out" 2>"$base.err" \
         || die "$tag: the program failed: $(tail -n 3 "$base.err")"
     wait "$lpid" || rc=$?
@@ -486,7 +545,7 @@ cfg_setup_lat() {
     CFG_SINK=unix
     APP_ARGS=(work "$SCALE")
     case $1 in
-        i-none) EXTRA_RTS=() ;;
+        i-none) flush_off "$APP"; EXTRA_RTS=("${FLUSH_OFF[@]}") ;;
         i-*) EXTRA_RTS=("--eventlog-flush-interval=${1#i-}") ;;
     esac
 }
@@ -543,6 +602,90 @@ section_latency() {
     echo
     echo "Section time: $((SECONDS - t0)) s."
     echo
+}
+
+# ---------------------------------------------------------------------------
+# 4b. Flush interval cost on an event-heavy program
+# ---------------------------------------------------------------------------
+
+# paired_q PREFIX A B COL: median, first and third quartile over rounds of
+# COL(A)/COL(B) in the same round; COL is wall (the program's elapsed
+# time) or cpu (its user+sys).
+paired_q() {
+    local r a b
+    for r in $(seq 1 "$ROUNDS"); do
+        a=$(awk -v t="$1-$2-$r" -v c="$4" '$2 == t { print (c == "wall" ? $3 : $4 + $5) }' "$W/runs.tsv")
+        b=$(awk -v t="$1-$3-$r" -v c="$4" '$2 == t { print (c == "wall" ? $3 : $4 + $5) }' "$W/runs.tsv")
+        [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { print a / b }'
+    done | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "nan nan nan"; exit }
+        # quartiles by linear interpolation between order statistics
+        split("0.5 0.25 0.75", q, " ")
+        for (i = 1; i <= 3; i++) {
+            h = (NR - 1) * q[i] + 1; l = int(h)
+            x = (l < NR) ? v[l] + (h - l) * (v[l + 1] - v[l]) : v[l]
+            printf "%.3f%s", x, (i < 3 ? " " : "\n")
+        } }'
+}
+
+cfg_setup_flushcost() {
+    APP_ARGS=(events "$FLUSH_EVENTS" 4)
+    local bin=$APP
+    case $1 in
+        after-*) CFG_SINK=unix ;;
+        before-*) CFG_SINK=unix-rts-before bin=$APP_RTS_BEFORE ;;
+    esac
+    case ${1#*-} in
+        none) flush_off "$bin"; EXTRA_RTS=("${FLUSH_OFF[@]}") ;;
+        *) EXTRA_RTS=("--eventlog-flush-interval=${1#*-}") ;;
+    esac
+}
+
+section_flushcost() {
+    local t0=$SECONDS saved=$ROUNDS rts cfgs=() i
+    local rtss=(after)
+    [ -z "$BEFORE_PGHC" ] || rtss+=(before)
+    for rts in "${rtss[@]}"; do
+        for i in none $FLUSH_INTERVALS; do cfgs+=("$rts-$i"); done
+    done
+    ROUNDS=$FLUSH_ROUNDS
+    log "flushcost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
+    cfg_setup() { cfg_setup_flushcost "$@"; }
+    cfg_setup after-none
+    run_one unix warm-flush-unix "${APP_ARGS[@]}"
+    rounds fc "${cfgs[@]}"
+    echo "### 4b. Flush interval cost on an event-heavy program"
+    echo
+    echo "\`app events $FLUSH_EVENTS 4 +RTS -N2 --eventlog-sink=unix:\$W/s.sock [--eventlog-flush-interval=I] -RTS\`"
+    echo "(four threads posting user events as fast as they can, two pinned to each capability)"
+    echo "with \`recv --retry 10 unix:\$W/s.sock -o /dev/null\` draining it; the same binary for every"
+    echo "interval, $ROUNDS rounds each running every configuration once in shuffled order."
+    echo "\"none\": \`--eventlog-flush-interval=0\` where the RTS accepts it (a unix: sink's default"
+    echo "is 1 s there), no flag for an RTS from before that default."
+    echo "Paired: the median (first-third quartile) over rounds of the run's figure divided"
+    echo "by the same RTS's no-interval run of that round.  Wall and CPU are the program's own"
+    echo "(elapsed, user+sys).  Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
+    [ -z "$BEFORE_PGHC" ] || echo "\"before\": App.hs built with $BEFORE_PGHC."
+    echo
+    echo "| RTS | flush interval | events/s | wall s (median) | paired wall | CPU s (median) | paired CPU | consumer complete |"
+    echo "|---|---|---|---|---|---|---|---|"
+    local c mw mc n ok dr by cc mn pw pc
+    for c in "${cfgs[@]}"; do
+        read -r mw mc n ok dr by cc mn <<<"$(stats fc "$c")"
+        pw=- pc=-
+        if [ "${c#*-}" != none ]; then
+            pw=$(paired_q fc "$c" "${c%%-*}-none" wall | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
+            pc=$(paired_q fc "$c" "${c%%-*}-none" cpu | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
+        fi
+        printf '| %s | %s | %.2f M | %.3f | %s | %.2f | %s | %s |\n' "${c%%-*}" \
+            "$([ "${c#*-}" = none ] && echo none || echo "${c#*-} s")" \
+            "$(awk -v e="$FLUSH_EVENTS" -v w="$mw" 'BEGIN { print e / w / 1e6 }')" \
+            "$mw" "$pw" "$mc" "$pc" "$ok"
+    done
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+    ROUNDS=$saved
 }
 
 # ---------------------------------------------------------------------------
@@ -709,7 +852,7 @@ section_idle() {
             noel) lab="no eventlog" ;;
             file) lab="-l (file)" ;;
             file-flush) lab="-l --eventlog-flush-interval=0.1" ;;
-            unix) lab="unix: sink + recv" ;;
+            unix) lab="unix: sink + recv (its default 1 s flush interval)" ;;
             unix-flush) lab="unix: sink + recv, --eventlog-flush-interval=0.1" ;;
         esac
         local rc=-

@@ -80,7 +80,12 @@ raw_client() {
 
 # --- unix: the commands ------------------------------------------------------
 sock=$ELS_TMP/u.sock
-start_controlled u "$CONTROLLED" idle +RTS -N2 "--eventlog-sink=unix:$sock?control=1" -RTS
+# --eventlog-flush-interval=0: "idle-marker" stays in its capability's
+# buffer until the restart writes it out, so that r1, which connects
+# later, receives it (with the sink's default 1 s flush it would have
+# gone to the consumers of the moment).
+start_controlled u "$CONTROLLED" idle +RTS -N2 "--eventlog-sink=unix:$sock?control=1" \
+    --eventlog-flush-interval=0 -RTS
 wait_output u posted
 grep -q "control enabled on unix:$sock" "$ELS_TMP/u.prog.err" \
     || fail_showing "$ELS_TMP/u.prog.err" "no start-up line saying control is enabled"

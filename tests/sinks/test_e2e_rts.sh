@@ -12,7 +12,7 @@
 # that parses, with no more user events than were emitted and an in-band
 # note for what it missed; a consumer killed mid-stream does not stop the
 # program from exiting normally; --eventlog-flush-interval delivers a quiet
-# program's event while it runs, and without it the event waits until
+# program's event while it runs, and with =0 the event waits until
 # exit; stopping
 # and starting the eventlog at runtime (els_ghc_stop/els_ghc_start) under
 # load gives one complete stream per start; and the one-line refusals (an
@@ -240,8 +240,8 @@ done
 # ---------------------------------------------------------------------------
 # e. --eventlog-flush-interval: `controlled idle` posts "idle-marker",
 # prints "posted" and then does nothing until told to stop.  With the flag
-# the marker reaches the consumer while the program still waits; without
-# it the marker stays in its capability's buffer until exit: it is not
+# the marker reaches the consumer while the program still waits; with
+# =0 the marker stays in its capability's buffer until exit: it is not
 # there while the program waits, and it is there once it has ended.
 # ---------------------------------------------------------------------------
 
@@ -266,13 +266,15 @@ wait_both "$rpid"
 check_program flush "$prog_rc" "idle done"
 check_recv flush "$recv_rc"
 
-# Without the flag: after the marker (on capability 0) the program fills
+# With --eventlog-flush-interval=0 (a socket sink would otherwise flush
+# every second by default: test_live_default.sh): after the marker (on capability 0) the program fills
 # whole buffers of capability 1 (`flood`), which are written and arrive;
 # capability 0's buffer is not full, so the marker must still be missing
 # from everything that arrived by then.  No clock is involved: the check
 # is made once the other capability's blocks are there.
 start_receiver noflush "unix:$T/nf.sock"
-start_controlled noflush "$CONTROLLED" idle +RTS -N2 "--eventlog-sink=unix:$T/nf.sock?wait=60" -RTS
+start_controlled noflush "$CONTROLLED" idle +RTS -N2 "--eventlog-sink=unix:$T/nf.sock?wait=60" \
+    --eventlog-flush-interval=0 -RTS
 wait_output noflush posted
 tell_controlled flood
 wait_output noflush flooded
@@ -282,7 +284,7 @@ kill -0 "$ppid" 2>/dev/null || fail_showing "$T/noflush.prog.err" "noflush: the 
 cp "$T/noflush.eventlog" "$T/noflush.part"
 show noflush.part "$T/noflush.part"
 ! has_shown_event "$T/noflush.part.show" idle-marker \
-    || fail "noflush: 'idle-marker' arrived while the program waited, without --eventlog-flush-interval"
+    || fail "noflush: 'idle-marker' arrived while the program waited, with --eventlog-flush-interval=0"
 has_shown_event "$T/noflush.part.show" "controlled flood 1" \
     || fail "noflush: what arrived does not start capability 1's flood"
 stop_controlled
