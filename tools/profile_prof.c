@@ -41,6 +41,7 @@ struct profile_prof {
     struct prof_node *nodes;
     uint32_t n_nodes, cap_nodes;
     uint64_t total;
+    uint64_t ignored;           /* ticks of the RTS's own cost centres */
     uint64_t tick_ns;
     uint64_t caps_seen;         /* bit per capability below 64 */
     bool dirty;
@@ -96,6 +97,26 @@ static uint32_t prof_child(struct profile_prof *pp, uint32_t parent, uint32_t cc
     return n;
 }
 
+/* The RTS's ignoreCCS(): ticks of its own cost centres (garbage
+ * collection, idling, the system, profiling overhead) count in neither
+ * the total nor the tables (+RTS -pa would show them). */
+static bool prof_ignored(const struct profile_prof *pp, const struct els_ccs *s)
+{
+    static const char *const builtin[][2] = {
+        { "GC", "GC" }, { "IDLE", "IDLE" }, { "SYSTEM", "SYSTEM" },
+        { "OVERHEAD_of", "PROFILING" }, { "DONT_CARE", "MAIN" },
+    };
+    if (s->depth != 1)
+        return false;
+    const struct profile_cc *c = profile_ccs_get(&pp->ccs, els_ccs_id(s, 0));
+    if (c == NULL)
+        return false;
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        if (strcmp(c->label, builtin[i][0]) == 0 && strcmp(c->module, builtin[i][1]) == 0)
+            return true;
+    return false;
+}
+
 int profile_prof_event(struct profile_prof *pp, const struct els_event *ev)
 {
     struct els_event_data e;
@@ -113,6 +134,10 @@ int profile_prof_event(struct profile_prof *pp, const struct els_event *ev)
         if (els_event_decode(ev, &e) != 0)
             return 0;
         const struct els_ccs *s = &e.u.prof_sample.stack;
+        if (prof_ignored(pp, s)) {
+            pp->ignored++;
+            return 0;
+        }
         uint32_t n = 0;
         for (size_t i = s->depth; i > 0; i--) {
             n = prof_child(pp, n, els_ccs_id(s, i - 1));
@@ -175,7 +200,9 @@ static void prof_write(struct profile_prof *pp, FILE *f, bool final)
     fprintf(f, "\t   %s\n\n", pp->run.job[0] ? pp->run.job : "eventlog");
     fprintf(f, "\tRebuilt from an eventlog by eventlog-sink dump --prof: the eventlog\n"
                "\tcarries time samples, not entry counts or allocation; both are\n"
-               "\tshown as 0, and \"no.\" numbers this report's nodes, not the RTS's.\n\n");
+               "\tshown as 0, and \"no.\" numbers this report's nodes, not the RTS's.\n"
+               "\tAs in the RTS's report, the %" PRIu64 " ticks of GC, IDLE, SYSTEM and\n"
+               "\tprofiling overhead are left out.\n\n", pp->ignored);
     fprintf(f, "\ttotal time  = %12.2f secs   (%" PRIu64 " ticks @ %" PRIu64
             " us, %u processor%s)\n",
             (double)pp->total * (double)pp->tick_ns / 1e9 / (procs ? procs : 1),

@@ -11,7 +11,7 @@ import Control.Monad (foldM)
 
 main :: IO ()
 main = do
-    kept <- foldM step [] [1 .. 60 :: Int]
+    kept <- foldM step [] [1 .. 400 :: Int]
     print (length kept)
   where
     step acc i = do
