@@ -149,7 +149,7 @@ static void dump_usage(FILE *out)
 "                 (temporary name, rename) after each read; entry counts\n"
 "                 and allocation are not in the eventlog (shown as 0)\n"
 "                 With --hp or --prof no events are printed; FILE may be\n"
-"                 a live stream (\"-\": `recv ... -o -` piped in): the\n"
+"                 a stream still arriving on standard input (\"-\"): the\n"
 "                 files are valid at every sample received.\n"
 "  -h, --help     show this help\n"
 "\n"
