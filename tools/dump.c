@@ -21,6 +21,7 @@
 
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
+#include "profile.h"
 #include "safetext.h"
 #include "tool.h"
 
@@ -35,6 +36,11 @@ struct dump {
     FILE *out;
     uint64_t n[65536];          /* events per tag, this run */
     const struct els_parser *parser;
+    /* --hp / --prof: the converters (profile_hp.c, profile_prof.c) see
+     * every event; events are then not printed. */
+    struct profile_hp *hp;
+    struct profile_prof *prof;
+    int profile_error;
 };
 
 /* A string from the stream, in its safe form (see safetext.h). */
@@ -52,6 +58,16 @@ static int dump_on_event(void *user, const struct els_event *ev)
 {
     struct dump *d = user;
     d->n[ev->tag]++;
+    if (d->hp != NULL || d->prof != NULL) {
+        int rc = d->hp != NULL ? profile_hp_event(d->hp, ev) : 0;
+        if (rc == 0 && d->prof != NULL)
+            rc = profile_prof_event(d->prof, ev);
+        if (rc < 0) {
+            d->profile_error = rc;
+            return 1;           /* stops the feed */
+        }
+        return 0;
+    }
     if (d->counts)
         return 0;
     const struct els_event_type *t = els_parser_event_type(d->parser, ev->tag);
@@ -109,7 +125,7 @@ static int dump_on_event(void *user, const struct els_event *ev)
 static void dump_usage(FILE *out)
 {
     fprintf(out,
-"Usage: " TOOL_NAME " dump [--counts] [FILE]\n"
+"Usage: " TOOL_NAME " dump [--counts] [--hp OUT.hp] [--prof OUT.prof] [FILE]\n"
 "\n"
 "Read an eventlog from FILE (default: standard input) with the library's\n"
 "parser and print one line per event: time, capability (or \"global\"),\n"
@@ -121,6 +137,20 @@ static void dump_usage(FILE *out)
 "                 declares, \"COUNT TAG DESCRIPTION\" (block markers, tag\n"
 "                 18, included), then \"end: WHERE at offset N\" (WHERE:\n"
 "                 ended, at-event, in-event, in-header, at-start, failed)\n"
+"      --hp OUT.hp    write the stream's heap profile samples (+RTS -h...)\n"
+"                 as GHC's .hp file, which hp2ps renders: one census\n"
+"                 appended whole as its last event arrives; the times are\n"
+"                 the census events' (elapsed seconds, where the RTS\n"
+"                 writes mutator CPU seconds); -hc bands are numbered in\n"
+"                 the file's own order; band names keep printable ASCII\n"
+"                 only (space, '\"', '\\' and other bytes become '_')\n"
+"      --prof OUT.prof  write a time profile report (+RTS -p) in .prof's\n"
+"                 layout from the cost-centre samples, rewritten whole\n"
+"                 (temporary name, rename) after each read; entry counts\n"
+"                 and allocation are not in the eventlog (shown as 0)\n"
+"                 With --hp or --prof no events are printed; FILE may be\n"
+"                 a stream still arriving on standard input (\"-\"): the\n"
+"                 files are valid at every sample received.\n"
 "  -h, --help     show this help\n"
 "\n"
 "A new header after DATA_END starts a new stream; counts add up.\n"
@@ -140,6 +170,8 @@ int dump_main(int argc, char **argv)
     static const struct option longopts[] = {
         { "counts", no_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
+        { "hp", required_argument, NULL, 'H' },
+        { "prof", required_argument, NULL, 'P' },
         { NULL, 0, NULL, 0 },
     };
     static struct dump d;
@@ -149,8 +181,18 @@ int dump_main(int argc, char **argv)
     opterr = 0;
     optind = 1;
     int c;
+    const char *hp_path = NULL, *prof_path = NULL;
     while ((c = getopt_long(argc, argv, ":ch", longopts, NULL)) != -1) {
         switch (c) {
+        case 'H':
+            hp_path = optarg;
+            break;
+        case 'P':
+            prof_path = optarg;
+            break;
+        case ':':
+            return tool_usage_error("dump", "option '%s' needs a file name",
+                                    argv[optind - 1]);
         case 'c':
             d.counts = true;
             break;
@@ -165,7 +207,7 @@ int dump_main(int argc, char **argv)
         return tool_usage_error("dump", "one FILE only");
     const char *name = optind < argc ? argv[optind] : "-";
 
-    int fd = STDIN_FILENO;
+    int rc, fd = STDIN_FILENO;
     if (strcmp(name, "-") != 0) {
         fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) {
@@ -175,11 +217,21 @@ int dump_main(int argc, char **argv)
         }
     }
 
+    if (hp_path != NULL && (rc = profile_hp_open(&d.hp, hp_path, stderr)) < 0) {
+        fprintf(stderr, TOOL_NAME " dump: cannot write %s: %s\n", hp_path, strerror(-rc));
+        return DUMP_EXIT_UNREADABLE;
+    }
+    if (prof_path != NULL && (rc = profile_prof_open(&d.prof, prof_path, stderr)) < 0) {
+        fprintf(stderr, TOOL_NAME " dump: %s: %s\n", prof_path, strerror(-rc));
+        profile_hp_free(d.hp);
+        return DUMP_EXIT_UNREADABLE;
+    }
+
     struct els_parse_callbacks cb = {
         .struct_size = sizeof cb, .on_event = dump_on_event,
     };
     struct els_parser *p;
-    int rc = els_parser_new(&p, &cb, &d, ELS_PARSE_RESTART);
+    rc = els_parser_new(&p, &cb, &d, ELS_PARSE_RESTART);
     if (rc < 0) {
         fprintf(stderr, TOOL_NAME " dump: %s\n", els_strerror(rc));
         return DUMP_EXIT_UNREADABLE;
@@ -198,8 +250,13 @@ int dump_main(int argc, char **argv)
             status = DUMP_EXIT_UNREADABLE;
             break;
         }
-        if (n == 0 || els_parser_feed(p, buf, (size_t)n, NULL) < 0)
+        if (n == 0 || els_parser_feed(p, buf, (size_t)n, NULL) != 0)
             break;
+        /* A live stream: the report follows each read. */
+        if (d.prof != NULL && (rc = profile_prof_flush(d.prof)) < 0) {
+            d.profile_error = rc;
+            break;
+        }
     }
     if (fd != STDIN_FILENO)
         close(fd);
@@ -228,6 +285,20 @@ int dump_main(int argc, char **argv)
                 " (%s, the unfinished item began at %" PRIu64 ")\n",
                 st.offset, els_parse_where_name(st.where), st.item_offset);
         status = DUMP_EXIT_BAD_STREAM;
+    }
+    if (d.hp != NULL || d.prof != NULL) {
+        bool clean = st.where == ELS_PARSE_ENDED;
+        if (d.profile_error == 0 && d.hp != NULL)
+            d.profile_error = profile_hp_finish(d.hp, clean);
+        if (d.profile_error == 0 && d.prof != NULL)
+            d.profile_error = profile_prof_finish(d.prof, clean);
+        if (d.profile_error < 0) {
+            fprintf(stderr, TOOL_NAME " dump: cannot write the profile files: %s\n",
+                    strerror(-d.profile_error));
+            status = DUMP_EXIT_UNREADABLE;
+        }
+        profile_hp_free(d.hp);
+        profile_prof_free(d.prof);
     }
     els_parser_free(p);
     if (fflush(stdout) != 0 && status == DUMP_EXIT_OK)

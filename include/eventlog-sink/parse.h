@@ -99,7 +99,9 @@ enum els_event_tag {
     ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE = 163,
     ELS_EV_HEAP_PROF_SAMPLE_STRING = 164,
     ELS_EV_HEAP_PROF_SAMPLE_END = 165,
-    ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN = 166
+    ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN = 166,
+    ELS_EV_PROF_SAMPLE_COST_CENTRE = 167,
+    ELS_EV_PROF_BEGIN = 168
 };
 
 /* A tag's declared payload size when each event carries its own 16-bit
@@ -242,6 +244,17 @@ struct els_str {
     size_t len;
 };
 
+/* A cost-centre stack as the samples carry it: depth cost-centre ids,
+ * innermost first (the running cost centre, then its callers), as raw
+ * big-endian words in the payload; read them with els_ccs_id(). */
+struct els_ccs {
+    uint8_t depth;
+    const uint8_t *ids;
+};
+
+/* The i-th id of stack (0: innermost), i < stack->depth. */
+uint32_t els_ccs_id(const struct els_ccs *stack, size_t i);
+
 struct els_event_data {
     union {
         /* CREATE_THREAD, RUN_THREAD, THREAD_RUNNABLE, CREATE_SPARK_THREAD */
@@ -311,6 +324,27 @@ struct els_event_data {
         /* HEAP_PROF_SAMPLE_STRING: one closure type's (-hT) or other
          * label's residency in the current sample */
         struct { uint8_t profile; uint64_t residency; struct els_str label; } heap_sample_string;
+        /* HEAP_PROF_BEGIN: the heap profile's sampling period (ns) and
+         * breakdown (GHC's HEAP_BY_* numbers: 1 cost-centre stack, 2
+         * module, 3 closure description, 4 type, 5 retainer, 6
+         * biography, 7 closure type); the selectors that follow are not
+         * decoded. */
+        struct { uint8_t profile; uint64_t period; uint32_t breakdown; } heap_prof_begin;
+        /* HEAP_PROF_COST_CENTRE: one cost centre's definition (the heap
+         * and time samples name cost centres by id) */
+        struct {
+            uint32_t id;
+            struct els_str label, module, srcloc;
+            bool is_caf;
+        } cost_centre;
+        /* HEAP_PROF_SAMPLE_COST_CENTRE: one cost-centre stack's residency
+         * in the current sample (-hc); the stack as for prof_sample */
+        struct { uint8_t profile; uint64_t residency; struct els_ccs stack; } heap_sample_ccs;
+        /* PROF_SAMPLE_COST_CENTRE: one time-profiler tick of cap (-p):
+         * the stack running then */
+        struct { uint32_t cap; uint64_t tick; struct els_ccs stack; } prof_sample;
+        /* PROF_BEGIN: the time profiler's tick interval (ns) */
+        struct { uint64_t tick_interval; } prof_begin;
         /* BLOCK_MARKER: size counts from the marker's tag to the end of
          * the block */
         struct { uint32_t size; uint64_t end_time; uint16_t cap; } block;

@@ -75,6 +75,29 @@ static struct els_str rd_cstr(struct rd *r)
     return s;
 }
 
+/* A cost-centre stack: a depth byte, then that many 32-bit ids (GHC
+ * posts at most 255). */
+static struct els_ccs rd_ccs(struct rd *r)
+{
+    struct els_ccs s = { 0, NULL };
+    uint8_t depth = rd_u8(r);
+    if (!rd_take(r, (size_t)depth * 4))
+        return s;
+    s.depth = depth;
+    s.ids = r->p;
+    r->p += (size_t)depth * 4;
+    r->left -= (size_t)depth * 4;
+    return s;
+}
+
+uint32_t els_ccs_id(const struct els_ccs *stack, size_t i)
+{
+    if (stack == NULL || i >= stack->depth || stack->ids == NULL)
+        return 0;
+    const uint8_t *p = stack->ids + i * 4;
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 bool els_str_next(struct els_str *list, struct els_str *item)
 {
     if (list->len == 0)
@@ -169,6 +192,31 @@ int els_event_decode(const struct els_event *ev, struct els_event_data *out)
     case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
         out->u.heap_sample.era = rd_u64(&r);
         out->u.heap_sample.time = rd_u64(&r);
+        break;
+    case ELS_EV_HEAP_PROF_BEGIN:
+        out->u.heap_prof_begin.profile = rd_u8(&r);
+        out->u.heap_prof_begin.period = rd_u64(&r);
+        out->u.heap_prof_begin.breakdown = rd_u32(&r);
+        break;
+    case ELS_EV_HEAP_PROF_COST_CENTRE:
+        out->u.cost_centre.id = rd_u32(&r);
+        out->u.cost_centre.label = rd_cstr(&r);
+        out->u.cost_centre.module = rd_cstr(&r);
+        out->u.cost_centre.srcloc = rd_cstr(&r);
+        out->u.cost_centre.is_caf = rd_u8(&r) != 0;
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
+        out->u.heap_sample_ccs.profile = rd_u8(&r);
+        out->u.heap_sample_ccs.residency = rd_u64(&r);
+        out->u.heap_sample_ccs.stack = rd_ccs(&r);
+        break;
+    case ELS_EV_PROF_SAMPLE_COST_CENTRE:
+        out->u.prof_sample.cap = rd_u32(&r);
+        out->u.prof_sample.tick = rd_u64(&r);
+        out->u.prof_sample.stack = rd_ccs(&r);
+        break;
+    case ELS_EV_PROF_BEGIN:
+        out->u.prof_begin.tick_interval = rd_u64(&r);
         break;
     case ELS_EV_HEAP_PROF_SAMPLE_STRING:
         out->u.heap_sample_string.profile = rd_u8(&r);

@@ -1,0 +1,33 @@
+-- ProfFiles.hs: a program for tests/tools/test_profile_files.sh that runs on
+-- its own for a second or two and keeps a growing structure alive, so
+-- that one run gives the RTS's .hp and .prof and an eventlog to rebuild
+-- them from.  Two cost centres share the time unevenly ("pf_heavy" about
+-- three times "pf_light"), so that the top of the time profile is clear;
+-- "pf_keep" holds the live data the heap profile shows.
+module Main (main) where
+
+import Control.Exception (evaluate)
+import Control.Monad (foldM)
+
+main :: IO ()
+main = do
+    kept <- foldM step [] [1 .. 400 :: Int]
+    print (length kept)
+  where
+    step acc i = do
+        _ <- evaluate ({-# SCC "pf_heavy" #-} heavy (300000 + i))
+        _ <- evaluate ({-# SCC "pf_light" #-} light (100000 + i))
+        xs <- evaluate ({-# SCC "pf_keep" #-} keep (2000 + i))
+        return (xs : acc)
+
+heavy :: Int -> Int
+heavy n = sum (map (`mod` 7) [1 .. n])
+
+light :: Int -> Int
+light n = sum (map (`mod` 5) [1 .. n])
+
+keep :: Int -> [Int]
+keep n = let xs = [1 .. n] in sum xs `seq` xs
+{-# NOINLINE heavy #-}
+{-# NOINLINE light #-}
+{-# NOINLINE keep #-}
