@@ -425,6 +425,21 @@ void els_endpoint_free(struct addrinfo *res);
 int els_endpoint_listen_tcp(const struct addrinfo *res, int backlog,
                             char *where, size_t where_len);
 
+/* Listen on the UNIX socket path with exactly mode (0600, say) from the
+ * first moment the path names it: the socket is bound, given its mode and
+ * made to listen in a private directory and then renamed into place, so
+ * there is no window with wider permissions and nothing planted at path
+ * (a symbolic link) is followed (the unix: sink's way).  It never
+ * replaces anything: a stale socket is the caller's to remove first.  The
+ * descriptor (close-on-exec, non-blocking), with the socket file's device
+ * and inode in *dev and *ino (to remove it later only if the path still
+ * names it), or a negative code with one line in err: ELS_EEXIST
+ * something is at path, ELS_ENAMETOOLONG, ELS_EINVAL (mode above 0777),
+ * -errno. */
+int els_endpoint_listen_unix(const char *path, unsigned mode, int backlog,
+                             uint64_t *dev, uint64_t *ino,
+                             char *err, size_t err_len);
+
 /* The address socket fd is bound to (local) in spec form: "tcp:HOST:PORT"
  * (the real port after binding port 0), "tcp:[V6]:PORT" or "unix:PATH";
  * like snprintf, or a negative code. */

@@ -129,20 +129,10 @@ static void recv_listener_close(struct recv_listener *l,
     l->fd = -1;
 }
 
-/*
- * Note [Socket file mode]
- * ~~~~~~~~~~~~~~~~~~~~~~~
- * The socket file must be 0600 from the moment it exists.  Setting the
- * mode afterwards by path (chmod) follows whatever the path names by then:
- * a user who can write the directory swaps in a symbolic link between
- * bind() and chmod(), and the mode lands on the file it points to: any
- * file the collector's user may chmod (for root, any file at all).
- * fchmod() on a socket descriptor does not reach the file.  So bind()
- * creates the file with the mode already right: the tool is one thread,
- * so a umask set around bind() affects nothing else.  (The library, with
- * other threads that may create files meanwhile, cannot do this; its unix:
- * sink has its own way.)
- */
+/* The socket file is 0600 from the moment the path names it, and nothing
+ * planted at the path is followed: the library's way, through
+ * els_endpoint_listen_unix() (Note [Socket file permissions] in
+ * lib/sinks/unix.c). */
 static int recv_listen_unix(struct recv_listener *l,
                             const struct recv_target *t,
                             char *err, size_t err_len)
@@ -151,52 +141,25 @@ static int recv_listen_unix(struct recv_listener *l,
     int rc = recv_unix_clear(t, err, err_len);
     if (rc < 0)
         return rc;
-    l->fd = util_socket_nb(AF_UNIX, SOCK_STREAM);
+    char why[256];
+    uint64_t dev = 0, ino = 0;
+    l->fd = els_endpoint_listen_unix(path, 0600, RECV_LISTEN_BACKLOG, &dev,
+                                     &ino, why, sizeof why);
     if (l->fd < 0) {
         rc = l->fd;
         l->fd = -1;
-        snprintf(err, err_len, "cannot create a socket for %s: %s", path,
-                 strerror(-rc));
-        return rc;
-    }
-    /* Created with mode 0600 by bind() itself: see Note [Socket file
-     * mode]. */
-    mode_t old_umask = umask(0177);
-    int bound = bind(l->fd, t->ai->ai_addr, t->ai->ai_addrlen);
-    int bind_errno = errno;
-    umask(old_umask);
-    if (bound < 0) {
-        rc = -bind_errno;
-        if (rc == -EADDRINUSE)
+        if (rc == ELS_EEXIST)
             snprintf(err, err_len, "cannot bind %s: another process created "
                      "it just now", path);
         else
-            snprintf(err, err_len, "cannot bind %s: %s", path,
-                     strerror(-rc));
-        goto fail;
-    }
-    struct stat st;
-    if (lstat(path, &st) < 0) {
-        rc = -errno;
-        snprintf(err, err_len, "cannot inspect %s after bind: %s", path,
-                 strerror(-rc));
-        (void)unlink(path);
-        goto fail;
+            snprintf(err, err_len, "cannot listen on %s: %s", path, why);
+        return rc;
     }
     l->bound_file = true;
-    l->dev = st.st_dev;
-    l->ino = st.st_ino;
-    if (listen(l->fd, RECV_LISTEN_BACKLOG) < 0) {
-        rc = -errno;
-        snprintf(err, err_len, "cannot listen on %s: %s", path,
-                 strerror(-rc));
-        goto fail;
-    }
+    l->dev = (dev_t)dev;
+    l->ino = (ino_t)ino;
     snprintf(l->endpoint, sizeof l->endpoint, "unix:%s", path);
     return 0;
-fail:
-    recv_listener_close(l, t);
-    return rc;
 }
 
 static int recv_listen_tcp(struct recv_listener *l,

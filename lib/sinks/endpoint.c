@@ -5,8 +5,9 @@
  * to unix: or tcp:, a collector listening for unix-connect: or
  * tcp-connect:) read an address by the same rules the sinks do, through
  * address.c and fdutil.c, so that both ends can never disagree on what a
- * spec means.  It opens nothing but the TCP listener asked for; what to
- * do with a file in the way of a UNIX socket path is the caller's policy.
+ * spec means.  It opens nothing but the listeners asked for (TCP, and a
+ * UNIX socket with its mode right from the start); what to do with a file
+ * already in the way of a UNIX socket path is the caller's policy.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "eventlog-sink.h"
@@ -103,6 +105,32 @@ int els_endpoint_listen_tcp(const struct addrinfo *res, int backlog,
     if (res == NULL || (res->ai_family != AF_INET && res->ai_family != AF_INET6))
         return ELS_EINVAL;
     return elsi_tcp_listen(res, backlog, "?", where, where_len);
+}
+
+int els_endpoint_listen_unix(const char *path, unsigned mode, int backlog,
+                             uint64_t *dev, uint64_t *ino,
+                             char *err, size_t err_len)
+{
+    if (path == NULL || mode > 0777)
+        return elsi_fail(err, err_len, ELS_EINVAL, "no path, or mode %o is "
+                         "not permission bits", mode);
+    int fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
+    if (fd < 0)
+        return elsi_fail(err, err_len, fd, "cannot create a socket: %s",
+                         strerror(-fd));
+    /* See Note [Socket file permissions] in unix.c. */
+    struct stat st;
+    int rc = elsi_unix_bind_listen(fd, path, (mode_t)mode, backlog, &st, err,
+                                   err_len);
+    if (rc < 0) {
+        elsi_close(fd);
+        return rc;
+    }
+    if (dev != NULL)
+        *dev = (uint64_t)st.st_dev;
+    if (ino != NULL)
+        *ino = (uint64_t)st.st_ino;
+    return fd;
 }
 
 int els_endpoint_name(int fd, char *buf, size_t len)

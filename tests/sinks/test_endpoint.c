@@ -11,6 +11,7 @@
  * connects there; a UNIX socket bound in the case's directory names its
  * path.
  */
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -140,10 +141,51 @@ static void listen_and_name(void)
     CHECK_INT(els_endpoint_name(-1, name, sizeof name), ==, -EBADF);
 }
 
+/* els_endpoint_listen_unix(): the mode from the first moment, nothing
+ * replaced, the file's identity given back. */
+static void listen_unix(void)
+{
+    const char *path = check_path("l.sock");
+    char err[256];
+    uint64_t dev = 0, ino = 0;
+    int fd = els_endpoint_listen_unix(path, 0600, 4, &dev, &ino, err, sizeof err);
+    CHECK_MSG(fd >= 0, "listen_unix: %s", err);
+    struct stat st;
+    CHECK(lstat(path, &st) == 0);
+    CHECK(S_ISSOCK(st.st_mode));
+    CHECK_INT((int)(st.st_mode & 07777), ==, 0600);
+    CHECK_U64((uint64_t)st.st_dev, ==, dev);
+    CHECK_U64((uint64_t)st.st_ino, ==, ino);
+    CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+    CHECK((fcntl(fd, F_GETFL) & O_NONBLOCK) != 0);
+    /* It listens: a client connects. */
+    int c = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    CHECK(connect(c, (struct sockaddr *)&sa, sizeof sa) == 0);
+    close(c);
+    /* Something at the path (the socket itself, a file): refused. */
+    CHECK_INT(els_endpoint_listen_unix(path, 0600, 4, NULL, NULL, err, sizeof err),
+              ==, ELS_EEXIST);
+    close(fd);
+    unlink(path);
+    CHECK(symlink("/etc/passwd", path) == 0);
+    CHECK_INT(els_endpoint_listen_unix(path, 0600, 4, NULL, NULL, err, sizeof err),
+              ==, ELS_EEXIST);
+    unlink(path);
+    CHECK_INT(els_endpoint_listen_unix(path, 01777, 4, NULL, NULL, err, sizeof err),
+              ==, ELS_EINVAL);
+    char longp[200];
+    memset(longp, 'a', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    CHECK(els_endpoint_listen_unix(longp, 0600, 4, NULL, NULL, err, sizeof err) < 0);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(resolve_unix),
     CHECK_CASE(resolve_tcp),
     CHECK_CASE(listen_and_name),
+    CHECK_CASE(listen_unix),
 };
 
 CHECK_MAIN(cases)

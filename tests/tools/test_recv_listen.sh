@@ -15,11 +15,12 @@
 #   nothing (as uid 65534 when run as root) is closed at its 5 s header
 #   deadline while the receiver waits on, and the producer after it is
 #   received.  The stream is built here (python3): no GHC needed.
-# - The UNIX socket file exists with mode 0600 from the moment bind()
-#   creates it, and nothing changes a mode by path afterwards: a user who
-#   swaps the new socket for a symbolic link right after bind() (done here
-#   by an LD_PRELOAD shim around bind(), standing for a race another user
-#   can win) must not get the link's target chmod'ed.
+# - The UNIX socket file has mode 0600 from the moment the path names it,
+#   and nothing changes a mode by path afterwards: a user who swaps the
+#   new socket for a symbolic link as soon as it appears (done here by an
+#   LD_PRELOAD shim around bind() and the renames that put a file in
+#   place, standing for a race another user can win) must not get the
+#   link's target chmod'ed.
 # - The tool calls only the library's public names (els_*): none of its
 #   objects refers to an internal elsi_ symbol.
 #
@@ -200,12 +201,15 @@ fi
 CC=${CC:-cc}
 command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC) for the bind() shim"
 cat >"$T/shim.c" <<'EOF'
-/* After a successful bind() of a UNIX socket: record the new file's mode
+/* When the socket first appears at the path asked for (SHIM_PATH), by
+ * bind() there or by a rename into place: record its mode
  * (SHIM_MODE_FILE), then, as a hostile user with write access to the
  * directory could, move the socket away and put a symbolic link to
- * SHIM_VICTIM in its place. */
+ * SHIM_VICTIM in its place.  Whatever the receiver then does by path
+ * (a chmod) would reach the victim. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,42 +218,73 @@ cat >"$T/shim.c" <<'EOF'
 #include <sys/un.h>
 #include <unistd.h>
 
-int bind(int fd, const struct sockaddr *sa, socklen_t len)
+static void appeared(const char *name)
 {
-    int (*real)(int, const struct sockaddr *, socklen_t) =
-        (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
-    int rc = real(fd, sa, len);
-    if (rc != 0 || sa->sa_family != AF_UNIX)
-        return rc;
-    const char *path = ((const struct sockaddr_un *)sa)->sun_path;
+    const char *want = getenv("SHIM_PATH");
+    if (want == NULL || name == NULL)
+        return;
+    const char *wb = strrchr(want, '/'), *nb = strrchr(name, '/');
+    wb = wb ? wb + 1 : want;
+    nb = nb ? nb + 1 : name;
+    if (strcmp(wb, nb) != 0)
+        return;
     struct stat st;
     FILE *f = fopen(getenv("SHIM_MODE_FILE"), "w");
-    if (f != NULL && lstat(path, &st) == 0)
+    if (f != NULL && lstat(want, &st) == 0)
         fprintf(f, "%o\n", (unsigned)(st.st_mode & 07777));
     if (f != NULL)
         fclose(f);
     const char *victim = getenv("SHIM_VICTIM");
     if (victim != NULL) {
-        char moved[200];
-        snprintf(moved, sizeof moved, "%s.moved", path);
-        rename(path, moved);
-        symlink(victim, path);
+        char moved[300];
+        snprintf(moved, sizeof moved, "%s.moved", want);
+        rename(want, moved);
+        symlink(victim, want);
     }
+}
+
+int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+    int (*real)(int, const struct sockaddr *, socklen_t) =
+        (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
+    int rc = real(fd, sa, len);
+    if (rc == 0 && sa->sa_family == AF_UNIX)
+        appeared(((const struct sockaddr_un *)sa)->sun_path);
+    return rc;
+}
+
+int renameat2(int od, const char *o, int nd, const char *n, unsigned flags)
+{
+    int (*real)(int, const char *, int, const char *, unsigned) =
+        (int (*)(int, const char *, int, const char *, unsigned))dlsym(RTLD_NEXT, "renameat2");
+    int rc = real(od, o, nd, n, flags);
+    if (rc == 0)
+        appeared(n);
+    return rc;
+}
+
+int renameat(int od, const char *o, int nd, const char *n)
+{
+    int (*real)(int, const char *, int, const char *) =
+        (int (*)(int, const char *, int, const char *))dlsym(RTLD_NEXT, "renameat");
+    int rc = real(od, o, nd, n);
+    if (rc == 0)
+        appeared(n);
     return rc;
 }
 EOF
 "$CC" -shared -fPIC -o "$T/shim.so" "$T/shim.c" -ldl >"$T/shim.log" 2>&1 \
     || fail_showing "$T/shim.log" "cannot build the bind() shim"
 
-# Plain: the file is 0600 as bind() leaves it.
+# Plain: the file is 0600 when it first appears at the path.
 rc=0
-SHIM_MODE_FILE=$T/mode LD_PRELOAD=$T/shim.so \
+SHIM_PATH=$T/m.sock SHIM_MODE_FILE=$T/mode LD_PRELOAD=$T/shim.so \
     "$RECV" recv --listen --timeout 0.2 -o "$T/m.eventlog" "unix:$T/m.sock" \
     >"$T/m.out" 2>"$T/m.err" </dev/null || rc=$?
 [ "$rc" -eq 1 ] || fail_showing "$T/m.err" "mode: exit status $rc, expected 1 (nobody connected)"
-[ -s "$T/mode" ] || fail_showing "$T/m.err" "mode: the shim saw no bind() of $T/m.sock"
+[ -s "$T/mode" ] || fail_showing "$T/m.err" "mode: the shim never saw $T/m.sock appear"
 [ "$(cat "$T/mode")" = 600 ] \
-    || fail "mode: the socket file was created with mode $(cat "$T/mode"), not 600 (set afterwards by path?)"
+    || fail "mode: the socket file appeared with mode $(cat "$T/mode"), not 600 (set afterwards by path?)"
 [ ! -e "$T/m.sock" ] || fail "mode: the socket file was left behind"
 
 # Swapped for a link to a file of this user's: its mode must not change,
@@ -257,7 +292,7 @@ SHIM_MODE_FILE=$T/mode LD_PRELOAD=$T/shim.so \
 echo secret >"$T/victim"
 chmod 0644 "$T/victim"
 rc=0
-SHIM_MODE_FILE=$T/mode2 SHIM_VICTIM=$T/victim LD_PRELOAD=$T/shim.so \
+SHIM_PATH=$T/s.sock SHIM_MODE_FILE=$T/mode2 SHIM_VICTIM=$T/victim LD_PRELOAD=$T/shim.so \
     "$RECV" recv --listen --timeout 0.2 -o "$T/s.eventlog" "unix:$T/s.sock" \
     >"$T/s.out" 2>"$T/s.err" </dev/null || rc=$?
 note "swap: recv exited $rc: $(tr '\n' ' ' <"$T/s.err")"
