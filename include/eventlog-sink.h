@@ -434,8 +434,9 @@ int els_endpoint_listen_tcp(const struct addrinfo *res, int backlog,
  * descriptor (close-on-exec, non-blocking), with the socket file's device
  * and inode in *dev and *ino (to remove it later only if the path still
  * names it), or a negative code with one line in err: ELS_EEXIST
- * something is at path, ELS_ENAMETOOLONG, ELS_EINVAL (mode above 0777),
- * -errno. */
+ * something is at path, ELS_ENAMETOOLONG (the path does not fit
+ * sun_path, so clients could not connect to it), ELS_EINVAL (mode above
+ * 0777), -errno. */
 int els_endpoint_listen_unix(const char *path, unsigned mode, int backlog,
                              uint64_t *dev, uint64_t *ino,
                              char *err, size_t err_len);

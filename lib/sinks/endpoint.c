@@ -114,6 +114,12 @@ int els_endpoint_listen_unix(const char *path, unsigned mode, int backlog,
     if (path == NULL || mode > 0777)
         return elsi_fail(err, err_len, ELS_EINVAL, "no path, or mode %o is "
                          "not permission bits", mode);
+    /* A file clients could not name in connect() is of no use. */
+    struct sockaddr_un sa;
+    if (strlen(path) >= sizeof sa.sun_path)
+        return elsi_fail(err, err_len, ELS_ENAMETOOLONG, "the path is %zu "
+                         "bytes; a UNIX socket path must be under %zu",
+                         strlen(path), sizeof sa.sun_path);
     int fd = elsi_socket_nb(AF_UNIX, SOCK_STREAM);
     if (fd < 0)
         return elsi_fail(err, err_len, fd, "cannot create a socket: %s",

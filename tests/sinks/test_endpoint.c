@@ -178,7 +178,10 @@ static void listen_unix(void)
     char longp[200];
     memset(longp, 'a', sizeof longp - 1);
     longp[sizeof longp - 1] = '\0';
-    CHECK(els_endpoint_listen_unix(longp, 0600, 4, NULL, NULL, err, sizeof err) < 0);
+    CHECK_INT(els_endpoint_listen_unix(longp, 0600, 4, NULL, NULL, err, sizeof err),
+              ==, ELS_ENAMETOOLONG);
+    CHECK_CONTAINS(err, "must be under");
+    CHECK(access(longp, F_OK) != 0);
 }
 
 static const struct check_case cases[] = {
