@@ -234,8 +234,11 @@ refuse nonthreaded "--eventlog-flush-interval needs the threaded RTS" \
     "$LCN" tiny +RTS "--eventlog-sink=lctest:$T/nt" --eventlog-flush-interval=0.01 -RTS
 refuse badvalue "bad value for --eventlog-flush-interval: 'x'" \
     "$LC" tiny +RTS --eventlog-flush-interval=x -RTS
-refuse zerovalue "bad value for --eventlog-flush-interval: '0'" \
-    "$LC" tiny +RTS --eventlog-flush-interval=0 -RTS
+refuse negvalue "bad value for --eventlog-flush-interval: '-1'" \
+    "$LC" tiny +RTS --eventlog-flush-interval=-1 -RTS
+# 0 means never (and turns off a sink's default interval): accepted.
+run_lc zerovalue 30 "$LC" tiny +RTS --eventlog-flush-interval=0 -RTS
+[ "$rc" -eq 0 ] || fail "zerovalue: exit status $rc, expected 0: $(head -c 300 "$T/zerovalue.err")"
 
 run_lc registry 30 env LC_FILL_REGISTRY=1 "$LC" tiny +RTS --eventlog-sink=nosuch:x -RTS
 [ "$rc" -eq 1 ] || fail "registry: exit status $rc, expected 1"
