@@ -11,7 +11,8 @@
 # leave out are listed; skipped tests and skipped parts are listed; with
 # ELS_REQUIRE_ALL=1 a skipped test and a SKIP_* switch cannot pass; and in
 # every case the exit status is 0 exactly when the last line says 0
-# failed.  It does not run the real steps (that is test-all.sh itself).
+# failed; the summary counts cases (a unit-test program's own count, a
+# shell test as one) layer by layer.  It does not run the real steps (that is test-all.sh itself).
 set -u -o pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -32,9 +33,13 @@ EOF
 cat >"$top/scripts/sanitize.sh" <<'EOF'
 #!/usr/bin/env bash
 top=$(dirname "$0")/..
-mkdir -p "$top/_build-asan" "$top/_build-tsan"
-printf '# TOTAL: 3\n# PASS:  3\n# SKIP:  0\n# XFAIL: 0\n# FAIL:  0\n# XPASS: 0\n# ERROR: 0\n' >"$top/_build-asan/test-suite.log"
-printf '# TOTAL: 2\n# PASS:  2\n# SKIP:  0\n# XFAIL: 0\n# FAIL:  0\n# XPASS: 0\n# ERROR: 0\n' >"$top/_build-tsan/test-suite.log"
+mkdir -p "$top/_build-asan/tests/queue" "$top/_build-tsan/tests/queue"
+printf '# TOTAL: 1\n# PASS:  1\n' >"$top/_build-asan/test-suite.log"
+printf '# TOTAL: 1\n# PASS:  1\n' >"$top/_build-tsan/test-suite.log"
+printf ':test-result: PASS\n' >"$top/_build-asan/tests/queue/test_ring.trs"
+printf 'ok - a\nok - b\nok - c\n3 passed, 0 failed\n' >"$top/_build-asan/tests/queue/test_ring.log"
+printf ':test-result: PASS\n' >"$top/_build-tsan/tests/queue/test_ring.trs"
+printf 'ok - a\nok - b\n2 passed, 0 failed\n' >"$top/_build-tsan/tests/queue/test_ring.log"
 exit "${FAKE_SAN_RC:-0}"
 EOF
 cat >"$T/bin/make" <<'EOF'
@@ -48,19 +53,27 @@ case " $* " in
         echo "inner ELS_REQUIRE_ALL=${ELS_REQUIRE_ALL:-unset}"
         exit "${FAKE_DIST_RC:-0}" ;;
     *" check "*)
-        mkdir -p "$dir/tests"
-        p=10 s=0 f=0 rc=0
-        case "${FAKE_CHECK:-pass}" in
-            skip) p=9 s=1 ;;
-            fail) p=9 f=1 rc=2 ;;
-        esac
-        printf '# TOTAL: 10\n# PASS:  %s\n# SKIP:  %s\n# XFAIL: 0\n# FAIL:  %s\n# XPASS: 0\n# ERROR: 0\n' \
-            "$p" "$s" "$f" >"$dir/test-suite.log"
-        printf ':test-result: PASS\n' >"$dir/tests/test_faults.sh.trs"
-        printf '# SKIPPED PART: test_faults: enospc: mounting a tmpfs needs root\n' >"$dir/tests/test_faults.sh.log"
-        if [ "$s" -eq 1 ]; then
+        # Cases: a unit-test program of 8 cases, two shell tests.
+        mkdir -p "$dir/tests/sinks"
+        rc=0
+        printf '# TOTAL: 3\n# PASS:  3\n' >"$dir/test-suite.log"
+        if [ "${FAKE_CHECK:-pass}" = fail ]; then
+            printf ':test-result: FAIL\n' >"$dir/tests/sinks/test_spec.trs"
+            printf 'FAIL - h\n7 passed, 1 failed\n' >"$dir/tests/sinks/test_spec.log"
+            rc=2
+        else
+            printf ':test-result: PASS\n' >"$dir/tests/sinks/test_spec.trs"
+            printf 'ok - h\n8 passed, 0 failed\n' >"$dir/tests/sinks/test_spec.log"
+        fi
+        printf ':test-result: PASS\n' >"$dir/tests/sinks/test_faults.sh.trs"
+        printf '# SKIPPED PART: test_faults: enospc: mounting a tmpfs needs root\n1 passed, 0 failed\n' \
+            >"$dir/tests/sinks/test_faults.sh.log"
+        if [ "${FAKE_CHECK:-pass}" = skip ]; then
             printf ':test-result: SKIP\n' >"$dir/tests/test_fuzz_smoke.sh.trs"
             printf 'SKIP: test_fuzz_smoke: no clang\n' >"$dir/tests/test_fuzz_smoke.sh.log"
+        else
+            printf ':test-result: PASS\n' >"$dir/tests/test_fuzz_smoke.sh.trs"
+            : >"$dir/tests/test_fuzz_smoke.sh.log"
         fi
         exit "$rc" ;;
 esac
@@ -97,7 +110,11 @@ has() {
 run all-pass
 [ "$rc" -eq 0 ] || fail_showing "$T/all-pass.out" "all-pass: exit status $rc"
 [ "$last" = "19 passed, 0 failed" ] || fail "all-pass: '$last', expected '19 passed, 0 failed'"
-has all-pass "test-all:   _build/tests/test_faults.sh.log: part: test_faults: enospc: mounting a tmpfs needs root"
+has all-pass "test-all:   _build/tests/sinks/test_faults.sh.log: part: test_faults: enospc: mounting a tmpfs needs root"
+# Cases, not programs, layer by layer: the unit test's 8, a shell test as
+# one (whatever its log says).
+has all-pass "check: cases by layer: sinks 9, tests 1"
+has all-pass "check: 10 passed, 0 failed, 0 skipped (cases)"
 has all-pass "distcheck: tests/sinks/test_e2e_rts.sh (no patched RTS in distcheck)"
 has all-pass "inner ELS_REQUIRE_ALL=unset"
 
@@ -114,9 +131,10 @@ run san-fails FAKE_SAN_RC=1
 run build-fails FAKE_BUILD_RC=1
 { [ "$rc" -ne 0 ] && [ "$last" = "0 passed, 1 failed" ]; } || fail "build-fails: exit $rc, '$last'"
 
-# A test fails in make check: counted once, distcheck not run.
+# A case fails in make check: counted once, in its layer; distcheck not run.
 run check-fails FAKE_CHECK=fail
 { [ "$rc" -ne 0 ] && [ "$nfailed" -eq 1 ]; } || fail "check-fails: exit $rc, '$last'"
+has check-fails "check: cases by layer: sinks 8 (1 FAILED), tests 1"
 has check-fails "distcheck: NOT RUN (make check failed)"
 
 # A local run leaving steps out: announced, listed; it may pass.
