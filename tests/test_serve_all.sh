@@ -70,16 +70,22 @@ prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev
 
 # start NAME: NAME runs 2 phases on a unix: sink at $T/NAME.sock (waiting
 # for its consumer: serve), then waits on its stdin (a FIFO held open on
-# fd in_NAME).
+# fd in_NAME; the later programs do not inherit it, so that closing it
+# is the end of the program's input).
+OPEN_FDS=
 start() {
     local n=$1 fd
     mkfifo "$T/$n.in"
-    "$T/$n" 2 +RTS -N2 -I0 "--eventlog-sink=unix:$T/$n.sock?wait=60" \
-        --eventlog-flush-interval=0.2 -RTS <"$T/$n.in" >"$T/$n.out" 2>"$T/$n.err" &
+    (
+        for fd in $OPEN_FDS; do eval "exec $fd>&-"; done
+        exec "$T/$n" 2 +RTS -N2 -I0 "--eventlog-sink=unix:$T/$n.sock?wait=60" \
+            --eventlog-flush-interval=0.2 -RTS <"$T/$n.in" >"$T/$n.out" 2>"$T/$n.err"
+    ) &
     eval "pid_$n=\$!"
     bg_register "$!"
     exec {fd}>"$T/$n.in"
     eval "in_$n=\$fd"
+    OPEN_FDS="$OPEN_FDS $fd"
 }
 for n in $NAMES; do start "$n"; done
 for n in $NAMES; do
