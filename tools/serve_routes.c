@@ -5,7 +5,11 @@
  * /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
  * the model's JSON, at once and then at each interval: serve_push()),
  * /metrics (Prometheus text) and /api/control.  It answers GET and HEAD,
- * and POST for control only, and takes no request bodies.
+ * and POST for control only, and takes no request bodies.  With --all
+ * (serve_all.c): / is the index of the programs followed, /api/programs
+ * its JSON, /metrics every program's series, and /p/PID/PATH answers
+ * PATH as above for that program's model (the page's URLs are
+ * relative, so the same page works there); control is off.
  *
  * With --control, POST /api/control?cmd=ACTION[&class=X] runs one of the
  * monitor's actions (tools/monitor/control.c: an allowlist) on the
