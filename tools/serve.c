@@ -49,9 +49,17 @@ static void serve_usage(FILE *out)
 {
     fprintf(out,
 "Usage: " TOOL_NAME " serve [OPTIONS] SPEC|FILE\n"
+"       " TOOL_NAME " serve --all [OPTIONS]\n"
 "\n"
 "Serve a live web view of a GHC program's runtime, from its eventlog,\n"
 "and its figures in the Prometheus text format at /metrics.\n"
+"\n"
+"With --all, every program announced on this host (`" TOOL_NAME " ps`)\n"
+"as they come and go, at most 256 at once: / lists them with their\n"
+"health (GCs, GC pause p99, heap, losses) as a page and /api/programs\n"
+"as JSON, /p/PID/ is a program's live view (its /p/PID/metrics too),\n"
+"and /metrics holds every program's series, labelled program and pid;\n"
+"a program that exits leaves them.  One scrape target per host.\n"
 "\n"
 "SPEC|FILE as for `" TOOL_NAME " top`: unix:PATH, tcp:[HOST:]PORT,\n"
 "fifo:PATH, pid:PID or name:NAME (`" TOOL_NAME " ps`), or a file,\n"
@@ -65,6 +73,9 @@ static void serve_usage(FILE *out)
 "  --interval SECS       refresh interval (default 1)\n"
 "  --save FILE           copy the stream as received to FILE (a new run\n"
 "                        replaces it)\n"
+"  --all                 follow every announced program (no SPEC)\n"
+"  --save-dir DIR        with --all: copy each program's stream to\n"
+"                        DIR/NAME.PID.eventlog\n"
 "  --control             show control buttons: a control session with\n"
 "                        the program at SPEC (unix: or tcp:; its sink\n"
 "                        needs control=1): status, stats, flush,\n"
@@ -170,12 +181,22 @@ static int serve_listen(const char *where, char *name, size_t name_len)
     return fd;
 }
 
+static void serve_close_source(struct serve *s)
+{
+    if (s->all != NULL)
+        serve_all_free(s->all);
+    else
+        mon_close(&s->src, s->model);
+}
+
 int serve_main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "listen", required_argument, NULL, 'l' },
         { "interval", required_argument, NULL, 'i' },
         { "save", required_argument, NULL, 's' },
+        { "all", no_argument, NULL, 'a' },
+        { "save-dir", required_argument, NULL, 'D' },
         { "control", no_argument, NULL, 'c' },
         { "secret-file", required_argument, NULL, 'S' },
         { "token-file", required_argument, NULL, 'T' },
@@ -186,7 +207,8 @@ int serve_main(int argc, char **argv)
     const char *secret_file = NULL, *token_file = NULL;
     bool control = false;
     uint64_t interval_ms = 1000;
-    const char *save = NULL;
+    const char *save = NULL, *save_dir = NULL;
+    bool all = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -197,6 +219,8 @@ int serve_main(int argc, char **argv)
                 return c;
             break;
         case 's': save = optarg; break;
+        case 'a': all = true; break;
+        case 'D': save_dir = optarg; break;
         case 'c': control = true; break;
         case 'S': secret_file = optarg; break;
         case 'T': token_file = optarg; break;
@@ -204,20 +228,36 @@ int serve_main(int argc, char **argv)
         default: return tool_usage_error("serve", "unknown option");
         }
     }
-    if (optind + 1 != argc)
-        return tool_usage_error("serve", "expected one SPEC or FILE");
-    if ((c = disc_resolve_arg("serve", &argv[optind], false)) != 0)
-        return c;
+    if (all) {
+        if (optind != argc)
+            return tool_usage_error("serve", "--all takes no SPEC");
+        if (control || save != NULL)
+            return tool_usage_error("serve", "--all does not take %s",
+                                    control ? "--control" : "--save (see --save-dir)");
+    } else {
+        if (save_dir != NULL)
+            return tool_usage_error("serve", "--save-dir needs --all");
+        if (optind + 1 != argc)
+            return tool_usage_error("serve", "expected one SPEC or FILE");
+        if ((c = disc_resolve_arg("serve", &argv[optind], false)) != 0)
+            return c;
+    }
     if (token_file != NULL && !control)
         return tool_usage_error("serve", "--token-file needs --control");
 
     static struct serve s;
+    s.src.fd = -1;
     if (control && (c = serve_make_token(&s, token_file)) != 0)
         return c;
     if ((c = mon_control_init(&s.control, "serve", control ? argv[optind] : NULL,
                               secret_file)) != 0)
         return c;
-    if ((c = mon_open("serve", argv[optind], save, &s.src, &s.model)) != 0) {
+    if (all && (s.all = serve_all_new(save_dir)) == NULL) {
+        fprintf(stderr, TOOL_NAME " serve: out of memory\n");
+        mon_control_close(&s.control);
+        return 1;
+    }
+    if (!all && (c = mon_open("serve", argv[optind], save, &s.src, &s.model)) != 0) {
         mon_control_close(&s.control);
         return c;
     }
@@ -225,7 +265,7 @@ int serve_main(int argc, char **argv)
     s.listen_fd = serve_listen(listen_at, name, sizeof name);
     if (s.listen_fd < 0) {
         fprintf(stderr, TOOL_NAME " serve: %s\n", name);
-        mon_close(&s.src, s.model);
+        serve_close_source(&s);
         mon_control_close(&s.control);
         return s.listen_fd == ELS_EINVAL ? TOOL_EXIT_USAGE : 1;
     }
@@ -254,64 +294,88 @@ int serve_main(int argc, char **argv)
                 hp, s.token);
 
     uint64_t last_tick = mon_now_ms(), next_tick = last_tick + interval_ms;
-    bool whole_run_ticked = false;
+    bool whole_run_ticked = false, more = false;
     while (!mon_stop) {
         uint64_t now = mon_now_ms();
-        uint64_t got = mon_source_pump(&s.src, s.model, now, MON_PUMP_MAX);
+        uint64_t got = 0;
+        if (s.all != NULL) {
+            serve_all_scan(s.all, now);
+            /* The programs' input: read after the poll below. */
+        } else {
+            got = mon_source_pump(&s.src, s.model, now, MON_PUMP_MAX);
+            more = got == MON_PUMP_MAX;
+        }
         if (got > 0)
             whole_run_ticked = false;
         if (now >= next_tick) {
-            /* A file read to its end and not growing: rates are the run's
-             * averages (a saved eventlog); otherwise the last interval's. */
-            bool whole = mon_source_is_file(&s.src) && s.src.eof && got == 0;
-            if (!(whole && whole_run_ticked))
-                mon_model_tick(s.model, (now - last_tick) * 1000000ull, whole);
-            whole_run_ticked = whole;
+            if (s.all != NULL) {
+                serve_all_tick(s.all, (now - last_tick) * 1000000ull);
+            } else {
+                /* A file read to its end and not growing: rates are the
+                 * run's averages (a saved eventlog); otherwise the last
+                 * interval's. */
+                bool whole = mon_source_is_file(&s.src) && s.src.eof && got == 0;
+                if (!(whole && whole_run_ticked))
+                    mon_model_tick(s.model, (now - last_tick) * 1000000ull, whole);
+                whole_run_ticked = whole;
+            }
             last_tick = now;
             next_tick = now + interval_ms;
             serve_push(&s);
         }
         serve_deadlines(&s, now);
 
-        struct pollfd pfd[2 + SERVE_CLIENTS];
+        /* The listener, the clients, then (single) the source or
+         * (--all) the discovery watch and each program's source. */
+        static struct pollfd pfd[1 + SERVE_CLIENTS + 1 + SERVE_ALL_MAX];
+        const unsigned base = 1 + SERVE_CLIENTS;
+        unsigned npfd = base;
+        uint64_t wait = next_tick > now ? next_tick - now : 0;
         pfd[0] = (struct pollfd){ .fd = s.listen_fd, .events = POLLIN };
-        pfd[1] = (struct pollfd){ .fd = mon_source_fd(&s.src), .events = POLLIN };
+        if (s.all != NULL) {
+            npfd += serve_all_pollfds(s.all, pfd + base, now, &wait);
+        } else {
+            pfd[npfd++] = (struct pollfd){ .fd = mon_source_fd(&s.src),
+                                           .events = POLLIN };
+            if ((mon_source_is_file(&s.src) || mon_source_fd(&s.src) < 0) &&
+                wait > 200)
+                wait = 200;
+            /* A source waiting for its path retries sooner (source.c's
+             * Note [Waiting for a path]). */
+            uint64_t src_wait = mon_source_wait_ms(&s.src, now);
+            if (src_wait < wait)
+                wait = src_wait;
+        }
         bool clients = false;
         for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
             struct serve_client *cl = &s.clients[i];
-            pfd[2 + i] = (struct pollfd){ .fd = cl->fd };
+            pfd[1 + i] = (struct pollfd){ .fd = cl->fd };
             if (cl->fd < 0)
                 continue;
             clients = true;
             /* A paused client's input waits in the kernel (POLLIN would
              * wake us for ever for bytes we will not read). */
             if (!serve_paused(cl))
-                pfd[2 + i].events |= POLLIN;
+                pfd[1 + i].events |= POLLIN;
             if (cl->out.len > cl->out_off)
-                pfd[2 + i].events |= POLLOUT;
+                pfd[1 + i].events |= POLLOUT;
         }
-        uint64_t wait = next_tick > now ? next_tick - now : 0;
-        if ((mon_source_is_file(&s.src) || mon_source_fd(&s.src) < 0) && wait > 200)
-            wait = 200;
-        /* A source waiting for its path retries sooner (source.c's Note
-         * [Waiting for a path]). */
-        uint64_t src_wait = mon_source_wait_ms(&s.src, now);
-        if (src_wait < wait)
-            wait = src_wait;
         if (clients && wait > SERVE_DEADLINE_STEP_MS)
             wait = SERVE_DEADLINE_STEP_MS;  /* deadlines are judged in time */
-        if (got == MON_PUMP_MAX)
-            wait = 0;           /* the source has more: read on after a look */
-        int n = poll(pfd, 2 + SERVE_CLIENTS, (int)wait);
+        if (more)
+            wait = 0;           /* a source has more: read on after a look */
+        int n = poll(pfd, npfd, (int)wait);
+        now = mon_now_ms();
+        if (s.all != NULL)
+            more = serve_all_pump(s.all, pfd + base, npfd - base, now);
         if (n <= 0)
             continue;
-        now = mon_now_ms();
         if (pfd[0].revents & POLLIN)
             serve_accept(&s, now);
         for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
             struct serve_client *cl = &s.clients[i];
-            short re = pfd[2 + i].revents;
-            if (cl->fd < 0 || pfd[2 + i].fd != cl->fd || re == 0)
+            short re = pfd[1 + i].revents;
+            if (cl->fd < 0 || pfd[1 + i].fd != cl->fd || re == 0)
                 continue;
             if ((re & (POLLHUP | POLLERR)) && serve_paused(cl)) {
                 serve_close(&s, cl);    /* gone, with its answers unread */
@@ -341,7 +405,7 @@ int serve_main(int argc, char **argv)
         serve_close(&s, &s.clients[i]);
     util_close(s.listen_fd);
     sb_free(&s.scratch);
-    mon_close(&s.src, s.model);
+    serve_close_source(&s);
     mon_control_close(&s.control);
     explicit_bzero(s.token, sizeof s.token);
     return 0;

@@ -43,6 +43,10 @@ struct serve_client {
      * is handed to the kernel, without a lingering close, so that the
      * refused do not hold slots themselves. */
     bool close_now;
+    /* With --all: the program whose model this event stream carries
+     * (its pid and start time), 0 for none. */
+    long sse_pid;
+    uint64_t sse_start;
     struct http_clock clock;
 };
 
@@ -50,8 +54,9 @@ struct serve {
     int listen_fd;
     bool loopback;              /* refuse Host names other than loopback */
     struct serve_client clients[SERVE_CLIENTS];
-    struct mon_model *model;
+    struct mon_model *model;    /* NULL with --all */
     struct mon_source src;
+    struct serve_all *all;      /* with --all: every announced program */
     struct mon_control control;
     /* Control actions need this in X-Eventlog-Sink-Token ("" with no
      * --control: nothing to protect). */
@@ -61,6 +66,45 @@ struct serve {
     unsigned nsse;              /* clients that are event streams */
     uint64_t served, refused, late;
 };
+
+struct serve_all;
+struct pollfd;
+
+/* ------------------------------------------------------------------------
+ * serve_all.c
+ * ------------------------------------------------------------------------ */
+
+/* The most programs `serve --all` follows at once (those beyond are
+ * counted, not followed, until a slot frees). */
+#define SERVE_ALL_MAX 256
+
+/* A new empty set; save_dir (or NULL) gets a copy of each stream as
+ * DIR/NAME.PID.eventlog.  NULL when out of memory. */
+struct serve_all *serve_all_new(const char *save_dir);
+void serve_all_free(struct serve_all *a);
+/* Rescan the discovery directory when due (or woken): follow new
+ * programs, forget those gone. */
+void serve_all_scan(struct serve_all *a, uint64_t now);
+/* Descriptors to poll (at most SERVE_ALL_MAX + 1) into pfd; their
+ * count.  *wait is lowered to when a source wants a retry or the next
+ * scan. */
+unsigned serve_all_pollfds(struct serve_all *a, struct pollfd *pfd,
+                           uint64_t now, uint64_t *wait);
+/* Read from the programs whose descriptors (as filled by
+ * serve_all_pollfds()) are ready or which wait for a retry, each within
+ * its share of the turn's budget.  True when one had more to read. */
+bool serve_all_pump(struct serve_all *a, const struct pollfd *pfd,
+                    unsigned npfd, uint64_t now);
+/* Close a rate interval on every model. */
+void serve_all_tick(struct serve_all *a, uint64_t wall_ns);
+/* The model of the program pid (start: its start time, or 0 for any),
+ * or NULL. */
+struct mon_model *serve_all_model(struct serve_all *a, long pid,
+                                  uint64_t *start);
+/* The index page, its JSON, and every program's /metrics. */
+void serve_all_index_html(struct serve_all *a, struct strbuf *b);
+void serve_all_index_json(struct serve_all *a, struct strbuf *b);
+void serve_all_prometheus(struct serve_all *a, struct strbuf *b);
 
 /* ------------------------------------------------------------------------
  * serve_conn.c

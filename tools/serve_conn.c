@@ -60,6 +60,8 @@ void serve_close(struct serve *s, struct serve_client *c)
     c->out_off = 0;
     c->in_len = 0;
     c->sse = c->closing = c->draining = c->close_now = false;
+    c->sse_pid = 0;
+    c->sse_start = 0;
 }
 
 void serve_accept(struct serve *s, uint64_t now)

@@ -5,7 +5,11 @@
  * /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
  * the model's JSON, at once and then at each interval: serve_push()),
  * /metrics (Prometheus text) and /api/control.  It answers GET and HEAD,
- * and POST for control only, and takes no request bodies.
+ * and POST for control only, and takes no request bodies.  With --all
+ * (serve_all.c): / is the index of the programs followed, /api/programs
+ * its JSON, /metrics every program's series, and /p/PID/PATH answers
+ * PATH as above for that program's model (the page's URLs are
+ * relative, so the same page works there); control is off.
  *
  * With --control, POST /api/control?cmd=ACTION[&class=X] runs one of the
  * monitor's actions (tools/monitor/control.c: an allowlist) on the
@@ -23,6 +27,7 @@
  * does, before a request is routed).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -132,15 +137,74 @@ static void serve_sse_event(struct serve_client *c, const struct strbuf *b)
     sb_puts(&c->out, "\n\n");
 }
 
+/* With --all: the routes of the whole set, and /p/PID/REST, which is
+ * REST of that program's page (its model in *model, REST in *path).
+ * True when answered here. */
+static bool serve_route_all(struct serve *s, struct serve_client *c,
+                            const struct http_request *r, const char **path,
+                            struct mon_model **model, long *ppid,
+                            uint64_t *start)
+{
+    bool head = r->method == HTTP_HEAD, keep = r->keep_alive;
+    struct strbuf *b = &s->scratch;
+    if (strcmp(*path, "/index.html") == 0 || strcmp(*path, "/api/programs") == 0 ||
+        strcmp(*path, "/metrics") == 0) {
+        const char *type = "application/json";
+        if (strcmp(*path, "/index.html") == 0) {
+            serve_all_index_html(s->all, b);
+            type = "text/html; charset=utf-8";
+        } else if (strcmp(*path, "/metrics") == 0) {
+            serve_all_prometheus(s->all, b);
+            type = "text/plain; version=0.0.4; charset=utf-8";
+        } else {
+            serve_all_index_json(s->all, b);
+        }
+        if (b->failed)
+            serve_error(c, 503);
+        else
+            serve_reply(c, 200, type, b->p, b->len, keep, head, NULL);
+        return true;
+    }
+    if (strncmp(*path, "/p/", 3) != 0)
+        return false;           /* the page's assets, or a 404 */
+    char *end;
+    long pid = strtol(*path + 3, &end, 10);
+    if (end == *path + 3 || pid <= 0 ||
+        (*model = serve_all_model(s->all, pid, start)) == NULL) {
+        serve_refuse(s, c, 404, "no such program (it may have exited): "
+                     "see the list at /", NULL);
+        return true;
+    }
+    if (*end == '\0') {
+        /* The page's URLs are relative: it needs its trailing '/'. */
+        char loc[64];
+        snprintf(loc, sizeof loc, "Location: /p/%ld/\r\n", pid);
+        serve_reply(c, 301, "text/plain; charset=utf-8", "", 0, keep, head,
+                    loc);
+        return true;
+    }
+    if (*end != '/')
+        return false;
+    *path = strcmp(end, "/") == 0 ? "/index.html" : end;
+    *ppid = pid;
+    return false;
+}
+
 void serve_route(struct serve *s, struct serve_client *c,
                  const struct http_request *r)
 {
     bool head = r->method == HTTP_HEAD, keep = r->keep_alive;
     const char *path = strcmp(r->path, "/") == 0 ? "/index.html" : r->path;
     struct strbuf *b = &s->scratch;
+    struct mon_model *model = s->model;
+    uint64_t start = 0;
+    long pid = 0;
     sb_clear(b);
     s->served++;
 
+    if (s->all != NULL && r->method != HTTP_POST &&
+        serve_route_all(s, c, r, &path, &model, &pid, &start))
+        return;
     if (strcmp(path, "/api/control") == 0) {
         serve_control(s, c, r);
         return;
@@ -158,9 +222,13 @@ void serve_route(struct serve *s, struct serve_client *c,
             return;
         }
     }
+    if (model == NULL) {
+        serve_error(c, 404);    /* --all: a program's path outside /p/ */
+        return;
+    }
     const char *json = "application/json";
     if (strcmp(path, "/api/state") == 0) {
-        mon_model_json(s->model, b);
+        mon_model_json(model, b);
     } else if (strcmp(path, "/api/timeline") == 0) {
         uint64_t from = 0, to = 0, cols = 600;
         (void)http_query_u64(r->query, "from", &from);
@@ -168,12 +236,12 @@ void serve_route(struct serve *s, struct serve_client *c,
         (void)http_query_u64(r->query, "cols", &cols);
         if (cols == 0 || cols > 4096)
             cols = 600;
-        mon_model_timeline_json(s->model, from, to, (unsigned)cols, b);
+        mon_model_timeline_json(model, from, to, (unsigned)cols, b);
     } else if (strcmp(path, "/api/speedscope") == 0) {
         uint64_t from = 0, to = 0;
         (void)http_query_u64(r->query, "from", &from);
         (void)http_query_u64(r->query, "to", &to);
-        mon_model_speedscope(s->model, from, to, b);
+        mon_model_speedscope(model, from, to, b);
         if (!b->failed) {
             serve_reply(c, 200, json, b->p, b->len, keep, head,
                         "Content-Disposition: attachment; "
@@ -181,7 +249,7 @@ void serve_route(struct serve *s, struct serve_client *c,
             return;
         }
     } else if (strcmp(path, "/metrics") == 0) {
-        mon_model_prometheus(s->model, b);
+        mon_model_prometheus(model, b);
         json = "text/plain; version=0.0.4; charset=utf-8";
     } else if (strcmp(path, "/events") == 0) {
         if (!head && s->nsse >= SERVE_SSE_MAX) {
@@ -197,10 +265,12 @@ void serve_route(struct serve *s, struct serve_client *c,
             return;
         }
         c->sse = true;
+        c->sse_pid = pid;
+        c->sse_start = start;
         s->nsse++;
         http_clock_stream(&c->clock);
         /* The current state at once, not after the next interval. */
-        mon_model_json(s->model, b);
+        mon_model_json(model, b);
         serve_sse_event(c, b);
         return;
     } else {
@@ -217,15 +287,30 @@ void serve_route(struct serve *s, struct serve_client *c,
 void serve_push(struct serve *s)
 {
     struct strbuf *b = &s->scratch;
-    sb_clear(b);
-    mon_model_json(s->model, b);
-    if (b->failed)
-        return;
+    if (s->all == NULL) {
+        sb_clear(b);
+        mon_model_json(s->model, b);
+        if (b->failed)
+            return;
+    }
     for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
         struct serve_client *c = &s->clients[i];
         if (c->fd < 0 || !c->sse || serve_paused(c))
             continue;       /* behind: the next update replaces this one */
+        if (s->all != NULL) {
+            /* Each stream its program's state; a program gone ends
+             * its streams (the page's reconnection meets a 404). */
+            uint64_t start = c->sse_start;
+            struct mon_model *m = serve_all_model(s->all, c->sse_pid, &start);
+            if (m == NULL) {
+                serve_close(s, c);
+                continue;
+            }
+            sb_clear(b);
+            mon_model_json(m, b);
+            if (b->failed)
+                continue;
+        }
         serve_sse_event(c, b);
     }
 }
-

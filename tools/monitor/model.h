@@ -84,6 +84,21 @@ void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
 /* The terminal view: lines of at most about width columns. */
 void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width);
 void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb);
+/* n programs' models in one exposition, each family once (Note [Metric
+ * families of many programs] in render.c); with need_pid, models that
+ * have not read their program's pid yet are left out. */
+void mon_models_prometheus(const struct mon_model *const *ms, size_t n,
+                           bool need_pid, struct strbuf *sb);
+
+/* What `serve --all`'s index shows of a program. */
+struct mon_health {
+    uint64_t pause_p99_ns;      /* of the recent pauses (MON_PAUSES) */
+    uint64_t gcs, heap_size, heap_live, lost_units, bytes;
+    uint32_t pid;
+    const char *program;        /* the model's: from the stream */
+    bool ended;
+};
+void mon_model_health(const struct mon_model *m, struct mon_health *h);
 
 /* Figures the tests and the terminal view read directly. */
 struct mon_summary {

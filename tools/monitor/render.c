@@ -421,99 +421,171 @@ static void mon_prom_head(struct strbuf *sb, const char *name,
     sb_printf(sb, "\n# TYPE %s %s\n", name, type);
 }
 
-void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)
+/* Note [Metric families of many programs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The exposition format wants each family's samples together, after
+ * its one HELP and TYPE: a second TYPE line for a name is an error to
+ * Prometheus.  `serve --all` renders many programs' models into one
+ * /metrics, so the families are the outer loop and the programs the
+ * inner one (mon_models_prometheus()); each program's samples carry its
+ * own program and pid labels.  A model that has not yet read the
+ * program's pid (no stream yet) is left out: its samples would carry
+ * pid="0" and clash with any other such program's. */
+enum {
+    PF_PAUSE, PF_GC_RATIO, PF_GC_TOTAL, PF_HEAP_SIZE, PF_HEAP_LIVE,
+    PF_HEAP_ALLOC, PF_THREADS, PF_THREADS_CREATED, PF_SPARKS,
+    PF_SPARK_POOL, PF_CAP_UTIL, PF_CAP_GC, PF_EVENTS, PF_EVENTS_RATE,
+    PF_USER, PF_BYTES, PF_LOST_UNITS, PF_LOST_BYTES, PF_UNREAD, PF_N
+};
+
+static const struct {
+    const char *name, *type, *help;
+} mon_prom_families[PF_N] = {
+    [PF_PAUSE] = { "ghc_gc_pause_seconds", "histogram",
+                   "GC pauses (GC_START to GC_END per capability; the sum "
+                   "adds up every capability's pause)" },
+    [PF_GC_RATIO] = { "ghc_gc_time_ratio", "gauge",
+                      "Share of the capabilities' time spent in GC pauses over "
+                      "the last interval (GC time summed over capabilities / "
+                      "(interval x capabilities)); at most 1" },
+    [PF_GC_TOTAL] = { "ghc_gc_total", "counter", "GCs started (GC_START events)" },
+    [PF_HEAP_SIZE] = { "ghc_heap_size_bytes", "gauge", "Heap size" },
+    [PF_HEAP_LIVE] = { "ghc_heap_live_bytes", "gauge", "Live data after the last GC" },
+    [PF_HEAP_ALLOC] = { "ghc_heap_allocated_bytes_total", "counter", "Bytes allocated" },
+    [PF_THREADS] = { "ghc_threads", "gauge", "Haskell threads alive by state" },
+    [PF_THREADS_CREATED] = { "ghc_threads_created_total", "counter",
+                             "Haskell threads created" },
+    [PF_SPARKS] = { "ghc_sparks_total", "counter",
+                    "Spark counters summed over capabilities" },
+    [PF_SPARK_POOL] = { "ghc_spark_pool", "gauge", "Sparks in the pool per capability" },
+    [PF_CAP_UTIL] = { "ghc_capability_utilisation", "gauge",
+                      "Share of the last interval a capability ran Haskell code" },
+    [PF_CAP_GC] = { "ghc_capability_gc_ratio", "gauge",
+                    "Share of the last interval a capability spent in GC" },
+    [PF_EVENTS] = { "eventlog_events_total", "counter", "Events read by class" },
+    [PF_EVENTS_RATE] = { "eventlog_events_per_second", "gauge",
+                         "Events per second over the last interval by class" },
+    [PF_USER] = { "eventlog_user_events_total", "counter", "User messages and markers" },
+    [PF_BYTES] = { "eventlog_received_bytes_total", "counter", "Eventlog bytes received" },
+    [PF_LOST_UNITS] = { "eventlog_lost_units_total", "counter",
+                        "Units the sink reported lost in-band, by kind" },
+    [PF_LOST_BYTES] = { "eventlog_lost_bytes_total", "counter",
+                        "Bytes the sink reported lost in-band, by kind" },
+    [PF_UNREAD] = { "eventlog_unread_bytes_total", "counter",
+                    "Bytes not interpreted after the stream became malformed" },
+};
+
+/* Family f's samples of one program. */
+static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
 {
     char lab[96];
-    uint64_t runnable, running, blocked;
-    mon_thread_counts(m, &runnable, &running, &blocked);
-
-    mon_prom_head(sb, "ghc_gc_pause_seconds", "histogram",
-                  "GC pauses (GC_START to GC_END per capability; the sum "
-                  "adds up every capability's pause)");
-    uint64_t cum = 0;
-    for (size_t b = 0; b <= MON_PAUSE_BUCKETS; b++) {
-        cum += m->pause_hist[b];
-        if (b < MON_PAUSE_BUCKETS)
-            snprintf(lab, sizeof lab, "le=\"%g\"", mon_pause_bounds[b]);
-        else
-            snprintf(lab, sizeof lab, "le=\"+Inf\"");
-        mon_prom(m, sb, "ghc_gc_pause_seconds_bucket", lab, (double)cum);
+    const char *name = mon_prom_families[f].name;
+    uint64_t runnable, running, blocked, cum = 0;
+    switch (f) {
+    case PF_PAUSE:
+        for (size_t b = 0; b <= MON_PAUSE_BUCKETS; b++) {
+            cum += m->pause_hist[b];
+            if (b < MON_PAUSE_BUCKETS)
+                snprintf(lab, sizeof lab, "le=\"%g\"", mon_pause_bounds[b]);
+            else
+                snprintf(lab, sizeof lab, "le=\"+Inf\"");
+            mon_prom(m, sb, "ghc_gc_pause_seconds_bucket", lab, (double)cum);
+        }
+        mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->gc_ns / 1e9);
+        mon_prom(m, sb, "ghc_gc_pause_seconds_count", "", (double)cum);
+        break;
+    case PF_GC_RATIO: mon_prom(m, sb, name, "", m->gc_frac); break;
+    case PF_GC_TOTAL: mon_prom(m, sb, name, "", (double)m->gcs); break;
+    case PF_HEAP_SIZE: mon_prom(m, sb, name, "", (double)m->heap_size); break;
+    case PF_HEAP_LIVE: mon_prom(m, sb, name, "", (double)m->heap_live); break;
+    case PF_HEAP_ALLOC: mon_prom(m, sb, name, "", (double)m->heap_alloc); break;
+    case PF_THREADS:
+        mon_thread_counts(m, &runnable, &running, &blocked);
+        mon_prom(m, sb, name, "state=\"running\"", (double)running);
+        mon_prom(m, sb, name, "state=\"runnable\"", (double)runnable);
+        mon_prom(m, sb, name, "state=\"blocked\"", (double)blocked);
+        break;
+    case PF_THREADS_CREATED:
+        mon_prom(m, sb, name, "", (double)m->threads_created);
+        break;
+    case PF_SPARKS:
+        for (int k = 0; k < 6; k++) {
+            snprintf(lab, sizeof lab, "outcome=\"%s\"", mon_spark_names[k]);
+            mon_prom(m, sb, name, lab, (double)m->prev_sp[k]);
+        }
+        break;
+    case PF_SPARK_POOL: case PF_CAP_UTIL: case PF_CAP_GC:
+        for (unsigned c = 0; c < m->ncaps; c++) {
+            if (!m->caps[c].seen)
+                continue;
+            snprintf(lab, sizeof lab, "cap=\"%u\"", c);
+            mon_prom(m, sb, name, lab, f == PF_SPARK_POOL ?
+                     (double)m->caps[c].sp[SP_REMAINING] :
+                     f == PF_CAP_UTIL ? m->caps[c].util : m->caps[c].gc_frac);
+        }
+        break;
+    case PF_EVENTS: case PF_EVENTS_RATE:
+        for (int i = 0; i < MON_CLASS_N; i++) {
+            snprintf(lab, sizeof lab, "class=\"%s\"",
+                     mon_class_name((enum mon_class)i));
+            mon_prom(m, sb, name, lab, f == PF_EVENTS ?
+                     (double)m->by_class[i] : m->rate_class[i]);
+        }
+        break;
+    case PF_USER:
+        mon_prom(m, sb, name, "kind=\"message\"", (double)m->user_messages);
+        mon_prom(m, sb, name, "kind=\"marker\"", (double)m->markers);
+        break;
+    case PF_BYTES: mon_prom(m, sb, name, "", (double)m->bytes); break;
+    case PF_LOST_UNITS:
+        mon_prom(m, sb, name, "kind=\"dropped\"", (double)m->dropped_units);
+        mon_prom(m, sb, name, "kind=\"missed\"", (double)m->missed_units);
+        mon_prom(m, sb, name, "kind=\"joined_late\"", (double)m->late_units);
+        break;
+    case PF_LOST_BYTES:
+        mon_prom(m, sb, name, "kind=\"dropped\"", (double)m->dropped_bytes);
+        mon_prom(m, sb, name, "kind=\"missed\"", (double)m->missed_bytes);
+        mon_prom(m, sb, name, "kind=\"joined_late\"", (double)m->late_bytes);
+        break;
+    case PF_UNREAD: mon_prom(m, sb, name, "", (double)m->bytes_skipped); break;
     }
-    mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->gc_ns / 1e9);
-    mon_prom(m, sb, "ghc_gc_pause_seconds_count", "", (double)cum);
-    mon_prom_head(sb, "ghc_gc_time_ratio", "gauge",
-                  "Share of the capabilities' time spent in GC pauses over "
-                  "the last interval (GC time summed over capabilities / "
-                  "(interval x capabilities)); at most 1");
-    mon_prom(m, sb, "ghc_gc_time_ratio", "", m->gc_frac);
-    mon_prom_head(sb, "ghc_gc_total", "counter", "GCs started (GC_START events)");
-    mon_prom(m, sb, "ghc_gc_total", "", (double)m->gcs);
+}
 
-    mon_prom_head(sb, "ghc_heap_size_bytes", "gauge", "Heap size");
-    mon_prom(m, sb, "ghc_heap_size_bytes", "", (double)m->heap_size);
-    mon_prom_head(sb, "ghc_heap_live_bytes", "gauge", "Live data after the last GC");
-    mon_prom(m, sb, "ghc_heap_live_bytes", "", (double)m->heap_live);
-    mon_prom_head(sb, "ghc_heap_allocated_bytes_total", "counter", "Bytes allocated");
-    mon_prom(m, sb, "ghc_heap_allocated_bytes_total", "", (double)m->heap_alloc);
+void mon_models_prometheus(const struct mon_model *const *ms, size_t n,
+                           bool need_pid, struct strbuf *sb)
+{
+    for (int f = 0; f < PF_N; f++) {
+        mon_prom_head(sb, mon_prom_families[f].name, mon_prom_families[f].type,
+                      mon_prom_families[f].help);
+        for (size_t i = 0; i < n; i++)
+            if (ms[i] != NULL && (!need_pid || ms[i]->pid != 0))
+                mon_prom_family(ms[i], sb, f);
+    }
+}
 
-    mon_prom_head(sb, "ghc_threads", "gauge", "Haskell threads alive by state");
-    mon_prom(m, sb, "ghc_threads", "state=\"running\"", (double)running);
-    mon_prom(m, sb, "ghc_threads", "state=\"runnable\"", (double)runnable);
-    mon_prom(m, sb, "ghc_threads", "state=\"blocked\"", (double)blocked);
-    mon_prom_head(sb, "ghc_threads_created_total", "counter", "Haskell threads created");
-    mon_prom(m, sb, "ghc_threads_created_total", "", (double)m->threads_created);
+void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)
+{
+    mon_models_prometheus(&m, 1, false, sb);
+}
 
-    mon_prom_head(sb, "ghc_sparks_total", "counter",
-                  "Spark counters summed over capabilities");
-    for (int k = 0; k < 6; k++) {
-        snprintf(lab, sizeof lab, "outcome=\"%s\"", mon_spark_names[k]);
-        mon_prom(m, sb, "ghc_sparks_total", lab, (double)m->prev_sp[k]);
+void mon_model_health(const struct mon_model *m, struct mon_health *h)
+{
+    memset(h, 0, sizeof *h);
+    unsigned n = m->npauses < MON_PAUSES ? m->npauses : MON_PAUSES;
+    if (n > 0) {
+        uint64_t tmp[MON_PAUSES];
+        memcpy(tmp, m->pauses, n * sizeof tmp[0]);
+        qsort(tmp, n, sizeof tmp[0], mon_cmp_u64);
+        h->pause_p99_ns = tmp[(size_t)((n - 1) * 99 / 100)];
     }
-    mon_prom_head(sb, "ghc_spark_pool", "gauge", "Sparks in the pool per capability");
-    mon_prom_head(sb, "ghc_capability_utilisation", "gauge",
-                  "Share of the last interval a capability ran Haskell code");
-    mon_prom_head(sb, "ghc_capability_gc_ratio", "gauge",
-                  "Share of the last interval a capability spent in GC");
-    for (unsigned c = 0; c < m->ncaps; c++) {
-        if (!m->caps[c].seen)
-            continue;
-        snprintf(lab, sizeof lab, "cap=\"%u\"", c);
-        mon_prom(m, sb, "ghc_spark_pool", lab, (double)m->caps[c].sp[SP_REMAINING]);
-        mon_prom(m, sb, "ghc_capability_utilisation", lab, m->caps[c].util);
-        mon_prom(m, sb, "ghc_capability_gc_ratio", lab, m->caps[c].gc_frac);
-    }
-
-    mon_prom_head(sb, "eventlog_events_total", "counter", "Events read by class");
-    for (int i = 0; i < MON_CLASS_N; i++) {
-        snprintf(lab, sizeof lab, "class=\"%s\"", mon_class_name((enum mon_class)i));
-        mon_prom(m, sb, "eventlog_events_total", lab, (double)m->by_class[i]);
-    }
-    mon_prom_head(sb, "eventlog_events_per_second", "gauge",
-                  "Events per second over the last interval by class");
-    for (int i = 0; i < MON_CLASS_N; i++) {
-        snprintf(lab, sizeof lab, "class=\"%s\"", mon_class_name((enum mon_class)i));
-        mon_prom(m, sb, "eventlog_events_per_second", lab, m->rate_class[i]);
-    }
-    mon_prom_head(sb, "eventlog_user_events_total", "counter",
-                  "User messages and markers");
-    mon_prom(m, sb, "eventlog_user_events_total", "kind=\"message\"", (double)m->user_messages);
-    mon_prom(m, sb, "eventlog_user_events_total", "kind=\"marker\"", (double)m->markers);
-    mon_prom_head(sb, "eventlog_received_bytes_total", "counter",
-                  "Eventlog bytes received");
-    mon_prom(m, sb, "eventlog_received_bytes_total", "", (double)m->bytes);
-    mon_prom_head(sb, "eventlog_lost_units_total", "counter",
-                  "Units the sink reported lost in-band, by kind");
-    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"dropped\"", (double)m->dropped_units);
-    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"missed\"", (double)m->missed_units);
-    mon_prom(m, sb, "eventlog_lost_units_total", "kind=\"joined_late\"", (double)m->late_units);
-    mon_prom_head(sb, "eventlog_lost_bytes_total", "counter",
-                  "Bytes the sink reported lost in-band, by kind");
-    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"dropped\"", (double)m->dropped_bytes);
-    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"missed\"", (double)m->missed_bytes);
-    mon_prom(m, sb, "eventlog_lost_bytes_total", "kind=\"joined_late\"", (double)m->late_bytes);
-    mon_prom_head(sb, "eventlog_unread_bytes_total", "counter",
-                  "Bytes not interpreted after the stream became malformed");
-    mon_prom(m, sb, "eventlog_unread_bytes_total", "", (double)m->bytes_skipped);
+    h->gcs = m->gcs;
+    h->heap_size = m->heap_size;
+    h->heap_live = m->heap_live;
+    h->lost_units = m->dropped_units + m->missed_units + m->late_units;
+    h->bytes = m->bytes;
+    h->pid = m->pid;
+    h->program = m->program;
+    h->ended = m->ended;
 }
 
 /* ------------------------------------------------------------------------

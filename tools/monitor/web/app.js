@@ -105,9 +105,9 @@ async function refreshTimeline() {
     const [from, to] = windowRange();
     const cv = $("timeline");
     const cols = Math.max(50, Math.min(2000, Math.floor(cv.clientWidth || 1200)));
-    const r = await fetch("/api/timeline?from=" + Math.floor(from) + "&to=" + Math.floor(to) + "&cols=" + cols);
+    const r = await fetch("api/timeline?from=" + Math.floor(from) + "&to=" + Math.floor(to) + "&cols=" + cols);
     const tl = await r.json();
-    $("speedscope").href = "/api/speedscope?from=" + Math.floor(from) + "&to=" + Math.floor(to);
+    $("speedscope").href = "api/speedscope?from=" + Math.floor(from) + "&to=" + Math.floor(to);
     drawTimeline(tl);
     chart("chart-gc", [[tl.series.gc_ms, "#e08a00"]], "GC ms per column");
     chart("chart-heap", [[tl.series.heap_size, "#3465a4"], [tl.series.heap_live, "#2e9d4f"]], "heap size, live");
@@ -228,7 +228,7 @@ async function control(action, cls) {
   ans.className = "busy";
   ans.textContent = action + (cls ? " " + cls : "") + " ...";
   try {
-    const r = await fetch("/api/control?cmd=" + encodeURIComponent(action) +
+    const r = await fetch("api/control?cmd=" + encodeURIComponent(action) +
                           (cls ? "&class=" + encodeURIComponent(cls) : ""),
                           { method: "POST", headers: { "X-Eventlog-Sink-Token": token } });
     if (!r.ok) throw new Error("HTTP " + r.status + ": " + (await r.text()).trim());
@@ -246,7 +246,7 @@ async function control(action, cls) {
 let controlEnabled = false;
 async function refreshControl() {
   try {
-    const c = await (await fetch("/api/control")).json();
+    const c = await (await fetch("api/control")).json();
     controlEnabled = c.enabled;
     $("control").hidden = !c.enabled;
     setText("ctl-state", c.state);
@@ -270,7 +270,7 @@ document.querySelectorAll("#control button").forEach((b) => {
 });
 refreshControl();
 
-const es = new EventSource("/events");
+const es = new EventSource("events");
 es.onmessage = (e) => {
   showState(JSON.parse(e.data));
   if (controlEnabled) refreshControl();   // the session's state, e.g. closed by a restart

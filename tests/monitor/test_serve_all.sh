@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# test_serve_all.sh: one `eventlog-sink serve --all` for every program on
+# the host, scraped by a real Prometheus (README, "A fleet: one serve
+# --all per host").
+#
+# In a discovery directory of the test's own (XDG_RUNTIME_DIR), serve
+# --all starts first, with no program; Prometheus (Debian package,
+# started here on loopback with a generated configuration, 1 s scrape
+# interval, its own data directory) scrapes its /metrics.  Then three
+# copies of tests/ghc/Busy.hs named alpha, beta and gamma start, each on
+# its own unix: sink, and serve follows them without a restart.
+# Checked: `promtool check metrics` passes /metrics with the three
+# programs (each metric family once); through Prometheus' query API,
+# each program's ghc_gc_total, labelled with its name and pid and
+# scraped after it went idle, equals the GCs ghc-events counts in the
+# stream serve read (its --save-dir copy); headless Chromium shows the
+# index page listing the three with links to their pages, and a
+# program's page (/p/PID/) shows that program live through the same
+# script as single-program serve (relative URLs); after beta exits its
+# series leave /metrics and Prometheus' instant query finds none, while
+# alpha and gamma stay.  Skips without prometheus, promtool, curl,
+# python3, chromium, GHC, ghc-events or the patched RTS.
+set -u -o pipefail
+
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../ghcprog.sh"
+. "$(dirname "$0")/../monitor/monitor.sh"
+
+PROMETHEUS=$(command -v prometheus || true)
+[ -n "$PROMETHEUS" ] || skip "prometheus not installed (scripts/install-deps.sh)"
+PROMTOOL=$(command -v promtool || true)
+[ -n "$PROMTOOL" ] || skip "promtool not installed (Debian package prometheus)"
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$CHROMIUM" ] || skip "chromium not installed (scripts/install-deps.sh)"
+command -v curl >/dev/null 2>&1 || skip "curl not installed"
+command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
+monitor_setup
+deadline_set 300
+export XDG_RUNTIME_DIR=$T/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+mkdir "$T/saved"
+NAMES="alpha beta gamma"
+for n in $NAMES; do
+    cp "$BUSY" "$T/$n" || fail "cannot copy $BUSY"
+done
+
+"$ELS_SINK_TOOL" serve --all --listen 127.0.0.1:0 --save-dir "$T/saved" \
+    >"$T/serve.out" 2>"$T/serve.err" &
+spid=$!
+bg_register "$spid"
+wait_until 30 grep -q "serving http://" "$T/serve.err" \
+    || fail_showing "$T/serve.err" "serve --all did not start listening"
+PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/serve.err")
+[ -n "$PORT" ] || fail_showing "$T/serve.err" "no port in serve's output"
+
+PROM_PORT=$(free_tcp_port) || fail "no free port for prometheus"
+cat >"$T/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: eventlog-sink
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+YML
+"$PROMETHEUS" --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" >"$T/prometheus.log" 2>&1 &
+bg_register "$!"
+prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }
+
+# start NAME: NAME runs 2 phases on a unix: sink at $T/NAME.sock (waiting
+# for its consumer: serve), then waits on its stdin (a FIFO held open on
+# fd in_NAME; the later programs do not inherit it, so that closing it
+# is the end of the program's input).
+OPEN_FDS=
+start() {
+    local n=$1 fd
+    mkfifo "$T/$n.in"
+    (
+        for fd in $OPEN_FDS; do eval "exec $fd>&-"; done
+        exec "$T/$n" 2 +RTS -N2 -I0 "--eventlog-sink=unix:$T/$n.sock?wait=60" \
+            --eventlog-flush-interval=0.2 -RTS <"$T/$n.in" >"$T/$n.out" 2>"$T/$n.err"
+    ) &
+    eval "pid_$n=\$!"
+    bg_register "$!"
+    exec {fd}>"$T/$n.in"
+    eval "in_$n=\$fd"
+    OPEN_FDS="$OPEN_FDS $fd"
+}
+for n in $NAMES; do start "$n"; done
+for n in $NAMES; do
+    wait_until 60 grep -qx ready "$T/$n.out" || fail_showing "$T/$n.err" "$n did not start"
+done
+# shellcheck disable=SC2154
+note "alpha $pid_alpha, beta $pid_beta, gamma $pid_gamma"
+
+# all_markers PID: serve's view of the program (its /p/PID/api/state)
+# counts the 5 markers of its 2 phases.
+all_markers() {
+    curl -sf --max-time 10 "http://127.0.0.1:$PORT/p/$1/api/state" -o "$T/$1.state" &&
+        [ "$(json_get "$T/$1.state" user.markers)" -ge 5 ]
+}
+for n in $NAMES; do
+    pid=$(eval echo "\$pid_$n")
+    wait_until 60 all_markers "$pid" \
+        || fail "$n: serve --all did not see its 5 markers at /p/$pid/api/state: $(head -c 400 "$T/$pid.state" 2>/dev/null)"
+done
+idle_since=$(date +%s.%N)
+
+curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/all.metrics" \
+    || fail "GET /metrics failed"
+"$PROMTOOL" check metrics <"$T/all.metrics" >"$T/promtool.out" 2>&1 \
+    || fail_showing "$T/promtool.out" "promtool check metrics rejects serve --all's /metrics"
+[ "$(grep -c '^# TYPE ghc_gc_total ' "$T/all.metrics")" -eq 1 ] \
+    || fail_showing "$T/all.metrics" "ghc_gc_total's TYPE is not there exactly once"
+note "promtool passes /metrics: $(grep -c '^ghc_gc_total{' "$T/all.metrics") ghc_gc_total series"
+
+wait_until 120 prom_ready || fail_showing "$T/prometheus.log" "prometheus did not become ready"
+# query EXPR: the instant query's samples as lines "TIMESTAMP VALUE
+# PROGRAM PID" into $T/query.out (none: empty).
+query() {
+    curl -sf --max-time 10 -G "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+        --data-urlencode "query=$1" -o "$T/query.json" || return 1
+    "$PYTHON" -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["data"]["result"]:
+    ts, v = r["value"]
+    print(ts, v, r["metric"].get("program", "-"), r["metric"].get("pid", "-"))
+' "$T/query.json" >"$T/query.out"
+}
+# scraped_after_idle PID: Prometheus holds ghc_gc_total of PID scraped
+# after every program went idle.
+scraped_after_idle() {
+    query "ghc_gc_total{pid=\"$1\"}" || return 1
+    [ -s "$T/query.out" ] || return 1
+    "$PYTHON" -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' \
+        "$(cut -d' ' -f1 "$T/query.out")" "$idle_since"
+}
+for n in $NAMES; do
+    pid=$(eval echo "\$pid_$n")
+    saved=$T/saved/$n.$pid.eventlog
+    [ -s "$saved" ] || fail "serve --all saved no stream for $n at $saved"
+    cp "$saved" "$T/$n.eventlog"
+    shown_counts "$T/$n.eventlog" "$n"
+    wait_until 60 scraped_after_idle "$pid" \
+        || fail_showing "$T/prometheus.log" "$n: prometheus has no ghc_gc_total{pid=\"$pid\"} scraped after idle: $(cat "$T/query.json" 2>/dev/null)"
+    read -r _ value program qpid <"$T/query.out"
+    note "$n: prometheus ghc_gc_total $value (program $program, pid $qpid); ghc-events $SHOWN_GC"
+    [ "$value" = "$SHOWN_GC" ] || fail "$n: prometheus scraped ghc_gc_total $value, ghc-events counts $SHOWN_GC GCs"
+    [ "$program" = "$n" ] && [ "$qpid" = "$pid" ] \
+        || fail "$n: ghc_gc_total labelled program $program pid $qpid (expected $n, $pid)"
+done
+query 'count(ghc_gc_total)' && read -r _ count _ <"$T/query.out"
+[ "${count:-0}" = 3 ] || fail "prometheus sees ${count:-no} ghc_gc_total series, expected 3"
+
+# --- The index page and a program's page in Chromium -------------------
+"$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+    "http://127.0.0.1:$PORT/" \
+    "document.querySelectorAll('tr.program').length === 3" \
+    "Array.from(document.querySelectorAll('tr.program')).map(r => [r.querySelector('a').textContent, r.querySelector('a').getAttribute('href'), r.cells[2].textContent]).sort()" \
+    "$T/index.png" 60 >"$T/index.json" 2>"$T/browser.err" \
+    || fail_showing "$T/browser.err" "chromium: the index page did not list 3 programs"
+got=$("$PYTHON" -c 'import json, sys; print(json.dumps([r[:2] for r in json.load(open(sys.argv[1]))]))' "$T/index.json")
+want=$("$PYTHON" -c '
+import json, sys
+a = sys.argv[1:]
+print(json.dumps(sorted([[a[i], "p/%s/" % a[i + 1]] for i in range(0, len(a), 2)])))
+' alpha "$pid_alpha" beta "$pid_beta" gamma "$pid_gamma")
+[ "$got" = "$want" ] || fail "index page lists $got, expected $want"
+note "index page: $(cat "$T/index.json")"
+"$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+    "http://127.0.0.1:$PORT/p/$pid_gamma/" \
+    "document.getElementById('pid').textContent === '$pid_gamma'" \
+    "[document.getElementById('program').textContent, document.getElementById('pid').textContent]" \
+    "$T/gamma.png" 60 >"$T/gamma.json" 2>"$T/browser2.err" \
+    || fail_showing "$T/browser2.err" "chromium: gamma's page /p/$pid_gamma/ never showed its pid"
+note "gamma's page: $(cat "$T/gamma.json")"
+
+# --- A program that exits leaves /metrics and Prometheus -----------------
+# shellcheck disable=SC2154
+exec {in_beta}>&-
+wait_pid "$pid_beta" 60 || fail_showing "$T/beta.err" "beta did not exit cleanly"
+beta_gone_from_metrics() {
+    curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/after.metrics" &&
+        ! grep -q "pid=\"$pid_beta\"" "$T/after.metrics"
+}
+wait_until 30 beta_gone_from_metrics \
+    || fail_showing "$T/after.metrics" "beta ($pid_beta) exited but its series stay in /metrics"
+for n in alpha gamma; do
+    grep -q "^ghc_gc_total{program=\"$n\"" "$T/after.metrics" \
+        || fail_showing "$T/after.metrics" "$n left /metrics when beta exited"
+done
+beta_gone_from_prometheus() {
+    query "ghc_gc_total{pid=\"$pid_beta\"}" && [ ! -s "$T/query.out" ]
+}
+wait_until 30 beta_gone_from_prometheus \
+    || fail "prometheus still finds beta's series: $(cat "$T/query.json")"
+query 'count(ghc_gc_total)' && read -r _ count _ <"$T/query.out"
+[ "${count:-0}" = 2 ] || fail "after beta exited prometheus sees ${count:-no} ghc_gc_total series, expected 2"
+"$PROMTOOL" check metrics <"$T/after.metrics" >"$T/promtool2.out" 2>&1 \
+    || fail_showing "$T/promtool2.out" "promtool check metrics rejects /metrics after beta exited"
+note "beta gone: /metrics and prometheus hold alpha and gamma only"
+
+# shellcheck disable=SC2154
+exec {in_alpha}>&- {in_gamma}>&-
+wait_pid "$pid_alpha" 60 || fail "alpha did not exit cleanly"
+wait_pid "$pid_gamma" 60 || fail "gamma did not exit cleanly"
+kill -TERM "$spid"
+wait_pid "$spid" 30 || fail_showing "$T/serve.err" "serve --all did not exit 0 on SIGTERM"
+echo "PASS: $els_test_name"
