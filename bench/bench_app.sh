@@ -19,6 +19,9 @@
 #            the program otherwise quiet and with a busy thread; then the
 #            cost of each interval on the app workload's wall time.
 #            About 7 x LAT_SECS + 4 x ROUNDS x 3 s (2-2.5 minutes).
+#   triggercost the flight recorder's dump-on= conditions evaluated on
+#            every unit (conditions that never hold), against the same
+#            ring: without them, on the flushcost program; paired ratios.
 #   flushcost the cost of --eventlog-flush-interval on an event-heavy
 #            program: App.hs `events FLUSH_EVENTS 4` (four threads, -N2,
 #            about 3 M user events a second), unix: sink and a draining
@@ -61,7 +64,7 @@
 #            with the live monitor attached, and stock `-l -ol FIFO`; wall time and +RTS -s mutator/GC figures
 #            against what the captured eventlog shows.
 #
-# Usage: bench/bench_app.sh [app|latency|flushcost|memory|idle|peer|scale|skew ...]
+# Usage: bench/bench_app.sh [app|latency|flushcost|triggercost|memory|idle|peer|scale|skew ...]
 # Environment: BUILD_DIR (default: the source tree's _build), BENCH_ROUNDS
 # (5), BENCH_SCALE (300: the work size), LAT_SECS (10), LAT_RATE (200),
 # MEM_SECS (60), MEM_RATE (100000 events/s), IDLE_SECS (30),
@@ -111,11 +114,11 @@ die() { echo "bench_app: error: $*" >&2; exit 1; }
 
 for s in "$@"; do
     case $s in
-        app | latency | flushcost | memory | idle | peer | scale | skew) ;;
-        *) echo "usage: bench/bench_app.sh [app|latency|flushcost|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
+        app | latency | flushcost | triggercost | memory | idle | peer | scale | skew) ;;
+        *) echo "usage: bench/bench_app.sh [app|latency|flushcost|triggercost|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
     esac
 done
-[ "$#" -gt 0 ] || set -- app latency flushcost memory idle peer scale skew
+[ "$#" -gt 0 ] || set -- app latency flushcost triggercost memory idle peer scale skew
 
 [ -x "$TOOL" ] || die "no receiver at $TOOL (build the tree first: scripts/build.sh)"
 [ -e "$LIBDIR/libeventlog-sink.so" ] || die "no library in $LIBDIR"
@@ -329,6 +332,11 @@ run_one() {
             start_recv "$base" --retry 10 "fifo:$W/f.fifo"
             rts+=("--eventlog-sink=fifo:$W/f.fifo") ;;
         filesink) rts+=("--eventlog-sink=file:$W/sink.eventlog") ;;
+        ring) rts+=("--eventlog-sink=ring:$W/r.eventlog?size=64M&at-exit=0") ;;
+        ring-trigger)
+            # Conditions that read every unit and never hold: the
+            # evaluator's cost alone.
+            rts+=("--eventlog-sink=ring:$W/r.eventlog?size=64M&at-exit=0&dump-on=marker:never-posted,message:never-posted,gc-pause>60s,heap-live>1000G") ;;
         unix-connect)
             start_recv "$base" --listen --timeout 60 "unix:$W/c.sock"
             wait_line "$base.recv.err" 'listening on unix:' 10 >/dev/null
@@ -681,6 +689,53 @@ section_flushcost() {
             "$([ "${c#*-}" = none ] && echo none || echo "${c#*-} s")" \
             "$(awk -v e="$FLUSH_EVENTS" -v w="$mw" 'BEGIN { print e / w / 1e6 }')" \
             "$mw" "$pw" "$mc" "$pc" "$ok"
+    done
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+    ROUNDS=$saved
+}
+
+cfg_setup_triggercost() {
+    APP_ARGS=(events "$FLUSH_EVENTS" 4)
+    CFG_SINK=$1
+    EXTRA_RTS=()
+}
+
+# 4c. The flight recorder's dump-on= conditions, evaluated on every unit
+# by the writer thread, against the same ring: without them.
+section_triggercost() {
+    local t0=$SECONDS saved=$ROUNDS cfgs=(ring ring-trigger)
+    ROUNDS=$FLUSH_ROUNDS
+    log "triggercost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
+    cfg_setup() { cfg_setup_triggercost "$@"; }
+    cfg_setup ring
+    run_one ring warm-trigger "${APP_ARGS[@]}"
+    rounds tc "${cfgs[@]}"
+    echo "### 4c. Flight recorder triggers on an event-heavy program"
+    echo
+    echo "\`app events $FLUSH_EVENTS 4 +RTS -N2 --eventlog-sink='ring:\$W/r.eventlog?size=64M&at-exit=0[&dump-on=...]' -RTS\`"
+    echo "(four threads posting user events as fast as they can); with dump-on= the writer"
+    echo "thread parses every unit for \`marker:never-posted,message:never-posted,gc-pause>60s,heap-live>1000G\`"
+    echo "(conditions that never hold: the evaluation alone).  The same binary, $ROUNDS rounds each"
+    echo "running both once in shuffled order; paired: the median (first-third quartile) over"
+    echo "rounds of the dump-on= run's figure divided by the plain ring: run's of that round."
+    echo "Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
+    echo
+    echo "| sink | events/s | wall s (median) | paired wall | CPU s (median) | paired CPU |"
+    echo "|---|---|---|---|---|---|"
+    local c mw mc n ok dr by cc mn pw pc
+    for c in "${cfgs[@]}"; do
+        read -r mw mc n ok dr by cc mn <<<"$(stats tc "$c")"
+        pw=- pc=-
+        if [ "$c" != ring ]; then
+            pw=$(paired_q tc "$c" ring wall | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
+            pc=$(paired_q tc "$c" ring cpu | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
+        fi
+        printf '| %s | %.2f M | %.3f | %s | %.2f | %s |\n' \
+            "$([ "$c" = ring ] && echo "ring:" || echo "ring: with dump-on=")" \
+            "$(awk -v e="$FLUSH_EVENTS" -v w="$mw" 'BEGIN { print e / w / 1e6 }')" \
+            "$mw" "$pw" "$mc" "$pc"
     done
     echo
     echo "Section time: $((SECONDS - t0)) s."
