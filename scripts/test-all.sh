@@ -92,6 +92,27 @@ step_not_run() {
     fi
 }
 
+# count_step NAME PASSED FAILED SKIPPED STEP_RC SKIPS_OK UNIT: add a step's
+# counts to the totals: a step that failed (STEP_RC != 0) with no failure
+# counted is one failure, and under ELS_REQUIRE_ALL each skipped test is a
+# failure too, unless SKIPS_OK is set.  UNIT is said after the counts.
+count_step() {
+    local name=$1 p=$2 f=$3 s=$4 rc=$5 skips_ok=$6 unit=$7
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        say "$name: the step failed with no failed test in its summary: counted as 1 failure" >&2
+        f=1
+    fi
+    say "$name: $p passed, $f failed, $s skipped$unit"
+    passed=$((passed + p))
+    failed=$((failed + f))
+    skipped=$((skipped + s))
+    if [ "$s" -gt 0 ] && [ -n "$require_all" ] && [ -z "$skips_ok" ]; then
+        say "$name: $s tests skipped; ELS_REQUIRE_ALL=1 counts each as a failure" >&2
+        failed=$((failed + s))
+        status=1
+    fi
+}
+
 # add_totals NAME FILE STEP_RC [SKIPS_OK]: add the first "# PASS:"-style
 # totals in FILE; a step that failed (STEP_RC != 0) with no failure among
 # its totals counts as one failure.  Under ELS_REQUIRE_ALL each skipped
@@ -109,19 +130,7 @@ add_totals() {
     else
         say "$name: no test summary ($file)" >&2
     fi
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        say "$name: the step failed with no failed test in its summary: counted as 1 failure" >&2
-        f=1
-    fi
-    say "$name: $p passed, $f failed, $s skipped"
-    passed=$((passed + p))
-    failed=$((failed + f))
-    skipped=$((skipped + s))
-    if [ "$s" -gt 0 ] && [ -n "$require_all" ] && [ -z "$skips_ok" ]; then
-        say "$name: $s tests skipped; ELS_REQUIRE_ALL=1 counts each as a failure" >&2
-        failed=$((failed + s))
-        status=1
-    fi
+    count_step "$name" "$p" "$f" "$s" "$rc" "$skips_ok" ""
 }
 
 # add_cases NAME DIR STEP_RC [SKIPS_OK]: count the cases of every test
@@ -165,19 +174,7 @@ add_cases() {
         line="$line,"
     done
     [ -z "$line" ] || say "$name: cases by layer:${line%,}"
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        say "$name: the step failed with no failed test in its summary: counted as 1 failure" >&2
-        f=1
-    fi
-    say "$name: $p passed, $f failed, $s skipped (cases)"
-    passed=$((passed + p))
-    failed=$((failed + f))
-    skipped=$((skipped + s))
-    if [ "$s" -gt 0 ] && [ -n "$require_all" ] && [ -z "$skips_ok" ]; then
-        say "$name: $s tests skipped; ELS_REQUIRE_ALL=1 counts each as a failure" >&2
-        failed=$((failed + s))
-        status=1
-    fi
+    count_step "$name" "$p" "$f" "$s" "$rc" "$skips_ok" " (cases)"
 }
 
 # print_failed_logs DIR: show the .log of every failed test under DIR.

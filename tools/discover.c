@@ -43,6 +43,10 @@ int disc_dir_path(char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* The reader's side of the start time the library writes in each entry
+ * (lib/deliver/announce.c, elsi_proc_start_time()): the same field read
+ * the same way; kept here because the tool uses the library's public
+ * names only.  A change to one is a change to both. */
 int disc_proc_start(long pid, uint64_t *start)
 {
     char path[64], buf[1024];

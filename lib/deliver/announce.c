@@ -136,6 +136,7 @@ int elsi_announce_dir_open(int create, char *err, size_t err_len)
     return fd;
 }
 
+/* tools/discover.c reads it back the same way (disc_proc_start()). */
 int elsi_proc_start_time(pid_t pid, uint64_t *start)
 {
     char path[64], buf[1024];

@@ -17,6 +17,7 @@
 #include "eventlog-sink/parse.h"
 #include "log.h"
 #include "sinks/ring_trigger.h"
+#include "sinks/spec.h"
 
 /*
  * Note [Triggered dumps]
@@ -119,17 +120,6 @@ int elsi_trigger_parse_duration(const char *text, uint64_t *ns)
     return 0;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decode %XX in [s, s+n) into out (NUL-terminated, at most cap-1 bytes):
  * its length, or -1 (a bad escape, too long). */
 static long trigger_unescape(const char *s, size_t n, char *out, size_t cap)
@@ -140,7 +130,7 @@ static long trigger_unescape(const char *s, size_t n, char *out, size_t cap)
         if (c == '%') {
             if (i + 2 >= n)
                 return -1;
-            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+            int h = elsi_hex_digit(s[i + 1]), l = elsi_hex_digit(s[i + 2]);
             if (h < 0 || l < 0)
                 return -1;
             c = (char)(h * 16 + l);

@@ -121,7 +121,7 @@ bool elsi_option_is_common(const char *key)
     return key != NULL && spec_common_index(key) >= 0;
 }
 
-static int spec_hex(char c)
+int elsi_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -146,8 +146,8 @@ static int spec_decode(struct spec_parser *p, const char *s, size_t n,
             d[o++] = s[i];
             continue;
         }
-        int hi = i + 1 < n ? spec_hex(s[i + 1]) : -1;
-        int lo = i + 2 < n ? spec_hex(s[i + 2]) : -1;
+        int hi = i + 1 < n ? elsi_hex_digit(s[i + 1]) : -1;
+        int lo = i + 2 < n ? elsi_hex_digit(s[i + 2]) : -1;
         if (hi < 0 || lo < 0) {
             char q[SPEC_PIECE_BUF];
             size_t len = n - i < 3 ? n - i : 3;

@@ -85,6 +85,10 @@ int elsi_spec_parse(const char *text, struct elsi_spec *out,
 
 void elsi_spec_free(struct elsi_spec *spec);
 
+/* The value of the hexadecimal digit c (0-9, a-f, A-F), or -1: %XX
+ * escapes, here and in the options that take escaped lists. */
+int elsi_hex_digit(char c);
+
 /* Fill the public view handed to the sink's open(). */
 void elsi_spec_sink_args(const struct elsi_spec *spec,
                          struct els_sink_args *args, char *err, size_t err_len);

@@ -124,3 +124,35 @@ wait_all_markers() {
     wait_until 60 markers_at_least "$1" $(( 2 * $2 + 1 )) \
         || fail "$1: serve did not see the $(( 2 * $2 + 1 )) markers within 60 s: $(head -c 600 "$T/$1.state" 2>/dev/null)"
 }
+
+# require_prometheus: skip without prometheus and promtool (Debian's
+# prometheus package); sets PROMETHEUS and PROMTOOL.
+require_prometheus() {
+    PROMETHEUS=$(command -v prometheus || true)
+    [ -n "$PROMETHEUS" ] || skip "prometheus not installed (scripts/install-deps.sh)"
+    PROMTOOL=$(command -v promtool || true)
+    [ -n "$PROMTOOL" ] || skip "promtool not installed (Debian package prometheus; scripts/install-deps.sh)"
+}
+
+# start_prometheus TARGET-PORT: a real Prometheus on a free loopback port
+# (PROM_PORT), its data in $T/prom, scraping 127.0.0.1:TARGET-PORT's
+# /metrics every second (prom_pid; its log in $T/prometheus.log).
+# prom_ready tells when it answers.
+start_prometheus() {
+    PROM_PORT=$(free_tcp_port) || fail "no free port for prometheus"
+    cat >"$T/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: eventlog-sink
+    metrics_path: /metrics
+    static_configs:
+      - targets: ['127.0.0.1:$1']
+YML
+    "$PROMETHEUS" --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
+        --web.listen-address="127.0.0.1:$PROM_PORT" >"$T/prometheus.log" 2>&1 &
+    prom_pid=$!
+    bg_register "$prom_pid"
+}
+prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }

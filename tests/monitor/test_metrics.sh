@@ -20,37 +20,17 @@ set -u -o pipefail
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 
-PROMETHEUS=$(command -v prometheus || true)
-[ -n "$PROMETHEUS" ] || skip "prometheus not installed (scripts/install-deps.sh)"
-PROMTOOL=$(command -v promtool || true)
-[ -n "$PROMTOOL" ] || skip "promtool not installed (Debian package prometheus; scripts/install-deps.sh)"
+require_prometheus
 command -v curl >/dev/null 2>&1 || skip "curl not installed"
 command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
 monitor_setup
 
-# Prometheus first: it takes the longest to start.
-start_prometheus() {
-    PROM_PORT=$(free_tcp_port) || fail "no free port for prometheus"
-    cat >"$T/prometheus.yml" <<YML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: eventlog-sink
-    metrics_path: /metrics
-    static_configs:
-      - targets: ['127.0.0.1:$PORT']
-YML
-    "$PROMETHEUS" --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
-        --web.listen-address="127.0.0.1:$PROM_PORT" >"$T/prometheus.log" 2>&1 &
-    prom_pid=$!
-    bg_register "$prom_pid"
-}
-prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }
+# Prometheus first (start_prometheus in monitor.sh): it takes the longest
+# to start.
 
 PHASES=2
 start_serve live "unix:$T/p.sock"
-start_prometheus
+start_prometheus "$PORT"
 start_busy_live live "$PHASES" "$T/p.sock"
 wait_all_markers live "$PHASES"
 # promtool_clean NAME: GET /metrics into $T/NAME.metrics; promtool's

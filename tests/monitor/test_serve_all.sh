@@ -26,10 +26,7 @@ set -u -o pipefail
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 
-PROMETHEUS=$(command -v prometheus || true)
-[ -n "$PROMETHEUS" ] || skip "prometheus not installed (scripts/install-deps.sh)"
-PROMTOOL=$(command -v promtool || true)
-[ -n "$PROMTOOL" ] || skip "promtool not installed (Debian package prometheus)"
+require_prometheus
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$CHROMIUM" ] || skip "chromium not installed (scripts/install-deps.sh)"
 command -v curl >/dev/null 2>&1 || skip "curl not installed"
@@ -53,20 +50,7 @@ wait_until 30 grep -q "serving http://" "$T/serve.err" \
 PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/serve.err")
 [ -n "$PORT" ] || fail_showing "$T/serve.err" "no port in serve's output"
 
-PROM_PORT=$(free_tcp_port) || fail "no free port for prometheus"
-cat >"$T/prometheus.yml" <<YML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: eventlog-sink
-    static_configs:
-      - targets: ['127.0.0.1:$PORT']
-YML
-"$PROMETHEUS" --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" >"$T/prometheus.log" 2>&1 &
-bg_register "$!"
-prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }
+start_prometheus "$PORT"
 
 # start NAME: NAME runs 2 phases on a unix: sink at $T/NAME.sock (waiting
 # for its consumer: serve), then waits on its stdin (a FIFO held open on
