@@ -281,11 +281,12 @@ void *elsi_writer_main(void *arg)
             ask(ask_ctx);
             pthread_mutex_lock(&w->lock);
         }
-        bool all_caught_up = true, any_dead = false;
+        bool all_caught_up = true, any_dead = false, any_awaiting = false;
         size_t n_cons = 0;
         for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
             n_cons++;
             any_dead |= c->dead;    /* cut loose and closed: reap now */
+            any_awaiting |= c->awaiting_snapshot && !c->dead;
             if (!elsi_consumer_caught_up(c, header_len, w->queue.ring.committed_seq))
                 all_caught_up = false;
         }
@@ -295,6 +296,10 @@ void *elsi_writer_main(void *arg)
                         w->rec.dump_tickets > w->rec.dump_answered;
         bool stopping = w->life.stopping;
         uint64_t stop_deadline = w->life.stop_deadline_ms;
+        /* The stop began after this turn's joins were judged: a joiner
+         * still waiting starts now (Note [Late joiners]), next turn. */
+        if (stopping && any_awaiting)
+            more_now = true;
         if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->life.sink_closed) {
             /* Stop listening as soon as the stream is ending: a client that
              * connected later would be queued by the kernel and then cut

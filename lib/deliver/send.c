@@ -325,7 +325,10 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
 bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
                                uint64_t visible)
 {
-    return c->dead || (c->header_off == header_len &&
+    /* A consumer still waiting for its join snapshot has not started,
+     * whatever its seq says (a release moves it along: nothing before its
+     * start is its loss). */
+    return c->dead || (!c->awaiting_snapshot && c->header_off == header_len &&
                        c->priv_off == c->priv_len && c->seq >= visible);
 }
 
