@@ -24,12 +24,12 @@
 
 static const struct tool_command tool_commands[] = {
     { "recv", "receive one eventlog stream from a socket or FIFO", recv_main },
-    { "dump", "read an eventlog file and print its events or counts",
+    { "dump", "print an eventlog's events or counts, or rebuild .hp and .prof files",
       dump_main },
     { "ctl", "send control commands to a running program (control=1, control=unix:)",
       ctl_main },
     { "top", "show a running program's runtime in the terminal", top_main },
-    { "serve", "serve a live web view and /metrics of a program",
+    { "serve", "serve a live web view and /metrics of a program (--all: of every one)",
       serve_main },
     { "ps", "list this user's programs that stream their eventlog", ps_main },
 };
