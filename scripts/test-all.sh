@@ -216,8 +216,16 @@ if ! "$top/scripts/build.sh"; then
 fi
 step build ok
 
+# clear_results DIR: remove the results of earlier runs under DIR, so that
+# the summary counts only what this run ran (a test moved or removed since
+# would leave its old .trs behind).
+clear_results() {
+    find "$1" -path "$1/eventlog-sink-*" -prune -o \( -name '*.trs' -o -name test-suite.log \) \
+        -type f -print 2>/dev/null | xargs -r rm -f
+}
+
 # 2. make check: every test, including the shell tests.
-rm -f "$build/test-suite.log"
+clear_results "$build"
 check_rc=0
 make -C "$build" -j"$jobs" check || check_rc=$?
 if [ "$check_rc" -eq 0 ]; then
@@ -265,7 +273,9 @@ fi
 if [ -n "${SKIP_SANITIZE:-}" ]; then
     step_not_run sanitize "SKIP_SANITIZE=$SKIP_SANITIZE"
 else
-    rm -f "$top"/_build-asan/test-suite.log "$top"/_build-tsan/test-suite.log
+    for d in "$top/_build-asan" "$top/_build-tsan"; do
+        [ ! -d "$d" ] || clear_results "$d"
+    done
     src=0
     "$top/scripts/sanitize.sh" || src=$?
     if [ "$src" -eq 0 ]; then
