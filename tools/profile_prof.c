@@ -248,7 +248,10 @@ static void prof_write(struct profile_prof *pp, FILE *f, bool final)
         free(flat);
     }
 
-    fprintf(f, "\n\n%*s individual      inherited\n", (int)(wl + wm + ws + 3 + 6 + 12 + 2 + 11), "");
+    /* As the RTS's fprintHeader(): each heading right-aligned over its
+     * "%time %alloc" pair (12 columns) of the row below. */
+    fprintf(f, "\n\n%-*s %-*s %-*s %6s %11s  %12s   %12s\n", (int)wl, "", (int)wm, "",
+            (int)ws, "", "", "", "individual", "inherited");
     fprintf(f, "%-*s %-*s %-*s %6s %11s  %5s %6s   %5s %6s\n\n", (int)wl, "COST CENTRE",
             (int)wm, "MODULE", (int)ws, "SRC", "no.", "entries", "%time", "%alloc",
             "%time", "%alloc");
