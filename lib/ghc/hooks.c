@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -216,8 +217,14 @@ void elsi_ghc_hooks_kick(void)
             pthread_attr_t attr;
             pthread_attr_init(&attr);
             pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            /* Like the writer thread: no signal of the program's (the
+             * RTS owns them) is delivered to this thread. */
+            sigset_t all, old;
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &old);
             hooks_thread_up =
                 pthread_create(&hooks_thread, &attr, hooks_main, NULL) == 0;
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
             pthread_attr_destroy(&attr);
             if (!hooks_thread_up) {
                 /* The next request tries again. */

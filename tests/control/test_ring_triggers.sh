@@ -5,10 +5,12 @@
 # triggered one.
 #
 #   marker: dump-on=marker:INCIDENT&after=1s: exactly one dump, holding
-#     the marker, at least the second of ticks before it, and ending
-#     within after= plus one flush (0.1 s) past the marker (with slack
-#     for a loaded machine: no more than 150 ticks past it of the 300 the
-#     program posts); it starts with an in-band note naming the cause,
+#     the marker, at least the second of ticks before it, and written
+#     while the program still ran (it ends before the last of the 300
+#     ticks the program posts after the marker, about 3 s of them: the
+#     writer waits after= (1 s) past the marker, and the check leaves the
+#     rest to a loaded machine rather than judge the delay by the clock);
+#     it starts with an in-band note naming the cause,
 #     stderr says "dump 1: marker INCIDENT 42 at ...", and it passes
 #     `ghc-events validate threads|tasks` and ThreadScope's rule.
 #   gc: dump-on=gc-pause>1ms (a major GC of a large live heap): one dump,
@@ -61,7 +63,7 @@ last=$(printf '%s\n' "$ticks" | tail -n 1)
 note "marker: dump holds ticks $first-$last"
 [ -n "$first" ] && [ "$first" -le 150 ] || fail "marker: the dump starts at tick $first: less than a second before the marker"
 [ "$last" -ge 250 ] || fail "marker: the dump ends at tick $last, before the marker"
-[ "$last" -lt 400 ] || fail "marker: the dump ends at tick $last: it was not written after= past the marker"
+[ "$last" -lt 549 ] || fail "marker: the dump ends at tick $last, the program's last: it was not written after= past the marker"
 check_readers_accept marker "$D"
 
 # --- a GC pause -----------------------------------------------------------------

@@ -157,10 +157,7 @@ sock=$T/p.sock
 answer="document.getElementById('ctl-answer')"
 # The program runs on the patched RTS: every command must be there and
 # work (a library without them is a failure here, not another answer).
-for cmd in flush get-classes set-classes; do
-    control_has "help-$cmd" "$sock" "$cmd" \
-        || fail_showing "$T/help-$cmd.help" "the program's help does not list $cmd"
-done
+control_must_have help "$sock" flush get-classes set-classes
 want_flush="flush: ok"
 want_class="toggle-class g: ok: "
 cat >"$T/steps.json" <<EOF
