@@ -193,7 +193,7 @@ const char *els_drop_cause_name(enum els_drop_cause cause);
  *
  * The caller allocates it and the library fills it, so its layout is
  * part of the ABI.  Append-only: fields are only ever added at the end
- * (after the "end of version 1" mark, then the next); none moves, changes
+ * (after the last "end of version N" mark); none moves, changes
  * type or meaning, and the arrays keep their fixed room.  The caller's
  * size travels with every call (els_writer_stats_sized(), or the inline
  * els_writer_stats() which passes the sizeof of the header it was built
@@ -246,6 +246,15 @@ struct els_stats {
      * bytes of those units they did not receive. */
     uint64_t behind_at_stop_units, behind_at_stop_bytes;
     /* --- end of version 1: add new fields below this line only --- */
+    /* A ring: recorder's dump-on= evaluator (all 0 without dump-on=):
+     * units it read; of those, units that did not parse as whole events
+     * (skipped, never fatal); units the recorder forgot before the
+     * evaluator reached them (it fell a whole window behind: 0 while it
+     * keeps up); conditions met; of those, met within cooldown= or past
+     * max-dumps= (no dump); dumps the conditions wrote. */
+    uint64_t trigger_units_read, trigger_units_bad, trigger_units_missed;
+    uint64_t trigger_fired, trigger_suppressed, trigger_dumps;
+    /* --- end of version 2 --- */
 };
 
 /* Counters of one capability's blocks. */

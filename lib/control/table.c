@@ -210,6 +210,13 @@ static int cmd_status(struct elsi_control *ctl, const char *args, char *out,
              " dropped %" PRIu64, endpoint, ELSI_CTL_VERSION,
              st.consumers_connected, st.units_accepted, st.units_sent,
              st.units_queued, dropped);
+    if (st.trigger_units_read + st.trigger_units_missed > 0) {
+        size_t n = strlen(out);
+        if (n + 2 < out_len) {
+            memcpy(out + n, "; ", 3);
+            elsi_trigger_stats_format(&st, out + n + 2, out_len - n - 2);
+        }
+    }
     return 0;
 }
 

@@ -332,11 +332,16 @@ static void trigger_read_units(struct els_writer *w, uint64_t now)
             w->rec.trigger_header_fed = true;
             continue;
         }
-        uint64_t seq = w->rec.eval_next > ring->tail_seq ? w->rec.eval_next : ring->tail_seq;
+        uint64_t seq = w->rec.eval_next;
+        if (seq < ring->tail_seq) {
+            w->stats.st.trigger_units_missed += ring->tail_seq - seq;
+            seq = ring->tail_seq;
+        }
         uint64_t lost = 0;
         for (int i = 0; i < ELS_DROP__COUNT; i++)
             lost += w->stats.st.units_dropped[i];
         if (seq >= ring->committed_seq || !w->rec.trigger_header_fed) {
+            w->rec.eval_next = seq;
             pthread_mutex_unlock(&w->lock);
             elsi_trigger_loss(t, lost, now);
             return;
@@ -361,6 +366,18 @@ static void trigger_read_units(struct els_writer *w, uint64_t now)
     }
 }
 
+/* The evaluator's counts into the writer's stats.  Lock held. */
+static void trigger_publish(struct els_writer *w)
+{
+    struct elsi_trigger_counts c;
+    elsi_trigger_counts(w->rec.trigger, &c);
+    w->stats.st.trigger_units_read = c.units;
+    w->stats.st.trigger_units_bad = c.bad_units;
+    w->stats.st.trigger_fired = c.fired;
+    w->stats.st.trigger_suppressed = c.suppressed;
+    w->stats.st.trigger_dumps = c.dumps;
+}
+
 void elsi_trigger_service(struct els_writer *w)
 {
     struct elsi_trigger *t = w->rec.trigger;
@@ -370,12 +387,16 @@ void elsi_trigger_service(struct els_writer *w)
     trigger_read_units(w, now);
     pthread_mutex_lock(&w->lock);
     bool ending = w->life.stopping;
+    trigger_publish(w);
     pthread_mutex_unlock(&w->lock);
     if (w->rec.dumping != NULL || !elsi_trigger_due(t, now, ending, NULL))
         return;
     uint64_t at = elsi_trigger_cause_time(t);
     char cause[ELSI_TRIGGER_CAUSE_MAX];
     unsigned nth = elsi_trigger_take(t, cause, sizeof cause);
+    pthread_mutex_lock(&w->lock);
+    trigger_publish(w);
+    pthread_mutex_unlock(&w->lock);
     dump_start(w, ELS_DUMP_REQUEST, 0);
     if (w->rec.dumping == NULL) {
         elsi_log(ELS_LOG_WARN, "%s: dump %u (%s) could not be written",

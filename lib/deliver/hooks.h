@@ -124,6 +124,9 @@ struct elsi_ratelimit *elsi_writer_consumer_log(struct els_writer *w);
 /* The sequence number the next committed unit will have (read under the
  * writer's lock): an answer queued now is due there. */
 uint64_t elsi_writer_committed(struct els_writer *w);
+/* The dump-on= evaluator's counters of s in one phrase ("dump-on read N
+ * units, ..."), as snprintf. */
+int elsi_trigger_stats_format(const struct els_stats *s, char *buf, size_t len);
 /* Wake the writer thread (a finished command's answer is waiting). */
 void elsi_writer_send_wake(struct els_writer *w);
 /* els_writer_dump() in two steps, for a caller that must let go of a

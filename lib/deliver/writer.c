@@ -181,18 +181,32 @@ int els_stats_format(const struct els_stats *s, char *buf, size_t len)
         du += s->units_dropped[i];
         db += s->bytes_dropped[i];
     }
+    char triggers[200] = "";
+    if (s->trigger_units_read + s->trigger_units_missed > 0)
+        elsi_trigger_stats_format(s, triggers, sizeof triggers);
     return snprintf(buf, len,
                     "units accepted %" PRIu64 " sent %" PRIu64 " dropped %" PRIu64
                     " queued %" PRIu64 "; bytes accepted %" PRIu64 " sent %" PRIu64
                     " dropped %" PRIu64 " queued %" PRIu64 "; consumers %" PRIu64
                     " now, %" PRIu64 " total; consumer losses %" PRIu64 " units"
                     "; behind at stop %" PRIu64 " consumers, %" PRIu64
-                    " units, %" PRIu64 " bytes",
+                    " units, %" PRIu64 " bytes%s%s",
                     s->units_accepted, s->units_sent, du, s->units_queued,
                     s->bytes_accepted, s->bytes_sent, db, s->bytes_queued,
                     s->consumers_connected, s->consumers_total,
                     s->consumer_lost_units, s->consumers_behind_at_stop,
-                    s->behind_at_stop_units, s->behind_at_stop_bytes);
+                    s->behind_at_stop_units, s->behind_at_stop_bytes,
+                    triggers[0] ? "; " : "", triggers);
+}
+
+int elsi_trigger_stats_format(const struct els_stats *s, char *buf, size_t len)
+{
+    return snprintf(buf, len, "dump-on read %" PRIu64 " units, %" PRIu64
+                    " bad, %" PRIu64 " missed; %" PRIu64 " conditions met, %"
+                    PRIu64 " suppressed, %" PRIu64 " dumps",
+                    s->trigger_units_read, s->trigger_units_bad,
+                    s->trigger_units_missed, s->trigger_fired,
+                    s->trigger_suppressed, s->trigger_dumps);
 }
 
 // ---------------------------------------------------------------------------
@@ -412,6 +426,12 @@ static void log_losses(const char *endpoint, const struct els_stats *s,
                  " bytes) in all%s: their streams end without the end marker",
                  endpoint, n, s->behind_at_stop_units, s->behind_at_stop_bytes,
                  each);
+    }
+    if (s->trigger_units_read + s->trigger_units_missed > 0) {
+        char t[200];
+        elsi_trigger_stats_format(s, t, sizeof t);
+        elsi_log(s->trigger_units_bad + s->trigger_units_missed > 0
+                     ? ELS_LOG_WARN : ELS_LOG_INFO, "%s: %s", endpoint, t);
     }
     if (s->consumers_refused > 0)
         elsi_log(ELS_LOG_WARN, "%s: refused %" PRIu64 " consumers over "

@@ -473,6 +473,50 @@ static size_t parse_take_run(struct els_parser *p, const uint8_t *b, size_t len,
     return take;
 }
 
+/* An event wholly inside b[0..len), at an event boundary: deliver it
+ * without the byte-wise steps (Note [The whole-event path]).  Returns its
+ * length, or 0 when the slow path must take it (a cut event, DATA_END, an
+ * undeclared tag: the steps give those their meaning); *rc gets the
+ * callback's code. */
+static size_t parse_whole_event(struct els_parser *p, const uint8_t *b, size_t len,
+                                int *rc)
+{
+    if (len < 10)
+        return 0;
+    uint16_t tag = elsi_be16(b);
+    int32_t size = p->sizes[tag];
+    size_t head = 10;
+    if (tag == ELSI_EVENT_DATA_END || size == PARSE_SIZE_UNKNOWN)
+        return 0;
+    if (size == ELS_EVENT_SIZE_VARIABLE) {
+        if (len < 12)
+            return 0;
+        size = elsi_be16(b + 10);
+        head = 12;
+    }
+    if (len - head < (size_t)size)
+        return 0;
+    p->ev.tag = tag;
+    p->ev.offset = p->offset;
+    p->ev.time = elsi_be64(b + 2);
+    p->ev.payload_len = (size_t)size;
+    p->offset += head + (size_t)size;
+    *rc = parse_deliver(p, b + head);
+    return head + (size_t)size;
+}
+
+/*
+ * Note [The whole-event path]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The steps read an event in up to four pieces (tag, time, size,
+ * payload), each through p->pending, so that a stream can be fed in
+ * pieces of any size.  Fed whole blocks, as the writer's evaluator and the
+ * monitors mostly are, nearly every event lies inside the piece: it is
+ * then read in one go, with the same checks and the same callback, and
+ * the steps are left exactly as the last step of the slow path leaves
+ * them (parse_deliver()).  Anything else falls through to the steps.
+ */
+
 int els_parser_feed(struct els_parser *p, const void *buf, size_t len,
                     size_t *used)
 {
@@ -498,6 +542,13 @@ int els_parser_feed(struct els_parser *p, const void *buf, size_t len,
         if (p->where == ELS_PARSE_AT_START)
             parse_begin_stream(p);
 
+        if (p->step == STEP_EV_TAG && p->pending_len == 0) {
+            size_t n = parse_whole_event(p, b + done, len - done, &rc);
+            if (n > 0) {
+                done += n;
+                continue;
+            }
+        }
         if (p->need == 0) {
             /* A run: never empty here, since empty runs end at once. */
             done += parse_take_run(p, b + done, len - done, &rc);

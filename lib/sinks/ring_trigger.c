@@ -50,8 +50,12 @@
  * in any option value, %26, %3F, %20).
  */
 
+/* Every tag a condition reads is below this. */
+#define TRIGGER_TAGS 256
+
 struct elsi_trigger {
     struct elsi_trigger_config cfg;
+    bool reads_tag[TRIGGER_TAGS];   /* some condition looks at this tag */
     struct els_parser *parser;
     uint8_t *header;
     size_t header_len;
@@ -293,6 +297,40 @@ static void trigger_clean(const struct els_str *s, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* A marker or message condition against a text event's payload (the text
+ * itself: no decoding needed). */
+static void trigger_text(struct elsi_trigger *t, const struct elsi_trigger_cond *c,
+                         const struct els_event *ev)
+{
+    if (ev->payload_len < c->prefix_len ||
+        memcmp(ev->payload, c->prefix, c->prefix_len) != 0)
+        return;
+    struct els_str text = { (const char *)ev->payload, ev->payload_len };
+    char clean[121];
+    trigger_clean(&text, clean, sizeof clean);
+    trigger_fire(t, ev->time, "%s %s", c->kind == ELSI_TRIGGER_MARKER
+                 ? "marker" : "message", clean);
+}
+
+static void trigger_gc(struct elsi_trigger *t, const struct elsi_trigger_cond *c,
+                       const struct els_event *ev)
+{
+    if (ev->cap < 0 || ev->cap >= ELS_MAX_CAPS)
+        return;
+    if (ev->tag == ELS_EV_GC_START) {
+        t->gc_start[ev->cap] = ev->time + 1;    /* 0 means none */
+    } else if (t->gc_start[ev->cap] != 0) {
+        uint64_t start = t->gc_start[ev->cap] - 1;
+        t->gc_start[ev->cap] = 0;
+        if (ev->time > start && ev->time - start > c->value)
+            trigger_fire(t, ev->time, "gc-pause %" PRIu64 ".%03" PRIu64
+                         " ms on cap %d", (ev->time - start) / 1000000u,
+                         (ev->time - start) / 1000u % 1000u, (int)ev->cap);
+    }
+}
+
+/* Called for every event of every unit: the common case (a tag no
+ * condition reads) costs one table look-up. */
 static int trigger_on_event(void *user, const struct els_event *ev)
 {
     struct elsi_trigger *t = user;
@@ -300,23 +338,15 @@ static int trigger_on_event(void *user, const struct els_event *ev)
         return 0;
     if (ev->time > t->last_time)
         t->last_time = ev->time;
+    if (ev->tag >= TRIGGER_TAGS || !t->reads_tag[ev->tag])
+        return 0;
     struct els_event_data d;
     for (unsigned i = 0; i < t->cfg.n_conds; i++) {
         const struct elsi_trigger_cond *c = &t->cfg.conds[i];
         switch (c->kind) {
         case ELSI_TRIGGER_GC_PAUSE:
-            if (ev->cap < 0 || ev->cap >= ELS_MAX_CAPS)
-                break;
-            if (ev->tag == ELS_EV_GC_START) {
-                t->gc_start[ev->cap] = ev->time + 1;    /* 0 means none */
-            } else if (ev->tag == ELS_EV_GC_END && t->gc_start[ev->cap] != 0) {
-                uint64_t start = t->gc_start[ev->cap] - 1;
-                t->gc_start[ev->cap] = 0;
-                if (ev->time > start && ev->time - start > c->value)
-                    trigger_fire(t, ev->time, "gc-pause %" PRIu64 ".%03" PRIu64
-                                 " ms on cap %d", (ev->time - start) / 1000000u,
-                                 (ev->time - start) / 1000u % 1000u, (int)ev->cap);
-            }
+            if (ev->tag == ELS_EV_GC_START || ev->tag == ELS_EV_GC_END)
+                trigger_gc(t, c, ev);
             break;
         case ELSI_TRIGGER_HEAP_LIVE:
             if (ev->tag == ELS_EV_HEAP_LIVE && els_event_decode(ev, &d) == 0 &&
@@ -325,20 +355,13 @@ static int trigger_on_event(void *user, const struct els_event *ev)
                              d.u.heap.bytes);
             break;
         case ELSI_TRIGGER_MARKER:
-        case ELSI_TRIGGER_MESSAGE: {
-            uint16_t want = c->kind == ELSI_TRIGGER_MARKER ? ELS_EV_USER_MARKER
-                                                           : ELS_EV_USER_MSG;
-            if (ev->tag != want || els_event_decode(ev, &d) != 0)
-                break;
-            if (d.u.text.len >= c->prefix_len &&
-                memcmp(d.u.text.ptr, c->prefix, c->prefix_len) == 0) {
-                char text[121];
-                trigger_clean(&d.u.text, text, sizeof text);
-                trigger_fire(t, ev->time, "%s %s", c->kind == ELSI_TRIGGER_MARKER
-                             ? "marker" : "message", text);
-            }
+            if (ev->tag == ELS_EV_USER_MARKER)
+                trigger_text(t, c, ev);
             break;
-        }
+        case ELSI_TRIGGER_MESSAGE:
+            if (ev->tag == ELS_EV_USER_MSG)
+                trigger_text(t, c, ev);
+            break;
         case ELSI_TRIGGER_LOSS:
             break;
         }
@@ -352,6 +375,24 @@ int elsi_trigger_new(struct elsi_trigger **out, const struct elsi_trigger_config
     if (t == NULL)
         return ELS_ENOMEM;
     t->cfg = *cfg;
+    for (unsigned i = 0; i < cfg->n_conds; i++) {
+        switch (cfg->conds[i].kind) {
+        case ELSI_TRIGGER_GC_PAUSE:
+            t->reads_tag[ELS_EV_GC_START] = t->reads_tag[ELS_EV_GC_END] = true;
+            break;
+        case ELSI_TRIGGER_HEAP_LIVE:
+            t->reads_tag[ELS_EV_HEAP_LIVE] = true;
+            break;
+        case ELSI_TRIGGER_MARKER:
+            t->reads_tag[ELS_EV_USER_MARKER] = true;
+            break;
+        case ELSI_TRIGGER_MESSAGE:
+            t->reads_tag[ELS_EV_USER_MSG] = true;
+            break;
+        case ELSI_TRIGGER_LOSS:
+            break;
+        }
+    }
     struct els_parse_callbacks cb = {
         .struct_size = sizeof cb,
         .on_event = trigger_on_event,

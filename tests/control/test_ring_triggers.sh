@@ -17,6 +17,9 @@
 #     noted as a gc-pause, that validates.
 #   flap: a marker every 100 ms for 4 s with after=0.2s, cooldown=1s and
 #     max-dumps=2: exactly two dumps.
+#   Each run's exit report counts what the evaluator read (none bad, none
+#   missed: it kept up), the conditions met and suppressed and the dumps;
+#   `ctl status` shows the same counts while the program runs.
 #
 # Skips (77) without the patched RTS, GHC or ghc-events.
 set -u -o pipefail
@@ -28,15 +31,46 @@ setup_ghc_program_test ring-triggers Trigger
 PROG=$GHC_PROGRAM
 
 # run NAME MODE OPTIONS: the program in MODE with ring:$T/NAME.eventlog
-# and OPTIONS, to its end.
+# and OPTIONS, to its end.  With WHILE_RUNNING set, that command runs
+# once the first dump exists and before the program is waited for.
 run() {
     local name=$1 mode=$2 opts=$3
     start_program "$name" "$PROG" "$mode" +RTS -N2 -l \
         "--eventlog-sink=ring:$T/$name.eventlog?size=16M&at-exit=0&$opts" \
         --eventlog-flush-interval=0.1 -RTS
+    if [ -n "${WHILE_RUNNING:-}" ]; then
+        wait_for_file "$T/$name.1.eventlog" 60 \
+            || fail_showing "$T/$name.prog.err" "$name: no dump while the program ran"
+        $WHILE_RUNNING
+    fi
     local rc=0
     wait_pid "$ppid" 120 || rc=$?
     check_program "$name" "$rc" done
+}
+
+# evaluator_report NAME DUMPS: the writer's report at exit says the
+# evaluator read every unit (some, none bad, none missed: it kept up) and
+# took DUMPS dumps; prints "met suppressed".
+evaluator_report() {
+    local line
+    line=$(grep -o 'dump-on read [0-9]* units, [0-9]* bad, [0-9]* missed; [0-9]* conditions met, [0-9]* suppressed, [0-9]* dumps' \
+           "$T/$1.prog.err") || fail_showing "$T/$1.prog.err" "$1: no report of the dump-on= evaluator at exit"
+    set -- "$1" "$2" $line
+    # dump-on read R units, B bad, M missed; F conditions met, S suppressed, D dumps
+    [ "$5" -gt 0 ] || fail "$1: the evaluator read no units: $line"
+    [ "$7" = 0 ] || fail "$1: units the evaluator could not parse: $line"
+    [ "$9" = 0 ] || fail "$1: units forgotten before the evaluator read them: $line"
+    [ "${16}" = "$2" ] || fail "$1: ${16} dumps counted, expected $2: $line"
+    echo "${11} ${14}"
+}
+
+# status_while_dumped: `ctl status` on the recorder's control socket
+# shows the evaluator's counts once the first dump was taken.
+status_while_dumped() {
+    "$ELS_SINK_TOOL" ctl "unix:$T/mark.ctl" status >"$T/mark.status" 2>&1 \
+        || fail_showing "$T/mark.status" "marker: ctl status failed"
+    grep -Eq 'dump-on read [1-9][0-9]* units, 0 bad, 0 missed; [1-9][0-9]* conditions met, 0 suppressed, 1 dumps' \
+        "$T/mark.status" || fail_showing "$T/mark.status" "marker: ctl status lacks the evaluator's counts"
 }
 
 # dumps NAME: how many dumps NAME.K.eventlog exist.
@@ -47,7 +81,9 @@ dumps() {
 }
 
 # --- a marker -----------------------------------------------------------------
-run mark marker 'dump-on=marker:INCIDENT&after=1s'
+WHILE_RUNNING=status_while_dumped \
+    run mark marker "dump-on=marker:INCIDENT&after=1s&control=unix:$T/mark.ctl"
+evaluator_report mark 1 >/dev/null
 [ "$(dumps mark)" -eq 1 ] || fail_showing "$T/mark.prog.err" "marker: $(dumps mark) dumps, expected 1"
 D=$T/mark.1.eventlog
 show_events "$D" "$T/mark.show" || fail "marker: ghc-events cannot parse $D"
@@ -78,6 +114,11 @@ check_readers_accept gc "$T/gc.1.eventlog"
 # --- cooldown and max-dumps -------------------------------------------------------
 run flap flap 'dump-on=marker:FLAP&after=0.2s&cooldown=1s&max-dumps=2'
 [ "$(dumps flap)" -eq 2 ] || fail_showing "$T/flap.prog.err" "flap: $(dumps flap) dumps, expected max-dumps=2"
+read -r met suppressed <<<"$(evaluator_report flap 2)"
+# 40 markers: the two that armed dumps, those within after= of them, and
+# the rest suppressed (cooldown, then max-dumps=).
+[ "$met" -eq 40 ] || fail "flap: $met conditions met, expected the 40 markers posted"
+[ "$suppressed" -ge 10 ] || fail "flap: only $suppressed of 40 markers suppressed with max-dumps=2"
 show_events "$T/flap.2.eventlog" "$T/flap.show" || fail "flap: ghc-events cannot parse dump 2"
 grep -q 'eventlog-sink: dump 2: marker FLAP' "$T/flap.show" \
     || fail "flap: the second dump lacks its note"
