@@ -6,8 +6,8 @@
  * follows programs as they come and go: the directory is rescanned every
  * SERVE_ALL_SCAN_MS, and at once when inotify reports a change in it; a
  * program whose announce file went (it exited or stopped its sink) or
- * whose pid is gone is forgotten with its model, so its series leave
- * /metrics.  It also renders what spans the set: the index page, its
+ * whose pid is gone is forgotten with its model once its stream has
+ * closed (Note [A program leaving]), so its series leave /metrics.  It also renders what spans the set: the index page, its
  * JSON, and /metrics with every program's series (render.c's Note
  * [Metric families of many programs]).
  *
@@ -45,6 +45,9 @@
 
 #define SERVE_ALL_SCAN_MS 1000
 #define SERVE_ALL_PUMP_MIN (64u << 10)
+/* How long a program whose announcement went is still read while its
+ * stream stays open (Note [A program leaving]). */
+#define SERVE_ALL_LEAVE_MS 10000
 
 struct serve_prog {
     long pid;
@@ -54,6 +57,7 @@ struct serve_prog {
     struct mon_source src;
     struct mon_model *model;
     bool seen;                  /* in the latest scan */
+    uint64_t gone_since;        /* its announcement went (0: announced) */
 };
 
 struct serve_all {
@@ -176,6 +180,18 @@ static void serve_all_watch(struct serve_all *a)
         a->watching = true;
 }
 
+/*
+ * Note [A program leaving]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * A program removes its announcement when it stops, before its sink has
+ * sent the last units and the end marker.  Closing the connection then
+ * would lose the end of its run (its last GCs, and the sink counts the
+ * units as dropped for want of a consumer), so a program whose
+ * announcement went is read while its stream stays open, and forgotten
+ * when it closes (the next scan) or after SERVE_ALL_LEAVE_MS, whichever
+ * comes first.
+ */
+
 void serve_all_scan(struct serve_all *a, uint64_t now)
 {
     if (a->watch_fd >= 0) {
@@ -225,13 +241,20 @@ void serve_all_scan(struct serve_all *a, uint64_t now)
         a->progs[a->n++] = p;
     }
     disc_list_free(&l);
-    /* Forget the programs gone, keeping the others' order. */
+    /* Forget the programs gone, keeping the others' order; one whose
+     * stream is still open is read to its end first. */
     unsigned j = 0;
     for (unsigned i = 0; i < a->n; i++) {
-        if (a->progs[i]->seen)
-            a->progs[j++] = a->progs[i];
+        struct serve_prog *p = a->progs[i];
+        if (!p->seen && p->src.fd >= 0 && !mon_source_is_file(&p->src)) {
+            if (p->gone_since == 0)
+                p->gone_since = now;
+            p->seen = now - p->gone_since < SERVE_ALL_LEAVE_MS;
+        }
+        if (p->seen)
+            a->progs[j++] = p;
         else
-            serve_prog_free(a->progs[i]);
+            serve_prog_free(p);
     }
     a->n = j;
     if (a->rr >= a->n)

@@ -18,7 +18,10 @@
 # program's page (/p/PID/) shows that program live through the same
 # script as single-program serve (relative URLs); after beta exits its
 # series leave /metrics and Prometheus' instant query finds none, while
-# alpha and gamma stay.  Skips without prometheus, promtool, curl,
+# alpha and gamma stay.  Last, a program that floods its sink and exits
+# (tests/ghc/Flood.hs: its announcement goes while its sink still holds
+# megabytes for serve) loses nothing: its sink reports no drop and
+# serve's copy of its stream runs to the end marker and parses.  Skips without prometheus, promtool, curl,
 # python3, chromium, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
@@ -189,6 +192,26 @@ note "beta gone: /metrics and prometheus hold alpha and gamma only"
 exec {in_alpha}>&- {in_gamma}>&-
 wait_pid "$pid_alpha" 60 || fail "alpha did not exit cleanly"
 wait_pid "$pid_gamma" 60 || fail "gamma did not exit cleanly"
+# --- A program leaving with a backlog -------------------------------------
+# Its announcement goes when it stops, before its sink has sent the last
+# units: serve reads the stream to its end all the same (Note [A program
+# leaving]).
+build_ghc_program flood Flood patched_ghc_lib -threaded -eventlog -rtsopts
+"$GHC_PROGRAM" 1000000 +RTS -N2 "--eventlog-sink=unix:$T/flood.sock?wait=60" -RTS \
+    >"$T/flood.out" 2>"$T/flood.err" || fail_showing "$T/flood.err" "the flooding program failed"
+! grep -q 'dropped' "$T/flood.err" \
+    || fail_showing "$T/flood.err" "serve --all left a program's stream before its end: its sink dropped units"
+flood_saved() {
+    set -- "$T"/saved/flood.*.eventlog
+    [ -e "$1" ] && [ "$(tail -c 2 "$1" | od -An -tx1 | tr -d ' ')" = ffff ]
+}
+wait_until 30 flood_saved || fail "serve's copy of the flooding program's stream lacks the end marker"
+set -- "$T"/saved/flood.*.eventlog
+show_events "$1" "$T/flood.show" || fail "ghc-events cannot parse serve's copy of the flooding program's stream"
+flood_msgs=$(grep -c ': flood [0-3] ' "$T/flood.show")
+[ "$flood_msgs" -eq 1000000 ] || fail "serve's copy of the flood holds $flood_msgs of its 1000000 messages"
+note "flood: all 1000000 messages in serve's copy, nothing dropped"
+
 kill -TERM "$spid"
 wait_pid "$spid" 30 || fail_showing "$T/serve.err" "serve --all did not exit 0 on SIGTERM"
 echo "PASS: $els_test_name"
