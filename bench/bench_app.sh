@@ -22,6 +22,9 @@
 #   triggercost the flight recorder's dump-on= conditions evaluated on
 #            every unit (conditions that never hold), against the same
 #            ring: without them, on the flushcost program; paired ratios.
+#   filecost a unix: sink with a draining consumer against the same
+#            binary writing -l to tmpfs (GHC's own file writer), on the
+#            flushcost program; paired ratios, FLUSH_ROUNDS rounds.
 #   flushcost the cost of --eventlog-flush-interval on an event-heavy
 #            program: App.hs `events FLUSH_EVENTS 4` (four threads, -N2,
 #            about 3 M user events a second), unix: sink and a draining
@@ -64,7 +67,7 @@
 #            with the live monitor attached, and stock `-l -ol FIFO`; wall time and +RTS -s mutator/GC figures
 #            against what the captured eventlog shows.
 #
-# Usage: bench/bench_app.sh [app|latency|flushcost|triggercost|memory|idle|peer|scale|skew ...]
+# Usage: bench/bench_app.sh [app|latency|flushcost|triggercost|filecost|memory|idle|peer|scale|skew ...]
 # Environment: BUILD_DIR (default: the source tree's _build), BENCH_ROUNDS
 # (5), BENCH_SCALE (300: the work size), LAT_SECS (10), LAT_RATE (200),
 # MEM_SECS (60), MEM_RATE (100000 events/s), IDLE_SECS (30),
@@ -114,11 +117,11 @@ die() { echo "bench_app: error: $*" >&2; exit 1; }
 
 for s in "$@"; do
     case $s in
-        app | latency | flushcost | triggercost | memory | idle | peer | scale | skew) ;;
-        *) echo "usage: bench/bench_app.sh [app|latency|flushcost|triggercost|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
+        app | latency | flushcost | triggercost | filecost | memory | idle | peer | scale | skew) ;;
+        *) echo "usage: bench/bench_app.sh [app|latency|flushcost|triggercost|filecost|memory|idle|peer|scale|skew ...]" >&2; exit 2 ;;
     esac
 done
-[ "$#" -gt 0 ] || set -- app latency flushcost triggercost memory idle peer scale skew
+[ "$#" -gt 0 ] || set -- app latency flushcost triggercost filecost memory idle peer scale skew
 
 [ -x "$TOOL" ] || die "no receiver at $TOOL (build the tree first: scripts/build.sh)"
 [ -e "$LIBDIR/libeventlog-sink.so" ] || die "no library in $LIBDIR"
@@ -696,7 +699,28 @@ section_flushcost() {
     ROUNDS=$saved
 }
 
-cfg_setup_triggercost() {
+# paired_rows PREFIX BASE LABEL-FUNCTION CFG...: one row per CFG of the
+# rounds PREFIX: events/s, median wall and CPU, and for every CFG but
+# BASE the paired ratios against BASE (median, first-third quartile).
+paired_rows() {
+    local prefix=$1 base=$2 label=$3 c mw mc n ok dr by cc mn pw pc
+    shift 3
+    echo "| configuration | events/s | wall s (median) | paired wall | CPU s (median) | paired CPU | consumer complete |"
+    echo "|---|---|---|---|---|---|---|"
+    for c in "$@"; do
+        read -r mw mc n ok dr by cc mn <<<"$(stats "$prefix" "$c")"
+        pw=- pc=-
+        if [ "$c" != "$base" ]; then
+            pw=$(paired_q "$prefix" "$c" "$base" wall | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
+            pc=$(paired_q "$prefix" "$c" "$base" cpu | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
+        fi
+        printf '| %s | %.2f M | %.3f | %s | %.2f | %s | %s |\n' "$("$label" "$c")" \
+            "$(awk -v e="$FLUSH_EVENTS" -v w="$mw" 'BEGIN { print e / w / 1e6 }')" \
+            "$mw" "$pw" "$mc" "$pc" "$ok"
+    done
+}
+
+cfg_setup_heavy() {
     APP_ARGS=(events "$FLUSH_EVENTS" 4)
     CFG_SINK=$1
     EXTRA_RTS=()
@@ -704,11 +728,12 @@ cfg_setup_triggercost() {
 
 # 4c. The flight recorder's dump-on= conditions, evaluated on every unit
 # by the writer thread, against the same ring: without them.
+label_triggercost() { [ "$1" = ring ] && echo "ring:" || echo "ring: with dump-on="; }
 section_triggercost() {
     local t0=$SECONDS saved=$ROUNDS cfgs=(ring ring-trigger)
     ROUNDS=$FLUSH_ROUNDS
     log "triggercost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
-    cfg_setup() { cfg_setup_triggercost "$@"; }
+    cfg_setup() { cfg_setup_heavy "$@"; }
     cfg_setup ring
     run_one ring warm-trigger "${APP_ARGS[@]}"
     rounds tc "${cfgs[@]}"
@@ -722,21 +747,40 @@ section_triggercost() {
     echo "rounds of the dump-on= run's figure divided by the plain ring: run's of that round."
     echo "Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
-    echo "| sink | events/s | wall s (median) | paired wall | CPU s (median) | paired CPU |"
-    echo "|---|---|---|---|---|---|"
-    local c mw mc n ok dr by cc mn pw pc
-    for c in "${cfgs[@]}"; do
-        read -r mw mc n ok dr by cc mn <<<"$(stats tc "$c")"
-        pw=- pc=-
-        if [ "$c" != ring ]; then
-            pw=$(paired_q tc "$c" ring wall | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
-            pc=$(paired_q tc "$c" ring cpu | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')
-        fi
-        printf '| %s | %.2f M | %.3f | %s | %.2f | %s |\n' \
-            "$([ "$c" = ring ] && echo "ring:" || echo "ring: with dump-on=")" \
-            "$(awk -v e="$FLUSH_EVENTS" -v w="$mw" 'BEGIN { print e / w / 1e6 }')" \
-            "$mw" "$pw" "$mc" "$pc"
-    done
+    paired_rows tc ring label_triggercost "${cfgs[@]}"
+    echo
+    echo "Section time: $((SECONDS - t0)) s."
+    echo
+    ROUNDS=$saved
+}
+
+# 4d. A unix: sink with a draining consumer against GHC's own file writer
+# (-l to tmpfs), the same binary, on the event-heavy program.
+label_filecost() {
+    case $1 in
+        file) echo "-l -ol (tmpfs)" ;;
+        unix) echo "unix: sink + recv" ;;
+    esac
+}
+section_filecost() {
+    local t0=$SECONDS saved=$ROUNDS cfgs=(file unix)
+    ROUNDS=$FLUSH_ROUNDS
+    log "filecost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
+    cfg_setup() { cfg_setup_heavy "$@"; }
+    cfg_setup unix
+    run_one unix warm-filecost "${APP_ARGS[@]}"
+    rounds fw "${cfgs[@]}"
+    echo "### 4d. A unix: sink against GHC's own file writer on an event-heavy program"
+    echo
+    echo "\`app events $FLUSH_EVENTS 4 +RTS -N2 -l -ol\$W/l.eventlog -RTS\` (\$W on $(df --output=fstype "$W" | tail -n 1))"
+    echo "against \`app events $FLUSH_EVENTS 4 +RTS -N2 --eventlog-sink=unix:\$W/s.sock -RTS\` with"
+    echo "\`recv --retry 10 unix:\$W/s.sock -o /dev/null\` draining it (the sink's default 1 s flush)."
+    echo "The same binary, $ROUNDS rounds each running both once in shuffled order; wall and CPU"
+    echo "are the program's own (elapsed, user+sys; the consumer's CPU is apart); paired: the"
+    echo "median (first-third quartile) over rounds of the unix: run's figure divided by the"
+    echo "file run's of that round.  Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
+    echo
+    paired_rows fw file label_filecost "${cfgs[@]}"
     echo
     echo "Section time: $((SECONDS - t0)) s."
     echo

@@ -7,7 +7,7 @@
 #               side (bench/bench_sinks.c)
 #   writecost   time of els_writer_write() for a 2 MiB unit vs memcpy
 #               (bench/bench_sinks.c)
-#   app latency flushcost triggercost memory idle peer scale skew
+#   app latency flushcost triggercost filecost memory idle peer scale skew
 #               benchmarks with a real Haskell program: run by
 #               bench/bench_app.sh SECTION when that file exists; peer
 #               (side by side with well-typed's eventlog-socket) runs only
@@ -41,7 +41,7 @@ case $build_dir in
     *) build_dir=$top/$build_dir ;;
 esac
 
-SECTIONS=(throughput writecost app latency flushcost triggercost memory idle peer scale skew)
+SECTIONS=(throughput writecost app latency flushcost triggercost filecost memory idle peer scale skew)
 
 usage() {
     echo "usage: scripts/bench.sh [--peer-eventlog-socket=DIR] [SECTION...]   (sections: ${SECTIONS[*]}; default all)"
@@ -138,6 +138,7 @@ section_app() { app_hook app; }
 section_latency() { app_hook latency; }
 section_flushcost() { app_hook flushcost; }
 section_triggercost() { app_hook triggercost; }
+section_filecost() { app_hook filecost; }
 section_memory() { app_hook memory; }
 section_idle() { app_hook idle; }
 section_peer() { app_hook peer; }
