@@ -254,6 +254,9 @@ struct els_stats {
      * max-dumps= (no dump); dumps the conditions wrote. */
     uint64_t trigger_units_read, trigger_units_bad, trigger_units_missed;
     uint64_t trigger_fired, trigger_suppressed, trigger_dumps;
+    /* Units queued without a copy (els_writer_hand_over()); of
+     * units_accepted. */
+    uint64_t units_handed_over;
     /* --- end of version 2 --- */
 };
 
@@ -303,6 +306,20 @@ int els_writer_open(const char *spec, struct els_writer **out,
  * (the drop is counted in the stats), or a negative code (ELS_EINVAL for a
  * NULL or empty unit, ELS_ESTOPPED after close began). */
 int els_writer_write(struct els_writer *w, const void *unit, size_t len);
+
+/* As els_writer_write(), but the writer may keep the buffer instead of
+ * copying the unit out of it.  *buf is a buffer of size bytes allocated
+ * with malloc, holding the unit in its first len bytes.  When the writer
+ * keeps it (a unit of at least half its buffer, with room for it), *buf is
+ * set to another malloc'd buffer of size bytes, now the caller's, to fill
+ * next and eventually free(); otherwise (a smaller unit, copied as by
+ * els_writer_write(), or a unit dropped) *buf is left as it was.  Either
+ * way the caller must not touch a buffer it no longer holds.  Returns as
+ * els_writer_write_reason(); ELS_EINVAL also for buf or *buf NULL or len
+ * > size.  What the writer kept is counted in units_handed_over.  The
+ * patched RTS hands over its full buffers this way. */
+int els_writer_hand_over(struct els_writer *w, void **buf, size_t len,
+                         size_t size, enum els_write_reason reason);
 
 /* As els_writer_write(), saying why the RTS wrote the unit now. */
 int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,

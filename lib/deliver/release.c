@@ -58,13 +58,23 @@ void elsi_stop_clock(struct els_writer *w, uint64_t now)
     }
 }
 
+/* Release the ring's oldest unit; a handed-over buffer goes back to the
+ * pool (Note [Units handed over]).  Lock held. */
+static void release_ring_oldest(struct els_writer *w)
+{
+    uint8_t *ext;
+    size_t ext_size;
+    if (elsi_ring_release(&w->queue.ring, &ext, &ext_size))
+        elsi_pool_give(&w->queue.pool, ext, ext_size);
+}
+
 void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
 {
     struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, w->queue.ring.tail_seq);
     uint64_t len = u->len;
     if (u->kind == ELSI_UNIT_KIND_JOIN) {
         /* Not part of the stream: Note [Late joiners]. */
-        elsi_ring_release(&w->queue.ring);
+        release_ring_oldest(w);
         return;
     }
     /* A flight recorder's units were kept as promised: Note [Flight
@@ -94,7 +104,7 @@ void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
     w->stats.st.bytes_queued -= len;
     w->queue.released_units++;
     w->queue.released_bytes += len;
-    elsi_ring_release(&w->queue.ring);
+    release_ring_oldest(w);
 }
 
 /*
@@ -150,7 +160,7 @@ bool elsi_release_units(struct els_writer *w)
         uint64_t limit = block ? min_trusted : r->committed_seq;
         uint64_t to = r->tail_seq, used = elsi_ring_bytes(r);
         while (to < limit && used > target) {
-            used -= elsi_ring_unit(r, to)->len;
+            used -= elsi_unit_room(elsi_ring_unit(r, to));
             to++;
         }
         for (struct consumer *c = w->cons.list; c != NULL; c = c->next)

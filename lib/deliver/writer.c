@@ -220,6 +220,7 @@ static void writer_free(struct els_writer *w)
     if (w->life.wake[1] >= 0)
         elsi_close(w->life.wake[1]);
     elsi_ring_destroy(&w->queue.ring);
+    elsi_pool_destroy(&w->queue.pool);
     if (w->ctl.hooks != NULL)
         w->ctl.hooks->release(w->ctl.state);
     elsi_trigger_teardown(w);
@@ -427,6 +428,9 @@ static void log_losses(const char *endpoint, const struct els_stats *s,
                  endpoint, n, s->behind_at_stop_units, s->behind_at_stop_bytes,
                  each);
     }
+    elsi_log(ELS_LOG_DEBUG, "%s: %" PRIu64 " units accepted, %" PRIu64
+             " of them handed over without a copy", endpoint,
+             s->units_accepted, s->units_handed_over);
     if (s->trigger_units_read + s->trigger_units_missed > 0) {
         char t[200];
         elsi_trigger_stats_format(s, t, sizeof t);

@@ -22,6 +22,7 @@
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "log.h"
+#include "queue/pool.h"
 #include "queue/ring.h"
 #include "sinks/spec.h"
 
@@ -298,6 +299,7 @@ struct els_writer {
         pthread_cond_t room;        /* producers waiting for room */
         unsigned room_waiters;
         struct elsi_ring ring;
+        struct elsi_pool pool;      /* Note [Units handed over] */
         uint64_t max_unit_seen;
         uint8_t *header;
         size_t header_len;

@@ -73,10 +73,14 @@ typedef struct {
     uint32_t capno;
 } EventLogUnitInfo;
 
+#define EVENTLOG_UNIT_WRITER_TAKES_BUFFERS 1
+
 typedef struct {
     EventLogWriter base;
     bool (*writeEventLogUnit)(void *eventlog, size_t eventlog_size,
                               const EventLogUnitInfo *info);
+    bool (*takeEventLogUnit)(void **buffer, size_t eventlog_size,
+                             size_t buffer_size, const EventLogUnitInfo *info);
 } EventLogUnitWriter;
 
 typedef const EventLogUnitWriter *(*EventLogSinkOpen)(const char *spec,
@@ -515,6 +519,28 @@ static bool ghc_write_unit(void *eventlog, size_t size,
     return true;
 }
 
+#if defined(EVENTLOG_UNIT_WRITER_TAKES_BUFFERS)
+/* The RTS's blocks (never the header, DATA_END or a join snapshot, which
+ * it writes from elsewhere): kept without a copy when the writer can
+ * (Note [Units handed over] in lib/queue/producer.c). */
+static bool ghc_take_unit(void **buffer, size_t size, size_t buffer_size,
+                          const EventLogUnitInfo *info)
+{
+    if (info->kind != EVENTLOG_UNIT_CAP_BLOCK &&
+        info->kind != EVENTLOG_UNIT_GLOBAL_BLOCK)
+        return ghc_write_unit(*buffer, size, info);
+    struct els_writer *w = ghc_enter();
+    if (w == NULL) {
+        atomic_fetch_add(&ghc_orphan_units, 1);
+        return true;
+    }
+    (void)els_writer_hand_over(w, buffer, size, buffer_size,
+                               ghc_reason(info->reason));
+    ghc_leave();
+    return true;
+}
+#endif
+
 static const EventLogUnitWriter ghc_unit_writer = {
     .base = {
         .initEventLogWriter = ghc_init,
@@ -523,6 +549,9 @@ static const EventLogUnitWriter ghc_unit_writer = {
         .stopEventLogWriter = ghc_stop,
     },
     .writeEventLogUnit = ghc_write_unit,
+#if defined(EVENTLOG_UNIT_WRITER_TAKES_BUFFERS)
+    .takeEventLogUnit = ghc_take_unit,
+#endif
 };
 
 // ---------------------------------------------------------------------------

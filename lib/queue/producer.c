@@ -115,8 +115,61 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
     return result;
 }
 
-int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
-                            enum els_write_reason reason)
+/*
+ * Note [Units handed over]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Copying a unit into the ring is most of what a producer pays for a full
+ * 2 MiB buffer.  els_writer_hand_over() lets the producer give the buffer
+ * itself instead: the ring retains it as the unit's bytes (its whole size
+ * counted against buffer=, like bytes in the ring) and the producer gets
+ * a spare buffer of the same size to fill next, from the pool when one is
+ * kept, else a new one malloc'd before the producer queues (never under
+ * the lock).  When the unit is released (every consumer has it, or a
+ * policy let it go), its buffer goes back to the pool (release.c).
+ *
+ * Why it is safe: the buffer moves whole, under the lock, in the same
+ * critical section that reserves and commits the unit, so its bytes are
+ * complete before any reader can see it; from then on only readers touch
+ * it, without the lock, under exactly the rules of ring bytes (Note
+ * [Queue locking]): nothing is released while a consumer, a dump or the
+ * dump-on= evaluator is inside it, so a buffer is never handed out again
+ * while a sink reads it.  The producer never touches it after the call.
+ *
+ * What is handed over: units of at least half their buffer (in practice
+ * the buffers that filled up), when buffer= holds at least four such
+ * buffers.  A smaller unit (a flush, a stop) is copied as before: holding
+ * a 2 MiB buffer for a few hundred bytes would fill buffer= with empty
+ * space; so is every unit of a smaller ring, whose capacity would shrink
+ * to a few units.  The header is always copied (it is kept
+ * apart for ever).  Room, policies, waiting and every loss count are the
+ * same for both ways in: a unit dropped for want of room stays in the
+ * producer's buffer, which the producer keeps.
+ */
+
+/* A spare buffer of size bytes for a producer handing one over: from
+ * the pool, else malloc'd with the lock released (the producer is in
+ * flight, so the writer stays).  NULL if none could be had.  Lock held. */
+static uint8_t *producer_spare(struct els_writer *w, size_t size)
+{
+    uint8_t *spare = elsi_pool_take(&w->queue.pool, size);
+    if (spare != NULL)
+        return spare;
+    pthread_mutex_unlock(&w->lock);
+    spare = malloc(size);
+    pthread_mutex_lock(&w->lock);
+    if (spare != NULL)
+        w->queue.pool.allocated++;
+    return spare;
+}
+
+/* Queue a unit (bytes at unit): copied into the ring, or with take_size
+ * set, retained in its own buffer (unit, of take_size bytes) while *spare
+ * gets the buffer the producer fills next; *spare is left alone when the
+ * unit was copied or dropped.  0 queued or cached, 1 dropped, or a
+ * negative code. */
+static int producer_put(struct els_writer *w, const void *unit, size_t len,
+                        enum els_write_reason reason, size_t take_size,
+                        void **spare_out)
 {
     if (w == NULL || unit == NULL || len == 0 ||
         (unsigned)reason >= ELS_REASON__COUNT)
@@ -140,12 +193,23 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         int r = cache_header(w, unit, len);
         return producer_leave(w, elsi_writer_need_wake(w), r);
     }
+    /* A ring of fewer than four buffers copies: handed over, each unit
+     * would take a whole buffer's room (Note [Units handed over]). */
+    uint8_t *spare = NULL;
+    if (take_size > 0 && take_size <= w->queue.ring.cap / 4 &&
+        (spare = producer_spare(w, take_size)) != NULL && w->life.stopping) {
+        elsi_pool_give(&w->queue.pool, spare, take_size);
+        return producer_leave(w, false, ELS_ESTOPPED);
+    }
+    bool take = spare != NULL;
+    size_t need = take ? take_size : len;
 
     /* A unit is counted as accepted in the same critical section that
      * queues or drops it, so accepted == sent + dropped + queued holds in
      * every snapshot, even while a producer waits for room. */
     if (len > w->queue.ring.cap || len > UINT32_MAX) {
         drop_at_door(w, len, info.cap, ELS_DROP_TOO_BIG);
+        elsi_pool_give(&w->queue.pool, spare, take_size);
         return producer_leave(w, false, 1);
     }
 
@@ -180,9 +244,11 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
          * snapshot]. */
         uint64_t kept_room = info.kind != ELSI_UNIT_KIND_END ? w->queue.join_reserve : 0;
         bool kept = kept_room > 0 &&
-                    !elsi_ring_has_room(&w->queue.ring, len + kept_room);
+                    !elsi_ring_has_room(&w->queue.ring, need + kept_room);
         int r = kept ? -ENOBUFS
-                     : elsi_ring_reserve(&w->queue.ring, len, &meta, &seq, iov);
+                : take ? elsi_ring_reserve_ext(&w->queue.ring, (uint8_t *)unit,
+                                               len, take_size, &meta, &seq)
+                       : elsi_ring_reserve(&w->queue.ring, len, &meta, &seq, iov);
         if (r == 0)
             break;
         if (recorder_evict(w))
@@ -191,6 +257,7 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         if (!may_wait || w->life.stopping) {
             drop_at_door(w, len, info.cap,
                          w->life.stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL);
+            elsi_pool_give(&w->queue.pool, spare, take_size);
             return producer_leave(w, wake, 1);
         }
         if (wake)
@@ -202,8 +269,9 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         else
             rc = pthread_cond_timedwait(&w->queue.room, &w->lock, &deadline);
         w->queue.room_waiters--;
-        if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->queue.ring, len + kept_room)) {
+        if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->queue.ring, need + kept_room)) {
             drop_at_door(w, len, info.cap, timeout_cause);
+            elsi_pool_give(&w->queue.pool, spare, take_size);
             return producer_leave(w, false, 1);
         }
     }
@@ -214,18 +282,41 @@ int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
         w->stats.caps[info.cap].units_accepted++;
         w->stats.caps[info.cap].bytes_accepted += len;
     }
-    if (len > w->queue.max_unit_seen)
-        w->queue.max_unit_seen = len;
+    if (need > w->queue.max_unit_seen)
+        w->queue.max_unit_seen = need;     /* the room it took */
     w->stats.st.units_accepted++;
     w->stats.st.bytes_accepted += len;
     w->stats.st.units_queued++;
     w->stats.st.bytes_queued += len;
+    if (take) {
+        /* Complete already: visible at once (Note [Units handed over]). */
+        *spare_out = spare;
+        w->stats.st.units_handed_over++;
+        elsi_ring_commit(&w->queue.ring, seq);
+        return producer_leave(w, elsi_writer_need_wake(w), 0);
+    }
     pthread_mutex_unlock(&w->lock);
 
     copy_in(iov, unit);
     pthread_mutex_lock(&w->lock);
     elsi_ring_commit(&w->queue.ring, seq);
     return producer_leave(w, elsi_writer_need_wake(w), 0);
+}
+
+int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,
+                            enum els_write_reason reason)
+{
+    return producer_put(w, unit, len, reason, 0, NULL);
+}
+
+int els_writer_hand_over(struct els_writer *w, void **buf, size_t len,
+                         size_t size, enum els_write_reason reason)
+{
+    if (buf == NULL || *buf == NULL || len > size)
+        return ELS_EINVAL;
+    /* Small units are copied: Note [Units handed over]. */
+    bool take = len >= size / 2 && size <= UINT32_MAX;
+    return producer_put(w, *buf, len, reason, take ? size : 0, buf);
 }
 
 int els_writer_set_snapshot_source(struct els_writer *w,

@@ -9,6 +9,7 @@
  *
  * Not this file's job: locking, waiting for room, deciding what to drop.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,9 @@ int elsi_ring_init(struct elsi_ring *r, uint64_t cap_bytes, uint64_t max_units)
 
 void elsi_ring_destroy(struct elsi_ring *r)
 {
+    if (r->units != NULL)
+        for (uint64_t seq = r->tail_seq; seq < r->head_seq; seq++)
+            free(r->units[seq & r->units_mask].ext);
     free(r->buf);
     free(r->units);
     memset(r, 0, sizeof *r);
@@ -46,7 +50,7 @@ void elsi_ring_destroy(struct elsi_ring *r)
 
 uint64_t elsi_ring_bytes(const struct elsi_ring *r)
 {
-    return r->head_off - r->tail_off;
+    return r->head_off - r->tail_off + r->ext_bytes;
 }
 
 uint64_t elsi_ring_count(const struct elsi_ring *r)
@@ -91,12 +95,41 @@ int elsi_ring_reserve(struct elsi_ring *r, size_t len,
         memset(u, 0, sizeof *u);
     u->off = r->head_off;
     u->len = (uint32_t)len;
+    u->ext = NULL;
+    u->ext_size = 0;
     u->state = ELSI_UNIT_RESERVED;
     u->delivered = false;
     u->failed = false;
 
     ring_spans(r, r->head_off, len, iov);
     r->head_off += len;
+    *seq = r->head_seq++;
+    return 0;
+}
+
+int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
+                          size_t size, const struct elsi_unit *meta,
+                          uint64_t *seq)
+{
+    if (buf == NULL || len == 0 || len > size || size > r->cap ||
+        size > UINT32_MAX)
+        return ELS_EMSGSIZE;
+    if (!elsi_ring_has_room(r, size))
+        return -ENOBUFS;
+
+    struct elsi_unit *u = &r->units[r->head_seq & r->units_mask];
+    if (meta != NULL)
+        *u = *meta;
+    else
+        memset(u, 0, sizeof *u);
+    u->off = r->head_off;       /* unused, but keeps offsets in order */
+    u->len = (uint32_t)len;
+    u->ext = buf;
+    u->ext_size = (uint32_t)size;
+    u->state = ELSI_UNIT_RESERVED;
+    u->delivered = false;
+    u->failed = false;
+    r->ext_bytes += size;
     *seq = r->head_seq++;
     return 0;
 }
@@ -127,15 +160,37 @@ int elsi_ring_iov(const struct elsi_ring *r, const struct elsi_unit *u,
 {
     if (from >= u->len)
         return 0;
+    if (u->ext != NULL) {
+        iov[0].iov_base = u->ext + from;
+        iov[0].iov_len = u->len - from;
+        iov[1].iov_base = NULL;
+        iov[1].iov_len = 0;
+        return 1;
+    }
     return ring_spans(r, u->off + from, u->len - from, iov);
 }
 
-bool elsi_ring_release(struct elsi_ring *r)
+bool elsi_ring_release(struct elsi_ring *r, uint8_t **ext, size_t *ext_size)
 {
+    if (ext != NULL)
+        *ext = NULL;
+    if (ext_size != NULL)
+        *ext_size = 0;
     if (r->tail_seq == r->committed_seq)
         return false;   /* empty, or the oldest unit is still being filled */
     struct elsi_unit *u = &r->units[r->tail_seq & r->units_mask];
-    r->tail_off = u->off + u->len;
+    if (u->ext != NULL) {
+        r->ext_bytes -= u->ext_size;
+        if (ext != NULL && ext_size != NULL) {
+            *ext = u->ext;
+            *ext_size = u->ext_size;
+        } else {
+            free(u->ext);
+        }
+        u->ext = NULL;
+    } else {
+        r->tail_off = u->off + u->len;
+    }
     r->tail_seq++;
     if (r->tail_seq == r->head_seq) {
         /* Empty: the next unit starts at the beginning of the buffer

@@ -15,6 +15,12 @@
  * it is released, so a reader may read them without the lock once it has
  * seen the unit committed under the lock.
  *
+ * A unit may also live outside the byte ring, in a buffer handed over by
+ * its producer (Note [Units handed over], lib/queue/producer.c): its
+ * descriptor then points at that buffer, which the ring owns until the
+ * unit is released.  Such buffers count against the same capacity, by
+ * their whole size, so the bytes retained never exceed cap in all.
+ *
  * Note [Reusing the start of the ring]
  * When the last retained unit is released, the ring starts over at the
  * beginning of its buffer.  With a consumer that keeps up the ring is
@@ -42,6 +48,11 @@ enum elsi_unit_state {
 struct elsi_unit {
     uint64_t off;           /* byte offset in ring space (monotonic) */
     uint32_t len;
+    /* A unit handed over: its bytes are ext[0..len), in a buffer of
+     * ext_size bytes the ring owns (off is unused); NULL for a unit in
+     * the byte ring. */
+    uint8_t *ext;
+    uint32_t ext_size;
     uint8_t state;          /* enum elsi_unit_state */
     uint8_t kind;           /* enum elsi_unit_kind (evformat.h) */
     uint16_t cap;           /* block's capability, 0xFFFF for global */
@@ -61,6 +72,13 @@ struct elsi_unit {
     bool skipped;
 };
 
+/* The room a unit takes: its length, or for a unit handed over its
+ * buffer's whole size. */
+static inline uint64_t elsi_unit_room(const struct elsi_unit *u)
+{
+    return u->ext != NULL ? u->ext_size : u->len;
+}
+
 struct elsi_ring {
     uint8_t *buf;
     uint64_t cap;            /* bytes */
@@ -69,6 +87,7 @@ struct elsi_ring {
     uint64_t units_mask;     /* descriptor ring size - 1 (power of two) */
     uint64_t head_seq, tail_seq;
     uint64_t committed_seq;  /* first seq not yet committed (prefix) */
+    uint64_t ext_bytes;      /* sizes of the handed-over buffers retained */
 };
 
 /* Allocate a ring of cap_bytes and room for max_units descriptors (rounded
@@ -84,6 +103,16 @@ void elsi_ring_destroy(struct elsi_ring *r);
 int elsi_ring_reserve(struct elsi_ring *r, size_t len,
                       const struct elsi_unit *meta, uint64_t *seq,
                       struct iovec iov[2]);
+
+/* Retain a complete unit of len bytes that lives in buf, a malloc'd
+ * buffer of size bytes (len <= size), without copying it: the ring owns
+ * buf from now until the unit is released (the caller takes it back
+ * then: elsi_ring_release()).  The unit is reserved, to be committed like
+ * any other.  0, ELS_EMSGSIZE or -ENOBUFS as elsi_ring_reserve(), room
+ * being counted as size bytes. */
+int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
+                          size_t size, const struct elsi_unit *meta,
+                          uint64_t *seq);
 
 /* Mark seq as filled.  Committed units become visible in sequence order. */
 void elsi_ring_commit(struct elsi_ring *r, uint64_t seq);
@@ -108,10 +137,13 @@ int elsi_ring_iov(const struct elsi_ring *r, const struct elsi_unit *u,
                   size_t from, struct iovec iov[2]);
 
 /* Release the oldest unit, which must be committed.  Returns false if the
- * ring is empty or the oldest unit is still reserved. */
-bool elsi_ring_release(struct elsi_ring *r);
+ * ring is empty or the oldest unit is still reserved.  For a unit handed
+ * over, *ext and *ext_size (when not NULL) get its buffer, now the
+ * caller's; otherwise NULL and 0. */
+bool elsi_ring_release(struct elsi_ring *r, uint8_t **ext, size_t *ext_size);
 
-/* Bytes and units currently retained (reserved or committed). */
+/* Bytes (in the byte ring, and sizes of handed-over buffers) and units
+ * currently retained (reserved or committed). */
 uint64_t elsi_ring_bytes(const struct elsi_ring *r);
 uint64_t elsi_ring_count(const struct elsi_ring *r);
 

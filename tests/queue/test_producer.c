@@ -4,8 +4,11 @@
  * writes racing els_writer_close(): a producer still copying a unit when
  * close begins keeps the writer alive until it has left (Note [Producers
  * in flight]); a write that starts once close has begun is refused with
- * ELS_ESTOPPED and not counted.  Run under ThreadSanitizer by
- * scripts/sanitize.sh.
+ * ELS_ESTOPPED and not counted.  Units handed over
+ * (els_writer_hand_over(), Note [Units handed over]): a full buffer is
+ * kept and the producer gets another, a small unit is copied, a dropped
+ * unit leaves the producer its buffer, and the consumer receives every
+ * byte either way.  Run under ThreadSanitizer by scripts/sanitize.sh.
  */
 #include "check.h"
 #include "deliver/writer_test.h"
@@ -184,11 +187,142 @@ static void producer_write_after_close_began(void)
     evgen_free(&h);
 }
 
+/* A malloc'd buffer of size bytes holding a block of capability cap (its
+ * events tagged tag) of at least min_len bytes; *len gets its length. */
+static void *block_buffer(size_t size, uint16_t cap, const char *tag,
+                          size_t min_len, size_t *len)
+{
+    struct evgen_buf b = evgen_block(cap, 1000, 1, tag, min_len);
+    CHECK(b.len <= size);
+    void *buf = malloc(size);
+    CHECK(buf != NULL);
+    memcpy(buf, b.p, b.len);
+    *len = b.len;
+    evgen_free(&b);
+    return buf;
+}
+
+static void hand_over_delivers_every_byte(void)
+{
+    int fd;
+    struct evgen_buf h, expect = { 0 };
+    struct els_writer *w = open_unix_with_client("buffer=16M", &fd, &h);
+    evgen_put(&expect, h.p, h.len);
+    struct reader rd;
+    reader_start(&rd, fd, false);
+    const size_t size = 256 * 1024;
+    void *held[40];
+    size_t n_held = 0;
+    for (unsigned i = 0; i < 40; i++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "full %u", i);
+        size_t len;
+        void *buf = block_buffer(size, (uint16_t)(i % 2), tag, size - 200, &len);
+        void *was = buf;
+        evgen_put(&expect, buf, len);
+        CHECK_INT(els_writer_hand_over(w, &buf, len, size, ELS_REASON_BUFFER_FULL), ==, 0);
+        /* Kept: the producer holds another buffer now. */
+        CHECK(buf != was);
+        held[n_held++] = buf;
+    }
+    /* A small unit is copied: the producer keeps its buffer. */
+    size_t small_len;
+    void *small = block_buffer(size, 0, "small", 0, &small_len);
+    void *was = small;
+    evgen_put(&expect, small, small_len);
+    CHECK_INT(els_writer_hand_over(w, &small, small_len, size, ELS_REASON_FLUSH), ==, 0);
+    CHECK(small == was);
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.units_handed_over, ==, 40);
+    CHECK_U64(s.units_accepted, ==, 41);
+    CHECK_INT(els_writer_hand_over(w, NULL, 1, size, ELS_REASON_FLUSH), ==, ELS_EINVAL);
+    CHECK_INT(els_writer_hand_over(w, &small, size + 1, size, ELS_REASON_FLUSH), ==, ELS_EINVAL);
+    write_ok(w, evgen_data_end, 2);
+    evgen_put(&expect, evgen_data_end, 2);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&rd);
+    CHECK_U64(rd.got.len, ==, expect.len);
+    CHECK(memcmp(rd.got.p, expect.p, expect.len) == 0);
+    check_stream_parses(&rd.got, true);
+    /* Every buffer the producer was given is its own to free. */
+    for (size_t i = 0; i < n_held; i++)
+        free(held[i]);
+    free(small);
+    evgen_free(&rd.got);
+    evgen_free(&expect);
+    evgen_free(&h);
+}
+
+/* The sink's write is held, so nothing is released: the ring fills with
+ * handed-over buffers (counted by their whole size) and the next unit,
+ * under policy=drop, is dropped and stays the producer's. */
+static void hand_over_dropped_keeps_buffer(void)
+{
+    CHECK_OK(els_sink_register(&slow_sink));
+    atomic_store(&slow_sink_hold, true);
+    struct els_writer *w = open_ok("test-slow:?buffer=4M&policy=drop&linger=0.2");
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    const size_t size = 1024 * 1024;
+    void *held[5];
+    unsigned kept = 0, dropped = 0;
+    for (unsigned i = 0; i < 5; i++) {
+        size_t len;
+        void *buf = block_buffer(size, 0, "drop", size / 2 + 16, &len);
+        void *was = buf;
+        int r = els_writer_hand_over(w, &buf, len, size, ELS_REASON_BUFFER_FULL);
+        CHECK(r == 0 || r == 1);
+        if (r == 1) {
+            CHECK(buf == was);      /* not kept: still the producer's */
+            dropped++;
+        } else {
+            CHECK(buf != was);
+            kept++;
+        }
+        held[i] = buf;
+    }
+    /* 4M holds four 1M buffers: the fifth finds no room. */
+    CHECK_INT(kept, ==, 4);
+    CHECK_INT(dropped, ==, 1);
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.units_handed_over, ==, 4);
+    CHECK_U64(s.units_dropped[ELS_DROP_QUEUE_FULL], ==, 1);
+    check_conservation(&s);
+    atomic_store(&slow_sink_hold, false);
+    CHECK_OK(els_writer_close(w));
+    for (unsigned i = 0; i < 5; i++)
+        free(held[i]);
+    evgen_free(&h);
+}
+
+/* A ring of fewer than four buffers copies every unit: handed over, each
+ * would take a whole buffer's room. */
+static void hand_over_small_ring_copies(void)
+{
+    CHECK_OK(els_sink_register(&slow_sink));
+    struct els_writer *w = open_ok("test-slow:?buffer=3M");
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    const size_t size = 1024 * 1024;
+    size_t len;
+    void *buf = block_buffer(size, 0, "copied", size - 100, &len);
+    void *was = buf;
+    CHECK_INT(els_writer_hand_over(w, &buf, len, size, ELS_REASON_BUFFER_FULL), ==, 0);
+    CHECK(buf == was);
+    CHECK_U64(stats_of(w).units_handed_over, ==, 0);
+    CHECK_OK(els_writer_close(w));
+    free(buf);
+    evgen_free(&h);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(writer_unit_too_big),
     CHECK_CASE(producer_copy_in_flight_at_close),
     CHECK_CASE_T(producer_many_writers_racing_close, 60),
     CHECK_CASE(producer_write_after_close_began),
+    CHECK_CASE(hand_over_delivers_every_byte),
+    CHECK_CASE(hand_over_dropped_keeps_buffer),
+    CHECK_CASE(hand_over_small_ring_copies),
 };
 
 CHECK_MAIN(cases)

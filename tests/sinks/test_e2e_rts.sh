@@ -6,7 +6,8 @@
 # with +RTS --eventlog-sink=SPEC.  Checked here: every built-in sink (unix,
 # tcp, fifo, file, unix-connect and tcp-connect to `recv --listen`) delivers
 # a complete stream that ghc-events parses, with exactly the user events
-# emitted, as many as a plain `+RTS -l` file of the same program holds; a
+# emitted, as many as a plain `+RTS -l` file of the same program holds
+# (on unix:, with the RTS's full buffers handed over without a copy); a
 # consumer waiting from the start (wait=) gets the start-up events (capsets,
 # caps, RTS identifier, program arguments, pid); a late joiner gets a stream
 # that parses, with no more user events than were emitted and an in-band
@@ -138,10 +139,17 @@ check_startup plain "$plain_pid"
 # ---------------------------------------------------------------------------
 
 # unix: the receiver retries until the program has made the socket.
-burst_with unix "unix:$T/s.sock?$sink_opts" --retry 60 -o "$T/unix.eventlog" "unix:$T/s.sock"
+# With the library's debug lines, which say how many of the units the
+# RTS handed over whole (its full buffers: no copy, Note [Units handed
+# over] in lib/queue/producer.c).
+EVENTLOG_SINK_DEBUG=1 burst_with unix "unix:$T/s.sock?$sink_opts" --retry 60 -o "$T/unix.eventlog" "unix:$T/s.sock"
 check_program unix "$prog_rc" "emitted $N user events"
 check_recv unix "$recv_rc"
 check_burst unix "$T/unix.eventlog"
+handed=$(sed -n 's/.*: [0-9]* units accepted, \([0-9]*\) of them handed over without a copy$/\1/p' "$T/unix.prog.err")
+[ "${handed:-0}" -gt 0 ] \
+    || fail_showing "$T/unix.prog.err" "unix: the RTS handed over none of its full buffers (${handed:-no report})"
+note "unix: $handed units handed over without a copy"
 check_startup unix "$ppid"
 [ ! -e "$T/s.sock" ] || fail "unix: socket file $T/s.sock left behind after exit"
 

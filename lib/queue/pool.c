@@ -1,0 +1,33 @@
+/*
+ * pool.c: spare buffers for units handed over (see pool.h for the
+ * contract).  Not its job: when a buffer is handed over or given back
+ * (producer.c, lib/deliver/release.c).
+ */
+#include <stdlib.h>
+
+#include "queue/pool.h"
+
+uint8_t *elsi_pool_take(struct elsi_pool *p, size_t size)
+{
+    if (p->n == 0 || size != p->size)
+        return NULL;
+    return p->spare[--p->n];
+}
+
+void elsi_pool_give(struct elsi_pool *p, uint8_t *buf, size_t size)
+{
+    if (buf == NULL)
+        return;
+    if (p->size == 0)
+        p->size = size;     /* the capabilities' buffer size, in practice */
+    if (size == p->size && p->n < ELSI_POOL_KEEP)
+        p->spare[p->n++] = buf;
+    else
+        free(buf);
+}
+
+void elsi_pool_destroy(struct elsi_pool *p)
+{
+    while (p->n > 0)
+        free(p->spare[--p->n]);
+}
