@@ -24,7 +24,10 @@
 #            ring: without them, on the flushcost program; paired ratios.
 #   filecost a unix: sink with a draining consumer against the same
 #            binary writing -l to tmpfs (GHC's own file writer), on the
-#            flushcost program; paired ratios, FLUSH_ROUNDS rounds.
+#            flushcost program; paired ratios, FLUSH_ROUNDS rounds.  With
+#            BENCH_BEFORE_PGHC, also the unix: run of App.hs built against
+#            that RTS (e.g. one without the hand-over patch), paired
+#            against this RTS's.
 #   flushcost the cost of --eventlog-flush-interval on an event-heavy
 #            program: App.hs `events FLUSH_EVENTS 4` (four threads, -N2,
 #            about 3 M user events a second), unix: sink and a draining
@@ -760,10 +763,12 @@ label_filecost() {
     case $1 in
         file) echo "-l -ol (tmpfs)" ;;
         unix) echo "unix: sink + recv" ;;
+        unix-rts-before) echo "unix: sink + recv, RTS before" ;;
     esac
 }
 section_filecost() {
     local t0=$SECONDS saved=$ROUNDS cfgs=(file unix)
+    [ -z "$BEFORE_PGHC" ] || cfgs+=(unix-rts-before)
     ROUNDS=$FLUSH_ROUNDS
     log "filecost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
     cfg_setup() { cfg_setup_heavy "$@"; }
@@ -781,6 +786,13 @@ section_filecost() {
     echo "file run's of that round.  Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
     paired_rows fw file label_filecost "${cfgs[@]}"
+    if [ -n "$BEFORE_PGHC" ]; then
+        echo
+        echo "\"RTS before\": App.hs built with $BEFORE_PGHC, the same library."
+        echo "Paired, this RTS's unix: run against the before RTS's of the same round:"
+        echo "wall $(paired_q fw unix unix-rts-before wall | awk '{ printf "%s (%s-%s)", $1, $2, $3 }'),"
+        echo "CPU $(paired_q fw unix unix-rts-before cpu | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')."
+    fi
     echo
     echo "Section time: $((SECONDS - t0)) s."
     echo

@@ -71,16 +71,16 @@ typedef struct {
     EventLogUnitKind kind;
     EventLogWriteReason reason;
     uint32_t capno;
+    size_t buffer_size;         /* only where eventLogUnitsMayBeKept() exists */
+    void **keep;
 } EventLogUnitInfo;
 
-#define EVENTLOG_UNIT_WRITER_TAKES_BUFFERS 1
+bool eventLogUnitsMayBeKept(void);
 
 typedef struct {
     EventLogWriter base;
     bool (*writeEventLogUnit)(void *eventlog, size_t eventlog_size,
                               const EventLogUnitInfo *info);
-    bool (*takeEventLogUnit)(void **buffer, size_t eventlog_size,
-                             size_t buffer_size, const EventLogUnitInfo *info);
 } EventLogUnitWriter;
 
 typedef const EventLogUnitWriter *(*EventLogSinkOpen)(const char *spec,
@@ -93,6 +93,8 @@ bool startEventLoggingWithUnits(const EventLogUnitWriter *writer);
 
 int registerEventLogSink(const char *scheme, EventLogSinkOpen open)
     __attribute__((weak));
+/* An RTS whose units may be kept without a copy (patch 0014). */
+bool eventLogUnitsMayBeKept(void) __attribute__((weak));
 #if defined(EVENTLOG_SINK_SCHEMES_MAX)
 /* Every scheme the library can register must fit in the RTS's table. */
 _Static_assert(EVENTLOG_SINK_SCHEMES_MAX >= ELSI_REGISTRY_MAX,
@@ -508,7 +510,17 @@ static bool ghc_write_unit(void *eventlog, size_t size,
          * asked: let consumers that join mid-stream ask. */
         if (info->kind == EVENTLOG_UNIT_HEADER && requestEventLogSnapshot != NULL)
             (void)els_writer_set_snapshot_source(w, ghc_request_join_snapshot, NULL);
-        (void)els_writer_write_reason(w, eventlog, size, ghc_reason(info->reason));
+        if (eventLogUnitsMayBeKept != NULL && info->keep != NULL) {
+            /* A block the RTS lets us keep: Note [Units handed over] in
+             * lib/queue/producer.c. */
+            void *buf = eventlog;
+            (void)els_writer_hand_over(w, &buf, size, info->buffer_size,
+                                       ghc_reason(info->reason));
+            if (buf != eventlog)
+                *info->keep = buf;
+        } else {
+            (void)els_writer_write_reason(w, eventlog, size, ghc_reason(info->reason));
+        }
         /* A new stream (program start, restart, a forked child's own):
          * its snapshot content follows the header; the hooks wait for
          * the RTS to finish it. */
@@ -519,27 +531,6 @@ static bool ghc_write_unit(void *eventlog, size_t size,
     return true;
 }
 
-#if defined(EVENTLOG_UNIT_WRITER_TAKES_BUFFERS)
-/* The RTS's blocks (never the header, DATA_END or a join snapshot, which
- * it writes from elsewhere): kept without a copy when the writer can
- * (Note [Units handed over] in lib/queue/producer.c). */
-static bool ghc_take_unit(void **buffer, size_t size, size_t buffer_size,
-                          const EventLogUnitInfo *info)
-{
-    if (info->kind != EVENTLOG_UNIT_CAP_BLOCK &&
-        info->kind != EVENTLOG_UNIT_GLOBAL_BLOCK)
-        return ghc_write_unit(*buffer, size, info);
-    struct els_writer *w = ghc_enter();
-    if (w == NULL) {
-        atomic_fetch_add(&ghc_orphan_units, 1);
-        return true;
-    }
-    (void)els_writer_hand_over(w, buffer, size, buffer_size,
-                               ghc_reason(info->reason));
-    ghc_leave();
-    return true;
-}
-#endif
 
 static const EventLogUnitWriter ghc_unit_writer = {
     .base = {
@@ -549,9 +540,6 @@ static const EventLogUnitWriter ghc_unit_writer = {
         .stopEventLogWriter = ghc_stop,
     },
     .writeEventLogUnit = ghc_write_unit,
-#if defined(EVENTLOG_UNIT_WRITER_TAKES_BUFFERS)
-    .takeEventLogUnit = ghc_take_unit,
-#endif
 };
 
 // ---------------------------------------------------------------------------
