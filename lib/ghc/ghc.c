@@ -30,9 +30,10 @@
  * An RTS with the eventlog-sink patches declares registerEventLogSink()
  * and the unit-aware writer in rts/EventLogControl.h.  When this library
  * is built against such an RTS's headers it uses them; otherwise it
- * declares the same types itself (they must match
- * the patches in rts-patches/ghc-9.0.2/, which tests/rts/test_rts_series.sh checks by
- * building this file against the patched headers).  The functions are weak
+ * declares the same types itself (they must match the patches in
+ * rts-patches/ghc-9.0.2/: the build uses the installed GHC's headers, so
+ * these declarations are the ones every end-to-end test runs against the
+ * patched RTS).  The functions are weak
  * references: in a program linked with a stock RTS they are NULL and the
  * library only offers els_ghc_writer() for RtsConfig.eventlog_writer.
  */

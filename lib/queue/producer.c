@@ -136,11 +136,12 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
  * while a sink reads it.  The producer never touches it after the call.
  *
  * What is handed over: units of at least half their buffer (in practice
- * the buffers that filled up), when buffer= holds at least four such
- * buffers.  A smaller unit (a flush, a stop) is copied as before: holding
- * a 2 MiB buffer for a few hundred bytes would fill buffer= with empty
- * space; so is every unit of a smaller ring, whose capacity would shrink
- * to a few units.  The header is always copied (it is kept
+ * the buffers that filled up), when buffer= (or a recorder's size=)
+ * holds at least eight such buffers.  A smaller unit (a flush, a stop) is
+ * copied as before: holding a 2 MiB buffer for a few hundred bytes would
+ * fill buffer= with empty space; so is every unit of a smaller ring, which
+ * would keep too few units (a recorder's window would shrink to a few
+ * buffers, its snapshots with it).  The header is always copied (it is kept
  * apart for ever).  Room, policies, waiting and every loss count are the
  * same for both ways in: a unit dropped for want of room stays in the
  * producer's buffer, which the producer keeps.
@@ -193,10 +194,10 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         int r = cache_header(w, unit, len);
         return producer_leave(w, elsi_writer_need_wake(w), r);
     }
-    /* A ring of fewer than four buffers copies: handed over, each unit
+    /* A ring of fewer than eight buffers copies: handed over, each unit
      * would take a whole buffer's room (Note [Units handed over]). */
     uint8_t *spare = NULL;
-    if (take_size > 0 && take_size <= w->queue.ring.cap / 4 &&
+    if (take_size > 0 && take_size <= w->queue.ring.cap / 8 &&
         (spare = producer_spare(w, take_size)) != NULL && w->life.stopping) {
         elsi_pool_give(&w->queue.pool, spare, take_size);
         return producer_leave(w, false, ELS_ESTOPPED);

@@ -260,13 +260,13 @@ static void hand_over_dropped_keeps_buffer(void)
 {
     CHECK_OK(els_sink_register(&slow_sink));
     atomic_store(&slow_sink_hold, true);
-    struct els_writer *w = open_ok("test-slow:?buffer=4M&policy=drop&linger=0.2");
+    struct els_writer *w = open_ok("test-slow:?buffer=8M&policy=drop&linger=0.2");
     struct evgen_buf h = evgen_header();
     write_ok(w, h.p, h.len);
     const size_t size = 1024 * 1024;
-    void *held[5];
+    void *held[9];
     unsigned kept = 0, dropped = 0;
-    for (unsigned i = 0; i < 5; i++) {
+    for (unsigned i = 0; i < 9; i++) {
         size_t len;
         void *buf = block_buffer(size, 0, "drop", size / 2 + 16, &len);
         void *was = buf;
@@ -281,26 +281,26 @@ static void hand_over_dropped_keeps_buffer(void)
         }
         held[i] = buf;
     }
-    /* 4M holds four 1M buffers: the fifth finds no room. */
-    CHECK_INT(kept, ==, 4);
+    /* 8M holds eight 1M buffers: the ninth finds no room. */
+    CHECK_INT(kept, ==, 8);
     CHECK_INT(dropped, ==, 1);
     struct els_stats s = stats_of(w);
-    CHECK_U64(s.units_handed_over, ==, 4);
+    CHECK_U64(s.units_handed_over, ==, 8);
     CHECK_U64(s.units_dropped[ELS_DROP_QUEUE_FULL], ==, 1);
     check_conservation(&s);
     atomic_store(&slow_sink_hold, false);
     CHECK_OK(els_writer_close(w));
-    for (unsigned i = 0; i < 5; i++)
+    for (unsigned i = 0; i < 9; i++)
         free(held[i]);
     evgen_free(&h);
 }
 
-/* A ring of fewer than four buffers copies every unit: handed over, each
- * would take a whole buffer's room. */
+/* A ring of fewer than eight buffers copies every unit: handed over,
+ * each would take a whole buffer's room. */
 static void hand_over_small_ring_copies(void)
 {
     CHECK_OK(els_sink_register(&slow_sink));
-    struct els_writer *w = open_ok("test-slow:?buffer=3M");
+    struct els_writer *w = open_ok("test-slow:?buffer=7M");
     struct evgen_buf h = evgen_header();
     write_ok(w, h.p, h.len);
     const size_t size = 1024 * 1024;
