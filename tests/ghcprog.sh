@@ -6,20 +6,25 @@
 # GHC-ARGS (the compiler first: e.g. patched_ghc_lib, or
 # "$ELS_PATCHED_GHC" with your own link flags) into
 # $ELS_TOP_BUILDDIR/tests/ghc/out/OUT, once per build tree: rebuilt only
-# when the source, this file, the library or the patched RTS is newer.
+# when the source, a C file among GHC-ARGS (a C main), this file, the
+# library or the patched RTS is newer.
 # Concurrent callers serialise on a lock file; the source directory may be
 # read-only (distcheck), so the build happens in a work directory.  Sets
 # GHC_PROGRAM.
 
 build_ghc_program() {
     local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/$2.hs what=tests/ghc/$2.hs
-    local dir=$ELS_TOP_BUILDDIR/tests/ghc/out log
+    local dir=$ELS_TOP_BUILDDIR/tests/ghc/out log a cfiles=()
     shift 2
+    for a in "$@"; do
+        case $a in *.c) cfiles+=("$a") ;; esac
+    done
     log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-$name.log
     mkdir -p "$dir" || fail "cannot create $dir"
     (
         if command -v flock >/dev/null 2>&1; then exec 9>"$dir/.lock"; flock 9; fi
-        ! newer_than_patched_build "$dir/$name" "$src" "${BASH_SOURCE[0]}" || exit 0
+        ! newer_than_patched_build "$dir/$name" "$src" "${cfiles[@]}" \
+            "${BASH_SOURCE[0]}" || exit 0
         rm -rf "$dir/work-$name"
         mkdir -p "$dir/work-$name"
         cp "$src" "$dir/work-$name/Main.hs"

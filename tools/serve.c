@@ -91,7 +91,8 @@ static void serve_usage(FILE *out)
 "                        'Authorization: Bearer TOKEN': a firing alert\n"
 "                        labelled pid (or program) makes that program's\n"
 "                        ring: recorder dump, through its\n"
-"                        control=unix:SOCK socket\n"
+"                        control=unix:SOCK socket (on any listener:\n"
+"                        beyond loopback the token is sent in the clear)\n"
 "  --token-file FILE     the control token from FILE instead, for a URL\n"
 "                        that stays the same: 32 to 128 characters of\n"
 "                        A-Z a-z 0-9 - . _ ~ in a regular file of yours\n"
@@ -318,10 +319,12 @@ int serve_main(int argc, char **argv)
     s.loopback = strncmp(hp, "127.", 4) == 0 || strncmp(hp, "[::1]", 5) == 0;
     if (!s.loopback)
         fprintf(stderr, TOOL_NAME " serve: warning: serving beyond this "
-                "machine, without authentication%s\n", control ?
-                "; control requests are refused (loopback only)" : "");
+                "machine, without authentication%s\n", !control ? "" : all ?
+                " but for the webhook, whose token crosses the network "
+                "unencrypted (put a TLS proxy in front)" :
+                "; control requests are refused (loopback only)");
     /* One line, so that whoever waits for it reads the URL whole. */
-    if (!control || !s.loopback)
+    if (!control || (!s.loopback && !all))
         fprintf(stderr, TOOL_NAME " serve: serving http://%s/\n", hp);
     else if (all && token_file != NULL)
         fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (alerts: POST "

@@ -6,7 +6,11 @@
  * (ring:PATH?control=unix:SOCK, listed in the program's announce file:
  * tools/discover.c), as `eventlog-sink ctl unix:SOCK ring-dump` would.
  * The answer (JSON) says per alert what was done: each program's dump
- * (file and size) or why there was none.
+ * (file and size) or why there was none: "resolved" (nothing to do),
+ * "no-target" (no pid or program label), "unknown-program" (none
+ * announced here), "no-recorder" (no ring: sink with a control
+ * socket), "cooldown", "over-limit" (the request's dumps were used up),
+ * "failed" (the recorder's error); and how many alerts were skipped.
  *
  * Note [Alerts from outside]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -205,22 +209,27 @@ static int serve_alert_ring_dump(const char *ctl, char *file, size_t file_len,
  * ------------------------------------------------------------------------ */
 
 /* Dump program e for an alert (its answer's entry into b); returns
- * whether a dump was written. */
-static bool serve_alert_program(struct serve_alert_batch *bt,
-                                const struct disc_entry *e, const char *alertname)
+ * the outcome's name. */
+static const char *serve_alert_program(struct serve_alert_batch *bt,
+                                       const struct disc_entry *e,
+                                       const char *alertname)
 {
     struct strbuf *b = bt->b;
     sb_printf(b, "{\"pid\":%ld,\"program\":", e->pid);
     sb_json_str(b, e->name ? e->name : "", e->name ? strlen(e->name) : 0);
     const char *ctl = serve_alert_recorder(e);
     struct serve_alert_last *recent;
-    bool ok = false;
+    const char *outcome;
     if (ctl == NULL) {
-        sb_puts(b, ",\"outcome\":\"no-recorder\"");
+        outcome = "no-recorder";
+        sb_puts(b, ",\"outcome\":\"no-recorder\",\"error\":\"no ring: sink "
+                "with a control=unix: socket\"");
     } else if ((recent = serve_alert_recent(bt->a, e, bt->now)) != NULL) {
+        outcome = "cooldown";
         sb_printf(b, ",\"outcome\":\"cooldown\",\"cooldown_left_s\":%.1f",
                   (double)(bt->a->cooldown_ms - (bt->now - recent->at)) / 1e3);
     } else if (bt->asked >= SERVE_ALERT_DUMPS) {
+        outcome = "over-limit";
         sb_printf(b, ",\"outcome\":\"over-limit\",\"error\":\"at most %d "
                   "dumps per request\"", SERVE_ALERT_DUMPS);
     } else {
@@ -241,15 +250,16 @@ static bool serve_alert_program(struct serve_alert_batch *bt,
             sb_printf(b, ",\"size\":%lld", size);
             bt->dumped++;
             bt->a->dumps++;
-            ok = true;
+            outcome = "dumped";
         } else {
             fputc('\n', stderr);
             sb_puts(b, ",\"outcome\":\"failed\",\"error\":");
             sb_json_str(b, err, strlen(err));
+            outcome = "failed";
         }
     }
     sb_puts(b, "}");
-    return ok;
+    return outcome;
 }
 
 /* Label name's value into out: 1, 0 when absent, -1 when it is not a
@@ -326,8 +336,10 @@ static void serve_alert_one(struct serve_alert_batch *bt,
      * a pid reused by another program is not the one alerted on); a
      * program name alone names every program of that name. */
     sb_puts(b, ",\"programs\":[");
-    unsigned matched = 0, dumped = 0;
-    const char *mismatch = NULL;
+    unsigned matched = 0;
+    /* The alert's outcome: "dumped" if any program was, else the
+     * programs' one outcome, else "mixed". */
+    const char *outcome = NULL, *mismatch = NULL;
     for (size_t k = 0; k < bt->progs.n; k++) {
         const struct disc_entry *e = &bt->progs.v[k];
         const char *name = e->name ? e->name : "";
@@ -339,8 +351,11 @@ static void serve_alert_one(struct serve_alert_batch *bt,
             continue;
         }
         sb_puts(b, matched++ ? "," : "");
-        if (serve_alert_program(bt, e, alertname))
-            dumped++;
+        const char *o = serve_alert_program(bt, e, alertname);
+        if (outcome == NULL || strcmp(o, "dumped") == 0)
+            outcome = o;
+        else if (strcmp(outcome, o) != 0 && strcmp(outcome, "dumped") != 0)
+            outcome = "mixed";
     }
     sb_puts(b, "]");
     if (matched == 0) {
@@ -359,7 +374,7 @@ static void serve_alert_one(struct serve_alert_batch *bt,
         sb_puts(b, ",\"outcome\":\"unknown-program\",\"error\":");
         sb_json_str(b, msg, strlen(msg));
     } else {
-        sb_printf(b, ",\"outcome\":\"%s\"", dumped > 0 ? "dumped" : "not-dumped");
+        sb_printf(b, ",\"outcome\":\"%s\"", outcome);
     }
     sb_puts(b, "}");
 }

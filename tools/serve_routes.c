@@ -22,7 +22,11 @@
  * it; compared in constant time, http_token_matches(), and never served
  * back), and any action off the list.  The webhook is held to the same
  * rules (serve_act_refusal()), its token sent as "Authorization: Bearer
- * TOKEN", which is what Alertmanager's http_config.authorization sends.  The page, /events, /metrics and
+ * TOKEN", which is what Alertmanager's http_config.authorization sends,
+ * but also beyond loopback: a fleet's Alertmanager runs elsewhere, and
+ * what an alert can do is bounded (serve_alert.c, Note [Alerts from
+ * outside]); the token then crosses the network as it is, which the
+ * start-up line warns of (put a TLS proxy in front).  The page, /events, /metrics and
  * GET /api/control need no token.  An action holds the loop until the
  * program answers (milliseconds; MON_CTL_TIMEOUT_MS at most).
  *
@@ -89,26 +93,26 @@ static void serve_refuse(struct serve *s, struct serve_client *c, int status,
 
 /* Why a POST that acts (a control action, an alert) may not, or NULL
  * when it may: the rules at the top of the file.  given: the token the
- * request carries (has: whether it carries one). */
+ * request carries (has: whether it carries one); anywhere: not only on
+ * loopback. */
 static const char *serve_act_refusal(const struct serve *s,
                                      const struct http_request *r,
                                      const char *given, bool has,
-                                     const char *off)
+                                     bool anywhere, const char *off,
+                                     const char *missing, const char *wrong)
 {
     char origin[300];
     snprintf(origin, sizeof origin, "http://%s", r->host);
     if (s->token[0] == '\0')
         return off;
-    if (!s->loopback)
+    if (!s->loopback && !anywhere)
         return "control is served on loopback only";
     if (r->has_origin && strcasecmp(r->origin, origin) != 0)
         return "another origin may not control";
     if (!has)
-        return "control needs the token: open the page with the URL on "
-               "serve's start-up line";
+        return missing;
     if (!http_token_matches(s->token, given))
-        return "wrong control token: open the page with the URL on "
-               "serve's start-up line";
+        return wrong;
     return NULL;
 }
 
@@ -132,8 +136,12 @@ static void serve_control(struct serve *s, struct serve_client *c,
     bool named = http_query_str(r->query, "cmd", cmd, sizeof cmd);
     if (!http_query_str(r->query, "class", cls, sizeof cls))
         cls[0] = '\0';
-    const char *why = serve_act_refusal(s, r, r->token, r->has_token,
-                                        "control is off (serve without --control)");
+    const char *why = serve_act_refusal(s, r, r->token, r->has_token, false,
+                                        "control is off (serve without --control)",
+                                        "control needs the token: open the page "
+                                        "with the URL on serve's start-up line",
+                                        "wrong control token: open the page "
+                                        "with the URL on serve's start-up line");
     if (why == NULL && !s->control.enabled)
         why = "control is off (serve --all has no control session)";
     if (why != NULL) {
@@ -164,8 +172,11 @@ static void serve_alert_route(struct serve *s, struct serve_client *c,
     const char *given = r->authorization;
     bool bearer = r->has_authorization && strncasecmp(given, "Bearer ", 7) == 0;
     const char *why = serve_act_refusal(s, r, bearer ? given + 7 : "", bearer,
-                                        "alerts are off (serve --all without "
-                                        "--control)");
+                                        true, "alerts are off (serve --all without "
+                                        "--control)",
+                                        "alerts need 'Authorization: Bearer "
+                                        "TOKEN' with serve's control token",
+                                        "wrong token in Authorization");
     if (why != NULL) {
         serve_refuse(s, c, 403, why, NULL);
         return;

@@ -156,3 +156,67 @@ YML
     bg_register "$prom_pid"
 }
 prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }
+
+# ---------------------------------------------------------------------------
+# Alerts (test_alert_webhook.sh, test_alert_capture.sh)
+# ---------------------------------------------------------------------------
+
+# alert_setup: skip or build PAUSES (tests/ghc/Pauses.hs with the C main
+# tests/ghc/tee_main.c: its eventlog to two writers, ELS_TEE_SINK_1 and
+# _2), make T, and a discovery directory of the test's own.
+alert_setup() {
+    require_tool
+    require_ghc
+    require_patched_rts
+    command -v curl >/dev/null 2>&1 || skip "curl not installed"
+    make_tmpdir
+    T=$ELS_TMP
+    build_ghc_program pauses Pauses patched_ghc_lib -threaded -eventlog \
+        -no-hs-main -I"$ELS_INCLUDEDIR" "$ELS_TOP_SRCDIR/tests/ghc/tee_main.c"
+    PAUSES=$GHC_PROGRAM
+    export XDG_RUNTIME_DIR=$T/run
+    mkdir -m 700 "$XDG_RUNTIME_DIR" || fail "mkdir $XDG_RUNTIME_DIR"
+}
+
+# start_pauses NAME: PAUSES, -N2, flushed every 0.2 s, its eventlog to a
+# ring: flight recorder ($T/NAME.rec.eventlog, 64M, no dump at exit)
+# with a control socket ($T/NAME.rec.sock) and to a unix: sink
+# ($T/NAME.sock) that waits for its first consumer; returns once it
+# printed "ready" (pid in ppid).  stop_controlled ends it.
+start_pauses() {
+    start_controlled "$1" env \
+        "ELS_TEE_SINK_1=ring:$T/$1.rec.eventlog?size=64M&at-exit=0&control=unix:$T/$1.rec.sock" \
+        "ELS_TEE_SINK_2=unix:$T/$1.sock?wait=60" \
+        "$PAUSES" +RTS -N2 -l --eventlog-flush-interval=0.2 -RTS
+    wait_output "$1" ready 120
+}
+
+# dumps NAME: how many dumps NAME's recorder wrote.
+dumps() {
+    local n=0
+    while [ -e "$T/$1.rec.$((n + 1)).eventlog" ]; do n=$((n + 1)); done
+    echo "$n"
+}
+
+# start_serve_all_control [OPTIONS...]: serve --all --control with a
+# token file ($T/token, TOKEN) on a free loopback port (PORT, spid).
+start_serve_all_control() {
+    TOKEN=alert-test-token-0123456789-abcdefghijkl
+    (umask 077 && printf '%s\n' "$TOKEN" >"$T/token") || fail "cannot write $T/token"
+    "$ELS_SINK_TOOL" serve --all --control --token-file "$T/token" \
+        --listen 127.0.0.1:0 "$@" >"$T/serve.out" 2>"$T/serve.err" &
+    spid=$!
+    bg_register "$spid"
+    wait_until 30 grep -q "serving http://" "$T/serve.err" \
+        || fail_showing "$T/serve.err" "serve --all --control did not start listening"
+    PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/serve.err")
+    [ -n "$PORT" ] || fail_showing "$T/serve.err" "no port in serve's output"
+}
+
+# require_alertmanager: skip without Debian's prometheus-alertmanager;
+# sets ALERTMANAGER, and AMTOOL (empty if the package has none).
+require_alertmanager() {
+    ALERTMANAGER=$(command -v prometheus-alertmanager || true)
+    [ -n "$ALERTMANAGER" ] || skip "prometheus-alertmanager not installed (scripts/install-deps.sh)"
+    AMTOOL=$(command -v amtool || true)
+}
