@@ -226,8 +226,14 @@ static const char *serve_alert_program(struct serve_alert_batch *bt,
                 "with a control=unix: socket\"");
     } else if ((recent = serve_alert_recent(bt->a, e, bt->now)) != NULL) {
         outcome = "cooldown";
+        double left = (double)(bt->a->cooldown_ms - (bt->now - recent->at)) / 1e3;
         sb_printf(b, ",\"outcome\":\"cooldown\",\"cooldown_left_s\":%.1f",
-                  (double)(bt->a->cooldown_ms - (bt->now - recent->at)) / 1e3);
+                  left);
+        /* Said too, so that whoever wonders why no dump came sees it. */
+        fprintf(stderr, TOOL_NAME " serve: alert ");
+        safetext_fput(stderr, alertname, strlen(alertname));
+        fprintf(stderr, ": pid %ld: no dump, cooldown (%.1f s left)\n",
+                e->pid, left);
     } else if (bt->asked >= SERVE_ALERT_DUMPS) {
         outcome = "over-limit";
         sb_printf(b, ",\"outcome\":\"over-limit\",\"error\":\"at most %d "

@@ -150,7 +150,11 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$1']
 YML
-    "$PROMETHEUS" --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
+    run_prometheus "$T/prometheus.yml"
+}
+# run_prometheus CONFIG: Prometheus with CONFIG on PROM_PORT, as above.
+run_prometheus() {
+    "$PROMETHEUS" --config.file="$1" --storage.tsdb.path="$T/prom" \
         --web.listen-address="127.0.0.1:$PROM_PORT" >"$T/prometheus.log" 2>&1 &
     prom_pid=$!
     bg_register "$prom_pid"
