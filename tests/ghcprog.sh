@@ -38,18 +38,19 @@ build_ghc_program() {
     GHC_PROGRAM=$dir/$name
 }
 
-# setup_ghc_program_test OUT SRC: the common start of the tests that run a
-# program from tests/ghc/: skip (77) without the receiver, GHC, ghc-events
-# or the patched RTS; make the temporary directory T; build SRC with the
-# patched RTS and the built library (-threaded -eventlog -rtsopts) as OUT
-# (GHC_PROGRAM, and PROGRAM_LABEL for messages).
+# setup_ghc_program_test OUT SRC [GHC-ARGS...]: the common start of the
+# tests that run a program from tests/ghc/: skip (77) without the
+# receiver, GHC, ghc-events or the patched RTS; make the temporary
+# directory T; build SRC with the patched RTS and the built library
+# (-threaded -eventlog -rtsopts, and GHC-ARGS) as OUT (GHC_PROGRAM, and
+# PROGRAM_LABEL for messages).
 setup_ghc_program_test() {
     require_tool
     require_ghc
     require_patched_rts
     make_tmpdir
     T=$ELS_TMP
-    build_ghc_program "$1" "$2" patched_ghc_lib -threaded -eventlog -rtsopts
+    build_ghc_program "$1" "$2" patched_ghc_lib -threaded -eventlog -rtsopts "${@:3}"
     PROGRAM_LABEL=$1
 }
 

@@ -1,5 +1,5 @@
 /*
- * tee_main.c: a C main() for a test program (tests/ghc/Pauses.hs) that
+ * tee_main.c: a C main() for a test program (tests/ghc/Trigger.hs) that
  * hands its eventlog to two writers of the library at once, through the
  * public API only: the RTS's EventLogWriter (RtsConfig.eventlog_writer,
  * as examples/hello-stream does for one) copies each unit to both.  The

@@ -63,11 +63,17 @@ start_serve() {
         >"$T/$name.serve.out" 2>"$err" &
     spid=$!
     bg_register "$spid"
-    wait_until 30 grep -q "serving http://" "$err" \
-        || fail_showing "$err" "$name: serve did not start listening"
-    SERVE_URL=$(sed -n 's|.*serving \(http://127\.0\.0\.1:[0-9]*/[^ ]*\).*|\1|p' "$err")
+    serve_listening "$err" "$name: serve"
+}
+
+# serve_listening ERR WHAT: wait until the serve whose stderr is ERR
+# says where it serves; set SERVE_URL to the URL it prints and PORT.
+serve_listening() {
+    wait_until 30 grep -q "serving http://" "$1" \
+        || fail_showing "$1" "$2 did not start listening"
+    SERVE_URL=$(sed -n 's|.*serving \(http://127\.0\.0\.1:[0-9]*/[^ ]*\).*|\1|p' "$1")
     PORT=$(printf '%s\n' "$SERVE_URL" | sed -n 's|^http://[^:]*:\([0-9]*\)/.*|\1|p')
-    [ -n "$PORT" ] || fail_showing "$err" "$name: no port in serve's output"
+    [ -n "$PORT" ] || fail_showing "$1" "$2: no port in its output"
 }
 
 # state NAME: GET /api/state into $T/NAME.state; status 1 if it fails.
@@ -165,18 +171,14 @@ prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev
 # Alerts (test_alert_webhook.sh, test_alert_capture.sh)
 # ---------------------------------------------------------------------------
 
-# alert_setup: skip or build PAUSES (tests/ghc/Pauses.hs with the C main
-# tests/ghc/tee_main.c: its eventlog to two writers, ELS_TEE_SINK_1 and
-# _2), make T, and a discovery directory of the test's own.
+# alert_setup: skip or build PAUSES (tests/ghc/Trigger.hs, whose pauses
+# mode makes long GC pauses, with the C main tests/ghc/tee_main.c: its
+# eventlog to two writers, ELS_TEE_SINK_1 and _2), make T, and a
+# discovery directory of the test's own.
 alert_setup() {
-    require_tool
-    require_ghc
-    require_patched_rts
     command -v curl >/dev/null 2>&1 || skip "curl not installed"
-    make_tmpdir
-    T=$ELS_TMP
-    build_ghc_program pauses Pauses patched_ghc_lib -threaded -eventlog \
-        -no-hs-main -I"$ELS_INCLUDEDIR" "$ELS_TOP_SRCDIR/tests/ghc/tee_main.c"
+    setup_ghc_program_test pauses Trigger -no-hs-main -I"$ELS_INCLUDEDIR" \
+        "$ELS_TOP_SRCDIR/tests/ghc/tee_main.c"
     PAUSES=$GHC_PROGRAM
     export XDG_RUNTIME_DIR=$T/run
     mkdir -m 700 "$XDG_RUNTIME_DIR" || fail "mkdir $XDG_RUNTIME_DIR"
@@ -191,7 +193,7 @@ start_pauses() {
     start_controlled "$1" env \
         "ELS_TEE_SINK_1=ring:$T/$1.rec.eventlog?size=64M&at-exit=0&control=unix:$T/$1.rec.sock" \
         "ELS_TEE_SINK_2=unix:$T/$1.sock?wait=60" \
-        "$PAUSES" +RTS -N2 -l --eventlog-flush-interval=0.2 -RTS
+        "$PAUSES" pauses +RTS -N2 -l --eventlog-flush-interval=0.2 -RTS
     wait_output "$1" ready 120
 }
 
@@ -202,19 +204,23 @@ dumps() {
     echo "$n"
 }
 
-# start_serve_all_control [OPTIONS...]: serve --all --control with a
-# token file ($T/token, TOKEN) on a free loopback port (PORT, spid).
+# start_serve_all [OPTIONS...]: `serve --all --listen 127.0.0.1:0
+# OPTIONS` in the background (spid, its stderr in $T/serve.err); waits
+# until it says where it serves and sets PORT (and SERVE_URL).
+start_serve_all() {
+    "$ELS_SINK_TOOL" serve --all --listen 127.0.0.1:0 "$@" \
+        >"$T/serve.out" 2>"$T/serve.err" &
+    spid=$!
+    bg_register "$spid"
+    serve_listening "$T/serve.err" "serve --all"
+}
+
+# start_serve_all_control [OPTIONS...]: start_serve_all --control with a
+# token file ($T/token, TOKEN).
 start_serve_all_control() {
     TOKEN=alert-test-token-0123456789-abcdefghijkl
     (umask 077 && printf '%s\n' "$TOKEN" >"$T/token") || fail "cannot write $T/token"
-    "$ELS_SINK_TOOL" serve --all --control --token-file "$T/token" \
-        --listen 127.0.0.1:0 "$@" >"$T/serve.out" 2>"$T/serve.err" &
-    spid=$!
-    bg_register "$spid"
-    wait_until 30 grep -q "serving http://" "$T/serve.err" \
-        || fail_showing "$T/serve.err" "serve --all --control did not start listening"
-    PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/serve.err")
-    [ -n "$PORT" ] || fail_showing "$T/serve.err" "no port in serve's output"
+    start_serve_all --control --token-file "$T/token" "$@"
 }
 
 # require_alertmanager: skip without Debian's prometheus-alertmanager;

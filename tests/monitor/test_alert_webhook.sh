@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # test_alert_webhook.sh: serve --all's webhook for Alertmanager (POST
 # /api/alertmanager, tools/serve_alert.c) driven directly with curl, the
-# way Alertmanager posts, against a real GHC program (tests/ghc/Pauses.hs
-# with its eventlog to a unix: sink serve follows and to a ring: flight
-# recorder with a control socket), in a discovery directory of the
-# test's own.
+# way Alertmanager posts, against a real GHC program (tests/ghc/Trigger.hs
+# pauses, with its eventlog to a unix: sink serve follows and to a ring:
+# flight recorder with a control socket), in a discovery directory of
+# the test's own.
 #
 #   refused, nothing dumped: no token, a wrong one, the right one as
 #     Basic instead of Bearer (403); GET (405); a body that is not JSON
@@ -33,10 +33,6 @@ set -u -o pipefail
 alert_setup
 command -v "$PYTHON" >/dev/null 2>&1 || skip "python3 not installed"
 deadline_set 300
-start_serve_all_control --dump-cooldown 3600
-start_pauses app
-PID=$ppid
-URL=http://127.0.0.1:$PORT/api/alertmanager
 
 # alert STATUS LABELS: one alert as Alertmanager writes it.
 alert() {
@@ -73,6 +69,22 @@ expect_code() {
 no_dump() {
     [ "$(dumps app)" -eq "${2:-0}" ] || fail "$1: the recorder wrote $(dumps app) dumps, expected ${2:-0}"
 }
+
+# --- Without --control: no webhook ---------------------------------------
+start_serve_all
+printf '{"version":"4","alerts":[]}' >"$T/empty.json"
+CODE=$(curl -s -o "$T/answer" -w '%{http_code}' -H 'Content-Type: application/json' \
+    -H "Authorization: Bearer x" --data-binary "@$T/empty.json" \
+    "http://127.0.0.1:$PORT/api/alertmanager")
+expect_code 403 "serve --all without --control"
+grep -q "alerts are off" "$T/answer" || fail "without --control: $(cat "$T/answer")"
+kill -TERM "$spid"
+wait_pid "$spid" 30 || fail_showing "$T/serve.err" "serve --all did not exit 0"
+
+start_serve_all_control --dump-cooldown 3600
+start_pauses app
+PID=$ppid
+URL=http://127.0.0.1:$PORT/api/alertmanager
 
 LABELS="\"alertname\":\"GhcLongGcPause\",\"job\":\"ghc\",\"instance\":\"127.0.0.1:$PORT\",\"pid\":\"$PID\",\"program\":\"pauses\""
 body "$T/firing.json" "$(alert firing "$LABELS")"
@@ -174,19 +186,6 @@ CODE=$(curl -s --max-time 30 -o "$T/answer" -w '%{http_code} %{num_connects}\n' 
     --data-binary "@$T/resolved.json" "$URL" | tr '\n' ' ')
 [ "$CODE" = "200 1 200 0 " ] || fail "two batches on one connection: $CODE"
 
-# --- Without --control: no webhook ---------------------------------------
-"$ELS_SINK_TOOL" serve --all --listen 127.0.0.1:0 >"$T/plain.out" 2>"$T/plain.err" &
-plain=$!
-bg_register "$plain"
-wait_until 30 grep -q "serving http://" "$T/plain.err" || fail_showing "$T/plain.err" "serve --all did not start"
-PLAIN_PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/plain.err")
-CODE=$(curl -s -o "$T/answer" -w '%{http_code}' -H 'Content-Type: application/json' \
-    -H "Authorization: Bearer $TOKEN" --data-binary "@$T/firing.json" \
-    "http://127.0.0.1:$PLAIN_PORT/api/alertmanager")
-expect_code 403 "serve --all without --control"
-grep -q "alerts are off" "$T/answer" || fail "without --control: $(cat "$T/answer")"
-kill -TERM "$plain"
-wait_pid "$plain" 30 || fail_showing "$T/plain.err" "serve --all did not exit 0"
 no_dump "at the end" 1
 
 stop_controlled

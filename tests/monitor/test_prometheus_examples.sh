@@ -41,13 +41,7 @@ for a in $(sed -n 's/^ *- alert: *\([A-Za-z]*\).*/\1/p' "$EX/rules.yml"); do
 done
 
 # The metric names of the rules' expressions against serve's /metrics.
-"$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog" \
-    >"$T/serve.out" 2>"$T/serve.err" &
-spid=$!
-bg_register "$spid"
-wait_until 30 grep -q "serving http://" "$T/serve.err" \
-    || fail_showing "$T/serve.err" "serve did not start listening"
-PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/serve.err")
+start_serve file "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog"
 has_gcs() {
     curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/metrics" &&
         grep -q '^ghc_gc_total{.*} [1-9]' "$T/metrics"
@@ -64,5 +58,5 @@ for m in $used; do
 done
 note "rules.yml's metrics, all exported: $(echo $used)"
 kill -TERM "$spid"
-wait_pid "$spid" 30 || fail_showing "$T/serve.err" "serve did not exit 0 on SIGTERM"
+wait_pid "$spid" 30 || fail_showing "$T/file.serve.err" "serve did not exit 0 on SIGTERM"
 echo "PASS: $els_test_name"
