@@ -15,8 +15,10 @@
  * Note [Alerts from outside]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
  * Who may ask, serve_routes.c decides (the control token, as
- * "Authorization: Bearer TOKEN"; loopback only); what they send is
- * still judged here, and bounded:
+ * "Authorization: Bearer TOKEN", on any listener: a fleet's
+ * Alertmanager runs elsewhere); what they send is still judged here,
+ * and bounded, so that the token's holder can make dumps and nothing
+ * more, and not many:
  *  - the body: at most SERVE_ALERT_BODY_MAX bytes (serve_conn.c refuses
  *    more with 413 before reading it), Content-Type application/json
  *    (else 415), strict JSON (monitor/json.c: no recursion, at most
@@ -30,9 +32,11 @@
  *    them (a dump takes milliseconds);
  *  - the disk: a program dumped (or asked and failing) is not asked
  *    again within the cooldown (--dump-cooldown, 60 s by default), kept
- *    per program (pid and start time) in a table of SERVE_ALERT_KEPT;
- *    an alert that repeats, or two alerts of one program in a batch,
- *    write one dump.  The recorder's own dump-on= cooldown is its own.
+ *    per program (pid and start time) in a table of SERVE_ALERT_KEPT
+ *    (when every one is within its cooldown, no other program is
+ *    dumped: forgetting one would let it be dumped twice); an alert
+ *    that repeats, or two alerts of one program in a batch, write one
+ *    dump.  The recorder's own dump-on= cooldown is its own.
  * Labels other than pid and program are not read; a pid that is not a
  * program announced here, a program without a recorder, a resolved
  * alert: each is an answer for that alert, never an error of the batch.
@@ -120,27 +124,30 @@ static struct serve_alert_last *serve_alert_recent(struct serve_alerts *a,
     return NULL;
 }
 
-static void serve_alert_remember(struct serve_alerts *a,
+/* Note that e is asked for a dump now: false when the table holds
+ * SERVE_ALERT_KEPT programs all within their cooldown (forgetting one
+ * would let it be dumped again within its cooldown: none is asked). */
+static bool serve_alert_remember(struct serve_alerts *a,
                                  const struct disc_entry *e, uint64_t now)
 {
     if (a->cooldown_ms == 0)
-        return;
-    /* Its own entry, a free one, or the oldest (its cooldown is the
-     * likeliest to be over). */
+        return true;
+    /* Its own entry (its cooldown is over: it was not found recent), a
+     * free one, or one whose cooldown is over. */
     struct serve_alert_last *slot = NULL;
     for (unsigned i = 0; i < a->nlast && slot == NULL; i++)
         if (a->last[i].pid == e->pid && a->last[i].start == e->start)
             slot = &a->last[i];
     if (slot == NULL && a->nlast < SERVE_ALERT_KEPT)
         slot = &a->last[a->nlast++];
-    if (slot == NULL) {
-        slot = &a->last[0];
-        for (unsigned i = 1; i < a->nlast; i++)
-            if (a->last[i].at < slot->at)
-                slot = &a->last[i];
-    }
+    for (unsigned i = 0; i < a->nlast && slot == NULL; i++)
+        if (now - a->last[i].at >= a->cooldown_ms)
+            slot = &a->last[i];
+    if (slot == NULL)
+        return false;
     *slot = (struct serve_alert_last){ .pid = e->pid, .start = e->start,
                                        .at = now };
+    return true;
 }
 
 /* ------------------------------------------------------------------------
@@ -238,11 +245,14 @@ static const char *serve_alert_program(struct serve_alert_batch *bt,
         outcome = "over-limit";
         sb_printf(b, ",\"outcome\":\"over-limit\",\"error\":\"at most %d "
                   "dumps per request\"", SERVE_ALERT_DUMPS);
+    } else if (!serve_alert_remember(bt->a, e, bt->now)) {
+        outcome = "over-limit";
+        sb_printf(b, ",\"outcome\":\"over-limit\",\"error\":\"%d programs "
+                  "are in their cooldown\"", SERVE_ALERT_KEPT);
     } else {
         char file[CTLC_TEXT_MAX + 1], err[CTLC_TEXT_MAX + 64];
         long long size = -1;
         bt->asked++;
-        serve_alert_remember(bt->a, e, bt->now);
         int r = serve_alert_ring_dump(ctl, file, sizeof file, &size, err,
                                       sizeof err);
         fprintf(stderr, TOOL_NAME " serve: alert ");

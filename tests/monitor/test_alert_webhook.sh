@@ -90,7 +90,7 @@ LABELS="\"alertname\":\"GhcLongGcPause\",\"job\":\"ghc\",\"instance\":\"127.0.0.
 body "$T/firing.json" "$(alert firing "$LABELS")"
 
 # --- Refusals: nothing dumped -------------------------------------------
-AUTH= post "$T/firing.json"
+AUTH='' post "$T/firing.json"
 expect_code 403 "no token"
 grep -q "Authorization: Bearer" "$T/answer" || fail "no token: the 403 does not say what is needed: $(cat "$T/answer")"
 AUTH="Bearer x$TOKEN" post "$T/firing.json"
@@ -159,8 +159,8 @@ expect_code 200 "the alert again"
 body "$T/byname.json" "$(alert firing '"alertname":"GhcHeapGrowing","program":"pauses"')"
 post "$T/byname.json"
 expect_code 200 "by name"
-[ "$(answer 'a["alerts"][0]["programs"][0]["pid"]')" = "$PID" ] \
-    && [ "$(answer 'a["alerts"][0]["outcome"]')" = cooldown ] || fail "by name: $(cat "$T/answer")"
+[ "$(answer '"%s %s" % (a["alerts"][0]["programs"][0]["pid"], a["alerts"][0]["outcome"])')" = "$PID cooldown" ] \
+    || fail "by name: $(cat "$T/answer")"
 body "$T/other.json" "$(alert firing "\"pid\":\"$PID\",\"program\":\"other\"")"
 post "$T/other.json"
 expect_code 200 "a pid of another name"

@@ -56,7 +56,7 @@ for m in $used; do
     grep -qx "$base" "$T/families" \
         || fail_showing "$T/families" "rules.yml uses $m, which serve's /metrics does not export"
 done
-note "rules.yml's metrics, all exported: $(echo $used)"
+note "rules.yml's metrics, all exported: $(printf '%s ' $used)"
 kill -TERM "$spid"
 wait_pid "$spid" 30 || fail_showing "$T/file.serve.err" "serve did not exit 0 on SIGTERM"
 echo "PASS: $els_test_name"
