@@ -9,9 +9,11 @@
  * that starts with '/' and holds only visible ASCII, and the same result
  * from exactly the head's bytes (what follows is never read); fed a
  * prefix, it never claims a head longer than the prefix.  The fields that
- * guard control (Host, Origin, the token's X-Eventlog-Sink-Token) are
- * NUL-terminated within their arrays, trimmed, free of control bytes
- * other than tab, "" unless present, and the same from the head alone;
+ * guard control (Host, Origin, the token's X-Eventlog-Sink-Token, the
+ * webhook's Authorization and Content-Type) are NUL-terminated within
+ * their arrays, trimmed, free of control bytes other than tab, "" unless
+ * present, and the same from the head alone, as is the Content-Length
+ * (below 10^15: longer is a 413);
  * the token comparison agrees with strcmp() and never matches an empty
  * expected token.  The query helper stays within its string.  A
  * connection's deadlines, driven by the same bytes read as events
@@ -57,6 +59,13 @@ static void http_fuzz_check(const struct http_request *req)
     http_fuzz_field("Host", req->host, sizeof req->host);
     http_fuzz_field("Origin", req->origin, sizeof req->origin);
     http_fuzz_field("the token", req->token, sizeof req->token);
+    http_fuzz_field("Authorization", req->authorization, sizeof req->authorization);
+    http_fuzz_field("Content-Type", req->content_type, sizeof req->content_type);
+    FUZZ_CHECK(req->has_authorization || req->authorization[0] == '\0',
+               "an Authorization not given");
+    FUZZ_CHECK(req->content_length < 1000000000000000ull,
+               "a Content-Length of more than %d digits", HTTP_LENGTH_DIGITS);
+    FUZZ_CHECK(req->body == NULL && req->body_len == 0, "a body from the parser");
     FUZZ_CHECK(req->has_origin || req->origin[0] == '\0', "an Origin not given");
     FUZZ_CHECK(req->has_token || req->token[0] == '\0', "a token not given");
     FUZZ_CHECK(strlen(req->token) <= HTTP_TOKEN_MAX, "a token beyond the bound");
@@ -142,7 +151,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(strcmp(again.host, req.host) == 0 &&
                    strcmp(again.origin, req.origin) == 0 &&
                    again.has_token == req.has_token &&
-                   strcmp(again.token, req.token) == 0,
+                   strcmp(again.token, req.token) == 0 &&
+                   strcmp(again.authorization, req.authorization) == 0 &&
+                   strcmp(again.content_type, req.content_type) == 0 &&
+                   again.content_length == req.content_length &&
+                   again.expect_continue == req.expect_continue,
                    "different fields from the head alone");
         free(head);
     } else if (r == 0) {

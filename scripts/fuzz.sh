@@ -24,7 +24,7 @@
 #   --update-corpus  merge new coverage-increasing inputs into fuzz/corpus/
 #   --build-only     build and stop
 #   TARGET           spec, address, parse, note, writer, control, http,
-#                    model, trigger (default: all)
+#                    model, trigger, json (default: all)
 # Long run (an hour per target, about five hours in all):
 #   scripts/fuzz.sh --seconds 3600
 # Environment: BUILD_DIR, CC (default clang), MAKE_JOBS (parallel
@@ -38,7 +38,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$top/_build-fuzz}
 cc=${CC:-clang}
 jobs=${MAKE_JOBS:-2}
-all_targets=(spec address parse note writer control http model trigger)
+all_targets=(spec address parse note writer control http model trigger json)
 
 seconds=60
 replay=0

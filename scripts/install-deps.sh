@@ -9,7 +9,8 @@
 # build covers, and base & co. for `-prof` programs), clang for the
 # sanitizer and fuzzing builds, and what the live monitor's tests drive
 # (tmux for `top`, chromium for `serve`'s page, prometheus for its
-# /metrics, curl and python3 to talk to them).  Already-installed packages are
+# /metrics and its rules, prometheus-alertmanager for the alerts that
+# `serve --all` takes, curl and python3 to talk to them).  Already-installed packages are
 # detected with dpkg-query, so a second run does nothing and needs no
 # network.  Uses sudo only when not root and sudo exists.  Package sources
 # are whatever apt is configured with: this script names no mirror.
@@ -26,7 +27,7 @@ set -euo pipefail
 demo_packages=(build-essential autoconf automake libtool pkg-config
                ghc libghc-ghc-events-dev)
 packages=("${demo_packages[@]}" ghc-prof cabal-install clang libclang-rt-dev
-          tmux chromium prometheus curl python3)
+          tmux chromium prometheus prometheus-alertmanager curl python3)
 
 check_only=0
 for a in "$@"; do
@@ -72,9 +73,28 @@ if [ "$(id -u)" -ne 0 ]; then
     fi
 fi
 
+# prometheus and prometheus-alertmanager ship services that their
+# postinst starts (listening on :9090 and :9093) where no policy says
+# otherwise; the tests start instances of their own on free loopback
+# ports, so none is wanted.  Debian's way to say so is a policy-rc.d that
+# denies starts (exit 101), as containers have: put one in place for the
+# install only when there is none, and take it away after.
+policy=/usr/sbin/policy-rc.d
+made_policy=0
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# install-deps.sh: no service starts during this install\nexit 101\n' |
+        "${as_root[@]}" tee "$policy" >/dev/null
+    "${as_root[@]}" chmod 755 "$policy"
+    made_policy=1
+    trap '"${as_root[@]}" rm -f "$policy"' EXIT
+fi
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends "${missing[@]}"
+if [ "$made_policy" -eq 1 ]; then
+    "${as_root[@]}" rm -f "$policy"
+    trap - EXIT
+fi
 
 # Verify: apt-get can succeed without installing what was asked (held
 # packages, a virtual package).

@@ -7,8 +7,9 @@
 # sanitizer flags and --disable-shared (the unit tests link the core
 # statically; no libtool wrappers), each running `make check` of the unit
 # tests.  The ASan+UBSan run adds the shell tests of the tool's commands
-# (recv, dump, ctl, top, serve and its /metrics: TOOL_TESTS below), which
-# then drive that tree's sanitized tools/eventlog-sink (all subcommands;
+# (recv, dump, ctl, top, serve and its /metrics, serve --all's webhook:
+# TOOL_TESTS below), which then drive that tree's sanitized
+# tools/eventlog-sink (all subcommands;
 # tests/lib.sh's ELS_TOOL_UNDER_TEST).  They run in the plain build's
 # setting (PLAIN_BUILD, default _build: its TESTS_ENVIRONMENT, so its GHC,
 # ghc-events, patched RTS, shared library and cached programs): the GHC
@@ -63,6 +64,7 @@ unit_tests() {
 TOOL_TESTS_ALONE="tests/tools/test_recv.sh tests/tools/test_recv_listen.sh tests/tools/test_tool_text.sh"
 TOOL_TESTS="$TOOL_TESTS_ALONE tests/tools/test_parse_ghc_events.sh tests/control/test_control.sh"
 TOOL_TESTS="$TOOL_TESTS tests/monitor/test_top.sh tests/monitor/test_metrics.sh tests/monitor/test_serve.sh"
+TOOL_TESTS="$TOOL_TESTS tests/monitor/test_alert_webhook.sh"
 plain=${PLAIN_BUILD:-$top/_build}
 
 # The plain build's TESTS_ENVIRONMENT, as its Makefile spells it.

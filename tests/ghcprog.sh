@@ -6,20 +6,25 @@
 # GHC-ARGS (the compiler first: e.g. patched_ghc_lib, or
 # "$ELS_PATCHED_GHC" with your own link flags) into
 # $ELS_TOP_BUILDDIR/tests/ghc/out/OUT, once per build tree: rebuilt only
-# when the source, this file, the library or the patched RTS is newer.
+# when the source, a C file among GHC-ARGS (a C main), this file, the
+# library or the patched RTS is newer.
 # Concurrent callers serialise on a lock file; the source directory may be
 # read-only (distcheck), so the build happens in a work directory.  Sets
 # GHC_PROGRAM.
 
 build_ghc_program() {
     local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/$2.hs what=tests/ghc/$2.hs
-    local dir=$ELS_TOP_BUILDDIR/tests/ghc/out log
+    local dir=$ELS_TOP_BUILDDIR/tests/ghc/out log a cfiles=()
     shift 2
+    for a in "$@"; do
+        case $a in *.c) cfiles+=("$a") ;; esac
+    done
     log=${ELS_TMP:-${TMPDIR:-/tmp}}/build-$name.log
     mkdir -p "$dir" || fail "cannot create $dir"
     (
         if command -v flock >/dev/null 2>&1; then exec 9>"$dir/.lock"; flock 9; fi
-        ! newer_than_patched_build "$dir/$name" "$src" "${BASH_SOURCE[0]}" || exit 0
+        ! newer_than_patched_build "$dir/$name" "$src" "${cfiles[@]}" \
+            "${BASH_SOURCE[0]}" || exit 0
         rm -rf "$dir/work-$name"
         mkdir -p "$dir/work-$name"
         cp "$src" "$dir/work-$name/Main.hs"
@@ -33,18 +38,19 @@ build_ghc_program() {
     GHC_PROGRAM=$dir/$name
 }
 
-# setup_ghc_program_test OUT SRC: the common start of the tests that run a
-# program from tests/ghc/: skip (77) without the receiver, GHC, ghc-events
-# or the patched RTS; make the temporary directory T; build SRC with the
-# patched RTS and the built library (-threaded -eventlog -rtsopts) as OUT
-# (GHC_PROGRAM, and PROGRAM_LABEL for messages).
+# setup_ghc_program_test OUT SRC [GHC-ARGS...]: the common start of the
+# tests that run a program from tests/ghc/: skip (77) without the
+# receiver, GHC, ghc-events or the patched RTS; make the temporary
+# directory T; build SRC with the patched RTS and the built library
+# (-threaded -eventlog -rtsopts, and GHC-ARGS) as OUT (GHC_PROGRAM, and
+# PROGRAM_LABEL for messages).
 setup_ghc_program_test() {
     require_tool
     require_ghc
     require_patched_rts
     make_tmpdir
     T=$ELS_TMP
-    build_ghc_program "$1" "$2" patched_ghc_lib -threaded -eventlog -rtsopts
+    build_ghc_program "$1" "$2" patched_ghc_lib -threaded -eventlog -rtsopts "${@:3}"
     PROGRAM_LABEL=$1
 }
 

@@ -51,7 +51,7 @@ if [ "$rc" -ne 0 ]; then
 fi
 
 # Every target ran: a summary line with a positive run count.
-for t in spec address parse note writer control http model trigger; do
+for t in spec address parse note writer control http model trigger json; do
     line=$(grep "^fuzz: $t: [0-9]* runs" "$ELS_TMP/fuzz.out") \
         || fail "no summary for target $t"
     runs=$(printf '%s\n' "$line" | sed 's/^fuzz: [a-z]*: \([0-9]*\) runs.*/\1/')

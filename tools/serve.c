@@ -16,7 +16,10 @@
  * the page URL's fragment ("/#token=..."), which browsers never send, so
  * it stays out of request lines, logs and Referer.  The page's script
  * takes it from there and sends it in the X-Eventlog-Sink-Token field
- * with each action.  Not its job: TLS, authentication beyond loopback
+ * with each action.  With --all there are no buttons: the token is
+ * Alertmanager's, which sends it as "Authorization: Bearer TOKEN" with
+ * each webhook (serve_alert.c); the start-up line prints it (or names
+ * its file) for that.  Not its job: TLS, authentication beyond loopback
  * (put a proxy in front to expose it).
  *
  * Our own process: it catches SIGINT/SIGTERM to stop cleanly.
@@ -82,11 +85,21 @@ static void serve_usage(FILE *out)
 "                        snapshot, heap census, classes, restart, stop.\n"
 "                        Only on a loopback listener, and only for a\n"
 "                        page opened with the token URL of the start-up\n"
-"                        line (a new random token at each start)\n"
+"                        line (a new random token at each start).\n"
+"                        With --all: take Alertmanager's webhook at\n"
+"                        POST /api/alertmanager, with the token as\n"
+"                        'Authorization: Bearer TOKEN': a firing alert\n"
+"                        labelled pid (or program) makes that program's\n"
+"                        ring: recorder dump, through its\n"
+"                        control=unix:SOCK socket (on any listener:\n"
+"                        beyond loopback the token is sent in the clear)\n"
 "  --token-file FILE     the control token from FILE instead, for a URL\n"
 "                        that stays the same: 32 to 128 characters of\n"
 "                        A-Z a-z 0-9 - . _ ~ in a regular file of yours\n"
 "                        that only you can read (mode 600)\n"
+"  --dump-cooldown SECS  with --all --control: a program dumped on an\n"
+"                        alert is not dumped again for SECS (default\n"
+"                        60; 0: no cooldown)\n"
 "  --secret-file FILE    the control secret (tcp:), as for ctl\n"
 "  -h, --help            this help\n"
 "\n"
@@ -95,12 +108,22 @@ static void serve_usage(FILE *out)
 "in the browser: a URL's fragment is never sent), the URL that makes\n"
 "the buttons work (the page sends the token in X-Eventlog-Sink-Token);\n"
 "with --token-file the line names the file instead of the token.\n"
+"With --all --control the line says where alerts go and the token\n"
+"(or its file): '... (alerts: POST http://HOST:PORT/api/alertmanager\n"
+"with 'Authorization: Bearer TOKEN')'.\n"
 "Pages: / (live view), /metrics, /api/state, /api/timeline, /events\n"
 "(Server-Sent Events), /api/speedscope?from=NS&to=NS (cost-centre\n"
 "samples of a profiled program as a speedscope profile), /api/control\n"
 "(GET: the control session's state; POST ?cmd=ACTION[&class=X]: run\n"
 "an action, answered as JSON {\"ok\":..,\"error\":..,\"result\":..}; 403\n"
 "without the token, for another origin or an action off the list).\n"
+"POST /api/alertmanager (--all --control) takes Alertmanager's JSON\n"
+"(version 4, Content-Type application/json, at most 256 KiB: 413\n"
+"beyond) and answers JSON: per alert, each program's dump (file,\n"
+"size) or why none (resolved, cooldown, unknown-program, no-recorder,\n"
+"failed); at most 64 alerts (the rest counted as skipped) and 8 dumps\n"
+"a request; 400 for malformed JSON or another shape, 403 without the\n"
+"token (nothing done).\n"
 "At most 64 connections, 32 of them /events (beyond: 503); a request\n"
 "head within 10 s, a request within 60 s, a client 256 KiB behind\n"
 "is not read and is closed after 15 s.\n");
@@ -183,10 +206,12 @@ static int serve_listen(const char *where, char *name, size_t name_len)
 
 static void serve_close_source(struct serve *s)
 {
-    if (s->all != NULL)
+    if (s->all != NULL) {
         serve_all_free(s->all);
-    else
+        serve_alerts_free(s->alerts);
+    } else {
         mon_close(&s->src, s->model);
+    }
 }
 
 int serve_main(int argc, char **argv)
@@ -200,13 +225,15 @@ int serve_main(int argc, char **argv)
         { "control", no_argument, NULL, 'c' },
         { "secret-file", required_argument, NULL, 'S' },
         { "token-file", required_argument, NULL, 'T' },
+        { "dump-cooldown", required_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *listen_at = "127.0.0.1:8089";
     const char *secret_file = NULL, *token_file = NULL;
     bool control = false;
-    uint64_t interval_ms = 1000;
+    uint64_t interval_ms = 1000, cooldown_ms = SERVE_ALERT_COOLDOWN_MS;
+    bool cooldown_given = false;
     const char *save = NULL, *save_dir = NULL;
     bool all = false;
     int c;
@@ -224,6 +251,12 @@ int serve_main(int argc, char **argv)
         case 'c': control = true; break;
         case 'S': secret_file = optarg; break;
         case 'T': token_file = optarg; break;
+        case 'C':
+            if (!tool_parse_secs(optarg, &cooldown_ms))
+                return tool_usage_error("serve", "--dump-cooldown takes "
+                                        "seconds, not '%s'", optarg);
+            cooldown_given = true;
+            break;
         case 'h': return tool_help(serve_usage);
         default: return tool_usage_error("serve", "unknown option");
         }
@@ -231,12 +264,14 @@ int serve_main(int argc, char **argv)
     if (all) {
         if (optind != argc)
             return tool_usage_error("serve", "--all takes no SPEC");
-        if (control || save != NULL)
-            return tool_usage_error("serve", "--all does not take %s",
-                                    control ? "--control" : "--save (see --save-dir)");
+        if (save != NULL)
+            return tool_usage_error("serve", "--all does not take --save "
+                                    "(see --save-dir)");
     } else {
         if (save_dir != NULL)
             return tool_usage_error("serve", "--save-dir needs --all");
+        if (cooldown_given)
+            return tool_usage_error("serve", "--dump-cooldown needs --all");
         if (optind + 1 != argc)
             return tool_usage_error("serve", "expected one SPEC or FILE");
         if ((c = disc_resolve_arg("serve", &argv[optind], false)) != 0)
@@ -244,16 +279,23 @@ int serve_main(int argc, char **argv)
     }
     if (token_file != NULL && !control)
         return tool_usage_error("serve", "--token-file needs --control");
+    if (cooldown_given && !control)
+        return tool_usage_error("serve", "--dump-cooldown needs --control");
 
     static struct serve s;
     s.src.fd = -1;
     if (control && (c = serve_make_token(&s, token_file)) != 0)
         return c;
-    if ((c = mon_control_init(&s.control, "serve", control ? argv[optind] : NULL,
+    /* With --all the token is the webhook's: no control session. */
+    if ((c = mon_control_init(&s.control, "serve",
+                              control && !all ? argv[optind] : NULL,
                               secret_file)) != 0)
         return c;
-    if (all && (s.all = serve_all_new(save_dir)) == NULL) {
+    if (all && ((s.all = serve_all_new(save_dir)) == NULL ||
+                (control && (s.alerts = serve_alerts_new(cooldown_ms)) == NULL))) {
         fprintf(stderr, TOOL_NAME " serve: out of memory\n");
+        serve_all_free(s.all);
+        serve_alerts_free(s.alerts);
         mon_control_close(&s.control);
         return 1;
     }
@@ -280,11 +322,21 @@ int serve_main(int argc, char **argv)
     s.loopback = strncmp(hp, "127.", 4) == 0 || strncmp(hp, "[::1]", 5) == 0;
     if (!s.loopback)
         fprintf(stderr, TOOL_NAME " serve: warning: serving beyond this "
-                "machine, without authentication%s\n", control ?
-                "; control requests are refused (loopback only)" : "");
+                "machine, without authentication%s\n", !control ? "" : all ?
+                " but for the webhook, whose token crosses the network "
+                "unencrypted (put a TLS proxy in front)" :
+                "; control requests are refused (loopback only)");
     /* One line, so that whoever waits for it reads the URL whole. */
-    if (!control || !s.loopback)
+    if (!control || (!s.loopback && !all))
         fprintf(stderr, TOOL_NAME " serve: serving http://%s/\n", hp);
+    else if (all && token_file != NULL)
+        fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (alerts: POST "
+                "http://%s/api/alertmanager with 'Authorization: Bearer' and "
+                "the token in %s)\n", hp, hp, token_file);
+    else if (all)
+        fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (alerts: POST "
+                "http://%s/api/alertmanager with 'Authorization: Bearer %s')\n",
+                hp, hp, s.token);
     else if (token_file != NULL)
         fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (control: "
                 "open http://%s/#token= followed by the token in %s)\n",

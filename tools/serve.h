@@ -1,8 +1,10 @@
 /*
- * serve.h: what the three parts of `eventlog-sink serve` share: serve.c
- * (the command line, the control token, the listener and the poll loop),
- * serve_conn.c (each client's connection: slots, input, the output bound,
- * deadlines) and serve_routes.c (what each path answers).  Not its job:
+ * serve.h: what the parts of `eventlog-sink serve` share: serve.c (the
+ * command line, the control token, the listener and the poll loop),
+ * serve_conn.c (each client's connection: slots, input, request bodies,
+ * the output bound, deadlines), serve_routes.c (what each path answers),
+ * and with --all serve_all.c (the programs followed) and serve_alert.c
+ * (Alertmanager's webhook).  Not its job:
  * HTTP parsing and the deadline bookkeeping (monitor/http.h), the model
  * and its source (monitor/).
  */
@@ -48,6 +50,13 @@ struct serve_client {
     long sse_pid;
     uint64_t sse_start;
     struct http_clock clock;
+    /* A request whose body is being read (a route that takes one:
+     * serve_body_max()): its head, and body_len of its bytes so far in
+     * body (malloc'd, its Content-Length). */
+    bool in_body;
+    struct http_request req;
+    char *body;
+    size_t body_len;
 };
 
 struct serve {
@@ -58,8 +67,12 @@ struct serve {
     struct mon_source src;
     struct serve_all *all;      /* with --all: every announced program */
     struct mon_control control;
-    /* Control actions need this in X-Eventlog-Sink-Token ("" with no
-     * --control: nothing to protect). */
+    /* With --all --control: the webhook's state (its cooldown), else
+     * NULL (no webhook). */
+    struct serve_alerts *alerts;
+    /* Control actions need this in X-Eventlog-Sink-Token, and the
+     * webhook as "Authorization: Bearer TOKEN" ("" with no --control:
+     * nothing to protect). */
     char token[HTTP_TOKEN_MAX + 1];
     struct strbuf scratch;
     struct http_limits limits;
@@ -68,6 +81,7 @@ struct serve {
 };
 
 struct serve_all;
+struct serve_alerts;
 struct pollfd;
 
 /* ------------------------------------------------------------------------
@@ -107,6 +121,25 @@ void serve_all_index_json(struct serve_all *a, struct strbuf *b);
 void serve_all_prometheus(struct serve_all *a, struct strbuf *b);
 
 /* ------------------------------------------------------------------------
+ * serve_alert.c
+ * ------------------------------------------------------------------------ */
+
+/* The largest body POST /api/alertmanager takes (a larger one is a 413,
+ * not read). */
+#define SERVE_ALERT_BODY_MAX (256u << 10)
+#define SERVE_ALERT_COOLDOWN_MS 60000   /* --dump-cooldown's default */
+
+/* The webhook's state: cooldown_ms between two dumps of a program (0:
+ * none).  NULL when out of memory. */
+struct serve_alerts *serve_alerts_new(uint64_t cooldown_ms);
+void serve_alerts_free(struct serve_alerts *a);
+/* Answer an authorized POST /api/alertmanager whose body r carries: the
+ * HTTP status (200, or 400/413/415 with nothing done), the answer into
+ * b and its Content-Type into *type.  now: mon_now_ms(). */
+int serve_alerts_handle(struct serve_alerts *a, const struct http_request *r,
+                        uint64_t now, struct strbuf *b, const char **type);
+
+/* ------------------------------------------------------------------------
  * serve_conn.c
  * ------------------------------------------------------------------------ */
 
@@ -133,9 +166,13 @@ bool serve_paused(const struct serve_client *c);
  * serve_routes.c
  * ------------------------------------------------------------------------ */
 
-/* Queue the answer to request r on c (a route, or a refusal). */
+/* Queue the answer to request r on c (a route, or a refusal); r->body
+ * holds its body if it had one (at most serve_body_max()). */
 void serve_route(struct serve *s, struct serve_client *c,
-                 const struct http_request *r);
+                 const struct http_request *r, uint64_t now);
+/* The largest body the route of r takes: 0 for every route but the
+ * webhook's. */
+uint64_t serve_body_max(const struct serve *s, const struct http_request *r);
 /* Queue "STATUS REASON" as the answer, and close after it. */
 void serve_error(struct serve_client *c, int status);
 /* Queue the model's state on every event stream not behind. */

@@ -10,7 +10,11 @@
  * deadlines] in monitor/http.c), event streams take at most
  * SERVE_SSE_MAX of the SERVE_CLIENTS slots (serve_routes.c counts
  * them), and a connection beyond the slots is answered 503 and closed
- * at once.  For tests only, the environment variables
+ * at once.  Bodies: only a route that takes one (serve_body_max(): the
+ * webhook of --all, SERVE_ALERT_BODY_MAX) reads it, into a buffer of
+ * its announced length allocated then (64 clients at most 16 MiB);
+ * any other announced body, or a longer one, is a 413 before a byte of
+ * it is read, and the whole request (head and body) has request_ms.  For tests only, the environment variables
  * ELS_SERVE_TEST_HEAD_MS, ELS_SERVE_TEST_REQUEST_MS and
  * ELS_SERVE_TEST_STALL_MS shorten the deadlines (serve_limits()).  Sends
  * use MSG_NOSIGNAL, so a browser closing its end is an error we handle,
@@ -62,6 +66,10 @@ void serve_close(struct serve *s, struct serve_client *c)
     c->sse = c->closing = c->draining = c->close_now = false;
     c->sse_pid = 0;
     c->sse_start = 0;
+    free(c->body);
+    c->body = NULL;
+    c->body_len = 0;
+    c->in_body = false;
 }
 
 void serve_accept(struct serve *s, uint64_t now)
@@ -104,13 +112,61 @@ bool serve_paused(const struct serve_client *c)
     return serve_pending(c) > SERVE_OUT_MAX;
 }
 
+/* The body of c's request is all here: answer it, and forget the body. */
+static void serve_body_done(struct serve *s, struct serve_client *c,
+                            uint64_t now)
+{
+    c->req.body = c->body;
+    c->req.body_len = c->body_len;
+    serve_route(s, c, &c->req, now);
+    free(c->body);
+    c->body = NULL;
+    c->body_len = 0;
+    c->in_body = false;
+    c->req.body = NULL;
+    http_clock_request(&c->clock, now, c->in_len > 0 && !c->closing);
+    http_clock_output(&c->clock, now, serve_pending(c), SERVE_OUT_MAX);
+}
+
+/* r's head (n bytes of c->in) announces a body: read it if its route
+ * takes one that long (what is already in c->in first), else refuse. */
+static void serve_body_start(struct serve *s, struct serve_client *c,
+                             const struct http_request *r, size_t n,
+                             uint64_t now)
+{
+    uint64_t max = serve_body_max(s, r);
+    if (r->content_length > max || (c->body = malloc(r->content_length)) == NULL) {
+        s->refused++;
+        serve_error(c, r->content_length > max ? 413 : 503);
+        c->in_len = 0;
+        http_clock_request(&c->clock, now, false);
+        return;
+    }
+    c->req = *r;
+    c->in_body = true;
+    size_t take = c->in_len - n;
+    if (take > r->content_length)
+        take = (size_t)r->content_length;
+    memcpy(c->body, c->in + n, take);
+    c->body_len = take;
+    memmove(c->in, c->in + n + take, c->in_len - n - take);
+    c->in_len -= n + take;
+    /* The head's clock becomes the request's, which the body must meet. */
+    http_clock_request(&c->clock, now, false);
+    if (c->body_len == r->content_length)
+        serve_body_done(s, c, now);
+    else if (r->expect_continue)
+        sb_puts(&c->out, "HTTP/1.1 100 Continue\r\n\r\n");
+}
+
 /* Handle the complete requests in c->in (pipelined ones in order), while
  * the client's output stays within its bound: one response may take it
  * over, and the rest wait until it has read. */
 void serve_requests(struct serve *s, struct serve_client *c,
                     uint64_t now)
 {
-    while (c->in_len > 0 && !c->closing && !c->sse && !serve_paused(c)) {
+    while (c->in_len > 0 && !c->closing && !c->sse && !c->in_body &&
+           !serve_paused(c)) {
         struct http_request r;
         int n = http_parse_request(c->in, c->in_len, &r);
         if (n == 0)
@@ -119,14 +175,41 @@ void serve_requests(struct serve *s, struct serve_client *c,
             s->refused++;
             serve_error(c, n < 0 ? -n : 403);
             c->in_len = 0;
+        } else if (r.content_length > 0) {
+            serve_body_start(s, c, &r, (size_t)n, now);
+            continue;
         } else {
-            serve_route(s, c, &r);
+            serve_route(s, c, &r, now);
             memmove(c->in, c->in + n, c->in_len - (size_t)n);
             c->in_len -= (size_t)n;
         }
         if (!c->sse)
             http_clock_request(&c->clock, now, c->in_len > 0 && !c->closing);
         http_clock_output(&c->clock, now, serve_pending(c), SERVE_OUT_MAX);
+    }
+}
+
+/* Read what c sends of its request's body; answer it once whole. */
+static void serve_read_body(struct serve *s, struct serve_client *c,
+                            uint64_t now)
+{
+    while (c->in_body) {
+        ssize_t n = recv(c->fd, c->body + c->body_len,
+                         (size_t)c->req.content_length - c->body_len, 0);
+        if (n > 0) {
+            c->body_len += (size_t)n;
+            if (c->body_len == c->req.content_length) {
+                serve_body_done(s, c, now);
+                serve_requests(s, c, now);  /* none can be waiting yet */
+            }
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        serve_close(s, c);      /* gone before its body was whole */
+        return;
     }
 }
 
@@ -186,6 +269,12 @@ void serve_read(struct serve *s, struct serve_client *c, uint64_t now)
         return;
     }
     for (;;) {
+        if (c->in_body) {
+            /* A body is read into its own buffer, not c->in. */
+            serve_read_body(s, c, now);
+            if (c->fd < 0 || c->in_body)
+                return;
+        }
         if (c->closing)
             c->in_len = 0;      /* an error is on its way: input is moot */
         /* Over its output bound: what it sends stays in the kernel, and

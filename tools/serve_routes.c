@@ -9,7 +9,9 @@
  * (serve_all.c): / is the index of the programs followed, /api/programs
  * its JSON, /metrics every program's series, and /p/PID/PATH answers
  * PATH as above for that program's model (the page's URLs are
- * relative, so the same page works there); control is off.
+ * relative, so the same page works there); the control buttons are off,
+ * and with --control POST /api/alertmanager takes Alertmanager's
+ * webhook (serve_alert.c), the one route with a body.
  *
  * With --control, POST /api/control?cmd=ACTION[&class=X] runs one of the
  * monitor's actions (tools/monitor/control.c: an allowlist) on the
@@ -18,7 +20,13 @@
  * not this server: a page elsewhere cannot press the buttons; browsers
  * send Origin with every POST), without the control token (serve.c makes
  * it; compared in constant time, http_token_matches(), and never served
- * back), and any action off the list.  The page, /events, /metrics and
+ * back), and any action off the list.  The webhook is held to the same
+ * rules (serve_act_refusal()), its token sent as "Authorization: Bearer
+ * TOKEN", which is what Alertmanager's http_config.authorization sends,
+ * but also beyond loopback: a fleet's Alertmanager runs elsewhere, and
+ * what an alert can do is bounded (serve_alert.c, Note [Alerts from
+ * outside]); the token then crosses the network as it is, which the
+ * start-up line warns of (put a TLS proxy in front).  The page, /events, /metrics and
  * GET /api/control need no token.  An action holds the loop until the
  * program answers (milliseconds; MON_CTL_TIMEOUT_MS at most).
  *
@@ -83,6 +91,31 @@ static void serve_refuse(struct serve *s, struct serve_client *c, int status,
  * Routes
  * ------------------------------------------------------------------------ */
 
+/* Why a POST that acts (a control action, an alert) may not, or NULL
+ * when it may: the rules at the top of the file.  given: the token the
+ * request carries (has: whether it carries one); anywhere: not only on
+ * loopback. */
+static const char *serve_act_refusal(const struct serve *s,
+                                     const struct http_request *r,
+                                     const char *given, bool has,
+                                     bool anywhere, const char *off,
+                                     const char *missing, const char *wrong)
+{
+    char origin[300];
+    snprintf(origin, sizeof origin, "http://%s", r->host);
+    if (s->token[0] == '\0')
+        return off;
+    if (!s->loopback && !anywhere)
+        return "control is served on loopback only";
+    if (r->has_origin && strcasecmp(r->origin, origin) != 0)
+        return "another origin may not control";
+    if (!has)
+        return missing;
+    if (!http_token_matches(s->token, given))
+        return wrong;
+    return NULL;
+}
+
 /* /api/control: GET the state, POST an action (see the top of the file). */
 static void serve_control(struct serve *s, struct serve_client *c,
                           const struct http_request *r)
@@ -99,25 +132,20 @@ static void serve_control(struct serve *s, struct serve_client *c,
                     b->len, keep, r->method == HTTP_HEAD, NULL);
         return;
     }
-    char origin[300];
-    snprintf(origin, sizeof origin, "http://%s", r->host);
     char cmd[32] = "", cls[4] = "";
     bool named = http_query_str(r->query, "cmd", cmd, sizeof cmd);
     if (!http_query_str(r->query, "class", cls, sizeof cls))
         cls[0] = '\0';
-    if (!s->control.enabled) {
-        serve_refuse(s, c, 403, "control is off (serve without --control)",
-                     NULL);
-    } else if (!s->loopback) {
-        serve_refuse(s, c, 403, "control is served on loopback only", NULL);
-    } else if (r->has_origin && strcasecmp(r->origin, origin) != 0) {
-        serve_refuse(s, c, 403, "another origin may not control", NULL);
-    } else if (!r->has_token) {
-        serve_refuse(s, c, 403, "control needs the token: open the page "
-                     "with the URL on serve's start-up line", NULL);
-    } else if (!http_token_matches(s->token, r->token)) {
-        serve_refuse(s, c, 403, "wrong control token: open the page with "
-                     "the URL on serve's start-up line", NULL);
+    const char *why = serve_act_refusal(s, r, r->token, r->has_token, false,
+                                        "control is off (serve without --control)",
+                                        "control needs the token: open the page "
+                                        "with the URL on serve's start-up line",
+                                        "wrong control token: open the page "
+                                        "with the URL on serve's start-up line");
+    if (why == NULL && !s->control.enabled)
+        why = "control is off (serve --all has no control session)";
+    if (why != NULL) {
+        serve_refuse(s, c, 403, why, NULL);
     } else if (!named || !mon_control_allowed(cmd, cls)) {
         serve_refuse(s, c, 403, "not an action of the monitor", NULL);
     } else {
@@ -127,6 +155,51 @@ static void serve_control(struct serve *s, struct serve_client *c,
         serve_reply(c, b->failed ? 503 : 200, "application/json", b->p,
                     b->len, keep, false, NULL);
     }
+}
+
+/* POST /api/alertmanager (--all): Alertmanager's webhook, with the token
+ * as "Authorization: Bearer TOKEN" (serve_alert.c does the rest). */
+static void serve_alert_route(struct serve *s, struct serve_client *c,
+                              const struct http_request *r, uint64_t now)
+{
+    if (r->method != HTTP_POST) {
+        serve_refuse(s, c, 405, "Alertmanager's webhook takes POST",
+                     "Allow: POST\r\n");
+        return;
+    }
+    /* RFC 9110 section 11.1: the scheme's name in any case, then one
+     * space. */
+    const char *given = r->authorization;
+    bool bearer = r->has_authorization && strncasecmp(given, "Bearer ", 7) == 0;
+    const char *why = serve_act_refusal(s, r, bearer ? given + 7 : "", bearer,
+                                        true, "alerts are off (serve --all without "
+                                        "--control)",
+                                        "alerts need 'Authorization: Bearer "
+                                        "TOKEN' with serve's control token",
+                                        "wrong token in Authorization");
+    if (why != NULL) {
+        serve_refuse(s, c, 403, why, NULL);
+        return;
+    }
+    const char *type;
+    struct strbuf *b = &s->scratch;
+    int status = serve_alerts_handle(s->alerts, r, now, b, &type);
+    if (b->failed) {
+        serve_error(c, 503);
+        return;
+    }
+    if (status != 200)
+        s->refused++;
+    /* A refusal closes, as every refusal does; an answer keeps the
+     * connection for Alertmanager's next batch. */
+    serve_reply(c, status, type, b->p, b->len, status == 200 && r->keep_alive,
+                false, NULL);
+}
+
+uint64_t serve_body_max(const struct serve *s, const struct http_request *r)
+{
+    return s->all != NULL && r->method == HTTP_POST &&
+           strcmp(r->path, "/api/alertmanager") == 0 ? SERVE_ALERT_BODY_MAX : 0;
 }
 
 /* One Server-Sent Event carrying b (the model's JSON: one line). */
@@ -191,7 +264,7 @@ static bool serve_route_all(struct serve *s, struct serve_client *c,
 }
 
 void serve_route(struct serve *s, struct serve_client *c,
-                 const struct http_request *r)
+                 const struct http_request *r, uint64_t now)
 {
     bool head = r->method == HTTP_HEAD, keep = r->keep_alive;
     const char *path = strcmp(r->path, "/") == 0 ? "/index.html" : r->path;
@@ -209,9 +282,14 @@ void serve_route(struct serve *s, struct serve_client *c,
         serve_control(s, c, r);
         return;
     }
+    if (s->all != NULL && strcmp(path, "/api/alertmanager") == 0) {
+        serve_alert_route(s, c, r, now);
+        return;
+    }
     if (r->method == HTTP_POST) {
-        serve_refuse(s, c, 405, "only /api/control takes POST",
-                     "Allow: GET, HEAD\r\n");
+        serve_refuse(s, c, 405, s->all != NULL ? "only /api/control and "
+                     "/api/alertmanager take POST" : "only /api/control "
+                     "takes POST", "Allow: GET, HEAD\r\n");
         return;
     }
 

@@ -1,14 +1,19 @@
 -- Trigger.hs: the program of tests/control/test_ring_triggers.sh (dump-on= on a
--- ring: sink).  Three modes, each posting user messages "tick N" every
--- 10 ms so a dump's time span can be read from it:
+-- ring: sink) and of the alert tests (tests/monitor/test_alert_*.sh).
+-- Its modes each post user messages "tick N" every 10 ms so a dump's
+-- time span can be read from it:
 --   marker: ticks for 2.5 s, the marker "INCIDENT 42", ticks for 3 s more;
 --   gc:     ticks for 1 s, then builds a live heap of some hundred
 --           megabytes and calls performMajorGC (a long pause), ticks 2 s;
---   flap:   the marker "FLAP I" every 100 ms for 4 s, with ticks.
+--   flap:   the marker "FLAP I" every 100 ms for 4 s, with ticks;
+--   pauses: ticks for 0.5 s, a long pause as in gc, "ready" on stdout,
+--           then a long pause after each second of ticks until its
+--           stdin closes.
 -- Prints "done" at the end.  Not responsible for where its eventlog goes.
 -- Usage: trigger MODE.  Only base is used.
 module Main (main) where
 
+import Control.Concurrent (forkIO)
 import Control.Exception (evaluate)
 import Control.Monad
 import Data.IORef
@@ -25,6 +30,17 @@ ticks ref n = replicateM_ n $ do
     traceEventIO ("tick " ++ show i)
     threadDelay 10000
 
+-- A live heap of some hundred megabytes (4 million Ints, and k more),
+-- collected twice while held: a long GC pause.
+longPause :: Int -> IO ()
+longPause k = do
+    let big = [1 .. 4000000 + k] :: [Int]
+    held <- newIORef big
+    _ <- evaluate (sum big)
+    performMajorGC
+    performMajorGC
+    readIORef held >>= void . evaluate . length
+
 main :: IO ()
 main = do
     hSetBuffering stdout LineBuffering
@@ -37,15 +53,16 @@ main = do
             ticks ref 300
         ["gc"] -> do
             ticks ref 100
-            let big = [1 .. 4000000] :: [Int]
-            held <- newIORef big
-            _ <- evaluate (sum big)
-            performMajorGC
-            performMajorGC
-            readIORef held >>= evaluate . length
+            longPause 0
             ticks ref 200
+        ["pauses"] -> do
+            ticks ref 50
+            longPause 0
+            putStrLn "ready"
+            _ <- forkIO $ forM_ [1 ..] $ \k -> ticks ref 100 >> longPause k
+            void (getContents >>= evaluate . length)
         ["flap"] -> forM_ [1 .. 40 :: Int] $ \i -> do
             traceMarkerIO ("FLAP " ++ show i)
             ticks ref 10
-        _ -> hPutStrLn stderr "usage: trigger marker|gc|flap" >> exitWith (ExitFailure 2)
+        _ -> hPutStrLn stderr "usage: trigger marker|gc|flap|pauses" >> exitWith (ExitFailure 2)
     putStrLn "done"

@@ -63,11 +63,17 @@ start_serve() {
         >"$T/$name.serve.out" 2>"$err" &
     spid=$!
     bg_register "$spid"
-    wait_until 30 grep -q "serving http://" "$err" \
-        || fail_showing "$err" "$name: serve did not start listening"
-    SERVE_URL=$(sed -n 's|.*serving \(http://127\.0\.0\.1:[0-9]*/[^ ]*\).*|\1|p' "$err")
+    serve_listening "$err" "$name: serve"
+}
+
+# serve_listening ERR WHAT: wait until the serve whose stderr is ERR
+# says where it serves; set SERVE_URL to the URL it prints and PORT.
+serve_listening() {
+    wait_until 30 grep -q "serving http://" "$1" \
+        || fail_showing "$1" "$2 did not start listening"
+    SERVE_URL=$(sed -n 's|.*serving \(http://127\.0\.0\.1:[0-9]*/[^ ]*\).*|\1|p' "$1")
     PORT=$(printf '%s\n' "$SERVE_URL" | sed -n 's|^http://[^:]*:\([0-9]*\)/.*|\1|p')
-    [ -n "$PORT" ] || fail_showing "$err" "$name: no port in serve's output"
+    [ -n "$PORT" ] || fail_showing "$1" "$2: no port in its output"
 }
 
 # state NAME: GET /api/state into $T/NAME.state; status 1 if it fails.
@@ -150,9 +156,77 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$1']
 YML
-    "$PROMETHEUS" --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/prom" \
+    run_prometheus "$T/prometheus.yml"
+}
+# run_prometheus CONFIG: Prometheus with CONFIG on PROM_PORT, as above.
+run_prometheus() {
+    "$PROMETHEUS" --config.file="$1" --storage.tsdb.path="$T/prom" \
         --web.listen-address="127.0.0.1:$PROM_PORT" >"$T/prometheus.log" 2>&1 &
     prom_pid=$!
     bg_register "$prom_pid"
 }
 prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }
+
+# ---------------------------------------------------------------------------
+# Alerts (test_alert_webhook.sh, test_alert_capture.sh)
+# ---------------------------------------------------------------------------
+
+# alert_setup: skip or build PAUSES (tests/ghc/Trigger.hs, whose pauses
+# mode makes long GC pauses, with the C main tests/ghc/tee_main.c: its
+# eventlog to two writers, ELS_TEE_SINK_1 and _2), make T, and a
+# discovery directory of the test's own.
+alert_setup() {
+    command -v curl >/dev/null 2>&1 || skip "curl not installed"
+    setup_ghc_program_test pauses Trigger -no-hs-main -I"$ELS_INCLUDEDIR" \
+        "$ELS_TOP_SRCDIR/tests/ghc/tee_main.c"
+    PAUSES=$GHC_PROGRAM
+    export XDG_RUNTIME_DIR=$T/run
+    mkdir -m 700 "$XDG_RUNTIME_DIR" || fail "mkdir $XDG_RUNTIME_DIR"
+}
+
+# start_pauses NAME: PAUSES, -N2, flushed every 0.2 s, its eventlog to a
+# ring: flight recorder ($T/NAME.rec.eventlog, 64M, no dump at exit)
+# with a control socket ($T/NAME.rec.sock) and to a unix: sink
+# ($T/NAME.sock) that waits for its first consumer; returns once it
+# printed "ready" (pid in ppid).  stop_controlled ends it.
+start_pauses() {
+    start_controlled "$1" env \
+        "ELS_TEE_SINK_1=ring:$T/$1.rec.eventlog?size=64M&at-exit=0&control=unix:$T/$1.rec.sock" \
+        "ELS_TEE_SINK_2=unix:$T/$1.sock?wait=60" \
+        "$PAUSES" pauses +RTS -N2 -l --eventlog-flush-interval=0.2 -RTS
+    wait_output "$1" ready 120
+}
+
+# dumps NAME: how many dumps NAME's recorder wrote.
+dumps() {
+    local n=0
+    while [ -e "$T/$1.rec.$((n + 1)).eventlog" ]; do n=$((n + 1)); done
+    echo "$n"
+}
+
+# start_serve_all [OPTIONS...]: `serve --all --listen 127.0.0.1:0
+# OPTIONS` in the background (spid, its stderr in $T/serve.err); waits
+# until it says where it serves and sets PORT (and SERVE_URL).
+start_serve_all() {
+    "$ELS_SINK_TOOL" serve --all --listen 127.0.0.1:0 "$@" \
+        >"$T/serve.out" 2>"$T/serve.err" &
+    spid=$!
+    bg_register "$spid"
+    serve_listening "$T/serve.err" "serve --all"
+}
+
+# start_serve_all_control [OPTIONS...]: start_serve_all --control with a
+# token file ($T/token, TOKEN).
+start_serve_all_control() {
+    TOKEN=alert-test-token-0123456789-abcdefghijkl
+    (umask 077 && printf '%s\n' "$TOKEN" >"$T/token") || fail "cannot write $T/token"
+    start_serve_all --control --token-file "$T/token" "$@"
+}
+
+# require_alertmanager: skip without Debian's prometheus-alertmanager;
+# sets ALERTMANAGER, and AMTOOL (empty if the package has none).
+require_alertmanager() {
+    ALERTMANAGER=$(command -v prometheus-alertmanager || true)
+    [ -n "$ALERTMANAGER" ] || skip "prometheus-alertmanager not installed (scripts/install-deps.sh)"
+    AMTOOL=$(command -v amtool || true)
+}

@@ -44,14 +44,7 @@ for n in $NAMES; do
     cp "$BUSY" "$T/$n" || fail "cannot copy $BUSY"
 done
 
-"$ELS_SINK_TOOL" serve --all --listen 127.0.0.1:0 --save-dir "$T/saved" \
-    >"$T/serve.out" 2>"$T/serve.err" &
-spid=$!
-bg_register "$spid"
-wait_until 30 grep -q "serving http://" "$T/serve.err" \
-    || fail_showing "$T/serve.err" "serve --all did not start listening"
-PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/serve.err")
-[ -n "$PORT" ] || fail_showing "$T/serve.err" "no port in serve's output"
+start_serve_all --save-dir "$T/saved"
 
 start_prometheus "$PORT"
 

@@ -3,8 +3,8 @@
  *
  * Strict where being lenient could hide an attack or a mistake (bytes
  * outside visible ASCII in the target, header names that are not tokens,
- * obsolete line folding, a body announced by Content-Length or
- * Transfer-Encoding); lenient where clients differ harmlessly (a bare LF
+ * obsolete line folding, a chunked body, a Content-Length given twice or
+ * not plain digits, which is how request smuggling starts); lenient where clients differ harmlessly (a bare LF
  * ends a line, as RFC 9112 section 2.2 allows).  Also a connection's
  * deadlines (http_clock_*), which judge a client by the time it takes,
  * never by what it sends.
@@ -142,7 +142,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
         req->query[tlen - plen - 1] = '\0';
     }
 
-    bool has_host = false;
+    bool has_host = false, has_type = false, has_length = false;
     for (p = le + 1; p < end;) {
         const char *e = http_eol(p, end);
         const char *ve = e;
@@ -175,9 +175,29 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
             if (!http_field(vp, vq, req->token, sizeof req->token,
                             &req->has_token))
                 return -400;
+        } else if (http_ieq(p, nlen, "authorization")) {
+            if (!http_field(vp, vq, req->authorization,
+                            sizeof req->authorization, &req->has_authorization))
+                return -400;
+        } else if (http_ieq(p, nlen, "content-type")) {
+            if (!http_field(vp, vq, req->content_type,
+                            sizeof req->content_type, &has_type))
+                return -400;
         } else if (http_ieq(p, nlen, "content-length")) {
-            if (!(vq - vp == 1 && *vp == '0'))
+            if (has_length || vp == vq)
+                return -400;
+            has_length = true;
+            for (const char *q = vp; q < vq; q++)
+                if (*q < '0' || *q > '9')
+                    return -400;
+            if (vq - vp > HTTP_LENGTH_DIGITS)
                 return -413;
+            for (const char *q = vp; q < vq; q++)
+                req->content_length = req->content_length * 10 +
+                                      (uint64_t)(*q - '0');
+        } else if (http_ieq(p, nlen, "expect")) {
+            if (http_ieq(vp, (size_t)(vq - vp), "100-continue"))
+                req->expect_continue = true;
         } else if (http_ieq(p, nlen, "transfer-encoding")) {
             return -411;
         } else if (http_ieq(p, nlen, "connection")) {
@@ -295,6 +315,7 @@ const char *http_reason(int status)
     case 408: return "Request Timeout";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
     case 414: return "URI Too Long";
     case 431: return "Request Header Fields Too Large";
     case 503: return "Service Unavailable";

@@ -4,9 +4,10 @@
  * Parses one request head (request line and header fields) from bytes
  * that arrive in pieces; the server's only input from the network, so it
  * takes anything (fuzz/fuzz_http.c) and answers with the status code a
- * bad request deserves.  It does not read bodies (the server takes none:
- * a request announcing one is refused), decode percent escapes, or route
- * (which paths take which method is the server's business).  Beside it,
+ * bad request deserves.  It reads a body's length (Content-Length), not
+ * the body: which routes take one, and how much, is the server's
+ * business (serve_conn.c), as is routing; it does not decode percent
+ * escapes or take chunked bodies (Transfer-Encoding is refused).  Beside it,
  * a connection's deadlines (struct http_clock): pure bookkeeping, with
  * the time passed in, so that a unit test can play a slow client in
  * microseconds; the server owns the socket and does the closing.
@@ -21,6 +22,9 @@
 #define HTTP_HEAD_MAX 8192      /* request line + headers */
 #define HTTP_TARGET_MAX 1024
 #define HTTP_TOKEN_MAX 128      /* the X-Eventlog-Sink-Token field's value */
+/* The Authorization field's value: "Bearer " and a token. */
+#define HTTP_AUTH_MAX (HTTP_TOKEN_MAX + 32)
+#define HTTP_LENGTH_DIGITS 15   /* a Content-Length of more is a 413 */
 
 enum http_method { HTTP_GET, HTTP_HEAD, HTTP_POST };
 
@@ -35,16 +39,29 @@ struct http_request {
      * each action (serve_routes.c compares it); "" if none. */
     char token[HTTP_TOKEN_MAX + 1];
     bool has_token;
+    /* Authorization, as the webhook of serve --all takes it ("Bearer
+     * TOKEN"); "" if none. */
+    char authorization[HTTP_AUTH_MAX + 1];
+    bool has_authorization;
+    char content_type[128];         /* "" if none */
+    uint64_t content_length;        /* 0 without Content-Length */
+    bool expect_continue;           /* Expect: 100-continue */
     int minor;                      /* HTTP/1.minor */
     bool keep_alive;
+    /* Set by the server, not the parser: the body, once read whole. */
+    const char *body;
+    size_t body_len;
 };
 
 /* Parse the head at the start of buf[0..len).  Returns the head's length
  * (> 0) with *req filled, 0 if more bytes are needed (and len is below
  * HTTP_HEAD_MAX), or minus the HTTP status to answer: 400 malformed,
- * 405 a method other than GET/HEAD/POST, 411/413 a body (a POST has
- * none either), 400 a Host, Origin or X-Eventlog-Sink-Token field longer
- * than req holds or given twice, 431 head too long, 505 not HTTP/1.x. */
+ * 405 a method other than GET/HEAD/POST, 411 a chunked body
+ * (Transfer-Encoding), 413 a Content-Length of more than
+ * HTTP_LENGTH_DIGITS digits, 400 a Content-Length that is not digits or
+ * a Host, Origin, X-Eventlog-Sink-Token, Authorization, Content-Type or
+ * Content-Length field longer than req holds or given twice, 431 head
+ * too long, 505 not HTTP/1.x. */
 int http_parse_request(const char *buf, size_t len, struct http_request *req);
 
 /* The decimal value of key in a query ("from=5&to=9"); false if absent

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# test_alert_webhook.sh: serve --all's webhook for Alertmanager (POST
+# /api/alertmanager, tools/serve_alert.c) driven directly with curl, the
+# way Alertmanager posts, against a real GHC program (tests/ghc/Trigger.hs
+# pauses, with its eventlog to a unix: sink serve follows and to a ring:
+# flight recorder with a control socket), in a discovery directory of
+# the test's own.
+#
+#   refused, nothing dumped: no token, a wrong one, the right one as
+#     Basic instead of Bearer (403); GET (405); a body that is not JSON
+#     by its Content-Type (415), malformed JSON, a version other than "4",
+#     an alert without labels (400); a body over 256 KiB, with and
+#     without "Expect: 100-continue", and one with more values than the
+#     reader takes (413); and serve --all without --control (403);
+#   a resolved alert: 200, "resolved", nothing dumped;
+#   an unknown pid and a program name nobody has: 200, "unknown-program",
+#     beside a firing alert of the program in the same batch, which is
+#     dumped: the answer's file is the recorder's new dump, its size the
+#     file's, and the dump passes ghc-events and ThreadScope's rule;
+#     serve says so on stderr;
+#   the same alert again, and one naming the program by name: "cooldown",
+#     no second dump (--dump-cooldown 3600);
+#   a pid of the wrong program name: "unknown-program";
+#   a flood of 100 alerts: 64 looked at, 36 counted as skipped;
+#   keep-alive: Alertmanager's next batch on the same connection.
+# Skips without curl, python3, GHC, ghc-events or the patched RTS.
+set -u -o pipefail
+
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../ghcprog.sh"
+. "$(dirname "$0")/../monitor/monitor.sh"
+
+alert_setup
+command -v "$PYTHON" >/dev/null 2>&1 || skip "python3 not installed"
+deadline_set 300
+
+# alert STATUS LABELS: one alert as Alertmanager writes it.
+alert() {
+    printf '{"status":"%s","labels":{%s},"annotations":{"summary":"s"},"startsAt":"2026-01-01T00:00:00Z","endsAt":"0001-01-01T00:00:00Z","generatorURL":"http://p/graph","fingerprint":"0f"}' "$1" "$2"
+}
+# body FILE ALERT...: a webhook of those alerts into FILE.
+body() {
+    local f=$1 IFS=,
+    shift
+    printf '{"receiver":"eventlog-sink","status":"firing","alerts":[%s],"groupLabels":{},"commonLabels":{},"commonAnnotations":{},"externalURL":"http://am","version":"4","groupKey":"{}","truncatedAlerts":0}' "$*" >"$f"
+}
+# post FILE [CURL-ARGS...]: POST FILE as JSON with the token (AUTH, if
+# set, is the Authorization field's value instead, "" for none; CTYPE
+# the Content-Type's); the status in CODE, the answer in $T/answer.
+post() {
+    local f=$1 auth=("Authorization: Bearer $TOKEN")
+    shift
+    if [ -n "${AUTH+set}" ]; then
+        auth=()
+        [ -z "$AUTH" ] || auth=("Authorization: $AUTH")
+    fi
+    CODE=$(curl -s --max-time 30 -o "$T/answer" -w '%{http_code}' \
+        -H "Content-Type: ${CTYPE:-application/json}" ${auth[@]+-H "${auth[@]}"} \
+        "$@" --data-binary "@$f" "$URL") || CODE=curl-failed
+}
+# answer EXPR: EXPR of the JSON answer a (Python), printed.
+answer() {
+    "$PYTHON" -c 'import json, sys; a = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+        "$T/answer" "$1"
+}
+expect_code() {
+    [ "$CODE" = "$1" ] || fail "$2: HTTP $CODE, expected $1: $(head -c 400 "$T/answer")"
+}
+no_dump() {
+    [ "$(dumps app)" -eq "${2:-0}" ] || fail "$1: the recorder wrote $(dumps app) dumps, expected ${2:-0}"
+}
+
+# --- Without --control: no webhook ---------------------------------------
+start_serve_all
+printf '{"version":"4","alerts":[]}' >"$T/empty.json"
+CODE=$(curl -s -o "$T/answer" -w '%{http_code}' -H 'Content-Type: application/json' \
+    -H "Authorization: Bearer x" --data-binary "@$T/empty.json" \
+    "http://127.0.0.1:$PORT/api/alertmanager")
+expect_code 403 "serve --all without --control"
+grep -q "alerts are off" "$T/answer" || fail "without --control: $(cat "$T/answer")"
+kill -TERM "$spid"
+wait_pid "$spid" 30 || fail_showing "$T/serve.err" "serve --all did not exit 0"
+
+start_serve_all_control --dump-cooldown 3600
+start_pauses app
+PID=$ppid
+URL=http://127.0.0.1:$PORT/api/alertmanager
+
+LABELS="\"alertname\":\"GhcLongGcPause\",\"job\":\"ghc\",\"instance\":\"127.0.0.1:$PORT\",\"pid\":\"$PID\",\"program\":\"pauses\""
+body "$T/firing.json" "$(alert firing "$LABELS")"
+
+# --- Refusals: nothing dumped -------------------------------------------
+AUTH='' post "$T/firing.json"
+expect_code 403 "no token"
+grep -q "Authorization: Bearer" "$T/answer" || fail "no token: the 403 does not say what is needed: $(cat "$T/answer")"
+AUTH="Bearer x$TOKEN" post "$T/firing.json"
+expect_code 403 "a wrong token"
+AUTH="Basic $TOKEN" post "$T/firing.json"
+expect_code 403 "the token as Basic"
+CODE=$(curl -s -o "$T/answer" -w '%{http_code}' "$URL")
+expect_code 405 "GET"
+CTYPE=text/plain post "$T/firing.json"
+expect_code 415 "Content-Type text/plain"
+printf '{"version":"4","alerts":[{"status":"firing","labels":{"pid":"%s"}},]}' "$PID" >"$T/bad.json"
+post "$T/bad.json"
+expect_code 400 "malformed JSON (a trailing comma)"
+grep -q "malformed JSON at byte" "$T/answer" || fail "malformed JSON: the 400 does not say where: $(cat "$T/answer")"
+sed 's/"version":"4"/"version":"3"/' "$T/firing.json" >"$T/v3.json"
+post "$T/v3.json"
+expect_code 400 "version 3"
+printf '{"version":"4","alerts":[{"status":"firing"}]}' >"$T/nolabels.json"
+post "$T/nolabels.json"
+expect_code 400 "an alert without labels"
+"$PYTHON" -c 'import sys; sys.stdout.write("{\"version\":\"4\",\"alerts\":[" + ",".join(["{}"] * 20000) + "]}")' >"$T/values.json"
+post "$T/values.json"
+expect_code 413 "20000 values"
+"$PYTHON" -c 'import sys; sys.stdout.write("{\"version\":\"4\",\"alerts\":[],\"pad\":\"" + "x" * 300000 + "\"}")' >"$T/huge.json"
+post "$T/huge.json" -H 'Expect:'
+expect_code 413 "a 300 KB body"
+post "$T/huge.json" -H 'Expect: 100-continue'
+expect_code 413 "a 300 KB body with Expect: 100-continue"
+no_dump "after the refusals"
+note "refused: no token, wrong token, Basic (403), GET (405), text/plain (415), malformed, v3, no labels (400), 20000 values, 300 KB (413)"
+
+# --- A batch: resolved, unknown, and the program's firing alert ---------
+body "$T/resolved.json" "$(alert resolved "$LABELS")"
+post "$T/resolved.json"
+expect_code 200 "a resolved alert"
+[ "$(answer 'a["alerts"][0]["outcome"]')" = resolved ] || fail "resolved: $(cat "$T/answer")"
+no_dump "a resolved alert"
+body "$T/batch.json" \
+    "$(alert firing '"alertname":"X","pid":"4194999"')" \
+    "$(alert firing '"alertname":"Y","program":"nobody-has-this-name"')" \
+    "$(alert firing '"alertname":"Z","severity":"page"')" \
+    "$(alert firing "$LABELS")"
+post "$T/batch.json"
+expect_code 200 "a batch with unknown programs"
+read -r o0 o1 o2 o3 < <(answer '" ".join(x["outcome"] for x in a["alerts"])')
+[ "$o0 $o1 $o2 $o3" = "unknown-program unknown-program no-target dumped" ] \
+    || fail "batch: outcomes $o0 $o1 $o2 $o3: $(cat "$T/answer")"
+[ "$(dumps app)" -eq 1 ] || fail "batch: $(dumps app) dumps, expected 1"
+D=$T/app.rec.1.eventlog
+file=$(answer 'a["alerts"][3]["programs"][0]["file"]')
+size=$(answer 'a["alerts"][3]["programs"][0]["size"]')
+[ "$file" = "$D" ] || fail "the answer names $file, the dump is $D"
+[ "$size" = "$(stat -c %s "$D")" ] || fail "the answer says $size bytes, $D has $(stat -c %s "$D")"
+[ "$(answer 'a["dumped"]')" = 1 ] || fail "the answer counts $(answer 'a["dumped"]') dumps"
+grep -q "alert GhcLongGcPause: pid $PID: $D ($size bytes)" "$T/serve.err" \
+    || fail_showing "$T/serve.err" "serve did not say on stderr what it dumped"
+show_events "$D" "$T/dump.show" || fail "ghc-events cannot parse the dump $D"
+grep -q 'tick [0-9]' "$T/dump.show" || fail "the dump holds none of the program's ticks"
+check_readers_accept dump "$D"
+note "batch: $(answer 'a["alerts"][0]["error"]'); dumped $file ($size bytes)"
+
+# --- The cooldown: no second dump ----------------------------------------
+post "$T/firing.json"
+expect_code 200 "the alert again"
+[ "$(answer 'a["alerts"][0]["outcome"]')" = cooldown ] || fail "again: $(cat "$T/answer")"
+body "$T/byname.json" "$(alert firing '"alertname":"GhcHeapGrowing","program":"pauses"')"
+post "$T/byname.json"
+expect_code 200 "by name"
+[ "$(answer '"%s %s" % (a["alerts"][0]["programs"][0]["pid"], a["alerts"][0]["outcome"])')" = "$PID cooldown" ] \
+    || fail "by name: $(cat "$T/answer")"
+body "$T/other.json" "$(alert firing "\"pid\":\"$PID\",\"program\":\"other\"")"
+post "$T/other.json"
+expect_code 200 "a pid of another name"
+[ "$(answer 'a["alerts"][0]["outcome"]')" = unknown-program ] || fail "pid of another name: $(cat "$T/answer")"
+no_dump "within the cooldown" 1
+
+# --- A flood -------------------------------------------------------------
+alerts=()
+for i in $(seq 1 100); do alerts+=("$(alert firing "\"alertname\":\"F$i\",\"pid\":\"$PID\"")"); done
+body "$T/flood.json" "${alerts[@]}"
+post "$T/flood.json"
+expect_code 200 "100 alerts"
+read -r rec han skp n < <(answer '"%d %d %d %d" % (a["received"], a["handled"], a["skipped"], len(a["alerts"]))')
+[ "$rec $han $skp $n" = "100 64 36 64" ] || fail "flood: received/handled/skipped/listed $rec $han $skp $n"
+no_dump "after the flood" 1
+
+# --- Keep-alive: two batches on one connection ---------------------------
+CODE=$(curl -s --max-time 30 -o "$T/answer" -w '%{http_code} %{num_connects}\n' \
+    -H 'Content-Type: application/json' -H "Authorization: Bearer $TOKEN" \
+    --data-binary "@$T/resolved.json" "$URL" --next -o "$T/answer2" \
+    -w '%{http_code} %{num_connects}\n' \
+    -H 'Content-Type: application/json' -H "Authorization: Bearer $TOKEN" \
+    --data-binary "@$T/resolved.json" "$URL" | tr '\n' ' ')
+[ "$CODE" = "200 1 200 0 " ] || fail "two batches on one connection: $CODE"
+
+no_dump "at the end" 1
+
+stop_controlled
+wait_pid "$PID" 60 || fail_showing "$T/app.prog.err" "the program did not exit cleanly"
+kill -TERM "$spid"
+wait_pid "$spid" 30 || fail_showing "$T/serve.err" "serve --all did not exit 0 on SIGTERM"
+echo "PASS: $els_test_name"
