@@ -79,6 +79,26 @@ static int ring_spans(const struct elsi_ring *r, uint64_t off, size_t len,
     return iov[1].iov_len ? 2 : 1;
 }
 
+/* Fill the next descriptor from meta for a reserved unit of len bytes,
+ * in the byte ring at head_off (ext NULL) or in ext, a buffer of
+ * ext_size bytes (off is then unused, but keeps offsets in order). */
+static void ring_describe(struct elsi_ring *r, const struct elsi_unit *meta,
+                          size_t len, uint8_t *ext, size_t ext_size)
+{
+    struct elsi_unit *u = &r->units[r->head_seq & r->units_mask];
+    if (meta != NULL)
+        *u = *meta;
+    else
+        memset(u, 0, sizeof *u);
+    u->off = r->head_off;
+    u->len = (uint32_t)len;
+    u->ext = ext;
+    u->ext_size = (uint32_t)ext_size;
+    u->state = ELSI_UNIT_RESERVED;
+    u->delivered = false;
+    u->failed = false;
+}
+
 int elsi_ring_reserve(struct elsi_ring *r, size_t len,
                       const struct elsi_unit *meta, uint64_t *seq,
                       struct iovec iov[2])
@@ -88,19 +108,7 @@ int elsi_ring_reserve(struct elsi_ring *r, size_t len,
     if (!elsi_ring_has_room(r, len))
         return -ENOBUFS;
 
-    struct elsi_unit *u = &r->units[r->head_seq & r->units_mask];
-    if (meta != NULL)
-        *u = *meta;
-    else
-        memset(u, 0, sizeof *u);
-    u->off = r->head_off;
-    u->len = (uint32_t)len;
-    u->ext = NULL;
-    u->ext_size = 0;
-    u->state = ELSI_UNIT_RESERVED;
-    u->delivered = false;
-    u->failed = false;
-
+    ring_describe(r, meta, len, NULL, 0);
     ring_spans(r, r->head_off, len, iov);
     r->head_off += len;
     *seq = r->head_seq++;
@@ -117,18 +125,7 @@ int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
     if (!elsi_ring_has_room(r, size))
         return -ENOBUFS;
 
-    struct elsi_unit *u = &r->units[r->head_seq & r->units_mask];
-    if (meta != NULL)
-        *u = *meta;
-    else
-        memset(u, 0, sizeof *u);
-    u->off = r->head_off;       /* unused, but keeps offsets in order */
-    u->len = (uint32_t)len;
-    u->ext = buf;
-    u->ext_size = (uint32_t)size;
-    u->state = ELSI_UNIT_RESERVED;
-    u->delivered = false;
-    u->failed = false;
+    ring_describe(r, meta, len, buf, size);
     r->ext_bytes += size;
     *seq = r->head_seq++;
     return 0;
