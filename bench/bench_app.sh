@@ -751,6 +751,18 @@ section_triggercost() {
     echo "Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
     paired_rows tc ring label_triggercost "${cfgs[@]}"
+    # Did the evaluator keep up?  Its report at exit, summed over the
+    # dump-on= runs.
+    local read=0 bad=0 missed=0 f line
+    for f in "$W"/tc-ring-trigger-*.err; do
+        [ -e "$f" ] || continue
+        line=$(grep -o 'dump-on read [0-9]* units, [0-9]* bad, [0-9]* missed' "$f") || continue
+        set -- $line
+        read=$((read + $3)) bad=$((bad + $5)) missed=$((missed + $7))
+    done
+    echo
+    echo "The evaluator over all dump-on= runs: read $read units, $bad that did not parse,"
+    echo "$missed forgotten by the recorder before it reached them (0: it kept up)."
     echo
     echo "Section time: $((SECONDS - t0)) s."
     echo
