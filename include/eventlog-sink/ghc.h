@@ -25,11 +25,22 @@ extern "C" {
 /* The environment variable els_ghc_writer_from_env() reads. */
 #define ELS_GHC_SPEC_ENV "EVENTLOG_SINK"
 
-/* Check spec (syntax, registered scheme, options) and remember it for the
- * process-wide writer, as this process's.  Opens nothing: the sink is
+/* A spec given to the process-wide writer (+RTS --eventlog-sink=,
+ * $EVENTLOG_SINK, els_ghc_configure()) may be a list of up to this many
+ * sink specs separated by '|', e.g.
+ *   unix:/tmp/app.sock|ring:/tmp/app.eventlog?size=64M&control=unix:/tmp/app.ctl
+ * Each sink gets every unit of the stream and is a writer of its own (its
+ * own queue, consumers, control socket, losses and announce entry).  A
+ * '|' inside an address or option value is written %7C. */
+#define ELS_GHC_SINKS_MAX 4
+
+/* Check spec, one sink spec or a list of them (syntax, registered
+ * schemes, options; a list with an empty spec or more than
+ * ELS_GHC_SINKS_MAX is refused whole) and remember it for the
+ * process-wide writer, as this process's.  Opens nothing: the sinks are
  * opened when event logging starts.  ELS_EBUSY while that writer is
  * running or being started.  On failure writes one line naming the
- * problem to err. */
+ * problem to err (for a list, "sink K of N: ..."). */
 int els_ghc_configure(const char *spec, char *err, size_t err_len);
 
 /* The EventLogWriter to give the RTS.  Its init opens the configured sink
@@ -50,7 +61,9 @@ const EventLogWriter *els_ghc_writer_from_env(void);
 
 /* Counters of the process-wide writer, as els_writer_stats_sized() (size
  * is the caller's sizeof(struct els_stats); nothing past it is written);
- * ELS_ESTOPPED if it is not running. */
+ * ELS_ESTOPPED if it is not running.  With a list of sinks, the first
+ * sink's counters (the spec the list starts with): not a sum, which would
+ * count every unit once per sink; each sink's are els_ghc_sink_stats(). */
 int els_ghc_stats_sized(struct els_stats *out, size_t size);
 
 /* els_ghc_stats_sized() with this header's sizeof(struct els_stats). */
@@ -59,7 +72,19 @@ static inline int els_ghc_stats(struct els_stats *out)
     return els_ghc_stats_sized(out, sizeof *out);
 }
 
-/* With a flight recorder (+RTS --eventlog-sink=ring:PATH): write the
+/* The counters of sink index (0 for the first of the list) of the
+ * process-wide writer, as els_ghc_stats_sized(); ELS_EINVAL past the
+ * last sink, ELS_ESTOPPED if it is not running. */
+int els_ghc_sink_stats_sized(unsigned index, struct els_stats *out,
+                             size_t size);
+
+static inline int els_ghc_sink_stats(unsigned index, struct els_stats *out)
+{
+    return els_ghc_sink_stats_sized(index, out, sizeof *out);
+}
+
+/* With a flight recorder (+RTS --eventlog-sink=ring:PATH, or a list with
+ * a ring: sink: the first of them): write the
  * window it keeps out into a new file now and put its name in name; see
  * els_writer_dump().  Any thread; it waits for the file write only,
  * never for a capability, so an unsafe foreign call would do, but a safe
