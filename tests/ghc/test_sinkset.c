@@ -3,8 +3,7 @@
  * the RTS adapter lib/ghc/ghc.c), against a fake RTS with the patched
  * RTS's unit writer and its buffer hand-over (patch 0014).
  *
- * The fake RTS defines startEventLoggingWithUnits, endEventLogging,
- * eventLogStatus, requestEventLogSnapshot, eventLogUnitsMayBeKept and
+ * The fake RTS is fake_units.h's, with eventLogUnitsMayBeKept and
  * getEventLogBufferSize, which ghc.c refers to weakly.  Its capability
  * buffer is malloc'd; when the writer keeps it, the fake fills the one it
  * got back next, and when the writer copies, the fake scribbles over its
@@ -37,60 +36,17 @@
 #include "eventlog-sink/ghc.h"
 
 // ---------------------------------------------------------------------------
-// The fake RTS (the types of rts/EventLogControl.h, as ghc.c declares them)
+// The fake RTS (fake_units.h), with the buffer hand-over of patch 0014
 // ---------------------------------------------------------------------------
 
-typedef enum {
-    EVENTLOG_UNIT_HEADER = 0,
-    EVENTLOG_UNIT_CAP_BLOCK = 1,
-    EVENTLOG_UNIT_GLOBAL_BLOCK = 2,
-    EVENTLOG_UNIT_DATA_END = 3,
-    EVENTLOG_UNIT_JOIN_SNAPSHOT = 4
-} EventLogUnitKind;
+#include "fake_units.h"
 
-typedef enum {
-    EVENTLOG_WRITE_START = 0,
-    EVENTLOG_WRITE_BUFFER_FULL = 1,
-    EVENTLOG_WRITE_FLUSH = 2,
-    EVENTLOG_WRITE_STOP = 3,
-    EVENTLOG_WRITE_SNAPSHOT = 4
-} EventLogWriteReason;
-
-typedef struct {
-    EventLogUnitKind kind;
-    EventLogWriteReason reason;
-    uint32_t capno;
-    size_t buffer_size;
-    void **keep;
-} EventLogUnitInfo;
-
-typedef struct {
-    EventLogWriter base;
-    bool (*writeEventLogUnit)(void *eventlog, size_t eventlog_size,
-                              const EventLogUnitInfo *info);
-} EventLogUnitWriter;
-
-bool startEventLoggingWithUnits(const EventLogUnitWriter *writer);
-void requestEventLogSnapshot(int kind);
-bool eventLogUnitsMayBeKept(void);
 size_t getEventLogBufferSize(void);
 
 #define CAP_BUF (256u * 1024)   /* the fake capability's buffer */
 
-static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
-static const EventLogUnitWriter *fake_writer;
 static uint8_t *cap_buf;                /* the fake owns it */
-static atomic_uint snapshot_requests;
 static atomic_size_t fake_buffer_size;  /* 0: the default */
-/* Everything a consumer from the start must receive. */
-static struct evgen_buf expect_all;
-
-static void fake_unit(const void *p, size_t len, EventLogUnitKind kind,
-                      EventLogWriteReason reason)
-{
-    const EventLogUnitInfo info = { kind, reason, (uint32_t)-1, 0, NULL };
-    fake_writer->writeEventLogUnit((void *)p, len, &info);
-}
 
 bool eventLogUnitsMayBeKept(void)
 {
@@ -100,51 +56,6 @@ bool eventLogUnitsMayBeKept(void)
 size_t getEventLogBufferSize(void)
 {
     return atomic_load(&fake_buffer_size);
-}
-
-bool startEventLoggingWithUnits(const EventLogUnitWriter *writer)
-{
-    pthread_mutex_lock(&fake_lock);
-    if (fake_writer != NULL) {
-        pthread_mutex_unlock(&fake_lock);
-        return false;
-    }
-    writer->base.initEventLogWriter();
-    fake_writer = writer;
-    struct evgen_buf h = evgen_header();
-    fake_unit(h.p, h.len, EVENTLOG_UNIT_HEADER, EVENTLOG_WRITE_START);
-    evgen_put(&expect_all, h.p, h.len);
-    free(h.p);
-    pthread_mutex_unlock(&fake_lock);
-    return true;
-}
-
-void endEventLogging(void)
-{
-    pthread_mutex_lock(&fake_lock);
-    if (fake_writer != NULL) {
-        fake_unit(evgen_data_end, sizeof evgen_data_end,
-                  EVENTLOG_UNIT_DATA_END, EVENTLOG_WRITE_STOP);
-        evgen_put(&expect_all, evgen_data_end, sizeof evgen_data_end);
-        fake_writer->base.stopEventLogWriter();
-        fake_writer = NULL;
-    }
-    pthread_mutex_unlock(&fake_lock);
-}
-
-enum EventLogStatus eventLogStatus(void)
-{
-    pthread_mutex_lock(&fake_lock);
-    bool running = fake_writer != NULL;
-    pthread_mutex_unlock(&fake_lock);
-    return running ? EVENTLOG_RUNNING : EVENTLOG_NOT_CONFIGURED;
-}
-
-/* A writer asks when a consumer joins; the tests take the snapshot. */
-void requestEventLogSnapshot(int kind)
-{
-    (void)kind;
-    atomic_fetch_add(&snapshot_requests, 1);
 }
 
 /* The capability's buffer fills: one block of at least three quarters of
@@ -168,17 +79,7 @@ static void fake_full_block(uint64_t t0, const char *tag)
         cap_buf = kept;
     else
         memset(cap_buf, 0xEE, CAP_BUF);
-    evgen_put(&expect_all, b.p, b.len);
-    pthread_mutex_unlock(&fake_lock);
-    free(b.p);
-}
-
-static void take_join_snapshot(void)
-{
-    struct evgen_buf b = evgen_block(0, 500000, 3, "snapshot", 0);
-    pthread_mutex_lock(&fake_lock);
-    CHECK(fake_writer != NULL);
-    fake_unit(b.p, b.len, EVENTLOG_UNIT_JOIN_SNAPSHOT, EVENTLOG_WRITE_SNAPSHOT);
+    evgen_put(&fake_written, b.p, b.len);
     pthread_mutex_unlock(&fake_lock);
     free(b.p);
 }
@@ -255,9 +156,9 @@ static void consumer_check_whole(struct consumer *c)
 {
     CHECK_OK(pthread_join(c->thread, NULL));
     CHECK_MSG(c->got != NULL, "%s: nothing received", c->path);
-    CHECK_MSG(c->len == expect_all.len && memcmp(c->got, expect_all.p, c->len) == 0,
+    CHECK_MSG(c->len == fake_written.len && memcmp(c->got, fake_written.p, c->len) == 0,
               "%s: received %zu bytes, not the %zu the RTS wrote", c->path,
-              c->len, expect_all.len);
+              c->len, fake_written.len);
     free(c->got);
     free((void *)c->path);
 }
@@ -340,7 +241,7 @@ static void every_unit_to_every_sink(void)
     const char *list = list_of(names, 2);
     for (int round = 0; round < 2; round++) {
         struct consumer ca, cb;
-        evgen_free(&expect_all);
+        evgen_free(&fake_written);
         consumer_start(&ca, "a.sock");
         consumer_start(&cb, "b.sock");
         if (round == 0)
@@ -367,7 +268,7 @@ static void every_unit_to_every_sink(void)
         CHECK(!tu_exists(check_path("b.sock")));
     }
     free(cap_buf);
-    evgen_free(&expect_all);
+    evgen_free(&fake_written);
 }
 
 /* A consumer joining sink 1 makes it ask for a snapshot; the RTS's one
@@ -384,13 +285,13 @@ static void join_snapshot_to_every_sink(void)
     /* The first consumer has everything: the stream's start has left
      * sink 1's queue, so the next consumer joins mid-stream. */
     WAIT_UNTIL(sink_stats(1).units_queued == 0, 5, "sink 1 still queues units");
-    CHECK_INT(atomic_load(&snapshot_requests), ==, 0);
+    CHECK_INT(atomic_load(&fake_snapshot_requests), ==, 0);
     int fd = tu_connect_unix(check_path("b.sock"), TU_WAIT_MS);
     CHECK(fd >= 0);
-    WAIT_UNTIL(atomic_load(&snapshot_requests) >= 1, 5, "no snapshot request");
+    WAIT_UNTIL(atomic_load(&fake_snapshot_requests) >= 1, 5, "no snapshot request");
     struct els_ghc_hook_stats h0, h1;
     CHECK_OK(els_ghc_hook_stats(&h0));
-    take_join_snapshot();
+    fake_join_snapshot();
     CHECK_OK(els_ghc_hook_stats(&h1));
     CHECK_U64(h1.requests, ==, h0.requests + 1);
     CHECK_U64(sink_stats(0).snapshot_units, ==, 1);
@@ -411,7 +312,7 @@ static void join_snapshot_to_every_sink(void)
     evgen_free(&h);
     consumer_check_whole(&first);
     free(cap_buf);
-    evgen_free(&expect_all);
+    evgen_free(&fake_written);
 }
 
 /* els_ghc_ring_dump dumps the list's recorder, wherever it stands; a
@@ -436,7 +337,7 @@ static void ring_dump_of_the_list(void)
     CHECK_INT(els_ghc_ring_dump(name, sizeof name), ==, ELS_EINVAL);
     els_ghc_stop();
     free(cap_buf);
-    evgen_free(&expect_all);
+    evgen_free(&fake_written);
 }
 
 // ---------------------------------------------------------------------------
@@ -463,7 +364,7 @@ static void failed_open_closes_the_others(void)
     CHECK_OK(els_ghc_start());
     CHECK(tu_exists(check_path("a.sock")) && tu_exists(check_path("b.sock")));
     els_ghc_stop();
-    evgen_free(&expect_all);
+    evgen_free(&fake_written);
 }
 
 /* Each sink must hold a whole RTS buffer: the second one's buffer= is
@@ -485,7 +386,7 @@ static void unit_size_checked_for_each_sink(void)
     CHECK_OK(configure_err(list_of(ok, 2), err, sizeof err));
     CHECK_OK(els_ghc_start());
     els_ghc_stop();
-    evgen_free(&expect_all);
+    evgen_free(&fake_written);
 }
 
 /* One announce file for the process, listing both sinks (and the ring's
@@ -519,7 +420,7 @@ static void one_announce_file_lists_every_sink(void)
     free(text);
     els_ghc_stop();
     CHECK(!tu_exists(path));
-    evgen_free(&expect_all);
+    evgen_free(&fake_written);
 }
 
 /* A forked child stops its copy of the list: the parent's sinks stay
@@ -548,7 +449,7 @@ static void forked_child_leaves_the_sinks(void)
     consumer_check_whole(&ca);
     consumer_check_whole(&cb);
     free(cap_buf);
-    evgen_free(&expect_all);
+    evgen_free(&fake_written);
 }
 
 static const struct check_case cases[] = {
