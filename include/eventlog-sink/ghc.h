@@ -96,9 +96,9 @@ static inline int els_ghc_sink_stats(unsigned index, struct els_stats *out)
 int els_ghc_ring_dump(char *name, size_t name_len);
 
 /* Stop the eventlog at runtime: every consumer receives the rest of the
- * stream and its end, and the sink is closed.  Start it again with
- * els_ghc_start(): the configured sink is opened anew and every consumer
- * gets a fresh stream, header first.  Both are safe while Haskell threads
+ * stream and its end, and the sink (every sink of a list) is closed.
+ * Start it again with els_ghc_start(): the configured sinks are opened
+ * anew and every consumer gets a fresh stream, header first.  Both are safe while Haskell threads
  * run only with an RTS that has the eventlog-sink patches (on a stock
  * 9.0.2 RTS, GHC's own start/stop race with running capabilities).  Call
  * them from Haskell through a *safe* foreign import:
@@ -113,10 +113,11 @@ int els_ghc_ring_dump(char *name, size_t name_len);
  * must call els_ghc_configure() with an address of its own: its
  * parent's is not its to open); ELS_ENOSCHEME without an RTS, or
  * with one built without eventlog support (link with -eventlog); or,
- * when the sink cannot be opened (a port taken while the eventlog was
+ * when a sink cannot be opened (a port taken while the eventlog was
  * stopped, a path refused...), the code els_writer_open() returned
  * (ELS_EADDRINUSE, ...), after one log line with the reason (rate-limited
- * if it repeats).  It never ends the program: after a failure the
+ * if it repeats; for a list, naming the sink, whose predecessors are
+ * closed again).  It never ends the program: after a failure the
  * eventlog stays stopped, and a later els_ghc_start() may succeed.
  * els_ghc_stop, els_ghc_start, els_ghc_stats and the writer's callbacks
  * may race each other and fork() safely. */
@@ -137,7 +138,7 @@ void els_ghc_stop(void);
 
 /* Write every buffer out to the writer now (every capability's and the
  * global one) and flush it: when it returns, everything posted before the
- * call has reached the sink's queue.  ELS_ESTOPPED while the eventlog is
+ * call has reached the sink's queue (every sink's, for a list).  ELS_ESTOPPED while the eventlog is
  * stopped.  9.0.2's base has no flushEventLog: this is how Haskell code
  * flushes. */
 int els_ghc_flush(void);
