@@ -92,7 +92,7 @@ static inline int els_ghc_sink_stats(unsigned index, struct els_stats *out)
  *   foreign import ccall safe "els_ghc_ring_dump"
  *       elsRingDump :: CString -> CSize -> IO CInt
  * ELS_ESTOPPED if the eventlog is not running through this library,
- * ELS_EINVAL if its sink is not a flight recorder. */
+ * ELS_EINVAL if no sink of it is a flight recorder. */
 int els_ghc_ring_dump(char *name, size_t name_len);
 
 /* Stop the eventlog at runtime: every consumer receives the rest of the
