@@ -39,10 +39,12 @@
  * this function returns.
  *
  * Join snapshots go to every writer: each writer's snapshot source asks
- * the RTS for one when a consumer of its own joins, and the RTS's answer
- * is one unit, which a writer without a joiner waiting keeps only as the
- * latest snapshot.  One request thus serves every writer that waits, and
- * the hooks run once per snapshot (ghc.c), not once per writer.
+ * the RTS for one when a consumer of its own joins (and a recorder when
+ * its latest is too far back to start a dump), and the RTS's answer is
+ * one unit, which a writer without a joiner waiting keeps only as the
+ * latest snapshot (a recorder's next dump starts there).  One request
+ * thus serves every writer that waits, and the hooks run once per
+ * snapshot (ghc.c), not once per writer.
  *
  * A writer's losses, stats and exit report are its own.  els_ghc_stats()
  * reports the first writer's (the spec the flag starts with, which is
