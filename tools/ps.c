@@ -1,9 +1,11 @@
 /*
  * ps.c: `eventlog-sink ps`, the programs of this user streaming their
  * eventlog on this host, from the discovery directory (discover.h): pid,
- * name, uptime, sink, control, and for programs with control on, their
- * consumers now and losses, asked with the `stats` command over a short
- * deadline ("-" when control is off or the program does not answer).
+ * name, uptime, and per sink (a program may have several: +RTS
+ * --eventlog-sink=SPEC|SPEC) its endpoint, control socket and, for a sink
+ * with control on, its consumers now and losses, asked with the `stats`
+ * command over a short deadline ("-" when control is off or the program
+ * does not answer).
  * Text from the files goes through safetext (a table) or JSON escapes
  * (--json, as Note [Exact and safe JSON] in ctl.c).  Not its job: the
  * directory's rules (discover.c), the control protocol (ctlclient.c).
@@ -37,13 +39,17 @@ static void ps_usage(FILE *out)
 "CONTROL (the control socket, or -), CONSUMERS (now, not counting ps's own\n"
 "control session) and LOST (units the\n"
 "writer dropped plus units slow consumers missed), both asked over the\n"
-"control socket ('-' when control is off or there is no answer).\n"
+"sink's control socket ('-' when control is off or there is no answer).\n"
+"A program with several sinks has a line per sink, the first with its\n"
+"PID, NAME and UPTIME.\n"
 "\n"
 "Options:\n"
 "  -j, --json          one JSON array of objects (pid, start, name, argv,\n"
-"                      uptime_s, sinks [{spec, endpoint, control}],\n"
-"                      consumers, dropped_units, consumer_lost_units;\n"
-"                      null when not known)\n"
+"                      uptime_s, sinks [{spec, endpoint, control,\n"
+"                      consumers, dropped_units, consumer_lost_units}],\n"
+"                      and consumers, dropped_units, consumer_lost_units\n"
+"                      of its first sink with control; null when not\n"
+"                      known)\n"
 "  -t, --timeout SECS  how long to wait for each program's answer\n"
 "                      (default 0.5)\n"
 "  -h, --help          show this help\n"
@@ -72,15 +78,12 @@ static bool ps_parse_stats(const char *text, struct ps_stats *st)
     return true;
 }
 
-static void ps_ask(const struct disc_entry *e, uint64_t timeout_ms,
+/* The counters of e's sink k, over its control socket. */
+static void ps_ask(const struct disc_entry *e, size_t k, uint64_t timeout_ms,
                    struct ps_stats *st)
 {
     memset(st, 0, sizeof *st);
-    const char *ctl = NULL, *endpoint = NULL;
-    for (size_t i = 0; i < e->n_sinks && ctl == NULL; i++) {
-        ctl = e->sinks[i].control;
-        endpoint = e->sinks[i].endpoint;
-    }
+    const char *ctl = e->sinks[k].control;
     if (ctl == NULL)
         return;
     static struct ctlc conn;
@@ -93,10 +96,11 @@ static void ps_ask(const struct disc_entry *e, uint64_t timeout_ms,
     if (a.status == 0 && ctlc_call(&conn, "stats", timeout_ms, &a) == 0 &&
         a.status == 0)
         st->known = ps_parse_stats(a.text, st);
-    /* Over control=1 our own session is one of the sink's clients, and
-     * counted: the column means the others. */
-    if (st->known && st->consumers > 0 && endpoint != NULL &&
-        strcmp(endpoint, ctl) == 0)
+    /* Our own session is one of the sink's clients, and counted, over
+     * control=1 and over a control socket of its own (control=unix:)
+     * alike (elsi_consumer_attach_control()): the column means the
+     * others. */
+    if (st->known && st->consumers > 0)
         st->consumers--;
     ctlc_close(&conn);
 }
@@ -138,6 +142,19 @@ static void ps_cell(const char *s, int width)
         putchar(' ');
 }
 
+/* ,"consumers":N,"dropped_units":N,"consumer_lost_units":N (or nulls). */
+static void ps_json_stats(const struct ps_stats *st)
+{
+    if (st->known)
+        printf(",\"consumers\":%" PRIu64 ",\"dropped_units\":%" PRIu64
+               ",\"consumer_lost_units\":%" PRIu64, st->consumers,
+               st->dropped, st->consumer_lost);
+    else
+        fputs(",\"consumers\":null,\"dropped_units\":null,"
+              "\"consumer_lost_units\":null", stdout);
+}
+
+/* st holds DISC_SINKS_MAX counters per entry, one per sink. */
 static void ps_print_json(const struct disc_list *l, const struct ps_stats *st,
                           double boot_up)
 {
@@ -158,6 +175,7 @@ static void ps_print_json(const struct disc_list *l, const struct ps_stats *st,
             printf("],\"uptime_s\":%ld,\"sinks\":[", up);
         else
             fputs("],\"uptime_s\":null,\"sinks\":[", stdout);
+        const struct ps_stats *first = NULL;    /* of a sink with control */
         for (size_t s = 0; s < e->n_sinks; s++) {
             const struct disc_sink *k = &e->sinks[s];
             fputs(s ? ",{\"spec\":" : "{\"spec\":", stdout);
@@ -169,15 +187,15 @@ static void ps_print_json(const struct disc_list *l, const struct ps_stats *st,
                 ps_json_string(k->control);
             else
                 fputs("null", stdout);
+            ps_json_stats(&st[i * DISC_SINKS_MAX + s]);
             putchar('}');
+            if (first == NULL && k->control != NULL)
+                first = &st[i * DISC_SINKS_MAX + s];
         }
-        if (st[i].known)
-            printf("],\"consumers\":%" PRIu64 ",\"dropped_units\":%" PRIu64
-                   ",\"consumer_lost_units\":%" PRIu64 "}", st[i].consumers,
-                   st[i].dropped, st[i].consumer_lost);
-        else
-            fputs("],\"consumers\":null,\"dropped_units\":null,"
-                  "\"consumer_lost_units\":null}", stdout);
+        putchar(']');
+        static const struct ps_stats unknown;
+        ps_json_stats(first != NULL ? first : &unknown);
+        putchar('}');
     }
     fputs(l->n ? "\n]\n" : "]\n", stdout);
 }
@@ -189,22 +207,30 @@ static void ps_print_table(const struct disc_list *l, const struct ps_stats *st,
            "SINK", "CONTROL", "CONSUMERS", "LOST");
     for (size_t i = 0; i < l->n; i++) {
         const struct disc_entry *e = &l->v[i];
-        const struct disc_sink *k = e->n_sinks ? &e->sinks[0] : NULL;
-        printf("%-8ld ", e->pid);
-        ps_cell(e->name, 16);
-        long up = ps_uptime(e, boot_up);
-        if (up >= 0)
-            printf(" %8ld ", up);
-        else
-            printf(" %8s ", "-");
-        ps_cell(k && k->endpoint ? k->endpoint : "-", 32);
-        putchar(' ');
-        ps_cell(k && k->control ? k->control : "-", 32);
-        if (st[i].known)
-            printf(" %9" PRIu64 " %8" PRIu64 "\n", st[i].consumers,
-                   st[i].dropped + st[i].consumer_lost);
-        else
-            printf(" %9s %8s\n", "-", "-");
+        /* A line per sink (one with "-" for an entry without any). */
+        for (size_t s = 0; s == 0 || s < e->n_sinks; s++) {
+            const struct disc_sink *k = e->n_sinks ? &e->sinks[s] : NULL;
+            const struct ps_stats *ks = &st[i * DISC_SINKS_MAX + s];
+            if (s == 0) {
+                printf("%-8ld ", e->pid);
+                ps_cell(e->name, 16);
+                long up = ps_uptime(e, boot_up);
+                if (up >= 0)
+                    printf(" %8ld ", up);
+                else
+                    printf(" %8s ", "-");
+            } else {
+                printf("%-8s %-16s %8s ", "", "", "");
+            }
+            ps_cell(k && k->endpoint ? k->endpoint : "-", 32);
+            putchar(' ');
+            ps_cell(k && k->control ? k->control : "-", 32);
+            if (ks->known)
+                printf(" %9" PRIu64 " %8" PRIu64 "\n", ks->consumers,
+                       ks->dropped + ks->consumer_lost);
+            else
+                printf(" %9s %8s\n", "-", "-");
+        }
     }
 }
 
@@ -247,14 +273,15 @@ int ps_main(int argc, char **argv)
         fprintf(stderr, TOOL_NAME " ps: %s\n", err);
         return 1;
     }
-    struct ps_stats *st = calloc(l.n ? l.n : 1, sizeof *st);
+    struct ps_stats *st = calloc((l.n ? l.n : 1) * DISC_SINKS_MAX, sizeof *st);
     if (st == NULL) {
         disc_list_free(&l);
         fprintf(stderr, TOOL_NAME " ps: out of memory\n");
         return 1;
     }
     for (size_t i = 0; i < l.n; i++)
-        ps_ask(&l.v[i], timeout_ms, &st[i]);
+        for (size_t k = 0; k < l.v[i].n_sinks; k++)
+            ps_ask(&l.v[i], k, timeout_ms, &st[i * DISC_SINKS_MAX + k]);
     double boot_up = ps_boot_uptime();
     if (json)
         ps_print_json(&l, st, boot_up);

@@ -25,11 +25,22 @@ extern "C" {
 /* The environment variable els_ghc_writer_from_env() reads. */
 #define ELS_GHC_SPEC_ENV "EVENTLOG_SINK"
 
-/* Check spec (syntax, registered scheme, options) and remember it for the
- * process-wide writer, as this process's.  Opens nothing: the sink is
+/* A spec given to the process-wide writer (+RTS --eventlog-sink=,
+ * $EVENTLOG_SINK, els_ghc_configure()) may be a list of up to this many
+ * sink specs separated by '|', e.g.
+ *   unix:/tmp/app.sock|ring:/tmp/app.eventlog?size=64M&control=unix:/tmp/app.ctl
+ * Each sink gets every unit of the stream and is a writer of its own (its
+ * own queue, consumers, control socket, losses and announce entry).  A
+ * '|' inside an address or option value is written %7C. */
+#define ELS_GHC_SINKS_MAX 4
+
+/* Check spec, one sink spec or a list of them (syntax, registered
+ * schemes, options; a list with an empty spec or more than
+ * ELS_GHC_SINKS_MAX is refused whole) and remember it for the
+ * process-wide writer, as this process's.  Opens nothing: the sinks are
  * opened when event logging starts.  ELS_EBUSY while that writer is
  * running or being started.  On failure writes one line naming the
- * problem to err. */
+ * problem to err (for a list, "sink K of N: ..."). */
 int els_ghc_configure(const char *spec, char *err, size_t err_len);
 
 /* The EventLogWriter to give the RTS.  Its init opens the configured sink
@@ -50,7 +61,9 @@ const EventLogWriter *els_ghc_writer_from_env(void);
 
 /* Counters of the process-wide writer, as els_writer_stats_sized() (size
  * is the caller's sizeof(struct els_stats); nothing past it is written);
- * ELS_ESTOPPED if it is not running. */
+ * ELS_ESTOPPED if it is not running.  With a list of sinks, the first
+ * sink's counters (the spec the list starts with): not a sum, which would
+ * count every unit once per sink; each sink's are els_ghc_sink_stats(). */
 int els_ghc_stats_sized(struct els_stats *out, size_t size);
 
 /* els_ghc_stats_sized() with this header's sizeof(struct els_stats). */
@@ -59,7 +72,19 @@ static inline int els_ghc_stats(struct els_stats *out)
     return els_ghc_stats_sized(out, sizeof *out);
 }
 
-/* With a flight recorder (+RTS --eventlog-sink=ring:PATH): write the
+/* The counters of sink index (0 for the first of the list) of the
+ * process-wide writer, as els_ghc_stats_sized(); ELS_EINVAL past the
+ * last sink, ELS_ESTOPPED if it is not running. */
+int els_ghc_sink_stats_sized(unsigned index, struct els_stats *out,
+                             size_t size);
+
+static inline int els_ghc_sink_stats(unsigned index, struct els_stats *out)
+{
+    return els_ghc_sink_stats_sized(index, out, sizeof *out);
+}
+
+/* With a flight recorder (+RTS --eventlog-sink=ring:PATH, or a list with
+ * a ring: sink: the first of them): write the
  * window it keeps out into a new file now and put its name in name; see
  * els_writer_dump().  Any thread; it waits for the file write only,
  * never for a capability, so an unsafe foreign call would do, but a safe
@@ -67,13 +92,13 @@ static inline int els_ghc_stats(struct els_stats *out)
  *   foreign import ccall safe "els_ghc_ring_dump"
  *       elsRingDump :: CString -> CSize -> IO CInt
  * ELS_ESTOPPED if the eventlog is not running through this library,
- * ELS_EINVAL if its sink is not a flight recorder. */
+ * ELS_EINVAL if no sink of it is a flight recorder. */
 int els_ghc_ring_dump(char *name, size_t name_len);
 
 /* Stop the eventlog at runtime: every consumer receives the rest of the
- * stream and its end, and the sink is closed.  Start it again with
- * els_ghc_start(): the configured sink is opened anew and every consumer
- * gets a fresh stream, header first.  Both are safe while Haskell threads
+ * stream and its end, and the sink (every sink of a list) is closed.
+ * Start it again with els_ghc_start(): the configured sinks are opened
+ * anew and every consumer gets a fresh stream, header first.  Both are safe while Haskell threads
  * run only with an RTS that has the eventlog-sink patches (on a stock
  * 9.0.2 RTS, GHC's own start/stop race with running capabilities).  Call
  * them from Haskell through a *safe* foreign import:
@@ -88,10 +113,11 @@ int els_ghc_ring_dump(char *name, size_t name_len);
  * must call els_ghc_configure() with an address of its own: its
  * parent's is not its to open); ELS_ENOSCHEME without an RTS, or
  * with one built without eventlog support (link with -eventlog); or,
- * when the sink cannot be opened (a port taken while the eventlog was
+ * when a sink cannot be opened (a port taken while the eventlog was
  * stopped, a path refused...), the code els_writer_open() returned
  * (ELS_EADDRINUSE, ...), after one log line with the reason (rate-limited
- * if it repeats).  It never ends the program: after a failure the
+ * if it repeats; for a list, naming the sink, whose predecessors are
+ * closed again).  It never ends the program: after a failure the
  * eventlog stays stopped, and a later els_ghc_start() may succeed.
  * els_ghc_stop, els_ghc_start, els_ghc_stats and the writer's callbacks
  * may race each other and fork() safely. */
@@ -112,7 +138,7 @@ void els_ghc_stop(void);
 
 /* Write every buffer out to the writer now (every capability's and the
  * global one) and flush it: when it returns, everything posted before the
- * call has reached the sink's queue.  ELS_ESTOPPED while the eventlog is
+ * call has reached the sink's queue (every sink's, for a list).  ELS_ESTOPPED while the eventlog is
  * stopped.  9.0.2's base has no flushEventLog: this is how Haskell code
  * flushes. */
 int els_ghc_flush(void);

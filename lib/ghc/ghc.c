@@ -1,14 +1,15 @@
 /*
- * ghc.c: the RTS adapter.  Presents the process-wide writer as GHC's
- * EventLogWriter (init / write / flush / stop) and, on an RTS with the
- * eventlog-sink patches (rts-patches/), as an EventLogUnitWriter that
- * +RTS --eventlog-sink=SPEC can select; it tells hooks.c when a snapshot
- * starts a stream.  It and its neighbours in lib/ghc/
- * (control.c, prof.c, commands.c, hooks.c) are the only files that include RTS
- * headers.  Everything it uses from the RTS beyond the EventLogWriter
+ * ghc.c: the RTS adapter.  Presents the process-wide set of writers (one
+ * per sink of the configured list, sinkset.c) as GHC's EventLogWriter
+ * (init / write / flush / stop) and, on an RTS with the eventlog-sink
+ * patches (rts-patches/), as an EventLogUnitWriter that
+ * +RTS --eventlog-sink=SPEC[|SPEC...] can select; it tells hooks.c when a
+ * snapshot starts a stream.  It and its neighbours in lib/ghc/ (control.c,
+ * prof.c, commands.c, hooks.c, sinkset.c) are the only files that include
+ * RTS headers.  Everything it uses from the RTS beyond the EventLogWriter
  * type is a weak reference, so the library links into programs built
  * against a stock RTS, and into plain C programs.  Not its job: queueing or
- * I/O (writer.c).
+ * I/O (writer.c), handing a unit to each writer of the set (sinkset.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,77 +21,14 @@
 
 #include "eventlog-sink/ghc.h"
 #include "ghc/glue.h"
+#include "ghc/sinkset.h"
 #include "log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 
-/*
- * Note [Patched and stock RTS]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * An RTS with the eventlog-sink patches declares registerEventLogSink()
- * and the unit-aware writer in rts/EventLogControl.h.  When this library
- * is built against such an RTS's headers it uses them; otherwise it
- * declares the same types itself (they must match the patches in
- * rts-patches/ghc-9.0.2/: the build uses the installed GHC's headers, so
- * these declarations are the ones every end-to-end test runs against the
- * patched RTS).  The functions are weak
- * references: in a program linked with a stock RTS they are NULL and the
- * library only offers els_ghc_writer() for RtsConfig.eventlog_writer.
- */
-#if defined(__has_include)
-#if __has_include(<rts/EventLogControl.h>)
-#include <rts/EventLogControl.h>
-#define ELS_HAVE_EVENTLOG_CONTROL_H 1
-#endif
-#endif
-
-#if !defined(ELS_HAVE_EVENTLOG_CONTROL_H)
-typedef enum {
-    EVENTLOG_UNIT_HEADER = 0,
-    EVENTLOG_UNIT_CAP_BLOCK = 1,
-    EVENTLOG_UNIT_GLOBAL_BLOCK = 2,
-    EVENTLOG_UNIT_DATA_END = 3,
-    EVENTLOG_UNIT_JOIN_SNAPSHOT = 4
-} EventLogUnitKind;
-
-typedef enum {
-    EVENTLOG_WRITE_START = 0,
-    EVENTLOG_WRITE_BUFFER_FULL = 1,
-    EVENTLOG_WRITE_FLUSH = 2,
-    EVENTLOG_WRITE_STOP = 3,
-    EVENTLOG_WRITE_SNAPSHOT = 4
-} EventLogWriteReason;
-
-typedef enum {
-    EVENTLOG_SNAPSHOT_JOIN = 0,
-    EVENTLOG_SNAPSHOT_SYNC = 1
-} EventLogSnapshotKind;
-
-void requestEventLogSnapshot(EventLogSnapshotKind kind);
-
-typedef struct {
-    EventLogUnitKind kind;
-    EventLogWriteReason reason;
-    uint32_t capno;
-    size_t buffer_size;         /* only where eventLogUnitsMayBeKept() exists */
-    void **keep;
-} EventLogUnitInfo;
-
-bool eventLogUnitsMayBeKept(void);
-
-typedef struct {
-    EventLogWriter base;
-    bool (*writeEventLogUnit)(void *eventlog, size_t eventlog_size,
-                              const EventLogUnitInfo *info);
-} EventLogUnitWriter;
-
-typedef const EventLogUnitWriter *(*EventLogSinkOpen)(const char *spec,
-                                                       char *err,
-                                                       size_t err_size);
-int registerEventLogSink(const char *scheme, EventLogSinkOpen open);
-
-bool startEventLoggingWithUnits(const EventLogUnitWriter *writer);
-#endif
+/* The patched RTS's declarations: Note [Patched and stock RTS] in
+ * rtsunits.h.  Each function is a weak reference here. */
+#include "ghc/rtsunits.h"
 
 int registerEventLogSink(const char *scheme, EventLogSinkOpen open)
     __attribute__((weak));
@@ -115,8 +53,10 @@ enum EventLogStatus eventLogStatus(void) __attribute__((weak));
  * Note [The process-wide writer]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * EventLogWriter has no context pointer, so the writer the RTS drives is a
- * global, ghc_running.  ghc_lock guards the configuration (ghc_spec,
- * ghc_pid), the hand-over of a writer that els_ghc_start() opened
+ * global, ghc_running: the set of writers of the configured list (one
+ * for a single spec; Note [Several sinks] in sinkset.c), opened, used and
+ * closed as one.  ghc_lock guards the configuration (ghc_spec,
+ * ghc_pid), the hand-over of a set that els_ghc_start() opened
  * (ghc_pending) and the flags saying that a start or an open is under way;
  * it is only ever held for a few loads and stores, or a strdup (never
  * across opening a sink, which with wait= can take seconds, nor around a log line or a call
@@ -154,13 +94,13 @@ enum EventLogStatus eventLogStatus(void) __attribute__((weak));
 static pthread_mutex_t ghc_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *ghc_spec;                  /* guarded by ghc_lock */
 static pid_t ghc_pid;                   /* who configured it; ghc_lock */
-static struct els_writer *ghc_pending;  /* opened by start; ghc_lock */
+static struct elsi_ghc_sinks *ghc_pending;  /* opened by start; ghc_lock */
 static bool ghc_starting;               /* in els_ghc_start; ghc_lock */
 static bool ghc_opening;                /* init opening; ghc_lock */
 /* A pending writer whose opener is gone (a fork came between open and
  * publication): closed by the child's next call.  ghc_lock. */
-static struct els_writer *ghc_stale;
-static _Atomic(struct els_writer *) ghc_running;
+static struct elsi_ghc_sinks *ghc_stale;
+static _Atomic(struct elsi_ghc_sinks *) ghc_running;
 /* Units the RTS handed over while no writer was running (a forked child,
  * or before init). */
 static atomic_uint_fast64_t ghc_orphan_units;
@@ -172,10 +112,10 @@ static pthread_cond_t ghc_drained = PTHREAD_COND_INITIALIZER;
 
 /* The running writer, counted in flight, or NULL (not counted).  See Note
  * [The process-wide writer]. */
-static struct els_writer *ghc_enter(void)
+static struct elsi_ghc_sinks *ghc_enter(void)
 {
     atomic_fetch_add(&ghc_in_flight, 1);
-    struct els_writer *w = atomic_load(&ghc_running);
+    struct elsi_ghc_sinks *w = atomic_load(&ghc_running);
     if (w == NULL)
         atomic_fetch_sub(&ghc_in_flight, 1);
     return w;
@@ -251,11 +191,10 @@ static void ghc_atfork_child(void)
 static void ghc_close_stale(void)
 {
     pthread_mutex_lock(&ghc_lock);
-    struct els_writer *w = ghc_stale;
+    struct elsi_ghc_sinks *w = ghc_stale;
     ghc_stale = NULL;
     pthread_mutex_unlock(&ghc_lock);
-    if (w != NULL)
-        els_writer_close(w);
+    elsi_ghc_sinks_close(w);
 }
 
 /* Busy: a writer runs, or a start or an open is under way. */
@@ -266,10 +205,8 @@ static bool ghc_busy_locked(void)
 
 int els_ghc_configure(const char *spec, char *err, size_t err_len)
 {
-    if (spec == NULL || spec[0] == '\0')
-        return elsi_fail(err, err_len, ELS_EINVAL, "empty eventlog sink spec");
     /* Validate now, so a bad spec stops the program before it starts. */
-    int r = els_spec_check(spec, err, err_len);
+    int r = elsi_ghc_specs_check(spec, err, err_len);
     if (r != 0)
         return r;
     char *copy = strdup(spec);
@@ -310,7 +247,8 @@ static char *ghc_spec_copy_locked(bool *foreign);
  * in the spec, so the glue checks them where both are known: before the
  * writer opens (start-up, which then stops the program with one line, as
  * a bad spec does; els_ghc_start, which returns ELS_EINVAL) and before a
- * change of the buffer size at runtime (refused the same way).
+ * change of the buffer size at runtime (refused the same way).  Each sink
+ * of a list receives every unit, so each is checked.
  */
 static size_t ghc_unit_max(void)
 {
@@ -318,9 +256,10 @@ static size_t ghc_unit_max(void)
     return size > 0 ? size : ELSI_RTS_BUFFER_BYTES;
 }
 
-int elsi_ghc_check_unit_size(const char *spec, size_t unit, char *err,
-                             size_t err_len)
+static int ghc_check_unit_one(const char *spec, void *ctx, char *err,
+                              size_t err_len)
 {
+    size_t unit = *(const size_t *)ctx;
     struct elsi_spec parsed;
     int r = elsi_spec_parse(spec, &parsed, err, err_len);
     if (r != 0)
@@ -345,6 +284,12 @@ int elsi_ghc_check_unit_size(const char *spec, size_t unit, char *err,
                          "consumer-memory= to at least %zu or lower the buffer "
                          "size", what, unit, memory, unit);
     return 0;
+}
+
+int elsi_ghc_check_unit_size(const char *spec, size_t unit, char *err,
+                             size_t err_len)
+{
+    return elsi_ghc_specs_each(spec, ghc_check_unit_one, &unit, err, err_len);
 }
 
 int elsi_ghc_check_buffer_size(size_t bytes, char *err, size_t err_len)
@@ -400,11 +345,11 @@ static void ghc_init(void)
         exit(EXIT_FAILURE);
     }
     char err[512];
-    struct els_writer *w = NULL;
+    struct elsi_ghc_sinks *w = NULL;
     /* Note [Unit size and the sink's limits]. */
     int r = elsi_ghc_check_unit_size(spec, ghc_unit_max(), err, sizeof err);
     if (r == 0)
-        r = els_writer_open(spec, &w, err, sizeof err);
+        r = elsi_ghc_sinks_open(spec, &w, err, sizeof err);
     free(spec);
     if (r != 0) {
         /* Start-up (Note [The process-wide writer]): the user asked for
@@ -420,23 +365,23 @@ static void ghc_init(void)
 
 static bool ghc_write(void *eventlog, size_t size)
 {
-    struct els_writer *w = ghc_enter();
+    struct elsi_ghc_sinks *w = ghc_enter();
     if (w == NULL) {
         atomic_fetch_add(&ghc_orphan_units, 1);
         return true;
     }
     /* Returning false would make the RTS print a message per buffer and
-     * discard it anyway; losses are counted and reported by the writer. */
-    (void)els_writer_write(w, eventlog, size);
+     * discard it anyway; losses are counted and reported by the writers. */
+    elsi_ghc_sinks_write(w, &eventlog, size, 0, ELS_REASON_UNKNOWN);
     ghc_leave();
     return true;
 }
 
 static void ghc_flush(void)
 {
-    struct els_writer *w = ghc_enter();
+    struct elsi_ghc_sinks *w = ghc_enter();
     if (w != NULL) {
-        els_writer_flush(w);
+        elsi_ghc_sinks_flush(w);
         ghc_leave();
     }
 }
@@ -444,10 +389,10 @@ static void ghc_flush(void)
 static void ghc_stop(void)
 {
     ghc_close_stale();
-    struct els_writer *w = atomic_exchange(&ghc_running, NULL);
+    struct elsi_ghc_sinks *w = atomic_exchange(&ghc_running, NULL);
     if (w != NULL) {
         ghc_drain();
-        els_writer_close(w);
+        elsi_ghc_sinks_close(w);
     }
     /* Units the RTS handed over while no sink was open (a forked child,
      * whose eventlog is not streamed) are lost too: say so. */
@@ -490,17 +435,16 @@ static void ghc_request_join_snapshot(void *ctx)
 static bool ghc_write_unit(void *eventlog, size_t size,
                            const EventLogUnitInfo *info)
 {
-    struct els_writer *w = ghc_enter();
+    struct elsi_ghc_sinks *w = ghc_enter();
     if (w == NULL) {
         atomic_fetch_add(&ghc_orphan_units, 1);
         return true;
     }
     /* The kind and capability are also in the unit's own bytes, which the
-     * writer reads; the reason is news, and so is a join snapshot. */
+     * writers read; the reason is news, and so is a join snapshot. */
     if (info->kind == EVENTLOG_UNIT_JOIN_SNAPSHOT) {
-        /* Not queued (1) means the writer asks again when there is room:
-         * Note [Asking again for a join snapshot]. */
-        (void)els_writer_write_snapshot(w, eventlog, size);
+        /* To every writer, whichever asked: Note [Several sinks]. */
+        elsi_ghc_sinks_write_snapshot(w, eventlog, size);
         /* A new stream starts at it: the libraries' hooks post their
          * state after it (Note [Snapshot hooks] in hooks.c).  Also when
          * it was not queued: the hooks' events are wanted after the
@@ -510,18 +454,16 @@ static bool ghc_write_unit(void *eventlog, size_t size,
         /* This RTS writes join snapshots to a unit writer (this one) when
          * asked: let consumers that join mid-stream ask. */
         if (info->kind == EVENTLOG_UNIT_HEADER && requestEventLogSnapshot != NULL)
-            (void)els_writer_set_snapshot_source(w, ghc_request_join_snapshot, NULL);
-        if (eventLogUnitsMayBeKept != NULL && info->keep != NULL) {
-            /* A block the RTS lets us keep: Note [Units handed over] in
-             * lib/queue/producer.c. */
-            void *buf = eventlog;
-            (void)els_writer_hand_over(w, &buf, size, info->buffer_size,
-                                       ghc_reason(info->reason));
-            if (buf != eventlog)
-                *info->keep = buf;
-        } else {
-            (void)els_writer_write_reason(w, eventlog, size, ghc_reason(info->reason));
-        }
+            elsi_ghc_sinks_set_snapshot_source(w, ghc_request_join_snapshot, NULL);
+        /* A block the RTS lets us keep (Note [Units handed over] in
+         * lib/queue/producer.c), by one writer at most. */
+        bool may_keep = eventLogUnitsMayBeKept != NULL && info->keep != NULL &&
+                        info->buffer_size > 0;
+        void *buf = eventlog;
+        elsi_ghc_sinks_write(w, &buf, size, may_keep ? info->buffer_size : 0,
+                             ghc_reason(info->reason));
+        if (buf != eventlog)
+            *info->keep = buf;
         /* A new stream (program start, restart, a forked child's own):
          * its snapshot content follows the header; the hooks wait for
          * the RTS to finish it. */
@@ -611,22 +553,29 @@ const EventLogWriter *els_ghc_writer_from_env(void)
 
 int els_ghc_ring_dump(char *name, size_t name_len)
 {
-    struct els_writer *w = ghc_enter();
+    struct elsi_ghc_sinks *w = ghc_enter();
     if (w == NULL)
         return ELS_ESTOPPED;
-    int r = els_writer_dump(w, name, name_len);
+    int r = elsi_ghc_sinks_dump(w, name, name_len);
+    ghc_leave();
+    return r;
+}
+
+int els_ghc_sink_stats_sized(unsigned index, struct els_stats *out,
+                             size_t size)
+{
+    struct elsi_ghc_sinks *w = ghc_enter();
+    if (w == NULL)
+        return ELS_ESTOPPED;
+    int r = elsi_ghc_sinks_stats(w, index, out, size);
     ghc_leave();
     return r;
 }
 
 int els_ghc_stats_sized(struct els_stats *out, size_t size)
 {
-    struct els_writer *w = ghc_enter();
-    if (w == NULL)
-        return ELS_ESTOPPED;
-    int r = els_writer_stats_sized(w, out, size);
-    ghc_leave();
-    return r;
+    /* The first sink's: Note [Several sinks] in sinkset.c. */
+    return els_ghc_sink_stats_sized(0, out, size);
 }
 
 // ---------------------------------------------------------------------------
@@ -673,11 +622,11 @@ int els_ghc_start(void)
      * writer].  ghc_starting keeps other starts, configures and inits off
      * until the RTS has taken the writer or refused. */
     char err[512];
-    struct els_writer *w = NULL;
+    struct elsi_ghc_sinks *w = NULL;
     /* Note [Unit size and the sink's limits]. */
     int r = elsi_ghc_check_unit_size(spec, ghc_unit_max(), err, sizeof err);
     if (r == 0)
-        r = els_writer_open(spec, &w, err, sizeof err);
+        r = elsi_ghc_sinks_open(spec, &w, err, sizeof err);
     free(spec);
     if (r != 0) {
         /* ghc_starting makes this thread the limiter's only user. */
@@ -702,12 +651,11 @@ int els_ghc_start(void)
         started = startEventLogging(&ghc_writer);
 
     pthread_mutex_lock(&ghc_lock);
-    struct els_writer *unused = ghc_pending;  /* the RTS did not call init */
+    struct elsi_ghc_sinks *unused = ghc_pending;  /* the RTS did not call init */
     ghc_pending = NULL;
     ghc_starting = false;
     pthread_mutex_unlock(&ghc_lock);
-    if (unused != NULL)
-        els_writer_close(unused);
+    elsi_ghc_sinks_close(unused);
     return started ? 0 : ELS_EBUSY;
 }
 

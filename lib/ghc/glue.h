@@ -11,10 +11,10 @@
 
 #include <stddef.h>
 
-/* Would units of up to unit bytes contradict spec's buffer= or
- * consumer-memory=?  0, or ELS_EINVAL with one line in err (or the
- * spec's own parse error).  See Note [Unit size and the sink's limits]
- * in ghc.c. */
+/* Would units of up to unit bytes contradict the buffer= or
+ * consumer-memory= of spec (or of any spec of a list)?  0, or ELS_EINVAL
+ * with one line in err (or the spec's own parse error).  See Note [Unit
+ * size and the sink's limits] in ghc.c. */
 int elsi_ghc_check_unit_size(const char *spec, size_t unit, char *err,
                              size_t err_len);
 

@@ -15,7 +15,8 @@
  * stop; a bad $EVENTLOG_SINK is quoted with its control bytes escaped;
  * an RTS buffer size that buffer= or consumer-memory= cannot hold stops
  * the start-up with one line (els_ghc_start: ELS_EINVAL) before anything
- * is opened; els_ghc_stats_sized() writes no more than the caller's size.
+ * is opened; els_ghc_stats_sized() writes no more than the caller's size;
+ * a list of two sinks gets every unit to both.
  * The end-to-end side (real programs, forkProcess) is
  * tests/rts/test_fork.sh and tests/rts/test_ghc_api.sh.
  */
@@ -536,7 +537,68 @@ static void ghc_stats_sized_writes_no_more_than_asked(void)
     CHECK_INT(els_ghc_stats_sized(&got, sizeof got), ==, ELS_ESTOPPED);
 }
 
+// ---------------------------------------------------------------------------
+// A list of sinks on the stock route
+// ---------------------------------------------------------------------------
+
+struct list_reader {
+    const char *path;
+    char *got;
+    size_t len;
+};
+
+static void *list_reader_main(void *arg)
+{
+    struct list_reader *r = arg;
+    int fd = tu_connect_unix(r->path, TU_WAIT_MS);
+    if (fd >= 0) {
+        r->got = tu_read_all(fd, &r->len, TU_WAIT_MS * 3);
+        close(fd);
+    }
+    return NULL;
+}
+
+/* EventLogWriter's writeEventLog (a C main's RtsConfig, no units): every
+ * unit reaches the consumers of both sinks of "unix:A|unix:B", whole
+ * (tests/ghc/test_sinkset.c drives the unit writer). */
+static void list_on_the_stock_route(void)
+{
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+    char list[1400];
+    snprintf(list, sizeof list, "%s|", sock_spec("a.sock", "wait=20"));
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s",
+             sock_spec("b.sock", "wait=20"));
+    configure(list);
+    struct list_reader r[2] = { { .path = check_path("a.sock") },
+                                { .path = check_path("b.sock") } };
+    char paths[2][700];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s", r[i].path);
+        r[i].path = paths[i];
+        CHECK_OK(pthread_create(&t[i], NULL, list_reader_main, &r[i]));
+    }
+    CHECK_OK(els_ghc_start());
+    struct evgen_buf all = evgen_header();
+    struct evgen_buf b = evgen_block(0, 1000, 50, "stock", 0);
+    CHECK(els_ghc_writer()->writeEventLog(b.p, b.len));
+    evgen_put(&all, b.p, b.len);
+    evgen_put(&all, evgen_data_end, sizeof evgen_data_end);
+    els_ghc_stop();
+    for (int i = 0; i < 2; i++) {
+        CHECK_OK(pthread_join(t[i], NULL));
+        CHECK_MSG(r[i].got != NULL && r[i].len == all.len &&
+                  memcmp(r[i].got, all.p, all.len) == 0,
+                  "%s: %zu bytes, not the %zu written", r[i].path, r[i].len,
+                  all.len);
+        free(r[i].got);
+    }
+    free(b.p);
+    evgen_free(&all);
+}
+
 static const struct check_case cases[] = {
+    CHECK_CASE(list_on_the_stock_route),
     CHECK_CASE(stop_waits_for_stats_in_flight),
     CHECK_CASE(stop_waits_for_flush_in_flight),
     CHECK_CASE(start_returns_open_errors),

@@ -3,12 +3,10 @@
  * adapter (lib/ghc/ghc.c), against a fake RTS with the patched RTS's
  * unit writer.
  *
- * The fake RTS defines startEventLoggingWithUnits, endEventLogging,
- * eventLogStatus and requestEventLogSnapshot, which ghc.c refers to
- * weakly; starting writes the header unit, as the patched RTS does, and a
- * test "takes" a join snapshot by writing a unit of that kind through the
- * writer the fake was given.  (tests/ghc/test_ghc.c drives the stock
- * route, without units.)  Checked: registration's limits (NULL, the same
+ * The fake RTS (fake_units.h) writes the header unit at start, as the
+ * patched RTS does, and a test "takes" a join snapshot by writing a unit
+ * of that kind through the writer the fake was given.
+ * (tests/ghc/test_ghc.c drives the stock route, without units.)  Checked: registration's limits (NULL, the same
  * hook twice, ELS_GHC_SNAPSHOT_HOOKS_MAX, unregistering); hooks run after
  * a start, a join snapshot and a restart, on a thread that is not the
  * writing one; a hook that blocks holds neither the snapshot's writer nor
@@ -32,105 +30,7 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/ghc.h"
 
-// ---------------------------------------------------------------------------
-// The fake RTS (the types of rts/EventLogControl.h, as ghc.c declares them)
-// ---------------------------------------------------------------------------
-
-typedef enum {
-    EVENTLOG_UNIT_HEADER = 0,
-    EVENTLOG_UNIT_CAP_BLOCK = 1,
-    EVENTLOG_UNIT_GLOBAL_BLOCK = 2,
-    EVENTLOG_UNIT_DATA_END = 3,
-    EVENTLOG_UNIT_JOIN_SNAPSHOT = 4
-} EventLogUnitKind;
-
-typedef enum {
-    EVENTLOG_WRITE_START = 0,
-    EVENTLOG_WRITE_BUFFER_FULL = 1,
-    EVENTLOG_WRITE_FLUSH = 2,
-    EVENTLOG_WRITE_STOP = 3,
-    EVENTLOG_WRITE_SNAPSHOT = 4
-} EventLogWriteReason;
-
-typedef struct {
-    EventLogUnitKind kind;
-    EventLogWriteReason reason;
-    uint32_t capno;
-} EventLogUnitInfo;
-
-typedef struct {
-    EventLogWriter base;
-    bool (*writeEventLogUnit)(void *eventlog, size_t eventlog_size,
-                              const EventLogUnitInfo *info);
-} EventLogUnitWriter;
-
-bool startEventLoggingWithUnits(const EventLogUnitWriter *writer);
-void requestEventLogSnapshot(int kind);
-
-static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
-static const EventLogUnitWriter *fake_writer;
-
-static bool fake_unit(const void *p, size_t len, EventLogUnitKind kind,
-                      EventLogWriteReason reason)
-{
-    const EventLogUnitInfo info = { kind, reason, (uint32_t)-1 };
-    return fake_writer->writeEventLogUnit((void *)p, len, &info);
-}
-
-bool startEventLoggingWithUnits(const EventLogUnitWriter *writer)
-{
-    pthread_mutex_lock(&fake_lock);
-    if (fake_writer != NULL) {
-        pthread_mutex_unlock(&fake_lock);
-        return false;
-    }
-    writer->base.initEventLogWriter();
-    fake_writer = writer;
-    struct evgen_buf h = evgen_header();
-    fake_unit(h.p, h.len, EVENTLOG_UNIT_HEADER, EVENTLOG_WRITE_START);
-    free(h.p);
-    pthread_mutex_unlock(&fake_lock);
-    return true;
-}
-
-void endEventLogging(void)
-{
-    pthread_mutex_lock(&fake_lock);
-    if (fake_writer != NULL) {
-        fake_unit(evgen_data_end, sizeof evgen_data_end,
-                  EVENTLOG_UNIT_DATA_END, EVENTLOG_WRITE_STOP);
-        fake_writer->base.stopEventLogWriter();
-        fake_writer = NULL;
-    }
-    pthread_mutex_unlock(&fake_lock);
-}
-
-enum EventLogStatus eventLogStatus(void)
-{
-    pthread_mutex_lock(&fake_lock);
-    bool running = fake_writer != NULL;
-    pthread_mutex_unlock(&fake_lock);
-    return running ? EVENTLOG_RUNNING : EVENTLOG_NOT_CONFIGURED;
-}
-
-/* The writer asks when a consumer joins; the tests take their snapshots
- * themselves. */
-void requestEventLogSnapshot(int kind)
-{
-    (void)kind;
-}
-
-/* The RTS taking a join snapshot: one block, written as that kind.  Must
- * return however the hooks behave. */
-static void take_join_snapshot(void)
-{
-    struct evgen_buf b = evgen_block(0, 1000, 3, "snapshot", 0);
-    pthread_mutex_lock(&fake_lock);
-    CHECK(fake_writer != NULL);
-    fake_unit(b.p, b.len, EVENTLOG_UNIT_JOIN_SNAPSHOT, EVENTLOG_WRITE_SNAPSHOT);
-    pthread_mutex_unlock(&fake_lock);
-    free(b.p);
-}
+#include "fake_units.h"
 
 static void start(const char *spec)
 {
@@ -278,7 +178,7 @@ static void hooks_run_for_every_new_stream(void)
     start(sock_spec("s.sock"));
     wait_calls(&calls, 1);
     wait_idle();
-    take_join_snapshot();
+    fake_join_snapshot();
     wait_calls(&calls, 2);
     wait_idle();
     els_ghc_stop();
@@ -298,7 +198,7 @@ static void hooks_run_for_every_new_stream(void)
     /* Unregistered: no more calls. */
     CHECK_OK(els_ghc_off_snapshot(counting_hook, NULL));
     CHECK_OK(els_ghc_start());
-    take_join_snapshot();
+    fake_join_snapshot();
     els_ghc_stop();
     s = hook_stats();
     CHECK_INT(s.requests, ==, 5);
@@ -320,8 +220,8 @@ static void blocked_hook_holds_no_stream(void)
 
     /* Everything below returns while the hook blocks (a hang here is the
      * failure: the case's timeout ends it). */
-    take_join_snapshot();
-    take_join_snapshot();
+    fake_join_snapshot();
+    fake_join_snapshot();
     els_ghc_stop();
     CHECK_OK(els_ghc_start());
     int fd = tu_connect_unix(check_path("s.sock"), TU_WAIT_MS);
@@ -332,7 +232,7 @@ static void blocked_hook_holds_no_stream(void)
     CHECK_OK(tu_read_exact(fd, got, h.len, TU_WAIT_MS));
     CHECK(memcmp(got, h.p, h.len) == 0);
     free(h.p);
-    take_join_snapshot();
+    fake_join_snapshot();
     CHECK(atomic_load(&blocker_inside));
     CHECK_INT(atomic_load(&calls), ==, 0);
     struct els_ghc_hook_stats s = hook_stats();

@@ -172,28 +172,27 @@ prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev
 # ---------------------------------------------------------------------------
 
 # alert_setup: skip or build PAUSES (tests/ghc/Trigger.hs, whose pauses
-# mode makes long GC pauses, with the C main tests/ghc/tee_main.c: its
-# eventlog to two writers, ELS_TEE_SINK_1 and _2), make T, and a
-# discovery directory of the test's own.
+# mode makes long GC pauses), make T, and a discovery directory of the
+# test's own.
 alert_setup() {
     command -v curl >/dev/null 2>&1 || skip "curl not installed"
-    setup_ghc_program_test pauses Trigger -no-hs-main -I"$ELS_INCLUDEDIR" \
-        "$ELS_TOP_SRCDIR/tests/ghc/tee_main.c"
+    setup_ghc_program_test pauses Trigger
     PAUSES=$GHC_PROGRAM
     export XDG_RUNTIME_DIR=$T/run
     mkdir -m 700 "$XDG_RUNTIME_DIR" || fail "mkdir $XDG_RUNTIME_DIR"
 }
 
 # start_pauses NAME: PAUSES, -N2, flushed every 0.2 s, its eventlog to a
+# unix: sink ($T/NAME.sock) that waits for its first consumer and to a
 # ring: flight recorder ($T/NAME.rec.eventlog, 64M, no dump at exit)
-# with a control socket ($T/NAME.rec.sock) and to a unix: sink
-# ($T/NAME.sock) that waits for its first consumer; returns once it
-# printed "ready" (pid in ppid).  stop_controlled ends it.
+# with a control socket ($T/NAME.rec.sock): both from RTS flags, as a
+# fleet's program runs (README, "Alerts that capture the moment");
+# returns once it printed "ready" (pid in ppid).  stop_controlled ends
+# it.
 start_pauses() {
-    start_controlled "$1" env \
-        "ELS_TEE_SINK_1=ring:$T/$1.rec.eventlog?size=64M&at-exit=0&control=unix:$T/$1.rec.sock" \
-        "ELS_TEE_SINK_2=unix:$T/$1.sock?wait=60" \
-        "$PAUSES" pauses +RTS -N2 -l --eventlog-flush-interval=0.2 -RTS
+    start_controlled "$1" "$PAUSES" pauses +RTS -N2 -l \
+        "--eventlog-sink=unix:$T/$1.sock?wait=60|ring:$T/$1.rec.eventlog?size=64M&at-exit=0&control=unix:$T/$1.rec.sock" \
+        --eventlog-flush-interval=0.2 -RTS
     wait_output "$1" ready 120
 }
 

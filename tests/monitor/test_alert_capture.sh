@@ -15,7 +15,7 @@
 # firing alert again and again.  The program (tests/ghc/Trigger.hs pauses) has
 # GC pauses of tens to hundreds of milliseconds, and its eventlog goes
 # to a unix: sink serve follows and to a ring: recorder with a control
-# socket (tests/ghc/tee_main.c).  Checked: Prometheus has the alert
+# socket, both from one +RTS --eventlog-sink list.  Checked: Prometheus has the alert
 # firing for the program's pid; the recorder writes a dump (a generous
 # deadline: this checks that it happens, not how fast); serve names it
 # on stderr; the dump passes ghc-events and ThreadScope's rule and holds

@@ -3,8 +3,8 @@
 # /api/alertmanager, tools/serve_alert.c) driven directly with curl, the
 # way Alertmanager posts, against a real GHC program (tests/ghc/Trigger.hs
 # pauses, with its eventlog to a unix: sink serve follows and to a ring:
-# flight recorder with a control socket), in a discovery directory of
-# the test's own.
+# flight recorder with a control socket, both from one +RTS
+# --eventlog-sink list), in a discovery directory of the test's own.
 #
 #   refused, nothing dumped: no token, a wrong one, the right one as
 #     Basic instead of Bearer (403); GET (405); a body that is not JSON

@@ -180,8 +180,9 @@ foreign import ccall safe "els_ghc_start" c_els_ghc_start :: IO CInt
 
 -- | Choose the sink the next 'start' opens, with the spec syntax of
 -- @+RTS --eventlog-sink@ (@\"unix:\/tmp\/app.sock?policy=drop\"@,
--- @\"tcp:127.0.0.1:4242\"@, ...).  Checks the spec (syntax, scheme,
--- options) and opens nothing.  Between 'stop' and 'start' it moves the
+-- @\"tcp:127.0.0.1:4242\"@, ...; several sinks at once as
+-- @\"unix:\/tmp\/app.sock|ring:\/tmp\/app.eventlog?size=64M\"@, up to four).
+-- Checks the spec (syntax, scheme, options) and opens nothing.  Between 'stop' and 'start' it moves the
 -- stream to another sink.  (A program started without @-l@ or
 -- @--eventlog-sink@ may configure and start a sink too, but GHC 9.0.2
 -- then has every event class off: such a stream holds little more than
@@ -328,7 +329,8 @@ foreign import ccall safe "els_ghc_hook_failed"
 ------------------------------------------------------------------------
 -- Flight recorder
 
--- | With a flight recorder (@+RTS --eventlog-sink=ring:PATH?size=64M@),
+-- | With a flight recorder (@+RTS --eventlog-sink=ring:PATH?size=64M@, or
+-- the first @ring:@ of a list of sinks),
 -- write the window it keeps into a new file now and return its name
 -- (@PATH.1@, @PATH.2@, ...): a valid eventlog on its own, from a snapshot
 -- of the program's state to the events written out so far (call 'flush'
