@@ -27,21 +27,15 @@
 #
 # Skips (77) without GHC, its profiling libraries, ghc-events, the patched
 # RTS or the tool, or where no unprivileged user can be used (root
-# without setpriv, or a build tree uid 65534 cannot reach).
+# without setpriv, or uid 65534 unusable).  The programs load the library
+# from a copy in the temporary directory, which uid 65534 can reach
+# wherever the build tree is.
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
 
-require_tool
-require_ghc
-require_patched_rts
+setup_prof_files_test
 [ -n "$GHC_EVENTS" ] || skip "ghc-events not found"
-ghc_libdir=$("$GHC" --print-libdir) || fail "$GHC --print-libdir failed"
-[ -f "$ghc_libdir/rts/libHSrts_thr_p.a" ] \
-    || skip "GHC's profiling libraries are not installed (Debian package ghc-prof)"
-make_tmpdir
-T=$ELS_TMP
-SRC=$ELS_TOP_SRCDIR/tests/ghc/ProfFiles.hs
 
 # As root the programs run as uid 65534 (root ignores permissions); as
 # anyone else, as themselves.
@@ -55,21 +49,15 @@ else
 fi
 chmod 0711 "$T"
 
-# build NAME GHC-FLAGS...: $T/NAME from ProfFiles.hs on the patched RTS.
-build() {
-    local name=$1
-    shift
-    mkdir -p "$T/b-$name" && cp "$SRC" "$T/b-$name/Main.hs" || fail "cannot copy $SRC"
-    (cd "$T/b-$name" && patched_ghc_lib -v0 -O "$@" -threaded -rtsopts \
-        -outputdir obj Main.hs -o "$T/$name") >"$T/build-$name.log" 2>&1 \
-        || fail_showing "$T/build-$name.log" "could not build ProfFiles.hs ($*)"
-    chmod 0755 "$T/$name"
-}
-build ht -eventlog
-build hc -prof -eventlog
-build plain
+# The programs find the library in $T/lib first: the build tree may sit
+# in a directory the other user cannot enter.
+mkdir -m 0755 "$T/lib" && cp -a "$ELS_LIBDIR"/libeventlog-sink.so* "$T/lib/" \
+    || fail "cannot copy the shared library to $T/lib"
+build_prof_files ht -eventlog -optl-Wl,-rpath,"$T/lib"
+build_prof_files hc -prof -eventlog -optl-Wl,-rpath,"$T/lib"
+build_prof_files plain
 if [ "$(id -u)" -eq 0 ] && ! can_load_as "$uid" "$T/ht"; then
-    skip "uid $uid cannot reach the build tree's shared library (the clone is in a private directory)"
+    fail "uid $uid cannot load $T/ht: $(as_user "$uid" ldd "$T/ht" 2>&1 | grep 'not found')"
 fi
 
 # The directory the programs run in (they cannot write it), and one for

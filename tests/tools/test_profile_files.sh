@@ -42,28 +42,10 @@ set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
 
-require_tool
-require_ghc
-require_patched_rts
+setup_prof_files_test
 command -v hp2ps >/dev/null 2>&1 || skip "hp2ps not found (it comes with Debian's ghc)"
-ghc_libdir=$("$GHC" --print-libdir) || fail "$GHC --print-libdir failed"
-[ -f "$ghc_libdir/rts/libHSrts_thr_p.a" ] \
-    || skip "GHC's profiling libraries are not installed (Debian package ghc-prof)"
-make_tmpdir
-T=$ELS_TMP
-SRC=$ELS_TOP_SRCDIR/tests/ghc/ProfFiles.hs
-
-# build NAME GHC-FLAGS...: $T/NAME from ProfFiles.hs on the patched RTS.
-build() {
-    local name=$1
-    shift
-    mkdir -p "$T/b-$name" && cp "$SRC" "$T/b-$name/Main.hs" || fail "cannot copy $SRC"
-    (cd "$T/b-$name" && patched_ghc_lib -v0 -O "$@" -eventlog -threaded -rtsopts \
-        -outputdir obj Main.hs -o "$T/$name") >"$T/build-$name.log" 2>&1 \
-        || fail_showing "$T/build-$name.log" "could not build ProfFiles.hs ($*)"
-}
-build ht
-build hc -prof
+build_prof_files ht -eventlog
+build_prof_files hc -prof -eventlog
 
 # censuses FILE STRIP: one line per census, "band=bytes ..." in the file's
 # order (STRIP=1: band names without their "(N)" prefix), the initial and
