@@ -186,6 +186,35 @@ setup_live_service_test() {
     PROGRAM_LABEL=live-service
 }
 
+# setup_prof_files_test: the common start of the tests that run
+# tests/ghc/ProfFiles.hs: skip (77) without the tool, GHC, the patched RTS
+# or GHC's profiling libraries (Debian's ghc-prof); make the temporary
+# directory T.
+setup_prof_files_test() {
+    local libdir
+    require_tool
+    require_ghc
+    require_patched_rts
+    libdir=$("$GHC" --print-libdir) || fail "$GHC --print-libdir failed"
+    [ -f "$libdir/rts/libHSrts_thr_p.a" ] \
+        || skip "GHC's profiling libraries are not installed (Debian package ghc-prof)"
+    make_tmpdir
+    T=$ELS_TMP
+}
+
+# build_prof_files NAME GHC-FLAGS...: $T/NAME (mode 0755) from
+# tests/ghc/ProfFiles.hs on the patched RTS, linked with the library,
+# -threaded -rtsopts and GHC-FLAGS.
+build_prof_files() {
+    local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/ProfFiles.hs
+    shift
+    mkdir -p "$T/b-$name" && cp "$src" "$T/b-$name/Main.hs" || fail "cannot copy $src"
+    (cd "$T/b-$name" && patched_ghc_lib -v0 -O "$@" -threaded -rtsopts \
+        -outputdir obj Main.hs -o "$T/$name") >"$T/build-$name.log" 2>&1 \
+        || fail_showing "$T/build-$name.log" "could not build ProfFiles.hs ($*)"
+    chmod 0755 "$T/$name"
+}
+
 # build_live_service: compile examples/live-service with the patched RTS
 # (-threaded -eventlog -rtsopts) and the built shared library, once per
 # build tree: cached in $ELS_TOP_BUILDDIR/examples/live-service/out and

@@ -16,6 +16,21 @@
 #     the same order, each share within 3 points (the RTS's report and the
 #     eventlog count the same ticks: measured equal here);
 #   hp2ps takes both rebuilt .hp files (exit 0, PostScript out);
+#   live (-prof -hc -p, "hold": the program waits after its first round):
+#     `recv ... | dump --hp --prof -` converts the stream as it arrives;
+#     while the program still runs and waits, the .hp holds the censuses
+#     the RTS's own .hp holds so far (the same bands and bytes), ends with
+#     a whole sample and hp2ps takes it, and the .prof is a report that
+#     ranks pf_heavy first; then the program is killed (SIGKILL): dump
+#     exits 3 (truncated) and its .hp still holds every census the RTS's
+#     file holds, hp2ps takes it, and converting the saved stream
+#     afterwards gives the same censuses;
+#   late joiner (the same program, held after its first round): a second
+#     consumer connects while it waits, then the second round runs; its
+#     stream starts at a snapshot, and dump of it as it arrives gives a
+#     .hp whose censuses are the last ones of the whole stream's (names
+#     and all: the snapshot defined the cost centres) and a .prof that
+#     ranks pf_heavy first;
 #   bad input: a stream without heap samples (tests/data) gives a .hp
 #     with the header and no census, a message, exit 0; the -hc stream cut
 #     in half gives a .hp whose censuses are the first ones of the whole
@@ -27,28 +42,10 @@ set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
 
-require_tool
-require_ghc
-require_patched_rts
+setup_prof_files_test
 command -v hp2ps >/dev/null 2>&1 || skip "hp2ps not found (it comes with Debian's ghc)"
-ghc_libdir=$("$GHC" --print-libdir) || fail "$GHC --print-libdir failed"
-[ -f "$ghc_libdir/rts/libHSrts_thr_p.a" ] \
-    || skip "GHC's profiling libraries are not installed (Debian package ghc-prof)"
-make_tmpdir
-T=$ELS_TMP
-SRC=$ELS_TOP_SRCDIR/tests/ghc/ProfFiles.hs
-
-# build NAME GHC-FLAGS...: $T/NAME from ProfFiles.hs on the patched RTS.
-build() {
-    local name=$1
-    shift
-    mkdir -p "$T/b-$name" && cp "$SRC" "$T/b-$name/Main.hs" || fail "cannot copy $SRC"
-    (cd "$T/b-$name" && patched_ghc_lib -v0 -O "$@" -eventlog -threaded -rtsopts \
-        -outputdir obj Main.hs -o "$T/$name") >"$T/build-$name.log" 2>&1 \
-        || fail_showing "$T/build-$name.log" "could not build ProfFiles.hs ($*)"
-}
-build ht
-build hc -prof
+build_prof_files ht -eventlog
+build_prof_files hc -prof -eventlog
 
 # censuses FILE STRIP: one line per census, "band=bytes ..." in the file's
 # order (STRIP=1: band names without their "(N)" prefix), the initial and
@@ -121,6 +118,137 @@ paste -d' ' "$T/top.rts" "$T/top.ours" | awk '{
 [ "$(wc -l <"$T/top.rts")" -eq "$(wc -l <"$T/top.ours")" ] \
     || fail "hc: $(wc -l <"$T/top.rts") top cost centres in the RTS's .prof, $(wc -l <"$T/top.ours") rebuilt"
 note "hc: top cost centres (RTS | rebuilt): $(paste -d'|' "$T/top.rts" "$T/top.ours" | tr '\n' ';')"
+
+# --- live: converted as it arrives, then a crash ------------------------------
+# hp_samples FILE: how many samples FILE holds (END_SAMPLE lines).
+hp_samples() {
+    grep -c '^END_SAMPLE' "$1" 2>/dev/null || true
+}
+# hp_reached FILE N: FILE holds at least N samples.
+hp_reached() {
+    [ "$(hp_samples "$1")" -ge "$2" ]
+}
+# whole_samples FILE: every sample of FILE is closed and it ends with one.
+whole_samples() {
+    [ "$(grep -c '^BEGIN_SAMPLE' "$1")" -eq "$(hp_samples "$1")" ] && tail -n 1 "$1" | grep -q '^END_SAMPLE'
+}
+# censuses_prefix WHAT SHORT.hp LONG.hp: SHORT holds LONG's first censuses
+# (bands compared without their stack numbers), at least $n_rts of them.
+censuses_prefix() {
+    censuses "$2" 1 >"$T/$1.short.c"
+    [ "$(wc -l <"$T/$1.short.c")" -ge "$n_rts" ] \
+        || fail "$1: $2 holds $(wc -l <"$T/$1.short.c") samples, fewer than the $n_rts the RTS had written"
+    censuses "$3" 1 | head -n "$(wc -l <"$T/$1.short.c")" | cmp -s - "$T/$1.short.c" \
+        || fail "$1: the censuses of $2 are not the first ones of $3: $(censuses "$3" 1 | diff - "$T/$1.short.c" | head -c 600)"
+}
+# top_cc FILE.prof: the first cost centre of the report's flat table.
+top_cc() {
+    awk '/^COST CENTRE/ { getline; getline; print $1; exit }' "$1"
+}
+
+# start_held NAME RTS-OPTS...: $T/hc in "hold" mode in $T/NAME (a
+# directory of its own: the RTS writes its .hp and .prof there), streaming
+# to unix:$T/NAME.sock; its stdin is the FIFO $T/NAME.in, held open
+# read-write on descriptor 7 (no wait for the program to open it): a line
+# on 7 starts the second round.  Sets ppid.
+start_held() {
+    local name=$1
+    shift
+    mkdir -p "$T/$name" && mkfifo "$T/$name.in" || fail "$name: cannot make $T/$name and its FIFO"
+    exec 7<>"$T/$name.in"
+    (cd "$T/$name" && exec "$T/hc" hold +RTS "$@" "--eventlog-sink=unix:$T/$name.sock?wait=30" -RTS \
+        <"$T/$name.in" >"$T/$name.out" 2>"$T/$name.err") &
+    ppid=$!
+    bg_register "$ppid"
+}
+# wait_worked NAME: the held program finished its first round.
+wait_worked() {
+    wait_until 120 grep -qx worked "$T/$1.out" \
+        || fail_showing "$T/$1.err" "$1: the program did not finish its first round"
+}
+# live_dump NAME DUMP-ARGS...: receive unix:$T/NAME.sock, keep the stream
+# in $T/NAME.eventlog and convert it as it arrives (dump DUMP-ARGS -); when
+# both end, "RECV-STATUS DUMP-STATUS" goes to $T/NAME.rcs.  Sets lpid.
+live_dump() {
+    local name=$1
+    shift
+    { "$ELS_SINK_TOOL" recv --retry 60 --quiet "unix:$T/$name.sock" 2>"$T/$name.recv.err" \
+          | tee "$T/$name.eventlog" \
+          | "$ELS_SINK_TOOL" dump "$@" - 2>"$T/$name.dump.err"
+      echo "${PIPESTATUS[0]} ${PIPESTATUS[2]}" >"$T/$name.rcs"; } &
+    lpid=$!
+    bg_register "$lpid"
+}
+
+# -I0: no idle GC, so no census while the program waits.  The RTS's .hp
+# is fflushed at every census, so it holds at least what the stream does.
+start_held live -p -hc -i0.02 -I0
+live_dump live --hp "$T/live.from.hp" --prof "$T/live.from.prof"
+wait_worked live
+n_rts=$(hp_samples "$T/live/hc.hp")
+wait_until 60 hp_reached "$T/live.from.hp" "$n_rts" \
+    || fail_showing "$T/live.dump.err" "live: the converted .hp did not reach the $n_rts samples of the RTS's while the program waited ($(hp_samples "$T/live.from.hp") so far)"
+kill -0 "$ppid" 2>/dev/null && ! grep -qx '[0-9]*' "$T/live.out" \
+    || fail "live: the program is no longer waiting"
+cp "$T/live.from.hp" "$T/snap.hp" && cp "$T/live.from.prof" "$T/snap.prof" || fail "live: cannot copy the files"
+whole_samples "$T/snap.hp" || fail "live: the .hp of a stream still arriving ends inside a sample"
+censuses_prefix live-running "$T/snap.hp" "$T/live/hc.hp"
+hp2ps_takes "$T/snap.hp"
+grep -q 'Time and Allocation Profiling Report' "$T/snap.prof" && [ "$(top_cc "$T/snap.prof")" = pf_heavy ] \
+    || fail "live: the .prof of a stream still arriving is not a report that ranks pf_heavy first: $(head -c 600 "$T/snap.prof")"
+note "live: while the program waited, $(hp_samples "$T/snap.hp") samples and a report, both valid"
+
+kill -KILL "$ppid" 2>/dev/null
+rc=0; { wait_pid "$ppid" 30; } 2>/dev/null || rc=$?
+[ "$rc" -eq 137 ] || fail "live: the killed program exited with status $rc"
+exec 7>&-
+wait_pid "$lpid" 30 || fail "live: the receiver and dump did not end after the program was killed"
+[ "$(cat "$T/live.rcs")" = "3 3" ] \
+    || fail_showing "$T/live.dump.err" "live: recv and dump exited '$(cat "$T/live.rcs")' after the crash (expected 3 3: truncated)"
+whole_samples "$T/live.from.hp" || fail "live: the .hp ends inside a sample after the crash"
+hp2ps_takes "$T/live.from.hp"
+censuses_prefix live-kept "$T/snap.hp" "$T/live.from.hp"
+censuses_prefix live-killed "$T/live.from.hp" "$T/live/hc.hp"
+"$ELS_SINK_TOOL" dump --hp "$T/live.again.hp" "$T/live.eventlog" 2>"$T/live.again.err"
+censuses "$T/live.from.hp" 0 | cmp -s - <(censuses "$T/live.again.hp" 0) \
+    || fail "live: converting the saved stream gives other censuses than converting it live"
+grep -q 'Time and Allocation Profiling Report' "$T/live.from.prof" || fail "live: no report after the crash"
+
+# --- late joiner: a stream that starts at a snapshot ---------------------------
+start_held late -p -hc -i0.02
+start_receiver late-full "unix:$T/late.sock"
+wait_worked late
+live_dump late --hp "$T/late.from.hp" --prof "$T/late.from.prof"
+wait_until 60 els_has_header "$T/late.eventlog" \
+    || fail_showing "$T/late.recv.err" "late: the late consumer got no header"
+echo go >&7
+rc=0; wait_pid "$ppid" 120 || rc=$?
+exec 7>&-
+[ "$rc" -eq 0 ] || fail_showing "$T/late.err" "late: the program exited with status $rc"
+rc=0; wait_pid "$rpid" 30 || rc=$?
+check_recv late-full "$rc"
+wait_pid "$lpid" 30 || fail "late: the late receiver and dump did not end"
+[ "$(cat "$T/late.rcs")" = "0 0" ] \
+    || fail_showing "$T/late.dump.err" "late: recv and dump of the late stream exited '$(cat "$T/late.rcs")' (expected 0 0)"
+"$ELS_SINK_TOOL" dump --hp "$T/late-full.hp" "$T/late-full.eventlog" 2>"$T/late-full.dump.err" \
+    || fail_showing "$T/late-full.dump.err" "late: dump of the whole stream failed"
+same_censuses late-full "$T/late/hc.hp" "$T/late-full.hp" 1
+# The late .hp: its empty first sample, then the last censuses of the
+# whole stream (stack numbers are each file's own: compared without).
+censuses "$T/late.from.hp" 1 | tail -n +2 >"$T/late.c"
+n_late=$(wc -l <"$T/late.c")
+[ "$n_late" -ge 3 ] || fail "late: only $n_late samples in the late joiner's .hp"
+censuses "$T/late-full.hp" 1 | tail -n "$n_late" | cmp -s - "$T/late.c" \
+    || fail "late: the late joiner's censuses are not the last $n_late of the whole stream: $(diff <(censuses "$T/late-full.hp" 1 | tail -n "$n_late") "$T/late.c" | head -c 600)"
+[ "$n_late" -lt "$(censuses "$T/late-full.hp" 1 | wc -l)" ] || fail "late: the late joiner got every census, so it did not join late"
+grep -q 'pf_keep' "$T/late.from.hp" || fail "late: no census band names pf_keep"
+show_events "$T/late.eventlog" "$T/late.show" || fail "late: ghc-events cannot read the late stream"
+grep -q 'joined mid-run; its stream starts at a snapshot' "$T/late.show" \
+    || fail "late: the late stream does not say it starts at a snapshot"
+hp2ps_takes "$T/late.from.hp"
+[ "$(top_cc "$T/late.from.prof")" = pf_heavy ] \
+    || fail "late: the late joiner's report does not rank pf_heavy first: $(head -c 600 "$T/late.from.prof")"
+note "late: a consumer joining after the first round converts $((n_late - 1)) censuses, the whole stream's last ones, and a report"
 
 # --- bad input ---------------------------------------------------------------
 "$ELS_SINK_TOOL" dump --hp "$T/none.hp" "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog" \
