@@ -729,17 +729,26 @@ cfg_setup_heavy() {
     EXTRA_RTS=()
 }
 
+# heavy_rounds NAME PREFIX CFG...: FLUSH_ROUNDS rounds (ROUNDS is set;
+# the caller restores it) of the event-heavy program in each CFG, after
+# one warm-up run of the second.
+heavy_rounds() {
+    local name=$1 prefix=$2
+    shift 2
+    ROUNDS=$FLUSH_ROUNDS
+    log "$name: $# configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
+    cfg_setup() { cfg_setup_heavy "$@"; }
+    cfg_setup "$2"
+    run_one "$2" "warm-$name" "${APP_ARGS[@]}"
+    rounds "$prefix" "$@"
+}
+
 # 4c. The flight recorder's dump-on= conditions, evaluated on every unit
 # by the writer thread, against the same ring: without them.
 label_triggercost() { [ "$1" = ring ] && echo "ring:" || echo "ring: with dump-on="; }
 section_triggercost() {
     local t0=$SECONDS saved=$ROUNDS cfgs=(ring ring-trigger)
-    ROUNDS=$FLUSH_ROUNDS
-    log "triggercost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
-    cfg_setup() { cfg_setup_heavy "$@"; }
-    cfg_setup ring
-    run_one ring warm-trigger "${APP_ARGS[@]}"
-    rounds tc "${cfgs[@]}"
+    heavy_rounds triggercost tc "${cfgs[@]}"
     echo "### 4c. Flight recorder triggers on an event-heavy program"
     echo
     echo "\`app events $FLUSH_EVENTS 4 +RTS -N2 --eventlog-sink='ring:\$W/r.eventlog?size=64M&at-exit=0[&dump-on=...]' -RTS\`"
@@ -781,12 +790,7 @@ label_filecost() {
 section_filecost() {
     local t0=$SECONDS saved=$ROUNDS cfgs=(file unix)
     [ -z "$BEFORE_PGHC" ] || cfgs+=(unix-rts-before)
-    ROUNDS=$FLUSH_ROUNDS
-    log "filecost: ${#cfgs[@]} configurations x $ROUNDS rounds of 'app events $FLUSH_EVENTS 4'"
-    cfg_setup() { cfg_setup_heavy "$@"; }
-    cfg_setup unix
-    run_one unix warm-filecost "${APP_ARGS[@]}"
-    rounds fw "${cfgs[@]}"
+    heavy_rounds filecost fw "${cfgs[@]}"
     echo "### 4d. A unix: sink against GHC's own file writer on an event-heavy program"
     echo
     echo "\`app events $FLUSH_EVENTS 4 +RTS -N2 -l -ol\$W/l.eventlog -RTS\` (\$W on $(df --output=fstype "$W" | tail -n 1))"
