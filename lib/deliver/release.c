@@ -58,6 +58,12 @@ void elsi_stop_clock(struct els_writer *w, uint64_t now)
     }
 }
 
+uint64_t elsi_pool_room(struct els_writer *w)
+{
+    struct elsi_ring *r = &w->queue.ring;
+    return r->cap - elsi_ring_bytes(r);
+}
+
 /* Release the ring's oldest unit; a handed-over buffer goes back to the
  * pool (Note [Units handed over]).  Lock held. */
 static void release_ring_oldest(struct els_writer *w)
@@ -65,7 +71,7 @@ static void release_ring_oldest(struct els_writer *w)
     uint8_t *ext;
     size_t ext_size;
     if (elsi_ring_release(&w->queue.ring, &ext, &ext_size))
-        elsi_pool_give(&w->queue.pool, ext, ext_size);
+        elsi_pool_give(&w->queue.pool, ext, ext_size, elsi_pool_room(w));
 }
 
 void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)

@@ -536,6 +536,9 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
 // ---------------------------------------------------------------------------
 
 void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause);
+/* The room spare buffers may take: what buffer= has left beside the
+ * units retained (Note [Units handed over]).  Lock held. */
+uint64_t elsi_pool_room(struct els_writer *w);
 
 /* The policy for a producer that finds no room (lock held, any thread):
  * false if the unit is to be dropped at once (cause queue-full), else

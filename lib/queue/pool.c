@@ -14,13 +14,15 @@ uint8_t *elsi_pool_take(struct elsi_pool *p, size_t size)
     return p->spare[--p->n];
 }
 
-void elsi_pool_give(struct elsi_pool *p, uint8_t *buf, size_t size)
+void elsi_pool_give(struct elsi_pool *p, uint8_t *buf, size_t size,
+                    uint64_t room)
 {
     if (buf == NULL)
         return;
     if (p->size == 0)
         p->size = size;     /* the capabilities' buffer size, in practice */
-    if (size == p->size && p->n < ELSI_POOL_KEEP)
+    if (size == p->size && p->n < ELSI_POOL_KEEP &&
+        (uint64_t)(p->n + 1) * size <= room)
         p->spare[p->n++] = buf;
     else
         free(buf);

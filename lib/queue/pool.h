@@ -4,9 +4,14 @@
  * lib/queue/producer.c).
  *
  * A stack of malloc'd buffers of one size, most recently returned first
- * (still warm in the cache), kept up to a fixed count; buffers of another
- * size, and any beyond that count, are freed.  No locks, no I/O: the
- * writer serialises every call with its own mutex, like the ring's.
+ * (still warm in the cache).  A buffer given back is kept while the
+ * spares stay within the room the caller says the queue has left (so
+ * that the queue's buffers, retained or spare, stay within buffer= when
+ * it is given) and within ELSI_POOL_KEEP; buffers of another size, and
+ * any beyond, are freed.  Keeping as many spares as the queue could fill
+ * spares a producer that outruns its consumer a malloc, and the page
+ * faults of a fresh buffer, per unit.  No locks, no I/O: the writer
+ * serialises every call with its own mutex, like the ring's.
  */
 #ifndef ELS_POOL_H
 #define ELS_POOL_H
@@ -14,9 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Spare buffers kept: enough for both capabilities of a -N2 program and
- * the global buffer to find one each while the writer sends. */
-#define ELSI_POOL_KEEP 4
+/* Spare buffers kept at most, whatever the room: 64 of the RTS's 2 MiB
+ * buffers fill a 128 MiB queue. */
+#define ELSI_POOL_KEEP 64
 
 struct elsi_pool {
     size_t size;                    /* of the buffers kept; 0: none yet */
@@ -28,8 +33,10 @@ struct elsi_pool {
 /* A spare buffer of exactly size bytes, or NULL if none is kept (the
  * caller then allocates one with malloc, outside the writer's lock). */
 uint8_t *elsi_pool_take(struct elsi_pool *p, size_t size);
-/* Give back a buffer of size bytes (kept or freed). */
-void elsi_pool_give(struct elsi_pool *p, uint8_t *buf, size_t size);
+/* Give back a buffer of size bytes: kept if the spares, it included,
+ * fit in room bytes, else freed. */
+void elsi_pool_give(struct elsi_pool *p, uint8_t *buf, size_t size,
+                    uint64_t room);
 /* Free every spare buffer. */
 void elsi_pool_destroy(struct elsi_pool *p);
 

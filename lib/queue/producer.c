@@ -125,7 +125,12 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
  * a spare buffer of the same size to fill next, from the pool when one is
  * kept, else a new one malloc'd before the producer queues (never under
  * the lock).  When the unit is released (every consumer has it, or a
- * policy let it go), its buffer goes back to the pool (release.c).
+ * policy let it go), its buffer goes back to the pool (release.c), which
+ * keeps spares while they fit in what buffer= has left beside the units
+ * retained: a producer that runs ahead of its consumer then finds a spare
+ * rather than paying for a fresh buffer's malloc and page faults, and
+ * retained and spare buffers together stay within buffer= when they are
+ * kept.
  *
  * Why it is safe: the buffer moves whole, under the lock, in the same
  * critical section that reserves and commits the unit, so its bytes are
@@ -199,7 +204,7 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
     uint8_t *spare = NULL;
     if (take_size > 0 && take_size <= w->queue.ring.cap / 8 &&
         (spare = producer_spare(w, take_size)) != NULL && w->life.stopping) {
-        elsi_pool_give(&w->queue.pool, spare, take_size);
+        elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
         return producer_leave(w, false, ELS_ESTOPPED);
     }
     bool take = spare != NULL;
@@ -210,7 +215,7 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
      * every snapshot, even while a producer waits for room. */
     if (len > w->queue.ring.cap || len > UINT32_MAX) {
         drop_at_door(w, len, info.cap, ELS_DROP_TOO_BIG);
-        elsi_pool_give(&w->queue.pool, spare, take_size);
+        elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
         return producer_leave(w, false, 1);
     }
 
@@ -258,7 +263,7 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         if (!may_wait || w->life.stopping) {
             drop_at_door(w, len, info.cap,
                          w->life.stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL);
-            elsi_pool_give(&w->queue.pool, spare, take_size);
+            elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
             return producer_leave(w, wake, 1);
         }
         if (wake)
@@ -272,7 +277,7 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         w->queue.room_waiters--;
         if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->queue.ring, need + kept_room)) {
             drop_at_door(w, len, info.cap, timeout_cause);
-            elsi_pool_give(&w->queue.pool, spare, take_size);
+            elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
             return producer_leave(w, false, 1);
         }
     }
