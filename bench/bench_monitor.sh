@@ -98,11 +98,11 @@ kill "$spid" "$tpid" "$apid" 2>/dev/null || true
 wait "$spid" "$tpid" "$apid" 2>/dev/null || true
 
 # --- 3. Keep-up ----------------------------------------------------------------
-t0=$(date +%s.%N)
+b0=$(date +%s.%N)
 "$work/app" events "$busy_n" 4 +RTS -N2 -l "-ol$work/busy.eventlog" -RTS >/dev/null
-t1=$(date +%s.%N)
+b1=$(date +%s.%N)
 busy_bytes=$(wc -c <"$work/busy.eventlog")
-busy_mbs=$(awk -v b="$busy_bytes" -v a="$t0" -v z="$t1" 'BEGIN { printf "%.1f", b / 1e6 / (z - a) }')
+busy_mbs=$(awk -v b="$busy_bytes" -v a="$b0" -v z="$b1" 'BEGIN { printf "%.1f", b / 1e6 / (z - a) }')
 rm -f "$work/busy.eventlog"
 keepup_rows=()
 for t in top serve serve-all; do
