@@ -407,25 +407,34 @@ struct recv_result {
 /* Copy what arrived before the copy began (prefix: the producer's
  * header, read while judging the connections of --listen), then the rest
  * of in, to out, feeding the parser. */
+/* Take n bytes that arrived: count them, write them out, then check them
+ * (written before they are checked: the output holds everything that
+ * arrived, including the bytes a malformed stream went wrong at).  False
+ * when the copy must end (res says why, or the stream is malformed). */
+static bool recv_take(const struct recv_signals *s, int out, const uint8_t *p,
+                      size_t n, struct els_parser *parser, struct recv_result *res)
+{
+    res->bytes += n;
+    int w = recv_write_out(s, out, p, n);
+    if (w == -EINTR) {
+        res->interrupted = true;
+        return false;
+    }
+    if (w < 0) {
+        res->write_error = w;
+        return false;
+    }
+    return els_parser_feed(parser, p, n, NULL) >= 0;
+}
+
 static void recv_copy(const struct recv_signals *s, int in, int out,
                       const struct recv_prefix *prefix,
                       struct els_parser *parser, struct recv_result *res)
 {
     static uint8_t buf[64 * 1024];
-    if (prefix->len > 0) {
-        res->bytes += prefix->len;
-        int w = recv_write_out(s, out, prefix->bytes, prefix->len);
-        if (w == -EINTR) {
-            res->interrupted = true;
-            return;
-        }
-        if (w < 0) {
-            res->write_error = w;
-            return;
-        }
-        if (els_parser_feed(parser, prefix->bytes, prefix->len, NULL) < 0)
-            return;
-    }
+    if (prefix->len > 0 &&
+        !recv_take(s, out, prefix->bytes, prefix->len, parser, res))
+        return;
     /* Wait before the first read: a FIFO that no writer has opened yet
      * reads as end-of-file (0), while ppoll() waits for the writer (see
      * recv_open_once()).  After that, read first and wait on EAGAIN.
@@ -462,19 +471,7 @@ static void recv_copy(const struct recv_signals *s, int in, int out,
             res->read_error = -errno;
             return;
         }
-        res->bytes += (uint64_t)n;
-        /* Written before it is checked: the output holds everything that
-         * arrived, including the bytes a malformed stream went wrong at. */
-        int w = recv_write_out(s, out, buf, (size_t)n);
-        if (w == -EINTR) {
-            res->interrupted = true;
-            return;
-        }
-        if (w < 0) {
-            res->write_error = w;
-            return;
-        }
-        if (els_parser_feed(parser, buf, (size_t)n, NULL) < 0)
+        if (!recv_take(s, out, buf, (size_t)n, parser, res))
             return;
     }
 }

@@ -385,35 +385,6 @@ static void *rts_like_main(void *arg)
     return NULL;
 }
 
-/* A trusted consumer (a UNIX client of this user) that reads slowly:
- * 16 KiB, then a pause, so the queue stays full under policy=block. */
-struct slow_reader {
-    int fd;
-    pthread_t thread;
-    atomic_bool paused;
-    struct evgen_buf got;
-};
-
-static void *slow_reader_main(void *arg)
-{
-    struct slow_reader *rd = arg;
-    uint8_t buf[16 * 1024];
-    for (;;) {
-        if (atomic_load(&rd->paused)) {
-            check_sleep_ms(2);
-            continue;
-        }
-        ssize_t n = read(rd->fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        evgen_put(&rd->got, buf, (size_t)n);
-        check_sleep_ms(2);
-    }
-    return NULL;
-}
-
 /* Note [Asking again for a join snapshot]: under policy=block with a slow
  * trusted consumer the queue is full when the snapshot comes; it is not
  * queued, the writer asks again once there is room (and keeps that room
@@ -426,8 +397,10 @@ static void joiner_gets_snapshot_with_queue_full(void)
     const char *sock;
     struct els_writer *w = open_at("unix", "s.sock", "policy=block&buffer=3M", &sock);
     CHECK_OK(els_writer_set_snapshot_source(w, join_request, NULL));
-    struct slow_reader a = { .fd = unix_connect(sock) };
-    CHECK_OK(pthread_create(&a.thread, NULL, slow_reader_main, &a));
+    /* A trusted consumer (a UNIX client of this user) that reads slowly:
+     * 16 KiB, then a pause, so the queue stays full under policy=block. */
+    struct reader a;
+    reader_start_paced(&a, unix_connect(sock), false, 16 * 1024, 2);
     wait_consumers(w, 1);
     struct evgen_buf h = evgen_header();
     write_ok(w, h.p, h.len);
@@ -478,8 +451,7 @@ static void joiner_gets_snapshot_with_queue_full(void)
     pthread_join(producer, NULL);
     write_ok(w, evgen_data_end, 2);
     CHECK_OK(els_writer_close(w));
-    pthread_join(a.thread, NULL);
-    close(a.fd);
+    reader_join(&a);
     reader_join(&b);
     CHECK(memcmp(b.got.p, h.p, h.len) == 0);
     check_stream_parses(&b.got, true);

@@ -116,41 +116,56 @@ static inline int unix_connect(const char *path)
     return fd;
 }
 
-/* A consumer reading into memory on its own thread until EOF. */
+/* A consumer reading into memory on its own thread until EOF: chunk
+ * bytes at a time (0: 64 KiB), pausing pace_ms after each read (a slow
+ * consumer) and while paused is set. */
 struct reader {
     int fd;
     pthread_t thread;
     struct evgen_buf got;
     atomic_size_t len;          /* bytes received so far */
     atomic_bool paused;         /* stop reading while set */
+    size_t chunk;
+    unsigned pace_ms;
 };
 
 static inline void *reader_main(void *arg)
 {
     struct reader *rd = arg;
     uint8_t buf[65536];
+    size_t chunk = rd->chunk > 0 && rd->chunk < sizeof buf ? rd->chunk : sizeof buf;
     for (;;) {
         if (atomic_load(&rd->paused)) {
             check_sleep_ms(5);
             continue;
         }
-        ssize_t n = read(rd->fd, buf, sizeof buf);
+        ssize_t n = read(rd->fd, buf, chunk);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
         evgen_put(&rd->got, buf, (size_t)n);
         atomic_store(&rd->len, rd->got.len);
+        if (rd->pace_ms > 0)
+            check_sleep_ms(rd->pace_ms);
     }
     return NULL;
 }
 
-static inline void reader_start(struct reader *rd, int fd, bool paused)
+static inline void reader_start_paced(struct reader *rd, int fd, bool paused,
+                                      size_t chunk, unsigned pace_ms)
 {
     memset(rd, 0, sizeof *rd);
     rd->fd = fd;
+    rd->chunk = chunk;
+    rd->pace_ms = pace_ms;
     atomic_store(&rd->paused, paused);
     CHECK_OK(pthread_create(&rd->thread, NULL, reader_main, rd));
+}
+
+static inline void reader_start(struct reader *rd, int fd, bool paused)
+{
+    reader_start_paced(rd, fd, paused, 0, 0);
 }
 
 static inline void reader_join(struct reader *rd)

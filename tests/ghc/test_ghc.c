@@ -284,19 +284,6 @@ static void start_refused_opens_nothing(void)
 // fork()
 // ---------------------------------------------------------------------------
 
-/* ThreadSanitizer cannot start a thread in the child of a multi-threaded
- * process, and starting a sink starts the writer thread. */
-#if defined(__SANITIZE_THREAD__)
-#define CHILD_CAN_START_THREADS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CHILD_CAN_START_THREADS 0
-#endif
-#endif
-#if !defined(CHILD_CAN_START_THREADS)
-#define CHILD_CAN_START_THREADS 1
-#endif
-
 /* In a child: a sink of its own can be configured, started and stopped
  * (under TSan: configured); exit 0 if so (the alarm catches a hang). */
 static void child_starts_its_own(void)

@@ -47,19 +47,6 @@ static const char *sock_spec(const char *name)
     return spec;
 }
 
-/* ThreadSanitizer cannot start a thread in the child of a multi-threaded
- * process (as in test_ghc.c). */
-#if defined(__SANITIZE_THREAD__)
-#define CHILD_CAN_START_THREADS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CHILD_CAN_START_THREADS 0
-#endif
-#endif
-#if !defined(CHILD_CAN_START_THREADS)
-#define CHILD_CAN_START_THREADS 1
-#endif
-
 // ---------------------------------------------------------------------------
 // Hooks the tests register
 // ---------------------------------------------------------------------------
