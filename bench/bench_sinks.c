@@ -601,9 +601,10 @@ static void *bench_producer_main(void *arg)
         return NULL;
     }
     /* Like a capability: fill a buffer, hand it over, go on with the one
-     * given back.  Every buffer in play holds a whole block already (the
-     * spares come back from units sent), so, like the raw loop, nothing
-     * is refilled. */
+     * given back.  Like the raw loop, nothing is refilled: a spare that
+     * came back from a unit sent holds a block already, one fresh from
+     * malloc does not, and the reader here counts bytes without parsing
+     * them. */
     void *buf = malloc(b->len);
     if (buf == NULL)
         bench_die("out of memory");
