@@ -8,15 +8,18 @@
  *
  * Input: byte 0's low 3 bits say how many split sizes follow (0 to 7),
  * each one byte (a piece of 1 to 256 bytes); its bit 7 asks for
- * ELS_PARSE_RESTART; the rest is the stream.  The stream is fed three
+ * ELS_PARSE_RESTART; the rest is the stream.  The stream is fed four
  * ways, each into its own parser: in one call, in pieces of the chosen
- * sizes (cycling), and one byte at a time (for streams up to 16 KiB).
+ * sizes (cycling), one byte at a time (for streams up to 16 KiB), and in
+ * pieces into a parser with a selection (els_parser_select(): tags and
+ * text prefixes).
  * Every piece is copied into an exactly sized heap block of its own, so a
  * read past the end of a piece is an AddressSanitizer report.  Every event
  * delivered goes through els_event_decode() and els_note_decode(), whose
- * strings must lie inside the payload.  Properties: the three parsers see
- * the same events (a digest of tag, time, capability, offset and payload)
- * and end in the same status with the same message; the return code
+ * strings must lie inside the payload.  Properties: the parsers see
+ * the same events (a digest of tag, time, capability, offset and payload;
+ * for the selecting one, those of the others the selection keeps, and no
+ * other) and end in the same status with the same message; the return code
  * agrees with the status; without an error all bytes are consumed; once
  * failed every later call fails and nothing changes; without the restart
  * flag one byte after DATA_END is an error; the message is one printable
@@ -41,20 +44,67 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct fuzz_seen {
     uint64_t digest;
     uint64_t events;
+    /* The same over the events FUZZ_SELECTED() keeps. */
+    uint64_t sel_digest;
+    uint64_t sel_events;
 };
 
 static uint8_t *fuzz_parse_one;
-/* A parser holds about 450 KiB of tables; filling them per input would
+/* A parser holds about 520 KiB of tables; filling them per input would
  * cost more than parsing.  Two parsers (plain and restarting) per way of
- * feeding are made once and reset per input. */
-static struct els_parser *fuzz_parsers[3][2];
-static struct fuzz_seen fuzz_seen[3];
+ * feeding are made once and reset per input; the fourth way selects
+ * (fuzz_select()). */
+#define FUZZ_WAYS 4
+#define FUZZ_SELECTING 3
+static struct els_parser *fuzz_parsers[FUZZ_WAYS][2];
+static struct fuzz_seen fuzz_seen[FUZZ_WAYS];
 
-static void fuzz_mix(struct fuzz_seen *s, const void *p, size_t n)
+static void fuzz_mix(uint64_t *digest, const void *p, size_t n)
 {
     const uint8_t *b = p;
     for (size_t i = 0; i < n; i++)
-        s->digest = (s->digest ^ b[i]) * 0x100000001b3ull;
+        *digest = (*digest ^ b[i]) * 0x100000001b3ull;
+}
+
+static void fuzz_mix_event(uint64_t *d, const struct els_event *ev)
+{
+    fuzz_mix(d, &ev->tag, sizeof ev->tag);
+    fuzz_mix(d, &ev->time, sizeof ev->time);
+    fuzz_mix(d, &ev->cap, sizeof ev->cap);
+    fuzz_mix(d, &ev->offset, sizeof ev->offset);
+    fuzz_mix(d, &ev->payload_len, sizeof ev->payload_len);
+    if (ev->payload_len > 0)
+        fuzz_mix(d, ev->payload, ev->payload_len);
+}
+
+/* The selection of the fourth parser, and the same as a predicate. */
+static void fuzz_select(struct els_parser *p)
+{
+    FUZZ_CHECK(els_parser_select(p, ELS_EV_USER_MSG, "A", 1) == 0 &&
+               els_parser_select(p, ELS_EV_USER_MSG, "BC", 2) == 0 &&
+               els_parser_select(p, ELS_EV_USER_MARKER, "B", 1) == 0 &&
+               els_parser_select(p, ELS_EV_LOG_MSG, NULL, 0) == 0 &&
+               els_parser_select(p, ELS_EV_GC_START, NULL, 0) == 0 &&
+               els_parser_select(p, ELS_EV_BLOCK_MARKER, NULL, 0) == 0,
+               "select");
+}
+
+static bool fuzz_selected(const struct els_event *ev)
+{
+    const uint8_t *t = ev->payload;
+    size_t n = ev->payload_len;
+    switch (ev->tag) {
+    case ELS_EV_USER_MSG:
+        return (n >= 1 && t[0] == 'A') || (n >= 2 && t[0] == 'B' && t[1] == 'C');
+    case ELS_EV_USER_MARKER:
+        return n >= 1 && t[0] == 'B';
+    case ELS_EV_LOG_MSG:
+    case ELS_EV_GC_START:
+    case ELS_EV_BLOCK_MARKER:
+        return true;
+    default:
+        return false;
+    }
 }
 
 static bool fuzz_inside(struct els_str s, const struct els_event *ev)
@@ -69,13 +119,14 @@ static int fuzz_on_event(void *user, const struct els_event *ev)
 {
     struct fuzz_seen *s = user;
     s->events++;
-    fuzz_mix(s, &ev->tag, sizeof ev->tag);
-    fuzz_mix(s, &ev->time, sizeof ev->time);
-    fuzz_mix(s, &ev->cap, sizeof ev->cap);
-    fuzz_mix(s, &ev->offset, sizeof ev->offset);
-    fuzz_mix(s, &ev->payload_len, sizeof ev->payload_len);
-    if (ev->payload_len > 0)
-        fuzz_mix(s, ev->payload, ev->payload_len);
+    fuzz_mix_event(&s->digest, ev);
+    if (fuzz_selected(ev)) {
+        s->sel_events++;
+        fuzz_mix_event(&s->sel_digest, ev);
+    } else {
+        FUZZ_CHECK(s != &fuzz_seen[FUZZ_SELECTING], "tag %u delivered but "
+                   "not selected", (unsigned)ev->tag);
+    }
     FUZZ_CHECK(ev->cap >= -1 && ev->cap < 0xffff, "cap %d", (int)ev->cap);
 
     struct els_event_data d;
@@ -135,12 +186,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
     fuzz_parse_one = fuzz_alloc(1);
-    for (unsigned k = 0; k < 3; k++)
+    for (unsigned k = 0; k < FUZZ_WAYS; k++)
         for (unsigned r = 0; r < 2; r++)
             FUZZ_CHECK(els_parser_new(&fuzz_parsers[k][r], &fuzz_cb,
                                       &fuzz_seen[k],
                                       r ? ELS_PARSE_RESTART : 0) == 0,
                        "parser");
+    for (unsigned r = 0; r < 2; r++)
+        fuzz_select(fuzz_parsers[FUZZ_SELECTING][r]);
     return 0;
 }
 
@@ -210,8 +263,10 @@ static int fuzz_feed(struct els_parser *p, const uint8_t *data, size_t len)
     return rc;
 }
 
+/* Parsers a and b ended alike; b delivered what a did (selected: what a
+ * delivered that the selection keeps). */
 static void fuzz_same(unsigned a, unsigned b, struct els_parser *pa,
-                      struct els_parser *pb, const char *how)
+                      struct els_parser *pb, bool selected, const char *how)
 {
     struct els_parse_status x, y;
     els_parser_status(pa, &x);
@@ -226,8 +281,10 @@ static void fuzz_same(unsigned a, unsigned b, struct els_parser *pa,
                (unsigned long long)y.events);
     FUZZ_CHECK(strcmp(x.error, y.error) == 0, "%s: \"%s\" vs \"%s\"", how,
                x.error, y.error);
-    FUZZ_CHECK(fuzz_seen[a].digest == fuzz_seen[b].digest &&
-               fuzz_seen[a].events == fuzz_seen[b].events,
+    uint64_t want_digest = selected ? fuzz_seen[a].sel_digest : fuzz_seen[a].digest;
+    uint64_t want_events = selected ? fuzz_seen[a].sel_events : fuzz_seen[a].events;
+    FUZZ_CHECK(fuzz_seen[b].digest == want_digest &&
+               fuzz_seen[b].events == want_events,
                "%s: different events delivered", how);
     const struct els_event_type *ta, *tb;
     size_t na = els_parser_event_types(pa, &ta);
@@ -255,12 +312,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_classify(stream, len);
     elsi_unit_classify(NULL, len, &(struct elsi_unit_info){ 0 });
 
-    struct els_parser *p[3];
-    for (unsigned k = 0; k < 3; k++) {
+    struct els_parser *p[FUZZ_WAYS];
+    for (unsigned k = 0; k < FUZZ_WAYS; k++) {
         p[k] = fuzz_parsers[k][restart];
-        els_parser_reset(p[k]);
-        fuzz_seen[k].digest = 0xcbf29ce484222325ull;
-        fuzz_seen[k].events = 0;
+        els_parser_reset(p[k]);     /* keeps the selection */
+        fuzz_seen[k].digest = fuzz_seen[k].sel_digest = 0xcbf29ce484222325ull;
+        fuzz_seen[k].events = fuzz_seen[k].sel_events = 0;
     }
 
     /* Whole. */
@@ -277,7 +334,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_feed(p[1], stream + at, n);
         at += n;
     }
-    fuzz_same(0, 1, p[0], p[1], "whole vs pieces");
+    fuzz_same(0, 1, p[0], p[1], false, "whole vs pieces");
+
+    /* Selecting, in the same pieces: what it skips is checked and counted
+     * alike (Note [Selected events]). */
+    at = 0;
+    for (size_t k = 0; at < len; k++) {
+        size_t n = n_splits > 0 ? splits[(k + 1) % n_splits] : len;
+        if (n > len - at)
+            n = len - at;
+        fuzz_feed(p[FUZZ_SELECTING], stream + at, n);
+        at += n;
+    }
+    fuzz_same(0, FUZZ_SELECTING, p[0], p[FUZZ_SELECTING], true,
+              "whole vs selecting");
 
     /* A byte at a time through one reused 1-byte heap block, cheap checks
      * only. */
@@ -288,7 +358,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (rc != 0)
                 break;
         }
-        fuzz_same(0, 2, p[0], p[2], "whole vs bytewise");
+        fuzz_same(0, 2, p[0], p[2], false, "whole vs bytewise");
     }
 
     /* Without the restart flag nothing may follow DATA_END. */

@@ -167,8 +167,8 @@ struct els_parse_callbacks {
  * the event-type table is replaced) instead of being an error. */
 #define ELS_PARSE_RESTART 1u
 
-/* A parser with its fixed buffers (about 450 KiB: one event of the
- * largest size, a size and an index per tag).  cb may be NULL; it is
+/* A parser with its fixed buffers (about 520 KiB: one event of the
+ * largest size, a size, an index and a selection per tag).  cb may be NULL; it is
  * copied.  0, ELS_EINVAL (unknown flag), ELS_EVERSION (cb->struct_size
  * below ELS_PARSE_CALLBACKS_MIN_SIZE or above 4096) or ELS_ENOMEM.
  *
@@ -206,8 +206,10 @@ struct els_parse_status {
      * FAILED: where the offending item begins.  ENDED: offset of
      * DATA_END.  Otherwise equal to offset. */
     uint64_t item_offset;
-    uint64_t events;          /* events delivered, block markers excluded */
-    uint64_t blocks;          /* block markers delivered */
+    /* Events read, block markers excluded (with a selection, delivered
+     * or not: see els_parser_select()). */
+    uint64_t events;
+    uint64_t blocks;          /* block markers read */
     uint64_t streams;         /* headers completed (> 1 after restarts) */
     /* FAILED: "offset N: what is wrong", else "". */
     const char *error;
@@ -226,6 +228,37 @@ size_t els_parser_event_types(const struct els_parser *p,
 /* The entry for tag, or NULL if the header did not declare it. */
 const struct els_event_type *els_parser_event_type(const struct els_parser *p,
                                                    uint16_t tag);
+
+/* ------------------------------------------------------------------------
+ * Selecting events
+ *
+ * A reader that needs few of the events (a trigger waiting for one
+ * marker, a watch on GC pauses) can have the parser skip the rest without
+ * a callback: a skipped event costs a few loads, a delivered one a call.
+ * Skipped events are checked like the others (declared tag, length) and
+ * counted in els_parse_status.events, and block markers give later
+ * events their capability whether they are delivered or not.  A selection
+ * is part of the parser, not of the stream: it survives
+ * els_parser_reset() and new headers.
+ * ------------------------------------------------------------------------ */
+
+/* Longest prefix els_parser_select() takes, and how many it keeps. */
+#define ELS_PARSE_PREFIX_MAX 255
+#define ELS_PARSE_PREFIXES_MAX 16
+
+/* Deliver the events with this tag (ELS_EV_BLOCK_MARKER for block
+ * markers); with prefix_len > 0, only those whose payload begins with
+ * the prefix (the text of a traceMarker or a traceEvent, for instance).
+ * Calls add up: a tag selected without a prefix is delivered whole; with
+ * prefixes, an event matching any of them is.  The first call since
+ * els_parser_new() or els_parser_select_all() starts the selection: from
+ * then on the tags never selected are skipped.  0, or ELS_EINVAL (prefix
+ * NULL with a length, prefix_len above ELS_PARSE_PREFIX_MAX, more than
+ * ELS_PARSE_PREFIXES_MAX prefixes in all). */
+int els_parser_select(struct els_parser *p, uint16_t tag, const void *prefix,
+                      size_t prefix_len);
+/* Deliver every event again (the default). */
+void els_parser_select_all(struct els_parser *p);
 
 /* ------------------------------------------------------------------------
  * Decoders

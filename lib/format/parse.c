@@ -46,6 +46,12 @@
 #define PARSE_EVENT_MAX 0xffffu
 #define PARSE_CALLBACKS_MAX_SIZE 4096u
 
+enum parse_select {
+    SELECT_SKIP = 0,
+    SELECT_ALL,         /* every event of the tag */
+    SELECT_PREFIX       /* those whose payload begins with a prefix */
+};
+
 enum parse_step {
     STEP_HDRB = 0,      /* "hdrb" */
     STEP_HETB,          /* "hetb" */
@@ -108,7 +114,18 @@ struct els_parser {
     int32_t block_cap;
     uint64_t block_end;
 
+    /* The selection (Note [Selected events]): select[tag] is one of
+     * SELECT_*, and prefixes[] holds the prefixes of SELECT_PREFIX tags. */
+    struct {
+        uint16_t tag;
+        uint16_t len;
+        uint8_t bytes[ELS_PARSE_PREFIX_MAX];
+    } prefixes[ELS_PARSE_PREFIXES_MAX];
+    unsigned n_prefixes;
+    bool selecting;
+
     int32_t sizes[PARSE_NUM_TAGS];         /* declared size per tag */
+    uint8_t select[PARSE_NUM_TAGS];
     uint16_t type_index[PARSE_NUM_TAGS];   /* index into types[] */
     uint8_t evbuf[PARSE_EVENT_MAX];        /* an event cut across pieces */
 };
@@ -234,6 +251,23 @@ static void parse_types_publish(struct els_parser *p)
  * ------------------------------------------------------------------------ */
 
 /* Deliver the current event with payload pl; returns the callback's code. */
+/* Is an event of tag with this payload delivered (Note [Selected
+ * events])? */
+static inline bool parse_selected(const struct els_parser *p, uint16_t tag,
+                                  const uint8_t *pl, size_t len)
+{
+    uint8_t how = p->select[tag];
+    if (how != SELECT_PREFIX)
+        return how == SELECT_ALL;
+    for (unsigned i = 0; i < p->n_prefixes; i++) {
+        size_t n = p->prefixes[i].len;
+        if (p->prefixes[i].tag == tag && len >= n && pl[0] == p->prefixes[i].bytes[0] &&
+            memcmp(pl, p->prefixes[i].bytes, n) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int parse_deliver(struct els_parser *p, const uint8_t *pl)
 {
     struct els_event *ev = &p->ev;
@@ -258,7 +292,9 @@ static int parse_deliver(struct els_parser *p, const uint8_t *pl)
     parse_expect(p, STEP_EV_TAG, 2);
     p->where = ELS_PARSE_AT_EVENT;
     p->item_offset = p->offset;
-    return p->cb.on_event != NULL ? p->cb.on_event(p->user, ev) : 0;
+    if (p->cb.on_event == NULL || !parse_selected(p, ev->tag, pl, ev->payload_len))
+        return 0;
+    return p->cb.on_event(p->user, ev);
 }
 
 /* A description, extra info or payload run of length 0, or the end of
@@ -473,36 +509,55 @@ static size_t parse_take_run(struct els_parser *p, const uint8_t *b, size_t len,
     return take;
 }
 
-/* An event wholly inside b[0..len), at an event boundary: deliver it
- * without the byte-wise steps (Note [The whole-event path]).  Returns its
- * length, or 0 when the slow path must take it (a cut event, DATA_END, an
- * undeclared tag: the steps give those their meaning); *rc gets the
- * callback's code. */
-static size_t parse_whole_event(struct els_parser *p, const uint8_t *b, size_t len,
-                                int *rc)
+/* The events wholly inside b[0..len), from an event boundary: read them
+ * without the byte-wise steps (Note [The whole-event path]), skipping
+ * those not selected in a tight loop (Note [Selected events]).  Returns
+ * the bytes taken, ending at the first event the slow path must take (a
+ * cut event, DATA_END, an undeclared tag: the steps give those their
+ * meaning) or after a callback that returned non-zero (*rc). */
+static size_t parse_whole_events(struct els_parser *p, const uint8_t *b, size_t len,
+                                 int *rc)
 {
-    if (len < 10)
-        return 0;
-    uint16_t tag = elsi_be16(b);
-    int32_t size = p->sizes[tag];
-    size_t head = 10;
-    if (tag == ELSI_EVENT_DATA_END || size == PARSE_SIZE_UNKNOWN)
-        return 0;
-    if (size == ELS_EVENT_SIZE_VARIABLE) {
-        if (len < 12)
-            return 0;
-        size = elsi_be16(b + 10);
-        head = 12;
+    const uint64_t base = p->offset;
+    uint64_t skipped = 0;
+    size_t done = 0;
+    *rc = 0;
+    while (len - done >= 10) {
+        const uint8_t *e = b + done;
+        uint16_t tag = elsi_be16(e);
+        int32_t size = p->sizes[tag];
+        size_t head = 10;
+        if (tag == ELSI_EVENT_DATA_END || size == PARSE_SIZE_UNKNOWN)
+            break;
+        if (size == ELS_EVENT_SIZE_VARIABLE) {
+            if (len - done < 12)
+                break;
+            size = elsi_be16(e + 10);
+            head = 12;
+        }
+        if (len - done - head < (size_t)size)
+            break;
+        size_t n = head + (size_t)size;
+        uint8_t how = p->select[tag];
+        if (how != SELECT_ALL && tag != ELSI_EVENT_BLOCK_MARKER &&
+            (how == SELECT_SKIP || !parse_selected(p, tag, e + head, (size_t)size))) {
+            done += n;
+            skipped++;
+            continue;
+        }
+        p->ev.tag = tag;
+        p->ev.offset = base + done;
+        p->ev.time = elsi_be64(e + 2);
+        p->ev.payload_len = (size_t)size;
+        p->offset = base + done + n;
+        done += n;
+        if ((*rc = parse_deliver(p, e + head)) != 0)
+            break;
     }
-    if (len - head < (size_t)size)
-        return 0;
-    p->ev.tag = tag;
-    p->ev.offset = p->offset;
-    p->ev.time = elsi_be64(b + 2);
-    p->ev.payload_len = (size_t)size;
-    p->offset += head + (size_t)size;
-    *rc = parse_deliver(p, b + head);
-    return head + (size_t)size;
+    p->offset = base + done;
+    p->item_offset = p->offset;
+    p->events += skipped;
+    return done;
 }
 
 /*
@@ -515,6 +570,20 @@ static size_t parse_whole_event(struct els_parser *p, const uint8_t *b, size_t l
  * then read in one go, with the same checks and the same callback, and
  * the steps are left exactly as the last step of the slow path leaves
  * them (parse_deliver()).  Anything else falls through to the steps.
+ *
+ * Note [Selected events]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * A flight recorder's triggers read every unit of a program posting
+ * millions of events a second, and want perhaps one event in a million.
+ * A callback per event cost them several times the walk itself, so the
+ * parser can be told which events to deliver (els_parser_select()): by
+ * tag, and for text events by the prefix of their payload.  On the
+ * whole-event path a skipped event costs its tag, its size and one table
+ * load; on the steps it is checked in parse_deliver().  Either way it is
+ * checked and counted like any other, and a block marker always does its
+ * work (the capability of the events after it) even when not delivered.
+ * Without a selection every entry of select[] is SELECT_ALL, so the
+ * check costs nothing extra.
  */
 
 int els_parser_feed(struct els_parser *p, const void *buf, size_t len,
@@ -543,7 +612,7 @@ int els_parser_feed(struct els_parser *p, const void *buf, size_t len,
             parse_begin_stream(p);
 
         if (p->step == STEP_EV_TAG && p->pending_len == 0) {
-            size_t n = parse_whole_event(p, b + done, len - done, &rc);
+            size_t n = parse_whole_events(p, b + done, len - done, &rc);
             if (n > 0) {
                 done += n;
                 continue;
@@ -593,6 +662,7 @@ int els_parser_new(struct els_parser **out, const struct els_parse_callbacks *cb
     memset(p, 0, offsetof(struct els_parser, sizes));
     for (size_t i = 0; i < PARSE_NUM_TAGS; i++)
         p->sizes[i] = PARSE_SIZE_UNKNOWN;
+    memset(p->select, SELECT_ALL, sizeof p->select);
     if (cb != NULL)
         memcpy(&p->cb, cb, cb->struct_size < sizeof p->cb ? cb->struct_size
                                                            : sizeof p->cb);
@@ -624,6 +694,37 @@ void els_parser_reset(struct els_parser *p)
     p->block_cap = -1;
     p->block_end = 0;
     parse_expect(p, STEP_HDRB, 4);
+}
+
+int els_parser_select(struct els_parser *p, uint16_t tag, const void *prefix,
+                      size_t prefix_len)
+{
+    if (p == NULL || (prefix == NULL && prefix_len > 0) ||
+        prefix_len > ELS_PARSE_PREFIX_MAX ||
+        (prefix_len > 0 && p->n_prefixes == ELS_PARSE_PREFIXES_MAX))
+        return ELS_EINVAL;
+    if (!p->selecting) {
+        memset(p->select, SELECT_SKIP, sizeof p->select);
+        p->n_prefixes = 0;
+        p->selecting = true;
+    }
+    if (prefix_len == 0) {
+        p->select[tag] = SELECT_ALL;
+    } else if (p->select[tag] != SELECT_ALL) {
+        p->select[tag] = SELECT_PREFIX;
+        p->prefixes[p->n_prefixes].tag = tag;
+        p->prefixes[p->n_prefixes].len = (uint16_t)prefix_len;
+        memcpy(p->prefixes[p->n_prefixes].bytes, prefix, prefix_len);
+        p->n_prefixes++;
+    }
+    return 0;
+}
+
+void els_parser_select_all(struct els_parser *p)
+{
+    memset(p->select, SELECT_ALL, sizeof p->select);
+    p->n_prefixes = 0;
+    p->selecting = false;
 }
 
 void els_parser_status(const struct els_parser *p, struct els_parse_status *out)

@@ -50,18 +50,19 @@
  * in any option value, %26, %3F, %20).
  */
 
-/* Every tag a condition reads is below this. */
-#define TRIGGER_TAGS 256
+/* Every condition's prefix fits the parser's selection. */
+_Static_assert(ELSI_TRIGGER_MAX_CONDS <= ELS_PARSE_PREFIXES_MAX &&
+               ELSI_TRIGGER_PREFIX_MAX <= ELS_PARSE_PREFIX_MAX,
+               "dump-on= prefixes must fit els_parser_select()");
 
 struct elsi_trigger {
     struct elsi_trigger_config cfg;
-    bool reads_tag[TRIGGER_TAGS];   /* some condition looks at this tag */
-    struct els_parser *parser;
+    struct els_parser *parser;  /* delivers only what a condition reads */
     uint8_t *header;
     size_t header_len;
     bool parser_ready;          /* fed the header, between events */
     uint64_t now_ms;            /* of the unit being read */
-    uint64_t last_time;         /* the newest event time seen */
+    uint64_t last_time;         /* the newest block's end */
     uint64_t gc_start[ELS_MAX_CAPS];    /* 0: no GC open on that cap */
     uint64_t lost_seen;
 
@@ -329,18 +330,18 @@ static void trigger_gc(struct elsi_trigger *t, const struct elsi_trigger_cond *c
     }
 }
 
-/* Called for every event of every unit: the common case (a tag no
- * condition reads) costs one table look-up. */
+/* Called for the events the parser selected (elsi_trigger_new()): block
+ * markers, and the events some condition reads; a marker or message
+ * only when it starts with a condition's prefix. */
 static int trigger_on_event(void *user, const struct els_event *ev)
 {
     struct elsi_trigger *t = user;
-    if (ev->tag == ELS_EV_BLOCK_MARKER)
-        return 0;
-    if (ev->time > t->last_time)
-        t->last_time = ev->time;
-    if (ev->tag >= TRIGGER_TAGS || !t->reads_tag[ev->tag])
-        return 0;
     struct els_event_data d;
+    if (ev->tag == ELS_EV_BLOCK_MARKER) {
+        if (els_event_decode(ev, &d) == 0 && d.u.block.end_time > t->last_time)
+            t->last_time = d.u.block.end_time;
+        return 0;
+    }
     for (unsigned i = 0; i < t->cfg.n_conds; i++) {
         const struct elsi_trigger_cond *c = &t->cfg.conds[i];
         switch (c->kind) {
@@ -375,30 +376,40 @@ int elsi_trigger_new(struct elsi_trigger **out, const struct elsi_trigger_config
     if (t == NULL)
         return ELS_ENOMEM;
     t->cfg = *cfg;
-    for (unsigned i = 0; i < cfg->n_conds; i++) {
-        switch (cfg->conds[i].kind) {
-        case ELSI_TRIGGER_GC_PAUSE:
-            t->reads_tag[ELS_EV_GC_START] = t->reads_tag[ELS_EV_GC_END] = true;
-            break;
-        case ELSI_TRIGGER_HEAP_LIVE:
-            t->reads_tag[ELS_EV_HEAP_LIVE] = true;
-            break;
-        case ELSI_TRIGGER_MARKER:
-            t->reads_tag[ELS_EV_USER_MARKER] = true;
-            break;
-        case ELSI_TRIGGER_MESSAGE:
-            t->reads_tag[ELS_EV_USER_MSG] = true;
-            break;
-        case ELSI_TRIGGER_LOSS:
-            break;
-        }
-    }
     struct els_parse_callbacks cb = {
         .struct_size = sizeof cb,
         .on_event = trigger_on_event,
     };
     int r = els_parser_new(&t->parser, &cb, t, 0);
+    /* Only what a condition reads reaches trigger_on_event(): on a
+     * program posting millions of events a second, a call per event was
+     * most of the evaluator's cost (Note [Selected events] in
+     * format/parse.c). */
+    if (r == 0)
+        r = els_parser_select(t->parser, ELS_EV_BLOCK_MARKER, NULL, 0);
+    for (unsigned i = 0; r == 0 && i < cfg->n_conds; i++) {
+        const struct elsi_trigger_cond *c = &cfg->conds[i];
+        switch (c->kind) {
+        case ELSI_TRIGGER_GC_PAUSE:
+            r = els_parser_select(t->parser, ELS_EV_GC_START, NULL, 0);
+            if (r == 0)
+                r = els_parser_select(t->parser, ELS_EV_GC_END, NULL, 0);
+            break;
+        case ELSI_TRIGGER_HEAP_LIVE:
+            r = els_parser_select(t->parser, ELS_EV_HEAP_LIVE, NULL, 0);
+            break;
+        case ELSI_TRIGGER_MARKER:
+        case ELSI_TRIGGER_MESSAGE:
+            r = els_parser_select(t->parser, c->kind == ELSI_TRIGGER_MARKER
+                                  ? ELS_EV_USER_MARKER : ELS_EV_USER_MSG,
+                                  c->prefix, c->prefix_len);
+            break;
+        case ELSI_TRIGGER_LOSS:
+            break;
+        }
+    }
     if (r != 0) {
+        els_parser_free(t->parser);
         free(t);
         return r;
     }

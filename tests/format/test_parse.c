@@ -7,7 +7,8 @@
  * time, payload and the capability of its block; the status says exactly
  * where a stream stopped (at start, in the header, between events, inside
  * an event, ended, failed) and at which offset; the event-type table
- * keeps descriptions; restarts after DATA_END, resets, and a callback
+ * keeps descriptions; a selection (by tag and text prefix) delivers the
+ * same events however the stream is cut; restarts after DATA_END, resets, and a callback
  * stopping the feed; every error path with its offset, sticky; random and
  * corrupted input under the sanitizers; each decoder on GHC's layouts and
  * on short payloads; and the in-band note decoder on notes a real writer
@@ -400,6 +401,211 @@ static void capability_of_block(void)
                   r.last_tag, (int)r.last_cap, want_tags[i],
                   (int)want_caps[i]);
     }
+    els_parser_free(p);
+}
+
+/* ------------------------------------------------------------------------
+ * Selecting events (Note [Selected events])
+ * ------------------------------------------------------------------------ */
+
+/* A stream with a block of cap 3 holding thread creations and messages,
+ * some starting with "INCIDENT", and one message outside any block. */
+static void build_selection_stream(struct tbuf *b, uint64_t *events)
+{
+    static const char *const texts[] = { "INCIDENT 1", "other", "INC",
+                                         "INCIDENT", "xINCIDENT" };
+    tb_header(b);
+    size_t marker = b->len;
+    tb_u16(b, 18);
+    tb_u64(b, 100);
+    tb_u32(b, 0);               /* size, patched below */
+    tb_u64(b, 900);
+    tb_u16(b, 3);
+    *events = 0;
+    for (unsigned i = 0; i < 5; i++) {
+        tb_u16(b, 0);           /* create thread i */
+        tb_u64(b, 110 + 10 * i);
+        tb_u32(b, i);
+        tb_u16(b, 16);
+        tb_u64(b, 115 + 10 * i);
+        tb_u16(b, (unsigned)strlen(texts[i]));
+        tb_str(b, texts[i]);
+        *events += 2;
+    }
+    uint32_t size = (uint32_t)(b->len - marker);
+    for (int k = 0; k < 4; k++)
+        b->data[marker + 10 + k] = (uint8_t)(size >> (24 - 8 * k));
+    tb_u16(b, 16);              /* outside the block */
+    tb_u64(b, 1000);
+    tb_u16(b, 10);
+    tb_str(b, "INCIDENT 2");
+    *events += 1;
+    tb_end(b);
+}
+
+/* Which events the reference run keeps, to compare with a selection. */
+enum sel_want { SEL_INCIDENT, SEL_INCIDENT_THREADS, SEL_BLOCKS_INC };
+static enum sel_want sel_want;
+
+static bool sel_wanted(const struct els_event *ev)
+{
+    bool incident = ev->tag == 16 && ev->payload_len >= 8 &&
+                    memcmp(ev->payload, "INCIDENT", 8) == 0;
+    switch (sel_want) {
+    case SEL_INCIDENT:
+        return incident;
+    case SEL_INCIDENT_THREADS:
+        return incident || ev->tag == 0;
+    case SEL_BLOCKS_INC:
+        return ev->tag == 18 || (ev->tag == 16 && ev->payload_len >= 3 &&
+                                 memcmp(ev->payload, "INC", 3) == 0);
+    }
+    return false;
+}
+
+static int sel_on_event(void *user, const struct els_event *ev)
+{
+    return sel_wanted(ev) ? rec_on_event(user, ev) : 0;
+}
+
+/* What a parser without a selection delivers, filtered by sel_want. */
+static struct rec sel_reference(const struct tbuf *b, enum sel_want want)
+{
+    sel_want = want;
+    struct els_parse_callbacks cb = rec_cb;
+    cb.on_event = sel_on_event;
+    struct rec r;
+    struct els_parser *p;
+    memset(&r, 0, sizeof r);
+    r.digest = 0xcbf29ce484222325ull;
+    CHECK_OK(els_parser_new(&p, &cb, &r, 0));
+    CHECK_OK(els_parser_feed(p, b->data, b->len, NULL));
+    els_parser_free(p);
+    return r;
+}
+
+static void sel_apply(struct els_parser *p, enum sel_want want)
+{
+    switch (want) {
+    case SEL_INCIDENT:
+        CHECK_OK(els_parser_select(p, 16, "INCIDENT", 8));
+        break;
+    case SEL_INCIDENT_THREADS:
+        CHECK_OK(els_parser_select(p, 16, "INCIDENT", 8));
+        CHECK_OK(els_parser_select(p, 0, NULL, 0));
+        break;
+    case SEL_BLOCKS_INC:
+        CHECK_OK(els_parser_select(p, 16, "INCIDENT", 8));  /* within "INC" */
+        CHECK_OK(els_parser_select(p, 16, "INC", 3));
+        CHECK_OK(els_parser_select(p, 18, NULL, 0));
+        break;
+    }
+}
+
+static void selection(void)
+{
+    struct tbuf b = {0};
+    uint64_t events;
+    build_selection_stream(&b, &events);
+    struct rec full = reference(&b);
+    CHECK_U64(full.events, ==, events);
+
+    static const enum sel_want wants[] = { SEL_INCIDENT, SEL_INCIDENT_THREADS,
+                                           SEL_BLOCKS_INC };
+    static const uint64_t delivered[] = { 3, 8, 5 };
+    for (size_t w = 0; w < 3; w++) {
+        struct rec want = sel_reference(&b, wants[w]);
+        CHECK_U64(want.events + want.blocks, ==, delivered[w]);
+        /* The same events, capabilities and offsets however the stream is
+         * cut: whole, at every single position, byte by byte. */
+        struct rec r;
+        struct els_parser *p = rec_parser(&r, 0);
+        sel_apply(p, wants[w]);
+        for (size_t i = 0; i <= b.len + 1; i++) {
+            char how[64];
+            snprintf(how, sizeof how, "selection %zu, cut at %zu", w, i);
+            els_parser_reset(p);        /* the selection stays */
+            memset(&r, 0, sizeof r);
+            r.digest = 0xcbf29ce484222325ull;
+            if (i <= b.len) {
+                size_t cut = i;
+                CHECK_MSG(feed_split(p, b.data, b.len, &cut, 1) == 0, "%s: %s",
+                          how, status_of(p).error);
+            } else {
+                for (size_t k = 0; k < b.len; k++)
+                    CHECK_OK(els_parser_feed(p, b.data + k, 1, NULL));
+            }
+            struct els_parse_status st = status_of(p);
+            CHECK_INT(st.where, ==, ELS_PARSE_ENDED);
+            CHECK_U64(st.offset, ==, b.len);
+            CHECK_U64(st.events, ==, events);   /* skipped ones count */
+            CHECK_U64(st.blocks, ==, 1);
+            same_run(&want, &r, how);
+        }
+        /* Back to every event. */
+        els_parser_select_all(p);
+        els_parser_reset(p);
+        memset(&r, 0, sizeof r);
+        r.digest = 0xcbf29ce484222325ull;
+        CHECK_OK(els_parser_feed(p, b.data, b.len, NULL));
+        same_run(&full, &r, "after els_parser_select_all");
+        els_parser_free(p);
+    }
+
+    /* The capability of a selected event after skipped ones. */
+    struct rec r;
+    struct els_parser *p = rec_parser(&r, 0);
+    CHECK_OK(els_parser_select(p, 16, "INCIDENT 1", 10));
+    CHECK_OK(els_parser_feed(p, b.data, b.len, NULL));
+    CHECK_U64(r.events, ==, 1);
+    CHECK_INT(r.last_cap, ==, 3);
+    els_parser_free(p);
+
+    /* A callback stopping the feed stops it at its event. */
+    p = rec_parser(&r, 0);
+    sel_apply(p, SEL_INCIDENT);
+    r.stop_after = 1;
+    size_t used = 0;
+    CHECK_INT(els_parser_feed(p, b.data, b.len, &used), ==, 7);
+    CHECK_U64(status_of(p).offset, ==, used);
+    CHECK_U64(r.events, ==, 1);
+    CHECK_OK(els_parser_feed(p, b.data + used, b.len - used, NULL));
+    CHECK_U64(r.events, ==, 3);
+    els_parser_free(p);
+
+    /* Skipped events are still checked: an undeclared tag is an error at
+     * its offset whatever is selected. */
+    struct tbuf bad = {0};
+    tb_header(&bad);
+    size_t at = bad.len;
+    tb_u16(&bad, 16);
+    tb_u64(&bad, 1);
+    tb_u16(&bad, 2);
+    tb_str(&bad, "ok");
+    size_t bad_at = bad.len;
+    tb_u16(&bad, 77);
+    tb_u64(&bad, 2);
+    p = rec_parser(&r, 0);
+    CHECK_OK(els_parser_select(p, 0, NULL, 0));
+    CHECK_INT(els_parser_feed(p, bad.data, bad.len, NULL), ==, ELS_EINVAL);
+    CHECK_U64(status_of(p).item_offset, ==, bad_at);
+    CHECK_U64(r.events, ==, 0);
+    CHECK(at < bad_at);
+    els_parser_free(p);
+
+    /* Arguments and limits. */
+    CHECK_OK(els_parser_new(&p, NULL, NULL, 0));
+    char big[ELS_PARSE_PREFIX_MAX + 1];
+    memset(big, 'x', sizeof big);
+    CHECK_INT(els_parser_select(p, 16, NULL, 1), ==, ELS_EINVAL);
+    CHECK_INT(els_parser_select(p, 16, big, sizeof big), ==, ELS_EINVAL);
+    CHECK_OK(els_parser_select(p, 16, big, sizeof big - 1));
+    for (unsigned i = 1; i < ELS_PARSE_PREFIXES_MAX; i++)
+        CHECK_OK(els_parser_select(p, 19, big, i));
+    CHECK_INT(els_parser_select(p, 58, "m", 1), ==, ELS_EINVAL);
+    CHECK_OK(els_parser_select(p, 58, NULL, 0));    /* no prefix: no slot */
+    els_parser_select_all(p);
+    CHECK_OK(els_parser_select(p, 58, "m", 1));     /* slots free again */
     els_parser_free(p);
 }
 
@@ -1186,6 +1392,7 @@ static const struct check_case cases[] = {
     CHECK_CASE_T(byte_by_byte_and_random_pieces, 120),
     CHECK_CASE(status_where),
     CHECK_CASE(capability_of_block),
+    CHECK_CASE(selection),
     CHECK_CASE(restart_after_end),
     CHECK_CASE(callbacks_struct_size),
     CHECK_CASE(callback_stops_feed),
