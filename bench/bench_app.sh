@@ -21,7 +21,9 @@
 #            About 7 x LAT_SECS + 4 x ROUNDS x 3 s (2-2.5 minutes).
 #   triggercost the flight recorder's dump-on= conditions evaluated on
 #            every unit (conditions that never hold), against the same
-#            ring: without them, on the flushcost program; paired ratios.
+#            ring: without them, on the flushcost program; paired ratios;
+#            then what reading every event costs apart from the program
+#            (bench/bench_parse.c on its eventlog: ns an event).
 #   filecost a unix: sink with a draining consumer against the same
 #            binary writing -l to tmpfs (GHC's own file writer), on the
 #            flushcost program; paired ratios, FLUSH_ROUNDS rounds.  With
@@ -342,7 +344,7 @@ run_one() {
         ring-trigger)
             # Conditions that read every unit and never hold: the
             # evaluator's cost alone.
-            rts+=("--eventlog-sink=ring:$W/r.eventlog?size=64M&at-exit=0&dump-on=marker:never-posted,message:never-posted,gc-pause>60s,heap-live>1000G") ;;
+            rts+=("--eventlog-sink=ring:$W/r.eventlog?size=64M&at-exit=0&dump-on=$TRIGGER_CONDS") ;;
         unix-connect)
             start_recv "$base" --listen --timeout 60 "unix:$W/c.sock"
             wait_line "$base.recv.err" 'listening on unix:' 10 >/dev/null
@@ -745,6 +747,28 @@ heavy_rounds() {
 
 # 4c. The flight recorder's dump-on= conditions, evaluated on every unit
 # by the writer thread, against the same ring: without them.
+TRIGGER_CONDS='marker:never-posted,message:never-posted,gc-pause>60s,heap-live>1000G'
+
+# What reading every event costs apart from the program: bench_parse.c on
+# the same program's eventlog, cut into the units the writer sees.
+trigger_reading_alone() {
+    local out events rate cb dn nc
+    "$APP" "${APP_ARGS[@]}" +RTS -N2 -l "-ol$W/tc.eventlog" -RTS >/dev/null 2>"$W/tc-file.err" ||
+        die "app -l failed (see $W/tc-file.err)"
+    cc -O2 -std=gnu11 -I"$TOP/include" -I"$TOP/lib" "$TOP/bench/bench_parse.c" \
+        "$LIBDIR/libelscore.a" -lpthread -o "$W/bench_parse" || die "cannot build bench_parse"
+    out=$("$W/bench_parse" "$W/tc.eventlog" "$TRIGGER_CONDS" 5) || die "bench_parse failed"
+    read -r _ cb _ <<<"$(grep '^callback ' <<<"$out")"
+    read -r _ dn _ <<<"$(grep '^dump-on ' <<<"$out")"
+    read -r _ nc _ <<<"$(grep '^no-callback ' <<<"$out")"
+    rate=$(awk -v e="$FLUSH_EVENTS" -v w="$(stats tc ring | cut -d' ' -f1)" 'BEGIN { print e / w }')
+    echo "Reading alone (bench/bench_parse.c on the same program's \`-l\` eventlog,"
+    echo "$(wc -c <"$W/tc.eventlog") bytes, cut into its blocks as the writer receives them; median of 5 passes):"
+    echo "the parser delivering every event to a callback $cb ns an event, the dump-on= evaluator"
+    echo "$dn ns, the parser without a callback $nc ns.  At the plain ring: run's"
+    echo "$(awk -v r="$rate" 'BEGIN { printf "%.2f", r / 1e6 }') M events/s the evaluator needs $(awk -v r="$rate" -v n="$dn" 'BEGIN { printf "%.1f", r * n / 1e7 }')% of one core."
+    echo
+}
 label_triggercost() { [ "$1" = ring ] && echo "ring:" || echo "ring: with dump-on="; }
 section_triggercost() {
     local t0=$SECONDS saved=$ROUNDS cfgs=(ring ring-trigger)
@@ -753,7 +777,7 @@ section_triggercost() {
     echo
     echo "\`app events $FLUSH_EVENTS 4 +RTS -N2 --eventlog-sink='ring:\$W/r.eventlog?size=64M&at-exit=0[&dump-on=...]' -RTS\`"
     echo "(four threads posting user events as fast as they can); with dump-on= the writer"
-    echo "thread parses every unit for \`marker:never-posted,message:never-posted,gc-pause>60s,heap-live>1000G\`"
+    echo "thread parses every unit for \`$TRIGGER_CONDS\`"
     echo "(conditions that never hold: the evaluation alone).  The same binary, $ROUNDS rounds each"
     echo "running both once in shuffled order; paired: the median (first-third quartile) over"
     echo "rounds of the dump-on= run's figure divided by the plain ring: run's of that round."
@@ -773,6 +797,7 @@ section_triggercost() {
     echo "The evaluator over all dump-on= runs: read $read units, $bad that did not parse,"
     echo "$missed forgotten by the recorder before it reached them (0: it kept up)."
     echo
+    trigger_reading_alone
     echo "Section time: $((SECONDS - t0)) s."
     echo
     ROUNDS=$saved

@@ -122,6 +122,7 @@ struct els_parser {
         uint8_t bytes[ELS_PARSE_PREFIX_MAX];
     } prefixes[ELS_PARSE_PREFIXES_MAX];
     unsigned n_prefixes;
+    uint64_t prefix_first[4];   /* the first bytes of prefixes[], a bit each */
     bool selecting;
 
     int32_t sizes[PARSE_NUM_TAGS];         /* declared size per tag */
@@ -259,6 +260,9 @@ static inline bool parse_selected(const struct els_parser *p, uint16_t tag,
     uint8_t how = p->select[tag];
     if (how != SELECT_PREFIX)
         return how == SELECT_ALL;
+    /* Most text starts with no prefix's first byte: one test, no loop. */
+    if (len == 0 || !(p->prefix_first[pl[0] >> 6] >> (pl[0] & 63) & 1))
+        return false;
     for (unsigned i = 0; i < p->n_prefixes; i++) {
         size_t n = p->prefixes[i].len;
         if (p->prefixes[i].tag == tag && len >= n && pl[0] == p->prefixes[i].bytes[0] &&
@@ -711,6 +715,7 @@ int els_parser_select(struct els_parser *p, uint16_t tag, const void *prefix,
     if (!p->selecting) {
         memset(p->select, SELECT_SKIP, sizeof p->select);
         p->n_prefixes = 0;
+        memset(p->prefix_first, 0, sizeof p->prefix_first);
         p->selecting = true;
     }
     if (prefix_len == 0) {
@@ -721,6 +726,8 @@ int els_parser_select(struct els_parser *p, uint16_t tag, const void *prefix,
         p->prefixes[p->n_prefixes].len = (uint16_t)prefix_len;
         memcpy(p->prefixes[p->n_prefixes].bytes, prefix, prefix_len);
         p->n_prefixes++;
+        uint8_t first = *(const uint8_t *)prefix;
+        p->prefix_first[first >> 6] |= (uint64_t)1 << (first & 63);
     }
     return 0;
 }
@@ -729,6 +736,7 @@ void els_parser_select_all(struct els_parser *p)
 {
     memset(p->select, SELECT_ALL, sizeof p->select);
     p->n_prefixes = 0;
+    memset(p->prefix_first, 0, sizeof p->prefix_first);
     p->selecting = false;
 }
 
