@@ -827,6 +827,11 @@ section_filecost() {
     echo "file run's of that round.  Load average now: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
     paired_rows fw file label_filecost "${cfgs[@]}"
+    # On two cores the program keeps busy, the consumer's CPU is taken from
+    # the program: say how much.
+    echo
+    echo "The consumer (recv) used $(stats fw unix | awk '{ printf "%.3f", $7 }') s of CPU per run (median), beside the"
+    echo "program's $(stats fw unix | awk '{ printf "%.3f", $2 }') s; the file writer's runs have none."
     if [ -n "$BEFORE_PGHC" ]; then
         echo
         echo "\"RTS before\": App.hs built with $BEFORE_PGHC, the same library."
