@@ -14,19 +14,7 @@
 #include <time.h>
 
 #include "monitor/model.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv)
 {
@@ -37,29 +25,19 @@ int main(int argc, char **argv)
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     if (reps < 1 || reps > 1000)
         reps = 5;
-    FILE *f = fopen(argv[1], "rb");
-    if (f == NULL) {
-        perror(argv[1]);
+    size_t len;
+    unsigned char *data = bench_read_file(argv[1], &len);
+    if (data == NULL)
         return 1;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *data = malloc((size_t)len);
-    if (data == NULL || fread(data, 1, (size_t)len, f) != (size_t)len) {
-        fprintf(stderr, "cannot read %s\n", argv[1]);
-        return 1;
-    }
-    fclose(f);
     double *rate = calloc((size_t)reps, sizeof *rate);
     struct strbuf sb = { 0 };
     for (int r = 0; r < reps; r++) {
         struct mon_model *m;
         if (mon_model_new(&m) < 0)
             return 1;
-        double t0 = now_s();
-        for (long off = 0; off < len; off += 65536) {
-            long n = len - off < 65536 ? len - off : 65536;
+        double t0 = bench_now();
+        for (size_t off = 0; off < len; off += 65536) {
+            size_t n = len - off < 65536 ? len - off : 65536;
             if (mon_model_feed(m, data + off, (size_t)n) < 0) {
                 fprintf(stderr, "malformed: %s\n", mon_model_error(m));
                 return 1;
@@ -68,11 +46,11 @@ int main(int argc, char **argv)
         mon_model_tick(m, 1000000000ull, false);
         sb_clear(&sb);
         mon_model_json(m, &sb);
-        double t = now_s() - t0;
+        double t = bench_now() - t0;
         rate[r] = (double)len / 1e6 / t;
         mon_model_free(m);
     }
-    qsort(rate, (size_t)reps, sizeof *rate, cmp_double);
+    qsort(rate, (size_t)reps, sizeof *rate, bench_cmp_double);
     printf("%.1f\n", rate[reps / 2]);
     sb_free(&sb);
     free(rate);

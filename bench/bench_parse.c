@@ -21,6 +21,7 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
 #include "sinks/ring_trigger.h"
+#include "bench_util.h"
 
 struct bp_stream {
     const unsigned char *data;
@@ -29,19 +30,6 @@ struct bp_stream {
     size_t n_blocks;
     unsigned long long events;
 };
-
-static double bp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int bp_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static int bp_on_header(void *user, const struct els_parser *p)
 {
@@ -110,12 +98,12 @@ static double bp_parser_pass(const struct bp_stream *s, bool callback)
     struct els_parser *p;
     if (els_parser_new(&p, callback ? &cb : NULL, &seen, 0) != 0)
         return -1;
-    double t0 = bp_now();
+    double t0 = bench_now();
     int r = els_parser_feed(p, s->data, s->header_len, NULL);
     for (size_t i = 0; r == 0 && i < s->n_blocks; i++)
         r = els_parser_feed(p, s->data + s->block_off[i],
                             s->block_off[i + 1] - s->block_off[i], NULL);
-    double t = bp_now() - t0;
+    double t = bench_now() - t0;
     struct els_parse_status st;
     els_parser_status(p, &st);
     els_parser_free(p);
@@ -129,12 +117,12 @@ static double bp_trigger_pass(const struct bp_stream *s,
     struct elsi_trigger *t;
     if (elsi_trigger_new(&t, cfg) != 0)
         return -1;
-    double t0 = bp_now();
+    double t0 = bench_now();
     elsi_trigger_header(t, s->data, s->header_len);
     for (size_t i = 0; i < s->n_blocks; i++)
         elsi_trigger_unit(t, s->data + s->block_off[i],
                           s->block_off[i + 1] - s->block_off[i], NULL, 0, 0);
-    double took = bp_now() - t0;
+    double took = bench_now() - t0;
     struct elsi_trigger_counts c;
     elsi_trigger_counts(t, &c);
     elsi_trigger_free(t);
@@ -156,21 +144,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_parse: %s\n", err);
         return 2;
     }
-    FILE *f = fopen(argv[1], "rb");
-    if (f == NULL) {
-        perror(argv[1]);
+    size_t len;
+    unsigned char *data = bench_read_file(argv[1], &len);
+    if (data == NULL)
         return 1;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *data = len > 0 ? malloc((size_t)len) : NULL;
-    if (data == NULL || fread(data, 1, (size_t)len, f) != (size_t)len) {
-        fprintf(stderr, "bench_parse: cannot read %s\n", argv[1]);
-        return 1;
-    }
-    fclose(f);
-    struct bp_stream s = { .data = data, .len = (size_t)len };
+    struct bp_stream s = { .data = data, .len = len };
     if (bp_split(&s) != 0) {
         fprintf(stderr, "bench_parse: %s: not a complete eventlog\n", argv[1]);
         return 1;
@@ -185,7 +163,7 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-        qsort(t, (size_t)reps, sizeof *t, bp_cmp);
+        qsort(t, (size_t)reps, sizeof *t, bench_cmp_double);
         double m = t[reps / 2];
         printf("%s %.2f %.0f\n", names[way], m * 1e9 / (double)s.events,
                (double)len / 1e6 / m);

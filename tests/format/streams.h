@@ -110,18 +110,34 @@ static inline uint8_t *exact_copy(const void *p, size_t n)
     return c;
 }
 
+/* Open a block of cap (0xffff: global) with a marker whose size
+ * tb_block_close() fills in; returns where the marker starts. */
+static inline size_t tb_block_open(struct tbuf *b, uint64_t time, uint64_t end_time,
+                                   unsigned cap)
+{
+    size_t marker = b->len;
+    tb_u16(b, 18);
+    tb_u64(b, time);
+    tb_u32(b, 0);
+    tb_u64(b, end_time);
+    tb_u16(b, cap);
+    return marker;
+}
+
+static inline void tb_block_close(struct tbuf *b, size_t marker)
+{
+    uint32_t size = (uint32_t)(b->len - marker);
+    for (int k = 0; k < 4; k++)
+        b->data[marker + 10 + k] = (uint8_t)(size >> (24 - 8 * k));
+}
+
 /* A valid stream: header, a block holding a thread creation and a log
  * message, a note block, DATA_END.  Returns the number of events that are
  * not block markers (2 + 1) through *events and blocks through *blocks. */
 static inline void build_stream(struct tbuf *b, uint64_t *events, uint64_t *blocks)
 {
     tb_header(b);
-    size_t marker = b->len;
-    tb_u16(b, 18);
-    tb_u64(b, 100);
-    tb_u32(b, 0);       /* size, patched below */
-    tb_u64(b, 200);
-    tb_u16(b, 0);
+    size_t marker = tb_block_open(b, 100, 200, 0);
     tb_u16(b, 0);       /* create thread 7 */
     tb_u64(b, 150);
     tb_u32(b, 7);
@@ -129,11 +145,7 @@ static inline void build_stream(struct tbuf *b, uint64_t *events, uint64_t *bloc
     tb_u64(b, 160);
     tb_u16(b, 2);
     tb_str(b, "hi");
-    uint32_t size = (uint32_t)(b->len - marker);
-    b->data[marker + 10] = (uint8_t)(size >> 24);
-    b->data[marker + 11] = (uint8_t)(size >> 16);
-    b->data[marker + 12] = (uint8_t)(size >> 8);
-    b->data[marker + 13] = (uint8_t)size;
+    tb_block_close(b, marker);
     size_t n = elsi_note_encode(b->data + b->len, sizeof b->data - b->len,
                                 300, "note");
     CHECK(n > 0);

@@ -415,12 +415,7 @@ static void build_selection_stream(struct tbuf *b, uint64_t *events)
     static const char *const texts[] = { "INCIDENT 1", "other", "INC",
                                          "INCIDENT", "xINCIDENT" };
     tb_header(b);
-    size_t marker = b->len;
-    tb_u16(b, 18);
-    tb_u64(b, 100);
-    tb_u32(b, 0);               /* size, patched below */
-    tb_u64(b, 900);
-    tb_u16(b, 3);
+    size_t marker = tb_block_open(b, 100, 900, 3);
     *events = 0;
     for (unsigned i = 0; i < 5; i++) {
         tb_u16(b, 0);           /* create thread i */
@@ -432,9 +427,7 @@ static void build_selection_stream(struct tbuf *b, uint64_t *events)
         tb_str(b, texts[i]);
         *events += 2;
     }
-    uint32_t size = (uint32_t)(b->len - marker);
-    for (int k = 0; k < 4; k++)
-        b->data[marker + 10 + k] = (uint8_t)(size >> (24 - 8 * k));
+    tb_block_close(b, marker);
     tb_u16(b, 16);              /* outside the block */
     tb_u64(b, 1000);
     tb_u16(b, 10);
