@@ -64,6 +64,8 @@ T=$ELS_TMP
 hs=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src/GHC/Eventlog
 
 # build_prof NAME GHC-FLAGS...: build $ELS_TOP_BUILDDIR/tests/ghc/out/NAME/prof.
+# Always -O: unoptimised profiled code meets GHC 9.0.2's "PAP object
+# entered" crash during heap censuses (README, "Profiled programs").
 build_prof() {
     local name=$1 b=$ELS_TOP_BUILDDIR/tests/ghc/out/$1
     shift
