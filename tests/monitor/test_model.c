@@ -469,6 +469,33 @@ static void many_threads_long_run(void)
     evgen_free(&b);
 }
 
+/* Blocks of different capabilities arrive out of time order: each event
+ * lands in its own bin of the timeline, not in the last event's. */
+static void timeline_out_of_order(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 1, 95 * MS);
+    for (int i = 0; i < 3; i++)
+        ev_text(&b, ELS_EV_USER_MSG, 95 * MS, "late");
+    block(&b, 0, 5 * MS);
+    for (int i = 0; i < 2; i++)
+        ev_text(&b, ELS_EV_USER_MSG, 5 * MS, "early");
+    ev_text(&b, ELS_EV_USER_MSG, 96 * MS, "late");
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    struct strbuf sb = { 0 };
+    mon_model_timeline_json(m, 0, 0, 10, &sb);
+    /* 10 ms columns: two messages in the first, four in the tenth. */
+    CHECK_CONTAINS(sb.p, "\"user_per_s\":[200,0,0,0,0,0,0,0,0,400]");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
 /* ------------------------------------------------------------------------
  * Time in GC: a share of the capabilities' time (Note [Time in GC])
  * ------------------------------------------------------------------------ */
@@ -781,6 +808,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(restart_and_reset),
     CHECK_CASE(malformed),
     CHECK_CASE(many_threads_long_run),
+    CHECK_CASE(timeline_out_of_order),
     CHECK_CASE(json_strings_escaped),
     CHECK_CASE(terminal_text_is_safe),
     CHECK_CASE(chosen_thread_ids),

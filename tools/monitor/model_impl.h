@@ -131,6 +131,10 @@ struct mon_model {
     uint64_t bin_ns;
     struct mon_gbin *gbins;         /* MON_BINS */
     unsigned last_bin;
+    /* The bin of the last event, [gbin_lo, gbin_hi): most events fall in
+     * it, and finding a bin otherwise costs two divisions. */
+    uint64_t gbin_lo, gbin_hi;
+    unsigned gbin_idx;
 
     /* GC: gc_ns sums the pauses (GC_START to GC_END) over capabilities;
      * gc_frac, the last interval's share of the capabilities' time in

@@ -65,10 +65,13 @@ static void mon_fit(struct mon_model *m, uint64_t t)
     }
     m->bin_ns = k < 63 && m->bin_ns <= UINT64_MAX >> k ? m->bin_ns << k : UINT64_MAX;
     m->last_bin >>= k;
+    m->gbin_hi = 0;             /* the bins moved: forget the last one */
 }
 
 struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
 {
+    if (t >= m->gbin_lo && t < m->gbin_hi)
+        return &m->gbins[m->gbin_idx];     /* in range, so no refit due */
     mon_fit(m, t);
     unsigned i = (unsigned)(t / m->bin_ns);
     if (i > m->last_bin) {
@@ -80,6 +83,9 @@ struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
         }
         m->last_bin = i;
     }
+    m->gbin_idx = i;
+    m->gbin_lo = (uint64_t)i * m->bin_ns;
+    m->gbin_hi = m->bin_ns <= UINT64_MAX - m->gbin_lo ? m->gbin_lo + m->bin_ns : UINT64_MAX;
     return &m->gbins[i];
 }
 
