@@ -752,7 +752,7 @@ TRIGGER_CONDS='marker:never-posted,message:never-posted,gc-pause>60s,heap-live>1
 # What reading every event costs apart from the program: bench_parse.c on
 # the same program's eventlog, cut into the units the writer sees.
 trigger_reading_alone() {
-    local out events rate cb dn nc
+    local out rate cb dn nc
     "$APP" "${APP_ARGS[@]}" +RTS -N2 -l "-ol$W/tc.eventlog" -RTS >/dev/null 2>"$W/tc-file.err" ||
         die "app -l failed (see $W/tc-file.err)"
     cc -O2 -std=gnu11 -I"$TOP/include" -I"$TOP/lib" "$TOP/bench/bench_parse.c" \

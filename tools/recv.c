@@ -404,9 +404,6 @@ struct recv_result {
     bool interrupted;
 };
 
-/* Copy what arrived before the copy began (prefix: the producer's
- * header, read while judging the connections of --listen), then the rest
- * of in, to out, feeding the parser. */
 /* Take n bytes that arrived: count them, write them out, then check them
  * (written before they are checked: the output holds everything that
  * arrived, including the bytes a malformed stream went wrong at).  False
@@ -427,6 +424,9 @@ static bool recv_take(const struct recv_signals *s, int out, const uint8_t *p,
     return els_parser_feed(parser, p, n, NULL) >= 0;
 }
 
+/* Copy what arrived before the copy began (prefix: the producer's
+ * header, read while judging the connections of --listen), then the rest
+ * of in, to out, feeding the parser. */
 static void recv_copy(const struct recv_signals *s, int in, int out,
                       const struct recv_prefix *prefix,
                       struct els_parser *parser, struct recv_result *res)

@@ -251,7 +251,6 @@ static void parse_types_publish(struct els_parser *p)
  * Events
  * ------------------------------------------------------------------------ */
 
-/* Deliver the current event with payload pl; returns the callback's code. */
 /* Is an event of tag with this payload delivered (Note [Selected
  * events])? */
 static inline bool parse_selected(const struct els_parser *p, uint16_t tag,
@@ -265,13 +264,15 @@ static inline bool parse_selected(const struct els_parser *p, uint16_t tag,
         return false;
     for (unsigned i = 0; i < p->n_prefixes; i++) {
         size_t n = p->prefixes[i].len;
-        if (p->prefixes[i].tag == tag && len >= n && pl[0] == p->prefixes[i].bytes[0] &&
+        if (p->prefixes[i].tag == tag && len >= n &&
             memcmp(pl, p->prefixes[i].bytes, n) == 0)
             return true;
     }
     return false;
 }
 
+/* Deliver the current event with payload pl, if selected; returns the
+ * callback's code. */
 static int parse_deliver(struct els_parser *p, const uint8_t *pl)
 {
     struct els_event *ev = &p->ev;
