@@ -272,8 +272,8 @@ static inline bool parse_selected(const struct els_parser *p, uint16_t tag,
 }
 
 /* Deliver the current event with payload pl, if selected; returns the
- * callback's code. */
-static int parse_deliver(struct els_parser *p, const uint8_t *pl)
+ * callback's code.  Inlined: it is most of the work per delivered event. */
+static inline __attribute__((always_inline)) int parse_deliver(struct els_parser *p, const uint8_t *pl)
 {
     struct els_event *ev = &p->ev;
     ev->payload = pl;
@@ -525,43 +525,43 @@ static size_t parse_whole_events(struct els_parser *p, const uint8_t *b, size_t 
 {
     const uint64_t base = p->offset;
     const bool deliver_none = p->cb.on_event == NULL;  /* a checker (recv) */
+    const uint8_t *e = b, *const end = b + len;
     uint64_t skipped = 0;
-    size_t done = 0;
     *rc = 0;
-    while (len - done >= 10) {
-        const uint8_t *e = b + done;
+    /* A pointer, not an index: the next event's place hangs on this one's
+     * size, and the loop is as fast as that chain of loads is short. */
+    while (end - e >= 10) {
         uint16_t tag = elsi_be16(e);
         int32_t size = p->sizes[tag];
-        size_t head = 10;
-        if (tag == ELSI_EVENT_DATA_END || size == PARSE_SIZE_UNKNOWN)
-            break;
-        if (size == ELS_EVENT_SIZE_VARIABLE) {
-            if (len - done < 12)
-                break;
+        const uint8_t *pl = e + 10;
+        if (size < 0) {
+            if (size != ELS_EVENT_SIZE_VARIABLE || end - e < 12)
+                break;          /* undeclared, or its size is cut */
             size = elsi_be16(e + 10);
-            head = 12;
+            pl = e + 12;
         }
-        if (len - done - head < (size_t)size)
+        if (end - pl < size || tag == ELSI_EVENT_DATA_END)
             break;
-        size_t n = head + (size_t)size;
+        const uint8_t *next = pl + size;
         uint8_t how = p->select[tag];
         if (tag != ELSI_EVENT_BLOCK_MARKER &&
             (deliver_none || (how != SELECT_ALL &&
                               (how == SELECT_SKIP ||
-                               !parse_selected(p, tag, e + head, (size_t)size))))) {
-            done += n;
+                               !parse_selected(p, tag, pl, (size_t)size))))) {
+            e = next;
             skipped++;
             continue;
         }
         p->ev.tag = tag;
-        p->ev.offset = base + done;
+        p->ev.offset = base + (uint64_t)(e - b);
         p->ev.time = elsi_be64(e + 2);
         p->ev.payload_len = (size_t)size;
-        p->offset = base + done + n;
-        done += n;
-        if ((*rc = parse_deliver(p, e + head)) != 0)
+        p->offset = base + (uint64_t)(next - b);
+        e = next;
+        if ((*rc = parse_deliver(p, pl)) != 0)
             break;
     }
+    size_t done = (size_t)(e - b);
     p->offset = base + done;
     p->item_offset = p->offset;
     p->events += skipped;
