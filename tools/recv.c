@@ -431,7 +431,10 @@ static void recv_copy(const struct recv_signals *s, int in, int out,
                       const struct recv_prefix *prefix,
                       struct els_parser *parser, struct recv_result *res)
 {
-    static uint8_t buf[64 * 1024];
+    /* Large enough to empty a unix socket's default send buffer (208 KiB)
+     * in one read: a read, a write and two mask changes per piece are
+     * most of recv's system time beside a busy program. */
+    static uint8_t buf[256 * 1024];
     if (prefix->len > 0 &&
         !recv_take(s, out, prefix->bytes, prefix->len, parser, res))
         return;
