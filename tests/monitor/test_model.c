@@ -33,6 +33,7 @@
 #include "eventlog-sink/parse.h"
 #include "evgen.h"
 #include "format/evformat.h"
+#include "model_gen.h"
 #include "monitor/model.h"
 
 /* ------------------------------------------------------------------------
@@ -155,120 +156,7 @@ static void real_ghc_sample(void)
  * Synthetic streams
  * ------------------------------------------------------------------------ */
 
-#define MS 1000000ull
-
-static struct evgen_buf header(void)
-{
-    (void)evgen_block;
-    (void)evgen_header;
-    static const struct { uint16_t tag; int16_t size; const char *desc; } types[] = {
-        { 0, 4, "Create thread" }, { 1, 4, "Run thread" },
-        { 2, 10, "Stop thread" }, { 9, 0, "Start GC" }, { 10, 0, "Stop GC" },
-        { 16, -1, "Log message" }, { 18, 14, "Block marker" },
-        { 19, -1, "User message" }, { 58, -1, "User marker" },
-        { 30, -1, "Program arguments" }, { 32, 8, "Process ID" },
-        { 49, 12, "Heap allocated" }, { 50, 12, "Heap size" },
-        { 51, 12, "Heap live" }, { 161, -1, "Cost centre definition" },
-        { 162, 8, "Start of heap profile sample" },
-        { 164, -1, "Heap profile sample string" },
-        { 165, 8, "End of heap profile sample" },
-        { 167, -1, "Time profile sample" },
-    };
-    struct evgen_buf b = { 0 };
-    evgen_u32(&b, 0x68647262u);
-    evgen_u32(&b, 0x68657462u);
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        evgen_type(&b, types[i].tag, types[i].size, types[i].desc);
-    evgen_u32(&b, 0x68657465u);
-    evgen_u32(&b, 0x68647265u);
-    evgen_u32(&b, 0x64617462u);
-    return b;
-}
-
-/* Events go into blocks: block(cap) opens one (closing the last, whose
- * size is then known), events follow; end_block() closes the last. */
-static size_t block_at = SIZE_MAX;
-
-static void end_block(struct evgen_buf *b)
-{
-    if (block_at == SIZE_MAX)
-        return;
-    uint32_t size = (uint32_t)(b->len - block_at);
-    uint8_t *p = b->p + block_at + 10;
-    p[0] = (uint8_t)(size >> 24); p[1] = (uint8_t)(size >> 16);
-    p[2] = (uint8_t)(size >> 8);  p[3] = (uint8_t)size;
-    block_at = SIZE_MAX;
-}
-
-static void block(struct evgen_buf *b, uint16_t cap, uint64_t t)
-{
-    end_block(b);
-    block_at = b->len;
-    evgen_u16(b, 18);
-    evgen_u64(b, t);
-    evgen_u32(b, 0);
-    evgen_u64(b, t);
-    evgen_u16(b, cap);
-}
-
-static void ev(struct evgen_buf *b, uint16_t tag, uint64_t t)
-{
-    evgen_u16(b, tag);
-    evgen_u64(b, t);
-}
-
-static void ev_thread(struct evgen_buf *b, uint16_t tag, uint64_t t, uint32_t th)
-{
-    ev(b, tag, t);
-    evgen_u32(b, th);
-}
-
-static void ev_stop(struct evgen_buf *b, uint64_t t, uint32_t th, uint16_t status)
-{
-    ev(b, 2, t);
-    evgen_u32(b, th);
-    evgen_u16(b, status);
-    evgen_u32(b, 0);
-}
-
-static void ev_text(struct evgen_buf *b, uint16_t tag, uint64_t t, const char *s)
-{
-    ev(b, tag, t);
-    evgen_u16(b, (uint16_t)strlen(s));
-    evgen_put(b, s, strlen(s));
-}
-
-static void ev_heap(struct evgen_buf *b, uint16_t tag, uint64_t t, uint64_t bytes)
-{
-    ev(b, tag, t);
-    evgen_u32(b, 1);
-    evgen_u64(b, bytes);
-}
-
-static void ev_cc(struct evgen_buf *b, uint32_t id, const char *label,
-                  const char *module)
-{
-    ev(b, 161, 0);
-    evgen_u16(b, (uint16_t)(4 + strlen(label) + 1 + strlen(module) + 1 + 5 + 1));
-    evgen_u32(b, id);
-    evgen_put(b, label, strlen(label) + 1);
-    evgen_put(b, module, strlen(module) + 1);
-    evgen_put(b, "x.hs", 5);
-    evgen_put(b, "", 1);
-}
-
-static void ev_sample(struct evgen_buf *b, uint64_t t, unsigned depth,
-                      const uint32_t *ids)
-{
-    ev(b, 167, t);
-    evgen_u16(b, (uint16_t)(13 + 4 * depth));
-    evgen_u32(b, 0);
-    evgen_u64(b, t / 1000);
-    uint8_t d = (uint8_t)depth;
-    evgen_put(b, &d, 1);
-    for (unsigned i = 0; i < depth; i++)
-        evgen_u32(b, ids[i]);
-}
+/* Built event by event: header(), block(), ev_*() in model_gen.h. */
 
 /* A run of 100 ms on capability 0 with every kind of event the views
  * show. */
@@ -493,6 +381,81 @@ static void timeline_out_of_order(void)
     CHECK_CONTAINS(sb.p, "\"user_per_s\":[200,0,0,0,0,0,0,0,0,400]");
     sb_free(&sb);
     mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* The recent messages the JSON shows: the last 16 (the model's
+ * MON_RECENT), oldest first, as the test expects them. */
+#define RECENT 16
+#define NMSG 40
+
+static void expect_recent(struct strbuf *want, const uint64_t *t,
+                          const int *cap, char (*text)[96], unsigned k)
+{
+    sb_clear(want);
+    sb_puts(want, "\"recent_messages\":[");
+    unsigned first = k > RECENT ? k - RECENT : 0;
+    for (unsigned i = first; i < k; i++)
+        sb_printf(want, "%s{\"t\":%" PRIu64 ",\"cap\":%d,\"text\":\"%s\"}",
+                  i == first ? "" : ",", t[i], cap[i], text[i]);
+    sb_puts(want, "],");
+}
+
+/* Note [Recent messages] in model.c: the model copies a message's text
+ * only if it survives to the end of the feed call.  However the stream
+ * is cut (many more messages than the ring in one piece, messages split
+ * across pieces), after every feed call the JSON holds exactly the last
+ * messages whose bytes have all arrived, and no text points into a piece
+ * once the call has returned (each piece is overwritten after it). */
+static void recent_messages(void)
+{
+    uint64_t t[NMSG];
+    int cap[NMSG];
+    char text[NMSG][96];
+    size_t end[NMSG];
+    struct evgen_buf b = header();
+    for (unsigned i = 0; i < NMSG; i++) {
+        if (i % 10 == 0)
+            block(&b, (uint16_t)(i / 10 % 2), i * MS);
+        t[i] = i * MS;
+        cap[i] = (int)(i / 10 % 2);
+        int n = snprintf(text[i], sizeof text[i], "msg %u ", i);
+        memset(text[i] + n, 'a' + (int)(i % 26), 2 * i);
+        text[i][n + 2 * (int)i] = '\0';
+        if (i % 3 == 0)     /* markers between: another ring, another path */
+            ev_text(&b, ELS_EV_USER_MARKER, t[i], "mark");
+        ev_text(&b, ELS_EV_USER_MSG, t[i], text[i]);
+        end[i] = b.len;
+    }
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+
+    static const size_t sizes[] = { SIZE_MAX, 1, 7, 23, 64, 333 };
+    uint8_t *piece = malloc(b.len);
+    CHECK(piece != NULL);
+    struct strbuf sb = { 0 }, want = { 0 };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        struct mon_model *m;
+        CHECK_OK(mon_model_new(&m));
+        for (size_t off = 0; off < b.len;) {
+            size_t n = b.len - off < sizes[k] ? b.len - off : sizes[k];
+            memcpy(piece, b.p + off, n);
+            CHECK_OK(mon_model_feed(m, piece, n));
+            memset(piece, 'Z', n);
+            off += n;
+            unsigned arrived = 0;
+            while (arrived < NMSG && end[arrived] <= off)
+                arrived++;
+            json_of(m, &sb);
+            expect_recent(&want, t, cap, text, arrived);
+            CHECK_MSG(strstr(sb.p, want.p) != NULL, "pieces of %zu, at %zu: want %s in %s",
+                      sizes[k], off, want.p, sb.p);
+        }
+        mon_model_free(m);
+    }
+    sb_free(&sb);
+    sb_free(&want);
+    free(piece);
     evgen_free(&b);
 }
 
@@ -809,6 +772,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(malformed),
     CHECK_CASE(many_threads_long_run),
     CHECK_CASE(timeline_out_of_order),
+    CHECK_CASE(recent_messages),
     CHECK_CASE(json_strings_escaped),
     CHECK_CASE(terminal_text_is_safe),
     CHECK_CASE(chosen_thread_ids),

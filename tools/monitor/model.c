@@ -63,6 +63,20 @@ enum mon_class mon_class_of(uint16_t tag)
     }
 }
 
+/* mon_class_of() for the tags below 256 (all GHC's), filled once
+ * (mon_model_new()): a load per event instead of a call and a switch. */
+static uint8_t mon_classes[256];
+static bool mon_classes_ready;
+
+static void mon_classes_init(void)
+{
+    if (mon_classes_ready)
+        return;
+    for (unsigned t = 0; t < 256; t++)
+        mon_classes[t] = (uint8_t)mon_class_of((uint16_t)t);
+    mon_classes_ready = true;
+}
+
 /* ------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------ */
@@ -270,6 +284,55 @@ static void mon_recent(struct mon_text *ring, uint64_t n, const struct els_event
     mon_copy(t->s, sizeof t->s, s, len);
 }
 
+/* Note [Recent messages]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * The views show the last MON_RECENT user messages, and the busiest
+ * programs post millions a second, nearly all of them overwritten in
+ * the ring before anything reads it.  Copying each one's text cost a
+ * quarter of the model's time on bench/App.hs's eventlog (bench_monitor:
+ * about 1,700 MB/s copying, 2,300 MB/s not), so a message whose text
+ * lies in the piece being fed (the parser hands out pointers into it)
+ * records only where its text is, in msg_src[], and mon_model_feed()
+ * copies the survivors' texts before it returns, while the piece is
+ * still alive.  Between feed calls, so whenever anything reads the
+ * model, every text is a copy.  A text anywhere else (an
+ * event the parser assembled across pieces in its own buffer, which a
+ * later event may reuse) is copied at once. */
+
+static void mon_user_msg(struct mon_model *m, const struct els_event *ev)
+{
+    /* Decoded here, not by els_event_decode(): the busiest programs
+     * post little else, and the text is just the payload, a trailing
+     * NUL not counted (as els_event_decode() has it). */
+    struct els_str text = { (const char *)ev->payload,
+                            ev->payload != NULL ? ev->payload_len : 0 };
+    if (text.len > 0 && text.ptr[text.len - 1] == '\0')
+        text.len--;
+    unsigned i = (unsigned)(m->user_messages++ % MON_RECENT);
+    struct mon_text *t = &m->msgs[i];
+    t->t = ev->time;
+    t->cap = ev->cap;
+    uintptr_t a = (uintptr_t)text.ptr;
+    if (a >= m->feed_lo && a < m->feed_hi && text.len <= m->feed_hi - a) {
+        m->msg_src[i] = text;
+    } else {
+        mon_copy(t->s, sizeof t->s, text.ptr, text.len);
+        m->msg_src[i].ptr = NULL;
+    }
+}
+
+/* The end of a feed call: copy the texts still only pointed at. */
+static void mon_user_msgs_copy(struct mon_model *m)
+{
+    for (unsigned i = 0; i < MON_RECENT; i++) {
+        struct els_str *src = &m->msg_src[i];
+        if (src->ptr != NULL) {
+            mon_copy(m->msgs[i].s, sizeof m->msgs[i].s, src->ptr, src->len);
+            src->ptr = NULL;
+        }
+    }
+}
+
 static int mon_on_header(void *user, const struct els_parser *p)
 {
     (void)p;
@@ -293,14 +356,19 @@ static int mon_on_event(void *user, const struct els_event *ev)
     if (ev->tag == ELS_EV_BLOCK_MARKER)
         return 0;
     m->events++;
-    enum mon_class cls = mon_class_of(ev->tag);
-    m->by_class[cls]++;
+    m->by_class[ev->tag < 256 ? mon_classes[ev->tag] : MON_CLASS_OTHER]++;
     if (ev->time > m->now)
         m->now = ev->time;
     struct mon_gbin *gb = mon_gbin_at(m, ev->time);
     gb->events++;
 
     struct mon_cap *c = mon_cap(m, ev->cap);
+    if (ev->tag == ELS_EV_USER_MSG) {
+        mon_user_msg(m, ev);
+        gb->user++;
+        gb->threads = m->threads_used;
+        return 0;
+    }
     struct els_event_data d;
     int dr = els_event_decode(ev, &d);
     if (dr < 0)
@@ -398,11 +466,6 @@ static int mon_on_event(void *user, const struct els_event *ev)
         }
         break;
     }
-    case ELS_EV_USER_MSG:
-        mon_recent(m->msgs, m->user_messages, ev, d.u.text.ptr, d.u.text.len);
-        m->user_messages++;
-        gb->user++;
-        break;
     case ELS_EV_USER_MARKER:
         mon_marker(m, ev, d.u.text);
         gb->user++;
@@ -513,6 +576,7 @@ static void mon_clear_run(struct mon_model *m)
 int mon_model_new(struct mon_model **out)
 {
     mon_key_init();
+    mon_classes_init();
     struct mon_model *m = calloc(1, sizeof *m);
     if (m == NULL)
         return ELS_ENOMEM;
@@ -569,7 +633,11 @@ int mon_model_feed(struct mon_model *m, const void *buf, size_t len)
         return ELS_EINVAL;
     }
     m->bytes += len;
+    m->feed_lo = (uintptr_t)buf;
+    m->feed_hi = m->feed_lo + len;
     int rc = els_parser_feed(m->parser, buf, len, NULL);
+    mon_user_msgs_copy(m);
+    m->feed_lo = m->feed_hi = 0;
     if (rc < 0) {
         struct els_parse_status st;
         els_parser_status(m->parser, &st);

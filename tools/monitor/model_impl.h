@@ -162,9 +162,13 @@ struct mon_model {
     /* sparks: sum over caps of SPARK_COUNTERS; spark events */
     uint64_t spark_events;
 
-    /* user events */
+    /* user events: msgs[i]'s text is copied from msg_src[i] when the
+     * feed call ends, if msg_src[i].ptr is set (Note [Recent messages]
+     * in model.c) */
     uint64_t user_messages, markers;
     struct mon_text msgs[MON_RECENT];
+    struct els_str msg_src[MON_RECENT];
+    uintptr_t feed_lo, feed_hi;     /* the piece being fed, else 0, 0 */
     struct mon_text marks[MON_MARKS];
     struct mon_span spans[MON_SPANS];
     struct mon_text open_spans[MON_OPEN_SPANS];
@@ -207,11 +211,26 @@ static inline uint64_t mon_cc_heap(const struct mon_model *m, uint32_t i)
  * ------------------------------------------------------------------------ */
 
 /* model_time.c: the run-wide bin of event time t (coarsening the
- * timelines first if t is beyond them). */
-struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t);
+ * timelines first if t is beyond them).  Every event asks, and nearly
+ * every one falls in the last event's bin: that test is inline, the
+ * rest in mon_gbin_find(). */
+struct mon_gbin *mon_gbin_find(struct mon_model *m, uint64_t t);
+static inline struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
+{
+    if (t >= m->gbin_lo && t < m->gbin_hi)
+        return &m->gbins[m->gbin_idx];     /* in range, so no refit due */
+    return mon_gbin_find(m, t);
+}
 /* model_time.c: capability cap, its timeline allocated when first seen;
- * NULL beyond MON_MAX_CAPS or out of memory. */
-struct mon_cap *mon_cap(struct mon_model *m, int32_t cap);
+ * NULL beyond MON_MAX_CAPS or out of memory.  Every event asks, so a cap
+ * already seen is found inline; mon_cap_first() does the rest. */
+struct mon_cap *mon_cap_first(struct mon_model *m, int32_t cap);
+static inline struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
+{
+    if ((uint32_t)cap < MON_MAX_CAPS && m->caps[cap].seen)
+        return &m->caps[cap];
+    return mon_cap_first(m, cap);
+}
 /* model_time.c: c enters state s at event time t (never before the
  * state it leaves began), the time in that state added to its timeline. */
 void mon_cap_set(struct mon_model *m, struct mon_cap *c,

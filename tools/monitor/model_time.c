@@ -68,10 +68,8 @@ static void mon_fit(struct mon_model *m, uint64_t t)
     m->gbin_hi = 0;             /* the bins moved: forget the last one */
 }
 
-struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
+struct mon_gbin *mon_gbin_find(struct mon_model *m, uint64_t t)
 {
-    if (t >= m->gbin_lo && t < m->gbin_hi)
-        return &m->gbins[m->gbin_idx];     /* in range, so no refit due */
     mon_fit(m, t);
     unsigned i = (unsigned)(t / m->bin_ns);
     if (i > m->last_bin) {
@@ -116,7 +114,7 @@ static void mon_cap_span(struct mon_model *m, struct mon_cap *c,
     }
 }
 
-struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
+struct mon_cap *mon_cap_first(struct mon_model *m, int32_t cap)
 {
     if (cap < 0 || cap >= MON_MAX_CAPS)
         return NULL;

@@ -1,0 +1,132 @@
+/*
+ * model_gen.h: GHC eventlog streams built event by event in the RTS's
+ * layout (rts/eventlog/EventLog.c) for tests/monitor/test_model.c: a
+ * header declaring the types the model reads, blocks of a capability,
+ * and the events the model interprets (threads, GC, text, heap,
+ * cost centres and their samples).  Static, like tests/evgen.h, which
+ * it builds on.
+ */
+#ifndef ELS_TEST_MODEL_GEN_H
+#define ELS_TEST_MODEL_GEN_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "evgen.h"
+
+#define MS 1000000ull
+
+static struct evgen_buf header(void)
+{
+    (void)evgen_block;
+    (void)evgen_header;
+    static const struct { uint16_t tag; int16_t size; const char *desc; } types[] = {
+        { 0, 4, "Create thread" }, { 1, 4, "Run thread" },
+        { 2, 10, "Stop thread" }, { 9, 0, "Start GC" }, { 10, 0, "Stop GC" },
+        { 16, -1, "Log message" }, { 18, 14, "Block marker" },
+        { 19, -1, "User message" }, { 58, -1, "User marker" },
+        { 30, -1, "Program arguments" }, { 32, 8, "Process ID" },
+        { 49, 12, "Heap allocated" }, { 50, 12, "Heap size" },
+        { 51, 12, "Heap live" }, { 161, -1, "Cost centre definition" },
+        { 162, 8, "Start of heap profile sample" },
+        { 164, -1, "Heap profile sample string" },
+        { 165, 8, "End of heap profile sample" },
+        { 167, -1, "Time profile sample" },
+    };
+    struct evgen_buf b = { 0 };
+    evgen_u32(&b, 0x68647262u);
+    evgen_u32(&b, 0x68657462u);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        evgen_type(&b, types[i].tag, types[i].size, types[i].desc);
+    evgen_u32(&b, 0x68657465u);
+    evgen_u32(&b, 0x68647265u);
+    evgen_u32(&b, 0x64617462u);
+    return b;
+}
+
+/* Events go into blocks: block(cap) opens one (closing the last, whose
+ * size is then known), events follow; end_block() closes the last. */
+static size_t block_at = SIZE_MAX;
+
+static void end_block(struct evgen_buf *b)
+{
+    if (block_at == SIZE_MAX)
+        return;
+    uint32_t size = (uint32_t)(b->len - block_at);
+    uint8_t *p = b->p + block_at + 10;
+    p[0] = (uint8_t)(size >> 24); p[1] = (uint8_t)(size >> 16);
+    p[2] = (uint8_t)(size >> 8);  p[3] = (uint8_t)size;
+    block_at = SIZE_MAX;
+}
+
+static void block(struct evgen_buf *b, uint16_t cap, uint64_t t)
+{
+    end_block(b);
+    block_at = b->len;
+    evgen_u16(b, 18);
+    evgen_u64(b, t);
+    evgen_u32(b, 0);
+    evgen_u64(b, t);
+    evgen_u16(b, cap);
+}
+
+static void ev(struct evgen_buf *b, uint16_t tag, uint64_t t)
+{
+    evgen_u16(b, tag);
+    evgen_u64(b, t);
+}
+
+static void ev_thread(struct evgen_buf *b, uint16_t tag, uint64_t t, uint32_t th)
+{
+    ev(b, tag, t);
+    evgen_u32(b, th);
+}
+
+static void ev_stop(struct evgen_buf *b, uint64_t t, uint32_t th, uint16_t status)
+{
+    ev(b, 2, t);
+    evgen_u32(b, th);
+    evgen_u16(b, status);
+    evgen_u32(b, 0);
+}
+
+static void ev_text(struct evgen_buf *b, uint16_t tag, uint64_t t, const char *s)
+{
+    ev(b, tag, t);
+    evgen_u16(b, (uint16_t)strlen(s));
+    evgen_put(b, s, strlen(s));
+}
+
+static void ev_heap(struct evgen_buf *b, uint16_t tag, uint64_t t, uint64_t bytes)
+{
+    ev(b, tag, t);
+    evgen_u32(b, 1);
+    evgen_u64(b, bytes);
+}
+
+static void ev_cc(struct evgen_buf *b, uint32_t id, const char *label,
+                  const char *module)
+{
+    ev(b, 161, 0);
+    evgen_u16(b, (uint16_t)(4 + strlen(label) + 1 + strlen(module) + 1 + 5 + 1));
+    evgen_u32(b, id);
+    evgen_put(b, label, strlen(label) + 1);
+    evgen_put(b, module, strlen(module) + 1);
+    evgen_put(b, "x.hs", 5);
+    evgen_put(b, "", 1);
+}
+
+static void ev_sample(struct evgen_buf *b, uint64_t t, unsigned depth,
+                      const uint32_t *ids)
+{
+    ev(b, 167, t);
+    evgen_u16(b, (uint16_t)(13 + 4 * depth));
+    evgen_u32(b, 0);
+    evgen_u64(b, t / 1000);
+    uint8_t d = (uint8_t)depth;
+    evgen_put(b, &d, 1);
+    for (unsigned i = 0; i < depth; i++)
+        evgen_u32(b, ids[i]);
+}
+
+#endif /* ELS_TEST_MODEL_GEN_H */
