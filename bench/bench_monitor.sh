@@ -12,7 +12,8 @@
 #    BENCH_IDLE_SECS (30).
 # 3. Keep-up, each tool as a user runs it: the busiest program of the
 #    performance goals (bench/App.hs `events BENCH_BUSY_EVENTS 4`, -N2,
-#    about 3-5 M user events a second) streams through a unix: sink
+#    about 3-5 M user events a second; 24 M events, so that the tools'
+#    CPU, counted in 10 ms ticks, is read to a few per cent) streams through a unix: sink
 #    (policy=drop, so a tool that falls behind shows as drops) to `top
 #    --lines`, `serve` or `serve --all` (one run each); the tool's CPU
 #    seconds from /proc/PID/stat once the stream has ended give its rate
@@ -30,7 +31,7 @@ tool=$build/tools/eventlog-sink
 libdir=$build/lib/.libs
 idle_secs=${BENCH_IDLE_SECS:-30}
 load_n=${BENCH_LOAD_EVENTS:-1000000}
-busy_n=${BENCH_BUSY_EVENTS:-8000000}
+busy_n=${BENCH_BUSY_EVENTS:-24000000}
 load0=$(cut -d" " -f1-3 /proc/loadavg)
 work=$(mktemp -d /tmp/els-bench-monitor.XXXXXX)
 pids=()
