@@ -22,9 +22,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_monitor FILE [REPS]\n");
         return 2;
     }
-    int reps = argc > 2 ? atoi(argv[2]) : 5;
-    if (reps < 1 || reps > 1000)
-        reps = 5;
+    int reps = bench_reps(argc > 2 ? argv[2] : NULL);
     size_t len;
     unsigned char *data = bench_read_file(argv[1], &len);
     if (data == NULL)

@@ -135,9 +135,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_parse FILE DUMP_ON [REPS]\n");
         return 2;
     }
-    int reps = argc > 3 ? atoi(argv[3]) : 5;
-    if (reps < 1 || reps > 1000)
-        reps = 5;
+    int reps = bench_reps(argc > 3 ? argv[3] : NULL);
     struct elsi_trigger_config cfg;
     char err[256];
     if (elsi_trigger_parse(argv[2], NULL, NULL, NULL, &cfg, err, sizeof err) != 0) {

@@ -1,6 +1,7 @@
 /*
  * bench_util.h: what the C benches that read an eventlog share: a clock,
- * a median's comparison, and reading a whole file into memory.
+ * a repetition count, a median's comparison, and reading a whole file
+ * into memory.
  */
 #ifndef ELS_BENCH_UTIL_H
 #define ELS_BENCH_UTIL_H
@@ -14,6 +15,13 @@ static inline double bench_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Repetitions from an optional argument: 5 unless it says 1 to 1000. */
+static inline int bench_reps(const char *arg)
+{
+    int reps = arg != NULL ? atoi(arg) : 5;
+    return reps >= 1 && reps <= 1000 ? reps : 5;
 }
 
 /* For qsort() of doubles, to take a median. */

@@ -570,7 +570,6 @@ static void selection(void)
      * its offset whatever is selected. */
     struct tbuf bad = {0};
     tb_header(&bad);
-    size_t at = bad.len;
     tb_u16(&bad, 16);
     tb_u64(&bad, 1);
     tb_u16(&bad, 2);
@@ -583,7 +582,6 @@ static void selection(void)
     CHECK_INT(els_parser_feed(p, bad.data, bad.len, NULL), ==, ELS_EINVAL);
     CHECK_U64(status_of(p).item_offset, ==, bad_at);
     CHECK_U64(r.events, ==, 0);
-    CHECK(at < bad_at);
     els_parser_free(p);
 
     /* Arguments and limits. */
