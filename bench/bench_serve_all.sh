@@ -30,6 +30,8 @@ pids+=("$spid")
 for _ in $(seq 100); do grep -q "serving http" "$T/serve.err" && break; sleep 0.1; done
 PORT=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/serve.err")
 [ -n "$PORT" ] || { cat "$T/serve.err"; exit 1; }
+# serve's token, sent as a scraper does.
+AUTH="Authorization: Bearer $(sed -n 's|.*serving http://[^ ]*?token=\([^ ]*\).*|\1|p' "$T/serve.err")"
 for i in $(seq "$N"); do
     ln -s "$BUSY" "$T/prog$i"
     mkfifo "$T/in$i"
@@ -45,7 +47,7 @@ for _ in $(seq 600); do
     sleep 0.2
 done
 followed() {
-    curl -sf "http://127.0.0.1:$PORT/api/programs" | grep -o '"pid":' | wc -l
+    curl -sf -H "$AUTH" "http://127.0.0.1:$PORT/api/programs" | grep -o '"pid":' | wc -l
 }
 for _ in $(seq 300); do [ "$(followed)" -eq "$N" ] && break; sleep 0.2; done
 [ "$(followed)" -eq "$N" ] || { echo "serve follows $(followed) of $N"; cat "$T/err1" "$T/serve.err"; exit 1; }
@@ -54,7 +56,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$spid/stat"; }
 hz=$(getconf CLK_TCK)
 t0=$(ticks) s0=$(date +%s.%N)
 for _ in $(seq "$SECS"); do
-    curl -sf "http://127.0.0.1:$PORT/metrics" -o "$T/metrics" || exit 1
+    curl -sf -H "$AUTH" "http://127.0.0.1:$PORT/metrics" -o "$T/metrics" || exit 1
     sleep 1
 done
 t1=$(ticks) s1=$(date +%s.%N)

@@ -37,12 +37,17 @@ pids+=($!)
     --eventlog-flush-interval=0.5 -RTS >/dev/null 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do grep -q "serving http://" "$work/serve.err" && break; sleep 0.1; done
+# The page's URL with serve's token (http://HOST:PORT/?token=TOKEN):
+# the browser opens it (serve trades it for a cookie), curl sends the
+# token as a scraper does.
 url=$(sed -n 's|.*serving \(http://[^ ]*\)$|\1|p' "$work/serve.err")
+base=${url%%\?*}
+token=${url#*\?token=}
 
 # serve is the first consumer (it gets the start-up events: the program's
 # name and pid); top joins later, as a second viewer would.
 for _ in $(seq 1 100); do
-    curl -sf "${url}api/state" | grep -q '"connections":1' && break
+    curl -sf -H "Authorization: Bearer $token" "${base}api/state" | grep -q '"connections":1' && break
     sleep 0.1
 done
 tmux -S "$work/tmux.sock" new-session -d -s top -x 100 -y 34 "$tool top unix:$sock"

@@ -10,17 +10,18 @@
  * host; on loopback it answers only requests that name loopback in
  * their Host field (see http_host_is_loopback()).
  *
- * The control token (with --control) keeps out the other local users who
- * can reach a loopback port: 192 random bits made at start (or read from
- * --token-file, a 0600 file of ours), printed on the start-up line in
- * the page URL's fragment ("/#token=..."), which browsers never send, so
- * it stays out of request lines, logs and Referer.  The page's script
- * takes it from there and sends it in the X-Eventlog-Sink-Token field
- * with each action.  With --all there are no buttons: the token is
- * Alertmanager's, which sends it as "Authorization: Bearer TOKEN" with
- * each webhook (serve_alert.c); the start-up line prints it (or names
- * its file) for that.  Not its job: TLS, authentication beyond loopback
- * (put a proxy in front to expose it).
+ * The token keeps out the other local users who can reach a loopback
+ * port: the programs' data crosses no user boundary that their 0600
+ * sockets keep (serve_routes.c, Note [The session cookie]).  192 random
+ * bits made at each start (or read from --token-file, a 0600 file of
+ * ours), printed on the start-up line in the page's URL
+ * ("/?token=..."), which a browser trades for a session cookie (a
+ * second random value made here) and a URL without the token.  Scrapers
+ * send "Authorization: Bearer TOKEN"; the page's buttons (--control)
+ * send X-Eventlog-Sink-Token; with --all --control it is also
+ * Alertmanager's, sent with each webhook (serve_alert.c).
+ * --public-read opens the reads to anyone who can connect, with a
+ * warning.  Not its job: TLS (put a proxy in front to expose it).
  *
  * Our own process: it catches SIGINT/SIGTERM to stop cleanly.
  */
@@ -71,8 +72,8 @@ static void serve_usage(FILE *out)
 "\n"
 "Options:\n"
 "  --listen [HOST:]PORT  where to serve (default 127.0.0.1:8089; port 0\n"
-"                        picks one; a host other than loopback exposes\n"
-"                        the page, which has no authentication)\n"
+"                        picks one; beyond loopback, plain HTTP: put a\n"
+"                        TLS proxy in front)\n"
 "  --interval SECS       refresh interval (default 1)\n"
 "  --save FILE           copy the stream as received to FILE (a new run\n"
 "                        replaces it)\n"
@@ -83,9 +84,9 @@ static void serve_usage(FILE *out)
 "                        the program at SPEC (unix: or tcp:; its sink\n"
 "                        needs control=1): status, stats, flush,\n"
 "                        snapshot, heap census, classes, restart, stop.\n"
-"                        Only on a loopback listener, and only for a\n"
-"                        page opened with the token URL of the start-up\n"
-"                        line (a new random token at each start).\n"
+"                        Only on a loopback listener, and only with the\n"
+"                        token in X-Eventlog-Sink-Token (the page opened\n"
+"                        with the start-up line's URL sends it).\n"
 "                        With --all: take Alertmanager's webhook at\n"
 "                        POST /api/alertmanager, with the token as\n"
 "                        'Authorization: Bearer TOKEN': a firing alert\n"
@@ -95,44 +96,81 @@ static void serve_usage(FILE *out)
 "                        beyond loopback the token is sent in the clear).\n"
 "                        A program gets both sinks from one flag:\n"
 "                        --eventlog-sink='unix:S|ring:F?control=unix:C'\n"
-"  --token-file FILE     the control token from FILE instead, for a URL\n"
-"                        that stays the same: 32 to 128 characters of\n"
-"                        A-Z a-z 0-9 - . _ ~ in a regular file of yours\n"
-"                        that only you can read (mode 600)\n"
+"  --token-file FILE     the token from FILE instead of a new random one\n"
+"                        at each start, for a URL that stays the same:\n"
+"                        32 to 128 characters of A-Z a-z 0-9 - . _ ~ in\n"
+"                        a regular file of yours that only you can read\n"
+"                        (mode 600)\n"
+"  --public-read         the page, /api/* (GET) and /metrics answer\n"
+"                        anyone who can connect, without the token (on\n"
+"                        loopback: every local user; they see what the\n"
+"                        programs' messages, labels and arguments say);\n"
+"                        actions and alerts still need it\n"
 "  --dump-cooldown SECS  with --all --control: a program dumped on an\n"
 "                        alert is not dumped again for SECS (default\n"
 "                        60; 0: no cooldown)\n"
 "  --secret-file FILE    the control secret (tcp:), as for ctl\n"
 "  -h, --help            this help\n"
 "\n"
-"Prints 'serving http://HOST:PORT/' on stderr once listening; with\n"
-"--control 'serving http://HOST:PORT/#token=TOKEN' (the token stays\n"
-"in the browser: a URL's fragment is never sent), the URL that makes\n"
-"the buttons work (the page sends the token in X-Eventlog-Sink-Token);\n"
-"with --token-file the line names the file instead of the token.\n"
-"With --all --control the line says where alerts go and the token\n"
-"(or its file): '... (alerts: POST http://HOST:PORT/api/alertmanager\n"
-"with 'Authorization: Bearer TOKEN')'.\n"
+"Every request needs the token (unless --public-read: GET and HEAD\n"
+"do not): as 'Authorization: Bearer TOKEN' (Prometheus:\n"
+"authorization: {credentials_file: FILE}), X-Eventlog-Sink-Token, or\n"
+"the session cookie that a GET with ?token=TOKEN sets, answered with\n"
+"303 to the same URL without the token (with --control, with\n"
+"#token=TOKEN for the page's buttons: a fragment is never sent).\n"
+"Without: 401, and nothing else.\n"
+"Prints 'serving http://HOST:PORT/?token=TOKEN' on stderr once\n"
+"listening (a new token at each start), the URL to open; with\n"
+"--token-file the line names the file instead of the token.  With\n"
+"--all --control the line also says where alerts go: '(alerts: POST\n"
+"http://HOST:PORT/api/alertmanager with 'Authorization: Bearer' and\n"
+"the token)'.\n"
 "Pages: / (live view), /metrics, /api/state, /api/timeline, /events\n"
 "(Server-Sent Events), /api/speedscope?from=NS&to=NS (cost-centre\n"
 "samples of a profiled program as a speedscope profile), /api/control\n"
 "(GET: the control session's state; POST ?cmd=ACTION[&class=X]: run\n"
 "an action, answered as JSON {\"ok\":..,\"error\":..,\"result\":..}; 403\n"
-"without the token, for another origin or an action off the list).\n"
+"with the cookie alone, for another origin or an action off the\n"
+"list).\n"
 "POST /api/alertmanager (--all --control) takes Alertmanager's JSON\n"
 "(version 4, Content-Type application/json, at most 256 KiB: 413\n"
 "beyond) and answers JSON: per alert, each program's dump (file,\n"
 "size) or why none (resolved, cooldown, unknown-program, no-recorder,\n"
 "failed); at most 64 alerts (the rest counted as skipped) and 8 dumps\n"
-"a request; 400 for malformed JSON or another shape, 403 without the\n"
+"a request; 400 for malformed JSON or another shape, 401 without the\n"
 "token (nothing done).\n"
 "At most 64 connections, 32 of them /events (beyond: 503); a request\n"
 "head within 10 s, a request within 60 s, a client 256 KiB behind\n"
 "is not read and is closed after 15 s.\n");
 }
 
-/* The control token: read from token_file, or SERVE_TOKEN_BYTES from
- * getrandom() in hex.  0, or the exit status after a message. */
+/* SERVE_TOKEN_BYTES from getrandom() in hex into out (at least
+ * 2 * SERVE_TOKEN_BYTES + 1 bytes).  0, or the exit status after a
+ * message. */
+static int serve_random_hex(char *out, const char *what)
+{
+    uint8_t raw[SERVE_TOKEN_BYTES];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        /* Blocks only until the kernel's pool is first seeded. */
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf(stderr, TOOL_NAME " serve: cannot get random bytes "
+                    "for %s: %s\n", what, strerror(errno));
+            return 1;
+        }
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    explicit_bzero(raw, sizeof raw);
+    return 0;
+}
+
+/* The token: read from token_file, or made by serve_random_hex().  0,
+ * or the exit status after a message. */
 static int serve_make_token(struct serve *s, const char *token_file)
 {
     if (token_file != NULL) {
@@ -147,8 +185,8 @@ static int serve_make_token(struct serve *s, const char *token_file)
                  (ch != '\0' && strchr("-._~", ch) != NULL);
         }
         if (n < 0 || !ok) {
-            /* The characters a URL fragment and a header field carry
-             * as they are. */
+            /* The characters that a URL's query and fragment, a header
+             * field and a cookie carry as they are. */
             fprintf(stderr, TOOL_NAME " serve: --token-file %s: %s\n",
                     token_file, n < 0 ? err : "expected a token of "
                     "32 to 128 characters of A-Z a-z 0-9 - . _ ~");
@@ -158,24 +196,7 @@ static int serve_make_token(struct serve *s, const char *token_file)
         s->token[n] = '\0';
         return 0;
     }
-    uint8_t raw[SERVE_TOKEN_BYTES];
-    size_t got = 0;
-    while (got < sizeof raw) {
-        /* Blocks only until the kernel's pool is first seeded. */
-        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            fprintf(stderr, TOOL_NAME " serve: cannot get random bytes "
-                    "for the control token: %s\n", strerror(errno));
-            return 1;
-        }
-        got += (size_t)n;
-    }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(s->token + 2 * i, 3, "%02x", raw[i]);
-    explicit_bzero(raw, sizeof raw);
-    return 0;
+    return serve_random_hex(s->token, "the token");
 }
 
 static int serve_listen(const char *where, char *name, size_t name_len)
@@ -228,12 +249,13 @@ int serve_main(int argc, char **argv)
         { "secret-file", required_argument, NULL, 'S' },
         { "token-file", required_argument, NULL, 'T' },
         { "dump-cooldown", required_argument, NULL, 'C' },
+        { "public-read", no_argument, NULL, 'P' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *listen_at = "127.0.0.1:8089";
     const char *secret_file = NULL, *token_file = NULL;
-    bool control = false;
+    bool control = false, public_read = false;
     uint64_t interval_ms = 1000, cooldown_ms = SERVE_ALERT_COOLDOWN_MS;
     bool cooldown_given = false;
     const char *save = NULL, *save_dir = NULL;
@@ -253,6 +275,7 @@ int serve_main(int argc, char **argv)
         case 'c': control = true; break;
         case 'S': secret_file = optarg; break;
         case 'T': token_file = optarg; break;
+        case 'P': public_read = true; break;
         case 'C':
             if (!tool_parse_secs(optarg, &cooldown_ms))
                 return tool_usage_error("serve", "--dump-cooldown takes "
@@ -279,14 +302,15 @@ int serve_main(int argc, char **argv)
         if ((c = disc_resolve_arg("serve", &argv[optind], false)) != 0)
             return c;
     }
-    if (token_file != NULL && !control)
-        return tool_usage_error("serve", "--token-file needs --control");
     if (cooldown_given && !control)
         return tool_usage_error("serve", "--dump-cooldown needs --control");
 
     static struct serve s;
     s.src.fd = -1;
-    if (control && (c = serve_make_token(&s, token_file)) != 0)
+    s.public_read = public_read;
+    s.actions = control;
+    if ((c = serve_make_token(&s, token_file)) != 0 ||
+        (c = serve_random_hex(s.cookie, "the session cookie")) != 0)
         return c;
     /* With --all the token is the webhook's: no control session. */
     if ((c = mon_control_init(&s.control, "serve",
@@ -321,31 +345,37 @@ int serve_main(int argc, char **argv)
 
     /* els_endpoint_name gives "tcp:HOST:PORT". */
     const char *hp = strncmp(name, "tcp:", 4) == 0 ? name + 4 : name;
+    const char *port = strrchr(hp, ':');
+    snprintf(s.cookie_name, sizeof s.cookie_name, "eventlog-sink-%s",
+             port != NULL ? port + 1 : "serve");
     s.loopback = strncmp(hp, "127.", 4) == 0 || strncmp(hp, "[::1]", 5) == 0;
     if (!s.loopback)
         fprintf(stderr, TOOL_NAME " serve: warning: serving beyond this "
-                "machine, without authentication%s\n", !control ? "" : all ?
-                " but for the webhook, whose token crosses the network "
-                "unencrypted (put a TLS proxy in front)" :
-                "; control requests are refused (loopback only)");
-    /* One line, so that whoever waits for it reads the URL whole. */
-    if (!control || (!s.loopback && !all))
-        fprintf(stderr, TOOL_NAME " serve: serving http://%s/\n", hp);
-    else if (all && token_file != NULL)
-        fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (alerts: POST "
-                "http://%s/api/alertmanager with 'Authorization: Bearer' and "
-                "the token in %s)\n", hp, hp, token_file);
-    else if (all)
-        fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (alerts: POST "
-                "http://%s/api/alertmanager with 'Authorization: Bearer %s')\n",
-                hp, hp, s.token);
-    else if (token_file != NULL)
-        fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (control: "
-                "open http://%s/#token= followed by the token in %s)\n",
-                hp, hp, token_file);
+                "machine over plain HTTP: the token and the programs' data "
+                "cross the network unencrypted (put a TLS proxy in front)%s\n",
+                control && !all ? "; control requests are refused (loopback "
+                "only)" : "");
+    if (public_read)
+        fprintf(stderr, TOOL_NAME " serve: warning: --public-read: the page, "
+                "/api and /metrics answer %s without the token (actions "
+                "still need it)\n", s.loopback ? "every user of this machine" :
+                "anyone who can reach this port");
+    /* One line, so that whoever waits for it reads the URL whole: the
+     * page's URL with the token (or where the token is), and with --all
+     * --control where alerts go. */
+    char alerts[400] = "";
+    if (all && control)
+        snprintf(alerts, sizeof alerts, " (alerts: POST http://%s/api/"
+                 "alertmanager with 'Authorization: Bearer' and the token)",
+                 hp);
+    if (token_file != NULL)
+        fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (open "
+                "http://%s/?token= followed by the token in %s, or send "
+                "'Authorization: Bearer' and that token)%s\n", hp, hp,
+                token_file, alerts);
     else
-        fprintf(stderr, TOOL_NAME " serve: serving http://%s/#token=%s\n",
-                hp, s.token);
+        fprintf(stderr, TOOL_NAME " serve: serving http://%s/?token=%s%s\n",
+                hp, s.token, alerts);
 
     uint64_t last_tick = mon_now_ms(), next_tick = last_tick + interval_ms;
     bool whole_run_ticked = false, more = false;
@@ -462,5 +492,6 @@ int serve_main(int argc, char **argv)
     serve_close_source(&s);
     mon_control_close(&s.control);
     explicit_bzero(s.token, sizeof s.token);
+    explicit_bzero(s.cookie, sizeof s.cookie);
     return 0;
 }

@@ -70,10 +70,19 @@ struct serve {
     /* With --all --control: the webhook's state (its cooldown), else
      * NULL (no webhook). */
     struct serve_alerts *alerts;
-    /* Control actions need this in X-Eventlog-Sink-Token, and the
-     * webhook as "Authorization: Bearer TOKEN" ("" with no --control:
-     * nothing to protect). */
+    /* Every request needs the token (or the cookie below), the
+     * read-only ones too unless public_read: see serve_authorize(). */
     char token[HTTP_TOKEN_MAX + 1];
+    /* The session cookie that a GET with ?token= sets: its name (with
+     * the port: cookies do not tell ports apart) and its value, random
+     * at each start and not the token (Note [The session cookie] in
+     * serve_routes.c). */
+    char cookie_name[32];
+    char cookie[HTTP_TOKEN_MAX + 1];
+    /* --public-read: GET and HEAD need no token (POST still does). */
+    bool public_read;
+    /* --control: the actions (one program) or the webhook (--all). */
+    bool actions;
     struct strbuf scratch;
     struct http_limits limits;
     unsigned nsse;              /* clients that are event streams */
@@ -166,6 +175,15 @@ bool serve_paused(const struct serve_client *c);
  * serve_routes.c
  * ------------------------------------------------------------------------ */
 
+/* May request r go to its route?  True if it carries the token
+ * (X-Eventlog-Sink-Token or "Authorization: Bearer"), the session
+ * cookie, or is a GET or HEAD under --public-read.  Otherwise false,
+ * with its answer queued on c: a 401 that says how to authenticate, or,
+ * for a GET or HEAD with the token in its query (?token=), a 303 to the
+ * same URL without it that sets the cookie.  Judged before anything of
+ * the route (whether a program exists, a body is taken). */
+bool serve_authorize(struct serve *s, struct serve_client *c,
+                     const struct http_request *r);
 /* Queue the answer to request r on c (a route, or a refusal); r->body
  * holds its body if it had one (at most serve_body_max()). */
 void serve_route(struct serve *s, struct serve_client *c,

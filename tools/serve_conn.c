@@ -11,7 +11,8 @@
  * SERVE_SSE_MAX of the SERVE_CLIENTS slots (serve_routes.c counts
  * them), and a connection beyond the slots is answered 503 and closed
  * at once.  Bodies: only a route that takes one (serve_body_max(): the
- * webhook of --all, SERVE_ALERT_BODY_MAX) reads it, into a buffer of
+ * webhook of --all, SERVE_ALERT_BODY_MAX) reads it, once the request
+ * is authorized (serve_authorize(): a stranger's body is not read), into a buffer of
  * its announced length allocated then (64 clients at most 16 MiB);
  * any other announced body, or a longer one, is a 413 before a byte of
  * it is read, and the whole request (head and body) has request_ms.  For tests only, the environment variables
@@ -175,6 +176,12 @@ void serve_requests(struct serve *s, struct serve_client *c,
             s->refused++;
             serve_error(c, n < 0 ? -n : 403);
             c->in_len = 0;
+        } else if (!serve_authorize(s, c, &r)) {
+            /* Answered (401, or the 303 of a ?token= URL), its body
+             * unread: a refusal closes, and the 303 keeps the
+             * connection only for a request without one. */
+            memmove(c->in, c->in + n, c->in_len - (size_t)n);
+            c->in_len -= (size_t)n;
         } else if (r.content_length > 0) {
             serve_body_start(s, c, &r, (size_t)n, now);
             continue;

@@ -13,22 +13,35 @@
  * and with --control POST /api/alertmanager takes Alertmanager's
  * webhook (serve_alert.c), the one route with a body.
  *
+ * Every request needs serve's token first (serve_authorize(), before
+ * any route is looked at, so that an answer tells nothing of what
+ * exists): in X-Eventlog-Sink-Token or "Authorization: Bearer TOKEN"
+ * (Prometheus' authorization.credentials_file sends that), or the
+ * session cookie that a GET with ?token=TOKEN sets (the start-up line's
+ * URL), answered with a 303 to the same URL without the token, so that
+ * it stays out of the address bar, history and logs.  Without, a 401
+ * that says how (and nothing else).  The token is compared in constant
+ * time (http_token_matches()) and never served back, but in the
+ * redirect's fragment for a page with buttons (Note [The session
+ * cookie]).  --public-read opens GET and HEAD to anyone who can connect:
+ * a POST (an action, an alert) still needs the token.
+ *
  * With --control, POST /api/control?cmd=ACTION[&class=X] runs one of the
  * monitor's actions (tools/monitor/control.c: an allowlist) on the
  * program and answers its result as JSON.  Refused with 403: on a
  * listener beyond loopback, from another origin (an Origin field that is
  * not this server: a page elsewhere cannot press the buttons; browsers
- * send Origin with every POST), without the control token (serve.c makes
- * it; compared in constant time, http_token_matches(), and never served
- * back), and any action off the list.  The webhook is held to the same
- * rules (serve_act_refusal()), its token sent as "Authorization: Bearer
+ * send Origin with every POST), without the token in a request field
+ * (the cookie alone does not act: a browser sends it by itself), and
+ * any action off the list.  The webhook is held to the same rules
+ * (serve_act_refusal()), its token sent as "Authorization: Bearer
  * TOKEN", which is what Alertmanager's http_config.authorization sends,
  * but also beyond loopback: a fleet's Alertmanager runs elsewhere, and
  * what an alert can do is bounded (serve_alert.c, Note [Alerts from
  * outside]); the token then crosses the network as it is, which the
- * start-up line warns of (put a TLS proxy in front).  The page, /events, /metrics and
- * GET /api/control need no token.  An action holds the loop until the
- * program answers (milliseconds; MON_CTL_TIMEOUT_MS at most).
+ * start-up line warns of (put a TLS proxy in front).  An action holds
+ * the loop until the program answers (milliseconds; MON_CTL_TIMEOUT_MS
+ * at most).
  *
  * Not its job: reading requests and sending the answers queued here
  * (serve_conn.c), or refusing a Host that is not loopback (serve_conn.c
@@ -79,7 +92,7 @@ void serve_error(struct serve_client *c, int status)
 static void serve_refuse(struct serve *s, struct serve_client *c, int status,
                          const char *why, const char *extra)
 {
-    char body[200];
+    char body[400];
     int n = snprintf(body, sizeof body, "%d %s: %s\n", status,
                      http_reason(status), why);
     s->refused++;
@@ -88,28 +101,133 @@ static void serve_refuse(struct serve *s, struct serve_client *c, int status,
 }
 
 /* ------------------------------------------------------------------------
+ * Authentication
+ * ------------------------------------------------------------------------ */
+
+/* Note [The session cookie]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Any local user can connect to a loopback port, and the page, /api and
+ * /metrics carry what the programs say (user messages, thread labels,
+ * arguments) that their 0600 sockets keep from other users; so every
+ * route needs the token, as a notebook server's do.  A browser cannot
+ * send a header field with a navigation, so the start-up line's URL
+ * carries the token in its query, once: the answer is a 303 to the
+ * same URL without it, which sets a cookie, and the page's own requests
+ * (its script, /events, /api) carry the cookie from then on.
+ *
+ * The cookie's value is not the token but a second random value made
+ * at each start: cookies do not tell ports apart, so a browser sends it
+ * to any server on this host, another user's too.  What such a server
+ * could take then reads this serve until it stops; it cannot act (an
+ * action needs the token in a request field) nor learn the token.  Its
+ * name carries the port, so that two serves on one host do not replace
+ * each other's.  HttpOnly (the page's script never needs it), SameSite
+ * Strict (a page of another site cannot make the browser send it), Path
+ * /; not Secure, which a browser would keep from plain http.  No
+ * Max-Age: it goes with the browser session, and with this serve (the
+ * next start makes another).
+ *
+ * The page's buttons send the token in X-Eventlog-Sink-Token, which its
+ * script must then know: with a control session to offer (serve
+ * --control), the 303 names the URL with "#token=TOKEN" as its fragment,
+ * which a browser keeps for the page and never sends; the script moves
+ * it into the tab's sessionStorage and out of the address bar.  A
+ * fragment is not logged, and without --control the redirect has none.
+ */
+
+/* What a 401 answers with (RFC 9110 section 11.6.1: a challenge). */
+#define SERVE_AUTH_CHALLENGE "WWW-Authenticate: Bearer realm=\"eventlog-sink\"\r\n"
+
+/* The token a request carries in a field: X-Eventlog-Sink-Token, else
+ * "Authorization: Bearer".  NULL for none. */
+static const char *serve_given_token(const struct http_request *r)
+{
+    if (r->has_token)
+        return r->token;
+    return r->has_authorization ? http_bearer_token(r->authorization) : NULL;
+}
+
+/* A GET or HEAD with the right token in its query: a 303 to the same
+ * path and query without it, which sets the session cookie. */
+static void serve_login(struct serve *s, struct serve_client *c,
+                        const struct http_request *r)
+{
+    char rest[HTTP_TARGET_MAX];
+    if (!http_query_without(r->query, "token", rest, sizeof rest))
+        rest[0] = '\0';        /* cannot be longer than the query */
+    /* "//host" would be another server's address (a path of ours
+     * cannot start so): the page's instead. */
+    const char *path = r->path[1] == '/' || r->path[1] == '\\' ? "/" : r->path;
+    char extra[HTTP_TARGET_MAX * 2 + 3 * HTTP_TOKEN_MAX];
+    snprintf(extra, sizeof extra, "Location: %s%s%s%s%s\r\n"
+             "Set-Cookie: %s=%s; Path=/; HttpOnly; SameSite=Strict\r\n"
+             "Referrer-Policy: no-referrer\r\n",
+             path, rest[0] != '\0' ? "?" : "", rest,
+             s->control.enabled ? "#token=" : "",
+             s->control.enabled ? s->token : "", s->cookie_name, s->cookie);
+    serve_reply(c, 303, "text/plain; charset=utf-8", "", 0,
+                r->keep_alive && r->content_length == 0,
+                r->method == HTTP_HEAD, extra);
+}
+
+bool serve_authorize(struct serve *s, struct serve_client *c,
+                     const struct http_request *r)
+{
+    bool read = r->method != HTTP_POST;
+    char query_token[HTTP_TOKEN_MAX + 1];
+    if (read && http_query_str(r->query, "token", query_token,
+                               sizeof query_token)) {
+        bool ok = http_token_matches(s->token, query_token);
+        explicit_bzero(query_token, sizeof query_token);
+        if (ok) {
+            serve_login(s, c, r);
+            return false;
+        }
+        serve_refuse(s, c, 401, "wrong token in the URL: open the URL on "
+                     "serve's start-up line", SERVE_AUTH_CHALLENGE);
+        return false;
+    }
+    /* Every field that carries a token must carry the right one. */
+    const char *bearer = r->has_authorization ?
+                         http_bearer_token(r->authorization) : NULL;
+    if ((r->has_token && !http_token_matches(s->token, r->token)) ||
+        (bearer != NULL && !http_token_matches(s->token, bearer))) {
+        serve_refuse(s, c, 401, "wrong token", SERVE_AUTH_CHALLENGE);
+        return false;
+    }
+    if (r->has_token || bearer != NULL || (read && s->public_read) ||
+        (r->has_cookie && http_cookie_matches(r->cookie, s->cookie_name,
+                                              s->cookie)))
+        return true;
+    serve_refuse(s, c, 401, "this needs serve's token: open the URL on "
+                 "serve's start-up line (http://HOST:PORT/?token=...), or "
+                 "send 'Authorization: Bearer TOKEN'", SERVE_AUTH_CHALLENGE);
+    return false;
+}
+
+/* ------------------------------------------------------------------------
  * Routes
  * ------------------------------------------------------------------------ */
 
 /* Why a POST that acts (a control action, an alert) may not, or NULL
- * when it may: the rules at the top of the file.  given: the token the
- * request carries (has: whether it carries one); anywhere: not only on
- * loopback. */
+ * when it may: the rules at the top of the file (the request has passed
+ * serve_authorize(): a token it carries is the right one, but it may
+ * carry only the cookie); anywhere: not only on loopback. */
 static const char *serve_act_refusal(const struct serve *s,
                                      const struct http_request *r,
-                                     const char *given, bool has,
                                      bool anywhere, const char *off,
                                      const char *missing, const char *wrong)
 {
     char origin[300];
     snprintf(origin, sizeof origin, "http://%s", r->host);
-    if (s->token[0] == '\0')
+    const char *given = serve_given_token(r);
+    if (!s->actions)
         return off;
     if (!s->loopback && !anywhere)
         return "control is served on loopback only";
     if (r->has_origin && strcasecmp(r->origin, origin) != 0)
         return "another origin may not control";
-    if (!has)
+    if (given == NULL)
         return missing;
     if (!http_token_matches(s->token, given))
         return wrong;
@@ -136,7 +254,7 @@ static void serve_control(struct serve *s, struct serve_client *c,
     bool named = http_query_str(r->query, "cmd", cmd, sizeof cmd);
     if (!http_query_str(r->query, "class", cls, sizeof cls))
         cls[0] = '\0';
-    const char *why = serve_act_refusal(s, r, r->token, r->has_token, false,
+    const char *why = serve_act_refusal(s, r, false,
                                         "control is off (serve without --control)",
                                         "control needs the token: open the page "
                                         "with the URL on serve's start-up line",
@@ -167,15 +285,10 @@ static void serve_alert_route(struct serve *s, struct serve_client *c,
                      "Allow: POST\r\n");
         return;
     }
-    /* RFC 9110 section 11.1: the scheme's name in any case, then one
-     * space. */
-    const char *given = r->authorization;
-    bool bearer = r->has_authorization && strncasecmp(given, "Bearer ", 7) == 0;
-    const char *why = serve_act_refusal(s, r, bearer ? given + 7 : "", bearer,
-                                        true, "alerts are off (serve --all without "
-                                        "--control)",
+    const char *why = serve_act_refusal(s, r, true, "alerts are off (serve "
+                                        "--all without --control)",
                                         "alerts need 'Authorization: Bearer "
-                                        "TOKEN' with serve's control token",
+                                        "TOKEN' with serve's token",
                                         "wrong token in Authorization");
     if (why != NULL) {
         serve_refuse(s, c, 403, why, NULL);

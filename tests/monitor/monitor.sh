@@ -54,8 +54,8 @@ PY
 
 # start_serve NAME SOURCE [OPTIONS...]: `serve --listen 127.0.0.1:0
 # --save $T/NAME.saved OPTIONS SOURCE` in the background (spid); waits
-# until it says where it serves and sets PORT, and SERVE_URL to the URL
-# it prints (with --control: with "#token=..." at its end).
+# until it says where it serves and sets PORT, SERVE_URL to the URL it
+# prints and TOKEN (see serve_listening).
 start_serve() {
     local name=$1 src=$2 err=$T/$1.serve.err
     shift 2
@@ -67,18 +67,29 @@ start_serve() {
 }
 
 # serve_listening ERR WHAT: wait until the serve whose stderr is ERR
-# says where it serves; set SERVE_URL to the URL it prints and PORT.
+# says where it serves; set SERVE_URL to the URL it prints
+# (http://127.0.0.1:PORT/?token=TOKEN), PORT, and TOKEN from the URL
+# (with --token-file the URL has none: TOKEN stays the caller's).
 serve_listening() {
     wait_until 30 grep -q "serving http://" "$1" \
         || fail_showing "$1" "$2 did not start listening"
     SERVE_URL=$(sed -n 's|.*serving \(http://127\.0\.0\.1:[0-9]*/[^ ]*\).*|\1|p' "$1")
     PORT=$(printf '%s\n' "$SERVE_URL" | sed -n 's|^http://[^:]*:\([0-9]*\)/.*|\1|p')
     [ -n "$PORT" ] || fail_showing "$1" "$2: no port in its output"
+    case $SERVE_URL in
+    *'?token='*) TOKEN=${SERVE_URL#*\?token=} ;;
+    esac
+}
+
+# scurl ARGS...: curl with serve's token (TOKEN) as a scraper sends it,
+# "Authorization: Bearer TOKEN".
+scurl() {
+    curl -H "Authorization: Bearer $TOKEN" "$@"
 }
 
 # state NAME: GET /api/state into $T/NAME.state; status 1 if it fails.
 state() {
-    curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/state" -o "$T/$1.state"
+    scurl -sf --max-time 10 "http://127.0.0.1:$PORT/api/state" -o "$T/$1.state"
 }
 
 # markers_at_least NAME N: /api/state counts at least N markers.
@@ -142,10 +153,14 @@ require_prometheus() {
 
 # start_prometheus TARGET-PORT: a real Prometheus on a free loopback port
 # (PROM_PORT), its data in $T/prom, scraping 127.0.0.1:TARGET-PORT's
-# /metrics every second (prom_pid; its log in $T/prometheus.log).
-# prom_ready tells when it answers.
+# /metrics every second twice: job eventlog-sink with serve's token
+# (TOKEN, in $T/prom.token: authorization.credentials_file, as
+# examples/prometheus/prometheus.yml does) and job no-token without
+# (prom_refused checks that its scrapes fail).  prom_pid; its log in
+# $T/prometheus.log.  prom_ready tells when it answers.
 start_prometheus() {
     PROM_PORT=$(free_tcp_port) || fail "no free port for prometheus"
+    (umask 077 && printf '%s\n' "$TOKEN" >"$T/prom.token") || fail "cannot write $T/prom.token"
     cat >"$T/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
@@ -153,17 +168,38 @@ global:
 scrape_configs:
   - job_name: eventlog-sink
     metrics_path: /metrics
+    authorization:
+      credentials_file: $T/prom.token
+    static_configs:
+      - targets: ['127.0.0.1:$1']
+  - job_name: no-token
+    metrics_path: /metrics
     static_configs:
       - targets: ['127.0.0.1:$1']
 YML
     run_prometheus "$T/prometheus.yml"
 }
-# run_prometheus CONFIG: Prometheus with CONFIG on PROM_PORT, as above.
-run_prometheus() {
-    "$PROMETHEUS" --config.file="$1" --storage.tsdb.path="$T/prom" \
-        --web.listen-address="127.0.0.1:$PROM_PORT" >"$T/prometheus.log" 2>&1 &
-    prom_pid=$!
-    bg_register "$prom_pid"
+# prom_refused: Prometheus scraped job no-token (start_prometheus) and
+# failed with serve's 401 (its targets API's lastError), and up is 0
+# for it and 1 for job eventlog-sink; the answers in $T/targets.json
+# and $T/up.json.
+prom_refused() {
+    curl -sf --max-time 10 "http://127.0.0.1:$PROM_PORT/api/v1/targets" \
+        -o "$T/targets.json" || return 1
+    curl -sf --max-time 10 -G "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+        --data-urlencode 'query=up' -o "$T/up.json" || return 1
+    "$PYTHON" - "$T/targets.json" "$T/up.json" <<'PY'
+import json, sys
+targets = json.load(open(sys.argv[1]))["data"]["activeTargets"]
+up = {r["metric"]["job"]: r["value"][1]
+      for r in json.load(open(sys.argv[2]))["data"]["result"]}
+by_job = {t["labels"]["job"]: t for t in targets}
+bad, good = by_job["no-token"], by_job["eventlog-sink"]
+ok = (bad["health"] == "down" and "401" in bad["lastError"] and
+      good["health"] == "up" and up.get("no-token") == "0" and
+      up.get("eventlog-sink") == "1")
+sys.exit(0 if ok else 1)
+PY
 }
 prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }
 
@@ -205,7 +241,7 @@ dumps() {
 
 # start_serve_all [OPTIONS...]: `serve --all --listen 127.0.0.1:0
 # OPTIONS` in the background (spid, its stderr in $T/serve.err); waits
-# until it says where it serves and sets PORT (and SERVE_URL).
+# until it says where it serves and sets PORT (and SERVE_URL, TOKEN).
 start_serve_all() {
     "$ELS_SINK_TOOL" serve --all --listen 127.0.0.1:0 "$@" \
         >"$T/serve.out" 2>"$T/serve.err" &

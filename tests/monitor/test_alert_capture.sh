@@ -4,7 +4,8 @@
 # --control` and evaluates the alerting rules of examples/prometheus/, a
 # real Alertmanager routes the alert to serve's webhook with the token
 # (http_config.authorization.credentials_file), and the program's ring:
-# flight recorder writes a dump.
+# flight recorder writes a dump.  Prometheus scrapes with the same token
+# (authorization.credentials_file), as every client of serve must.
 #
 # The configurations are the examples', generated with this test's
 # ports and paths, 1 s scrape and evaluation intervals, and the
@@ -39,7 +40,8 @@ EX=$ELS_TOP_SRCDIR/examples/prometheus
 THRESHOLD=0.05
 
 start_serve_all_control
-(umask 077 && cp "$T/token" "$T/am.token") || fail "cannot copy the token"
+(umask 077 && cp "$T/token" "$T/am.token" && cp "$T/token" "$T/prom.token") \
+    || fail "cannot copy the token"
 
 # sub FILE FROM TO: replace FROM by TO in FILE (fixed strings), failing
 # when FROM is not there: the examples must keep what this test changes.
@@ -80,6 +82,7 @@ sub "$T/prometheus.yml" "  scrape_interval: 5s
 sub "$T/prometheus.yml" "  - rules.yml" "  - $T/rules.yml"
 sub "$T/prometheus.yml" "'127.0.0.1:9093'" "'127.0.0.1:$AM_PORT'"
 sub "$T/prometheus.yml" "'127.0.0.1:8089'" "'127.0.0.1:$PORT'"
+sub "$T/prometheus.yml" "/etc/eventlog-sink/prometheus.token" "$T/prom.token"
 "$PROMTOOL" check config "$T/prometheus.yml" >"$T/promtool.out" 2>&1 \
     || fail_showing "$T/promtool.out" "promtool rejects the generated prometheus.yml"
 run_prometheus "$T/prometheus.yml"

@@ -7,11 +7,13 @@
 # --eventlog-sink list), in a discovery directory of the test's own.
 #
 #   refused, nothing dumped: no token, a wrong one, the right one as
-#     Basic instead of Bearer (403); GET (405); a body that is not JSON
+#     Basic instead of Bearer (401, as for every route of serve); GET
+#     (405); a body that is not JSON
 #     by its Content-Type (415), malformed JSON, a version other than "4",
 #     an alert without labels (400); a body over 256 KiB, with and
 #     without "Expect: 100-continue", and one with more values than the
-#     reader takes (413); and serve --all without --control (403);
+#     reader takes (413); and serve --all without --control (403, with
+#     the token);
 #   a resolved alert: 200, "resolved", nothing dumped;
 #   an unknown pid and a program name nobody has: 200, "unknown-program",
 #     beside a firing alert of the program in the same batch, which is
@@ -74,7 +76,7 @@ no_dump() {
 start_serve_all
 printf '{"version":"4","alerts":[]}' >"$T/empty.json"
 CODE=$(curl -s -o "$T/answer" -w '%{http_code}' -H 'Content-Type: application/json' \
-    -H "Authorization: Bearer x" --data-binary "@$T/empty.json" \
+    -H "Authorization: Bearer $TOKEN" --data-binary "@$T/empty.json" \
     "http://127.0.0.1:$PORT/api/alertmanager")
 expect_code 403 "serve --all without --control"
 grep -q "alerts are off" "$T/answer" || fail "without --control: $(cat "$T/answer")"
@@ -91,13 +93,13 @@ body "$T/firing.json" "$(alert firing "$LABELS")"
 
 # --- Refusals: nothing dumped -------------------------------------------
 AUTH='' post "$T/firing.json"
-expect_code 403 "no token"
-grep -q "Authorization: Bearer" "$T/answer" || fail "no token: the 403 does not say what is needed: $(cat "$T/answer")"
+expect_code 401 "no token"
+grep -q "Authorization: Bearer" "$T/answer" || fail "no token: the 401 does not say what is needed: $(cat "$T/answer")"
 AUTH="Bearer x$TOKEN" post "$T/firing.json"
-expect_code 403 "a wrong token"
+expect_code 401 "a wrong token"
 AUTH="Basic $TOKEN" post "$T/firing.json"
-expect_code 403 "the token as Basic"
-CODE=$(curl -s -o "$T/answer" -w '%{http_code}' "$URL")
+expect_code 401 "the token as Basic"
+CODE=$(curl -s -o "$T/answer" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$URL")
 expect_code 405 "GET"
 CTYPE=text/plain post "$T/firing.json"
 expect_code 415 "Content-Type text/plain"
@@ -120,7 +122,7 @@ expect_code 413 "a 300 KB body"
 post "$T/huge.json" -H 'Expect: 100-continue'
 expect_code 413 "a 300 KB body with Expect: 100-continue"
 no_dump "after the refusals"
-note "refused: no token, wrong token, Basic (403), GET (405), text/plain (415), malformed, v3, no labels (400), 20000 values, 300 KB (413)"
+note "refused: no token, wrong token, Basic (401), GET (405), text/plain (415), malformed, v3, no labels (400), 20000 values, 300 KB (413)"
 
 # --- A batch: resolved, unknown, and the program's firing alert ---------
 body "$T/resolved.json" "$(alert resolved "$LABELS")"

@@ -1,7 +1,9 @@
 /*
  * test_http.c: serve's request parser (tools/monitor/http.c) on the
- * fields that guard the control actions (Host, Origin and the control
- * token's X-Eventlog-Sink-Token), the token comparison, the check a
+ * fields that guard serve (Host, Origin, the token's
+ * X-Eventlog-Sink-Token and Authorization's Bearer scheme, the session
+ * cookie), the token and cookie comparisons, the query that a login
+ * URL's redirect keeps, the check a
  * --token-file passes (tools/util.c: util_read_private()), a
  * connection's deadlines (http_clock_*: a slow client played in
  * simulated time) and the Prometheus escaping of /metrics
@@ -108,6 +110,85 @@ static void test_token_matches(void)
     /* No token expected (none made): nothing matches, not even "". */
     CHECK(!http_token_matches("", ""));
     CHECK(!http_token_matches("", "x"));
+}
+
+/* The ways serve takes its token besides X-Eventlog-Sink-Token: the
+ * Authorization field's Bearer scheme, the session cookie, and the
+ * ?token= that a login URL carries and its redirect drops. */
+static void test_bearer(void)
+{
+    CHECK_STR(http_bearer_token("Bearer abc"), "abc");
+    CHECK_STR(http_bearer_token("bEARER   abc"), "abc");
+    CHECK_STR(http_bearer_token("Bearer "), "");
+    CHECK(http_bearer_token("Bearer") == NULL);
+    CHECK(http_bearer_token("Basic YTpi") == NULL);
+    CHECK(http_bearer_token("Bearerabc") == NULL);
+    CHECK(http_bearer_token("") == NULL);
+}
+
+static void test_cookie_field(void)
+{
+    struct http_request r;
+    CHECK_INT(parse_with("", &r), >, 0);
+    CHECK(!r.has_cookie);
+    CHECK_STR(r.cookie, "");
+    CHECK_INT(parse_with("Cookie:  a=1; b=2 \r\n", &r), >, 0);
+    CHECK(r.has_cookie);
+    CHECK_STR(r.cookie, "a=1; b=2");
+    /* More than once (a proxy from HTTP/2): joined, not refused. */
+    CHECK_INT(parse_with("Cookie: a=1\r\ncookie: b=2\r\n", &r), >, 0);
+    CHECK_STR(r.cookie, "a=1; b=2");
+    /* As long as a head can be: kept whole. */
+    static char field[HTTP_HEAD_MAX];
+    int n = snprintf(field, sizeof field, "Cookie: big=%07000d; s=v\r\n", 0);
+    CHECK(n > 0 && (size_t)n < sizeof field);
+    CHECK_INT(parse_with(field, &r), >, 0);
+    CHECK(http_cookie_matches(r.cookie, "s", "v"));
+}
+
+static void test_cookie_matches(void)
+{
+    const char *v = "0123456789abcdef0123456789abcdef";
+    CHECK(http_cookie_matches("eventlog-sink-8089=0123456789abcdef0123456789abcdef",
+                              "eventlog-sink-8089", v));
+    CHECK(http_cookie_matches("x=1;eventlog-sink-8089 = \"0123456789abcdef0123456789abcdef\" ;y",
+                              "eventlog-sink-8089", v));
+    /* Another port's cookie, a prefix of the name, a wrong value. */
+    CHECK(!http_cookie_matches("eventlog-sink-8090=0123456789abcdef0123456789abcdef",
+                               "eventlog-sink-8089", v));
+    CHECK(!http_cookie_matches("eventlog-sink-80890=0123456789abcdef0123456789abcdef",
+                               "eventlog-sink-8089", v));
+    CHECK(!http_cookie_matches("xeventlog-sink-8089=0123456789abcdef0123456789abcdef",
+                               "eventlog-sink-8089", v));
+    CHECK(!http_cookie_matches("eventlog-sink-8089=0123456789abcdef0123456789abcdeF",
+                               "eventlog-sink-8089", v));
+    CHECK(!http_cookie_matches("eventlog-sink-8089", "eventlog-sink-8089", v));
+    CHECK(!http_cookie_matches("eventlog-sink-8089=", "eventlog-sink-8089", v));
+    CHECK(!http_cookie_matches("", "eventlog-sink-8089", v));
+    /* One of the name set by someone else: the right one still counts. */
+    CHECK(http_cookie_matches("eventlog-sink-8089=planted; "
+                              "eventlog-sink-8089=0123456789abcdef0123456789abcdef",
+                              "eventlog-sink-8089", v));
+    /* Nothing expected: nothing matches. */
+    CHECK(!http_cookie_matches("a=", "a", ""));
+}
+
+static void test_query_without(void)
+{
+    char out[64];
+    CHECK(http_query_without("token=abc", "token", out, sizeof out));
+    CHECK_STR(out, "");
+    CHECK(http_query_without("from=1&token=abc&to=2", "token", out, sizeof out));
+    CHECK_STR(out, "from=1&to=2");
+    CHECK(http_query_without("token&tokens=1&token=2&x=", "token", out, sizeof out));
+    CHECK_STR(out, "tokens=1&x=");
+    CHECK(http_query_without("&&a=1&&", "token", out, sizeof out));
+    CHECK_STR(out, "a=1");
+    CHECK(http_query_without("", "token", out, sizeof out));
+    CHECK_STR(out, "");
+    CHECK(!http_query_without("abcdef", "token", out, 6));
+    CHECK(http_query_without("abcdef", "token", out, 7));
+    CHECK_STR(out, "abcdef");
 }
 
 static void write_mode(const char *path, const char *text, mode_t mode)
@@ -328,6 +409,10 @@ static const struct check_case cases[] = {
     CHECK_CASE(test_origin_host_fields),
     CHECK_CASE(test_token_matches),
     CHECK_CASE(test_token_file),
+    CHECK_CASE(test_bearer),
+    CHECK_CASE(test_cookie_field),
+    CHECK_CASE(test_cookie_matches),
+    CHECK_CASE(test_query_without),
 };
 
 CHECK_MAIN(cases)

@@ -4,7 +4,10 @@
 #
 # serve follows a live -N2 program on the patched RTS (unix: sink); the
 # Debian package prometheus, started here on loopback with a generated
-# configuration, scrapes serve's /metrics every second; through its query
+# configuration, scrapes serve's /metrics every second with serve's
+# token (authorization.credentials_file: its job is up) and, as a
+# second job, without it (down: the scrape's error is serve's 401);
+# through its query
 # API, a sample scraped after the program went idle holds the GC count
 # ghc-events reads from the same stream (the one serve saved), labelled
 # with the program's name and pid, and the pause histogram counts as many
@@ -36,7 +39,7 @@ wait_all_markers live "$PHASES"
 # promtool_clean NAME: GET /metrics into $T/NAME.metrics; promtool's
 # check (syntax and its lint) must pass it.
 promtool_clean() {
-    curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/$1.metrics" \
+    scurl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/$1.metrics" \
         || fail "$1: GET /metrics failed"
     "$PROMTOOL" check metrics <"$T/$1.metrics" >"$T/$1.promtool" 2>&1 \
         || fail_showing "$T/$1.promtool" "$1: promtool check metrics rejects /metrics"
@@ -46,6 +49,12 @@ cp "$T/live.saved" "$T/live.eventlog"
 idle_since=$(date +%s.%N)
 shown_counts "$T/live.eventlog" live
 wait_until 120 prom_ready || fail_showing "$T/prometheus.log" "prometheus did not become ready"
+# serve's token in credentials_file: up; without it: down, 401.
+wait_until 60 prom_refused \
+    || fail_showing "$T/targets.json" "prometheus' scrapes are not up with the token and refused (401) without: $(cat "$T/up.json" 2>/dev/null)"
+note "prometheus: job eventlog-sink (credentials_file) up; job no-token down: $("$PYTHON" -c '
+import json, sys
+print([t["lastError"] for t in json.load(open(sys.argv[1]))["data"]["activeTargets"] if t["labels"]["job"] == "no-token"][0])' "$T/targets.json")"
 
 # query EXPR: the first sample of an instant query, as "TIMESTAMP VALUE
 # LABELS-JSON", into $T/query.out.

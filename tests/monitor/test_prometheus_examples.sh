@@ -2,7 +2,8 @@
 # test_prometheus_examples.sh: examples/prometheus/ (README, "A fleet:
 # one serve --all per host") is what Prometheus and Alertmanager take:
 # `promtool check config prometheus.yml` (which reads rules.yml beside
-# it), `promtool check rules rules.yml`, `promtool test rules
+# it, and the token file its scrape names: a copy names one of the
+# test's), `promtool check rules rules.yml`, `promtool test rules
 # rules_test.yml` (each rule fires for the program that calls for it,
 # and only then), `amtool check-config alertmanager.yml`; and every
 # metric the rules name is one `serve` really exports: its /metrics,
@@ -24,7 +25,15 @@ make_tmpdir
 T=$ELS_TMP
 EX=$ELS_TOP_SRCDIR/examples/prometheus
 
-"$PROMTOOL" check config "$EX/prometheus.yml" >"$T/config.out" 2>&1 \
+# promtool checks that the scrape's credentials_file exists: a copy
+# beside rules.yml names a token file of the test's.
+grep -q '^      credentials_file: /etc/eventlog-sink/prometheus.token$' "$EX/prometheus.yml" \
+    || fail_showing "$EX/prometheus.yml" "prometheus.yml does not scrape with serve's token (authorization.credentials_file)"
+cp "$EX/prometheus.yml" "$EX/rules.yml" "$T/" || fail "cannot copy the examples"
+(umask 077 && printf 'example-token-0123456789abcdefghijklmnop\n' >"$T/prometheus.token") \
+    || fail "cannot write $T/prometheus.token"
+sed -i "s|/etc/eventlog-sink/prometheus.token|$T/prometheus.token|" "$T/prometheus.yml"
+"$PROMTOOL" check config "$T/prometheus.yml" >"$T/config.out" 2>&1 \
     || fail_showing "$T/config.out" "promtool check config rejects prometheus.yml"
 "$PROMTOOL" check rules "$EX/rules.yml" >"$T/rules.out" 2>&1 \
     || fail_showing "$T/rules.out" "promtool check rules rejects rules.yml"
@@ -43,7 +52,7 @@ done
 # The metric names of the rules' expressions against serve's /metrics.
 start_serve file "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog"
 has_gcs() {
-    curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/metrics" &&
+    scurl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/metrics" &&
         grep -q '^ghc_gc_total{.*} [1-9]' "$T/metrics"
 }
 wait_until 30 has_gcs || fail_showing "$T/metrics" "serve's /metrics never counted the file's GCs"

@@ -14,19 +14,26 @@
 # version) and leaves serve unharmed, and a Host that is not loopback
 # gets 403 (DNS rebinding); the page shows the stream's end
 # once the program exits, and serve reconnects to the program's next run.
-# Control (serve --control, the program's sink with control=1): the page
-# opened without the token shows that a button needs the token URL; opened
-# with the start-up line's token URL, it takes the token out of the
-# address bar, and a mouse click on the Status, Flush and class-g buttons
-# shows the program's answer on the page (flush and the class toggle
-# answer ok: the patched RTS has every command); POST /api/control without the token, with a
-# wrong one, from another origin, with a Host that is not loopback, or
-# with an action off the allowlist gets 403, a GET that names an action
-# 405; a restart through it starts a new stream that serve follows.  The
-# token appears in no GET answer (page, script, state, control state,
-# events, metrics) and in serve's output only on its start-up line.
+# Every request carries serve's token (README; the routes' refusals
+# without it are tests/security/test_serve_auth.sh's): the browser opens
+# the start-up line's URL (?token=...), whose redirect leaves the page
+# at / with a cookie; opened without it, it shows serve's 401 and
+# nothing of the program.
+# Control (serve --control, the program's sink with control=1): opened
+# with the start-up line's URL, the page takes the token out of the
+# address bar, and a mouse click on the Status, Flush and class-g
+# buttons shows the program's answer on the page (flush and the class
+# toggle answer ok: the patched RTS has every command); POST
+# /api/control without the token or with a wrong one gets 401, from
+# another origin, with a Host that is not loopback, or with an action
+# off the allowlist 403, a GET that names an action 405; a restart
+# through it starts a new stream that serve follows.  The token appears
+# in no GET answer (page, script, state, control state, events,
+# metrics) and in serve's output only on its start-up line.
 # --token-file: a group-readable file is refused, a 0600 one gives the
-# token (a second serve, without a program).
+# token (a second serve, without a program, with --public-read: the
+# page opened without the token reads, and its Status button says that
+# control needs the token URL).
 # Hostile clients, against a serve of the saved stream: one pipelining
 # GET /app.js without reading leaves serve's peak RSS (VmHWM) within
 # 16 MiB of what it was and is closed past the output deadline; 64 slow
@@ -49,7 +56,6 @@ monitor_setup
 
 PHASES=2
 start_serve live "unix:$T/p.sock" --control
-TOKEN=${SERVE_URL#*#token=}
 printf '%s\n' "$TOKEN" | grep -qE '^[0-9a-f]{48}$' \
     || fail_showing "$T/live.serve.err" "no 192-bit token in the start-up URL '$SERVE_URL'"
 start_busy_live live "$PHASES" "$T/p.sock" control=1
@@ -57,17 +63,22 @@ wait_all_markers live "$PHASES"
 
 # Two live followers besides the browser.
 for i in 1 2; do
-    curl -sN --max-time 60 "http://127.0.0.1:$PORT/events" >"$T/sse$i.out" 2>/dev/null &
+    scurl -sN --max-time 60 "http://127.0.0.1:$PORT/events" >"$T/sse$i.out" 2>/dev/null &
     bg_register $!
 done
 
 # --- The page in a browser, against the live program ---------------------
-# Opened without the token: it reads, and a button says what it lacks.
+# Opened without the token: serve's 401, and nothing of the program.
+"$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+    "http://127.0.0.1:$PORT/" 'document.body.innerText.startsWith("401 Unauthorized")' \
+    'document.body.innerText' "$T/refused.png" 60 >"$T/refused.json" 2>"$T/refused-browser.err" \
+    || fail_showing "$T/refused-browser.err" "the browser did not get serve's 401 without the token"
+for w in work Busy busy "$ppid"; do
+    ! grep -qF -- "$w" "$T/refused.json" || fail_showing "$T/refused.json" "the page refused without the token shows '$w'"
+done
+# Opened with the start-up line's URL: the cookie, and the page at /
+# without the token in the address bar.
 size_before=$(wc -c <"$T/live.saved")
-cat >"$T/notoken.json" <<'EOF'
-[{"click": "#ctl-status", "wait": "document.getElementById('ctl-answer').textContent.indexOf('token') > 0",
-  "read": "document.getElementById('ctl-answer').textContent"}]
-EOF
 ready='document.getElementById("markers").textContent == "'$(( 2 * PHASES + 1 ))'"
        && document.getElementById("speedscope").href.indexOf("from=") > 0
        && !document.getElementById("control").hidden'
@@ -76,9 +87,10 @@ values='({gc: document.getElementById("gc-count").textContent,
          msgs: document.getElementById("user-messages").textContent,
          markers: document.getElementById("markers").textContent,
          program: document.getElementById("program").textContent,
-         loss: document.getElementById("loss").textContent})'
-ELS_BROWSER_STEPS=$T/notoken.json "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
-    "http://127.0.0.1:$PORT/" "$ready" "$values" "$T/serve.png" 90 \
+         loss: document.getElementById("loss").textContent,
+         href: location.href})'
+"$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+    "$SERVE_URL" "$ready" "$values" "$T/serve.png" 90 \
     >"$T/dom.json" 2>"$T/browser.err" \
     || fail_showing "$T/browser.err" "the browser could not read the page"
 size_after=$(wc -c <"$T/live.saved")
@@ -87,13 +99,8 @@ size_after=$(wc -c <"$T/live.saved")
 kill -0 "$ppid" 2>/dev/null || fail "the program ended before the page was read"
 cp "$T/live.saved" "$T/live.eventlog"
 shown_counts "$T/live.eventlog" live
-read -r gc threads msgs markers program < <(json_get "$T/dom.json" values.gc values.threads \
-    values.msgs values.markers values.program)
-notoken=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0])' "$T/dom.json")
-case $notoken in
-"status: control needs the page's token URL (see serve's start-up line"*) ;;
-*) fail "the page without the token answers the Status button '$notoken'" ;;
-esac
+read -r gc threads msgs markers program href < <(json_get "$T/dom.json" gc threads msgs markers program href)
+[ "$href" = "http://127.0.0.1:$PORT/" ] || fail "the page opened with the token URL is at '$href'"
 note "page: $gc GCs, $threads threads, $msgs messages, $markers markers, program $program"
 [ "$gc" -eq "$SHOWN_GC" ] || fail "page: $gc GCs, ghc-events $SHOWN_GC"
 [ "$threads" -eq "$SHOWN_THREADS" ] || fail "page: $threads threads, ghc-events $SHOWN_THREADS"
@@ -129,13 +136,13 @@ printf 'GARBAGE\r\n\r\n' | raw garbage 400
 printf 'GET / HTTP/1.1\r\n\r\n' | raw no-host 400
 printf 'GET / HTTP/2.0\r\nHost: x\r\n\r\n' | raw version 505
 printf 'DELETE / HTTP/1.1\r\nHost: x\r\n\r\n' | raw method 405
-printf 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello' | raw body 413
+printf 'POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 5\r\n\r\nhello' "$TOKEN" | raw body 413
 printf 'GET /%s HTTP/1.1\r\nHost: x\r\n\r\n' "$(head -c 3000 /dev/zero | tr '\0' a)" | raw long-uri 414
 { printf 'GET / HTTP/1.1\r\nHost: x\r\n'; for i in $(seq 1 400); do printf 'X-Pad-%d: %s\r\n' "$i" aaaaaaaaaaaaaaaaaaaaaaaa; done; printf '\r\n'; } | raw huge-head 431
-printf 'GET /nothing-here HTTP/1.1\r\nHost: localhost\r\n\r\n' | raw not-found 404
+printf 'GET /nothing-here HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer %s\r\n\r\n' "$TOKEN" | raw not-found 404
 # DNS rebinding: a page elsewhere whose name now points here.
-printf 'GET /api/state HTTP/1.1\r\nHost: evil.example:%s\r\n\r\n' "$PORT" | raw rebinding 403
-printf 'GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n' "$PORT" | raw loopback-host 200
+printf 'GET /api/state HTTP/1.1\r\nHost: evil.example:%s\r\nAuthorization: Bearer %s\r\n\r\n' "$PORT" "$TOKEN" | raw rebinding 403
+printf 'GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\n\r\n' "$PORT" "$TOKEN" | raw loopback-host 200
 printf 'GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n' | raw control-char 400
 printf 'GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n' | raw folding 400
 # A client that connects and says nothing does not block others.
@@ -144,10 +151,10 @@ state idle-client || fail "serve does not answer while an idle client is connect
 exec {idle_fd}>&-
 
 # /metrics and the speedscope export answer too.
-curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/metrics.txt" || fail "/metrics failed"
+scurl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/metrics.txt" || fail "/metrics failed"
 grep -q '^ghc_gc_total{program="busy",pid="'"$ppid"'"} '"$SHOWN_GC"'$' "$T/metrics.txt" \
     || fail_showing "$T/metrics.txt" "/metrics lacks ghc_gc_total $SHOWN_GC for pid $ppid"
-curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/speedscope" -o "$T/speedscope.json" \
+scurl -sf --max-time 10 "http://127.0.0.1:$PORT/api/speedscope" -o "$T/speedscope.json" \
     || fail "/api/speedscope failed"
 "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["profiles"][0]["type"] == "sampled"' \
     "$T/speedscope.json" || fail_showing "$T/speedscope.json" "/api/speedscope is not a speedscope profile"
@@ -181,7 +188,8 @@ assert status.startswith("status: ok: running on unix:%s; protocol 2;" % sys.arg
 assert flush.startswith(sys.argv[3]), (flush, sys.argv[3])
 assert cls.startswith(sys.argv[4]), (cls, sys.argv[4])
 v = d["values"]
-# The token left the address bar for the tab's storage.
+# The token left the address bar (the query for the cookie, the
+# redirect's fragment) for the tab's storage.
 assert v["href"] == "http://127.0.0.1:%s/" % sys.argv[6], v["href"]
 assert v["kept"] == sys.argv[5], v["kept"]
 print("# page: %s | %s | %s | %s" % (status[:60], flush, cls, v["state"]))
@@ -198,13 +206,13 @@ post() {
           "http://127.0.0.1:$PORT/api/control?$query") || true
     [ "$got" = "$want" ] || fail_showing "$T/$name.post" "$name: POST /api/control?$query: status $got, expected $want"
 }
-POST_TOKEN= post no-token 403 cmd=status
-grep -q "control needs the token" "$T/no-token.post" || fail_showing "$T/no-token.post" "no-token: no reason given"
+POST_TOKEN= post no-token 401 cmd=status
+grep -q "this needs serve's token" "$T/no-token.post" || fail_showing "$T/no-token.post" "no-token: no reason given"
 # Wrong in its last character only.
 case $TOKEN in *0) wrong=${TOKEN%?}1 ;; *) wrong=${TOKEN%?}0 ;; esac
-POST_TOKEN=$wrong post wrong-token 403 cmd=status
-grep -q "wrong control token" "$T/wrong-token.post" || fail_showing "$T/wrong-token.post" "wrong-token: no reason given"
-POST_TOKEN=${TOKEN}0 post long-token 403 cmd=status
+POST_TOKEN=$wrong post wrong-token 401 cmd=status
+grep -q "wrong token" "$T/wrong-token.post" || fail_showing "$T/wrong-token.post" "wrong-token: no reason given"
+POST_TOKEN=${TOKEN}0 post long-token 401 cmd=status
 printf 'POST /api/control?cmd=status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Eventlog-Sink-Token: %s\r\nX-Eventlog-Sink-Token: %s\r\n\r\n' \
     "$TOKEN" "$TOKEN" | raw two-tokens 400
 post cross-origin 403 cmd=status -H "Origin: http://evil.example"
@@ -218,9 +226,9 @@ post bad-class 403 "cmd=toggle-class&class=x"
 post no-cmd 403 ""
 post same-origin 200 cmd=status -H "Origin: http://127.0.0.1:$PORT"
 [ "$(json_get "$T/same-origin.post" ok)" = true ] || fail_showing "$T/same-origin.post" "same-origin status failed"
-got=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/api/control?cmd=stop")
+got=$(scurl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/api/control?cmd=stop")
 [ "$got" = 405 ] || fail "GET /api/control?cmd=stop: status $got, expected 405"
-got=$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/api/state")
+got=$(scurl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/api/state")
 [ "$got" = 405 ] || fail "POST /api/state: status $got, expected 405"
 kill -0 "$ppid" 2>/dev/null || fail "the program died"
 
@@ -233,9 +241,9 @@ wait_until 30 restarted || fail "serve does not follow the restarted stream: $(h
 
 # The token in no answer to a GET, and in serve's output only where it
 # was given out.
-curl -sf --max-time 10 "http://127.0.0.1:$PORT/" -o "$T/index.get" || fail "GET / failed"
-curl -sf --max-time 10 "http://127.0.0.1:$PORT/app.js" -o "$T/app.get" || fail "GET /app.js failed"
-curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/control" -o "$T/control.get" || fail "GET /api/control failed"
+scurl -sf --max-time 10 "http://127.0.0.1:$PORT/" -o "$T/index.get" || fail "GET / failed"
+scurl -sf --max-time 10 "http://127.0.0.1:$PORT/app.js" -o "$T/app.get" || fail "GET /app.js failed"
+scurl -sf --max-time 10 "http://127.0.0.1:$PORT/api/control" -o "$T/control.get" || fail "GET /api/control failed"
 for f in index.get app.get control.get sse1.out sse2.out metrics.txt restarted.state; do
     [ -s "$T/$f" ] || fail "$f: nothing to search for the token"
     ! grep -qF "$TOKEN" "$T/$f" || fail_showing "$T/$f" "the token is in a GET answer ($f)"
@@ -273,9 +281,6 @@ timeout 30 "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --control --token-file "$
     >/dev/null 2>"$T/tf-open.err" && fail "serve took a group-readable --token-file"
 grep -qF "token-file $T/token: mode 640 lets others read or change it (chmod 600)" "$T/tf-open.err" \
     || fail_showing "$T/tf-open.err" "no clear error for a group-readable --token-file"
-"$ELS_SINK_TOOL" serve --token-file "$T/token" "unix:$T/p.sock" >/dev/null 2>"$T/tf-usage.err"
-[ $? = 2 ] && grep -q "needs --control" "$T/tf-usage.err" \
-    || fail_showing "$T/tf-usage.err" "--token-file without --control is not a usage error"
 # A NUL byte would cut the token short.
 printf '%s\0x\n' "$ftoken" >"$T/token-nul"
 chmod 600 "$T/token-nul"
@@ -284,14 +289,31 @@ timeout 30 "$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --control --token-file "$
 grep -qF "token-file $T/token-nul: expected a token of 32 to 128 characters" "$T/tf-nul.err" \
     || fail_showing "$T/tf-nul.err" "no clear error for a --token-file with a NUL byte"
 chmod 600 "$T/token"
-start_serve tf "unix:$T/p.sock" --control --token-file "$T/token"
+# With --public-read too: the page reads without a token, and a button
+# says what it lacks.
+start_serve tf "unix:$T/p.sock" --control --token-file "$T/token" --public-read
 ! grep -qF "$ftoken" "$T/tf.serve.err" || fail_showing "$T/tf.serve.err" "serve printed the file's token"
-grep -qF "#token= followed by the token in $T/token" "$T/tf.serve.err" \
-    || fail_showing "$T/tf.serve.err" "the start-up line does not say where the token is"
-post tf-made 403 cmd=status
+grep -qF "serving http://127.0.0.1:$PORT/ (open http://127.0.0.1:$PORT/?token= followed by the token in $T/token, or send 'Authorization: Bearer' and that token)" \
+    "$T/tf.serve.err" || fail_showing "$T/tf.serve.err" "the start-up line does not say where the token is"
+grep -q "warning: --public-read" "$T/tf.serve.err" || fail_showing "$T/tf.serve.err" "no warning for --public-read"
+post tf-made 401 cmd=status
+POST_TOKEN= post tf-none 401 cmd=status
 POST_TOKEN=$ftoken post tf-file 200 cmd=status
 [ "$(json_get "$T/tf-file.post" action ok)" = "status false" ] \
     || fail_showing "$T/tf-file.post" "the file's token did not reach the action (no program runs)"
+cat >"$T/notoken.json" <<'EOF'
+[{"click": "#ctl-status", "wait": "document.getElementById('ctl-answer').textContent.indexOf('token') > 0",
+  "read": "document.getElementById('ctl-answer').textContent"}]
+EOF
+ELS_BROWSER_STEPS=$T/notoken.json "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+    "http://127.0.0.1:$PORT/" '!document.getElementById("control").hidden' 'location.href' \
+    "$T/notoken.png" 60 >"$T/notoken.out" 2>"$T/notoken-browser.err" \
+    || fail_showing "$T/notoken-browser.err" "the browser could not read the --public-read page"
+notoken=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"][0])' "$T/notoken.out")
+case $notoken in
+"status: control needs the page's token URL (see serve's start-up line: http://HOST:PORT/?token=...)") ;;
+*) fail "the --public-read page without the token answers the Status button '$notoken'" ;;
+esac
 kill -TERM "$spid"
 wait_pid "$spid" 30 || fail "serve (--token-file) did not exit 0 on SIGTERM"
 # --- Hostile clients ---------------------------------------------------------
@@ -299,11 +321,13 @@ wait_pid "$spid" 30 || fail "serve (--token-file) did not exit 0 on SIGTERM"
 # (ELS_SERVE_TEST_*_MS, for tests only; serve's own are 10 s for a head
 # and 15 s over the output bound).  Each attack, then what must hold:
 # memory, a deadline met, the page and /metrics still answered.
-# attack MODE ARGS...: a raw-socket client (Python), see each use.
+# attack MODE ARGS...: a raw-socket client (Python) with serve's token,
+# see each use.
 attack() {
-    "$PYTHON" - "$@" <<'PY'
-import select, socket, sys, time
+    TOKEN=$TOKEN "$PYTHON" - "$@" <<'PY'
+import os, select, socket, sys, time
 mode, port = sys.argv[1], int(sys.argv[2])
+auth = b"Authorization: Bearer " + os.environ["TOKEN"].encode() + b"\r\n"
 def conn():
     return socket.create_connection(("127.0.0.1", port), timeout=30)
 def status(s):
@@ -325,7 +349,7 @@ if mode == "pipeline":
     n, guard = int(sys.argv[3]), float(sys.argv[4])
     s = conn()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    req = b"GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    req = b"GET /app.js HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + b"\r\n"
     data, sent = req * n, 0
     s.setblocking(False)
     end = time.time() + guard
@@ -337,7 +361,7 @@ if mode == "pipeline":
     # Two requests on another connection: serve's loop has been round.
     for _ in range(2):
         t = conn()
-        t.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        t.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + b"Connection: close\r\n\r\n")
         st = status(t)
         t.close()
     print(sent // len(req), st, "closed" if gone(s, guard) else "open")
@@ -369,13 +393,13 @@ elif mode == "events":
     socks, codes = [], []
     for _ in range(n):
         s = conn()
-        s.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        s.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + b"\r\n")
         codes.append(status(s))
         socks.append(s)
     out = [str(codes.count("200")), str(codes.count("503"))]
     for path in ("/", "/metrics"):
         t = conn()
-        t.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        t.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + b"Connection: close\r\n\r\n")
         out.append(status(t))
         t.close()
     print(" ".join(out))
@@ -404,7 +428,7 @@ note "pipelining: $sent requests sent unread; serve's peak RSS $base_kb -> $peak
 read -r closed last < <(attack loris "$PORT" 64 1 30) || fail "slow clients: the client failed"
 note "slow clients: $closed of 64 closed, the last after $last s"
 [ "$closed" = 64 ] || fail "slow clients: serve closed $closed of 64 within 30 s (head deadline 3 s)"
-got=$(curl -s --max-time 10 -o "$T/after-loris.html" -w '%{http_code}' "http://127.0.0.1:$PORT/")
+got=$(scurl -s --max-time 10 -o "$T/after-loris.html" -w '%{http_code}' "http://127.0.0.1:$PORT/")
 [ "$got" = 200 ] || fail "slow clients: GET / answered $got after they were closed"
 
 # 64 event streams asked for (every slot): at most half are served, the

@@ -6,16 +6,20 @@
 # In a discovery directory of the test's own (XDG_RUNTIME_DIR), serve
 # --all starts first, with no program; Prometheus (Debian package,
 # started here on loopback with a generated configuration, 1 s scrape
-# interval, its own data directory) scrapes its /metrics.  Then three
+# interval, its own data directory) scrapes its /metrics with serve's
+# token (authorization.credentials_file): up; a second job without the
+# token is down, its scrapes answered 401.  Then three
 # copies of tests/ghc/Busy.hs named alpha, beta and gamma start, each on
 # its own unix: sink, and serve follows them without a restart.
 # Checked: `promtool check metrics` passes /metrics with the three
 # programs (each metric family once); through Prometheus' query API,
 # each program's ghc_gc_total, labelled with its name and pid and
 # scraped after it went idle, equals the GCs ghc-events counts in the
-# stream serve read (its --save-dir copy); headless Chromium shows the
+# stream serve read (its --save-dir copy); headless Chromium, opening
+# the start-up line's URL (?token=, traded for a cookie), shows the
 # index page listing the three with links to their pages, and a
-# program's page (/p/PID/) shows that program live through the same
+# program's page (/p/PID/?token=...) is left at /p/PID/ and shows that
+# program live through the same
 # script as single-program serve (relative URLs); after beta exits its
 # series leave /metrics and Prometheus' instant query finds none, while
 # alpha and gamma stay.  Last, a program that floods its sink and exits
@@ -77,7 +81,7 @@ note "alpha $pid_alpha, beta $pid_beta, gamma $pid_gamma"
 # all_markers PID: serve's view of the program (its /p/PID/api/state)
 # counts the 5 markers of its 2 phases.
 all_markers() {
-    curl -sf --max-time 10 "http://127.0.0.1:$PORT/p/$1/api/state" -o "$T/$1.state" &&
+    scurl -sf --max-time 10 "http://127.0.0.1:$PORT/p/$1/api/state" -o "$T/$1.state" &&
         [ "$(json_get "$T/$1.state" user.markers)" -ge 5 ]
 }
 for n in $NAMES; do
@@ -87,7 +91,7 @@ for n in $NAMES; do
 done
 idle_since=$(date +%s.%N)
 
-curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/all.metrics" \
+scurl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/all.metrics" \
     || fail "GET /metrics failed"
 "$PROMTOOL" check metrics <"$T/all.metrics" >"$T/promtool.out" 2>&1 \
     || fail_showing "$T/promtool.out" "promtool check metrics rejects serve --all's /metrics"
@@ -96,6 +100,12 @@ curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/all.metrics" \
 note "promtool passes /metrics: $(grep -c '^ghc_gc_total{' "$T/all.metrics") ghc_gc_total series"
 
 wait_until 120 prom_ready || fail_showing "$T/prometheus.log" "prometheus did not become ready"
+# The scrape without the token fails (serve's 401); with it, up.
+wait_until 60 prom_refused \
+    || fail_showing "$T/targets.json" "prometheus' scrapes are not up with the token and refused (401) without: $(cat "$T/up.json" 2>/dev/null)"
+note "prometheus: job eventlog-sink (credentials_file) up; job no-token down: $("$PYTHON" -c '
+import json, sys
+print([t["lastError"] for t in json.load(open(sys.argv[1]))["data"]["activeTargets"] if t["labels"]["job"] == "no-token"][0])' "$T/targets.json")"
 # query EXPR: the instant query's samples as lines "TIMESTAMP VALUE
 # PROGRAM PID" into $T/query.out (none: empty).
 query() {
@@ -135,7 +145,7 @@ query 'count(ghc_gc_total)' && read -r _ count _ <"$T/query.out"
 
 # --- The index page and a program's page in Chromium -------------------
 "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
-    "http://127.0.0.1:$PORT/" \
+    "$SERVE_URL" \
     "document.querySelectorAll('tr.program').length === 3" \
     "Array.from(document.querySelectorAll('tr.program')).map(r => [r.querySelector('a').textContent, r.querySelector('a').getAttribute('href'), r.cells[2].textContent]).sort()" \
     "$T/index.png" 60 >"$T/index.json" 2>"$T/browser.err" \
@@ -149,19 +159,21 @@ print(json.dumps(sorted([[a[i], "p/%s/" % a[i + 1]] for i in range(0, len(a), 2)
 [ "$got" = "$want" ] || fail "index page lists $got, expected $want"
 note "index page: $(cat "$T/index.json")"
 "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
-    "http://127.0.0.1:$PORT/p/$pid_gamma/" \
+    "http://127.0.0.1:$PORT/p/$pid_gamma/?token=$TOKEN" \
     "document.getElementById('pid').textContent === '$pid_gamma'" \
-    "[document.getElementById('program').textContent, document.getElementById('pid').textContent]" \
+    "[document.getElementById('program').textContent, document.getElementById('pid').textContent, location.href]" \
     "$T/gamma.png" 60 >"$T/gamma.json" 2>"$T/browser2.err" \
     || fail_showing "$T/browser2.err" "chromium: gamma's page /p/$pid_gamma/ never showed its pid"
 note "gamma's page: $(cat "$T/gamma.json")"
+[ "$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))[2])' "$T/gamma.json")" = "http://127.0.0.1:$PORT/p/$pid_gamma/" ] \
+    || fail "gamma's page, opened with ?token=, is not at /p/$pid_gamma/ without it: $(cat "$T/gamma.json")"
 
 # --- A program that exits leaves /metrics and Prometheus -----------------
 # shellcheck disable=SC2154
 exec {in_beta}>&-
 wait_pid "$pid_beta" 60 || fail_showing "$T/beta.err" "beta did not exit cleanly"
 beta_gone_from_metrics() {
-    curl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/after.metrics" &&
+    scurl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/after.metrics" &&
         ! grep -q "pid=\"$pid_beta\"" "$T/after.metrics"
 }
 wait_until 30 beta_gone_from_metrics \

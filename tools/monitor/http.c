@@ -179,6 +179,17 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
             if (!http_field(vp, vq, req->authorization,
                             sizeof req->authorization, &req->has_authorization))
                 return -400;
+        } else if (http_ieq(p, nlen, "cookie")) {
+            /* Joined, not refused when repeated: see struct
+             * http_request.  Fits, as the head does. */
+            size_t have = strlen(req->cookie), add = (size_t)(vq - vp);
+            size_t sep = have > 0 ? 2 : 0;
+            if (have + sep + add >= sizeof req->cookie)
+                return -431;
+            memcpy(req->cookie + have, "; ", sep);
+            memcpy(req->cookie + have + sep, vp, add);
+            req->cookie[have + sep + add] = '\0';
+            req->has_cookie = true;
         } else if (http_ieq(p, nlen, "content-type")) {
             if (!http_field(vp, vq, req->content_type,
                             sizeof req->content_type, &has_type))
@@ -257,6 +268,75 @@ bool http_token_matches(const char *expected, const char *given)
     return diff == 0;
 }
 
+const char *http_bearer_token(const char *authorization)
+{
+    if (strncasecmp(authorization, "Bearer ", 7) != 0)
+        return NULL;
+    const char *t = authorization + 7;
+    while (*t == ' ')
+        t++;
+    return t;
+}
+
+bool http_cookie_matches(const char *cookies, const char *name,
+                         const char *expected)
+{
+    /* RFC 6265 section 5.4: "name=value" pairs separated by "; "; a
+     * value may be quoted.  Lenient about the spaces (other clients). */
+    size_t nl = strlen(name);
+    bool found = false;
+    for (const char *p = cookies; *p != '\0';) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *semi = strchr(p, ';');
+        const char *e = semi ? semi : p + strlen(p);
+        const char *eq = memchr(p, '=', (size_t)(e - p));
+        if (eq != NULL) {
+            const char *ne = eq, *v = eq + 1, *ve = e;
+            http_trim(&p, &ne);
+            http_trim(&v, &ve);
+            if (ve - v >= 2 && *v == '"' && ve[-1] == '"') {
+                v++;
+                ve--;
+            }
+            char value[HTTP_TOKEN_MAX + 1];
+            if ((size_t)(ne - p) == nl && memcmp(p, name, nl) == 0 &&
+                (size_t)(ve - v) < sizeof value) {
+                memcpy(value, v, (size_t)(ve - v));
+                value[ve - v] = '\0';
+                /* No early exit: every cookie of the name is compared. */
+                found |= http_token_matches(expected, value);
+            }
+        }
+        p = semi ? semi + 1 : e;
+    }
+    return found;
+}
+
+bool http_query_without(const char *query, const char *key, char *out,
+                        size_t len)
+{
+    size_t kl = strlen(key), n = 0;
+    for (const char *p = query; *p != '\0';) {
+        const char *amp = strchr(p, '&');
+        const char *e = amp ? amp : p + strlen(p);
+        bool named = (size_t)(e - p) >= kl && memcmp(p, key, kl) == 0 &&
+                     (p + kl == e || p[kl] == '=');
+        if (!named && e > p) {
+            size_t add = (size_t)(e - p) + (n > 0);
+            if (n + add >= len)
+                return false;
+            if (n > 0)
+                out[n++] = '&';
+            memcpy(out + n, p, (size_t)(e - p));
+            n += (size_t)(e - p);
+        }
+        p = amp ? amp + 1 : e;
+    }
+    out[n] = '\0';
+    return true;
+}
+
 bool http_query_str(const char *query, const char *key, char *out, size_t len)
 {
     size_t kl = strlen(key);
@@ -308,6 +388,9 @@ const char *http_reason(int status)
 {
     switch (status) {
     case 200: return "OK";
+    case 301: return "Moved Permanently";
+    case 303: return "See Other";
+    case 401: return "Unauthorized";
     case 400: return "Bad Request";
     case 404: return "Not Found";
     case 403: return "Forbidden";

@@ -39,10 +39,16 @@ struct http_request {
      * each action (serve_routes.c compares it); "" if none. */
     char token[HTTP_TOKEN_MAX + 1];
     bool has_token;
-    /* Authorization, as the webhook of serve --all takes it ("Bearer
-     * TOKEN"); "" if none. */
+    /* Authorization, as scrapers and the webhook of serve --all send
+     * the token ("Bearer TOKEN": http_bearer_token()); "" if none. */
     char authorization[HTTP_AUTH_MAX + 1];
     bool has_authorization;
+    /* Every Cookie field's value, joined with "; " (RFC 6265 section
+     * 5.4: a browser sends one; a proxy from HTTP/2 may send several).
+     * It cannot be too long: the whole head fits HTTP_HEAD_MAX.  Read
+     * with http_cookie_matches(). */
+    char cookie[HTTP_HEAD_MAX];
+    bool has_cookie;
     char content_type[128];         /* "" if none */
     uint64_t content_length;        /* 0 without Content-Length */
     bool expect_continue;           /* Expect: 100-continue */
@@ -60,8 +66,8 @@ struct http_request {
  * (Transfer-Encoding), 413 a Content-Length of more than
  * HTTP_LENGTH_DIGITS digits, 400 a Content-Length that is not digits or
  * a Host, Origin, X-Eventlog-Sink-Token, Authorization, Content-Type or
- * Content-Length field longer than req holds or given twice, 431 head
- * too long, 505 not HTTP/1.x. */
+ * Content-Length field longer than req holds or given twice (Cookie may
+ * come more than once), 431 head too long, 505 not HTTP/1.x. */
 int http_parse_request(const char *buf, size_t len, struct http_request *req);
 
 /* The decimal value of key in a query ("from=5&to=9"); false if absent
@@ -83,6 +89,25 @@ bool http_host_is_loopback(const char *host);
  * not on where the two differ: a client that times the answers learns
  * nothing of the token. */
 bool http_token_matches(const char *expected, const char *given);
+
+/* The token of an Authorization value "Bearer TOKEN" (the scheme's name
+ * in any case, then one or more spaces: RFC 9110 section 11.4), or NULL
+ * for another scheme or none. */
+const char *http_bearer_token(const char *authorization);
+
+/* Does a cookie named name in cookies (a request's cookie: "a=1; b=2")
+ * have the value expected (http_token_matches(), so in time that does
+ * not depend on where they differ)?  Every cookie of that name is tried:
+ * a browser sends each path's and another server on this host may have
+ * set one of the same name (cookies do not tell ports apart). */
+bool http_cookie_matches(const char *cookies, const char *name,
+                         const char *expected);
+
+/* query without its parameters named key ("token=X&from=5" without
+ * "token": "from=5"), into out (len > 0 bytes); false if it does not
+ * fit. */
+bool http_query_without(const char *query, const char *key, char *out,
+                        size_t len);
 
 const char *http_reason(int status);
 

@@ -203,11 +203,13 @@ $("win-all").onclick = () => { pickWindow("all"); refreshTimeline(); };
 
 // Control buttons (serve --control): each POSTs its action to
 // /api/control and shows the program's answer.  The section stays hidden
-// when serve has no control session to offer.  Actions need the token
-// that serve's start-up line gives in the page URL's fragment
-// (#token=...): kept for this tab in sessionStorage, then taken out of
-// the address bar (out of bookmarks, history and screen shares), and
-// sent in a request field, never in a URL.
+// when serve has no control session to offer.  The page's own requests
+// carry the session cookie that opening serve's start-up URL
+// (/?token=...) set; actions need the token itself, which serve's
+// redirect from that URL gives the page in its fragment (#token=...):
+// kept for this tab in sessionStorage, then taken out of the address bar
+// (out of bookmarks, history and screen shares), and sent in a request
+// field, never in a URL.
 const TOKEN_KEY = "eventlog-sink-token";
 (function takeToken() {
   const t = new URLSearchParams(location.hash.slice(1)).get("token");
@@ -222,7 +224,7 @@ async function control(action, cls) {
   if (!token) {
     ans.className = "bad";
     ans.textContent = action + ": control needs the page's token URL " +
-      "(see serve's start-up line: http://HOST:PORT/#token=...)";
+      "(see serve's start-up line: http://HOST:PORT/?token=...)";
     return;
   }
   ans.className = "busy";
@@ -274,4 +276,17 @@ const es = new EventSource("events");
 es.onmessage = (e) => {
   showState(JSON.parse(e.data));
   if (controlEnabled) refreshControl();   // the session's state, e.g. closed by a restart
+};
+// A stream refused for good: serve may have restarted (a new cookie at
+// each start) and wants its start-up URL again.
+es.onerror = async () => {
+  if (es.readyState !== EventSource.CLOSED) return;
+  try {
+    const r = await fetch("api/state");
+    if (r.status === 401)
+      setText("source", "not authorized (serve restarted?): open the URL on " +
+              "serve's start-up line (http://HOST:PORT/?token=...)");
+  } catch (e) {
+    console.error("events: " + e);
+  }
 };
