@@ -194,12 +194,20 @@ targets = json.load(open(sys.argv[1]))["data"]["activeTargets"]
 up = {r["metric"]["job"]: r["value"][1]
       for r in json.load(open(sys.argv[2]))["data"]["result"]}
 by_job = {t["labels"]["job"]: t for t in targets}
-bad, good = by_job["no-token"], by_job["eventlog-sink"]
-ok = (bad["health"] == "down" and "401" in bad["lastError"] and
+bad, good = by_job.get("no-token"), by_job.get("eventlog-sink")
+ok = (bad is not None and good is not None and
+      bad["health"] == "down" and "401" in bad["lastError"] and
       good["health"] == "up" and up.get("no-token") == "0" and
       up.get("eventlog-sink") == "1")
 sys.exit(0 if ok else 1)
 PY
+}
+# run_prometheus CONFIG: Prometheus with CONFIG on PROM_PORT, as above.
+run_prometheus() {
+    "$PROMETHEUS" --config.file="$1" --storage.tsdb.path="$T/prom" \
+        --web.listen-address="127.0.0.1:$PROM_PORT" >"$T/prometheus.log" 2>&1 &
+    prom_pid=$!
+    bg_register "$prom_pid"
 }
 prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null; }
 
