@@ -120,7 +120,8 @@ done
 
 # --- Bad HTTP input ----------------------------------------------------------
 # raw NAME WANT: send stdin as a raw request; the status must be WANT and
-# serve must answer the next request normally.
+# serve must answer the next request normally.  Run at the end of a
+# pipeline, in a subshell: `|| exit 1` makes its failure the test's.
 raw() {
     local name=$1 want=$2 got fd line=
     exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || fail "$name: cannot connect"
@@ -132,19 +133,19 @@ raw() {
     kill -0 "$spid" 2>/dev/null || fail "$name: serve died"
     state after-"$name" || fail "$name: serve does not answer afterwards"
 }
-printf 'GARBAGE\r\n\r\n' | raw garbage 400
-printf 'GET / HTTP/1.1\r\n\r\n' | raw no-host 400
-printf 'GET / HTTP/2.0\r\nHost: x\r\n\r\n' | raw version 505
-printf 'DELETE / HTTP/1.1\r\nHost: x\r\n\r\n' | raw method 405
-printf 'POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 5\r\n\r\nhello' "$TOKEN" | raw body 413
-printf 'GET /%s HTTP/1.1\r\nHost: x\r\n\r\n' "$(head -c 3000 /dev/zero | tr '\0' a)" | raw long-uri 414
-{ printf 'GET / HTTP/1.1\r\nHost: x\r\n'; for i in $(seq 1 400); do printf 'X-Pad-%d: %s\r\n' "$i" aaaaaaaaaaaaaaaaaaaaaaaa; done; printf '\r\n'; } | raw huge-head 431
-printf 'GET /nothing-here HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer %s\r\n\r\n' "$TOKEN" | raw not-found 404
+printf 'GARBAGE\r\n\r\n' | raw garbage 400 || exit 1
+printf 'GET / HTTP/1.1\r\n\r\n' | raw no-host 400 || exit 1
+printf 'GET / HTTP/2.0\r\nHost: x\r\n\r\n' | raw version 505 || exit 1
+printf 'DELETE / HTTP/1.1\r\nHost: x\r\n\r\n' | raw method 405 || exit 1
+printf 'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: 5\r\n\r\nhello' "$TOKEN" | raw body 413 || exit 1
+printf 'GET /%s HTTP/1.1\r\nHost: x\r\n\r\n' "$(head -c 3000 /dev/zero | tr '\0' a)" | raw long-uri 414 || exit 1
+{ printf 'GET / HTTP/1.1\r\nHost: x\r\n'; for i in $(seq 1 400); do printf 'X-Pad-%d: %s\r\n' "$i" aaaaaaaaaaaaaaaaaaaaaaaa; done; printf '\r\n'; } | raw huge-head 431 || exit 1
+printf 'GET /nothing-here HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer %s\r\n\r\n' "$TOKEN" | raw not-found 404 || exit 1
 # DNS rebinding: a page elsewhere whose name now points here.
-printf 'GET /api/state HTTP/1.1\r\nHost: evil.example:%s\r\nAuthorization: Bearer %s\r\n\r\n' "$PORT" "$TOKEN" | raw rebinding 403
-printf 'GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\n\r\n' "$PORT" "$TOKEN" | raw loopback-host 200
-printf 'GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n' | raw control-char 400
-printf 'GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n' | raw folding 400
+printf 'GET /api/state HTTP/1.1\r\nHost: evil.example:%s\r\nAuthorization: Bearer %s\r\n\r\n' "$PORT" "$TOKEN" | raw rebinding 403 || exit 1
+printf 'GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\n\r\n' "$PORT" "$TOKEN" | raw loopback-host 200 || exit 1
+printf 'GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n' | raw control-char 400 || exit 1
+printf 'GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n' | raw folding 400 || exit 1
 # A client that connects and says nothing does not block others.
 exec {idle_fd}<>/dev/tcp/127.0.0.1/"$PORT"
 state idle-client || fail "serve does not answer while an idle client is connected"
@@ -214,7 +215,7 @@ POST_TOKEN=$wrong post wrong-token 401 cmd=status
 grep -q "wrong token" "$T/wrong-token.post" || fail_showing "$T/wrong-token.post" "wrong-token: no reason given"
 POST_TOKEN=${TOKEN}0 post long-token 401 cmd=status
 printf 'POST /api/control?cmd=status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Eventlog-Sink-Token: %s\r\nX-Eventlog-Sink-Token: %s\r\n\r\n' \
-    "$TOKEN" "$TOKEN" | raw two-tokens 400
+    "$TOKEN" "$TOKEN" | raw two-tokens 400 || exit 1
 post cross-origin 403 cmd=status -H "Origin: http://evil.example"
 grep -q "another origin" "$T/cross-origin.post" || fail_showing "$T/cross-origin.post" "cross-origin: no reason given"
 post other-port 403 cmd=status -H "Origin: http://127.0.0.1:1"
