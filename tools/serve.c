@@ -1,6 +1,6 @@
 /*
  * serve.c: `eventlog-sink serve`, the live monitor as a web page and a
- * Prometheus endpoint: its command line, the control token, the
+ * Prometheus endpoint: its command line, the token, the
  * listener, and the one poll loop of its one thread.  The loop pumps the
  * eventlog source (tools/monitor/source.c) into the model (model.c),
  * closes a rate interval and pushes the state to every open page at each

@@ -1,6 +1,6 @@
 /*
  * serve.h: what the parts of `eventlog-sink serve` share: serve.c (the
- * command line, the control token, the listener and the poll loop),
+ * command line, the token, the listener and the poll loop),
  * serve_conn.c (each client's connection: slots, input, request bodies,
  * the output bound, deadlines), serve_routes.c (what each path answers),
  * and with --all serve_all.c (the programs followed) and serve_alert.c

@@ -35,7 +35,7 @@ struct http_request {
     char host[256];                 /* the Host field, "" if none */
     char origin[256];               /* the Origin field, "" if none */
     bool has_origin;
-    /* X-Eventlog-Sink-Token: the control token the page sends with
+    /* X-Eventlog-Sink-Token: serve's token as the page sends it with
      * each action (serve_routes.c compares it); "" if none. */
     char token[HTTP_TOKEN_MAX + 1];
     bool has_token;
