@@ -6,14 +6,21 @@
 # is argv[0]'s base name) run with unix: sinks and control=1, in a
 # discovery directory of the test's own (XDG_RUNTIME_DIR).  Checked:
 # `ps --json` lists both with their pids, names, endpoints and control
-# sockets, and asks each for its consumers; `top --once --json pid:PID`
+# sockets, and asks each for its consumers: two receivers the test
+# attaches to alpha and none to beta are counted as 2 and 0 (in the
+# table too); `top --once --json pid:PID`
 # reaches that program (its program name in the view); `ctl name:NAME
 # get-classes` answers from the right one (its pid in the answer's
 # session is not visible, so the test also checks a name: miss and a
 # shared name are refused); after alpha exits its entry is gone; a
 # third program killed with SIGKILL leaves its entry, which ps ignores
-# and removes; a spec with announce=0 leaves no entry.  Skips (77)
-# without GHC, ghc-events or the patched RTS.
+# and removes; a spec with announce=0 leaves no entry.  A program whose
+# spec gives a relative path (unix:app.sock, started in a directory of
+# its own) is announced with its absolute path, and the tools run in
+# another directory, where a socket of the same name feeds a fake
+# stream, reach the program and never that socket.  An entry writable by
+# others is left out of ps with a line saying why.  Skips (77) without
+# GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
@@ -68,6 +75,29 @@ PY
 "$ELS_SINK_TOOL" ps >"$T/ps.txt" 2>&1 || fail_showing "$T/ps.txt" "ps failed"
 grep -qE "^$pid_beta +beta " "$T/ps.txt" || fail_showing "$T/ps.txt" "ps does not show beta"
 
+# Consumers: two receivers on alpha (each attached once it has the
+# stream's header), none on beta; ps counts them, not its own session.
+for k in 1 2; do
+    start_receiver "alpha_c$k" "unix:$T/alpha.sock"
+done
+for k in 1 2; do
+    wait_until 60 els_has_header "$ELS_TMP/alpha_c$k.eventlog" \
+        || fail_showing "$ELS_TMP/alpha_c$k.recv.err" "receiver $k of alpha got no header"
+done
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" - "$T_PS" "$pid_alpha" "$pid_beta" <<'PY' || fail_showing "$T_PS" "ps --json does not count alpha's 2 consumers and beta's 0"
+import json, sys
+got = {e["pid"]: e for e in json.load(open(sys.argv[1]))}
+alpha, beta = got[int(sys.argv[2])], got[int(sys.argv[3])]
+assert alpha["consumers"] == 2 and alpha["sinks"][0]["consumers"] == 2, alpha
+assert beta["consumers"] == 0 and beta["sinks"][0]["consumers"] == 0, beta
+PY
+"$ELS_SINK_TOOL" ps >"$T/ps.txt" 2>&1 || fail_showing "$T/ps.txt" "ps failed"
+grep -qE "^$pid_alpha +alpha .* 2 +[0-9]+\$" "$T/ps.txt" \
+    || fail_showing "$T/ps.txt" "ps's CONSUMERS column does not say 2 for alpha"
+grep -qE "^$pid_beta +beta .* 0 +[0-9]+\$" "$T/ps.txt" \
+    || fail_showing "$T/ps.txt" "ps's CONSUMERS column does not say 0 for beta"
+
 # top pid:PID reaches that program: its view names it.
 "$ELS_SINK_TOOL" top --once --json "pid:$pid_beta" >"$T/top.json" 2>"$T/top.err" \
     || fail_showing "$T/top.err" "top --once pid:$pid_beta failed"
@@ -121,6 +151,66 @@ wait "$pid_gamma" 2>/dev/null
 "$PYTHON" -c 'import json,sys; p=[e["pid"] for e in json.load(open(sys.argv[1]))]; assert p == [int(sys.argv[2])], p' \
     "$T_PS" "$pid_beta" || fail_showing "$T_PS" "ps lists a dead program (or lost beta)"
 [ ! -e "$DIR/$pid_gamma.announce" ] || fail "ps left gamma's stale entry"
+
+# A relative path: unix:app.sock from $T/appdir.  The tools run in
+# $T/elsewhere, where another app.sock feeds a fake stream (the sample
+# eventlog of tests/data) and counts its connections.
+mkdir "$T/appdir" "$T/elsewhere"
+"$PYTHON" - "$T/elsewhere/app.sock" "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog" \
+    "$T/fake.log" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(8)
+data = open(sys.argv[2], "rb").read()
+with open(sys.argv[3], "a") as log:
+    log.write("listening\n")
+while True:
+    c, _ = s.accept()
+    with open(sys.argv[3], "a") as log:
+        log.write("connection\n")
+    try:
+        c.sendall(data)
+    except OSError:
+        pass
+    c.close()
+PY
+bg_register "$!"
+wait_until 30 grep -q listening "$T/fake.log" || fail "the fake socket did not start"
+mkfifo "$T/rel.in"
+(cd "$T/appdir" && exec "$T/gamma" 1 +RTS -N2 -I0 "--eventlog-sink=unix:app.sock?control=1" \
+    --eventlog-flush-interval=0.2 -RTS) <"$T/rel.in" >"$T/rel.out" 2>"$T/rel.err" &
+pid_rel=$!
+bg_register "$pid_rel"
+exec {in_rel}>"$T/rel.in"
+wait_until 60 grep -qx ready "$T/rel.out" || fail_showing "$T/rel.err" "the program with a relative path did not start"
+(cd "$T/elsewhere" && "$ELS_SINK_TOOL" ps --json) >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" - "$T_PS" "$pid_rel" "unix:$T/appdir/app.sock" <<'PY' || fail_showing "$T_PS" "ps does not give the relative path as the absolute one it was bound at"
+import json, sys
+e = [p for p in json.load(open(sys.argv[1])) if p["pid"] == int(sys.argv[2])]
+assert len(e) == 1, e
+s = e[0]["sinks"][0]
+assert (s["endpoint"], s["control"]) == (sys.argv[3], sys.argv[3]), s
+PY
+(cd "$T/elsewhere" && "$ELS_SINK_TOOL" top --once --json "pid:$pid_rel") >"$T/top_rel.json" 2>"$T/top_rel.err" \
+    || fail_showing "$T/top_rel.err" "top --once pid:$pid_rel from another directory failed"
+grep -q '/gamma' "$T/top_rel.json" || fail_showing "$T/top_rel.json" "top pid:$pid_rel from another directory shows another stream"
+(cd "$T/elsewhere" && "$ELS_SINK_TOOL" ctl "pid:$pid_rel" status) >"$T/ctl_rel.out" 2>&1 \
+    || fail_showing "$T/ctl_rel.out" "ctl pid:$pid_rel status from another directory failed"
+grep -qF "running on unix:$T/appdir/app.sock" "$T/ctl_rel.out" || fail_showing "$T/ctl_rel.out" "ctl pid:$pid_rel reached another socket"
+! grep -q connection "$T/fake.log" || fail "a tool connected to the socket named app.sock in its own directory"
+
+# An entry that others may write: left out, with a line saying why.
+chmod 622 "$DIR/$pid_rel.announce"
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" -c 'import json,sys; p=[e["pid"] for e in json.load(open(sys.argv[1]))]; assert int(sys.argv[2]) not in p, p' \
+    "$T_PS" "$pid_rel" || fail_showing "$T_PS" "ps lists an entry others may write"
+grep -qF "left out $DIR/$pid_rel.announce: has mode 622: others may write it" "$T/ps.err" \
+    || fail_showing "$T/ps.err" "ps does not say why it left the entry out"
+chmod 600 "$DIR/$pid_rel.announce"
+echo stop >&"$in_rel"
+wait_pid "$pid_rel" 60 || fail_showing "$T/rel.err" "the program with a relative path did not exit"
+[ ! -e "$T/appdir/app.sock" ] || fail "the relative socket outlived its program"
 
 # announce=0: no entry.
 start delta "announce=0"
