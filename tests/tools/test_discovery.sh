@@ -19,8 +19,10 @@
 # its own) is announced with its absolute path, and the tools run in
 # another directory, where a socket of the same name feeds a fake
 # stream, reach the program and never that socket.  An entry writable by
-# others is left out of ps with a line saying why.  Skips (77) without
-# GHC, ghc-events or the patched RTS.
+# others is left out of ps with a line saying why.  A program that
+# exec's another (tests/ghc/Exec.hs) is no longer listed or resolved,
+# though its entry, pid and start time stay and another listener holds
+# its TCP port.  Skips (77) without GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
@@ -35,6 +37,37 @@ DIR=$XDG_RUNTIME_DIR/eventlog-sink
 for n in alpha beta gamma delta; do
     cp "$BUSY" "$T/$n" || fail "cannot copy $BUSY"
 done
+
+# fake_stream ADDR LOG: another user's listener at ADDR (a UNIX socket
+# path, or tcp:PORT on 127.0.0.1) feeding every client the sample
+# eventlog of tests/data; LOG gets a line per connection.
+fake_stream() {
+    "$PYTHON" - "$1" "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog" "$2" <<'PY' &
+import socket, sys
+addr, data, log = sys.argv[1], open(sys.argv[2], "rb").read(), sys.argv[3]
+if addr.startswith("tcp:"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", int(addr[4:])))
+else:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(addr)
+s.listen(8)
+with open(log, "a") as f:
+    f.write("listening\n")
+while True:
+    c, _ = s.accept()
+    with open(log, "a") as f:
+        f.write("connection\n")
+    try:
+        c.sendall(data)
+    except OSError:
+        pass
+    c.close()
+PY
+    bg_register "$!"
+    wait_until 30 grep -qs listening "$2" || fail "the fake listener at $1 did not start"
+}
 
 # start NAME SINK-OPTIONS: NAME runs 1 phase with a unix: sink at
 # $T/NAME.sock, then waits on its stdin (a FIFO held open on fd in_NAME).
@@ -156,27 +189,7 @@ wait "$pid_gamma" 2>/dev/null
 # $T/elsewhere, where another app.sock feeds a fake stream (the sample
 # eventlog of tests/data) and counts its connections.
 mkdir "$T/appdir" "$T/elsewhere"
-"$PYTHON" - "$T/elsewhere/app.sock" "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog" \
-    "$T/fake.log" <<'PY' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1])
-s.listen(8)
-data = open(sys.argv[2], "rb").read()
-with open(sys.argv[3], "a") as log:
-    log.write("listening\n")
-while True:
-    c, _ = s.accept()
-    with open(sys.argv[3], "a") as log:
-        log.write("connection\n")
-    try:
-        c.sendall(data)
-    except OSError:
-        pass
-    c.close()
-PY
-bg_register "$!"
-wait_until 30 grep -q listening "$T/fake.log" || fail "the fake socket did not start"
+fake_stream "$T/elsewhere/app.sock" "$T/fake.log"
 mkfifo "$T/rel.in"
 (cd "$T/appdir" && exec "$T/gamma" 1 +RTS -N2 -I0 "--eventlog-sink=unix:app.sock?control=1" \
     --eventlog-flush-interval=0.2 -RTS) <"$T/rel.in" >"$T/rel.out" 2>"$T/rel.err" &
@@ -194,7 +207,12 @@ assert (s["endpoint"], s["control"]) == (sys.argv[3], sys.argv[3]), s
 PY
 (cd "$T/elsewhere" && "$ELS_SINK_TOOL" top --once --json "pid:$pid_rel") >"$T/top_rel.json" 2>"$T/top_rel.err" \
     || fail_showing "$T/top_rel.err" "top --once pid:$pid_rel from another directory failed"
-grep -q '/gamma' "$T/top_rel.json" || fail_showing "$T/top_rel.json" "top pid:$pid_rel from another directory shows another stream"
+"$PYTHON" - "$T/top_rel.json" "$pid_rel" "unix:$T/appdir/app.sock" <<'PY' || fail_showing "$T/top_rel.json" "top pid:$pid_rel from another directory shows another stream"
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert (v["program"]["name"], v["program"]["pid"]) == ("gamma", int(sys.argv[2])), v["program"]
+assert v["source"]["spec"] == sys.argv[3], v["source"]
+PY
 (cd "$T/elsewhere" && "$ELS_SINK_TOOL" ctl "pid:$pid_rel" status) >"$T/ctl_rel.out" 2>&1 \
     || fail_showing "$T/ctl_rel.out" "ctl pid:$pid_rel status from another directory failed"
 grep -qF "running on unix:$T/appdir/app.sock" "$T/ctl_rel.out" || fail_showing "$T/ctl_rel.out" "ctl pid:$pid_rel reached another socket"
@@ -211,6 +229,50 @@ chmod 600 "$DIR/$pid_rel.announce"
 echo stop >&"$in_rel"
 wait_pid "$pid_rel" 60 || fail_showing "$T/rel.err" "the program with a relative path did not exit"
 [ ! -e "$T/appdir/app.sock" ] || fail "the relative socket outlived its program"
+
+# A program that exec's: tests/ghc/Exec.hs with a tcp: and a unix: sink
+# (control on both) becomes sleep(1), keeping its pid and start time but
+# none of its sockets, and another listener takes its TCP port.  Its
+# entry stays behind; ps leaves it out (saying why) and removes it,
+# recv pid: finds nothing, and nothing connects to that listener.
+build_ghc_program exec Exec patched_ghc_lib -threaded -eventlog -rtsopts
+mkfifo "$T/ex.in"
+"$GHC_PROGRAM" sleep 600 +RTS -I0 \
+    "--eventlog-sink=tcp:127.0.0.1:0?control=1|unix:$T/ex.sock?control=1" -RTS \
+    <"$T/ex.in" >"$T/ex.out" 2>"$T/ex.err" &
+pid_ex=$!
+bg_register "$pid_ex"
+exec {in_ex}>"$T/ex.in"
+wait_until 60 grep -qx ready "$T/ex.out" || fail_showing "$T/ex.err" "the exec program did not start"
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+ex_tcp=$("$PYTHON" - "$T_PS" "$pid_ex" "unix:$T/ex.sock" <<'PY'
+import json, sys
+e = [p for p in json.load(open(sys.argv[1])) if p["pid"] == int(sys.argv[2])]
+assert len(e) == 1, e
+tcp, unix = e[0]["sinks"]
+assert tcp["endpoint"].startswith("tcp:127.0.0.1:") and tcp["control"] == tcp["endpoint"], tcp
+assert unix["endpoint"] == sys.argv[3], unix
+print(tcp["endpoint"])
+PY
+) || fail_showing "$T_PS" "ps does not list the exec program with its two sinks before it exec's"
+note "exec program $pid_ex on $ex_tcp"
+echo go >&"$in_ex"
+runs_sleep() { readlink "/proc/$pid_ex/exe" | grep -q sleep; }
+wait_until 60 runs_sleep || fail_showing "$T/ex.err" "the program did not exec sleep"
+[ -f "$DIR/$pid_ex.announce" ] || fail "the entry went with the exec (nothing left to test)"
+fake_stream "tcp:${ex_tcp##*:}" "$T/fake_tcp.log"
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" -c 'import json,sys; p=[e["pid"] for e in json.load(open(sys.argv[1]))]; assert int(sys.argv[2]) not in p, p' \
+    "$T_PS" "$pid_ex" || fail_showing "$T_PS" "ps lists a program that exec'd sleep"
+grep -qF "left out $DIR/$pid_ex.announce: pid $pid_ex no longer holds the socket" "$T/ps.err" \
+    || fail_showing "$T/ps.err" "ps does not say why it left the exec'd program out"
+[ ! -e "$DIR/$pid_ex.announce" ] || fail "ps left the exec'd program's stale entry"
+if "$ELS_SINK_TOOL" recv -o "$T/ex.eventlog" "pid:$pid_ex" >"$T/ex_recv.out" 2>&1; then
+    fail_showing "$T/ex_recv.out" "recv pid:$pid_ex of the exec'd program succeeded"
+fi
+grep -q 'no such program' "$T/ex_recv.out" || fail_showing "$T/ex_recv.out" "recv pid: of the exec'd program did not say why it failed"
+! grep -q connection "$T/fake_tcp.log" || fail "a tool connected to the listener that took the exec'd program's port"
+kill "$pid_ex" 2>/dev/null
 
 # announce=0: no entry.
 start delta "announce=0"
