@@ -6,8 +6,9 @@
  * accept or redial, and closes what it was given.  What this file does own
  * is the socket file: it refuses to replace anything that is not a stale
  * socket, creates it with its final permissions (no moment with wider
- * ones, nothing at the path followed), and removes it at close only if it
- * is still the one this process created.
+ * ones, nothing at the path followed), reports it by the absolute path it
+ * was bound at, and removes it at close only if it is still the one this
+ * process created.
  */
 #include <errno.h>
 #include <stdbool.h>
