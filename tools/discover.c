@@ -266,7 +266,7 @@ static enum disc_verdict disc_judge(const struct disc_entry *e, char *why,
         safetext_copy(shown, sizeof shown, ep, strlen(ep));
         snprintf(why, why_len, "pid %ld no longer holds the socket of %s "
                  "(socket:[%" PRIu64 "]): it exec'd another program or "
-                 "closed it; stale entry removed", e->pid, shown, missing);
+                 "closed it: stale", e->pid, shown, missing);
         return DISC_STALE;
     }
     if (r != 0) {

@@ -268,9 +268,17 @@ static bool hooks_valid(const struct elsi_writer_hooks *h)
 }
 
 /* Put w in the discovery directory (announce.h): its endpoint and its
- * control socket, with the sockets that prove them. */
-static void writer_announce(struct els_writer *w)
+ * control socket, with the sockets that prove them; an endpoint that did
+ * not fit (not whole) is not announced cut short. */
+static void writer_announce(struct els_writer *w, bool whole)
 {
+    if (!w->spec.announce)
+        return;
+    if (!whole) {
+        elsi_log(ELS_LOG_WARN, "%s...: not announced for eventlog-sink ps: "
+                 "the endpoint is too long", w->endpoint);
+        return;
+    }
     struct elsi_announce_sink a = {
         .endpoint = w->endpoint,
         .listen_fd = w->ops->style == ELS_SINK_LISTEN && w->ops->listen_fd != NULL
@@ -380,11 +388,7 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
     }
     w->life.thread_started = true;
     all_writers_add(w);
-    if (endpoint_whole)
-        writer_announce(w);
-    else
-        elsi_log(ELS_LOG_WARN, "%s...: not announced for eventlog-sink ps: "
-                 "the endpoint is too long", w->endpoint);
+    writer_announce(w, endpoint_whole);
 
     if (w->spec.wait_ms > 0) {
         /* wait-consumers=N: every consumer the user starts beside the

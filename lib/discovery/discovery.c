@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "discovery/discovery.h"
@@ -147,12 +146,14 @@ int elsi_discovery_dir_open(bool create, char *err, size_t err_len)
     }
     struct stat st;
     char why[200];
-    int r = fstat(fd, &st) != 0 ? -errno
-                                : elsi_discovery_judge(&st, geteuid(), true,
-                                                       why, sizeof why);
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        snprintf(err, err_len, "%s: %s", path, strerror(e));
+        close(fd);
+        return -e;
+    }
+    int r = elsi_discovery_judge(&st, geteuid(), true, why, sizeof why);
     if (r != 0) {
-        if (r != -EPERM && r != -EACCES && r != -ENOTDIR)
-            snprintf(why, sizeof why, "%s", strerror(-r));
         snprintf(err, err_len, "%s %s", path, why);
         close(fd);
         return r;
@@ -224,6 +225,8 @@ int elsi_discovery_holds_sockets(pid_t pid, const uint64_t *ids, size_t n,
                                  uint64_t *missing)
 {
     enum { MAX_IDS = 64 };
+    if (n == 0)
+        return 0;           /* nothing to prove */
     if (n > MAX_IDS)
         return -E2BIG;
     bool found[MAX_IDS] = { false };

@@ -60,9 +60,10 @@ int elsi_discovery_proc_start(pid_t pid, uint64_t *start);
 uint64_t elsi_discovery_socket_id(int fd);
 
 /* Does process pid hold a descriptor of every socket in ids[0..n)?  0
- * yes; -ENOENT one is not held (*missing: the first such id); -ESRCH no
- * such process; -EACCES or another -errno: cannot tell (its descriptors
- * are not ours to list).  See Note [Proof of life]. */
+ * yes (n == 0: at once, nothing to prove); -ENOENT one is not held
+ * (*missing: the first such id); -ESRCH no such process; -EACCES or
+ * another -errno: cannot tell (its descriptors are not ours to list).
+ * See Note [Proof of life]. */
 int elsi_discovery_holds_sockets(pid_t pid, const uint64_t *ids, size_t n,
                                  uint64_t *missing);
 
