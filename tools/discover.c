@@ -1,17 +1,18 @@
 /*
- * discover.c: reading the discovery directory (discover.h): which
- * directory and when to trust it, parsing the announce files' line
- * format, judging entries live or stale (and removing stale ones), and
- * turning pid:PID and name:NAME into a spec.  It mirrors the writer's
- * rules in lib/deliver/announce.c (Note [Announce files]) from their
- * description, as the control client mirrors the protocol.  Not its job:
- * asking programs anything (ps.c does), printing.
+ * discover.c: reading the discovery directory (discover.h): parsing the
+ * announce files' lines, judging each entry live, stale or untrusted by
+ * the rules the library shares with every reader (lib/discovery/
+ * discovery.h: the directory, the entry's owner and mode, absolute
+ * paths, the start time, Note [Proof of life]), removing stale entries,
+ * and turning pid:PID and name:NAME into a spec.  Not its job: asking
+ * programs anything (ps.c does), printing.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,82 +20,17 @@
 #include <unistd.h>
 
 #include "discover.h"
+#include "discovery/discovery.h"
 #include "tool.h"
 #include "safetext.h"
 #include "util.h"
 
-#define DISC_MAGIC "eventlog-sink-announce 1"
-#define DISC_SUFFIX ".announce"
 #define DISC_FILE_MAX (256 * 1024)
+#define DISC_IDS_MAX (2 * DISC_SINKS_MAX)
 
 int disc_dir_path(char *buf, size_t len)
 {
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    int n;
-    if (xdg != NULL && xdg[0] == '/') {
-        n = snprintf(buf, len, "%s/eventlog-sink", xdg);
-    } else {
-        const char *tmp = getenv("TMPDIR");
-        if (tmp == NULL || tmp[0] != '/')
-            tmp = "/tmp";
-        n = snprintf(buf, len, "%s/eventlog-sink-%lu", tmp,
-                     (unsigned long)geteuid());
-    }
-    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* The reader's side of the start time the library writes in each entry
- * (lib/deliver/announce.c, elsi_proc_start_time()): the same field read
- * the same way; kept here because the tool uses the library's public
- * names only.  A change to one is a change to both. */
-int disc_proc_start(long pid, uint64_t *start)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    util_close(fd);
-    if (n <= 0)
-        return -EPROTO;
-    buf[n] = '\0';
-    /* Fields after the command name (which may hold ')') start after
-     * the last ')'; field 3 is the state, 22 the start time. */
-    char *p = strrchr(buf, ')');
-    if (p == NULL)
-        return -EPROTO;
-    p++;
-    for (int field = 3; field < 22; field++) {
-        while (*p == ' ')
-            p++;
-        while (*p != ' ' && *p != '\0')
-            p++;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (end == p || errno != 0)
-        return -EPROTO;
-    *start = v;
-    return 0;
-}
-
-/* %XX-decode s in place. */
-static void disc_unescape(char *s)
-{
-    char *o = s;
-    for (char *p = s; *p != '\0'; p++) {
-        unsigned v;
-        if (*p == '%' && p[1] != '\0' && p[2] != '\0' &&
-            sscanf(p + 1, "%2x", &v) == 1) {
-            *o++ = (char)v;
-            p += 2;
-        } else {
-            *o++ = *p;
-        }
-    }
-    *o = '\0';
+    return elsi_discovery_dir_path(buf, len);
 }
 
 static void disc_entry_free(struct disc_entry *e)
@@ -111,16 +47,29 @@ static void disc_entry_free(struct disc_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-/* Parse one file's text (NUL-terminated, modified) into *e.  0, or
- * -EPROTO when it is not an announce file. */
+/* A socket identity from a line: a positive number, else 0. */
+static uint64_t disc_id(const char *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long id = strtoull(v, &end, 10);
+    return v[0] >= '0' && v[0] <= '9' && *end == '\0' && errno == 0 ? id : 0;
+}
+
+/* Parse one file's text (NUL-terminated, modified) into *e.  0;
+ * -EPROTONOSUPPORT an announce file of another format version; -EPROTO
+ * not an announce file. */
 static int disc_parse(char *text, struct disc_entry *e)
 {
+    static const char family[] = "eventlog-sink-announce ";
     memset(e, 0, sizeof *e);
     bool have_pid = false, have_start = false;
     char *line = text;
-    if (strncmp(line, DISC_MAGIC "\n", strlen(DISC_MAGIC) + 1) != 0)
-        return -EPROTO;
-    line += strlen(DISC_MAGIC) + 1;
+    if (strncmp(line, ELSI_DISCOVERY_MAGIC "\n",
+                strlen(ELSI_DISCOVERY_MAGIC) + 1) != 0)
+        return strncmp(line, family, sizeof family - 1) == 0
+               ? -EPROTONOSUPPORT : -EPROTO;
+    line += strlen(ELSI_DISCOVERY_MAGIC) + 1;
     while (*line != '\0') {
         char *nl = strchr(line, '\n');
         if (nl == NULL)
@@ -130,7 +79,7 @@ static int disc_parse(char *text, struct disc_entry *e)
         if (sp != NULL) {
             *sp = '\0';
             char *key = line, *v = sp + 1;
-            disc_unescape(v);
+            elsi_discovery_unescape(v);
             struct disc_sink *s = e->n_sinks > 0 ? &e->sinks[e->n_sinks - 1]
                                                  : NULL;
             if (strcmp(key, "pid") == 0) {
@@ -154,9 +103,15 @@ static int disc_parse(char *text, struct disc_entry *e)
             } else if (strcmp(key, "endpoint") == 0 && s != NULL &&
                        s->endpoint == NULL) {
                 s->endpoint = strdup(v);
+            } else if (strcmp(key, "socket") == 0 && s != NULL &&
+                       s->socket_id == 0) {
+                s->socket_id = disc_id(v);
             } else if (strcmp(key, "control") == 0 && s != NULL &&
                        s->control == NULL && strcmp(v, "-") != 0) {
                 s->control = strdup(v);
+            } else if (strcmp(key, "control-socket") == 0 && s != NULL &&
+                       s->control_id == 0) {
+                s->control_id = disc_id(v);
             }           /* unknown keys: a later version's, skipped */
         }
         line = nl + 1;
@@ -171,16 +126,33 @@ static int disc_parse(char *text, struct disc_entry *e)
 }
 
 /* Read dfd/name: its bytes (NUL-terminated, malloc'd) and the inode
- * read, or NULL. */
-static char *disc_read(int dfd, const char *name, struct stat *st)
+ * read; or NULL, with why (empty when the file went meanwhile or memory
+ * ran out: nothing to say of the entry) when the file is not one to
+ * trust (Note [Announce files]) or cannot be read. */
+static char *disc_read(int dfd, const char *name, struct stat *st, char *why,
+                       size_t why_len)
 {
+    why[0] = '\0';
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
                     O_NONBLOCK);
-    if (fd < 0)
+    if (fd < 0) {
+        if (errno == ELOOP)
+            snprintf(why, why_len, "a symbolic link: not trusted");
+        else if (errno != ENOENT)
+            snprintf(why, why_len, "cannot open: %s", strerror(errno));
         return NULL;
+    }
     char *buf = NULL;
-    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
+    if (fstat(fd, st) != 0) {
+        snprintf(why, why_len, "cannot inspect: %s", strerror(errno));
+        util_close(fd);
+        return NULL;
+    }
+    if (elsi_discovery_judge(st, geteuid(), false, why, why_len) != 0 ||
         st->st_size > DISC_FILE_MAX || (buf = malloc(DISC_FILE_MAX + 1)) == NULL) {
+        if (why[0] == '\0' && st->st_size > DISC_FILE_MAX)
+            snprintf(why, why_len, "larger than %d bytes: not read",
+                     DISC_FILE_MAX);
         util_close(fd);
         return NULL;
     }
@@ -211,32 +183,116 @@ static int disc_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Note an entry left out: "DIR/NAME: why" in its safe form. */
+static void disc_note(struct disc_list *l, const char *dir, const char *name,
+                      const char *fmt, ...)
+{
+    char why[600], raw[PATH_MAX + 700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    snprintf(raw, sizeof raw, "%s/%s: %s", dir, name, why);
+    struct disc_note *v = realloc(l->notes, (l->n_notes + 1) * sizeof *v);
+    if (v == NULL)
+        return;
+    l->notes = v;
+    size_t cap = 4 * strlen(raw) + 1;
+    char *text = malloc(cap);
+    if (text == NULL)
+        return;
+    safetext_copy(text, cap, raw, strlen(raw));
+    char *end;
+    long pid = strtol(name, &end, 10);
+    l->notes[l->n_notes++] = (struct disc_note){
+        .pid = end != name && strcmp(end, ELSI_DISCOVERY_SUFFIX) == 0 ? pid : 0,
+        .text = text,
+    };
+}
+
+enum disc_verdict { DISC_LIVE, DISC_STALE, DISC_UNTRUSTED };
+
+/* Does every endpoint of e name an absolute path, and does e's process
+ * hold every socket a reader would connect to (Note [Proof of life])?
+ * DISC_LIVE; DISC_STALE (the process is gone or holds them no more); or
+ * DISC_UNTRUSTED with why. */
+static enum disc_verdict disc_judge(const struct disc_entry *e, char *why,
+                                    size_t why_len)
+{
+    uint64_t ids[DISC_IDS_MAX];
+    const char *of[DISC_IDS_MAX];
+    size_t n = 0;
+    char shown[300], rule[200];
+    for (size_t i = 0; i < e->n_sinks; i++) {
+        const struct disc_sink *k = &e->sinks[i];
+        const char *eps[2] = { k->endpoint, k->control };
+        uint64_t eids[2] = { k->socket_id, k->control_id };
+        for (int j = 0; j < 2; j++) {
+            const char *ep = eps[j];
+            if (ep == NULL)
+                continue;
+            safetext_copy(shown, sizeof shown, ep, strlen(ep));
+            if (elsi_discovery_endpoint_check(ep, rule, sizeof rule) != 0) {
+                snprintf(why, why_len, "%s \"%s\" %s",
+                         j ? "control" : "endpoint", shown, rule);
+                return DISC_UNTRUSTED;
+            }
+            if (!elsi_discovery_connectable(ep))
+                continue;
+            /* control=1 is served on the endpoint's own socket. */
+            uint64_t id = eids[j];
+            if (j == 1 && id == 0 && k->endpoint != NULL &&
+                strcmp(ep, k->endpoint) == 0)
+                id = k->socket_id;
+            if (id == 0) {
+                snprintf(why, why_len, "names no socket that proves %s "
+                         "\"%s\" is the program's: not trusted",
+                         j ? "control" : "endpoint", shown);
+                return DISC_UNTRUSTED;
+            }
+            ids[n] = id;
+            of[n++] = ep;
+        }
+    }
+    uint64_t missing = 0;
+    int r = elsi_discovery_holds_sockets((pid_t)e->pid, ids, n, &missing);
+    if (r == -ESRCH)
+        return DISC_STALE;
+    if (r == -ENOENT) {
+        const char *ep = "?";
+        for (size_t i = 0; i < n; i++)
+            if (ids[i] == missing)
+                ep = of[i];
+        safetext_copy(shown, sizeof shown, ep, strlen(ep));
+        snprintf(why, why_len, "pid %ld no longer holds the socket of %s "
+                 "(socket:[%" PRIu64 "]): it exec'd another program or "
+                 "closed it: stale", e->pid, shown, missing);
+        return DISC_STALE;
+    }
+    if (r != 0) {
+        snprintf(why, why_len, "cannot list pid %ld's descriptors to check "
+                 "that it still holds its sockets (%s): not trusted",
+                 e->pid, strerror(-r));
+        return DISC_UNTRUSTED;
+    }
+    return DISC_LIVE;
+}
+
 int disc_scan(struct disc_list *out, char *err, size_t err_len)
 {
-    out->v = NULL;
-    out->n = 0;
+    memset(out, 0, sizeof *out);
     char path[PATH_MAX];
     if (disc_dir_path(path, sizeof path) != 0) {
         snprintf(err, err_len, "the discovery directory's path is too long");
         return -ENAMETOOLONG;
     }
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    char why[600];
+    int dfd = elsi_discovery_dir_open(false, why, sizeof why);
+    if (dfd == -ENOENT)
+        return 0;
     if (dfd < 0) {
-        int e = errno;
-        if (e == ENOENT)
-            return 0;
-        snprintf(err, err_len, "%s: %s", path,
-                 e == ELOOP ? "a symbolic link: refused" : strerror(e));
-        return -e;
-    }
-    struct stat st;
-    if (fstat(dfd, &st) != 0 || st.st_uid != geteuid() ||
-        (st.st_mode & 077) != 0) {
-        snprintf(err, err_len, "%s is not this user's private directory "
-                 "(owner uid %lu, mode %03o): refused", path,
-                 (unsigned long)st.st_uid, (unsigned)(st.st_mode & 0777));
-        util_close(dfd);
-        return -EACCES;
+        safetext_copy(err, err_len, why, strlen(why));
+        return dfd;
     }
     int dfd2 = dup(dfd);
     DIR *d = dfd2 >= 0 ? fdopendir(dfd2) : NULL;
@@ -250,35 +306,57 @@ int disc_scan(struct disc_list *out, char *err, size_t err_len)
     }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        size_t len = strlen(de->d_name), sl = strlen(DISC_SUFFIX);
-        if (len <= sl || strcmp(de->d_name + len - sl, DISC_SUFFIX) != 0)
+        size_t len = strlen(de->d_name), sl = strlen(ELSI_DISCOVERY_SUFFIX);
+        if (len <= sl || strcmp(de->d_name + len - sl, ELSI_DISCOVERY_SUFFIX) != 0)
             continue;
         struct stat fst;
-        char *text = disc_read(dfd, de->d_name, &fst);
-        if (text == NULL)
+        char *text = disc_read(dfd, de->d_name, &fst, why, sizeof why);
+        if (text == NULL) {
+            if (why[0] != '\0')
+                disc_note(out, path, de->d_name, "%s", why);
             continue;
+        }
         struct disc_entry e;
         int r = disc_parse(text, &e);
         free(text);
+        if (r == -EPROTONOSUPPORT)
+            disc_note(out, path, de->d_name, "not of format \"%s\" (a "
+                      "library of another version wrote it): not trusted",
+                      ELSI_DISCOVERY_MAGIC);
         if (r != 0)
             continue;           /* not ours to judge or remove */
         uint64_t start = 0;
         char expect[64];
-        snprintf(expect, sizeof expect, "%ld" DISC_SUFFIX, e.pid);
-        int pr = disc_proc_start(e.pid, &start);
-        if (strcmp(expect, de->d_name) != 0 || pr == -ENOENT ||
-            (pr == 0 && start != e.start)) {
-            /* Gone, or its pid belongs to a later process now. */
-            disc_remove_stale(dfd, de->d_name, &fst);
+        snprintf(expect, sizeof expect, "%ld" ELSI_DISCOVERY_SUFFIX, e.pid);
+        int pr = elsi_discovery_proc_start((pid_t)e.pid, &start);
+        enum disc_verdict v = DISC_STALE;
+        why[0] = '\0';
+        if (strcmp(expect, de->d_name) == 0 && pr != -ENOENT &&
+            (pr != 0 || start == e.start)) {
+            v = disc_judge(&e, why, sizeof why);
+            /* The same process before and after its descriptors were
+             * listed: a pid reused meanwhile is stale, not a proof. */
+            if (v == DISC_LIVE && pr == 0 &&
+                (elsi_discovery_proc_start((pid_t)e.pid, &start) != 0 ||
+                 start != e.start))
+                v = DISC_STALE;
+        }
+        if (v != DISC_LIVE) {
+            /* Gone, its pid given to a later process, or no longer
+             * holding its sockets: stale, removed; else left alone. */
+            if (v == DISC_STALE)
+                disc_remove_stale(dfd, de->d_name, &fst);
+            if (why[0] != '\0')
+                disc_note(out, path, de->d_name, "%s", why);
             disc_entry_free(&e);
             continue;
         }
-        struct disc_entry *v = realloc(out->v, (out->n + 1) * sizeof *v);
-        if (v == NULL) {
+        struct disc_entry *nv = realloc(out->v, (out->n + 1) * sizeof *nv);
+        if (nv == NULL) {
             disc_entry_free(&e);
             break;
         }
-        out->v = v;
+        out->v = nv;
         out->v[out->n++] = e;
     }
     closedir(d);
@@ -293,8 +371,10 @@ void disc_list_free(struct disc_list *l)
     for (size_t i = 0; i < l->n; i++)
         disc_entry_free(&l->v[i]);
     free(l->v);
-    l->v = NULL;
-    l->n = 0;
+    for (size_t i = 0; i < l->n_notes; i++)
+        free(l->notes[i].text);
+    free(l->notes);
+    memset(l, 0, sizeof *l);
 }
 
 bool disc_is_ref(const char *arg)
@@ -343,9 +423,20 @@ int disc_resolve(const char *arg, bool control, char **spec, char *err,
     char path[PATH_MAX];
     if (disc_dir_path(path, sizeof path) != 0)
         path[0] = '\0';
-    if (found == NULL) {
-        snprintf(err, err_len, "%s: no such program announced in %s "
-                 "(see 'eventlog-sink ps')", shown, path);
+    const struct disc_note *note = NULL;
+    for (size_t i = 0; by_pid && i < l.n_notes && note == NULL; i++)
+        if (l.notes[i].pid == pid)
+            note = &l.notes[i];
+    if (found == NULL && note != NULL) {
+        snprintf(err, err_len, "%s: its entry is left out: %s", shown,
+                 note->text);
+        r = -ENOENT;
+    } else if (found == NULL) {
+        int off = snprintf(err, err_len, "%s: no such program announced in "
+                           "%s (see 'eventlog-sink ps')", shown, path);
+        if (l.n_notes > 0 && off > 0 && (size_t)off < err_len)
+            snprintf(err + off, err_len - (size_t)off, "; %zu entries were "
+                     "left out, the first: %s", l.n_notes, l.notes[0].text);
         r = -ENOENT;
     } else if (matches > 1) {
         int off = snprintf(err, err_len, "%s is ambiguous: %zu programs "

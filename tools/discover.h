@@ -3,9 +3,15 @@
  * program streaming its eventlog announces itself (the library's
  * lib/deliver/announce.c, Note [Announce files], writes it), and the
  * resolver of pid:PID and name:NAME arguments that `top`, `serve`, `ctl`
- * and `recv` accept in place of a spec.  Entries of dead processes (pid
- * gone, or reused: the start time differs) are skipped and removed.
- * Texts come back as the files hold them: print them through safetext.
+ * and `recv` accept in place of a spec.  The rules it applies are the
+ * library's own (lib/discovery/discovery.h, Note [Announce files] and
+ * Note [Proof of life]).  Entries of dead processes (pid gone, or reused:
+ * the start time differs) and of processes that no longer hold their
+ * sockets (they exec'd) are skipped and removed; entries that are not
+ * trusted (another owner, writable by others, a relative path, no
+ * proof) are skipped and left, each with a note saying why.  Texts come
+ * back as the files hold them: print them through safetext (the notes
+ * are safe already).
  */
 #ifndef ELS_TOOL_DISCOVER_H
 #define ELS_TOOL_DISCOVER_H
@@ -19,7 +25,9 @@
 struct disc_sink {
     char *spec;                 /* as the program gave it */
     char *endpoint;             /* where a consumer connects: unix:/path... */
+    uint64_t socket_id;         /* its listening socket, or 0: none named */
     char *control;              /* control socket as a spec, or NULL: off */
+    uint64_t control_id;        /* control's own socket, or 0 */
 };
 
 struct disc_entry {
@@ -32,20 +40,26 @@ struct disc_entry {
     struct disc_sink sinks[DISC_SINKS_MAX];
 };
 
+/* An entry left out of the list, and why. */
+struct disc_note {
+    long pid;                   /* from the file's name; 0 when none */
+    char *text;                 /* "PATH: why", in its safe form */
+};
+
 struct disc_list {
     struct disc_entry *v;       /* by pid */
     size_t n;
+    struct disc_note *notes;    /* entries not trusted, in directory order */
+    size_t n_notes;
 };
 
 /* The directory's path, as the library computes it. 0 or -ENAMETOOLONG. */
 int disc_dir_path(char *buf, size_t len);
 
-/* Start time of pid (field 22 of /proc/PID/stat).  0, -ENOENT, -EPROTO. */
-int disc_proc_start(long pid, uint64_t *start);
-
-/* The live entries, by pid; stale ones are removed.  A missing directory
- * is an empty list.  0, or -errno with one line in err (the directory is
- * a symbolic link, another user's, or open to others: refused). */
+/* The live, trusted entries, by pid; stale ones are removed, untrusted
+ * ones noted in out->notes.  A missing directory is an empty list.  0,
+ * or -errno with one line in err (the directory is a symbolic link,
+ * another user's, or open to others: refused). */
 int disc_scan(struct disc_list *out, char *err, size_t err_len);
 
 void disc_list_free(struct disc_list *l);
@@ -56,8 +70,9 @@ bool disc_is_ref(const char *arg);
 /* Resolve arg: a pid:PID or name:NAME becomes its program's endpoint
  * (control set: its control socket) in *spec (malloc'd); anything else
  * is copied unchanged.  0, or a negative code with one line in err: no
- * such program, two or more programs of that name (each listed), or a
- * program without control when control is wanted. */
+ * such program (or its entry is not trusted: why), two or more programs
+ * of that name (each listed), or a program without control when control
+ * is wanted. */
 int disc_resolve(const char *arg, bool control, char **spec, char *err,
                  size_t err_len);
 

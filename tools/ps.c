@@ -33,7 +33,10 @@ static void ps_usage(FILE *out)
 "discovery directory ($XDG_RUNTIME_DIR/eventlog-sink, else\n"
 "${TMPDIR:-/tmp}/eventlog-sink-UID), where each announces itself unless its\n"
 "spec says announce=0.  Entries of programs that are gone (or whose pid\n"
-"now belongs to another process) are skipped and removed.\n"
+"now belongs to another process, or that no longer hold their sockets:\n"
+"they exec'd) are skipped and removed.  Entries that are not trusted\n"
+"(another user's, writable by others, naming a relative path or no\n"
+"socket the program holds) are skipped with a line on stderr saying why.\n"
 "\n"
 "Columns: PID, NAME, UPTIME (seconds), SINK (where a consumer connects),\n"
 "CONTROL (the control socket, or -), CONSUMERS (now, not counting ps's own\n"
@@ -273,6 +276,8 @@ int ps_main(int argc, char **argv)
         fprintf(stderr, TOOL_NAME " ps: %s\n", err);
         return 1;
     }
+    for (size_t i = 0; i < l.n_notes; i++)
+        fprintf(stderr, TOOL_NAME " ps: left out %s\n", l.notes[i].text);
     struct ps_stats *st = calloc((l.n ? l.n : 1) * DISC_SINKS_MAX, sizeof *st);
     if (st == NULL) {
         disc_list_free(&l);

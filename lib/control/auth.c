@@ -37,7 +37,7 @@ void elsi_ctl_check_peer(struct els_writer *w, struct consumer *c)
         socklen_t clen = sizeof cred;
         if (getsockopt(elsi_consumer_fd(c), SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0) {
             s->peer_uid = cred.uid;
-            s->peer_ok = cred.uid == geteuid() || cred.uid == 0;
+            s->peer_ok = elsi_peer_uid_trusted((long)cred.uid, geteuid());
         }
 #endif
     } else if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {

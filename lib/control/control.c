@@ -252,6 +252,13 @@ static int control_listen_fd(void *state)
     return ctl != NULL ? elsi_control_endpoint_fd(ctl->listener) : -1;
 }
 
+static int control_endpoint(void *state, char *buf, size_t len)
+{
+    struct elsi_control *ctl = state;
+    return ctl != NULL && ctl->listener != NULL
+           ? elsi_control_endpoint_name(ctl->listener, buf, len) : -1;
+}
+
 static int control_accept(void *state, int *fd)
 {
     struct elsi_control *ctl = state;
@@ -274,6 +281,7 @@ const struct elsi_writer_hooks elsi_control_hooks = {
     .open = control_open,
     .listen_fd = control_listen_fd,
     .accept = control_accept,
+    .endpoint = control_endpoint,
     .attach = control_attach,
     .input = elsi_ctl_input,
     .serve_only = elsi_ctl_serve_only,

@@ -1,11 +1,12 @@
 /*
  * announce.c: the program's entry in the per-user discovery directory
- * (announce.h): where the directory is and when it is trusted, the
- * process's identity (pid, start time, argv from /proc/self), the file's
- * line format, and writing and removing the file safely, including after
- * fork and at exit.  Not its job: reading entries or judging them stale
- * (tools/discover.c does that, as every reader must), or what the sinks
- * and control channel do with their sockets.
+ * (announce.h): the process's identity (pid, start time, argv from
+ * /proc/self), the lines of each announced writer, and writing and
+ * removing the file safely, including after fork and at exit.  Not its
+ * job: the directory's rules, the escapes and the proof of life, which
+ * it shares with every reader (lib/discovery/discovery.c); reading
+ * entries or judging them stale (tools/discover.c); what the sinks and
+ * the control channel do with their sockets.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,45 +21,30 @@
 #include <unistd.h>
 
 #include "deliver/announce.h"
+#include "discovery/discovery.h"
 #include "log.h"
 #include "sinks/fdutil.h"
 
 /*
- * Note [Announce files]
- * ~~~~~~~~~~~~~~~~~~~~~
- * One file per process, PID.announce, in a directory only this user can
- * use: $XDG_RUNTIME_DIR/eventlog-sink (the session's private runtime
- * directory), else ${TMPDIR:-/tmp}/eventlog-sink-UID.  The temp
- * directory is shared, so another user could make that name first: the
- * directory is opened with O_NOFOLLOW and used only if it is a directory
- * owned by us with no group or other bits; anything else is refused (the
- * program runs unannounced, with a warning).  Inside a directory only we
- * can write, a file is created under a temporary name with O_EXCL and
- * O_NOFOLLOW, mode 0600, and renamed over PID.announce: a reader sees
- * the old file or the new one, never half of one.
- *
- * The format is lines of "KEY VALUE" (the first line is
- * ELSI_ANNOUNCE_MAGIC); in values, '%', bytes below 0x20 and 0x7f are
- * written %XX so that a line never breaks:
- *     pid PID
- *     start START      field 22 of /proc/PID/stat (clock ticks)
- *     name NAME        the base name of argv[0]
- *     arg ARG          once per argument, argv[0] first
- *   then per announced writer, a group starting with "sink":
- *     sink SPEC        the spec as given
- *     endpoint EP      where a consumer connects ("unix:/path", ...)
- *     control CTL      the control socket as a spec, or "-" when off
- * A pid is reused after its process dies, so a reader trusts an entry
- * only while /proc/PID/stat's start time equals START; other entries are
- * stale (a program killed with SIGKILL leaves one) and any reader may
- * remove them.
+ * Note [Writing the entry]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * The directory and the format are Note [Announce files]
+ * (lib/discovery/discovery.c).  Inside a directory only we can write, a
+ * file is created under a temporary name with O_EXCL and O_NOFOLLOW,
+ * mode 0600, and renamed over PID.announce: a reader sees the old file
+ * or the new one, never half of one.  Each listening socket is named by
+ * its identity (Note [Proof of life]), taken from the descriptor the
+ * writer hands over, so an entry proves itself only while this process
+ * holds them.
  *
  * The file goes with the last writer (els_writer_close(), which the RTS
  * calls at stop and at exit) and, for an exit that skips it, with an
  * atexit handler.  A forked child inherits the parent's writers but not
  * their sockets' ownership (Note [Fork] in writer.c): it forgets the
  * parent's list, never removes the parent's file, and announces under
- * its own pid only the writers it opens itself.
+ * its own pid only the writers it opens itself.  An execve() leaves the
+ * file behind with nothing to remove it: its sockets are gone, so
+ * readers no longer trust it and remove it.
  */
 
 #define ANNOUNCE_ARGV_MAX (64 * 1024)   /* bytes of /proc/self/cmdline kept */
@@ -67,7 +53,9 @@ struct announced {
     const void *key;
     char *spec;
     char *endpoint;
+    uint64_t socket_id;         /* endpoint's listening socket, or 0 */
     char *control;              /* a spec, or NULL: control off */
+    uint64_t control_id;        /* control's own socket, or 0 */
     struct announced *next;
 };
 
@@ -75,103 +63,6 @@ static pthread_mutex_t announce_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct announced *announce_list;
 static pid_t announce_owner;    /* the pid whose file the list describes */
 static pthread_once_t announce_once = PTHREAD_ONCE_INIT;
-
-// ---------------------------------------------------------------------------
-// The directory and the process
-// ---------------------------------------------------------------------------
-
-int elsi_announce_dir_path(char *buf, size_t len)
-{
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    int n;
-    if (xdg != NULL && xdg[0] == '/') {
-        n = snprintf(buf, len, "%s/eventlog-sink", xdg);
-    } else {
-        const char *tmp = getenv("TMPDIR");
-        if (tmp == NULL || tmp[0] != '/')
-            tmp = "/tmp";
-        n = snprintf(buf, len, "%s/eventlog-sink-%lu", tmp,
-                     (unsigned long)geteuid());
-    }
-    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-int elsi_announce_dir_open(int create, char *err, size_t err_len)
-{
-    char path[PATH_MAX];
-    if (elsi_announce_dir_path(path, sizeof path) != 0)
-        return elsi_fail(err, err_len, -ENAMETOOLONG, "the discovery "
-                         "directory's path is too long");
-    if (create && mkdir(path, 0700) != 0 && errno != EEXIST)
-        return elsi_fail(err, err_len, -errno, "%s: cannot create: %s",
-                         path, strerror(errno));
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        struct stat st;
-        if ((e == ELOOP || e == ENOTDIR) && lstat(path, &st) == 0 &&
-            S_ISLNK(st.st_mode))
-            return elsi_fail(err, err_len, -ELOOP, "%s is a symbolic link: "
-                             "refused", path);
-        return elsi_fail(err, err_len, -e, "%s: %s", path, strerror(e));
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        elsi_close(fd);
-        return elsi_fail(err, err_len, -e, "%s: %s", path, strerror(e));
-    }
-    if (st.st_uid != geteuid()) {
-        elsi_close(fd);
-        return elsi_fail(err, err_len, -EPERM, "%s belongs to uid %lu, not "
-                         "to this user: refused", path,
-                         (unsigned long)st.st_uid);
-    }
-    if ((st.st_mode & 077) != 0) {
-        elsi_close(fd);
-        return elsi_fail(err, err_len, -EACCES, "%s has mode %03o: others "
-                         "may use it (chmod 700): refused", path,
-                         (unsigned)(st.st_mode & 0777));
-    }
-    return fd;
-}
-
-/* tools/discover.c reads it back the same way (disc_proc_start()). */
-int elsi_proc_start_time(pid_t pid, uint64_t *start)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    elsi_close(fd);
-    if (n <= 0)
-        return -EPROTO;
-    buf[n] = '\0';
-    /* The command name (field 2) may hold spaces and parentheses: the
-     * fields after it start after the last ')'.  Field 3 is the state;
-     * the start time is field 22. */
-    char *p = strrchr(buf, ')');
-    if (p == NULL)
-        return -EPROTO;
-    p++;
-    for (int field = 3; field < 22; field++) {
-        while (*p == ' ')
-            p++;
-        while (*p != ' ' && *p != '\0')
-            p++;
-    }
-    while (*p == ' ')
-        p++;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (end == p || errno != 0)
-        return -EPROTO;
-    *start = v;
-    return 0;
-}
 
 // ---------------------------------------------------------------------------
 // The file
@@ -212,16 +103,18 @@ static void abuf_line(struct abuf *b, const char *key, const char *v,
     abuf_put(b, key, strlen(key));
     abuf_put(b, " ", 1);
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if (c < 0x20 || c == 0x7f || c == '%') {
-            char esc[4];
-            snprintf(esc, sizeof esc, "%%%02X", c);
-            abuf_put(b, esc, 3);
-        } else {
-            abuf_put(b, &v[i], 1);
-        }
+        char esc[4];
+        size_t k = elsi_discovery_escape((unsigned char)v[i], esc);
+        abuf_put(b, k > 0 ? esc : &v[i], k > 0 ? k : 1);
     }
     abuf_put(b, "\n", 1);
+}
+
+static void abuf_line_id(struct abuf *b, const char *key, uint64_t id)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%" PRIu64, id);
+    abuf_line(b, key, num, strlen(num));
 }
 
 static void abuf_line_str(struct abuf *b, const char *key, const char *v)
@@ -233,11 +126,11 @@ static void abuf_line_str(struct abuf *b, const char *key, const char *v)
 static void announce_identity(struct abuf *b, pid_t pid)
 {
     char num[32];
-    abuf_put(b, ELSI_ANNOUNCE_MAGIC "\n", strlen(ELSI_ANNOUNCE_MAGIC) + 1);
+    abuf_put(b, ELSI_DISCOVERY_MAGIC "\n", strlen(ELSI_DISCOVERY_MAGIC) + 1);
     snprintf(num, sizeof num, "%ld", (long)pid);
     abuf_line_str(b, "pid", num);
     uint64_t start = 0;
-    if (elsi_proc_start_time(pid, &start) == 0) {
+    if (elsi_discovery_proc_start(pid, &start) == 0) {
         snprintf(num, sizeof num, "%" PRIu64, start);
         abuf_line_str(b, "start", num);
     }
@@ -276,7 +169,7 @@ static void announce_sync(void)
 {
     char err[256] = "";
     pid_t pid = getpid();
-    int dfd = elsi_announce_dir_open(announce_list != NULL, err, sizeof err);
+    int dfd = elsi_discovery_dir_open(announce_list != NULL, err, sizeof err);
     if (dfd < 0) {
         if (announce_list != NULL)
             elsi_log(ELS_LOG_WARN, "not announced for eventlog-sink ps: %s",
@@ -284,7 +177,7 @@ static void announce_sync(void)
         return;
     }
     char name[64], tmp[64];
-    snprintf(name, sizeof name, "%ld" ELSI_ANNOUNCE_SUFFIX, (long)pid);
+    snprintf(name, sizeof name, "%ld" ELSI_DISCOVERY_SUFFIX, (long)pid);
     snprintf(tmp, sizeof tmp, ".%ld.tmp", (long)pid);
     if (announce_list == NULL) {
         (void)unlinkat(dfd, name, 0);
@@ -297,7 +190,11 @@ static void announce_sync(void)
     for (const struct announced *a = announce_list; a != NULL; a = a->next) {
         abuf_line_str(&b, "sink", a->spec);
         abuf_line_str(&b, "endpoint", a->endpoint);
+        if (a->socket_id != 0)
+            abuf_line_id(&b, "socket", a->socket_id);
         abuf_line_str(&b, "control", a->control ? a->control : "-");
+        if (a->control_id != 0)
+            abuf_line_id(&b, "control-socket", a->control_id);
     }
     const char *fail = NULL;
     int e = 0;
@@ -328,7 +225,7 @@ static void announce_sync(void)
 out:
     if (fail != NULL) {
         char path[PATH_MAX];
-        if (elsi_announce_dir_path(path, sizeof path) != 0)
+        if (elsi_discovery_dir_path(path, sizeof path) != 0)
             path[0] = '\0';
         elsi_log(ELS_LOG_WARN, "not announced for eventlog-sink ps: %s/%s: "
                  "%s: %s", path, name, fail, strerror(e));
@@ -379,10 +276,10 @@ static void announce_atexit(void)
     pthread_mutex_lock(&announce_lock);
     if (announce_list != NULL && announce_owner == getpid()) {
         char err[256];
-        int dfd = elsi_announce_dir_open(0, err, sizeof err);
+        int dfd = elsi_discovery_dir_open(false, err, sizeof err);
         if (dfd >= 0) {
             char name[64];
-            snprintf(name, sizeof name, "%ld" ELSI_ANNOUNCE_SUFFIX,
+            snprintf(name, sizeof name, "%ld" ELSI_DISCOVERY_SUFFIX,
                      (long)getpid());
             (void)unlinkat(dfd, name, 0);
             elsi_close(dfd);
@@ -402,21 +299,8 @@ static void announce_register(void)
 // For the writer
 // ---------------------------------------------------------------------------
 
-static char *control_spec(const struct elsi_spec *spec, const char *endpoint)
-{
-    if (!spec->control)
-        return NULL;
-    if (spec->control_endpoint == NULL)
-        return strdup(endpoint);
-    size_t n = strlen(spec->control_endpoint) + 6;
-    char *s = malloc(n);
-    if (s != NULL)
-        snprintf(s, n, "unix:%s", spec->control_endpoint);
-    return s;
-}
-
 void elsi_announce_add(const void *key, const struct elsi_spec *spec,
-                       const char *endpoint)
+                       const struct elsi_announce_sink *sink)
 {
     if (!spec->announce)
         return;
@@ -426,10 +310,14 @@ void elsi_announce_add(const void *key, const struct elsi_spec *spec,
         return;
     a->key = key;
     a->spec = strdup(spec->text != NULL ? spec->text : "");
-    a->endpoint = strdup(endpoint);
-    a->control = control_spec(spec, endpoint);
+    a->endpoint = strdup(sink->endpoint);
+    a->socket_id = elsi_discovery_socket_id(sink->listen_fd);
+    if (sink->control != NULL) {
+        a->control = strdup(sink->control);
+        a->control_id = elsi_discovery_socket_id(sink->control_fd);
+    }
     if (a->spec == NULL || a->endpoint == NULL ||
-        (spec->control && a->control == NULL)) {
+        (sink->control != NULL && a->control == NULL)) {
         announce_free(a);
         return;
     }

@@ -172,21 +172,34 @@ static int consumer_peer(int fd, long *uid)
     return ss.ss_family;
 }
 
-/* May a consumer on fd hold producers back under policy=block?  See
- * Note [Trusted consumers]. */
-static bool consumer_is_trusted(const struct els_writer *w, int fd,
-                                enum consumer_style style, bool dialled)
+bool elsi_peer_uid_trusted(long uid, uid_t self)
+{
+    return uid >= 0 && ((uid_t)uid == self || uid == 0);
+}
+
+bool elsi_consumer_trust_rule(enum consumer_style style, int family,
+                              long uid, bool dialled, bool vouched,
+                              uid_t self)
 {
     if (style == CONSUMER_CALLBACK)
         return true;
-    long uid;
-    int family = consumer_peer(fd, &uid);
     if (family == AF_UNSPEC)
         return dialled;     /* a file or FIFO: its mode says who reads */
-    if (dialled && w->spec.trust)
+    if (dialled && vouched)
         return true;        /* the user vouches for the collector */
-    return family == AF_UNIX && uid >= 0 &&
-           ((uid_t)uid == geteuid() || uid == 0);
+    return family == AF_UNIX && elsi_peer_uid_trusted(uid, self);
+}
+
+/* May a consumer on fd hold producers back under policy=block?  The
+ * rule on what fd's peer is (Note [Trusted consumers]). */
+static bool consumer_is_trusted(const struct els_writer *w, int fd,
+                                enum consumer_style style, bool dialled)
+{
+    long uid = -1;
+    int family = style == CONSUMER_CALLBACK ? AF_UNSPEC
+                                            : consumer_peer(fd, &uid);
+    return elsi_consumer_trust_rule(style, family, uid, dialled,
+                                    w->spec.trust, geteuid());
 }
 
 /* Under policy=block, say why a collector the program dialled is served

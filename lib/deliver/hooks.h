@@ -65,14 +65,20 @@ struct elsi_writer_hooks {
      * ELS_ENOMEM / another code with one line in err: the open fails and
      * no other member is called for w. */
     int (*open)(struct els_writer *w, void **state, char *err, size_t err_len);
-    /* The layer's own listening descriptor (-1: none now).  Writer thread.
-     * May be NULL (never one). */
+    /* The layer's own listening descriptor (-1: none now).  Writer thread,
+     * and once at open (see endpoint).  May be NULL (never one). */
     int (*listen_fd)(void *state);
     /* Accept one client on it: 0 with *fd, -EAGAIN when none is waiting,
      * or a negative errno (the listener rests, as a sink's does).  Called
      * only once listen_fd gave a descriptor (so state is not NULL).  Writer
      * thread.  Required when listen_fd is given. */
     int (*accept)(void *state, int *fd);
+    /* Where that descriptor listens, in spec form with its path absolute
+     * ("unix:/run/app.ctl"), as snprintf; negative when the layer has no
+     * descriptor of its own.  Read once, with listen_fd, on the thread
+     * that opens the writer, for the discovery entry (announce.h).  May
+     * be NULL (never one). */
+    int (*endpoint)(void *state, char *buf, size_t len);
     /* A consumer joined, for the reason kind says.  May set *session and
      * queue notes (elsi_consumer_note_text()).  0, or for an endpoint
      * client ELS_ENOMEM / -ENOBUFS (over consumer-memory=): delivery then
@@ -159,6 +165,10 @@ void elsi_consumer_wake_at(struct consumer *c, uint64_t ms);
 /* Whether c may hold producers back under policy=block (Note [Trusted
  * consumers]). */
 void elsi_consumer_set_trusted(struct consumer *c, bool trusted);
+/* Is a UNIX peer whose SO_PEERCRED uid is uid (-1: unknown) this
+ * program's user (effective uid self) or root: may it hold the program
+ * back, or control it?  Any thread. */
+bool elsi_peer_uid_trusted(long uid, uid_t self);
 /* c will never read the stream (a control-only client): it stops
  * awaiting a join snapshot (Note [Late joiners]). */
 void elsi_consumer_stream_off(struct els_writer *w, struct consumer *c);

@@ -260,10 +260,47 @@ int els_spec_check(const char *spec, char *err, size_t err_len)
 static bool hooks_valid(const struct elsi_writer_hooks *h)
 {
     return h != NULL && h->struct_size >= sizeof *h && h->open != NULL &&
-           (h->listen_fd == NULL || h->accept != NULL) && h->attach != NULL &&
+           (h->listen_fd == NULL || h->accept != NULL) &&
+           (h->endpoint == NULL || h->listen_fd != NULL) && h->attach != NULL &&
            h->input != NULL && h->serve_only != NULL && h->due != NULL &&
            h->session_free != NULL && h->tick != NULL && h->detach != NULL &&
            h->release != NULL;
+}
+
+/* Put w in the discovery directory (announce.h): its endpoint and its
+ * control socket, with the sockets that prove them; an endpoint that did
+ * not fit (not whole) is not announced cut short. */
+static void writer_announce(struct els_writer *w, bool whole)
+{
+    if (!w->spec.announce)
+        return;
+    if (!whole) {
+        elsi_log(ELS_LOG_WARN, "%s...: not announced for eventlog-sink ps: "
+                 "the endpoint is too long", w->endpoint);
+        return;
+    }
+    struct elsi_announce_sink a = {
+        .endpoint = w->endpoint,
+        .listen_fd = w->ops->style == ELS_SINK_LISTEN && w->ops->listen_fd != NULL
+                         ? w->ops->listen_fd(w->sink) : -1,
+        .control_fd = -1,
+    };
+    char control[sizeof w->endpoint];
+    if (w->spec.control) {
+        int n = w->ctl.hooks->endpoint == NULL ? -1
+                : w->ctl.hooks->endpoint(w->ctl.state, control, sizeof control);
+        if (n >= 0 && (size_t)n < sizeof control) {
+            a.control = control;
+            a.control_fd = w->ctl.hooks->listen_fd(w->ctl.state);  /* given */
+        } else if (n < 0) {
+            a.control = w->endpoint;    /* served on the sink's socket */
+        } else {
+            elsi_log(ELS_LOG_WARN, "%s: not announced for eventlog-sink ps: "
+                     "the control socket's path is too long", w->endpoint);
+            return;
+        }
+    }
+    elsi_announce_add(w, &w->spec, &a);
 }
 
 int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
@@ -317,9 +354,11 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
         w->sink = NULL;
         goto fail;
     }
-    if (w->ops->endpoint == NULL ||
-        w->ops->endpoint(w->sink, w->endpoint, sizeof w->endpoint) < 0)
-        snprintf(w->endpoint, sizeof w->endpoint, "%s", spec);
+    int en = w->ops->endpoint == NULL
+                 ? -1 : w->ops->endpoint(w->sink, w->endpoint, sizeof w->endpoint);
+    if (en < 0)
+        en = snprintf(w->endpoint, sizeof w->endpoint, "%s", spec);
+    bool endpoint_whole = en >= 0 && (size_t)en < sizeof w->endpoint;
     r = elsi_trigger_setup(w);
     if (r != 0) {
         elsi_fail(err, err_len, r, "spec \"%s\": %s", spec, els_strerror(r));
@@ -349,7 +388,7 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
     }
     w->life.thread_started = true;
     all_writers_add(w);
-    elsi_announce_add(w, &w->spec, w->endpoint);
+    writer_announce(w, endpoint_whole);
 
     if (w->spec.wait_ms > 0) {
         /* wait-consumers=N: every consumer the user starts beside the

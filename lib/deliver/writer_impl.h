@@ -10,6 +10,7 @@
 #ifndef ELS_WRITER_IMPL_H
 #define ELS_WRITER_IMPL_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -283,7 +284,9 @@ struct els_writer {
     struct elsi_spec spec;
     const struct els_sink_ops *ops;
     void *sink;
-    char endpoint[256];
+    /* The sink's endpoint(), whole: a unix: path is absolute, so it may
+     * be as long as a path. */
+    char endpoint[PATH_MAX + 64];
 
     /* The one lock of every group below that says "lock", and the
      * condition that anyone waiting for the writer to change waits on (a
@@ -483,6 +486,15 @@ bool elsi_writer_need_wake(struct els_writer *w);
 
 struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
                                       enum consumer_style style, bool dialled);
+/* Note [Trusted consumers], as a decision on what is known of a
+ * consumer: its style, its peer's address family (AF_UNSPEC: not a
+ * socket, a file or FIFO) and, for a UNIX peer, its SO_PEERCRED uid (-1:
+ * not known yet), whether the program dialled it, whether the spec
+ * vouches for a dialled collector (trust=1), and the program's effective
+ * uid.  Pure: the tests feed it peers no test can be. */
+bool elsi_consumer_trust_rule(enum consumer_style style, int family,
+                              long uid, bool dialled, bool vouched,
+                              uid_t self);
 /* Close c's descriptor (shutdown first if graceful) and free it; c must
  * be off the list.  Also used by els_writer_close() in a forked child. */
 void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful);

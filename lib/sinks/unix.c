@@ -6,8 +6,9 @@
  * accept or redial, and closes what it was given.  What this file does own
  * is the socket file: it refuses to replace anything that is not a stale
  * socket, creates it with its final permissions (no moment with wider
- * ones, nothing at the path followed), and removes it at close only if it
- * is still the one this process created.
+ * ones, nothing at the path followed), reports it by the absolute path it
+ * was bound at, and removes it at close only if it is still the one this
+ * process created.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -53,6 +54,9 @@ struct unix_listener {
     int fd;
     struct sockaddr_un sa;      /* sa.sun_path is the path, NUL-terminated */
     socklen_t sa_len;
+    /* The path made absolute when it was bound (Note [Absolute socket
+     * paths]); NULL when the working directory could not be read. */
+    char *abs_path;
     /* The socket file we bound, to recognise it at close. */
     dev_t dev;
     ino_t ino;
@@ -151,6 +155,41 @@ static int unix_clear_path(const struct unix_listener *u,
  * moment the path names it, the file has its final mode and accepts
  * connections. */
 
+/* Note [Absolute socket paths]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A relative path names a socket in the working directory of whoever
+ * uses it.  The endpoint this sink reports goes to other processes (the
+ * discovery entry that ps, pid:/name:, serve --all read, the start-up
+ * line) that run elsewhere, where unix:app.sock would be whatever socket
+ * is there, perhaps another user's feeding a fake stream; and the
+ * program may change directory before it closes.  So the path is made
+ * absolute when it is bound (the working directory then, joined with
+ * the path as given), reported so, and removed by it at close.  bind()
+ * itself still takes the path as given, which sun_path's length limit
+ * was checked on.  When the working directory cannot be read (removed,
+ * or not searchable) the endpoint stays relative, with a warning:
+ * readers then refuse it rather than guess. */
+static char *unix_absolute(const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    char *cwd = getcwd(NULL, 0);
+    if (cwd == NULL)
+        return NULL;
+    while (path[0] == '.' && path[1] == '/') {
+        path += 2;
+        while (path[0] == '/')
+            path++;
+    }
+    size_t n = strlen(cwd) + strlen(path) + 2;
+    char *abs = malloc(n);
+    if (abs != NULL)
+        snprintf(abs, n, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/",
+                 path);
+    free(cwd);
+    return abs;
+}
+
 static int unix_listen_open(void **sink, const struct els_sink_args *args)
 {
     /* Setuid, setgid and sticky bits mean nothing on a socket; mode=
@@ -201,6 +240,12 @@ static int unix_listen_open(void **sink, const struct els_sink_args *args)
     u->dev = st.st_dev;
     u->ino = st.st_ino;
     u->owner = getpid();
+    /* See Note [Absolute socket paths]. */
+    u->abs_path = unix_absolute(path);
+    if (u->abs_path == NULL)
+        elsi_log(ELS_LOG_WARN, "unix:%s: cannot make the path absolute (%s): "
+                 "it is reported as given, which readers in another "
+                 "directory refuse", path, strerror(errno));
     *sink = u;
     return 0;
 
@@ -217,13 +262,15 @@ static void unix_listen_close(void *sink)
     /* Remove the file only if this process bound it (a forked child
      * closing its copy of the writer must not pull the socket out from
      * under the parent) and only if it is still the file we bound: someone
-     * may have replaced it, or, for a relative path, the process may have
-     * changed directory since.  The comparison is done while our bound
-     * socket is still open: it holds its file's inode, so that inode
-     * number cannot have been given to a replacement (once a file is gone,
-     * tmpfs reuses its number at once). */
-    elsi_unlink_if_ours(u->sa.sun_path, S_IFSOCK, u->dev, u->ino, u->owner);
+     * may have replaced it, or, when the path could not be made absolute,
+     * the process may have changed directory since.  The comparison is
+     * done while our bound socket is still open: it holds its file's
+     * inode, so that inode number cannot have been given to a replacement
+     * (once a file is gone, tmpfs reuses its number at once). */
+    elsi_unlink_if_ours(u->abs_path != NULL ? u->abs_path : u->sa.sun_path,
+                        S_IFSOCK, u->dev, u->ino, u->owner);
     elsi_close(u->fd);
+    free(u->abs_path);
     free(u);
 }
 
@@ -242,7 +289,8 @@ static int unix_accept(void *sink, int *fd)
 static int unix_listen_endpoint(void *sink, char *buf, size_t len)
 {
     const struct unix_listener *u = sink;
-    return snprintf(buf, len, "unix:%s", u->sa.sun_path);
+    return snprintf(buf, len, "unix:%s",
+                    u->abs_path != NULL ? u->abs_path : u->sa.sun_path);
 }
 
 static const char *const unix_options[] = { "mode", NULL };

@@ -11,7 +11,9 @@
  * after it; others never see it (Note [Late joiners]).  A connect-out
  * collector holds the program under policy=block only when it is trusted
  * (Note [Trusted consumers], [Collector proof]): a UNIX listener of this
- * uid, trust=1, or a proof of collector-secret=.
+ * uid, trust=1, or a proof of collector-secret=.  The rule itself is also
+ * fed peers of other uids directly (elsi_consumer_trust_rule()), so that
+ * it is checked without root, which the end-to-end case needs.
  */
 #include <malloc.h>
 #include <sys/resource.h>
@@ -19,6 +21,7 @@
 #include "check.h"
 #include "testutil.h"
 #include "deliver/writer_test.h"
+#include "deliver/writer_impl.h"
 #include "control/sha256.h"
 
 static void writer_unix_roundtrip(void)
@@ -820,6 +823,61 @@ static void collector_unix_trusted_by_uid(void)
     collector_end(pid);
 }
 
+/* Note [Trusted consumers] as a decision on the peer's credentials: a
+ * UNIX peer of this uid or root holds the program back, one of any other
+ * uid does not, nor one whose uid is not known yet; trust=1 vouches only
+ * for a collector the program dialled; TCP peers are never trusted on
+ * their own; files and FIFOs the program opened are, callbacks always. */
+static void trust_rule_by_peer(void)
+{
+    uid_t me = geteuid();
+    long others[] = { 65534, 1, (long)me + 1, 1000 };
+    for (int dialled = 0; dialled < 2; dialled++) {
+        CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, (long)me,
+                                       dialled, false, me));
+        CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, 0, dialled,
+                                       false, me));
+        CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, -1, dialled,
+                                        false, me));
+        for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+            if (others[i] == (long)me || others[i] == 0)
+                continue;
+            CHECK_MSG(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX,
+                                                others[i], dialled, false, me),
+                      "a UNIX peer of uid %ld is trusted by uid %ld (%s)",
+                      others[i], (long)me, dialled ? "dialled" : "accepted");
+            CHECK(!elsi_peer_uid_trusted(others[i], me));
+        }
+        CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_INET, -1, dialled,
+                                        false, me));
+        CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_INET6, -1, dialled,
+                                        false, me));
+        CHECK(elsi_consumer_trust_rule(CONSUMER_CALLBACK, AF_UNSPEC, -1,
+                                       dialled, false, me));
+    }
+    /* trust=1: the user vouches for the collector dialled, not for
+     * whoever connects to a listener. */
+    CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_INET, -1, true, true, me));
+    CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, 65534, true, true, me));
+    CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_INET, -1, false, true, me));
+    CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, 65534, false, true,
+                                    me == 65534 ? 65533 : me));
+    /* A file or FIFO the program opened; nothing accepts one. */
+    CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_UNSPEC, -1, true, false, me));
+    CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNSPEC, -1, false, false,
+                                    me));
+    /* The control channel's rule for UNIX peers is the same one. */
+    CHECK(elsi_peer_uid_trusted((long)me, me));
+    CHECK(elsi_peer_uid_trusted(0, me));
+    CHECK(!elsi_peer_uid_trusted(-1, me));
+    /* Seen from another user: this process's own uid is a stranger. */
+    if (me != 0) {
+        CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, (long)me, false,
+                                        false, me + 1));
+        CHECK(!elsi_peer_uid_trusted((long)me, me + 1));
+    }
+}
+
 /* tcp-connect: untrusted unless trust=1 or the collector proves
  * collector-secret=; an untrusted one cannot stop the program, and the
  * start-up line and the connection's line say so. */
@@ -879,6 +937,7 @@ static void collector_tcp_trust(void)
 static const struct check_case cases[] = {
     CHECK_CASE(writer_unix_roundtrip),
     CHECK_CASE(collector_unix_trusted_by_uid),
+    CHECK_CASE(trust_rule_by_peer),
     CHECK_CASE(collector_tcp_trust),
     CHECK_CASE(writer_late_joiner),
     CHECK_CASE(writer_several_consumers),

@@ -7,8 +7,9 @@
 # two markers each, then the marker "work done" and "ready", then it
 # waits on stdin) runs in a discovery directory of the test's own.
 # Checked while it runs: `eventlog-sink ps --json` lists both sinks for
-# its pid (specs, endpoints, the ring's control socket) and `ps` shows a
-# line for each; `eventlog-sink ctl unix:CTL flush , ring-dump` writes a
+# its pid (specs, endpoints, both control sockets), with the one consumer
+# the test attached to the unix: sink and none on the recorder, and `ps`
+# shows a line for each; `eventlog-sink ctl unix:CTL flush , ring-dump` writes a
 # dump that ghc-events and ThreadScope's rule take whole, holding every
 # user message and marker the program posted.  After it exits: the
 # consumer on the unix: socket received a complete stream (recv's end
@@ -40,7 +41,7 @@ MARKERS=$((2 * PHASES + 1))
 SOCK=$T/app.sock
 REC=$T/app.eventlog
 CTL=$T/app.rec.sock
-LIVE="unix:$SOCK?wait=60"
+LIVE="unix:$SOCK?wait=60&control=1"
 RING="ring:$REC?size=64M&at-exit=0&control=unix:$CTL"
 
 # --- Two sinks, RTS flags only ---------------------------------------------
@@ -61,14 +62,17 @@ e = [p for p in json.load(open(ps)) if p["pid"] == int(pid)]
 assert len(e) == 1, e
 s = e[0]["sinks"]
 assert [(k["spec"], k["endpoint"], k["control"]) for k in s] == \
-    [(live, live_ep, None), (ring, ring_ep, ctl)], s
-# The recorder answers over its control socket: no consumer, no loss.
+    [(live, live_ep, live_ep), (ring, ring_ep, ctl)], s
+# Each answers over its control socket: the unix: sink has the one
+# receiver the test started (wait=60 held the program for it), the
+# recorder no consumer; no loss.
+assert (s[0]["consumers"], s[0]["dropped_units"]) == (1, 0), s
 assert (s[1]["consumers"], s[1]["dropped_units"]) == (0, 0), s
-assert s[0]["consumers"] is None, s
+assert e[0]["consumers"] == 1, e
 PY
 "$ELS_SINK_TOOL" ps >"$T/ps.txt" 2>&1 || fail_showing "$T/ps.txt" "ps failed"
-grep -qE "^$PID +busy +[0-9]+ unix:$SOCK " "$T/ps.txt" \
-    || fail_showing "$T/ps.txt" "ps has no line for the unix: sink of pid $PID"
+grep -qE "^$PID +busy +[0-9]+ unix:$SOCK +unix:$SOCK +1 +0\$" "$T/ps.txt" \
+    || fail_showing "$T/ps.txt" "ps has no line for the unix: sink of pid $PID with its 1 consumer"
 grep -qE "^ +ring:$REC +unix:$CTL " "$T/ps.txt" \
     || fail_showing "$T/ps.txt" "ps has no line for the ring: sink of pid $PID"
 

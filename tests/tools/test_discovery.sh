@@ -6,14 +6,23 @@
 # is argv[0]'s base name) run with unix: sinks and control=1, in a
 # discovery directory of the test's own (XDG_RUNTIME_DIR).  Checked:
 # `ps --json` lists both with their pids, names, endpoints and control
-# sockets, and asks each for its consumers; `top --once --json pid:PID`
+# sockets, and asks each for its consumers: two receivers the test
+# attaches to alpha and none to beta are counted as 2 and 0 (in the
+# table too); `top --once --json pid:PID`
 # reaches that program (its program name in the view); `ctl name:NAME
 # get-classes` answers from the right one (its pid in the answer's
 # session is not visible, so the test also checks a name: miss and a
 # shared name are refused); after alpha exits its entry is gone; a
 # third program killed with SIGKILL leaves its entry, which ps ignores
-# and removes; a spec with announce=0 leaves no entry.  Skips (77)
-# without GHC, ghc-events or the patched RTS.
+# and removes; a spec with announce=0 leaves no entry.  A program whose
+# spec gives a relative path (unix:app.sock, started in a directory of
+# its own) is announced with its absolute path, and the tools run in
+# another directory, where a socket of the same name feeds a fake
+# stream, reach the program and never that socket.  An entry writable by
+# others is left out of ps with a line saying why.  A program that
+# exec's another (tests/ghc/Exec.hs) is no longer listed or resolved,
+# though its entry, pid and start time stay and another listener holds
+# its TCP port.  Skips (77) without GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
@@ -28,6 +37,37 @@ DIR=$XDG_RUNTIME_DIR/eventlog-sink
 for n in alpha beta gamma delta; do
     cp "$BUSY" "$T/$n" || fail "cannot copy $BUSY"
 done
+
+# fake_stream ADDR LOG: another user's listener at ADDR (a UNIX socket
+# path, or tcp:PORT on 127.0.0.1) feeding every client the sample
+# eventlog of tests/data; LOG gets a line per connection.
+fake_stream() {
+    "$PYTHON" - "$1" "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog" "$2" <<'PY' &
+import socket, sys
+addr, data, log = sys.argv[1], open(sys.argv[2], "rb").read(), sys.argv[3]
+if addr.startswith("tcp:"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", int(addr[4:])))
+else:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(addr)
+s.listen(8)
+with open(log, "a") as f:
+    f.write("listening\n")
+while True:
+    c, _ = s.accept()
+    with open(log, "a") as f:
+        f.write("connection\n")
+    try:
+        c.sendall(data)
+    except OSError:
+        pass
+    c.close()
+PY
+    bg_register "$!"
+    wait_until 30 grep -qs listening "$2" || fail "the fake listener at $1 did not start"
+}
 
 # start NAME SINK-OPTIONS: NAME runs 1 phase with a unix: sink at
 # $T/NAME.sock, then waits on its stdin (a FIFO held open on fd in_NAME).
@@ -67,6 +107,29 @@ for pid, name in want.items():
 PY
 "$ELS_SINK_TOOL" ps >"$T/ps.txt" 2>&1 || fail_showing "$T/ps.txt" "ps failed"
 grep -qE "^$pid_beta +beta " "$T/ps.txt" || fail_showing "$T/ps.txt" "ps does not show beta"
+
+# Consumers: two receivers on alpha (each attached once it has the
+# stream's header), none on beta; ps counts them, not its own session.
+for k in 1 2; do
+    start_receiver "alpha_c$k" "unix:$T/alpha.sock"
+done
+for k in 1 2; do
+    wait_until 60 els_has_header "$ELS_TMP/alpha_c$k.eventlog" \
+        || fail_showing "$ELS_TMP/alpha_c$k.recv.err" "receiver $k of alpha got no header"
+done
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" - "$T_PS" "$pid_alpha" "$pid_beta" <<'PY' || fail_showing "$T_PS" "ps --json does not count alpha's 2 consumers and beta's 0"
+import json, sys
+got = {e["pid"]: e for e in json.load(open(sys.argv[1]))}
+alpha, beta = got[int(sys.argv[2])], got[int(sys.argv[3])]
+assert alpha["consumers"] == 2 and alpha["sinks"][0]["consumers"] == 2, alpha
+assert beta["consumers"] == 0 and beta["sinks"][0]["consumers"] == 0, beta
+PY
+"$ELS_SINK_TOOL" ps >"$T/ps.txt" 2>&1 || fail_showing "$T/ps.txt" "ps failed"
+grep -qE "^$pid_alpha +alpha .* 2 +[0-9]+\$" "$T/ps.txt" \
+    || fail_showing "$T/ps.txt" "ps's CONSUMERS column does not say 2 for alpha"
+grep -qE "^$pid_beta +beta .* 0 +[0-9]+\$" "$T/ps.txt" \
+    || fail_showing "$T/ps.txt" "ps's CONSUMERS column does not say 0 for beta"
 
 # top pid:PID reaches that program: its view names it.
 "$ELS_SINK_TOOL" top --once --json "pid:$pid_beta" >"$T/top.json" 2>"$T/top.err" \
@@ -121,6 +184,95 @@ wait "$pid_gamma" 2>/dev/null
 "$PYTHON" -c 'import json,sys; p=[e["pid"] for e in json.load(open(sys.argv[1]))]; assert p == [int(sys.argv[2])], p' \
     "$T_PS" "$pid_beta" || fail_showing "$T_PS" "ps lists a dead program (or lost beta)"
 [ ! -e "$DIR/$pid_gamma.announce" ] || fail "ps left gamma's stale entry"
+
+# A relative path: unix:app.sock from $T/appdir.  The tools run in
+# $T/elsewhere, where another app.sock feeds a fake stream (the sample
+# eventlog of tests/data) and counts its connections.
+mkdir "$T/appdir" "$T/elsewhere"
+fake_stream "$T/elsewhere/app.sock" "$T/fake.log"
+mkfifo "$T/rel.in"
+(cd "$T/appdir" && exec "$T/gamma" 1 +RTS -N2 -I0 "--eventlog-sink=unix:app.sock?control=1" \
+    --eventlog-flush-interval=0.2 -RTS) <"$T/rel.in" >"$T/rel.out" 2>"$T/rel.err" &
+pid_rel=$!
+bg_register "$pid_rel"
+exec {in_rel}>"$T/rel.in"
+wait_until 60 grep -qx ready "$T/rel.out" || fail_showing "$T/rel.err" "the program with a relative path did not start"
+(cd "$T/elsewhere" && "$ELS_SINK_TOOL" ps --json) >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" - "$T_PS" "$pid_rel" "unix:$T/appdir/app.sock" <<'PY' || fail_showing "$T_PS" "ps does not give the relative path as the absolute one it was bound at"
+import json, sys
+e = [p for p in json.load(open(sys.argv[1])) if p["pid"] == int(sys.argv[2])]
+assert len(e) == 1, e
+s = e[0]["sinks"][0]
+assert (s["endpoint"], s["control"]) == (sys.argv[3], sys.argv[3]), s
+PY
+(cd "$T/elsewhere" && "$ELS_SINK_TOOL" top --once --json "pid:$pid_rel") >"$T/top_rel.json" 2>"$T/top_rel.err" \
+    || fail_showing "$T/top_rel.err" "top --once pid:$pid_rel from another directory failed"
+"$PYTHON" - "$T/top_rel.json" "$pid_rel" "unix:$T/appdir/app.sock" <<'PY' || fail_showing "$T/top_rel.json" "top pid:$pid_rel from another directory shows another stream"
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert (v["program"]["name"], v["program"]["pid"]) == ("gamma", int(sys.argv[2])), v["program"]
+assert v["source"]["spec"] == sys.argv[3], v["source"]
+PY
+(cd "$T/elsewhere" && "$ELS_SINK_TOOL" ctl "pid:$pid_rel" status) >"$T/ctl_rel.out" 2>&1 \
+    || fail_showing "$T/ctl_rel.out" "ctl pid:$pid_rel status from another directory failed"
+grep -qF "running on unix:$T/appdir/app.sock" "$T/ctl_rel.out" || fail_showing "$T/ctl_rel.out" "ctl pid:$pid_rel reached another socket"
+! grep -q connection "$T/fake.log" || fail "a tool connected to the socket named app.sock in its own directory"
+
+# An entry that others may write: left out, with a line saying why.
+chmod 622 "$DIR/$pid_rel.announce"
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" -c 'import json,sys; p=[e["pid"] for e in json.load(open(sys.argv[1]))]; assert int(sys.argv[2]) not in p, p' \
+    "$T_PS" "$pid_rel" || fail_showing "$T_PS" "ps lists an entry others may write"
+grep -qF "left out $DIR/$pid_rel.announce: has mode 622: others may write it" "$T/ps.err" \
+    || fail_showing "$T/ps.err" "ps does not say why it left the entry out"
+chmod 600 "$DIR/$pid_rel.announce"
+echo stop >&"$in_rel"
+wait_pid "$pid_rel" 60 || fail_showing "$T/rel.err" "the program with a relative path did not exit"
+[ ! -e "$T/appdir/app.sock" ] || fail "the relative socket outlived its program"
+
+# A program that exec's: tests/ghc/Exec.hs with a tcp: and a unix: sink
+# (control on both) becomes sleep(1), keeping its pid and start time but
+# none of its sockets, and another listener takes its TCP port.  Its
+# entry stays behind; ps leaves it out (saying why) and removes it,
+# recv pid: finds nothing, and nothing connects to that listener.
+build_ghc_program exec Exec patched_ghc_lib -threaded -eventlog -rtsopts
+mkfifo "$T/ex.in"
+"$GHC_PROGRAM" sleep 600 +RTS -I0 \
+    "--eventlog-sink=tcp:127.0.0.1:0?control=1|unix:$T/ex.sock?control=1" -RTS \
+    <"$T/ex.in" >"$T/ex.out" 2>"$T/ex.err" &
+pid_ex=$!
+bg_register "$pid_ex"
+exec {in_ex}>"$T/ex.in"
+wait_until 60 grep -qx ready "$T/ex.out" || fail_showing "$T/ex.err" "the exec program did not start"
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+ex_tcp=$("$PYTHON" - "$T_PS" "$pid_ex" "unix:$T/ex.sock" <<'PY'
+import json, sys
+e = [p for p in json.load(open(sys.argv[1])) if p["pid"] == int(sys.argv[2])]
+assert len(e) == 1, e
+tcp, unix = e[0]["sinks"]
+assert tcp["endpoint"].startswith("tcp:127.0.0.1:") and tcp["control"] == tcp["endpoint"], tcp
+assert unix["endpoint"] == sys.argv[3], unix
+print(tcp["endpoint"])
+PY
+) || fail_showing "$T_PS" "ps does not list the exec program with its two sinks before it exec's"
+note "exec program $pid_ex on $ex_tcp"
+echo go >&"$in_ex"
+runs_sleep() { readlink "/proc/$pid_ex/exe" | grep -q sleep; }
+wait_until 60 runs_sleep || fail_showing "$T/ex.err" "the program did not exec sleep"
+[ -f "$DIR/$pid_ex.announce" ] || fail "the entry went with the exec (nothing left to test)"
+fake_stream "tcp:${ex_tcp##*:}" "$T/fake_tcp.log"
+"$ELS_SINK_TOOL" ps --json >"$T_PS" 2>"$T/ps.err" || fail_showing "$T/ps.err" "ps --json failed"
+"$PYTHON" -c 'import json,sys; p=[e["pid"] for e in json.load(open(sys.argv[1]))]; assert int(sys.argv[2]) not in p, p' \
+    "$T_PS" "$pid_ex" || fail_showing "$T_PS" "ps lists a program that exec'd sleep"
+grep -qF "left out $DIR/$pid_ex.announce: pid $pid_ex no longer holds the socket" "$T/ps.err" \
+    || fail_showing "$T/ps.err" "ps does not say why it left the exec'd program out"
+[ ! -e "$DIR/$pid_ex.announce" ] || fail "ps left the exec'd program's stale entry"
+if "$ELS_SINK_TOOL" recv -o "$T/ex.eventlog" "pid:$pid_ex" >"$T/ex_recv.out" 2>&1; then
+    fail_showing "$T/ex_recv.out" "recv pid:$pid_ex of the exec'd program succeeded"
+fi
+grep -q 'no such program' "$T/ex_recv.out" || fail_showing "$T/ex_recv.out" "recv pid: of the exec'd program did not say why it failed"
+! grep -q connection "$T/fake_tcp.log" || fail "a tool connected to the listener that took the exec'd program's port"
+kill "$pid_ex" 2>/dev/null
 
 # announce=0: no entry.
 start delta "announce=0"
