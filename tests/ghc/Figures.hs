@@ -67,7 +67,7 @@ main = do
     _ <- forkIO (throwTo target UserInterrupt >> putMVar thrown ())
     -- A deep recursion grows its stack chunk by chunk.
     ddone <- newEmptyMVar
-    _ <- forkIO (evaluate (deep 400000) >>= putMVar ddone)
+    _ <- forkIO (evaluate (deep 100000) >>= putMVar ddone)
     -- Black holes: threads force one long shared thunk at once.
     n <- evaluate (length args + 30000000)
     let shared = spin n
@@ -105,7 +105,7 @@ producer box p rounds = go 0
     go i
         | i >= rounds = return ()
         | otherwise = do
-            let xs = map (\x -> x * (i + p) + 1) [1 .. 60000]
+            xs <- evaluate (map (\x -> x * (i + p) + 1) [1 .. 20000])
             _ <- evaluate (foldl' (+) 0 xs)
             traceEventIO ("figures round " ++ show p ++ " " ++ show i)
             putMVar box xs

@@ -263,6 +263,7 @@ static void synthetic_figures(void)
     CHECK_CONTAINS(sb.p, "{\"cap\":0,\"state\":\"idle\",\"util\":0.8,\"gc\":0.1,");
     CHECK_CONTAINS(sb.p, "\"gc\":{\"collections\":1,\"requests\":1,\"stats\":1,");
     CHECK_CONTAINS(sb.p, "\"by_gen\":[{\"gen\":0,\"collections\":1,\"pauses\":1,"
+                         "\"pause_max_ns\":10000000,\"pause_total_ns\":10000000,"
                          "\"pause_max_ms\":10,\"pause_total_s\":0.01}]");
     CHECK_CONTAINS(sb.p, "\"pause_p50_ms\":10,\"pause_max_ms\":10,");
     CHECK_CONTAINS(sb.p, "\"threads\":{\"created\":1,\"alive\":0,");
@@ -856,10 +857,13 @@ static void gc_collections(void)
     struct mon_model *m = model_of(&b, &sb);
     CHECK_CONTAINS(sb.p, "\"gc\":{\"collections\":3,\"requests\":3,\"stats\":3,");
     CHECK_CONTAINS(sb.p, "\"by_gen\":[{\"gen\":0,\"collections\":2,\"pauses\":2,"
+                         "\"pause_max_ns\":3000000,\"pause_total_ns\":5000000,"
                          "\"pause_max_ms\":3,\"pause_total_s\":0.005},"
                          "{\"gen\":1,\"collections\":1,\"pauses\":1,"
+                         "\"pause_max_ns\":4000000,\"pause_total_ns\":4000000,"
                          "\"pause_max_ms\":4,\"pause_total_s\":0.004}]");
-    CHECK_CONTAINS(sb.p, "\"pauses\":3,\"pause_p50_ms\":3,\"pause_max_ms\":4,");
+    CHECK_CONTAINS(sb.p, "\"pauses\":3,\"pause_p50_ns\":3000000,\"pause_max_ns\":4000000,"
+                         "\"pause_total_ns\":9000000,\"pause_p50_ms\":3,\"pause_max_ms\":4,");
     /* Every capability's GC time: 5.5 + 1 + 4 + 2 + 3 ms. */
     CHECK_CONTAINS(sb.p, "\"starts\":5,\"time_s\":0.0155,");
     CHECK_CONTAINS(sb.p, "{\"cap\":0,\"state\":\"idle\",\"util\":0,\"gc\":");
@@ -1155,12 +1159,12 @@ static void thread_stops(void)
     struct mon_model *m = model_of(&b, &sb);
     /* Not ended: thread 6's last stop may still see a run. */
     CHECK_CONTAINS(sb.p, "\"stops\":[{\"status\":1,\"reason\":\"heap overflow\",\"count\":1,"
-                         "\"paired\":1,\"stopped_s\":0.01},"
-                         "{\"status\":5,\"reason\":\"finished\",\"count\":1,\"paired\":0,\"stopped_s\":0},"
-                         "{\"status\":7,\"reason\":\"blocked on MVar\",\"count\":1,\"paired\":1,\"stopped_s\":0.02},"
-                         "{\"status\":8,\"reason\":\"blocked on black hole\",\"count\":1,\"paired\":1,\"stopped_s\":0.003},"
-                         "{\"status\":18,\"reason\":\"blocked in throwTo\",\"count\":1,\"paired\":1,\"stopped_s\":0.002},"
-                         "{\"status\":20,\"reason\":\"blocked reading MVar\",\"count\":1,\"paired\":0,\"stopped_s\":0}]");
+                         "\"paired\":1,\"stopped_ns\":10000000,\"stopped_s\":0.01},"
+                         "{\"status\":5,\"reason\":\"finished\",\"count\":1,\"paired\":0,\"stopped_ns\":0,\"stopped_s\":0},"
+                         "{\"status\":7,\"reason\":\"blocked on MVar\",\"count\":1,\"paired\":1,\"stopped_ns\":20000000,\"stopped_s\":0.02},"
+                         "{\"status\":8,\"reason\":\"blocked on black hole\",\"count\":1,\"paired\":1,\"stopped_ns\":3000000,\"stopped_s\":0.003},"
+                         "{\"status\":18,\"reason\":\"blocked in throwTo\",\"count\":1,\"paired\":1,\"stopped_ns\":2000000,\"stopped_s\":0.002},"
+                         "{\"status\":20,\"reason\":\"blocked reading MVar\",\"count\":1,\"paired\":0,\"stopped_ns\":0,\"stopped_s\":0}]");
     sb_clear(&sb);
     mon_model_text(m, &sb, 70);
     CHECK_CONTAINS(sb.p, "Stops    heap overflow 1 (0.010 s)  finished 1 (0.000 s)\n"

@@ -200,8 +200,13 @@ static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
     if (ev->payload_len < 13)
         return;
     unsigned depth = ev->payload[12];
-    if (ev->payload_len < 13 + 4 * (size_t)depth || depth == 0)
+    if (ev->payload_len < 13 + 4 * (size_t)depth)
         return;
+    if (depth == 0) {
+        /* CCS_MAIN, the program's (no cost centre to name or keep). */
+        m->cc_kind_samples[MON_CC_PROGRAM]++;
+        return;
+    }
     if (m->samples == NULL) {
         m->samples = calloc(MON_SAMPLES, sizeof *m->samples);
         if (m->samples == NULL)
@@ -254,11 +259,18 @@ static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
     if (ev->payload_len < 10 || !m->in_sample)
         return;
     unsigned depth = ev->payload[9];
-    if (depth == 0 || ev->payload_len < 10 + 4 * (size_t)depth)
+    if (ev->payload_len < 10 + 4 * (size_t)depth)
         return;
     struct mon_band *b = mon_census_band(m, be64(ev->payload + 1));
     if (b == NULL)
         return;
+    if (depth == 0) {
+        /* CCS_MAIN: the RTS stops the stack there, and its .hp file
+         * names the empty stack MAIN (rts/ProfHeap.c's fprint_ccs()). */
+        b->depth = 0;
+        mon_copy(b->u.s, sizeof b->u.s, "MAIN", 4);
+        return;
+    }
     b->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
     b->deeper = depth > MON_STACK;
     for (unsigned i = 0; i < b->depth; i++)
@@ -423,7 +435,13 @@ static inline void mon_count_type(struct mon_model *m, const struct els_event *e
  * MON_REORDER wait (the earliest then goes on: tevs_early counts them,
  * and their pairing may be off).  A capability's first block may be
  * older than others' (it had nothing to write yet), which is why a
- * capability seen only in CAP_CREATE holds them back too.
+ * capability seen only in CAP_CREATE holds them back too, and why
+ * nothing goes before the first CAP_CREATE has told which capabilities
+ * there are: GHC posts them at start-up into the buffer of events
+ * without a capability, which a stock RTS writes only when it fills or
+ * at exit, after blocks of every capability (a -N2 file began with
+ * capability 0's block at 156 ms, capability 1's from 80 ms came
+ * later).
  */
 
 static bool mon_tev_before(const struct mon_tev *a, const struct mon_tev *b)
@@ -434,6 +452,8 @@ static bool mon_tev_before(const struct mon_tev *a, const struct mon_tev *b)
 /* The least of the latest event times of the capabilities seen. */
 static uint64_t mon_watermark(const struct mon_model *m)
 {
+    if (!m->caps_known)
+        return 0;
     uint64_t w = UINT64_MAX;
     for (unsigned i = 0; i < m->ncaps; i++)
         if (m->caps[i].seen && m->caps[i].last < w)
@@ -774,6 +794,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
         break;
     case ELS_EV_CAP_CREATE:
         mon_cap(m, d.u.cap.cap);
+        m->caps_known = true;
         break;
     case ELS_EV_SPARK_COUNTERS:
         if (c != NULL) {

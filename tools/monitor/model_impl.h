@@ -233,6 +233,7 @@ struct mon_model {
     struct mon_tev *tevs;           /* a min-heap by (t, seq) of MON_REORDER */
     uint32_t ntevs;
     uint64_t tev_seq, tevs_early, stops_untracked;
+    bool caps_known;                /* a CAP_CREATE came */
 
     /* threads: alive ones by state */
     struct mon_tids threads;

@@ -8,6 +8,7 @@
  * sends can drive the terminal).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,14 +259,17 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     sb_puts(sb, ",\"by_gen\":[");
     for (unsigned g = 0; g < m->ngens; g++) {
         sb_printf(sb, "%s{\"gen\":%u,\"collections\":%" PRIu64 ",\"pauses\":%"
-                  PRIu64 ",\"pause_max_ms\":", g ? "," : "", g, m->gen_colls[g],
-                  m->gen_npauses[g]);
+                  PRIu64 ",\"pause_max_ns\":%" PRIu64 ",\"pause_total_ns\":%" PRIu64
+                  ",\"pause_max_ms\":", g ? "," : "", g, m->gen_colls[g],
+                  m->gen_npauses[g], m->gen_pause_max[g], m->gen_pause_ns[g]);
         sb_json_num(sb, (double)m->gen_pause_max[g] / 1e6);
         sb_puts(sb, ",\"pause_total_s\":");
         sb_json_num(sb, (double)m->gen_pause_ns[g] / 1e9);
         sb_puts(sb, "}");
     }
-    sb_printf(sb, "],\"pauses\":%" PRIu64 ",\"pause_p50_ms\":", m->npauses);
+    sb_printf(sb, "],\"pauses\":%" PRIu64 ",\"pause_p50_ns\":%" PRIu64
+              ",\"pause_max_ns\":%" PRIu64 ",\"pause_total_ns\":%" PRIu64
+              ",\"pause_p50_ms\":", m->npauses, p50, m->pause_max, m->pause_ns);
     sb_json_num(sb, (double)p50 / 1e6);
     sb_puts(sb, ",\"pause_max_ms\":");
     sb_json_num(sb, (double)m->pause_max / 1e6);
@@ -315,8 +319,9 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         char buf[48];
         const char *r = mon_stop_name(rank[i], buf, sizeof buf);
         sb_printf(sb, "%s{\"status\":%u,\"reason\":\"%s\",\"count\":%" PRIu64
-                  ",\"paired\":%" PRIu64 ",\"stopped_s\":", i ? "," : "", rank[i], r,
-                  m->stop_n[rank[i]], m->stop_paired[rank[i]]);
+                  ",\"paired\":%" PRIu64 ",\"stopped_ns\":%" PRIu64 ",\"stopped_s\":",
+                  i ? "," : "", rank[i], r, m->stop_n[rank[i]], m->stop_paired[rank[i]],
+                  m->stop_ns[rank[i]]);
         sb_json_num(sb, (double)m->stop_ns[rank[i]] / 1e9);
         sb_puts(sb, "}");
     }
@@ -548,6 +553,17 @@ void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
               t_first, t_last);
 }
 
+/* A sample's value: an integer as such, else 15 significant digits (a
+ * census's time in seconds keeps its nanoseconds; sb_json_num()'s 6
+ * digits did not). */
+static void mon_prom_num(struct strbuf *sb, double v)
+{
+    if (isfinite(v) && fabs(v) < 1e15 && v == floor(v))
+        sb_printf(sb, "%lld", (long long)v);
+    else
+        sb_printf(sb, "%.15g", isfinite(v) ? v : 0);
+}
+
 /* One Prometheus sample line with the program's labels (extra: more
  * labels, "" for none). */
 static void mon_prom(const struct mon_model *m, struct strbuf *sb,
@@ -558,7 +574,7 @@ static void mon_prom(const struct mon_model *m, struct strbuf *sb,
      * Not JSON's escaping: a scraper refuses its \u0009. */
     sb_prom_label(sb, m->program, strlen(m->program));
     sb_printf(sb, ",pid=\"%" PRIu32 "\"%s%s} ", m->pid, *extra ? "," : "", extra);
-    sb_json_num(sb, v);
+    mon_prom_num(sb, v);
     sb_puts(sb, "\n");
 }
 
@@ -574,7 +590,7 @@ static void mon_prom_text(const struct mon_model *m, struct strbuf *sb,
     sb_printf(sb, ",pid=\"%" PRIu32 "\",%s=", m->pid, key);
     sb_prom_label(sb, text, len);
     sb_printf(sb, "%s%s} ", *extra ? "," : "", extra);
-    sb_json_num(sb, v);
+    mon_prom_num(sb, v);
     sb_puts(sb, "\n");
 }
 
