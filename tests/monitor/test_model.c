@@ -1025,15 +1025,16 @@ static void cost_centre_spelling(void)
     static const uint32_t lam[] = { 3, 2, 1 }, caf[] = { 4 };
     ev_cc_band(&b, 10 * MS, 400, 1, caf);
     ev_cc_band(&b, 10 * MS, 900, 3, lam);
+    ev_cc_band(&b, 10 * MS, 50, 0, NULL);     /* CCS_MAIN: "MAIN" */
     ev_census(&b, 165, 10 * MS, 1);
     block(&b, 0, 0);
     ev_sample(&b, 11 * MS, 3, lam);
     end_block(&b);
     struct strbuf sb = { 0 };
     struct mon_model *m = model_of(&b, &sb);
-    CHECK_CONTAINS(sb.p, "\"breakdown\":\"cost-centre stack (-hc)\",\"bands\":2,\"bytes\":1300},"
+    CHECK_CONTAINS(sb.p, "\"breakdown\":\"cost-centre stack (-hc)\",\"bands\":3,\"bytes\":1350},"
                          "\"by_label\":[{\"label\":\"producer.go.\\\\/producer/main\",\"bytes\":900},"
-                         "{\"label\":\"Main.CAF\",\"bytes\":400}]");
+                         "{\"label\":\"Main.CAF\",\"bytes\":400},{\"label\":\"MAIN\",\"bytes\":50}]");
     CHECK_CONTAINS(sb.p, "\"top\":[{\"cc\":\"producer.go.\\\\\",\"module\":\"Main\",\"samples\":1}]");
     sb_clear(&sb);
     mon_model_text(m, &sb, 100);

@@ -484,8 +484,9 @@ static void mon_tevs_pop(struct mon_model *m)
     if (e.reason == MON_STOPS) {
         struct mon_thread *s = mon_tid_get(m, &m->stopped, e.thread, false);
         if (s != NULL) {
-            if (e.t >= s->t) {
-                m->stop_ns[s->state] += e.t - s->t;
+            uint64_t t = *mon_tid_time(&m->stopped, s);
+            if (e.t >= t) {
+                m->stop_ns[s->state] += e.t - t;
                 m->stop_paired[s->state]++;
             }
             mon_tid_del(m, &m->stopped, e.thread);
@@ -497,7 +498,7 @@ static void mon_tevs_pop(struct mon_model *m)
             return;
         }
         s->state = e.reason;
-        s->t = e.t;
+        *mon_tid_time(&m->stopped, s) = e.t;
     }
 }
 
@@ -882,6 +883,7 @@ static void mon_clear_run(struct mon_model *m)
     free(m->ccs);
     free(m->threads.slots);
     free(m->stopped.slots);
+    free(m->stopped.times);
     free(m->tevs);
     free(m->samples);
     free(m->gbins);
@@ -901,6 +903,7 @@ int mon_model_new(struct mon_model **out)
         .on_event = mon_on_event,
         .on_end = mon_on_end,
     };
+    mon_tids_init(m);
     int rc = els_parser_new(&m->parser, &cb, m, ELS_PARSE_RESTART);
     if (rc < 0) {
         free(m);
@@ -934,6 +937,7 @@ void mon_model_reset(struct mon_model *m)
     els_parser_reset(p);
     memset(m, 0, sizeof *m);
     m->parser = p;
+    mon_tids_init(m);
     m->bin_ns = MON_BIN0_NS;
     m->gbins = calloc(MON_BINS, sizeof *m->gbins);
     memcpy(m->spec, keep.spec, sizeof m->spec);

@@ -29,6 +29,7 @@
 #define MON_OPEN_SPANS 64
 #define MON_TEXT 96                 /* bytes kept of a message */
 #define MON_THREADS_MAX (1u << 20)  /* thread table cap */
+#define MON_STOPPED_MAX (1u << 18)  /* stop table cap (threads stopped) */
 #define MON_CCS_MAX 65536           /* cost-centre ids kept: 0 .. this - 1 */
 #define MON_CC_NAME 128             /* bytes kept of a cost centre's name */
 #define MON_CC_TEXT_MAX (8u << 20)  /* all cost centres' names, charged: */
@@ -104,18 +105,21 @@ struct mon_span {
 
 /* An entry of a table keyed by thread id: the thread table's (state:
  * enum mon_thread_state) or the stop table's (state: the stop's
- * MON_STOPS index, t: its time; Note [Stopped time] in model.c). */
+ * MON_STOPS index; Note [Stopped time] in model.c). */
 struct mon_thread {
     uint32_t id;                    /* 0: empty slot */
     uint8_t state;
-    uint64_t t;
 };
 
 /* Open addressing, linear probing, backward-shift deletes, keyed hash:
- * Note [Stream-chosen keys] in model_tables.c. */
+ * Note [Stream-chosen keys] in model_tables.c.  A timed table keeps a
+ * time beside each entry (times[i] goes with slots[i]); max: the most
+ * slots it may grow to. */
 struct mon_tids {
     struct mon_thread *slots;
-    uint32_t cap, used;
+    uint64_t *times;
+    uint32_t cap, used, max;
+    bool timed;
 };
 
 /* A thread's run (reason MON_STOPS) or stop, waiting for its turn in
@@ -328,11 +332,19 @@ void mon_tevs_release(struct mon_model *m, bool all);
 /* model_tables.c: draw the process's hash key, once (before any table
  * is used: mon_model_new()). */
 void mon_key_init(void);
+/* model_tables.c: the tables' caps and kinds (mon_model_new(), and
+ * after a reset). */
+void mon_tids_init(struct mon_model *m);
 /* model_tables.c: thread id's entry in tab, added (zeroed but for the
  * id) if new and create; NULL if absent or if the table is full (at
- * MON_THREADS_MAX slots, or out of memory). */
+ * tab->max slots, or out of memory).  Valid until the table changes. */
 struct mon_thread *mon_tid_get(struct mon_model *m, struct mon_tids *tab,
                                uint32_t id, bool create);
+/* The time kept beside entry e of a timed table. */
+static inline uint64_t *mon_tid_time(struct mon_tids *tab, struct mon_thread *e)
+{
+    return &tab->times[e - tab->slots];
+}
 void mon_tid_del(struct mon_model *m, struct mon_tids *tab, uint32_t id);
 /* model_tables.c: set thread id's state, adding it if new (if the table
  * is full: counted in threads_untracked); forget a thread. */

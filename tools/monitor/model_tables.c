@@ -33,8 +33,8 @@
  *    Without the key an attacker cannot aim, so probes per lookup stay
  *    what random ids give.  (m->probes counts them for the tests.)
  *  - Every table has a cap and every stored string a length limit:
- *    threads MON_THREADS_MAX slots (each of the two tables), runs and
- *    stops waiting for their turn MON_REORDER, cost centres ids below
+ *    threads alive MON_THREADS_MAX slots, threads stopped
+ *    MON_STOPPED_MAX, runs and stops waiting for their turn MON_REORDER, cost centres ids below
  *    MON_CCS_MAX, their names MON_CC_NAME bytes each and
  *    MON_CC_TEXT_MAX bytes in all, a heap census MON_BANDS bands (the
  *    largest) of MON_TEXT bytes or MON_STACK frames.  What does not
@@ -132,11 +132,15 @@ static struct mon_thread *mon_tid_find(struct mon_model *m,
 static bool mon_tid_grow(struct mon_model *m, struct mon_tids *tab)
 {
     uint32_t ncap = tab->cap ? tab->cap * 2 : 1024;
-    if (ncap > MON_THREADS_MAX)
+    if (ncap > tab->max)
         return false;
     struct mon_thread *t = calloc(ncap, sizeof *t);
-    if (t == NULL)
+    uint64_t *times = tab->timed ? calloc(ncap, sizeof *times) : NULL;
+    if (t == NULL || (tab->timed && times == NULL)) {
+        free(t);
+        free(times);
         return false;
+    }
     for (uint32_t j = 0; j < tab->cap; j++) {
         if (tab->slots[j].id == 0)
             continue;
@@ -144,10 +148,14 @@ static bool mon_tid_grow(struct mon_model *m, struct mon_tids *tab)
         while (m->probes++, t[i].id != 0)
             i = (i + 1) & (ncap - 1);
         t[i] = tab->slots[j];
+        if (times != NULL)
+            times[i] = tab->times[j];
     }
-    m->mem += ((size_t)ncap - tab->cap) * sizeof *t;
+    m->mem += ((size_t)ncap - tab->cap) * (sizeof *t + (tab->timed ? sizeof *times : 0));
     free(tab->slots);
+    free(tab->times);
     tab->slots = t;
+    tab->times = times;
     tab->cap = ncap;
     return true;
 }
@@ -166,6 +174,8 @@ struct mon_thread *mon_tid_get(struct mon_model *m, struct mon_tids *tab,
     while (m->probes++, tab->slots[i].id != 0)
         i = (i + 1) & mask;
     tab->slots[i] = (struct mon_thread){ .id = id };
+    if (tab->timed)
+        tab->times[i] = 0;
     tab->used++;
     return &tab->slots[i];
 }
@@ -186,10 +196,19 @@ void mon_tid_del(struct mon_model *m, struct mon_tids *tab, uint32_t id)
         bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
         if (!stays) {
             tab->slots[i] = tab->slots[j];
+            if (tab->timed)
+                tab->times[i] = tab->times[j];
             tab->slots[j].id = 0;
             i = j;
         }
     }
+}
+
+void mon_tids_init(struct mon_model *m)
+{
+    m->threads.max = MON_THREADS_MAX;
+    m->stopped.max = MON_STOPPED_MAX;
+    m->stopped.timed = true;
 }
 
 void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state)
@@ -329,7 +348,8 @@ size_t mon_model_memory_max(void)
 {
     return sizeof(struct mon_model) + MON_BINS * sizeof(struct mon_gbin)
          + (size_t)MON_MAX_CAPS * MON_BINS * sizeof(struct mon_bin)
-         + 2 * (size_t)MON_THREADS_MAX * sizeof(struct mon_thread)
+         + (size_t)MON_THREADS_MAX * sizeof(struct mon_thread)
+         + (size_t)MON_STOPPED_MAX * (sizeof(struct mon_thread) + sizeof(uint64_t))
          + (size_t)MON_REORDER * sizeof(struct mon_tev)
          + (size_t)MON_CCS_MAX * sizeof(struct mon_cc) + MON_CC_TEXT_MAX
          + (size_t)MON_SAMPLES * sizeof(struct mon_sample);
