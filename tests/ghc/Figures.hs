@@ -8,9 +8,13 @@
 -- kinds: heap overflow, stack overflow (a deep recursion), yielding,
 -- finished, a safe foreign call, blocked on an MVar, on an MVar read, in
 -- STM, on a black hole (two threads want one long thunk) and in throwTo
--- (its target masks exceptions uninterruptibly).  It runs on its own for
--- a second or two and prints "done N" (N: a checksum, so that nothing is
--- optimised away).  Only base and stm are used.
+-- (its target masks exceptions uninterruptibly).  At its end, with the
+-- producers' lists still kept, it asks for one more heap census
+-- (els_ghc_heap_census(), the library on the patched RTS), so that the
+-- last census always holds them whenever the periodic ones came.  It runs
+-- on its own for a second or two and prints "census R" (R: the call's
+-- result) and "done N" (N: a checksum, so that nothing is optimised
+-- away).  Only base and stm are used.
 module Main (main) where
 
 import Control.Concurrent
@@ -26,6 +30,9 @@ import System.IO
 import System.Mem (performMajorGC)
 
 foreign import ccall safe "unistd.h usleep" c_usleep :: CUInt -> IO CInt
+
+-- include/eventlog-sink/ghc.h: one heap census at the next major GC.
+foreign import ccall safe "els_ghc_heap_census" elsHeapCensus :: IO CInt
 
 main :: IO ()
 main = do
@@ -92,10 +99,12 @@ main = do
     takeMVar sdone
     d <- takeMVar ddone
     bs <- mapM takeMVar bdone
-    xs <- readIORef kept
+    census <- elsHeapCensus
     performMajorGC
+    xs <- readIORef kept
     traceMarkerIO "figures end"
-    putStrLn ("done " ++ show (total + r + d + sum bs + length xs))
+    putStrLn ("census " ++ show census)
+    putStrLn ("done " ++ show (total + r + d + sum bs + sum (map length xs)))
 
 -- | Rounds of lists, each element made by the lambda (the cost centre
 -- "producer.go.\" under -fprof-auto), kept alive for a while.
