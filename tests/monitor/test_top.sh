@@ -276,11 +276,11 @@ note "top --once --json: $gc GCs, $threads threads, $msgs messages, $markers mar
 [ "$ended" = true ] || fail "top --json: the stream did not end"
 # GC time: GC_START to GC_END on the same capability, summed, as read
 # by ghc-events (times in ns), against top's seconds; a collection's
-# pause: the same on the capability that posted its "GC stats" (the
-# collection's leader), against top's maximum in milliseconds.
+# pause: the same on the capability that requested the collection (its
+# leader), against top's maximum in milliseconds.
 read -r n_pauses max_ns total_ns < <(awk '
-    /^ *[0-9]+: cap [0-9]+: starting GC$/ { s[$3] = $1 + 0; lead[$3] = 0 }
-    /^ *[0-9]+: cap [0-9]+: GC stats for heap capset / { lead[$3] = 1 }
+    /^ *[0-9]+: cap [0-9]+: requesting (parallel|sequential) GC$/ { lead[$3] = 1 }
+    /^ *[0-9]+: cap [0-9]+: starting GC$/ { s[$3] = $1 + 0 }
     /^ *[0-9]+: cap [0-9]+: finished GC$/ {
         p = $1 - s[$3]; t += p
         if (lead[$3]) { n++; if (p > m) m = p }
