@@ -11,8 +11,9 @@
 # its own unix: sink, and serve follows them without a restart.
 # Checked: `promtool check metrics` passes /metrics with the three
 # programs (each metric family once); through Prometheus' query API,
-# each program's ghc_gc_collections_total, labelled with its name and pid and
-# scraped after it went idle, equals the GCs ghc-events counts in the
+# each program's ghc_gc_collections_total (and the index's count),
+# labelled with its name and pid and
+# scraped after it went idle, equals the collections ghc-events shows in the
 # stream serve read (its --save-dir copy); headless Chromium shows the
 # index page listing the three with links to their pages, and a
 # program's page (/p/PID/) shows that program live through the same
@@ -123,6 +124,13 @@ for n in $NAMES; do
     [ -s "$saved" ] || fail "serve --all saved no stream for $n at $saved"
     cp "$saved" "$T/$n.eventlog"
     shown_counts "$T/$n.eventlog" "$n"
+    # The index (/api/programs) counts the same collections.
+    curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/programs" -o "$T/programs.json" \
+        || fail "GET /api/programs failed"
+    index=$("$PYTHON" -c 'import json, sys
+print(next(p["gc_collections"] for p in json.load(open(sys.argv[1]))["programs"] if p["pid"] == int(sys.argv[2])))' \
+        "$T/programs.json" "$pid") || fail_showing "$T/programs.json" "$n: not in /api/programs"
+    [ "$index" = "$SHOWN_GC" ] || fail "$n: the index shows $index GC collections, ghc-events $SHOWN_GC"
     wait_until 60 scraped_after_idle "$pid" \
         || fail_showing "$T/prometheus.log" "$n: prometheus has no ghc_gc_collections_total{pid=\"$pid\"} scraped after idle: $(cat "$T/query.json" 2>/dev/null)"
     read -r _ value program qpid <"$T/query.out"
