@@ -380,32 +380,15 @@ static void mon_pause(struct mon_model *m, uint64_t p, int gen)
  * Event types
  * ------------------------------------------------------------------------ */
 
-/* The header is complete: which tags carry their own size (their events
- * take two more bytes). */
-static void mon_note_types(struct mon_model *m, const struct els_parser *p)
-{
-    const struct els_event_type *types;
-    size_t n = els_parser_event_types(p, &types);
-    memset(m->type_var, 0, sizeof m->type_var);
-    for (size_t i = 0; i < n; i++)
-        if (types[i].tag < MON_TAGS && types[i].size == ELS_EVENT_SIZE_VARIABLE)
-            m->type_var[types[i].tag / 8] |= (uint8_t)(1u << (types[i].tag % 8));
-}
-
-/* One event of its type, and its bytes in the stream: tag, time, the
- * size field of a variable-size type, the payload. */
+/* One event of its type.  Its bytes in the stream are its tag and time
+ * (10), the size field of a variable-size type (2) and its payload:
+ * only the payloads are summed here (two additions an event); the rest
+ * follows from the count and the header, when shown (mon_type_bytes()). */
 static inline void mon_count_type(struct mon_model *m, const struct els_event *ev)
 {
     unsigned k = ev->tag < MON_TAGS ? ev->tag : MON_TAGS;
-    bool var;
-    if (k < MON_TAGS) {
-        var = m->type_var[k / 8] >> (k % 8) & 1;
-    } else {
-        const struct els_event_type *ty = els_parser_event_type(m->parser, ev->tag);
-        var = ty != NULL && ty->size == ELS_EVENT_SIZE_VARIABLE;
-    }
     m->type_n[k]++;
-    m->type_bytes[k] += 10 + (var ? 2 : 0) + ev->payload_len;
+    m->type_payload[k] += ev->payload_len;
 }
 
 /* ------------------------------------------------------------------------
@@ -431,6 +414,10 @@ static inline void mon_count_type(struct mon_model *m, const struct els_event *e
  * posted something later (the least of their latest times), nothing
  * earlier can still come.  Then they are paired in time order through
  * the stop table (a thread's stop waits there for its run).  A
+ * capability's latest time is its last event's: the RTS posts GC_END
+ * with the time its statistics took a little before (stat_endGC()), so
+ * that one may be older than the event before it, which only holds the
+ * others back a little longer.  A
  * capability that never posts holds them back until the stream ends or
  * MON_REORDER wait (the earliest then goes on: tevs_early counts them,
  * and their pairing may be off).  A capability's first block may be
@@ -619,10 +606,10 @@ static void mon_user_msgs_copy(struct mon_model *m)
 
 static int mon_on_header(void *user, const struct els_parser *p)
 {
+    (void)p;
     struct mon_model *m = user;
     m->streams++;
     m->ended = false;
-    mon_note_types(m, p);
     return 0;
 }
 
@@ -649,8 +636,8 @@ static int mon_on_event(void *user, const struct els_event *ev)
     gb->events++;
 
     struct mon_cap *c = mon_cap(m, ev->cap);
-    if (c != NULL && ev->time > c->last)
-        c->last = ev->time;
+    if (c != NULL)
+        c->last = ev->time;     /* Note [Stopped time]: a lower bound */
     if (ev->tag == ELS_EV_USER_MSG) {
         mon_user_msg(m, ev);
         gb->user++;

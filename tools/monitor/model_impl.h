@@ -78,7 +78,7 @@ struct mon_cap {
     bool gc_lead;
     int gc_gen;
     uint64_t alloc;                 /* its last HEAP_ALLOCATED */
-    uint64_t last;                  /* its latest event's time */
+    uint64_t last;                  /* its last event's time */
     uint64_t prev_pause;            /* pause time counted by the last tick */
     struct mon_bin *bins;           /* MON_BINS, allocated when seen */
     /* latest SPARK_COUNTERS */
@@ -224,10 +224,9 @@ struct mon_model {
     uint32_t heap_breakdown;
     bool in_sample;
 
-    /* event types: events and bytes by tag (MON_TAGS: all larger tags),
-     * and which tags the stream's header declared of variable size */
-    uint64_t type_n[MON_TAGS + 1], type_bytes[MON_TAGS + 1];
-    uint8_t type_var[MON_TAGS / 8];
+    /* event types: events and their payloads' bytes by tag (MON_TAGS:
+     * all larger tags); mon_type_bytes() in render.c adds the rest */
+    uint64_t type_n[MON_TAGS + 1], type_payload[MON_TAGS + 1];
 
     /* thread stops by status (MON_STOPS - 1: all larger), the time from
      * each stop to the thread's next run (Note [Stopped time] in

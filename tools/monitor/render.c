@@ -145,6 +145,25 @@ static const char *mon_type_name(const struct mon_model *m, unsigned k,
     return buf;
 }
 
+/* The bytes of tag k's events in the stream: each one's tag and time,
+ * the size field of a type the header declares of variable size, and
+ * the payloads (model.c's mon_count_type()).  The tags past MON_TAGS
+ * are counted together: their size fields are not told apart. */
+static uint64_t mon_type_bytes(const struct mon_model *m, unsigned k)
+{
+    const struct els_event_type *ty =
+        k < MON_TAGS ? els_parser_event_type(m->parser, (uint16_t)k) : NULL;
+    bool var = ty != NULL && ty->size == ELS_EVENT_SIZE_VARIABLE;
+    return m->type_n[k] * (var ? 12 : 10) + m->type_payload[k];
+}
+
+/* Every event type's bytes (for ranking). */
+static void mon_types_bytes(const struct mon_model *m, uint64_t *out)
+{
+    for (unsigned k = 0; k <= MON_TAGS; k++)
+        out[k] = m->type_n[k] ? mon_type_bytes(m, k) : 0;
+}
+
 /* Indexes of the non-zero entries of v[0..n), largest first (ties:
  * lower index first); returns how many. */
 static unsigned mon_rank(const uint64_t *v, unsigned n, unsigned *order)
@@ -233,7 +252,7 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_printf(sb, "%s{\"tag\":%u,\"name\":", i ? "," : "", rank[i]);
         sb_json_str(sb, name, strlen(name));
         sb_printf(sb, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
-                  m->type_n[rank[i]], m->type_bytes[rank[i]]);
+                  m->type_n[rank[i]], mon_type_bytes(m, rank[i]));
     }
     sb_puts(sb, "]},\"caps\":[");
     bool first = true;
@@ -800,7 +819,7 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
             snprintf(lab, sizeof lab, "tag=\"%u\"", rank[i]);
             mon_prom_text(m, sb, name, "type", t, strlen(t), lab,
                           f == PF_TYPE_EVENTS ? (double)m->type_n[rank[i]]
-                                              : (double)m->type_bytes[rank[i]]);
+                                              : (double)mon_type_bytes(m, rank[i]));
         }
         break;
     case PF_USER:
@@ -1031,8 +1050,10 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
             sb_printf(sb, " %s %.0f", mon_class_name((enum mon_class)i), m->rate_class[i]);
     sb_puts(sb, "\n");
     /* Event types: the most events, and the most bytes. */
+    uint64_t tbytes[MON_TAGS + 1];
+    mon_types_bytes(m, tbytes);
     for (int by_bytes = 0; by_bytes < 2; by_bytes++) {
-        n = mon_rank(by_bytes ? m->type_bytes : m->type_n, MON_TAGS + 1, rank);
+        n = mon_rank(by_bytes ? tbytes : m->type_n, MON_TAGS + 1, rank);
         w = (struct mon_wrap){ sb, width, 0, by_bytes ? "  bytes  " : "  count  " };
         for (unsigned i = 0; i < n && i < 6; i++) {
             char buf[48];
@@ -1040,7 +1061,7 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
             sb_clear(&item);
             mon_safe_str(&item, t, 60);
             if (by_bytes) {
-                mon_human(a, sizeof a, (double)m->type_bytes[rank[i]], "B");
+                mon_human(a, sizeof a, (double)tbytes[rank[i]], "B");
                 sb_printf(&item, " %s", a);
             } else {
                 sb_printf(&item, " %" PRIu64, m->type_n[rank[i]]);
