@@ -9,11 +9,12 @@
 -- finished, a safe foreign call, blocked on an MVar, on an MVar read, in
 -- STM, on a black hole (two threads want one long thunk) and in throwTo
 -- (its target masks exceptions uninterruptibly).  At its end, with the
--- producers' lists still kept, it asks for one more heap census
--- (els_ghc_heap_census(), the library on the patched RTS), so that the
--- last census always holds them whenever the periodic ones came.  It runs
--- on its own for a second or two and prints "census R" (R: the call's
--- result) and "done N" (N: a checksum, so that nothing is optimised
+-- producers' lists still kept, it stops the periodic heap censuses and
+-- asks for one more (els_ghc_heap_profiling(0), els_ghc_heap_census():
+-- the library on the patched RTS), so that the last census is taken
+-- while they are kept, whenever the periodic ones came.  It runs on its
+-- own for a second or two and prints "census R S" (R, S: the calls'
+-- results) and "done N" (N: a checksum, so that nothing is optimised
 -- away).  Only base and stm are used.
 module Main (main) where
 
@@ -31,7 +32,9 @@ import System.Mem (performMajorGC)
 
 foreign import ccall safe "unistd.h usleep" c_usleep :: CUInt -> IO CInt
 
--- include/eventlog-sink/ghc.h: one heap census at the next major GC.
+-- include/eventlog-sink/ghc.h: the periodic heap censuses on or off; one
+-- heap census at the next major GC.
+foreign import ccall safe "els_ghc_heap_profiling" elsHeapProfiling :: CInt -> IO CInt
 foreign import ccall safe "els_ghc_heap_census" elsHeapCensus :: IO CInt
 
 main :: IO ()
@@ -99,11 +102,13 @@ main = do
     takeMVar sdone
     d <- takeMVar ddone
     bs <- mapM takeMVar bdone
+    stopped <- elsHeapProfiling 0
+    performMajorGC              -- a census already due is taken here
     census <- elsHeapCensus
     performMajorGC
     xs <- readIORef kept
     traceMarkerIO "figures end"
-    putStrLn ("census " ++ show census)
+    putStrLn ("census " ++ show stopped ++ " " ++ show census)
     putStrLn ("done " ++ show (total + r + d + sum bs + sum (map length xs)))
 
 -- | Rounds of lists, each element made by the lambda (the cost centre

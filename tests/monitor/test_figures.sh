@@ -83,7 +83,8 @@ run() {
         >"$T/$name.out" 2>"$T/$name.err" \
         || fail_showing "$T/$name.err" "$name: the program failed"
     grep -q '^done [0-9]' "$T/$name.out" || fail_showing "$T/$name.out" "$name: the program did not finish"
-    grep -qx 'census 0' "$T/$name.out" || fail_showing "$T/$name.out" "$name: the program's heap census request failed"
+    grep -qx 'census 0 0' "$T/$name.out" \
+        || fail_showing "$T/$name.out" "$name: the program could not stop the heap profile timer or ask for a census"
     show_events "$log" "$T/$name.show" || fail "$name: ghc-events cannot parse $log"
     total=$(count_events "$log") || fail "$name: ghc-events cannot count $log"
     "$ELS_SINK_TOOL" top --once --json "$log" >"$T/$name.json" 2>"$T/$name.top.err" \
