@@ -53,13 +53,18 @@ GHC_CONSTANTS_H=$("$GHC" --print-libdir)/include/rts/Constants.h
 export GHC_CONSTANTS_H
 [ -f "$GHC_CONSTANTS_H" ] || fail "no $GHC_CONSTANTS_H"
 
-# get PATH OUT: GET PATH from the serve started last, with its token
-# when its URL carries one (#token=...).
+# get PATH OUT: GET PATH from the serve started last, with the token it
+# needs (its start-up URL's ?token= or #token=, else TOKEN if set) as
+# "Authorization: Bearer", as a scraper sends it; none when it has none.
 get() {
-    local token=${SERVE_URL#*#token=}
-    if [ "$token" != "$SERVE_URL" ]; then
-        curl -sf --max-time 10 -H "X-Eventlog-Sink-Token: $token" \
-            -H "Authorization: Bearer $token" "http://127.0.0.1:$PORT/$1" -o "$2"
+    local token=${TOKEN:-}
+    case $SERVE_URL in
+    *'?token='*) token=${SERVE_URL#*\?token=} ;;
+    *'#token='*) token=${SERVE_URL#*#token=} ;;
+    esac
+    if [ -n "$token" ]; then
+        curl -sf --max-time 10 -H "Authorization: Bearer $token" \
+            "http://127.0.0.1:$PORT/$1" -o "$2"
     else
         curl -sf --max-time 10 "http://127.0.0.1:$PORT/$1" -o "$2"
     fi
