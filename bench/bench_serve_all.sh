@@ -62,7 +62,7 @@ done
 t1=$(ticks) s1=$(date +%s.%N)
 rss=$(awk '/^VmRSS/ {print $2}' "/proc/$spid/status")
 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$spid/status")
-series=$(grep -c '^ghc_gc_total{' "$T/metrics")
+series=$(grep -c '^eventlog_received_bytes_total{' "$T/metrics")
 awk -v n="$N" -v t="$((t1 - t0))" -v hz="$hz" -v s0="$s0" -v s1="$s1" \
     -v rss="$rss" -v hwm="$hwm" -v series="$series" -v bytes="$(wc -c <"$T/metrics")" 'BEGIN {
     printf "serve --all %d programs: CPU %.4f s/s, RSS %.1f MiB (peak %.1f MiB), /metrics %d programs, %d bytes\n",

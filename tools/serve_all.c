@@ -382,7 +382,7 @@ void serve_all_index_html(struct serve_all *a, struct strbuf *b)
         sb_puts(b, "</p>\n");
     }
     sb_puts(b, "<table id=\"programs\"><thead><tr><th>program</th><th>pid</th>"
-            "<th>GCs</th><th>GC pause p99</th><th>heap</th><th>live</th>"
+            "<th>GC collections</th><th>GC pause p99</th><th>heap</th><th>live</th>"
             "<th>lost units</th><th>stream</th></tr></thead><tbody>\n");
     for (unsigned i = 0; i < a->n; i++) {
         const struct serve_prog *p = a->progs[i];
@@ -396,7 +396,7 @@ void serve_all_index_html(struct serve_all *a, struct strbuf *b)
         sb_html(b, p->name);
         sb_printf(b, "</a></td><td>%ld</td><td>%" PRIu64 "</td><td>%.3f ms</td>"
                   "<td>%s</td><td>%s</td><td%s>%" PRIu64 "</td><td>",
-                  p->pid, h.gcs, (double)h.pause_p99_ns / 1e6, heap, live,
+                  p->pid, h.collections, (double)h.pause_p99_ns / 1e6, heap, live,
                   h.lost_units > 0 ? " class=\"error\"" : "", h.lost_units);
         sb_html(b, h.bytes > 0 ? (h.ended ? "ended" : "live") :
                 p->src.fd >= 0 ? "connected" : "connecting");
@@ -417,10 +417,10 @@ void serve_all_index_json(struct serve_all *a, struct strbuf *b)
         sb_json_str(b, p->name, strlen(p->name));
         sb_puts(b, ",\"endpoint\":");
         sb_json_str(b, p->endpoint, strlen(p->endpoint));
-        sb_printf(b, ",\"url\":\"p/%ld/\",\"gcs\":%" PRIu64
+        sb_printf(b, ",\"url\":\"p/%ld/\",\"gc_collections\":%" PRIu64
                   ",\"gc_pause_p99_ns\":%" PRIu64 ",\"heap_size\":%" PRIu64
                   ",\"heap_live\":%" PRIu64 ",\"lost_units\":%" PRIu64
-                  ",\"bytes\":%" PRIu64 "}", p->pid, h.gcs, h.pause_p99_ns,
+                  ",\"bytes\":%" PRIu64 "}", p->pid, h.collections, h.pause_p99_ns,
                   h.heap_size, h.heap_live, h.lost_units, h.bytes);
     }
     sb_puts(b, "]}");

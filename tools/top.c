@@ -3,7 +3,8 @@
  *
  * Reads a program's eventlog from a sink's socket, a FIFO or a file a
  * stock `+RTS -l` is still writing (tools/monitor/source.c), folds it into
- * the monitor's model (tools/monitor/model.c) and redraws the figures
+ * the monitor's model (tools/monitor/model.c; README, "What the figures
+ * count") and redraws the figures
  * every interval: in place on a terminal (ANSI), as blocks of lines
  * otherwise, as one JSON object per interval with --json.  --once prints
  * one view and exits.  It sends nothing to the program unless given
@@ -41,7 +42,8 @@ static void top_usage(FILE *out)
 "Usage: " TOOL_NAME " top [OPTIONS] SPEC|FILE\n"
 "\n"
 "Show what a GHC program's runtime is doing, from its eventlog: per\n"
-"capability activity, GC, heap, threads, sparks, events per second,\n"
+"capability activity, GC, heap and the last heap census, threads and\n"
+"their stops, sparks, events per second and by type, cost centres,\n"
 "user markers and messages, bytes received and reported losses.\n"
 "\n"
 "SPEC|FILE is unix:PATH or tcp:[HOST:]PORT (a sink serving consumers),\n"
@@ -52,10 +54,14 @@ static void top_usage(FILE *out)
 "stream ends or the file is replaced or truncated (the program\n"
 "restarted), the view starts over with the new run.\n"
 "\n"
-"Time in GC is the share of the capabilities' time spent in GC pauses\n"
-"(pauses summed over capabilities / (interval x capabilities)).  Text\n"
-"from the stream or the program (names, messages, markers, labels,\n"
-"answers) is shown with control characters escaped (\\u{1B}, \\xHH);\n"
+"GC collections count each collection once (+RTS -s's colls), per\n"
+"generation; a pause is the collection leader's GC start to end (+RTS\n"
+"-s's Max pause); GC starts are every capability's.  Allocation is the\n"
+"sum of every capability's total.  Time in GC is the share of the\n"
+"capabilities' time spent in GC pauses (pauses summed over capabilities\n"
+"/ (interval x capabilities)).  Text from the stream or the program\n"
+"(names, messages, markers, labels, answers) is shown with control\n"
+"characters escaped (\\u{1B}, \\xHH) and a backslash doubled;\n"
 "--json keeps it exact.\n"
 "\n"
 "Options:\n"

@@ -2,8 +2,9 @@
  * model_gen.h: GHC eventlog streams built event by event in the RTS's
  * layout (rts/eventlog/EventLog.c) for tests/monitor/test_model.c: a
  * header declaring the types the model reads, blocks of a capability,
- * and the events the model interprets (threads, GC, text, heap,
- * cost centres and their samples).  Static, like tests/evgen.h, which
+ * and the events the model interprets (threads and their stops, GC
+ * requests, phases and statistics, text, heap and heap censuses, cost
+ * centres and their samples).  Static, like tests/evgen.h, which
  * it builds on.
  */
 #ifndef ELS_TEST_MODEL_GEN_H
@@ -23,6 +24,11 @@ static struct evgen_buf header(void)
     static const struct { uint16_t tag; int16_t size; const char *desc; } types[] = {
         { 0, 4, "Create thread" }, { 1, 4, "Run thread" },
         { 2, 10, "Stop thread" }, { 9, 0, "Start GC" }, { 10, 0, "Stop GC" },
+        { 11, 0, "Request sequential GC" }, { 12, 0, "Request parallel GC" },
+        { 45, 2, "Create capability" },
+        { 53, 58, "GC statistics" },
+        { 160, -1, "Start of heap profile" },
+        { 163, -1, "Cost-centre heap profile sample" },
         { 16, -1, "Log message" }, { 18, 14, "Block marker" },
         { 19, -1, "User message" }, { 58, -1, "User marker" },
         { 30, -1, "Program arguments" }, { 32, 8, "Process ID" },
@@ -124,6 +130,65 @@ static void ev_sample(struct evgen_buf *b, uint64_t t, unsigned depth,
     evgen_u32(b, 0);
     evgen_u64(b, t / 1000);
     uint8_t d = (uint8_t)depth;
+    evgen_put(b, &d, 1);
+    for (unsigned i = 0; i < depth; i++)
+        evgen_u32(b, ids[i]);
+}
+
+/* GC_STATS_GHC of a collection of generation gen (the other figures 0). */
+static void ev_gc_stats(struct evgen_buf *b, uint64_t t, uint16_t gen)
+{
+    ev(b, 53, t);
+    evgen_u32(b, 0);
+    evgen_u16(b, gen);
+    for (int i = 0; i < 3; i++)
+        evgen_u64(b, 0);
+    evgen_u32(b, 1);
+    for (int i = 0; i < 3; i++)
+        evgen_u64(b, 0);
+}
+
+/* HEAP_PROF_BEGIN with breakdown (GHC's HEAP_PROF_BREAKDOWN_*), every
+ * selector empty. */
+static void ev_heap_prof_begin(struct evgen_buf *b, uint32_t breakdown)
+{
+    ev(b, 160, 0);
+    evgen_u16(b, 1 + 8 + 4 + 7);
+    uint8_t z[8] = { 0 };
+    evgen_put(b, z, 1);
+    evgen_u64(b, 100000000);
+    evgen_u32(b, breakdown);
+    evgen_put(b, z, 7);
+}
+
+/* HEAP_PROF_SAMPLE_BEGIN (era) / _END at t. */
+static void ev_census(struct evgen_buf *b, uint16_t tag, uint64_t t, uint64_t era)
+{
+    ev(b, tag, t);
+    evgen_u64(b, era);
+}
+
+/* HEAP_PROF_SAMPLE_STRING: label's bytes in the census. */
+static void ev_band(struct evgen_buf *b, uint64_t t, uint64_t bytes,
+                    const char *label)
+{
+    ev(b, 164, t);
+    evgen_u16(b, (uint16_t)(1 + 8 + strlen(label) + 1));
+    uint8_t prof = 0;
+    evgen_put(b, &prof, 1);
+    evgen_u64(b, bytes);
+    evgen_put(b, label, strlen(label) + 1);
+}
+
+/* HEAP_PROF_SAMPLE_COST_CENTRE: a stack's bytes (ids innermost first). */
+static void ev_cc_band(struct evgen_buf *b, uint64_t t, uint64_t bytes,
+                       unsigned depth, const uint32_t *ids)
+{
+    ev(b, 163, t);
+    evgen_u16(b, (uint16_t)(1 + 8 + 1 + 4 * depth));
+    uint8_t prof = 0, d = (uint8_t)depth;
+    evgen_put(b, &prof, 1);
+    evgen_u64(b, bytes);
     evgen_put(b, &d, 1);
     for (unsigned i = 0; i < depth; i++)
         evgen_u32(b, ids[i]);

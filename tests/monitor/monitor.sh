@@ -20,24 +20,28 @@ monitor_setup() {
 }
 
 # shown_counts FILE NAME: ghc-events show FILE into $T/NAME.show and set
-# SHOWN_GC (GC_START events), SHOWN_THREADS (threads created),
+# SHOWN_GC (collections: the "GC stats" events, or the GC requests where
+# they are more), SHOWN_STARTS (GC_START events, every capability's),
+# SHOWN_THREADS (threads created),
 # SHOWN_MSGS (user messages "work ..."), SHOWN_MARKERS (markers).
 shown_counts() {
     show_events "$1" "$T/$2.show" || fail "$2: ghc-events cannot parse $1"
-    read -r SHOWN_GC SHOWN_THREADS SHOWN_MSGS SHOWN_MARKERS < <(awk '
+    read -r SHOWN_GC SHOWN_STARTS SHOWN_THREADS SHOWN_MSGS SHOWN_MARKERS < <(awk '
         /^ *[0-9]+: / {
             sub(/^ *[0-9]+: (cap [0-9]+: )?/, "")
             if ($0 == "starting GC") g++
+            else if (index($0, "GC stats for heap capset ") == 1) st++
+            else if ($0 == "requesting parallel GC" || $0 == "requesting sequential GC") rq++
             else if (index($0, "creating thread ") == 1) t++
             else if (index($0, "work ") == 1) u++
             else if (index($0, "marker: ") == 1) m++
         }
-        END { print g + 0, t + 0, u + 0, m + 0 }' "$T/$2.show")
-    note "$2: ghc-events: $SHOWN_GC GCs, $SHOWN_THREADS threads, $SHOWN_MSGS messages, $SHOWN_MARKERS markers ($(wc -c <"$1") bytes)"
+        END { print (st > rq ? st : rq) + 0, g + 0, t + 0, u + 0, m + 0 }' "$T/$2.show")
+    note "$2: ghc-events: $SHOWN_GC GC collections ($SHOWN_STARTS GC starts), $SHOWN_THREADS threads, $SHOWN_MSGS messages, $SHOWN_MARKERS markers ($(wc -c <"$1") bytes)"
 }
 
 # json_get FILE PATH...: print the values at the dotted PATHs of the JSON
-# object in FILE, space-separated ("gc.count user.markers").
+# object in FILE, space-separated ("gc.collections user.markers").
 json_get() {
     "$PYTHON" - "$@" <<'PY'
 import json, sys

@@ -8,10 +8,10 @@
 # token (authorization.credentials_file: its job is up) and, as a
 # second job, without it (down: the scrape's error is serve's 401);
 # through its query
-# API, a sample scraped after the program went idle holds the GC count
-# ghc-events reads from the same stream (the one serve saved), labelled
-# with the program's name and pid, and the pause histogram counts as many
-# pauses.  `promtool check metrics` (same package) passes the exposition
+# API, a sample scraped after the program went idle holds the GC
+# collections ghc-events reads from the same stream (the one serve saved),
+# labelled with the program's name and pid, and the pause histogram counts
+# as many pauses (one per collection).  `promtool check metrics` (same package) passes the exposition
 # of the live program, and of a program whose name (a link to it) holds a
 # tab, a double quote, a backslash, a newline and a byte that is not
 # UTF-8: its label value is exactly the name with \\, \" and \n escaped
@@ -72,22 +72,22 @@ print(ts, v, json.dumps(r[0]["metric"], sort_keys=True))
 }
 # A sample scraped after the program went idle (its timestamp is later).
 scraped_after_idle() {
-    query 'ghc_gc_total' || return 1
+    query 'sum by (instance, job, pid, program) (ghc_gc_collections_total)' || return 1
     "$PYTHON" -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' \
         "$(cut -d' ' -f1 "$T/query.out")" "$idle_since"
 }
 wait_until 120 scraped_after_idle \
-    || fail_showing "$T/prometheus.log" "prometheus has no ghc_gc_total sample scraped after the program went idle: $(cat "$T/query.json" 2>/dev/null)"
+    || fail_showing "$T/prometheus.log" "prometheus has no ghc_gc_collections_total sample scraped after the program went idle: $(cat "$T/query.json" 2>/dev/null)"
 [ "$(wc -c <"$T/live.saved")" -eq "$(wc -c <"$T/live.eventlog")" ] \
     || fail "the stream grew after the program said it was idle"
 read -r _ value labels <"$T/query.out"
-note "prometheus: ghc_gc_total $value $labels; ghc-events: $SHOWN_GC"
-[ "$value" = "$SHOWN_GC" ] || fail "prometheus scraped ghc_gc_total $value, ghc-events counts $SHOWN_GC GCs"
-[ "$labels" = "{\"__name__\": \"ghc_gc_total\", \"instance\": \"127.0.0.1:$PORT\", \"job\": \"eventlog-sink\", \"pid\": \"$ppid\", \"program\": \"busy\"}" ] \
-    || fail "ghc_gc_total labels: $labels (expected program busy, pid $ppid)"
+note "prometheus: ghc_gc_collections_total (summed over generations) $value $labels; ghc-events: $SHOWN_GC"
+[ "$value" = "$SHOWN_GC" ] || fail "prometheus scraped $value GC collections, ghc-events counts $SHOWN_GC"
+[ "$labels" = "{\"instance\": \"127.0.0.1:$PORT\", \"job\": \"eventlog-sink\", \"pid\": \"$ppid\", \"program\": \"busy\"}" ] \
+    || fail "ghc_gc_collections_total labels: $labels (expected program busy, pid $ppid)"
 query 'ghc_gc_pause_seconds_count' || fail "no ghc_gc_pause_seconds_count"
 read -r _ pauses _ <"$T/query.out"
-[ "$pauses" = "$SHOWN_GC" ] || fail "ghc_gc_pause_seconds_count $pauses, ghc-events counts $SHOWN_GC GCs"
+[ "$pauses" = "$SHOWN_GC" ] || fail "ghc_gc_pause_seconds_count $pauses, ghc-events counts $SHOWN_GC GC collections"
 query 'sum(eventlog_user_events_total)' || fail "no eventlog_user_events_total"
 read -r _ user _ <"$T/query.out"
 [ "$user" = "$(( SHOWN_MSGS + SHOWN_MARKERS ))" ] \
@@ -104,8 +104,8 @@ BUSY=$T/$name start_busy_live hostile 1 "$T/h.sock"
 wait_all_markers hostile 1
 promtool_clean hostile
 want=$'program="bad\tna\\"me\\\\x\\ny\xef\xbf\xbd",pid="'"$ppid"'"'
-grep -qF -- "ghc_gc_total{$want} " "$T/hostile.metrics" \
-    || fail_showing "$T/hostile.metrics" "ghc_gc_total is not labelled with the escaped name: $want"
+grep -qF -- "ghc_gc_collections_total{$want,gen=\"0\"} " "$T/hostile.metrics" \
+    || fail_showing "$T/hostile.metrics" "ghc_gc_collections_total is not labelled with the escaped name: $want"
 note "hostile name: promtool passes $(grep -cF -- "$want" "$T/hostile.metrics") samples labelled $want"
 stop_controlled
 wait_pid "$ppid" 60 || fail_showing "$T/hostile.prog.err" "the hostile-named program did not exit cleanly"

@@ -18,6 +18,13 @@
  * no more table probes than sequential ids (counted, not timed); a flood
  * of cost centres with names of the largest size keeps the model's
  * memory (its own count and malloc's) within its stated bound.
+ * The figures against the RTS's own accounts: a parallel collection is
+ * one collection whose pause is its leader's (per generation), the
+ * allocation is every capability's last total summed, censuses are
+ * ranked by size with their time and breakdown, a cost centre keeps one
+ * spelling in every view, the RTS's own cost centres are apart, events
+ * and bytes by type, thread stops by reason with the time to the next
+ * run whatever the order of the capabilities' blocks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,9 +78,10 @@ static void json_of(const struct mon_model *m, struct strbuf *sb)
     CHECK(!sb->failed);
 }
 
-/* Counting by tag with the public parser alone: the reference. */
+/* Counting by tag with the public parser alone: the reference; and
+ * each capability's last HEAP_ALLOCATED (its own running total). */
 struct raw_counts {
-    uint64_t events, by_tag[65536];
+    uint64_t events, by_tag[65536], alloc[257];
 };
 
 static int raw_on_event(void *user, const struct els_event *ev)
@@ -82,6 +90,12 @@ static int raw_on_event(void *user, const struct els_event *ev)
     if (ev->tag != ELS_EV_BLOCK_MARKER) {
         r->events++;
         r->by_tag[ev->tag]++;
+    }
+    if (ev->tag == ELS_EV_HEAP_ALLOCATED && ev->payload_len >= 12) {
+        uint64_t v = 0;
+        for (int i = 4; i < 12; i++)
+            v = v << 8 | ev->payload[i];
+        r->alloc[ev->cap >= 0 && ev->cap < 256 ? ev->cap : 256] = v;
     }
     return 0;
 }
@@ -125,7 +139,16 @@ static void real_ghc_sample(void)
     mon_model_summary(pieces, &s);
     CHECK_U64(s.events, ==, want_events);
     CHECK_U64(s.events, ==, raw->events);
-    CHECK_U64(s.gcs, ==, raw->by_tag[ELS_EV_GC_START]);
+    /* Collections: one request and one GC_STATS_GHC each; the starts
+     * are every capability's. */
+    CHECK_U64(s.collections, ==, raw->by_tag[ELS_EV_GC_STATS_GHC]);
+    CHECK_U64(s.collections, ==, raw->by_tag[ELS_EV_REQUEST_SEQ_GC]
+                                 + raw->by_tag[ELS_EV_REQUEST_PAR_GC]);
+    CHECK_U64(s.gc_starts, ==, raw->by_tag[ELS_EV_GC_START]);
+    uint64_t alloc = 0;
+    for (int c = 0; c <= 256; c++)
+        alloc += raw->alloc[c];
+    CHECK_U64(s.heap_allocated, ==, alloc);
     CHECK_U64(s.threads_created, ==, raw->by_tag[ELS_EV_CREATE_THREAD]);
     CHECK_U64(s.user_messages, ==, raw->by_tag[ELS_EV_USER_MSG]);
     CHECK_U64(s.markers, ==, raw->by_tag[ELS_EV_USER_MARKER]);
@@ -187,7 +210,9 @@ static struct evgen_buf synthetic_run(void)
     ev_sample(&b, 43 * MS, 2, inner);
     ev_sample(&b, 44 * MS, 1, outer);
     ev_stop(&b, 60 * MS, 1, 3);
+    ev(&b, 11, 60 * MS);
     ev(&b, 9, 60 * MS);
+    ev_gc_stats(&b, 69 * MS, 0);
     ev(&b, 10, 70 * MS);
     ev_thread(&b, 1, 70 * MS, 1);
     ev_stop(&b, 100 * MS, 1, 5);
@@ -236,7 +261,10 @@ static void synthetic_figures(void)
     json_of(m, &sb);
     /* 80 of 100 ms running, 10 in GC. */
     CHECK_CONTAINS(sb.p, "{\"cap\":0,\"state\":\"idle\",\"util\":0.8,\"gc\":0.1,");
-    CHECK_CONTAINS(sb.p, "\"gc\":{\"count\":1,");
+    CHECK_CONTAINS(sb.p, "\"gc\":{\"collections\":1,\"requests\":1,\"stats\":1,");
+    CHECK_CONTAINS(sb.p, "\"by_gen\":[{\"gen\":0,\"collections\":1,\"pauses\":1,"
+                         "\"pause_max_ns\":10000000,\"pause_total_ns\":10000000,"
+                         "\"pause_max_ms\":10,\"pause_total_s\":0.01}]");
     CHECK_CONTAINS(sb.p, "\"pause_p50_ms\":10,\"pause_max_ms\":10,");
     CHECK_CONTAINS(sb.p, "\"threads\":{\"created\":1,\"alive\":0,");
     CHECK_CONTAINS(sb.p, "\"heap\":{\"size\":1000,\"live\":500,\"allocated\":2000,");
@@ -266,7 +294,7 @@ static void synthetic_figures(void)
 
     sb_clear(&sb);
     mon_model_prometheus(m, &sb);
-    CHECK_CONTAINS(sb.p, "\nghc_gc_total{program=\"prog\",pid=\"42\"} 1\n");
+    CHECK_CONTAINS(sb.p, "\nghc_gc_collections_total{program=\"prog\",pid=\"42\",gen=\"0\"} 1\n");
     CHECK_CONTAINS(sb.p, "ghc_gc_pause_seconds_bucket{program=\"prog\",pid=\"42\",le=\"0.005\"} 0\n");
     CHECK_CONTAINS(sb.p, "ghc_gc_pause_seconds_bucket{program=\"prog\",pid=\"42\",le=\"0.01\"} 1\n");
     CHECK_CONTAINS(sb.p, "eventlog_lost_units_total{program=\"prog\",pid=\"42\",kind=\"dropped\"} 3\n");
@@ -288,7 +316,7 @@ static void restart_and_reset(void)
     struct mon_summary s;
     mon_model_summary(m, &s);
     CHECK_U64(s.streams, ==, 2);
-    CHECK_U64(s.gcs, ==, 2);
+    CHECK_U64(s.collections, ==, 2);
     CHECK_U64(s.user_messages, ==, 2);
     mon_model_reset(m);
     mon_model_summary(m, &s);
@@ -296,7 +324,7 @@ static void restart_and_reset(void)
     CHECK_U64(s.events, ==, 0);
     CHECK_OK(mon_model_feed(m, b.p, b.len));
     mon_model_summary(m, &s);
-    CHECK_U64(s.gcs, ==, 1);
+    CHECK_U64(s.collections, ==, 1);
     mon_model_free(m);
     evgen_free(&b);
 }
@@ -765,6 +793,392 @@ static void json_strings_escaped(void)
     sb_free(&sb);
 }
 
+/* ------------------------------------------------------------------------
+ * The figures the views show, each against what the RTS accounts
+ * ------------------------------------------------------------------------ */
+
+/* The model's JSON after a whole-run tick of stream b. */
+static struct mon_model *model_of(const struct evgen_buf *b, struct strbuf *sb)
+{
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    int rc = mon_model_feed(m, b->p, b->len);
+    CHECK_MSG(rc == 0, "feed: %s", mon_model_error(m));
+    mon_model_tick(m, 0, true);
+    json_of(m, sb);
+    return m;
+}
+
+/* Capabilities 0 and 1 created, as the RTS's first events say. */
+static void two_caps(struct evgen_buf *b)
+{
+    block(b, 0xffff, 0);
+    for (uint16_t c = 0; c < 2; c++) {
+        ev(b, 45, 0);
+        evgen_u16(b, c);
+    }
+}
+
+/* Note [Collections]: a parallel collection at -N2 posts two GC_STARTs
+ * and is one collection; its pause is its leader's GC_START to GC_END
+ * (the capability that posted the request and the stats), not the
+ * workers' wider span; blocks of the worker come first. */
+static void gc_collections(void)
+{
+    struct evgen_buf b = header();
+    two_caps(&b);
+    /* The worker, cap 1: in GC from 0.5 to 6 ms, and again 20-21 ms. */
+    block(&b, 1, 0);
+    ev(&b, 9, MS / 2);
+    ev(&b, 10, 6 * MS);
+    ev(&b, 9, 20 * MS);
+    ev(&b, 10, 21 * MS);
+    /* Cap 0 leads the first (generation 1, 1 to 5 ms) and the second
+     * (generation 0, 19.5 to 21.5 ms: 2 ms); cap 1 leads the third
+     * alone (sequential, generation 0, 30 to 33 ms). */
+    block(&b, 0, 0);
+    ev(&b, 12, MS);
+    ev(&b, 9, MS);
+    ev_gc_stats(&b, 4 * MS, 1);
+    ev(&b, 10, 5 * MS);
+    ev(&b, 12, 19 * MS);
+    ev(&b, 9, 19 * MS + MS / 2);
+    ev_gc_stats(&b, 21 * MS, 0);
+    ev(&b, 10, 21 * MS + MS / 2);
+    block(&b, 1, 30 * MS);
+    ev(&b, 11, 30 * MS);
+    ev(&b, 9, 30 * MS);
+    ev_gc_stats(&b, 32 * MS, 0);
+    ev(&b, 10, 33 * MS);
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    CHECK_CONTAINS(sb.p, "\"gc\":{\"collections\":3,\"requests\":3,\"stats\":3,");
+    CHECK_CONTAINS(sb.p, "\"by_gen\":[{\"gen\":0,\"collections\":2,\"pauses\":2,"
+                         "\"pause_max_ns\":3000000,\"pause_total_ns\":5000000,"
+                         "\"pause_max_ms\":3,\"pause_total_s\":0.005},"
+                         "{\"gen\":1,\"collections\":1,\"pauses\":1,"
+                         "\"pause_max_ns\":4000000,\"pause_total_ns\":4000000,"
+                         "\"pause_max_ms\":4,\"pause_total_s\":0.004}]");
+    CHECK_CONTAINS(sb.p, "\"pauses\":3,\"pause_p50_ns\":3000000,\"pause_max_ns\":4000000,"
+                         "\"pause_total_ns\":9000000,\"pause_p50_ms\":3,\"pause_max_ms\":4,");
+    /* Every capability's GC time: 5.5 + 1 + 4 + 2 + 3 ms. */
+    CHECK_CONTAINS(sb.p, "\"starts\":5,\"time_s\":0.0155,");
+    CHECK_CONTAINS(sb.p, "{\"cap\":0,\"state\":\"idle\",\"util\":0,\"gc\":");
+    CHECK_CONTAINS(sb.p, "\"gc_starts\":2,");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 120);
+    CHECK_CONTAINS(sb.p, "GC       3 collections (gen 0: 2, gen 1: 1)");
+    CHECK_CONTAINS(sb.p, "max pause gen 0 3.00 ms, gen 1 4.00 ms");
+    CHECK_CONTAINS(sb.p, "GC starts 5 (every capability's)");
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "ghc_gc_collections_total{program=\"\",pid=\"0\",gen=\"0\"} 2\n"
+                         "ghc_gc_collections_total{program=\"\",pid=\"0\",gen=\"1\"} 1\n");
+    CHECK_CONTAINS(sb.p, "ghc_gc_pause_max_seconds{program=\"\",pid=\"0\",gen=\"1\"} 0.004\n");
+    CHECK_CONTAINS(sb.p, "ghc_gc_pause_seconds_count{program=\"\",pid=\"0\"} 3\n");
+    CHECK_CONTAINS(sb.p, "ghc_gc_capability_starts_total{program=\"\",pid=\"0\",cap=\"1\"} 3\n");
+    struct mon_health h;
+    mon_model_health(m, &h);
+    CHECK_U64(h.collections, ==, 3);
+    mon_model_free(m);
+
+    /* Without the GC class (-l-g): the requests count the collections,
+     * of no known generation, and there is no pause. */
+    b.len = 0;
+    struct evgen_buf h2 = header();
+    evgen_put(&b, h2.p, h2.len);
+    evgen_free(&h2);
+    block(&b, 0, 0);
+    ev(&b, 11, MS);
+    ev(&b, 12, 2 * MS);
+    end_block(&b);
+    m = model_of(&b, &sb);
+    CHECK_CONTAINS(sb.p, "\"gc\":{\"collections\":2,\"requests\":2,\"stats\":0,");
+    CHECK_CONTAINS(sb.p, "\"pauses\":0,");
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "ghc_gc_collections_total{program=\"\",pid=\"0\",gen=\"unknown\"} 2\n");
+    mon_model_free(m);
+    sb_free(&sb);
+    evgen_free(&b);
+}
+
+/* Note [Allocation]: each capability posts its own running total; the
+ * program's allocation is the sum of their last values. */
+static void allocation_summed(void)
+{
+    struct evgen_buf b = header();
+    two_caps(&b);
+    block(&b, 1, 0);
+    ev_heap(&b, 49, 5 * MS, 500);
+    ev_heap(&b, 49, 15 * MS, 2500);
+    block(&b, 0, 0);
+    ev_heap(&b, 49, 5 * MS, 1000);
+    ev_heap(&b, 49, 15 * MS, 3000);
+    end_block(&b);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    CHECK_CONTAINS(sb.p, "\"heap\":{\"size\":0,\"live\":0,\"allocated\":5500,");
+    CHECK_CONTAINS(sb.p, "\"gc_starts\":0,\"allocated\":3000,");
+    CHECK_CONTAINS(sb.p, "\"gc_starts\":0,\"allocated\":2500,");
+    struct mon_summary s;
+    mon_model_summary(m, &s);
+    CHECK_U64(s.heap_allocated, ==, 5500);
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "ghc_heap_allocated_bytes_total{program=\"\",pid=\"0\"} 5500\n");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "(total 5.5 kB)");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* A heap census's bands ranked by size, not listed as they came (the
+ * RTS's order), none cut at 8; the census's time and breakdown; a
+ * census of more bands than the model keeps says how many it had. */
+static void census_ranked(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    ev_heap_prof_begin(&b, 7);
+    ev_census(&b, 162, 100 * MS, 1);
+    for (unsigned i = 1; i <= 12; i++) {
+        char l[16];
+        snprintf(l, sizeof l, "BAND%02u", i);
+        ev_band(&b, 100 * MS, 100 * i, l);
+    }
+    ev_census(&b, 165, 100 * MS, 1);
+    /* The second census: 70 bands, the largest last. */
+    ev_census(&b, 162, 250 * MS, 2);
+    for (unsigned i = 1; i <= 70; i++) {
+        char l[16];
+        snprintf(l, sizeof l, "B%02u", i);
+        ev_band(&b, 250 * MS, i, l);
+    }
+    end_block(&b);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    /* The second has not ended: the first is the last complete one. */
+    CHECK_CONTAINS(sb.p, "\"samples\":1,\"census\":{\"time_ns\":100000000,"
+                         "\"breakdown\":\"closure type (-hT)\",\"bands\":12,\"bytes\":7800},"
+                         "\"by_label\":[{\"label\":\"BAND12\",\"bytes\":1200},"
+                         "{\"label\":\"BAND11\",\"bytes\":1100},");
+    CHECK_CONTAINS(sb.p, "{\"label\":\"BAND02\",\"bytes\":200},"
+                         "{\"label\":\"BAND01\",\"bytes\":100}]");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "Heap census 1 at 0.100 s by closure type (-hT): 12 bands, 7.8 kB\n"
+                         "      1.2 kB  BAND12\n      1.1 kB  BAND11\n");
+    CHECK_CONTAINS(sb.p, "       800 B  BAND08\n      2.8 kB  (7 more bands)\n");
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "ghc_heap_census_bytes{program=\"\",pid=\"0\",band=\"BAND12\"} 1200\n"
+                         "ghc_heap_census_bytes{program=\"\",pid=\"0\",band=\"BAND11\"} 1100\n");
+    CHECK_CONTAINS(sb.p, "ghc_heap_census_time_seconds{program=\"\",pid=\"0\"} 0.1\n");
+    mon_model_free(m);
+
+    b.len = 0;
+    struct evgen_buf h = header();
+    evgen_put(&b, h.p, h.len);
+    evgen_free(&h);
+    block(&b, 0xffff, 0);
+    ev_census(&b, 162, 250 * MS, 2);
+    for (unsigned i = 1; i <= 70; i++) {
+        char l[16];
+        snprintf(l, sizeof l, "B%02u", i);
+        ev_band(&b, 250 * MS, i, l);
+    }
+    ev_census(&b, 165, 250 * MS, 2);
+    end_block(&b);
+    m = model_of(&b, &sb);
+    CHECK_CONTAINS(sb.p, "\"census\":{\"time_ns\":250000000,\"breakdown\":\"?\","
+                         "\"bands\":70,\"bytes\":2485},\"by_label\":[{\"label\":\"B70\",\"bytes\":70},");
+    /* The 64 largest are kept: B07 is the last. */
+    CHECK_CONTAINS(sb.p, "{\"label\":\"B07\",\"bytes\":7}]");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "(65 more bands)");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* One cost centre's name, the lambda GHC names "producer.go.\", in a
+ * -hc census (stacks named as the RTS's .hp file does: innermost first,
+ * a CAF as MODULE.CAF) and in time samples: one spelling, escaped only
+ * for the medium. */
+static void cost_centre_spelling(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    ev_cc(&b, 1, "main", "Main");
+    ev_cc(&b, 2, "producer", "Main");
+    ev_cc(&b, 3, "producer.go.\\", "Main");
+    ev_cc(&b, 4, "CAF", "Main");
+    ev_heap_prof_begin(&b, 1);
+    ev_census(&b, 162, 10 * MS, 1);
+    static const uint32_t lam[] = { 3, 2, 1 }, caf[] = { 4 };
+    ev_cc_band(&b, 10 * MS, 400, 1, caf);
+    ev_cc_band(&b, 10 * MS, 900, 3, lam);
+    ev_cc_band(&b, 10 * MS, 50, 0, NULL);     /* CCS_MAIN: "MAIN" */
+    ev_census(&b, 165, 10 * MS, 1);
+    block(&b, 0, 0);
+    ev_sample(&b, 11 * MS, 3, lam);
+    end_block(&b);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    CHECK_CONTAINS(sb.p, "\"breakdown\":\"cost-centre stack (-hc)\",\"bands\":3,\"bytes\":1350},"
+                         "\"by_label\":[{\"label\":\"producer.go.\\\\/producer/main\",\"bytes\":900},"
+                         "{\"label\":\"Main.CAF\",\"bytes\":400},{\"label\":\"MAIN\",\"bytes\":50}]");
+    CHECK_CONTAINS(sb.p, "\"top\":[{\"cc\":\"producer.go.\\\\\",\"module\":\"Main\",\"samples\":1}]");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    /* safetext's form: a backslash doubled. */
+    CHECK_CONTAINS(sb.p, "  producer.go.\\\\/producer/main\n");
+    CHECK_CONTAINS(sb.p, "         1  producer.go.\\\\\n");
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "ghc_heap_census_bytes{program=\"\",pid=\"0\","
+                         "band=\"producer.go.\\\\/producer/main\"} 900\n");
+    sb_clear(&sb);
+    mon_model_speedscope(m, 0, 0, &sb);
+    CHECK_CONTAINS(sb.p, "{\"name\":\"producer.go.\\\\\",\"file\":\"Main\"}");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* The RTS's own cost centres (GC, IDLE, SYSTEM, ...) are counted apart
+ * from the program's, as GHC's report leaves them out. */
+static void rts_cost_centres_apart(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    ev_cc(&b, 1, "GC", "GC");
+    ev_cc(&b, 2, "IDLE", "IDLE");
+    ev_cc(&b, 3, "SYSTEM", "SYSTEM");
+    ev_cc(&b, 4, "work", "Main");
+    ev_cc(&b, 5, "GC", "Main");        /* the program's own "GC" */
+    block(&b, 0, 0);
+    static const uint32_t gc[] = { 1 }, idle[] = { 2 }, sys[] = { 3 },
+                          work[] = { 4 }, mine[] = { 5 };
+    for (int i = 0; i < 5; i++)
+        ev_sample(&b, (uint64_t)(i + 1) * MS, 1, idle);
+    for (int i = 0; i < 3; i++)
+        ev_sample(&b, (uint64_t)(i + 10) * MS, 1, gc);
+    ev_sample(&b, 20 * MS, 1, sys);
+    ev_sample(&b, 21 * MS, 1, work);
+    ev_sample(&b, 22 * MS, 1, work);
+    ev_sample(&b, 23 * MS, 1, mine);
+    end_block(&b);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    CHECK_CONTAINS(sb.p, "\"by_kind\":{\"program\":{\"samples\":3,\"interval\":3},"
+                         "\"GC\":{\"samples\":3,\"interval\":3},"
+                         "\"IDLE\":{\"samples\":5,\"interval\":5},"
+                         "\"SYSTEM\":{\"samples\":1,\"interval\":1},");
+    CHECK_CONTAINS(sb.p, "\"top\":[{\"cc\":\"work\",\"module\":\"Main\",\"samples\":2},"
+                         "{\"cc\":\"GC\",\"module\":\"Main\",\"samples\":1}]}");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "Top cost centres (samples in the last interval):\n"
+                         "         2  work\n         1  GC\n"
+                         "RTS cost centres (samples in the last interval): GC 3 IDLE 5 SYSTEM 1");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* Events and bytes by type, the stream's own names, most first. */
+static void event_types(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0, 0);
+    for (uint32_t t = 1; t <= 3; t++) {
+        ev_thread(&b, 0, t * MS, t);
+        ev_thread(&b, 1, t * MS, t);
+        ev_stop(&b, t * MS + 1, t, 3);
+    }
+    ev_thread(&b, 1, 9 * MS, 1);
+    ev_text(&b, 19, 10 * MS, "a message of 26 characters");
+    end_block(&b);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    /* Run 4 x (2 + 8 + 4), stop 3 x (2 + 8 + 10), create 3 x 14, the
+     * message 2 + 8 + 2 + 26. */
+    CHECK_CONTAINS(sb.p, "\"by_type\":[{\"tag\":1,\"name\":\"Run thread\",\"count\":4,\"bytes\":56},"
+                         "{\"tag\":0,\"name\":\"Create thread\",\"count\":3,\"bytes\":42},"
+                         "{\"tag\":2,\"name\":\"Stop thread\",\"count\":3,\"bytes\":60},"
+                         "{\"tag\":19,\"name\":\"User message\",\"count\":1,\"bytes\":38}]");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "  count  Run thread 4  Create thread 3  Stop thread 3  User message 1\n");
+    CHECK_CONTAINS(sb.p, "  bytes  Stop thread 60 B  Run thread 56 B  Create thread 42 B  User message 38 B\n");
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "eventlog_events_by_type_total{program=\"\",pid=\"0\",type=\"Run thread\",tag=\"1\"} 4\n");
+    CHECK_CONTAINS(sb.p, "eventlog_event_bytes_by_type_total{program=\"\",pid=\"0\",type=\"Stop thread\",tag=\"2\"} 60\n");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* Note [Stopped time]: stops by reason, and the time from each stop to
+ * the thread's next run in time, whatever order the capabilities'
+ * blocks come in. */
+static void thread_stops(void)
+{
+    struct evgen_buf b = header();
+    two_caps(&b);
+    /* Thread 5 runs on cap 0, blocks on an MVar at 10 ms, runs on cap 1
+     * at 30 ms, overflows its heap at 40 ms, runs on cap 0 at 50 ms and
+     * finishes at 60 ms.  Cap 1's block comes first. */
+    block(&b, 1, 30 * MS);
+    ev_thread(&b, 1, 30 * MS, 5);
+    ev_stop(&b, 40 * MS, 5, 1);
+    /* Thread 6, on cap 1 only: a black hole, 41 to 44 ms, and throwTo
+     * (18), 45 ms to its next run at 47 ms. */
+    ev_thread(&b, 1, 40 * MS + 1, 6);
+    ev_stop(&b, 41 * MS, 6, 8);
+    ev_thread(&b, 1, 44 * MS, 6);
+    ev_stop(&b, 45 * MS, 6, 18);
+    ev_thread(&b, 1, 47 * MS, 6);
+    ev_stop(&b, 70 * MS, 6, 20);       /* an MVar read, never run again */
+    block(&b, 0, 0);
+    ev_thread(&b, 1, 0, 5);
+    ev_stop(&b, 10 * MS, 5, 7);
+    ev_thread(&b, 1, 50 * MS, 5);
+    ev_stop(&b, 60 * MS, 5, 5);
+    end_block(&b);
+
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    /* Not ended: thread 6's last stop may still see a run. */
+    CHECK_CONTAINS(sb.p, "\"stops\":[{\"status\":1,\"reason\":\"heap overflow\",\"count\":1,"
+                         "\"paired\":1,\"stopped_ns\":10000000,\"stopped_s\":0.01},"
+                         "{\"status\":5,\"reason\":\"finished\",\"count\":1,\"paired\":0,\"stopped_ns\":0,\"stopped_s\":0},"
+                         "{\"status\":7,\"reason\":\"blocked on MVar\",\"count\":1,\"paired\":1,\"stopped_ns\":20000000,\"stopped_s\":0.02},"
+                         "{\"status\":8,\"reason\":\"blocked on black hole\",\"count\":1,\"paired\":1,\"stopped_ns\":3000000,\"stopped_s\":0.003},"
+                         "{\"status\":18,\"reason\":\"blocked in throwTo\",\"count\":1,\"paired\":1,\"stopped_ns\":2000000,\"stopped_s\":0.002},"
+                         "{\"status\":20,\"reason\":\"blocked reading MVar\",\"count\":1,\"paired\":0,\"stopped_ns\":0,\"stopped_s\":0}]");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 70);
+    CHECK_CONTAINS(sb.p, "Stops    heap overflow 1 (0.010 s)  finished 1 (0.000 s)\n"
+                         "         blocked on MVar 1 (0.020 s)\n");
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "ghc_thread_stops_total{program=\"\",pid=\"0\",reason=\"blocked in throwTo\"} 1\n");
+    CHECK_CONTAINS(sb.p, "ghc_thread_stopped_seconds_total{program=\"\",pid=\"0\",reason=\"blocked on MVar\"} 0.02\n");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(real_ghc_sample),
     CHECK_CASE(synthetic_figures),
@@ -778,6 +1192,13 @@ static const struct check_case cases[] = {
     CHECK_CASE(chosen_thread_ids),
     CHECK_CASE(gc_time_share),
     CHECK_CASE(cost_centre_flood),
+    CHECK_CASE(gc_collections),
+    CHECK_CASE(allocation_summed),
+    CHECK_CASE(census_ranked),
+    CHECK_CASE(cost_centre_spelling),
+    CHECK_CASE(rts_cost_centres_apart),
+    CHECK_CASE(event_types),
+    CHECK_CASE(thread_stops),
 };
 
 CHECK_MAIN(cases)

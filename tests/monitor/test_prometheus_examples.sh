@@ -53,7 +53,7 @@ done
 start_serve file "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog"
 has_gcs() {
     scurl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/metrics" &&
-        grep -q '^ghc_gc_total{.*} [1-9]' "$T/metrics"
+        grep -q '^ghc_gc_collections_total{.*} [1-9]' "$T/metrics"
 }
 wait_until 30 has_gcs || fail_showing "$T/metrics" "serve's /metrics never counted the file's GCs"
 sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$T/metrics" | sort -u >"$T/families"

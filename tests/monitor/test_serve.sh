@@ -153,8 +153,10 @@ exec {idle_fd}>&-
 
 # /metrics and the speedscope export answer too.
 scurl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/metrics.txt" || fail "/metrics failed"
-grep -q '^ghc_gc_total{program="busy",pid="'"$ppid"'"} '"$SHOWN_GC"'$' "$T/metrics.txt" \
-    || fail_showing "$T/metrics.txt" "/metrics lacks ghc_gc_total $SHOWN_GC for pid $ppid"
+grep -q '^ghc_gc_collections_total{program="busy",pid="'"$ppid"'",gen="0"} ' "$T/metrics.txt" \
+    || fail_showing "$T/metrics.txt" "/metrics lacks ghc_gc_collections_total for pid $ppid"
+colls=$(awk '/^ghc_gc_collections_total\{program="busy",pid="'"$ppid"'",/ { n += $NF } END { print n + 0 }' "$T/metrics.txt")
+[ "$colls" = "$SHOWN_GC" ] || fail_showing "$T/metrics.txt" "/metrics counts $colls GC collections for pid $ppid, ghc-events $SHOWN_GC"
 scurl -sf --max-time 10 "http://127.0.0.1:$PORT/api/speedscope" -o "$T/speedscope.json" \
     || fail "/api/speedscope failed"
 "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["profiles"][0]["type"] == "sampled"' \

@@ -13,8 +13,9 @@
 # its own unix: sink, and serve follows them without a restart.
 # Checked: `promtool check metrics` passes /metrics with the three
 # programs (each metric family once); through Prometheus' query API,
-# each program's ghc_gc_total, labelled with its name and pid and
-# scraped after it went idle, equals the GCs ghc-events counts in the
+# each program's ghc_gc_collections_total (and the index's count),
+# labelled with its name and pid and
+# scraped after it went idle, equals the collections ghc-events shows in the
 # stream serve read (its --save-dir copy); headless Chromium, opening
 # the start-up line's URL (?token=, traded for a cookie), shows the
 # index page listing the three with links to their pages, and a
@@ -95,9 +96,9 @@ scurl -sf --max-time 10 "http://127.0.0.1:$PORT/metrics" -o "$T/all.metrics" \
     || fail "GET /metrics failed"
 "$PROMTOOL" check metrics <"$T/all.metrics" >"$T/promtool.out" 2>&1 \
     || fail_showing "$T/promtool.out" "promtool check metrics rejects serve --all's /metrics"
-[ "$(grep -c '^# TYPE ghc_gc_total ' "$T/all.metrics")" -eq 1 ] \
-    || fail_showing "$T/all.metrics" "ghc_gc_total's TYPE is not there exactly once"
-note "promtool passes /metrics: $(grep -c '^ghc_gc_total{' "$T/all.metrics") ghc_gc_total series"
+[ "$(grep -c '^# TYPE ghc_gc_collections_total ' "$T/all.metrics")" -eq 1 ] \
+    || fail_showing "$T/all.metrics" "ghc_gc_collections_total's TYPE is not there exactly once"
+note "promtool passes /metrics: $(grep -c '^ghc_gc_collections_total{' "$T/all.metrics") ghc_gc_collections_total series"
 
 wait_until 120 prom_ready || fail_showing "$T/prometheus.log" "prometheus did not become ready"
 # The scrape without the token fails (serve's 401); with it, up.
@@ -118,10 +119,11 @@ for r in json.load(open(sys.argv[1]))["data"]["result"]:
     print(ts, v, r["metric"].get("program", "-"), r["metric"].get("pid", "-"))
 ' "$T/query.json" >"$T/query.out"
 }
-# scraped_after_idle PID: Prometheus holds ghc_gc_total of PID scraped
-# after every program went idle.
+# scraped_after_idle PID: Prometheus holds the GC collections of PID
+# (ghc_gc_collections_total summed over generations) scraped after every
+# program went idle.
 scraped_after_idle() {
-    query "ghc_gc_total{pid=\"$1\"}" || return 1
+    query "sum by (program, pid) (ghc_gc_collections_total{pid=\"$1\"})" || return 1
     [ -s "$T/query.out" ] || return 1
     "$PYTHON" -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' \
         "$(cut -d' ' -f1 "$T/query.out")" "$idle_since"
@@ -132,16 +134,23 @@ for n in $NAMES; do
     [ -s "$saved" ] || fail "serve --all saved no stream for $n at $saved"
     cp "$saved" "$T/$n.eventlog"
     shown_counts "$T/$n.eventlog" "$n"
+    # The index (/api/programs) counts the same collections.
+    curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/programs" -o "$T/programs.json" \
+        || fail "GET /api/programs failed"
+    index=$("$PYTHON" -c 'import json, sys
+print(next(p["gc_collections"] for p in json.load(open(sys.argv[1]))["programs"] if p["pid"] == int(sys.argv[2])))' \
+        "$T/programs.json" "$pid") || fail_showing "$T/programs.json" "$n: not in /api/programs"
+    [ "$index" = "$SHOWN_GC" ] || fail "$n: the index shows $index GC collections, ghc-events $SHOWN_GC"
     wait_until 60 scraped_after_idle "$pid" \
-        || fail_showing "$T/prometheus.log" "$n: prometheus has no ghc_gc_total{pid=\"$pid\"} scraped after idle: $(cat "$T/query.json" 2>/dev/null)"
+        || fail_showing "$T/prometheus.log" "$n: prometheus has no ghc_gc_collections_total{pid=\"$pid\"} scraped after idle: $(cat "$T/query.json" 2>/dev/null)"
     read -r _ value program qpid <"$T/query.out"
-    note "$n: prometheus ghc_gc_total $value (program $program, pid $qpid); ghc-events $SHOWN_GC"
-    [ "$value" = "$SHOWN_GC" ] || fail "$n: prometheus scraped ghc_gc_total $value, ghc-events counts $SHOWN_GC GCs"
+    note "$n: prometheus ghc_gc_collections_total $value (program $program, pid $qpid); ghc-events $SHOWN_GC"
+    [ "$value" = "$SHOWN_GC" ] || fail "$n: prometheus scraped $value GC collections, ghc-events counts $SHOWN_GC"
     [ "$program" = "$n" ] && [ "$qpid" = "$pid" ] \
-        || fail "$n: ghc_gc_total labelled program $program pid $qpid (expected $n, $pid)"
+        || fail "$n: ghc_gc_collections_total labelled program $program pid $qpid (expected $n, $pid)"
 done
-query 'count(ghc_gc_total)' && read -r _ count _ <"$T/query.out"
-[ "${count:-0}" = 3 ] || fail "prometheus sees ${count:-no} ghc_gc_total series, expected 3"
+query 'count(sum by (pid) (ghc_gc_collections_total))' && read -r _ count _ <"$T/query.out"
+[ "${count:-0}" = 3 ] || fail "prometheus sees ${count:-no} programs' ghc_gc_collections_total, expected 3"
 
 # --- The index page and a program's page in Chromium -------------------
 "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
@@ -179,16 +188,16 @@ beta_gone_from_metrics() {
 wait_until 30 beta_gone_from_metrics \
     || fail_showing "$T/after.metrics" "beta ($pid_beta) exited but its series stay in /metrics"
 for n in alpha gamma; do
-    grep -q "^ghc_gc_total{program=\"$n\"" "$T/after.metrics" \
+    grep -q "^ghc_gc_collections_total{program=\"$n\"" "$T/after.metrics" \
         || fail_showing "$T/after.metrics" "$n left /metrics when beta exited"
 done
 beta_gone_from_prometheus() {
-    query "ghc_gc_total{pid=\"$pid_beta\"}" && [ ! -s "$T/query.out" ]
+    query "ghc_gc_collections_total{pid=\"$pid_beta\"}" && [ ! -s "$T/query.out" ]
 }
 wait_until 30 beta_gone_from_prometheus \
     || fail "prometheus still finds beta's series: $(cat "$T/query.json")"
-query 'count(ghc_gc_total)' && read -r _ count _ <"$T/query.out"
-[ "${count:-0}" = 2 ] || fail "after beta exited prometheus sees ${count:-no} ghc_gc_total series, expected 2"
+query 'count(sum by (pid) (ghc_gc_collections_total))' && read -r _ count _ <"$T/query.out"
+[ "${count:-0}" = 2 ] || fail "after beta exited prometheus sees ${count:-no} programs' ghc_gc_collections_total, expected 2"
 "$PROMTOOL" check metrics <"$T/after.metrics" >"$T/promtool2.out" 2>&1 \
     || fail_showing "$T/promtool2.out" "promtool check metrics rejects /metrics after beta exited"
 note "beta gone: /metrics and prometheus hold alpha and gamma only"

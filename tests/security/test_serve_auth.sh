@@ -190,8 +190,8 @@ other_user one /metrics 401
 
 read_all one-bearer -H "Authorization: Bearer $TOKEN" -- $ONE_READS
 grep -q "^data: {" "$T/one-bearer-10.body" || fail_showing "$T/one-bearer-10.body" "one: /events with the token sent no state"
-grep -q "^ghc_gc_total{program=\"busy\",pid=\"$pid\"}" "$T/one-bearer-8.body" \
-    || fail_showing "$T/one-bearer-8.body" "one: /metrics with the token holds no ghc_gc_total"
+grep -q "^ghc_gc_collections_total{program=\"busy\",pid=\"$pid\"," "$T/one-bearer-8.body" \
+    || fail_showing "$T/one-bearer-8.body" "one: /metrics with the token holds no ghc_gc_collections_total"
 read_all one-field -H "X-Eventlog-Sink-Token: $TOKEN" -- /api/state /metrics
 wrong_tokens_refused one /api/state
 

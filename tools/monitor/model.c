@@ -30,6 +30,10 @@ const char *const mon_spark_names[7] = {
     "created", "dud", "overflowed", "converted", "gcd", "fizzled", "pool"
 };
 
+const char *const mon_builtin_names[MON_CC_BUILTINS] = {
+    "program", "GC", "IDLE", "SYSTEM", "OVERHEAD_of", "DONT_CARE"
+};
+
 const char *mon_class_name(enum mon_class c)
 {
     static const char *const names[MON_CLASS_N] = {
@@ -196,8 +200,13 @@ static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
     if (ev->payload_len < 13)
         return;
     unsigned depth = ev->payload[12];
-    if (ev->payload_len < 13 + 4 * (size_t)depth || depth == 0)
+    if (ev->payload_len < 13 + 4 * (size_t)depth)
         return;
+    if (depth == 0) {
+        /* CCS_MAIN, the program's (no cost centre to name or keep). */
+        m->cc_kind_samples[MON_CC_PROGRAM]++;
+        return;
+    }
     if (m->samples == NULL) {
         m->samples = calloc(MON_SAMPLES, sizeof *m->samples);
         if (m->samples == NULL)
@@ -211,64 +220,326 @@ static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
         s->ids[i] = be32(ev->payload + 13 + 4 * i);
     m->prof_samples++;
     struct mon_cc *c = mon_cc(m, s->ids[0], true);
-    if (c != NULL)
+    /* A tick of the RTS's own (a stack of one of its cost centres) is
+     * not the program's: counted apart, as GHC's report does. */
+    unsigned kind = c != NULL && depth == 1 ? c->builtin : MON_CC_PROGRAM;
+    m->cc_kind_samples[kind]++;
+    if (c != NULL && kind == MON_CC_PROGRAM)
         c->samples++;
+}
+
+/* The band of a census with bytes bytes: a new slot while there are
+ * fewer than MON_BANDS, else the smallest one's if smaller (NULL if
+ * not).  The census's totals count every band. */
+static struct mon_band *mon_census_band(struct mon_model *m, uint64_t bytes)
+{
+    struct mon_census *st = &m->staging;
+    uint32_t seq = (uint32_t)st->bands_all;
+    st->bands_all++;
+    st->bytes += bytes;
+    struct mon_band *slot = NULL;
+    if (st->nbands < MON_BANDS) {
+        slot = &st->bands[st->nbands++];
+    } else {
+        for (unsigned i = 0; i < MON_BANDS; i++)
+            if (slot == NULL || st->bands[i].bytes < slot->bytes)
+                slot = &st->bands[i];
+        if (slot->bytes >= bytes)
+            return NULL;
+    }
+    slot->bytes = bytes;
+    slot->seq = seq;
+    slot->deeper = false;
+    return slot;
 }
 
 static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
 {
-    /* profile:8 residency:64 depth:8 ids:32*depth */
-    if (ev->payload_len < 10)
+    /* profile:8 residency:64 depth:8 ids:32*depth, innermost first */
+    if (ev->payload_len < 10 || !m->in_sample)
         return;
     unsigned depth = ev->payload[9];
-    if (depth == 0 || ev->payload_len < 10 + 4 * (size_t)depth)
+    if (ev->payload_len < 10 + 4 * (size_t)depth)
         return;
-    uint64_t res = be64(ev->payload + 1);
-    struct mon_cc *c = mon_cc(m, be32(ev->payload + 10), true);
-    if (c == NULL)
+    struct mon_band *b = mon_census_band(m, be64(ev->payload + 1));
+    if (b == NULL)
         return;
-    if (!m->sample_by_cc) {
-        /* First cost-centre entry of this sample: the last sample's
-         * figures become stale at once (Note [Stream-chosen keys] in
-         * model_tables.c). */
-        m->heap_gen++;
-        m->sample_by_cc = true;
-    }
-    if (c->heap_gen != m->heap_gen) {
-        c->heap = 0;
-        c->heap_gen = m->heap_gen;
-    }
-    c->heap += res;
-}
-
-static void mon_heap_sample_end(struct mon_model *m)
-{
-    if (!m->in_sample)
+    if (depth == 0) {
+        /* CCS_MAIN: the RTS stops the stack there, and its .hp file
+         * names the empty stack MAIN (rts/ProfHeap.c's fprint_ccs()). */
+        b->depth = 0;
+        mon_copy(b->u.s, sizeof b->u.s, "MAIN", 4);
         return;
-    if (m->nstaging > 0) {
-        memcpy(m->labels, m->staging, m->nstaging * sizeof m->staging[0]);
-        m->nlabels = m->nstaging;
     }
-    m->in_sample = false;
-    m->heap_samples++;
+    b->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
+    b->deeper = depth > MON_STACK;
+    for (unsigned i = 0; i < b->depth; i++)
+        b->u.ids[i] = be32(ev->payload + 10 + 4 * i);
 }
 
 static void mon_heap_sample_string(struct mon_model *m, uint64_t res,
                                    struct els_str label)
 {
-    /* Keep the MON_LABELS largest: replace the smallest if larger. */
-    struct mon_label *slot = NULL;
-    if (m->nstaging < MON_LABELS) {
-        slot = &m->staging[m->nstaging++];
-    } else {
-        for (unsigned i = 0; i < MON_LABELS; i++)
-            if (slot == NULL || m->staging[i].bytes < slot->bytes)
-                slot = &m->staging[i];
-        if (slot->bytes >= res)
-            return;
+    if (!m->in_sample)
+        return;
+    struct mon_band *b = mon_census_band(m, res);
+    if (b == NULL)
+        return;
+    b->depth = 0;
+    mon_copy(b->u.s, sizeof b->u.s, label.ptr, label.len);
+}
+
+static void mon_heap_sample_begin(struct mon_model *m, uint64_t t)
+{
+    m->in_sample = true;
+    m->staging.nbands = 0;
+    m->staging.bands_all = m->staging.bytes = 0;
+    m->staging.t = t;
+}
+
+/* The census under way is complete: it becomes the one the views show
+ * (an END without a BEGIN, as after a join mid-census, changes nothing). */
+static void mon_heap_sample_end(struct mon_model *m)
+{
+    if (!m->in_sample)
+        return;
+    struct mon_census *st = &m->staging;
+    m->census.nbands = st->nbands;
+    memcpy(m->census.bands, st->bands, st->nbands * sizeof st->bands[0]);
+    m->census.t = st->t;
+    m->census.bands_all = st->bands_all;
+    m->census.bytes = st->bytes;
+    m->in_sample = false;
+    m->heap_samples++;
+}
+
+/* ------------------------------------------------------------------------
+ * GC and allocation
+ * ------------------------------------------------------------------------ */
+
+/* Note [Collections]
+ * ~~~~~~~~~~~~~~~~~~
+ * Every capability that takes part in a collection posts its own
+ * GC_START and GC_END (the workers of a parallel collection from
+ * rts/Capability.c's yieldCapability()): counting GC_START counted about
+ * twice the collections `+RTS -s` reports at -N2.  A collection is
+ * posted once, by the capability that leads it: REQUEST_SEQ_GC or
+ * REQUEST_PAR_GC (scheduler class; rts/Schedule.c's scheduleDoGC() posts
+ * it once it has won the sync) and GC_STATS_GHC with the generation
+ * collected (GC class; rts/Stats.c's stat_endGC()).  Collections are the
+ * larger of the two counts: they agree when both classes are on, and
+ * when one is off (or was off for a while, classes being switchable at
+ * run time) the other counts them all.  Per generation, only
+ * GC_STATS_GHC tells.
+ *
+ * A collection's pause is its leader's GC_START to GC_END.  stat_startGC()
+ * and stat_endGC() post these two with the very timestamps the RTS's
+ * statistics use, so the difference is the collection's elapsed time as
+ * `+RTS -s` counts it in "Max pause" and "Tot time (elapsed)".  The
+ * workers' starts come before (they stop before the leader begins) and
+ * their ends after (the leader releases them when it is done): their
+ * GC_START..GC_END is each capability's time in GC (Note [Time in GC] in
+ * model_time.c), not the pause.  The leader is the capability that
+ * posted the request or the stats since its last GC_END; both come
+ * before its GC_END in its own blocks, so the order in which different
+ * capabilities' blocks arrive does not matter.  A collection whose
+ * leader's events did not all arrive (a stream joined mid-collection)
+ * has no pause.
+ */
+
+/* A collection's pause p, of generation gen (-1: not known). */
+static void mon_pause(struct mon_model *m, uint64_t p, int gen)
+{
+    m->pause_ns += p;
+    if (p > m->pause_max)
+        m->pause_max = p;
+    m->pauses[m->npauses++ % MON_PAUSES] = p;
+    unsigned b = 0;
+    while (b < MON_PAUSE_BUCKETS && (double)p / 1e9 > mon_pause_bounds[b])
+        b++;
+    m->pause_hist[b]++;
+    if (gen >= 0 && gen < MON_GENS) {
+        m->gen_npauses[gen]++;
+        m->gen_pause_ns[gen] += p;
+        if (p > m->gen_pause_max[gen])
+            m->gen_pause_max[gen] = p;
     }
-    slot->bytes = res;
-    mon_copy(slot->s, sizeof slot->s, label.ptr, label.len);
+}
+
+/* Note [Allocation]
+ * ~~~~~~~~~~~~~~~~~
+ * rts/sm/Storage.c's calcTotalAllocated() posts one HEAP_ALLOCATED per
+ * capability, in that capability's block, with that capability's own
+ * running total (cap->total_allocated).  The program's allocation is the
+ * sum of every capability's last value, as `+RTS -s`'s "bytes allocated
+ * in the heap" is their sum; taking the largest value seen (as this
+ * model did) gave about one capability's share.  An event outside any
+ * capability's block is kept as one more capability's. */
+
+/* ------------------------------------------------------------------------
+ * Event types
+ * ------------------------------------------------------------------------ */
+
+/* One event of its type.  Its bytes in the stream are its tag and time
+ * (10), the size field of a variable-size type (2) and its payload:
+ * only the payloads are summed here (two additions an event); the rest
+ * follows from the count and the header, when shown (mon_type_bytes()). */
+static inline void mon_count_type(struct mon_model *m, const struct els_event *ev)
+{
+    unsigned k = ev->tag < MON_TAGS ? ev->tag : MON_TAGS;
+    m->type_n[k]++;
+    m->type_payload[k] += ev->payload_len;
+}
+
+/* ------------------------------------------------------------------------
+ * Thread stops
+ * ------------------------------------------------------------------------ */
+
+/* Note [Stopped time]
+ * ~~~~~~~~~~~~~~~~~~~
+ * Each thread stop counts under its status (STOP_THREAD: heap overflow,
+ * yielding, finished, a foreign call, or blocked and on what: GHC 9.0.2
+ * posts 6 + the TSO's why_blocked, rts/Schedule.c), and the time from
+ * the stop to the thread's next run counts under the same status: how
+ * long a reason kept threads off a capability, waiting to be woken or
+ * to be scheduled again.
+ *
+ * "Next" is in time, and a thread's stop and its next run may lie in
+ * different capabilities' blocks (it migrated, or came back from a safe
+ * foreign call on another capability), which arrive in any order: a
+ * file written at exit holds all of capability 0's events before any of
+ * capability 1's.  So runs and stops wait in a heap ordered by time
+ * (mon_tevs_push()) until every capability's blocks have passed their
+ * time: each capability's events are in order, so once all of them
+ * posted something later (the least of their latest times), nothing
+ * earlier can still come.  Then they are paired in time order through
+ * the stop table (a thread's stop waits there for its run).  A
+ * capability's latest time is its last event's: the RTS posts GC_END
+ * with the time its statistics took a little before (stat_endGC()), so
+ * that one may be older than the event before it, which only holds the
+ * others back a little longer.  A
+ * capability that never posts holds them back until the stream ends or
+ * MON_REORDER wait (the earliest then goes on: tevs_early counts them,
+ * and their pairing may be off).  A capability's first block may be
+ * older than others' (it had nothing to write yet), which is why a
+ * capability seen only in CAP_CREATE holds them back too, and why
+ * nothing goes before the first CAP_CREATE has told which capabilities
+ * there are: GHC posts them at start-up into the buffer of events
+ * without a capability, which a stock RTS writes only when it fills or
+ * at exit, after blocks of every capability (a -N2 file began with
+ * capability 0's block at 156 ms, capability 1's from 80 ms came
+ * later).
+ */
+
+static bool mon_tev_before(const struct mon_tev *a, const struct mon_tev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+/* The least of the latest event times of the capabilities seen. */
+static uint64_t mon_watermark(const struct mon_model *m)
+{
+    if (!m->caps_known)
+        return 0;
+    uint64_t w = UINT64_MAX;
+    for (unsigned i = 0; i < m->ncaps; i++)
+        if (m->caps[i].seen && m->caps[i].last < w)
+            w = m->caps[i].last;
+    return w;
+}
+
+/* The earliest waiting run or stop, in time order: pair it. */
+static void mon_tevs_pop(struct mon_model *m)
+{
+    struct mon_tev e = m->tevs[0], *h = m->tevs;
+    uint32_t n = --m->ntevs, i = 0;
+    if (n > 0) {
+        struct mon_tev last = h[n];
+        for (;;) {
+            uint32_t c = 2 * i + 1;
+            if (c >= n)
+                break;
+            if (c + 1 < n && mon_tev_before(&h[c + 1], &h[c]))
+                c++;
+            if (!mon_tev_before(&h[c], &last))
+                break;
+            h[i] = h[c];
+            i = c;
+        }
+        h[i] = last;
+    }
+    if (e.reason == MON_STOPS) {
+        struct mon_thread *s = mon_tid_get(m, &m->stopped, e.thread, false);
+        if (s != NULL) {
+            uint64_t t = *mon_tid_time(&m->stopped, s);
+            if (e.t >= t) {
+                m->stop_ns[s->state] += e.t - t;
+                m->stop_paired[s->state]++;
+            }
+            mon_tid_del(m, &m->stopped, e.thread);
+        }
+    } else if (e.reason != 5) {         /* a finished thread runs no more */
+        struct mon_thread *s = mon_tid_get(m, &m->stopped, e.thread, true);
+        if (s == NULL) {
+            m->stops_untracked++;
+            return;
+        }
+        s->state = e.reason;
+        *mon_tid_time(&m->stopped, s) = e.t;
+    }
+}
+
+/* Pair the runs and stops whose turn came: all of them with all (the
+ * stream ended), else those no capability can still precede. */
+void mon_tevs_release(struct mon_model *m, bool all)
+{
+    uint64_t w = all ? UINT64_MAX : mon_watermark(m);
+    while (m->ntevs > 0 && m->tevs[0].t <= w)
+        mon_tevs_pop(m);
+}
+
+static void mon_tevs_push(struct mon_model *m, uint32_t thread, uint8_t reason,
+                          uint64_t t)
+{
+    if (thread == 0)
+        return;
+    if (m->tevs == NULL) {
+        m->tevs = malloc(MON_REORDER * sizeof *m->tevs);
+        if (m->tevs == NULL)
+            return;
+        m->mem += MON_REORDER * sizeof *m->tevs;
+    }
+    if (m->ntevs == MON_REORDER) {
+        m->tevs_early++;
+        mon_tevs_pop(m);
+    }
+    struct mon_tev e = { .t = t, .seq = m->tev_seq++, .thread = thread,
+                         .reason = reason };
+    uint32_t i = m->ntevs++;
+    while (i > 0 && mon_tev_before(&e, &m->tevs[(i - 1) / 2])) {
+        m->tevs[i] = m->tevs[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    m->tevs[i] = e;
+    mon_tevs_release(m, false);
+}
+
+static void mon_thread_stop(struct mon_model *m, uint32_t id, uint16_t status,
+                            uint64_t t)
+{
+    uint8_t r = (uint8_t)(status < MON_STOPS ? status : MON_STOPS - 1);
+    m->stop_n[r]++;
+    if (status == 5)
+        mon_thread_del(m, id);
+    else
+        mon_thread_set(m, id, status <= 3 ? TH_RUNNABLE : TH_BLOCKED);
+    mon_tevs_push(m, id, r, t);
+}
+
+static void mon_thread_run(struct mon_model *m, uint32_t id, uint64_t t)
+{
+    mon_thread_set(m, id, TH_RUNNING);
+    mon_tevs_push(m, id, MON_STOPS, t);
 }
 
 /* ------------------------------------------------------------------------
@@ -347,6 +618,7 @@ static int mon_on_end(void *user, uint64_t offset)
     (void)offset;
     struct mon_model *m = user;
     m->ended = true;
+    mon_tevs_release(m, true);      /* nothing else will come */
     return 0;
 }
 
@@ -357,16 +629,19 @@ static int mon_on_event(void *user, const struct els_event *ev)
         return 0;
     m->events++;
     m->by_class[ev->tag < 256 ? mon_classes[ev->tag] : MON_CLASS_OTHER]++;
+    mon_count_type(m, ev);
     if (ev->time > m->now)
         m->now = ev->time;
     struct mon_gbin *gb = mon_gbin_at(m, ev->time);
     gb->events++;
 
     struct mon_cap *c = mon_cap(m, ev->cap);
+    if (c != NULL)
+        c->last = ev->time;     /* Note [Stopped time]: a lower bound */
     if (ev->tag == ELS_EV_USER_MSG) {
         mon_user_msg(m, ev);
         gb->user++;
-        gb->threads = m->threads_used;
+        gb->threads = m->threads.used;
         return 0;
     }
     struct els_event_data d;
@@ -380,31 +655,51 @@ static int mon_on_event(void *user, const struct els_event *ev)
         mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
         break;
     case ELS_EV_RUN_THREAD:
-        mon_thread_set(m, d.u.thread.thread, TH_RUNNING);
+        mon_thread_run(m, d.u.thread.thread, ev->time);
         if (c != NULL)
             mon_cap_set(m, c, CAP_RUN, ev->time);
         break;
-    case ELS_EV_STOP_THREAD: {
-        uint16_t st = d.u.stop_thread.status;
-        if (st == 5)
-            mon_thread_del(m, d.u.stop_thread.thread);
-        else
-            mon_thread_set(m, d.u.stop_thread.thread,
-                           st <= 3 ? TH_RUNNABLE : TH_BLOCKED);
+    case ELS_EV_STOP_THREAD:
+        mon_thread_stop(m, d.u.stop_thread.thread, d.u.stop_thread.status,
+                        ev->time);
         if (c != NULL && c->state == CAP_RUN)
             mon_cap_set(m, c, CAP_IDLE, ev->time);
         break;
-    }
     case ELS_EV_THREAD_RUNNABLE:
         mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
         break;
     case ELS_EV_THREAD_WAKEUP:
         mon_thread_set(m, d.u.thread_cap.thread, TH_RUNNABLE);
         break;
-    case ELS_EV_GC_START:
-        m->gcs++;
-        gb->gcs++;
+    case ELS_EV_REQUEST_SEQ_GC:
+    case ELS_EV_REQUEST_PAR_GC: {
+        uint64_t before = mon_collections(m);
+        m->gc_requests++;
+        gb->gcs += (uint32_t)(mon_collections(m) - before);
+        if (c != NULL)
+            c->gc_lead = true;
+        break;
+    }
+    case ELS_EV_GC_STATS_GHC: {
+        uint64_t before = mon_collections(m);
+        unsigned g = d.u.gc_stats.generation;
+        if (g >= MON_GENS)
+            g = MON_GENS - 1;
+        m->gc_stats++;
+        m->gen_colls[g]++;
+        if (g + 1 > m->ngens)
+            m->ngens = g + 1;
+        gb->gcs += (uint32_t)(mon_collections(m) - before);
         if (c != NULL) {
+            c->gc_lead = true;
+            c->gc_gen = (int)g;
+        }
+        break;
+    }
+    case ELS_EV_GC_START:
+        m->gc_starts++;
+        if (c != NULL) {
+            c->gc_starts++;
             c->gc_start = ev->time ? ev->time : 1;
             mon_cap_set(m, c, CAP_GC, ev->time);
         }
@@ -425,15 +720,12 @@ static int mon_on_event(void *user, const struct els_event *ev)
                 m->gc_ns += p;
                 c->gc_pause_ns += p;
                 gb->gc_ns += p;
-                if (p > m->pause_max)
-                    m->pause_max = p;
-                m->pauses[m->npauses++ % MON_PAUSES] = p;
-                unsigned b = 0;
-                while (b < MON_PAUSE_BUCKETS && (double)p / 1e9 > mon_pause_bounds[b])
-                    b++;
-                m->pause_hist[b]++;
+                if (c->gc_lead)
+                    mon_pause(m, p, c->gc_gen);
             }
             c->gc_start = 0;
+            c->gc_lead = false;
+            c->gc_gen = -1;
             mon_cap_set(m, c, CAP_IDLE, ev->time);
         }
         break;
@@ -490,6 +782,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
         break;
     case ELS_EV_CAP_CREATE:
         mon_cap(m, d.u.cap.cap);
+        m->caps_known = true;
         break;
     case ELS_EV_SPARK_COUNTERS:
         if (c != NULL) {
@@ -507,12 +800,16 @@ static int mon_on_event(void *user, const struct els_event *ev)
     case ELS_EV_SPARK_GC:
         m->spark_events++;
         break;
-    case ELS_EV_HEAP_ALLOCATED:
-        if (d.u.heap.bytes > m->heap_alloc) {
-            gb->alloc += d.u.heap.bytes - m->heap_alloc;
-            m->heap_alloc = d.u.heap.bytes;
-        }
+    case ELS_EV_HEAP_ALLOCATED: {
+        /* Each capability's own running total (Note [Allocation]). */
+        uint64_t *last = c != NULL ? &c->alloc : &m->alloc_nocap;
+        uint64_t now = d.u.heap.bytes;
+        m->heap_alloc = m->heap_alloc - *last + now;
+        if (now > *last)
+            gb->alloc += now - *last;
+        *last = now;
         break;
+    }
     case ELS_EV_HEAP_SIZE:
         m->heap_size = d.u.heap.bytes;
         gb->heap_size = m->heap_size;
@@ -523,13 +820,17 @@ static int mon_on_event(void *user, const struct els_event *ev)
         break;
     case ELS_EV_HEAP_INFO_GHC:
         m->heap_max = d.u.heap_info.max_heap_size;
+        if (d.u.heap_info.generations > m->ngens)
+            m->ngens = d.u.heap_info.generations < MON_GENS
+                       ? d.u.heap_info.generations : MON_GENS;
+        break;
+    case ELS_EV_HEAP_PROF_BEGIN:
+        m->heap_breakdown = d.u.heap_prof_begin.breakdown;
         break;
     case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
     case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
         mon_heap_sample_end(m);
-        m->in_sample = true;
-        m->nstaging = 0;
-        m->sample_by_cc = false;
+        mon_heap_sample_begin(m, ev->time);
         break;
     case ELS_EV_HEAP_PROF_SAMPLE_END:
         mon_heap_sample_end(m);
@@ -550,7 +851,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
     default:
         break;
     }
-    gb->threads = m->threads_used;
+    gb->threads = m->threads.used;
     return 0;
 }
 
@@ -567,7 +868,10 @@ static void mon_clear_run(struct mon_model *m)
         free(m->ccs[i].module);
     }
     free(m->ccs);
-    free(m->threads);
+    free(m->threads.slots);
+    free(m->stopped.slots);
+    free(m->stopped.times);
+    free(m->tevs);
     free(m->samples);
     free(m->gbins);
 }
@@ -586,6 +890,7 @@ int mon_model_new(struct mon_model **out)
         .on_event = mon_on_event,
         .on_end = mon_on_end,
     };
+    mon_tids_init(m);
     int rc = els_parser_new(&m->parser, &cb, m, ELS_PARSE_RESTART);
     if (rc < 0) {
         free(m);
@@ -619,6 +924,7 @@ void mon_model_reset(struct mon_model *m)
     els_parser_reset(p);
     memset(m, 0, sizeof *m);
     m->parser = p;
+    mon_tids_init(m);
     m->bin_ns = MON_BIN0_NS;
     m->gbins = calloc(MON_BINS, sizeof *m->gbins);
     memcpy(m->spec, keep.spec, sizeof m->spec);
@@ -671,8 +977,9 @@ void mon_model_summary(const struct mon_model *m, struct mon_summary *out)
 {
     *out = (struct mon_summary){
         .now_ns = m->now, .bytes = m->bytes, .events = m->events,
-        .gcs = m->gcs, .threads_created = m->threads_created,
-        .threads_alive = m->threads_used, .user_messages = m->user_messages,
+        .collections = mon_collections(m), .gc_starts = m->gc_starts,
+        .heap_allocated = m->heap_alloc, .threads_created = m->threads_created,
+        .threads_alive = m->threads.used, .user_messages = m->user_messages,
         .markers = m->markers, .streams = m->streams, .caps = m->ncaps,
         .ended = m->ended, .probes = m->probes,
         .threads_untracked = m->threads_untracked,

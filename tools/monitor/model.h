@@ -4,8 +4,10 @@
  *
  * Bytes go in (mon_model_feed(), any piece size, through the public
  * parser <eventlog-sink/parse.h>); figures come out: per-capability
- * activity and utilisation, GC counts and pauses, heap, threads, sparks,
- * cost-centre samples, events per second by class, user messages and
+ * activity and utilisation, GC collections (per generation) and their
+ * pauses, heap and allocation, heap censuses ranked by band, threads and
+ * their stops by reason, sparks, cost-centre samples (the RTS's own
+ * apart), events per second by class and by type, user messages and
  * markers, bytes and the in-band loss notes the sink writes.  Writers
  * render them as JSON (the views' single source), a timeline of the run,
  * a speedscope profile, and Prometheus text.  Rates are over the last
@@ -92,8 +94,8 @@ void mon_models_prometheus(const struct mon_model *const *ms, size_t n,
 
 /* What `serve --all`'s index shows of a program. */
 struct mon_health {
-    uint64_t pause_p99_ns;      /* of the recent pauses (MON_PAUSES) */
-    uint64_t gcs, heap_size, heap_live, lost_units, bytes;
+    uint64_t pause_p99_ns;      /* of the recent collections' pauses */
+    uint64_t collections, heap_size, heap_live, lost_units, bytes;
     uint32_t pid;
     const char *program;        /* the model's: from the stream */
     bool ended;
@@ -102,8 +104,10 @@ void mon_model_health(const struct mon_model *m, struct mon_health *h);
 
 /* Figures the tests and the terminal view read directly. */
 struct mon_summary {
-    uint64_t now_ns, bytes, events, gcs, threads_created, threads_alive,
-             user_messages, markers, streams;
+    /* collections: Note [Collections] in model.c; gc_starts: every
+     * capability's GC_START; heap_allocated: the capabilities' sum */
+    uint64_t now_ns, bytes, events, collections, gc_starts, heap_allocated,
+             threads_created, threads_alive, user_messages, markers, streams;
     unsigned caps;
     bool ended;
     /* What the stream could not make the model keep (counted, shown),

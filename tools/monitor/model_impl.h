@@ -29,15 +29,20 @@
 #define MON_OPEN_SPANS 64
 #define MON_TEXT 96                 /* bytes kept of a message */
 #define MON_THREADS_MAX (1u << 20)  /* thread table cap */
+#define MON_STOPPED_MAX (1u << 18)  /* stop table cap (threads stopped) */
 #define MON_CCS_MAX 65536           /* cost-centre ids kept: 0 .. this - 1 */
 #define MON_CC_NAME 128             /* bytes kept of a cost centre's name */
 #define MON_CC_TEXT_MAX (8u << 20)  /* all cost centres' names, charged: */
 /* a name of n bytes costs its copy and malloc's overhead (at most 32
  * bytes on glibc) */
 #define MON_CC_CHARGE(n) ((size_t)(n) + 1 + 32)
-#define MON_LABELS 64               /* heap sample entries kept */
+#define MON_BANDS 64                /* bands kept of a heap census */
 #define MON_SAMPLES 32768           /* cost-centre samples kept */
 #define MON_STACK 24                /* frames kept per sample */
+#define MON_GENS 16                 /* generations told apart (later: the last) */
+#define MON_TAGS 256                /* event types counted one by one */
+#define MON_STOPS 32                /* thread-stop statuses told apart */
+#define MON_REORDER 65536           /* runs and stops waiting for their turn */
 
 /* Prometheus histogram bounds of GC pauses, seconds. */
 #define MON_PAUSE_BUCKETS 10
@@ -65,6 +70,15 @@ struct mon_cap {
     uint64_t run_ns, gc_ns;         /* closed states */
     uint64_t gc_start;              /* GC_START on this cap, or 0 */
     uint64_t gc_pause_ns;           /* closed GC_START..GC_END pauses */
+    uint64_t gc_starts;             /* GC_START events of this cap */
+    /* This cap leads the collection under way (it posted its REQUEST_*_GC
+     * or GC_STATS_GHC): its GC_START..GC_END is the collection's pause
+     * (Note [Collections] in model.c); gc_gen: GC_STATS_GHC's generation,
+     * or -1 before it came. */
+    bool gc_lead;
+    int gc_gen;
+    uint64_t alloc;                 /* its last HEAP_ALLOCATED */
+    uint64_t last;                  /* its last event's time */
     uint64_t prev_pause;            /* pause time counted by the last tick */
     struct mon_bin *bins;           /* MON_BINS, allocated when seen */
     /* latest SPARK_COUNTERS */
@@ -89,15 +103,44 @@ struct mon_span {
     char s[MON_TEXT];
 };
 
+/* An entry of a table keyed by thread id: the thread table's (state:
+ * enum mon_thread_state) or the stop table's (state: the stop's
+ * MON_STOPS index; Note [Stopped time] in model.c). */
 struct mon_thread {
     uint32_t id;                    /* 0: empty slot */
     uint8_t state;
 };
 
+/* Open addressing, linear probing, backward-shift deletes, keyed hash:
+ * Note [Stream-chosen keys] in model_tables.c.  A timed table keeps a
+ * time beside each entry (times[i] goes with slots[i]); max: the most
+ * slots it may grow to. */
+struct mon_tids {
+    struct mon_thread *slots;
+    uint64_t *times;
+    uint32_t cap, used, max;
+    bool timed;
+};
+
+/* A thread's run (reason MON_STOPS) or stop, waiting for its turn in
+ * time order (Note [Stopped time] in model.c). */
+struct mon_tev {
+    uint64_t t, seq;
+    uint32_t thread;
+    uint8_t reason;
+};
+
+/* The RTS's own cost centres (rts/Profiling.c), whose time samples the
+ * views show apart from the program's, as GHC's report leaves them out
+ * of its tables (ignoreCCS()). */
+enum mon_builtin { MON_CC_PROGRAM, MON_CC_GC, MON_CC_IDLE, MON_CC_SYSTEM,
+                   MON_CC_OVERHEAD, MON_CC_DONT_CARE, MON_CC_BUILTINS };
+extern const char *const mon_builtin_names[MON_CC_BUILTINS];
+
 struct mon_cc {
     char *label, *module;           /* NULL: unknown or refused */
     uint64_t samples, prev_samples;
-    uint64_t heap, heap_gen;        /* the sample heap_gen's bytes */
+    uint8_t builtin;                /* enum mon_builtin */
 };
 
 struct mon_sample {
@@ -106,9 +149,27 @@ struct mon_sample {
     uint32_t ids[MON_STACK];        /* innermost first */
 };
 
-struct mon_label {
-    char s[MON_TEXT];
+/* One band of a heap census: a string (closure type -hT, module -hm,
+ * closure description -hd, type -hy, ...) or, for -hc, a cost-centre
+ * stack of depth ids, innermost first (deeper: it had more than
+ * MON_STACK frames).  seq: its place in the census (ties keep it). */
+struct mon_band {
     uint64_t bytes;
+    uint32_t seq;
+    uint8_t depth;                  /* 0: a string band */
+    bool deeper;
+    union {
+        char s[MON_TEXT];
+        uint32_t ids[MON_STACK];
+    } u;
+};
+
+/* A heap census: its bands (the MON_BANDS largest), when it began, how
+ * many bands and bytes it had in all. */
+struct mon_census {
+    struct mon_band bands[MON_BANDS];
+    unsigned nbands;
+    uint64_t t, bands_all, bytes;
 };
 
 struct mon_model {
@@ -136,26 +197,49 @@ struct mon_model {
     uint64_t gbin_lo, gbin_hi;
     unsigned gbin_idx;
 
-    /* GC: gc_ns sums the pauses (GC_START to GC_END) over capabilities;
-     * gc_frac, the last interval's share of the capabilities' time in
-     * them (see mon_model_tick()), is at most 1 */
+    /* GC (Note [Collections] in model.c): collections counted by their
+     * requests and by their GC_STATS_GHC (per generation); pauses are
+     * collections' (the leading capability's GC_START to GC_END).
+     * gc_starts counts every capability's GC_START; gc_ns sums every
+     * capability's GC_START..GC_END, and gc_frac, the last interval's
+     * share of the capabilities' time in them (see mon_model_tick()),
+     * is at most 1. */
     unsigned gc_caps;               /* capabilities gc_frac divides by */
-    uint64_t gcs, gc_ns, pause_max;
-    uint64_t pauses[MON_PAUSES];
-    unsigned npauses;
+    uint64_t gc_requests, gc_stats, gen_colls[MON_GENS];
+    unsigned ngens;                 /* generations seen (stats, heap info) */
+    uint64_t gc_starts, gc_ns;
+    uint64_t pause_max, pause_ns, npauses, gen_pause_max[MON_GENS],
+             gen_pause_ns[MON_GENS], gen_npauses[MON_GENS];
+    uint64_t pauses[MON_PAUSES];    /* recent collections' pauses */
     uint64_t pause_hist[MON_PAUSE_BUCKETS + 1];
 
-    /* heap */
-    uint64_t heap_size, heap_live, heap_alloc, heap_max;
-    struct mon_label labels[MON_LABELS], staging[MON_LABELS];
-    unsigned nlabels, nstaging;
+    /* heap: heap_alloc is the sum of every capability's last
+     * HEAP_ALLOCATED (alloc_nocap: such events outside a capability's
+     * block); census is the last complete heap census, staging the one
+     * under way; heap_breakdown: HEAP_PROF_BEGIN's (GHC's HEAP_BY_*
+     * number, 0 before it came) */
+    uint64_t heap_size, heap_live, heap_alloc, alloc_nocap, heap_max;
+    struct mon_census census, staging;
     uint64_t heap_samples;
-    bool in_sample, sample_by_cc;
+    uint32_t heap_breakdown;
+    bool in_sample;
 
-    /* threads (open addressing, linear probing, backward-shift deletes,
-     * keyed hash: Note [Stream-chosen keys] in model_tables.c) */
-    struct mon_thread *threads;
-    uint32_t threads_cap, threads_used;
+    /* event types: events and their payloads' bytes by tag (MON_TAGS:
+     * all larger tags); mon_type_bytes() in render.c adds the rest */
+    uint64_t type_n[MON_TAGS + 1], type_payload[MON_TAGS + 1];
+
+    /* thread stops by status (MON_STOPS - 1: all larger), the time from
+     * each stop to the thread's next run (Note [Stopped time] in
+     * model.c) and how many stops that time covers */
+    uint64_t stop_n[MON_STOPS], stop_ns[MON_STOPS], stop_paired[MON_STOPS];
+    struct mon_tids stopped;        /* threads stopped, in time order */
+    struct mon_tev *tevs;           /* a min-heap by (t, seq) of MON_REORDER */
+    uint32_t ntevs;
+    uint64_t tev_seq, tevs_early, stops_untracked;
+    bool caps_known;                /* a CAP_CREATE came */
+
+    /* threads: alive ones by state */
+    struct mon_tids threads;
     uint64_t threads_created, threads_untracked;
     uint64_t probes;                /* table slots looked at, for tests */
 
@@ -185,10 +269,14 @@ struct mon_model {
     struct mon_cc *ccs;             /* indexed by cost-centre id */
     uint32_t nccs;
     size_t cc_text;                 /* names' charge (MON_CC_CHARGE) */
-    uint64_t ccs_refused, strings_cut, heap_gen;
+    uint64_t ccs_refused, strings_cut;
     size_t mem;                     /* allocated beyond the struct, gbins */
     uint64_t prof_samples;
     struct mon_sample *samples;     /* ring of MON_SAMPLES */
+    /* time samples of the RTS's own cost centres (depth 1), by
+     * enum mon_builtin (MON_CC_PROGRAM: the program's own) */
+    uint64_t cc_kind_samples[MON_CC_BUILTINS],
+             prev_kind_samples[MON_CC_BUILTINS], kind_interval[MON_CC_BUILTINS];
 
     /* the last tick's interval */
     double interval_s;
@@ -200,10 +288,10 @@ struct mon_model {
     unsigned ntop;
 };
 
-/* Cost centre i's bytes in the last heap sample by cost centre. */
-static inline uint64_t mon_cc_heap(const struct mon_model *m, uint32_t i)
+/* Collections so far: Note [Collections] in model.c. */
+static inline uint64_t mon_collections(const struct mon_model *m)
 {
-    return m->ccs[i].heap_gen == m->heap_gen ? m->ccs[i].heap : 0;
+    return m->gc_stats > m->gc_requests ? m->gc_stats : m->gc_requests;
 }
 
 /* ------------------------------------------------------------------------
@@ -236,9 +324,27 @@ static inline struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
 void mon_cap_set(struct mon_model *m, struct mon_cap *c,
                  enum mon_cap_state s, uint64_t t);
 
+/* model.c: pair the waiting runs and stops whose turn came, or all of
+ * them (Note [Stopped time]). */
+void mon_tevs_release(struct mon_model *m, bool all);
+
 /* model_tables.c: draw the process's hash key, once (before any table
  * is used: mon_model_new()). */
 void mon_key_init(void);
+/* model_tables.c: the tables' caps and kinds (mon_model_new(), and
+ * after a reset). */
+void mon_tids_init(struct mon_model *m);
+/* model_tables.c: thread id's entry in tab, added (zeroed but for the
+ * id) if new and create; NULL if absent or if the table is full (at
+ * tab->max slots, or out of memory).  Valid until the table changes. */
+struct mon_thread *mon_tid_get(struct mon_model *m, struct mon_tids *tab,
+                               uint32_t id, bool create);
+/* The time kept beside entry e of a timed table. */
+static inline uint64_t *mon_tid_time(struct mon_tids *tab, struct mon_thread *e)
+{
+    return &tab->times[e - tab->slots];
+}
+void mon_tid_del(struct mon_model *m, struct mon_tids *tab, uint32_t id);
 /* model_tables.c: set thread id's state, adding it if new (if the table
  * is full: counted in threads_untracked); forget a thread. */
 void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state);

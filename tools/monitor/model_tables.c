@@ -1,7 +1,7 @@
 /*
  * model_tables.c: the monitor model's keyed tables and its bounds: the
- * thread table (open addressing under a per-process SipHash key), the
- * cost-centre table (indexed by id, capped, names cut and charged), and
+ * tables keyed by thread id (the threads alive and the threads stopped;
+ * open addressing under a per-process SipHash key), the cost-centre table (indexed by id, capped, names cut and charged), and
  * mon_model_memory() with the most it can ever be.  The stream chooses
  * every key and string kept here, so Note [Stream-chosen keys] lives
  * here.  Not its job: reading events (model.c decides which thread or
@@ -26,22 +26,25 @@
  * Thread ids, cost-centre ids and every string come from the stream, and
  * whoever can reach the socket top or serve reads chooses them.  So:
  *
- *  - The thread table hashes ids with SipHash-1-3 under a key drawn from
+ *  - The thread tables hash ids with SipHash-1-3 under a key drawn from
  *    getrandom() once per process.  With a fixed hash (it was id *
  *    2654435761) ids can be chosen to land in one cluster: 120,000
  *    thread creations took 20 s instead of 0.1 s, in serve's only loop.
  *    Without the key an attacker cannot aim, so probes per lookup stay
  *    what random ids give.  (m->probes counts them for the tests.)
  *  - Every table has a cap and every stored string a length limit:
- *    threads MON_THREADS_MAX slots, cost centres ids below MON_CCS_MAX,
- *    their names MON_CC_NAME bytes each and MON_CC_TEXT_MAX bytes in
- *    all, heap labels MON_LABELS entries of MON_TEXT bytes.  What does
- *    not fit is counted (threads_untracked, ccs_refused, strings_cut),
- *    shown by the views, never silently lost.  mon_model_memory() adds
- *    up what the model holds; mon_model_memory_max() bounds it.
- *  - Work per event is bounded by a constant: no event walks a table
- *    (a heap sample by cost centre starts a new generation instead of
- *    clearing every cost centre's figure).
+ *    threads alive MON_THREADS_MAX slots, threads stopped
+ *    MON_STOPPED_MAX, runs and stops waiting for their turn MON_REORDER, cost centres ids below
+ *    MON_CCS_MAX, their names MON_CC_NAME bytes each and
+ *    MON_CC_TEXT_MAX bytes in all, a heap census MON_BANDS bands (the
+ *    largest) of MON_TEXT bytes or MON_STACK frames.  What does not
+ *    fit is counted (threads_untracked, stops_untracked, tevs_early,
+ *    ccs_refused, strings_cut, a census's bands_all), shown by the
+ *    views, never silently lost.  mon_model_memory() adds up what the
+ *    model holds; mon_model_memory_max() bounds it.
+ *  - Work per event is bounded: no event walks a table (a census band
+ *    replaces the smallest of MON_BANDS; a run or a stop costs a heap
+ *    operation on MON_REORDER entries and a look at each capability).
  */
 
 #define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
@@ -111,94 +114,128 @@ static uint32_t mon_hash(uint32_t id)
     return (uint32_t)mon_siphash13(mon_key, id);
 }
 
-static struct mon_thread *mon_thread_find(struct mon_model *m, uint32_t id)
+static struct mon_thread *mon_tid_find(struct mon_model *m,
+                                       const struct mon_tids *tab, uint32_t id)
 {
-    if (m->threads == NULL || id == 0)
+    if (tab->slots == NULL || id == 0)
         return NULL;
-    uint32_t mask = m->threads_cap - 1;
+    uint32_t mask = tab->cap - 1;
     for (uint32_t i = mon_hash(id) & mask;; i = (i + 1) & mask) {
         m->probes++;
-        if (m->threads[i].id == id)
-            return &m->threads[i];
-        if (m->threads[i].id == 0)
+        if (tab->slots[i].id == id)
+            return &tab->slots[i];
+        if (tab->slots[i].id == 0)
             return NULL;
     }
 }
 
-static bool mon_thread_grow(struct mon_model *m)
+static bool mon_tid_grow(struct mon_model *m, struct mon_tids *tab)
 {
-    uint32_t ncap = m->threads_cap ? m->threads_cap * 2 : 1024;
-    if (ncap > MON_THREADS_MAX)
+    uint32_t ncap = tab->cap ? tab->cap * 2 : 1024;
+    if (ncap > tab->max)
         return false;
     struct mon_thread *t = calloc(ncap, sizeof *t);
-    if (t == NULL)
+    uint64_t *times = tab->timed ? calloc(ncap, sizeof *times) : NULL;
+    if (t == NULL || (tab->timed && times == NULL)) {
+        free(t);
+        free(times);
         return false;
-    for (uint32_t j = 0; j < m->threads_cap; j++) {
-        if (m->threads[j].id == 0)
+    }
+    for (uint32_t j = 0; j < tab->cap; j++) {
+        if (tab->slots[j].id == 0)
             continue;
-        uint32_t i = mon_hash(m->threads[j].id) & (ncap - 1);
+        uint32_t i = mon_hash(tab->slots[j].id) & (ncap - 1);
         while (m->probes++, t[i].id != 0)
             i = (i + 1) & (ncap - 1);
-        t[i] = m->threads[j];
+        t[i] = tab->slots[j];
+        if (times != NULL)
+            times[i] = tab->times[j];
     }
-    m->mem += ((size_t)ncap - m->threads_cap) * sizeof *t;
-    free(m->threads);
-    m->threads = t;
-    m->threads_cap = ncap;
+    m->mem += ((size_t)ncap - tab->cap) * (sizeof *t + (tab->timed ? sizeof *times : 0));
+    free(tab->slots);
+    free(tab->times);
+    tab->slots = t;
+    tab->times = times;
+    tab->cap = ncap;
     return true;
+}
+
+struct mon_thread *mon_tid_get(struct mon_model *m, struct mon_tids *tab,
+                               uint32_t id, bool create)
+{
+    if (id == 0)
+        return NULL;
+    struct mon_thread *t = mon_tid_find(m, tab, id);
+    if (t != NULL || !create)
+        return t;
+    if ((tab->used + 1) * 4 > tab->cap * 3 && !mon_tid_grow(m, tab))
+        return NULL;
+    uint32_t mask = tab->cap - 1, i = mon_hash(id) & mask;
+    while (m->probes++, tab->slots[i].id != 0)
+        i = (i + 1) & mask;
+    tab->slots[i] = (struct mon_thread){ .id = id };
+    if (tab->timed)
+        tab->times[i] = 0;
+    tab->used++;
+    return &tab->slots[i];
+}
+
+void mon_tid_del(struct mon_model *m, struct mon_tids *tab, uint32_t id)
+{
+    struct mon_thread *t = mon_tid_find(m, tab, id);
+    if (t == NULL)
+        return;
+    uint32_t mask = tab->cap - 1, i = (uint32_t)(t - tab->slots);
+    tab->slots[i].id = 0;
+    tab->used--;
+    /* Backward shift: move later entries of the cluster into the hole
+     * when their home slot is not between the hole and them. */
+    for (uint32_t j = (i + 1) & mask; tab->slots[j].id != 0; j = (j + 1) & mask) {
+        m->probes++;
+        uint32_t home = mon_hash(tab->slots[j].id) & mask;
+        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (!stays) {
+            tab->slots[i] = tab->slots[j];
+            if (tab->timed)
+                tab->times[i] = tab->times[j];
+            tab->slots[j].id = 0;
+            i = j;
+        }
+    }
+}
+
+void mon_tids_init(struct mon_model *m)
+{
+    m->threads.max = MON_THREADS_MAX;
+    m->stopped.max = MON_STOPPED_MAX;
+    m->stopped.timed = true;
 }
 
 void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state)
 {
     if (id == 0)
         return;
-    struct mon_thread *t = mon_thread_find(m, id);
-    if (t != NULL) {
-        t->state = state;
-        return;
-    }
-    if ((m->threads_used + 1) * 4 > m->threads_cap * 3 && !mon_thread_grow(m)) {
+    struct mon_thread *t = mon_tid_get(m, &m->threads, id, true);
+    if (t == NULL) {
         m->threads_untracked++;
         return;
     }
-    uint32_t mask = m->threads_cap - 1, i = mon_hash(id) & mask;
-    while (m->probes++, m->threads[i].id != 0)
-        i = (i + 1) & mask;
-    m->threads[i].id = id;
-    m->threads[i].state = state;
-    m->threads_used++;
+    t->state = state;
 }
 
 void mon_thread_del(struct mon_model *m, uint32_t id)
 {
-    struct mon_thread *t = mon_thread_find(m, id);
-    if (t == NULL)
-        return;
-    uint32_t mask = m->threads_cap - 1, i = (uint32_t)(t - m->threads);
-    m->threads[i].id = 0;
-    m->threads_used--;
-    /* Backward shift: move later entries of the cluster into the hole
-     * when their home slot is not between the hole and them. */
-    for (uint32_t j = (i + 1) & mask; m->threads[j].id != 0; j = (j + 1) & mask) {
-        m->probes++;
-        uint32_t home = mon_hash(m->threads[j].id) & mask;
-        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-        if (!stays) {
-            m->threads[i] = m->threads[j];
-            m->threads[j].id = 0;
-            i = j;
-        }
-    }
+    mon_tid_del(m, &m->threads, id);
 }
 
 void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,
                        uint64_t *running, uint64_t *blocked)
 {
     *runnable = *running = *blocked = 0;
-    for (uint32_t i = 0; i < m->threads_cap; i++) {
-        if (m->threads[i].id == 0)
+    for (uint32_t i = 0; i < m->threads.cap; i++) {
+        if (m->threads.slots[i].id == 0)
             continue;
-        switch (m->threads[i].state) {
+        switch (m->threads.slots[i].state) {
         case TH_RUNNABLE: (*runnable)++; break;
         case TH_RUNNING: (*running)++; break;
         default: (*blocked)++; break;
@@ -264,9 +301,28 @@ static void mon_cc_strfree(struct mon_model *m, char **s)
     *s = NULL;
 }
 
+/* Which of the RTS's own cost centres (rts/Profiling.c's CC_DECLAREs
+ * that ignoreCCS() leaves out of the report) label and module name. */
+static uint8_t mon_cc_builtin(struct els_str label, struct els_str module)
+{
+    static const struct { const char *label, *module; uint8_t kind; } rts[] = {
+        { "GC", "GC", MON_CC_GC }, { "IDLE", "IDLE", MON_CC_IDLE },
+        { "SYSTEM", "SYSTEM", MON_CC_SYSTEM },
+        { "OVERHEAD_of", "PROFILING", MON_CC_OVERHEAD },
+        { "DONT_CARE", "MAIN", MON_CC_DONT_CARE },
+    };
+    for (size_t i = 0; i < sizeof rts / sizeof rts[0]; i++)
+        if (label.len == strlen(rts[i].label) && module.len == strlen(rts[i].module)
+            && memcmp(label.ptr, rts[i].label, label.len) == 0
+            && memcmp(module.ptr, rts[i].module, module.len) == 0)
+            return rts[i].kind;
+    return MON_CC_PROGRAM;
+}
+
 void mon_cc_set_names(struct mon_model *m, struct mon_cc *c,
                       struct els_str label, struct els_str module)
 {
+    c->builtin = mon_cc_builtin(label, module);
     mon_cc_strfree(m, &c->label);
     mon_cc_strfree(m, &c->module);
     size_t need = MON_CC_CHARGE(label.len < MON_CC_NAME ? label.len : MON_CC_NAME)
@@ -293,6 +349,8 @@ size_t mon_model_memory_max(void)
     return sizeof(struct mon_model) + MON_BINS * sizeof(struct mon_gbin)
          + (size_t)MON_MAX_CAPS * MON_BINS * sizeof(struct mon_bin)
          + (size_t)MON_THREADS_MAX * sizeof(struct mon_thread)
+         + (size_t)MON_STOPPED_MAX * (sizeof(struct mon_thread) + sizeof(uint64_t))
+         + (size_t)MON_REORDER * sizeof(struct mon_tev)
          + (size_t)MON_CCS_MAX * sizeof(struct mon_cc) + MON_CC_TEXT_MAX
          + (size_t)MON_SAMPLES * sizeof(struct mon_sample);
 }

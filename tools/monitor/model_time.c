@@ -125,6 +125,7 @@ struct mon_cap *mon_cap_first(struct mon_model *m, int32_t cap)
             return NULL;
         m->mem += MON_BINS * sizeof *c->bins;
         c->seen = true;
+        c->gc_gen = -1;
         if ((unsigned)cap + 1 > m->ncaps)
             m->ncaps = (unsigned)cap + 1;
     }
@@ -189,11 +190,13 @@ void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
 {
     double dt = whole_run ? (double)m->now / 1e9 : (double)wall_ns / 1e9;
     uint64_t since = whole_run ? 0 : m->prev_now;
+    mon_tevs_release(m, false);
     if (whole_run) {
         m->prev_events = m->prev_gcs = m->prev_gc_ns = m->prev_alloc = 0;
         m->prev_user = m->prev_bytes = 0;
         memset(m->prev_class, 0, sizeof m->prev_class);
         memset(m->prev_sp, 0, sizeof m->prev_sp);
+        memset(m->prev_kind_samples, 0, sizeof m->prev_kind_samples);
         for (unsigned i = 0; i < m->nccs; i++)
             m->ccs[i].prev_samples = 0;
         for (unsigned c = 0; c < m->ncaps; c++)
@@ -206,7 +209,12 @@ void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
         m->rate_class[i] = (double)(m->by_class[i] - m->prev_class[i]) * inv;
         m->prev_class[i] = m->by_class[i];
     }
-    m->rate_gcs = (double)(m->gcs - m->prev_gcs) * inv;
+    uint64_t colls = mon_collections(m);
+    m->rate_gcs = (double)(colls - m->prev_gcs) * inv;
+    for (int k = 0; k < MON_CC_BUILTINS; k++) {
+        m->kind_interval[k] = m->cc_kind_samples[k] - m->prev_kind_samples[k];
+        m->prev_kind_samples[k] = m->cc_kind_samples[k];
+    }
     m->rate_alloc = (double)(m->heap_alloc - m->prev_alloc) * inv;
     uint64_t user = m->user_messages + m->markers;
     m->rate_user = (double)(user - m->prev_user) * inv;
@@ -264,7 +272,7 @@ void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
 
     m->prev_now = m->now;
     m->prev_events = m->events;
-    m->prev_gcs = m->gcs;
+    m->prev_gcs = colls;
     m->prev_gc_ns = m->gc_ns;
     m->prev_alloc = m->heap_alloc;
     m->prev_user = user;

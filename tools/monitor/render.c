@@ -8,6 +8,7 @@
  * sends can drive the terminal).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,14 +40,17 @@ static void mon_pause_pcts(const struct mon_model *m, uint64_t *p50,
     *recent_max = tmp[n - 1];
 }
 
-/* The last heap sample's entries, largest first (insertion sort: at
- * most MON_LABELS). */
-static void mon_label_order(const struct mon_model *m, unsigned *order)
+/* The last census's bands, largest first, ties in the census's order
+ * (insertion sort: at most MON_BANDS). */
+static void mon_band_order(const struct mon_census *c, unsigned *order)
 {
-    for (unsigned i = 0; i < m->nlabels; i++)
+    for (unsigned i = 0; i < c->nbands; i++)
         order[i] = i;
-    for (unsigned i = 1; i < m->nlabels; i++)
-        for (unsigned j = i; j > 0 && m->labels[order[j]].bytes > m->labels[order[j - 1]].bytes; j--) {
+    for (unsigned i = 1; i < c->nbands; i++)
+        for (unsigned j = i; j > 0; j--) {
+            const struct mon_band *a = &c->bands[order[j]], *b = &c->bands[order[j - 1]];
+            if (a->bytes < b->bytes || (a->bytes == b->bytes && a->seq > b->seq))
+                break;
             unsigned t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
@@ -58,6 +62,124 @@ static const char *mon_cc_name(const struct mon_model *m, uint32_t id)
     if (id < m->nccs && m->ccs[id].label != NULL)
         return m->ccs[id].label;
     return "?";
+}
+
+/* A band's name as the stream's bytes (each view escapes it for its
+ * medium): a string band's text, or a cost-centre stack as the RTS
+ * names it in its .hp file (rts/ProfHeap.c's fprint_ccs(), without
+ * the stack's number, which the eventlog does not carry): labels from
+ * the innermost cost centre out, joined by "/", a CAF as MODULE.CAF,
+ * "/..." after MON_STACK frames. */
+static void mon_band_name(const struct mon_model *m, const struct mon_band *b,
+                          struct strbuf *out)
+{
+    sb_clear(out);
+    if (b->depth == 0) {
+        sb_puts(out, b->u.s);
+        return;
+    }
+    for (unsigned i = 0; i < b->depth; i++) {
+        uint32_t id = b->u.ids[i];
+        const char *l = mon_cc_name(m, id);
+        if (i > 0)
+            sb_puts(out, "/");
+        if (strcmp(l, "CAF") == 0 && m->ccs[id].module != NULL) {
+            sb_puts(out, m->ccs[id].module);
+            sb_puts(out, ".CAF");
+        } else {
+            sb_puts(out, l);
+        }
+    }
+    if (b->deeper)
+        sb_puts(out, "/...");
+}
+
+/* GHC's HEAP_PROF_BREAKDOWN_* (rts/EventLogFormat.h) in words. */
+static const char *mon_breakdown_name(uint32_t b)
+{
+    static const char *const names[] = {
+        "?", "cost-centre stack (-hc)", "module (-hm)",
+        "closure description (-hd)", "type description (-hy)",
+        "retainer set (-hr)", "biography (-hb)", "closure type (-hT)",
+    };
+    return b < sizeof names / sizeof names[0] ? names[b] : "?";
+}
+
+/* STOP_THREAD's status in words, as GHC 9.0.2 posts it (1-5: StgRun's
+ * return codes; 6: a safe foreign call; 6 + why_blocked for a blocked
+ * thread: includes/rts/Constants.h). */
+static const char *mon_stop_name(unsigned status, char *buf, size_t cap)
+{
+    static const char *const names[] = {
+        [1] = "heap overflow", [2] = "stack overflow", [3] = "yielding",
+        [4] = "blocked", [5] = "finished", [6] = "foreign call",
+        [7] = "blocked on MVar", [8] = "blocked on black hole",
+        [9] = "blocked on I/O read", [10] = "blocked on I/O write",
+        [11] = "blocked on delay", [12] = "blocked in STM retry",
+        [13] = "blocked on asyncDoProc", [16] = "blocked in foreign call",
+        [17] = "blocked in interruptible foreign call",
+        [18] = "blocked in throwTo", [19] = "migrating",
+        [20] = "blocked reading MVar", [21] = "blocked on I/O completion",
+    };
+    if (status < sizeof names / sizeof names[0] && names[status] != NULL)
+        return names[status];
+    if (status == MON_STOPS - 1)
+        snprintf(buf, cap, "status %u or more", status);
+    else
+        snprintf(buf, cap, "status %u", status);
+    return buf;
+}
+
+/* An event type's name: the stream's own description of its tag. */
+static const char *mon_type_name(const struct mon_model *m, unsigned k,
+                                 char *buf, size_t cap)
+{
+    if (k < MON_TAGS) {
+        const struct els_event_type *ty = els_parser_event_type(m->parser, (uint16_t)k);
+        if (ty != NULL && ty->desc != NULL && ty->desc[0] != '\0')
+            return ty->desc;
+        snprintf(buf, cap, "type %u", k);
+    } else {
+        snprintf(buf, cap, "types %u and above", MON_TAGS);
+    }
+    return buf;
+}
+
+/* The bytes of tag k's events in the stream: each one's tag and time,
+ * the size field of a type the header declares of variable size, and
+ * the payloads (model.c's mon_count_type()).  The tags past MON_TAGS
+ * are counted together: their size fields are not told apart. */
+static uint64_t mon_type_bytes(const struct mon_model *m, unsigned k)
+{
+    const struct els_event_type *ty =
+        k < MON_TAGS ? els_parser_event_type(m->parser, (uint16_t)k) : NULL;
+    bool var = ty != NULL && ty->size == ELS_EVENT_SIZE_VARIABLE;
+    return m->type_n[k] * (var ? 12 : 10) + m->type_payload[k];
+}
+
+/* Every event type's bytes (for ranking). */
+static void mon_types_bytes(const struct mon_model *m, uint64_t *out)
+{
+    for (unsigned k = 0; k <= MON_TAGS; k++)
+        out[k] = m->type_n[k] ? mon_type_bytes(m, k) : 0;
+}
+
+/* Indexes of the non-zero entries of v[0..n), largest first (ties:
+ * lower index first); returns how many. */
+static unsigned mon_rank(const uint64_t *v, unsigned n, unsigned *order)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (v[i] == 0)
+            continue;
+        unsigned j = k++;
+        while (j > 0 && v[order[j - 1]] < v[i]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    return k;
 }
 
 static const char *mon_state_name(enum mon_cap_state s)
@@ -120,7 +242,19 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_printf(sb, "%s\"%s\":", i ? "," : "", mon_class_name((enum mon_class)i));
         sb_json_num(sb, m->rate_class[i]);
     }
-    sb_puts(sb, "}},\"caps\":[");
+    /* Every type seen, most events first. */
+    sb_puts(sb, "},\"by_type\":[");
+    unsigned rank[MON_TAGS + 1];
+    unsigned nt = mon_rank(m->type_n, MON_TAGS + 1, rank);
+    for (unsigned i = 0; i < nt; i++) {
+        char buf[48];
+        const char *name = mon_type_name(m, rank[i], buf, sizeof buf);
+        sb_printf(sb, "%s{\"tag\":%u,\"name\":", i ? "," : "", rank[i]);
+        sb_json_str(sb, name, strlen(name));
+        sb_printf(sb, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+                  m->type_n[rank[i]], mon_type_bytes(m, rank[i]));
+    }
+    sb_puts(sb, "]},\"caps\":[");
     bool first = true;
     for (unsigned c = 0; c < m->ncaps; c++) {
         const struct mon_cap *cp = &m->caps[c];
@@ -132,19 +266,40 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_json_num(sb, cp->util);
         sb_puts(sb, ",\"gc\":");
         sb_json_num(sb, cp->gc_frac);
-        sb_printf(sb, ",\"spark_pool\":%" PRIu64 "}", cp->sp[SP_REMAINING]);
+        sb_printf(sb, ",\"gc_starts\":%" PRIu64 ",\"allocated\":%" PRIu64
+                  ",\"spark_pool\":%" PRIu64 "}", cp->gc_starts, cp->alloc,
+                  cp->sp[SP_REMAINING]);
     }
-    sb_printf(sb, "],\"gc\":{\"count\":%" PRIu64 ",\"per_s\":", m->gcs);
+    /* Collections, their pauses and generations: Note [Collections]. */
+    sb_printf(sb, "],\"gc\":{\"collections\":%" PRIu64 ",\"requests\":%" PRIu64
+              ",\"stats\":%" PRIu64 ",\"per_s\":", mon_collections(m),
+              m->gc_requests, m->gc_stats);
     sb_json_num(sb, m->rate_gcs);
-    sb_puts(sb, ",\"pause_p50_ms\":");
+    sb_puts(sb, ",\"by_gen\":[");
+    for (unsigned g = 0; g < m->ngens; g++) {
+        sb_printf(sb, "%s{\"gen\":%u,\"collections\":%" PRIu64 ",\"pauses\":%"
+                  PRIu64 ",\"pause_max_ns\":%" PRIu64 ",\"pause_total_ns\":%" PRIu64
+                  ",\"pause_max_ms\":", g ? "," : "", g, m->gen_colls[g],
+                  m->gen_npauses[g], m->gen_pause_max[g], m->gen_pause_ns[g]);
+        sb_json_num(sb, (double)m->gen_pause_max[g] / 1e6);
+        sb_puts(sb, ",\"pause_total_s\":");
+        sb_json_num(sb, (double)m->gen_pause_ns[g] / 1e9);
+        sb_puts(sb, "}");
+    }
+    sb_printf(sb, "],\"pauses\":%" PRIu64 ",\"pause_p50_ns\":%" PRIu64
+              ",\"pause_max_ns\":%" PRIu64 ",\"pause_total_ns\":%" PRIu64
+              ",\"pause_p50_ms\":", m->npauses, p50, m->pause_max, m->pause_ns);
     sb_json_num(sb, (double)p50 / 1e6);
     sb_puts(sb, ",\"pause_max_ms\":");
     sb_json_num(sb, (double)m->pause_max / 1e6);
     sb_puts(sb, ",\"pause_recent_max_ms\":");
     sb_json_num(sb, (double)rmax / 1e6);
-    sb_puts(sb, ",\"time_s\":");
+    sb_puts(sb, ",\"pause_total_s\":");
+    sb_json_num(sb, (double)m->pause_ns / 1e9);
+    /* starts, time_s, time_frac: every capability's GC_START..GC_END
+     * (Note [Time in GC]). */
+    sb_printf(sb, ",\"starts\":%" PRIu64 ",\"time_s\":", m->gc_starts);
     sb_json_num(sb, (double)m->gc_ns / 1e9);
-    /* time_frac: of the capabilities' time (Note [Time in GC]). */
     sb_puts(sb, ",\"time_frac\":");
     sb_json_num(sb, m->gc_frac);
     sb_printf(sb, ",\"time_frac_caps\":%u", m->gc_caps);
@@ -153,32 +308,45 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
               ",\"allocated\":%" PRIu64 ",\"max\":%" PRIu64 ",\"alloc_per_s\":",
               m->heap_size, m->heap_live, m->heap_alloc, m->heap_max);
     sb_json_num(sb, m->rate_alloc);
-    sb_printf(sb, ",\"samples\":%" PRIu64 ",\"by_label\":[", m->heap_samples);
-    unsigned order[MON_LABELS];
-    mon_label_order(m, order);
-    for (unsigned i = 0; i < m->nlabels && i < 20; i++) {
-        const struct mon_label *l = &m->labels[order[i]];
+    const struct mon_census *cs = &m->census;
+    sb_printf(sb, ",\"samples\":%" PRIu64 ",\"census\":{\"time_ns\":%" PRIu64
+              ",\"breakdown\":\"%s\",\"bands\":%" PRIu64 ",\"bytes\":%" PRIu64
+              "},\"by_label\":[", m->heap_samples, cs->t,
+              mon_breakdown_name(m->heap_breakdown), cs->bands_all, cs->bytes);
+    unsigned order[MON_BANDS];
+    mon_band_order(cs, order);
+    struct strbuf name = { 0 };
+    for (unsigned i = 0; i < cs->nbands; i++) {
+        const struct mon_band *b = &cs->bands[order[i]];
+        mon_band_name(m, b, &name);
         sb_printf(sb, "%s{\"label\":", i ? "," : "");
-        sb_json_str(sb, l->s, strlen(l->s));
-        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", l->bytes);
+        sb_json_str(sb, name.p ? name.p : "", name.len);
+        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", b->bytes);
     }
-    sb_puts(sb, "],\"by_cost_centre\":[");
-    first = true;
-    for (uint32_t i = 0; i < m->nccs; i++) {
-        if (mon_cc_heap(m, i) == 0)
-            continue;
-        sb_printf(sb, "%s{\"cc\":", first ? "" : ",");
-        first = false;
-        const char *n = mon_cc_name(m, i);
-        sb_json_str(sb, n, strlen(n));
-        sb_printf(sb, ",\"bytes\":%" PRIu64 "}", mon_cc_heap(m, i));
-    }
+    sb_free(&name);
 
     sb_printf(sb, "]},\"threads\":{\"created\":%" PRIu64 ",\"alive\":%" PRIu32
               ",\"running\":%" PRIu64 ",\"runnable\":%" PRIu64
-              ",\"blocked\":%" PRIu64 ",\"untracked\":%" PRIu64 "}",
-              m->threads_created, m->threads_used, running, runnable, blocked,
+              ",\"blocked\":%" PRIu64 ",\"untracked\":%" PRIu64,
+              m->threads_created, m->threads.used, running, runnable, blocked,
               m->threads_untracked);
+    /* Stops by status, most first; stopped_s: stop to next run, over
+     * the paired ones (Note [Stopped time]). */
+    sb_puts(sb, ",\"stops\":[");
+    unsigned nst = mon_rank(m->stop_n, MON_STOPS, rank);
+    for (unsigned i = 0; i < nst; i++) {
+        char buf[48];
+        const char *r = mon_stop_name(rank[i], buf, sizeof buf);
+        sb_printf(sb, "%s{\"status\":%u,\"reason\":\"%s\",\"count\":%" PRIu64
+                  ",\"paired\":%" PRIu64 ",\"stopped_ns\":%" PRIu64 ",\"stopped_s\":",
+                  i ? "," : "", rank[i], r, m->stop_n[rank[i]], m->stop_paired[rank[i]],
+                  m->stop_ns[rank[i]]);
+        sb_json_num(sb, (double)m->stop_ns[rank[i]] / 1e9);
+        sb_puts(sb, "}");
+    }
+    sb_printf(sb, "],\"stops_waiting\":%" PRIu32 ",\"stops_out_of_order\":%" PRIu64
+              ",\"stops_untracked\":%" PRIu64 "}", m->ntevs, m->tevs_early,
+              m->stops_untracked);
 
     sb_printf(sb, ",\"sparks\":{\"events\":%" PRIu64 ",\"total\":{", m->spark_events);
     for (int k = 0; k < 7; k++)
@@ -190,8 +358,15 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_json_num(sb, m->rate_sp[k]);
     }
     sb_printf(sb, "}},\"profile\":{\"samples\":%" PRIu64 ",\"cost_centres_refused\":%"
-              PRIu64 ",\"names_cut\":%" PRIu64 ",\"top\":[", m->prof_samples,
+              PRIu64 ",\"names_cut\":%" PRIu64, m->prof_samples,
               m->ccs_refused, m->strings_cut);
+    /* The RTS's own cost centres apart from the program's (top). */
+    sb_puts(sb, ",\"by_kind\":{");
+    for (int k = 0; k < MON_CC_BUILTINS; k++)
+        sb_printf(sb, "%s\"%s\":{\"samples\":%" PRIu64 ",\"interval\":%" PRIu64 "}",
+                  k ? "," : "", mon_builtin_names[k], m->cc_kind_samples[k],
+                  m->kind_interval[k]);
+    sb_puts(sb, "},\"top\":[");
     for (unsigned i = 0; i < m->ntop; i++) {
         sb_printf(sb, "%s{\"cc\":", i ? "," : "");
         const char *n = mon_cc_name(m, m->top[i].id);
@@ -397,6 +572,17 @@ void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
               t_first, t_last);
 }
 
+/* A sample's value: an integer as such, else 15 significant digits (a
+ * census's time in seconds keeps its nanoseconds; sb_json_num()'s 6
+ * digits did not). */
+static void mon_prom_num(struct strbuf *sb, double v)
+{
+    if (isfinite(v) && fabs(v) < 1e15 && v == floor(v))
+        sb_printf(sb, "%lld", (long long)v);
+    else
+        sb_printf(sb, "%.15g", isfinite(v) ? v : 0);
+}
+
 /* One Prometheus sample line with the program's labels (extra: more
  * labels, "" for none). */
 static void mon_prom(const struct mon_model *m, struct strbuf *sb,
@@ -407,7 +593,23 @@ static void mon_prom(const struct mon_model *m, struct strbuf *sb,
      * Not JSON's escaping: a scraper refuses its \u0009. */
     sb_prom_label(sb, m->program, strlen(m->program));
     sb_printf(sb, ",pid=\"%" PRIu32 "\"%s%s} ", m->pid, *extra ? "," : "", extra);
-    sb_json_num(sb, v);
+    mon_prom_num(sb, v);
+    sb_puts(sb, "\n");
+}
+
+/* One sample whose label key carries text from the stream (a band, an
+ * event type's description), escaped as a label value, with more of our
+ * own labels (extra, "" for none) after it. */
+static void mon_prom_text(const struct mon_model *m, struct strbuf *sb,
+                          const char *name, const char *key, const char *text,
+                          size_t len, const char *extra, double v)
+{
+    sb_printf(sb, "%s{program=", name);
+    sb_prom_label(sb, m->program, strlen(m->program));
+    sb_printf(sb, ",pid=\"%" PRIu32 "\",%s=", m->pid, key);
+    sb_prom_label(sb, text, len);
+    sb_printf(sb, "%s%s} ", *extra ? "," : "", extra);
+    mon_prom_num(sb, v);
     sb_puts(sb, "\n");
 }
 
@@ -432,29 +634,58 @@ static void mon_prom_head(struct strbuf *sb, const char *name,
  * program's pid (no stream yet) is left out: its samples would carry
  * pid="0" and clash with any other such program's. */
 enum {
-    PF_PAUSE, PF_GC_RATIO, PF_GC_TOTAL, PF_HEAP_SIZE, PF_HEAP_LIVE,
-    PF_HEAP_ALLOC, PF_THREADS, PF_THREADS_CREATED, PF_SPARKS,
-    PF_SPARK_POOL, PF_CAP_UTIL, PF_CAP_GC, PF_EVENTS, PF_EVENTS_RATE,
-    PF_USER, PF_BYTES, PF_LOST_UNITS, PF_LOST_BYTES, PF_UNREAD, PF_N
+    PF_PAUSE, PF_GC_RATIO, PF_COLLECTIONS, PF_GEN_PAUSE_MAX, PF_GC_STARTS,
+    PF_HEAP_SIZE, PF_HEAP_LIVE, PF_HEAP_ALLOC, PF_CENSUS_BYTES, PF_CENSUS_TIME,
+    PF_CENSUSES, PF_THREADS, PF_THREADS_CREATED, PF_STOPS, PF_STOPPED,
+    PF_SPARKS, PF_SPARK_POOL, PF_CAP_UTIL, PF_CAP_GC, PF_EVENTS,
+    PF_EVENTS_RATE, PF_TYPE_EVENTS, PF_TYPE_BYTES, PF_USER, PF_BYTES,
+    PF_LOST_UNITS, PF_LOST_BYTES, PF_UNREAD, PF_N
 };
+
+/* Bands of the last census on /metrics (the largest; the page and
+ * --json have all MON_BANDS kept). */
+#define MON_PROM_BANDS 20
 
 static const struct {
     const char *name, *type, *help;
 } mon_prom_families[PF_N] = {
     [PF_PAUSE] = { "ghc_gc_pause_seconds", "histogram",
-                   "GC pauses (GC_START to GC_END per capability; the sum "
-                   "adds up every capability's pause)" },
+                   "GC pauses, one per collection: its leading capability's "
+                   "GC_START to GC_END (the elapsed time +RTS -s counts)" },
     [PF_GC_RATIO] = { "ghc_gc_time_ratio", "gauge",
                       "Share of the capabilities' time spent in GC pauses over "
                       "the last interval (GC time summed over capabilities / "
                       "(interval x capabilities)); at most 1" },
-    [PF_GC_TOTAL] = { "ghc_gc_total", "counter", "GCs started (GC_START events)" },
+    [PF_COLLECTIONS] = { "ghc_gc_collections_total", "counter",
+                         "GC collections (one per REQUEST_SEQ_GC/REQUEST_PAR_GC or "
+                         "GC_STATS_GHC, as +RTS -s counts colls) by generation; "
+                         "gen=\"unknown\": collections the stream gave no "
+                         "generation for" },
+    [PF_GEN_PAUSE_MAX] = { "ghc_gc_pause_max_seconds", "gauge",
+                           "Longest collection pause by generation (+RTS -s's "
+                           "Max pause)" },
+    [PF_GC_STARTS] = { "ghc_gc_capability_starts_total", "counter",
+                       "GC_START events by capability: every capability taking "
+                       "part in a collection posts one (not collections)" },
     [PF_HEAP_SIZE] = { "ghc_heap_size_bytes", "gauge", "Heap size" },
     [PF_HEAP_LIVE] = { "ghc_heap_live_bytes", "gauge", "Live data after the last GC" },
-    [PF_HEAP_ALLOC] = { "ghc_heap_allocated_bytes_total", "counter", "Bytes allocated" },
+    [PF_HEAP_ALLOC] = { "ghc_heap_allocated_bytes_total", "counter",
+                        "Bytes allocated: the sum of every capability's last "
+                        "HEAP_ALLOCATED (+RTS -s's bytes allocated in the heap)" },
+    [PF_CENSUS_BYTES] = { "ghc_heap_census_bytes", "gauge",
+                          "Bytes of the largest bands of the last heap census "
+                          "(-hT, -hc, -hm, -hd, -hy, ...)" },
+    [PF_CENSUS_TIME] = { "ghc_heap_census_time_seconds", "gauge",
+                         "When the last heap census began, in seconds of the run" },
+    [PF_CENSUSES] = { "ghc_heap_censuses_total", "counter", "Heap censuses" },
     [PF_THREADS] = { "ghc_threads", "gauge", "Haskell threads alive by state" },
     [PF_THREADS_CREATED] = { "ghc_threads_created_total", "counter",
                              "Haskell threads created" },
+    [PF_STOPS] = { "ghc_thread_stops_total", "counter",
+                   "Thread stops by reason (STOP_THREAD's status)" },
+    [PF_STOPPED] = { "ghc_thread_stopped_seconds_total", "counter",
+                     "Time from each thread stop to the thread's next run, by "
+                     "the stop's reason" },
     [PF_SPARKS] = { "ghc_sparks_total", "counter",
                     "Spark counters summed over capabilities" },
     [PF_SPARK_POOL] = { "ghc_spark_pool", "gauge", "Sparks in the pool per capability" },
@@ -465,6 +696,10 @@ static const struct {
     [PF_EVENTS] = { "eventlog_events_total", "counter", "Events read by class" },
     [PF_EVENTS_RATE] = { "eventlog_events_per_second", "gauge",
                          "Events per second over the last interval by class" },
+    [PF_TYPE_EVENTS] = { "eventlog_events_by_type_total", "counter",
+                         "Events read by type (the stream's description of the tag)" },
+    [PF_TYPE_BYTES] = { "eventlog_event_bytes_by_type_total", "counter",
+                        "Bytes of the events read by type (tag, time, size, payload)" },
     [PF_USER] = { "eventlog_user_events_total", "counter", "User messages and markers" },
     [PF_BYTES] = { "eventlog_received_bytes_total", "counter", "Eventlog bytes received" },
     [PF_LOST_UNITS] = { "eventlog_lost_units_total", "counter",
@@ -481,6 +716,7 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
     char lab[96];
     const char *name = mon_prom_families[f].name;
     uint64_t runnable, running, blocked, cum = 0;
+    unsigned rank[MON_TAGS + 1], n;
     switch (f) {
     case PF_PAUSE:
         for (size_t b = 0; b <= MON_PAUSE_BUCKETS; b++) {
@@ -491,14 +727,47 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
                 snprintf(lab, sizeof lab, "le=\"+Inf\"");
             mon_prom(m, sb, "ghc_gc_pause_seconds_bucket", lab, (double)cum);
         }
-        mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->gc_ns / 1e9);
+        mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->pause_ns / 1e9);
         mon_prom(m, sb, "ghc_gc_pause_seconds_count", "", (double)cum);
         break;
     case PF_GC_RATIO: mon_prom(m, sb, name, "", m->gc_frac); break;
-    case PF_GC_TOTAL: mon_prom(m, sb, name, "", (double)m->gcs); break;
+    case PF_COLLECTIONS: {
+        for (unsigned g = 0; g < m->ngens; g++) {
+            snprintf(lab, sizeof lab, "gen=\"%u\"", g);
+            mon_prom(m, sb, name, lab, (double)m->gen_colls[g]);
+        }
+        uint64_t unknown = mon_collections(m) - m->gc_stats;
+        if (unknown > 0 || m->ngens == 0)
+            mon_prom(m, sb, name, "gen=\"unknown\"", (double)unknown);
+        break;
+    }
+    case PF_GEN_PAUSE_MAX:
+        for (unsigned g = 0; g < m->ngens; g++) {
+            snprintf(lab, sizeof lab, "gen=\"%u\"", g);
+            mon_prom(m, sb, name, lab, (double)m->gen_pause_max[g] / 1e9);
+        }
+        break;
     case PF_HEAP_SIZE: mon_prom(m, sb, name, "", (double)m->heap_size); break;
     case PF_HEAP_LIVE: mon_prom(m, sb, name, "", (double)m->heap_live); break;
     case PF_HEAP_ALLOC: mon_prom(m, sb, name, "", (double)m->heap_alloc); break;
+    case PF_CENSUS_BYTES: {
+        unsigned order[MON_BANDS];
+        struct strbuf band = { 0 };
+        mon_band_order(&m->census, order);
+        for (unsigned i = 0; i < m->census.nbands && i < MON_PROM_BANDS; i++) {
+            const struct mon_band *b = &m->census.bands[order[i]];
+            mon_band_name(m, b, &band);
+            mon_prom_text(m, sb, name, "band", band.p ? band.p : "", band.len, "",
+                          (double)b->bytes);
+        }
+        sb_free(&band);
+        break;
+    }
+    case PF_CENSUS_TIME:
+        if (m->heap_samples > 0)
+            mon_prom(m, sb, name, "", (double)m->census.t / 1e9);
+        break;
+    case PF_CENSUSES: mon_prom(m, sb, name, "", (double)m->heap_samples); break;
     case PF_THREADS:
         mon_thread_counts(m, &runnable, &running, &blocked);
         mon_prom(m, sb, name, "state=\"running\"", (double)running);
@@ -508,19 +777,29 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
     case PF_THREADS_CREATED:
         mon_prom(m, sb, name, "", (double)m->threads_created);
         break;
+    case PF_STOPS: case PF_STOPPED:
+        n = mon_rank(m->stop_n, MON_STOPS, rank);
+        for (unsigned i = 0; i < n; i++) {
+            char buf[48];
+            snprintf(lab, sizeof lab, "reason=\"%s\"",
+                     mon_stop_name(rank[i], buf, sizeof buf));
+            mon_prom(m, sb, name, lab, f == PF_STOPS ? (double)m->stop_n[rank[i]]
+                                                     : (double)m->stop_ns[rank[i]] / 1e9);
+        }
+        break;
     case PF_SPARKS:
         for (int k = 0; k < 6; k++) {
             snprintf(lab, sizeof lab, "outcome=\"%s\"", mon_spark_names[k]);
             mon_prom(m, sb, name, lab, (double)m->prev_sp[k]);
         }
         break;
-    case PF_SPARK_POOL: case PF_CAP_UTIL: case PF_CAP_GC:
+    case PF_GC_STARTS: case PF_SPARK_POOL: case PF_CAP_UTIL: case PF_CAP_GC:
         for (unsigned c = 0; c < m->ncaps; c++) {
             if (!m->caps[c].seen)
                 continue;
             snprintf(lab, sizeof lab, "cap=\"%u\"", c);
-            mon_prom(m, sb, name, lab, f == PF_SPARK_POOL ?
-                     (double)m->caps[c].sp[SP_REMAINING] :
+            mon_prom(m, sb, name, lab, f == PF_GC_STARTS ? (double)m->caps[c].gc_starts :
+                     f == PF_SPARK_POOL ? (double)m->caps[c].sp[SP_REMAINING] :
                      f == PF_CAP_UTIL ? m->caps[c].util : m->caps[c].gc_frac);
         }
         break;
@@ -530,6 +809,17 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
                      mon_class_name((enum mon_class)i));
             mon_prom(m, sb, name, lab, f == PF_EVENTS ?
                      (double)m->by_class[i] : m->rate_class[i]);
+        }
+        break;
+    case PF_TYPE_EVENTS: case PF_TYPE_BYTES:
+        n = mon_rank(m->type_n, MON_TAGS + 1, rank);
+        for (unsigned i = 0; i < n; i++) {
+            char buf[48];
+            const char *t = mon_type_name(m, rank[i], buf, sizeof buf);
+            snprintf(lab, sizeof lab, "tag=\"%u\"", rank[i]);
+            mon_prom_text(m, sb, name, "type", t, strlen(t), lab,
+                          f == PF_TYPE_EVENTS ? (double)m->type_n[rank[i]]
+                                              : (double)mon_type_bytes(m, rank[i]));
         }
         break;
     case PF_USER:
@@ -578,7 +868,7 @@ void mon_model_health(const struct mon_model *m, struct mon_health *h)
         qsort(tmp, n, sizeof tmp[0], mon_cmp_u64);
         h->pause_p99_ns = tmp[(size_t)((n - 1) * 99 / 100)];
     }
-    h->gcs = m->gcs;
+    h->collections = mon_collections(m);
     h->heap_size = m->heap_size;
     h->heap_live = m->heap_live;
     h->lost_units = m->dropped_units + m->missed_units + m->late_units;
@@ -611,6 +901,38 @@ static void mon_safe(struct strbuf *sb, const char *s, size_t n, size_t max)
 static void mon_safe_str(struct strbuf *sb, const char *s, size_t max)
 {
     mon_safe(sb, s, strlen(s), max);
+}
+
+/* Items on lines of about width columns: the first line starts with
+ * lead, the next ones with as many spaces. */
+struct mon_wrap {
+    struct strbuf *sb;
+    unsigned width, col;
+    const char *lead;
+};
+
+static void mon_wrap_item(struct mon_wrap *w, const struct strbuf *item)
+{
+    size_t lead = strlen(w->lead);
+    if (w->col == 0) {
+        sb_puts(w->sb, w->lead);
+        w->col = (unsigned)lead;
+    } else if (w->col + 2 + item->len > w->width) {
+        sb_printf(w->sb, "\n%*s", (int)lead, "");
+        w->col = (unsigned)lead;
+    } else {
+        sb_puts(w->sb, "  ");
+        w->col += 2;
+    }
+    if (item->p != NULL)
+        sb_put(w->sb, item->p, item->len);
+    w->col += (unsigned)item->len;
+}
+
+static void mon_wrap_end(struct mon_wrap *w)
+{
+    if (w->col > 0)
+        sb_puts(w->sb, "\n");
 }
 
 static void mon_human(char *out, size_t cap, double v, const char *unit)
@@ -680,9 +1002,21 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
             { char ch = k < r ? '#' : k < r + g ? 'G' : '.'; sb_put(sb, &ch, 1); }
         sb_puts(sb, "\n");
     }
-    sb_printf(sb, "\nGC       %" PRIu64 " (%.1f/s)  pause p50 %.2f ms  max %.2f ms"
-              "  time in GC %.1f%% of %u cap%s' time (%.2f s summed)\n", m->gcs,
-              m->rate_gcs, (double)p50 / 1e6, (double)m->pause_max / 1e6,
+    /* Collections (Note [Collections]) and their pauses. */
+    sb_printf(sb, "\nGC       %" PRIu64 " collections", mon_collections(m));
+    for (unsigned g = 0; g < m->ngens; g++)
+        sb_printf(sb, "%sgen %u: %" PRIu64, g ? ", " : " (", g, m->gen_colls[g]);
+    sb_printf(sb, "%s  %.1f/s  pause p50 %.2f ms  max %.2f ms\n", m->ngens ? ")" : "",
+              m->rate_gcs, (double)p50 / 1e6, (double)m->pause_max / 1e6);
+    if (m->ngens > 0) {
+        sb_puts(sb, "         max pause");
+        for (unsigned g = 0; g < m->ngens; g++)
+            sb_printf(sb, "%s gen %u %.2f ms", g ? "," : "", g,
+                      (double)m->gen_pause_max[g] / 1e6);
+        sb_puts(sb, "\n");
+    }
+    sb_printf(sb, "         GC starts %" PRIu64 " (every capability's)  time in GC %.1f%%"
+              " of %u cap%s' time (%.2f s summed)\n", m->gc_starts,
               m->gc_frac * 100, m->gc_caps, m->gc_caps == 1 ? "" : "s",
               (double)m->gc_ns / 1e9);
     mon_human(a, sizeof a, (double)m->heap_size, "B");
@@ -691,8 +1025,21 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     mon_human(d, sizeof d, (double)m->heap_alloc, "B");
     sb_printf(sb, "Heap     size %s  live %s  alloc %s (total %s)\n", a, b, c, d);
     sb_printf(sb, "Threads  alive %" PRIu32 "  running %" PRIu64 "  runnable %" PRIu64
-              "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads_used,
+              "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads.used,
               running, runnable, blocked, m->threads_created);
+    /* Stops by reason, most first, with the time to the next run. */
+    unsigned rank[MON_TAGS + 1];
+    unsigned n = mon_rank(m->stop_n, MON_STOPS, rank);
+    struct strbuf item = { 0 };
+    struct mon_wrap w = { sb, width, 0, "Stops    " };
+    for (unsigned i = 0; i < n; i++) {
+        char buf[48];
+        sb_clear(&item);
+        sb_printf(&item, "%s %" PRIu64 " (%.3f s)", mon_stop_name(rank[i], buf, sizeof buf),
+                  m->stop_n[rank[i]], (double)m->stop_ns[rank[i]] / 1e9);
+        mon_wrap_item(&w, &item);
+    }
+    mon_wrap_end(&w);
     sb_printf(sb, "Sparks/s created %.0f  converted %.0f  fizzled %.0f  overflowed %.0f"
               "  GC'd %.0f  pool %.0f\n", m->rate_sp[SP_CREATED],
               m->rate_sp[SP_CONVERTED], m->rate_sp[SP_FIZZLED],
@@ -702,6 +1049,27 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         if (m->by_class[i] > 0)
             sb_printf(sb, " %s %.0f", mon_class_name((enum mon_class)i), m->rate_class[i]);
     sb_puts(sb, "\n");
+    /* Event types: the most events, and the most bytes. */
+    uint64_t tbytes[MON_TAGS + 1];
+    mon_types_bytes(m, tbytes);
+    for (int by_bytes = 0; by_bytes < 2; by_bytes++) {
+        n = mon_rank(by_bytes ? tbytes : m->type_n, MON_TAGS + 1, rank);
+        w = (struct mon_wrap){ sb, width, 0, by_bytes ? "  bytes  " : "  count  " };
+        for (unsigned i = 0; i < n && i < 6; i++) {
+            char buf[48];
+            const char *t = mon_type_name(m, rank[i], buf, sizeof buf);
+            sb_clear(&item);
+            mon_safe_str(&item, t, 60);
+            if (by_bytes) {
+                mon_human(a, sizeof a, (double)tbytes[rank[i]], "B");
+                sb_printf(&item, " %s", a);
+            } else {
+                sb_printf(&item, " %" PRIu64, m->type_n[rank[i]]);
+            }
+            mon_wrap_item(&w, &item);
+        }
+        mon_wrap_end(&w);
+    }
     sb_printf(sb, "User     messages %" PRIu64 "  markers %" PRIu64 "  (%.0f/s)\n",
               m->user_messages, m->markers, m->rate_user);
     if (m->markers > 0) {
@@ -716,17 +1084,34 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         mon_safe_str(sb, t->s, width - 30);
         sb_puts(sb, "\n");
     }
-    if (m->nlabels > 0) {
-        sb_printf(sb, "Heap by closure type (sample %" PRIu64 "):\n", m->heap_samples);
-        unsigned order[MON_LABELS];
-        mon_label_order(m, order);
-        for (unsigned i = 0; i < m->nlabels && i < 5; i++) {
-            mon_human(a, sizeof a, (double)m->labels[order[i]].bytes, "B");
+    /* The last heap census, largest bands first. */
+    const struct mon_census *cs = &m->census;
+    if (m->heap_samples > 0) {
+        mon_human(a, sizeof a, (double)cs->bytes, "B");
+        sb_printf(sb, "Heap census %" PRIu64 " at %.3f s by %s: %" PRIu64 " band%s, %s\n",
+                  m->heap_samples, (double)cs->t / 1e9,
+                  mon_breakdown_name(m->heap_breakdown), cs->bands_all,
+                  cs->bands_all == 1 ? "" : "s", a);
+        unsigned order[MON_BANDS];
+        mon_band_order(cs, order);
+        uint64_t shown = 0;
+        unsigned k = 0;
+        for (; k < cs->nbands && k < 5; k++) {
+            const struct mon_band *bd = &cs->bands[order[k]];
+            mon_band_name(m, bd, &item);
+            mon_human(a, sizeof a, (double)bd->bytes, "B");
             sb_printf(sb, "  %10s  ", a);
-            mon_safe_str(sb, m->labels[order[i]].s, width - 14);
+            mon_safe(sb, item.p ? item.p : "", item.len, width - 14);
             sb_puts(sb, "\n");
+            shown += bd->bytes;
+        }
+        if (cs->bands_all > k) {
+            mon_human(a, sizeof a, (double)(cs->bytes - shown), "B");
+            sb_printf(sb, "  %10s  (%" PRIu64 " more band%s)\n", a, cs->bands_all - k,
+                      cs->bands_all - k == 1 ? "" : "s");
         }
     }
+    sb_free(&item);
     if (m->ntop > 0) {
         sb_puts(sb, "Top cost centres (samples in the last interval):\n");
         for (unsigned i = 0; i < m->ntop && i < 5; i++) {
@@ -734,6 +1119,17 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
             mon_safe_str(sb, mon_cc_name(m, m->top[i].id), width - 12);
             sb_puts(sb, "\n");
         }
+    }
+    /* The RTS's own cost centres, apart (as GHC's report leaves them
+     * out of its tables). */
+    uint64_t rts_total = 0;
+    for (int k = MON_CC_GC; k < MON_CC_BUILTINS; k++)
+        rts_total += m->cc_kind_samples[k];
+    if (rts_total > 0) {
+        sb_puts(sb, "RTS cost centres (samples in the last interval):");
+        for (int k = MON_CC_GC; k < MON_CC_BUILTINS; k++)
+            sb_printf(sb, " %s %" PRIu64, mon_builtin_names[k], m->kind_interval[k]);
+        sb_puts(sb, "\n");
     }
     if (m->threads_untracked || m->ccs_refused || m->strings_cut)
         sb_printf(sb, "Refused  threads untracked %" PRIu64 "  cost centres %" PRIu64

@@ -29,6 +29,15 @@ function rows(table, pairs) {
     return tr;
   }));
 }
+function rows3(table, triples) {
+  $(table).replaceChildren(...triples.map((r) => {
+    const tr = document.createElement("tr");
+    r.forEach((v, i) => {
+      const td = document.createElement(i === 0 ? "th" : "td"); td.textContent = v; tr.append(td);
+    });
+    return tr;
+  }));
+}
 function list(id, items) {
   $(id).replaceChildren(...items.map((s) => {
     const li = document.createElement("li"); li.textContent = s; return li;
@@ -50,10 +59,15 @@ function showState(s) {
     : "no loss reported";
   list("notes", l.recent.map((n) => (n.t / 1e9).toFixed(3) + " s: " + n.text));
 
-  setText("gc-count", s.gc.count);
+  // Collections (one per collection, not per capability) and their
+  // pauses; starts and time in GC are every capability's.
+  setText("gc-count", s.gc.collections);
+  setText("gc-gens", s.gc.by_gen.map((g) => "gen " + g.gen + ": " + g.collections).join(", ") || "?");
   setText("gc-rate", s.gc.per_s.toFixed(2));
   setText("gc-p50", s.gc.pause_p50_ms.toFixed(3));
   setText("gc-max", s.gc.pause_max_ms.toFixed(3));
+  setText("gc-gen-max", s.gc.by_gen.map((g) => "gen " + g.gen + ": " + g.pause_max_ms.toFixed(3) + " ms").join(", ") || "?");
+  setText("gc-starts", s.gc.starts);
   // time_frac: the share of the capabilities' time in GC (at most 1).
   setText("gc-time", s.gc.time_s.toFixed(3) + " s summed over capabilities (" +
           (100 * s.gc.time_frac).toFixed(1) + "% of " + s.gc.time_frac_caps +
@@ -61,14 +75,22 @@ function showState(s) {
   setText("heap-size", fmt(s.heap.size, "B"));
   setText("heap-live", fmt(s.heap.live, "B"));
   setText("heap-alloc", fmt(s.heap.alloc_per_s, "B/s") + " (total " + fmt(s.heap.allocated, "B") + ")");
-  const labels = s.heap.by_label.length ? s.heap.by_label.map((x) => fmt(x.bytes, "B") + "  " + x.label)
-    : s.heap.by_cost_centre.map((x) => fmt(x.bytes, "B") + "  " + x.cc);
-  $("heap-labels").textContent = labels.slice(0, 8).join("\n");
+  // The last census, its bands largest first (the model ranks them).
+  const c = s.heap.census, bands = s.heap.by_label;
+  setText("heap-census", s.heap.samples ? "census " + s.heap.samples + " at " + (c.time_ns / 1e9).toFixed(3) +
+          " s by " + c.breakdown + ": " + c.bands + " bands, " + fmt(c.bytes, "B") : "");
+  const shown = bands.slice(0, 8), rest = c.bands - shown.length;
+  const lines = shown.map((x) => fmt(x.bytes, "B").padStart(10) + "  " + x.label);
+  if (rest > 0)
+    lines.push(fmt(c.bytes - shown.reduce((a, x) => a + x.bytes, 0), "B").padStart(10) +
+               "  (" + rest + " more bands)");
+  $("heap-labels").textContent = lines.join("\n");
   setText("threads-created", s.threads.created);
   setText("threads-alive", s.threads.alive);
   setText("threads-running", s.threads.running);
   setText("threads-runnable", s.threads.runnable);
   setText("threads-blocked", s.threads.blocked);
+  rows3("stops", s.threads.stops.map((x) => [x.reason, x.count, x.stopped_s.toFixed(3) + " s"]));
   rows("sparks", Object.entries(s.sparks.per_s).map(([k, v]) => [k, v.toFixed(1)])
     .concat([["pool (all caps)", s.sparks.total.pool]]));
   setText("events-total", s.events.total);
@@ -76,12 +98,19 @@ function showState(s) {
   setText("bytes", fmt(s.source.bytes, "B") + " (" + fmt(s.source.bytes_per_s, "B/s") + ")");
   rows("classes", Object.entries(s.events.per_s_by_class).filter(([k]) => s.events.by_class[k] > 0)
     .map(([k, v]) => [k + " /s", fmt(v)]));
+  rows3("types-count", s.events.by_type.slice(0, 8).map((x) => [x.name, x.count, fmt(x.bytes, "B")]));
+  rows3("types-bytes", s.events.by_type.slice().sort((a, b) => b.bytes - a.bytes).slice(0, 8)
+    .map((x) => [x.name, fmt(x.bytes, "B"), x.count]));
   setText("user-messages", s.user.messages);
   setText("markers", s.user.markers);
   list("recent-markers", s.user.recent_markers.slice().reverse()
     .map((m) => (m.t / 1e9).toFixed(3) + " s  cap " + m.cap + ": " + m.text));
   if (s.profile.top.length)
     rows("top-cc", s.profile.top.map((c) => [c.cc + " (" + c.module + ")", c.samples]));
+  // The RTS's own cost centres, apart from the program's.
+  const k = s.profile.by_kind, own = Object.entries(k).filter(([n]) => n !== "program");
+  setText("rts-cc", own.some(([, v]) => v.samples > 0)
+    ? "RTS (last interval): " + own.map(([n, v]) => n + " " + v.interval).join(", ") : "");
 
   if (windowMode === null) pickWindow(s.source.ended ? "all" : "live");
   refreshTimeline();
