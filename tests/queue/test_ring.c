@@ -2,7 +2,8 @@
  * test_ring.c: the bounded queue on its own: reserve/commit/release order,
  * wrap-around, room accounting, units too big, descriptor exhaustion,
  * out-of-order commits, starting over at the front once empty, and units
- * handed over in buffers of their own.
+ * handed over in buffers of their own (let in and counted by their whole
+ * size).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -237,6 +238,40 @@ static void ring_units_handed_over(void)
     elsi_ring_destroy(&r);
 }
 
+
+/* A unit handed over is let in, and counted, by its buffer's whole size,
+ * not by the length of the unit in it: the memory it holds is the
+ * buffer. */
+static void ring_handed_over_counted_by_size(void)
+{
+    struct elsi_ring r;
+    CHECK_OK(elsi_ring_init(&r, 100, 8));
+    uint64_t seq;
+    struct iovec iov[2];
+    CHECK_OK(elsi_ring_reserve(&r, 50, NULL, &seq, iov));
+    elsi_ring_commit(&r, seq);
+    uint8_t *a = malloc(60), *b = malloc(50);
+    CHECK(a != NULL && b != NULL);
+    /* 30 bytes would fit in the 50 left; their 60-byte buffer does not. */
+    CHECK_INT(elsi_ring_reserve_ext(&r, a, 30, 60, NULL, &seq), ==, -ENOBUFS);
+    CHECK_U64(elsi_ring_bytes(&r), ==, 50);
+    /* A 50-byte buffer fills the ring, whatever its unit's length. */
+    CHECK_OK(elsi_ring_reserve_ext(&r, b, 30, 50, NULL, &seq));
+    elsi_ring_commit(&r, seq);
+    CHECK_U64(elsi_ring_bytes(&r), ==, 100);
+    CHECK(!elsi_ring_has_room(&r, 1));
+    CHECK(elsi_ring_release(&r, NULL, NULL));
+    uint8_t *ext = NULL;
+    size_t ext_size = 0;
+    CHECK(elsi_ring_release(&r, &ext, &ext_size));
+    CHECK(ext == b);
+    CHECK_U64(ext_size, ==, 50);
+    CHECK_U64(elsi_ring_bytes(&r), ==, 0);
+    free(a);
+    free(b);
+    elsi_ring_destroy(&r);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(ring_basic),
     CHECK_CASE(ring_wraps),
@@ -246,6 +281,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(ring_bad_init),
     CHECK_CASE(ring_reuses_start_when_empty),
     CHECK_CASE(ring_units_handed_over),
+    CHECK_CASE(ring_handed_over_counted_by_size),
 };
 
 CHECK_MAIN(cases)
