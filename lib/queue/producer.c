@@ -131,8 +131,8 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
  * fresh buffer's malloc and page faults.  The byte ring's touched bytes,
  * the buffers retained and the spares stay within buffer= together (Note
  * [The queue's memory] in ring.h): a buffer that does not fit beside them
- * is copied if its bytes fit, and spares that alone keep a copy out are
- * freed.
+ * is copied if its bytes fit where the byte ring has been already, and
+ * spares that alone keep a copy out are freed.
  *
  * Why it is safe: the buffer moves whole, under the lock, in the same
  * critical section that reserves and commits the unit, so its bytes are
@@ -285,28 +285,30 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
          * snapshot]. */
         uint64_t kept_room = info.kind != ELSI_UNIT_KIND_END ? w->queue.join_reserve : 0;
         int r = -ENOBUFS;
-        if (take) {
-            if (kept_room == 0 ||
-                elsi_ring_has_room_ext(&w->queue.ring, take_size + kept_room))
-                r = elsi_ring_reserve_ext(&w->queue.ring, (uint8_t *)unit,
-                                          len, take_size, &meta, &seq);
-            /* No room for its buffer, but for its bytes: copied, and the
-             * spare goes back (Note [The queue's memory] in ring.h). */
-            if (r == -ENOBUFS &&
-                elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room)) {
-                take = false;
-                need = len;
-                elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
-                spare = NULL;
-            }
-        }
-        if (!take && (kept_room == 0 ||
-                      elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room)))
-            r = queue_reserve_copy(w, len, &meta, &seq, iov);
+        if (!take)
+            r = kept_room == 0 ||
+                elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room)
+                ? queue_reserve_copy(w, len, &meta, &seq, iov) : -ENOBUFS;
+        else if (kept_room == 0 ||
+                 elsi_ring_has_room_ext(&w->queue.ring, take_size + kept_room))
+            r = elsi_ring_reserve_ext(&w->queue.ring, (uint8_t *)unit, len,
+                                      take_size, &meta, &seq);
         if (r == 0)
             break;
         if (recorder_evict(w))
             continue;
+        /* No room for its buffer, but for its bytes where the byte ring
+         * has been already: copied, and the spare goes back.  Not where
+         * the copy would touch new bytes, which would stay taken from the
+         * buffers for good (Note [The queue's memory] in ring.h): that
+         * unit waits, or is dropped, as one that found no room. */
+        if (take && elsi_ring_has_room_touched(&w->queue.ring, len + kept_room)) {
+            take = false;
+            need = len;
+            elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
+            spare = NULL;
+            continue;
+        }
         bool wake = elsi_writer_need_wake(w);   /* the writer may free room */
         if (!may_wait || w->life.stopping) {
             drop_at_door(w, len, info.cap,
@@ -323,8 +325,9 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         else
             rc = pthread_cond_timedwait(&w->queue.room, &w->lock, &deadline);
         w->queue.room_waiters--;
-        bool room = (take && elsi_ring_has_room_ext(&w->queue.ring, need + kept_room)) ||
-                    elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room);
+        bool room = take ? elsi_ring_has_room_ext(&w->queue.ring, need + kept_room) ||
+                               elsi_ring_has_room_touched(&w->queue.ring, len + kept_room)
+                         : elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room);
         if (rc == ETIMEDOUT && !room) {
             drop_at_door(w, len, info.cap, timeout_cause);
             elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));

@@ -89,12 +89,13 @@ static uint64_t touched_after(const struct elsi_ring *r, uint64_t off, size_t le
  * Where a unit of len bytes goes in the byte ring (*off, in ring space),
  * with held bytes of buffers and spares beside it; false if nowhere now.
  * Here is head_off; the front is the start of the next lap, which leaves
- * the rest of this one unused until the tail passes it.  A place that
+ * the rest of this one unused until the tail reaches it.  A place that
  * touches no new byte comes first; the front only once units are handed
- * over (Note [The queue's memory]); new bytes only within cap - held.
+ * over (Note [The queue's memory]); new bytes only if grow, and within
+ * cap - held.
  */
 static bool ring_place(const struct elsi_ring *r, size_t len, uint64_t held,
-                       uint64_t *off)
+                       bool grow, uint64_t *off)
 {
     uint64_t head = r->head_off, tail = r->tail_off, pos = head % r->cap;
     uint64_t budget = held < r->cap ? r->cap - held : 0;
@@ -108,6 +109,8 @@ static bool ring_place(const struct elsi_ring *r, size_t len, uint64_t held,
         *off = head;
     else if (at_front && front_touched == r->touched)
         *off = front;
+    else if (!grow)
+        return false;
     else if (here && here_touched <= budget)
         *off = head;
     else if (at_front && front_touched <= budget)
@@ -121,14 +124,21 @@ bool elsi_ring_has_room(const struct elsi_ring *r, size_t len)
 {
     uint64_t off;
     return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
-           ring_place(r, len, r->ext_bytes + spare_bytes(r), &off);
+           ring_place(r, len, r->ext_bytes + spare_bytes(r), true, &off);
 }
 
 bool elsi_ring_has_room_without_spares(const struct elsi_ring *r, size_t len)
 {
     uint64_t off;
     return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
-           ring_place(r, len, r->ext_bytes, &off);
+           ring_place(r, len, r->ext_bytes, true, &off);
+}
+
+bool elsi_ring_has_room_touched(const struct elsi_ring *r, size_t len)
+{
+    uint64_t off;
+    return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
+           ring_place(r, len, 0, false, &off);
 }
 
 bool elsi_ring_has_room_ext(const struct elsi_ring *r, size_t size)
@@ -182,7 +192,7 @@ int elsi_ring_reserve(struct elsi_ring *r, size_t len,
         return ELS_EMSGSIZE;
     uint64_t off;
     if (elsi_ring_count(r) > r->units_mask ||
-        !ring_place(r, len, r->ext_bytes + spare_bytes(r), &off))
+        !ring_place(r, len, r->ext_bytes + spare_bytes(r), true, &off))
         return -ENOBUFS;
 
     if (off != r->head_off) {

@@ -58,8 +58,11 @@
  * that would touch new ones goes to the front instead when the front is
  * free (jumping over the rest of the lap, counted as in use until the
  * tail reaches it), and the byte ring grows only when neither place has
- * room.  A ring no unit was ever handed over to wraps as before and
- * keeps the whole capacity for copies.
+ * room.  A full buffer that finds no room is copied instead only where
+ * that touches no new byte (elsi_ring_has_room_touched, producer.c):
+ * bytes touched stay taken from the buffers for good.  A ring no unit was
+ * ever handed over to wraps as before and keeps the whole capacity for
+ * copies.
  */
 #ifndef ELS_RING_H
 #define ELS_RING_H
@@ -166,10 +169,13 @@ int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
 void elsi_ring_commit(struct elsi_ring *r, uint64_t seq);
 
 /* Would a unit of len bytes fit now, copied in?  Handed over in a buffer
- * of size bytes?  Copied in, if the spares were let go? */
+ * of size bytes?  Copied in, if the spares were let go?  Copied in
+ * without touching a new byte of the byte ring (so elsi_ring_reserve()
+ * would put it there)? */
 bool elsi_ring_has_room(const struct elsi_ring *r, size_t len);
 bool elsi_ring_has_room_ext(const struct elsi_ring *r, size_t size);
 bool elsi_ring_has_room_without_spares(const struct elsi_ring *r, size_t len);
+bool elsi_ring_has_room_touched(const struct elsi_ring *r, size_t len);
 
 /* Descriptor of a retained unit, or NULL if seq is outside [tail, head). */
 struct elsi_unit *elsi_ring_unit(struct elsi_ring *r, uint64_t seq);

@@ -319,6 +319,8 @@ static void ring_memory_counts_touched_bytes_and_spares(void)
     CHECK(elsi_ring_has_room(&r, 20));
     CHECK(elsi_ring_has_room(&r, 40));
     CHECK(!elsi_ring_has_room(&r, 41));
+    CHECK(elsi_ring_has_room_touched(&r, 20));
+    CHECK(!elsi_ring_has_room_touched(&r, 21));
     /* A spare takes the room left: still 20 bytes where s2 was, but no
      * new byte and no buffer fits; without the spare the copy would. */
     elsi_pool_give(&pool, malloc(20), 20, elsi_ring_spare_room(&r));
