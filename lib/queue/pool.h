@@ -11,7 +11,8 @@
  * ELSI_POOL_KEEP; buffers of another size, and any beyond, are freed.
  * The size is the one producers last asked for: when it changes (the RTS's
  * buffer size did), the spares of the old size are handed back to be
- * freed.  Keeping as many spares as the queue could fill spares a
+ * freed.  (The RTS's global buffer keeps 2 MiB whatever the capabilities'
+ * size: its rare full blocks make the pool start over twice.)  Keeping as many spares as the queue could fill spares a
  * producer that outruns its consumer a malloc, and the page faults of a
  * fresh buffer, per unit.  No locks, no I/O: the writer serialises every
  * call with its own mutex, like the ring's.
