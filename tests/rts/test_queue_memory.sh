@@ -66,14 +66,14 @@ fill_and_measure() {
     stop_controlled
     rc=0; wait_pid "$ppid" 120 || rc=$?
     [ "$rc" -eq 0 ] || fail_showing "$T/$name.prog.err" "$name: the program exited with $rc"
-    # Both ways in, many times: of the 100 full buffers most are handed
-    # over (one that finds no room may be copied), the 100 flushes are
-    # copied.
+    # Both ways in, many times: of the 100 full buffers many are handed
+    # over (one that finds no room may be copied, or dropped while the
+    # writer thread waits for a core), the 100 flushes are copied.
     read -r accepted handed < <(sed -n 's/.*: \([0-9]*\) units accepted, \([0-9]*\) of them handed over.*/\1 \2/p' \
                                 "$T/$name.prog.err" | tail -1)
     [ -n "${handed:-}" ] || fail_showing "$T/$name.prog.err" "$name: no count of the units handed over at exit"
     note "$name: $accepted units accepted, $handed of them handed over"
-    [ "$handed" -ge 50 ] && [ $(( accepted - handed )) -ge 100 ] \
+    [ "$handed" -ge 20 ] && [ $(( accepted - handed )) -ge 100 ] \
         || fail_showing "$T/$name.prog.err" "$name: $handed of $accepted units handed over: not the mix this test needs"
     [ $(( hwm - rss0 )) -le $(( (SIZE_MB + MARGIN_MB) * 1024 )) ] \
         || fail "$name: the program's resident memory grew by $(( (hwm - rss0) / 1024 )) MiB" \
