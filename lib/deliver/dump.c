@@ -255,13 +255,15 @@ void elsi_recorder_tick(struct els_writer *w)
         bool join_kept = w->queue.join_seq != JOIN_NONE && w->queue.join_seq >= ring->tail_seq;
         uint64_t anchor = 0;
         bool have_anchor = true;
+        /* Measured in bytes copied in, as the byte ring's offsets once
+         * were: those offsets also jump (Note [The queue's memory]). */
         if (join_kept)
-            anchor = elsi_ring_unit(ring, w->queue.join_seq)->off;
+            anchor = w->queue.join_at;
         else if (w->queue.released_units == 0)
-            anchor = ring->tail_off;    /* the stream's own start */
+            anchor = ring->copied_in - ring->ring_bytes;    /* the stream's own start */
         else
             have_anchor = false;
-        bool stale = !have_anchor || ring->head_off - anchor > ring->cap / 4;
+        bool stale = !have_anchor || ring->copied_in - anchor > ring->cap / 4;
         bool waiting = w->rec.recorder_asked && w->rec.recorder_asked_join == w->queue.join_seq &&
                        now - w->rec.recorder_asked_ms < RECORDER_ASK_AGAIN_MS;
         if (stale && !waiting) {

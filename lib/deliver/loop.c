@@ -170,7 +170,8 @@ static bool join_ask_again(struct els_writer *w, els_snapshot_request_fn *reques
         return false;
     uint64_t room = w->queue.join_refused_len < w->queue.ring.cap ? w->queue.join_refused_len
                                                       : w->queue.ring.cap;
-    if (!elsi_ring_has_room(&w->queue.ring, (size_t)room))
+    /* Spares would make way for it (Note [The queue's memory]). */
+    if (!elsi_ring_has_room_without_spares(&w->queue.ring, (size_t)room))
         return false;
     w->cons.join_ask_due = false;
     w->cons.join_asks++;

@@ -60,8 +60,7 @@ void elsi_stop_clock(struct els_writer *w, uint64_t now)
 
 uint64_t elsi_pool_room(struct els_writer *w)
 {
-    struct elsi_ring *r = &w->queue.ring;
-    return r->cap - elsi_ring_bytes(r);
+    return elsi_ring_spare_room(&w->queue.ring);
 }
 
 /* Release the ring's oldest unit; a handed-over buffer goes back to the
@@ -155,18 +154,26 @@ bool elsi_release_units(struct els_writer *w)
      * under four units big cannot afford that and keep room for one. */
     uint64_t max = w->queue.max_unit_seen;
     uint64_t headroom = r->cap >= 4 * max ? 2 * max : max;
-    bool pressure = elsi_ring_bytes(r) + headroom > r->cap;
+    /* Once units are handed over, what runs out is memory: the byte
+     * ring's touched bytes stay, so the room is what they leave, and only
+     * the buffers free any of it (Note [The queue's memory]).  Where they
+     * leave less than the headroom, the units retained are measured. */
+    bool by_buffers = r->ext_seen && r->touched + headroom <= r->cap;
+    uint64_t cap = by_buffers ? r->cap - r->touched : r->cap;
+    uint64_t used = by_buffers ? r->ext_bytes : elsi_ring_bytes(r);
+    bool pressure = used + headroom > cap;
     bool block = w->spec.policy == ELSI_POLICY_BLOCK;
     /* Under block with no consumer at all, producers wait for one. */
     if (pressure && (!block || have_consumers)) {
-        /* Free the oldest units until at most half the ring (or, for a
+        /* Free the oldest units until at most half the room (or, for a
          * small ring, all but the headroom) is in use. */
-        uint64_t target = r->cap / 2 < r->cap - headroom ? r->cap / 2
-                                                         : r->cap - headroom;
+        uint64_t target = cap / 2 < cap - headroom ? cap / 2 : cap - headroom;
         uint64_t limit = block ? min_trusted : r->committed_seq;
-        uint64_t to = r->tail_seq, used = elsi_ring_bytes(r);
+        uint64_t to = r->tail_seq;
         while (to < limit && used > target) {
-            used -= elsi_unit_room(elsi_ring_unit(r, to));
+            const struct elsi_unit *u = elsi_ring_unit(r, to);
+            used -= by_buffers ? (u->ext != NULL ? u->ext_size : 0)
+                               : elsi_unit_room(u);
             to++;
         }
         for (struct consumer *c = w->cons.list; c != NULL; c = c->next)

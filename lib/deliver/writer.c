@@ -338,6 +338,7 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
                   "-byte buffer", spec, w->spec.buffer_bytes);
         goto fail;
     }
+    w->queue.ring.spares = &w->queue.pool;  /* Note [The queue's memory] */
     r = elsi_pipe_nb(w->life.wake);
     if (r != 0) {
         elsi_fail(err, err_len, r, "cannot create the wake-up pipe: %s",

@@ -316,6 +316,7 @@ struct els_writer {
         /* Note [Late joiners]: the newest join unit's sequence number
          * (JOIN_NONE if none was queued), and the source to ask for one. */
         uint64_t join_seq;
+        uint64_t join_at;           /* ring.copied_in before it */
         els_snapshot_request_fn snapshot_request;
         void *snapshot_ctx;
         /* Note [Asking again for a join snapshot]: the size of the last
@@ -549,7 +550,8 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
 
 void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause);
 /* The room spare buffers may take: what buffer= has left beside the
- * units retained (Note [Units handed over]).  Lock held. */
+ * byte ring's touched bytes and the buffers retained (Note [The queue's
+ * memory] in queue/ring.h).  Lock held. */
 uint64_t elsi_pool_room(struct els_writer *w);
 
 /* The policy for a producer that finds no room (lock held, any thread):

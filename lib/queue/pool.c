@@ -14,6 +14,18 @@ uint8_t *elsi_pool_take(struct elsi_pool *p, size_t size)
     return p->spare[--p->n];
 }
 
+unsigned elsi_pool_resize(struct elsi_pool *p, size_t size,
+                          uint8_t *old[ELSI_POOL_KEEP])
+{
+    unsigned n = 0;
+    if (size != p->size) {
+        while (p->n > 0)
+            old[n++] = p->spare[--p->n];
+        p->size = size;
+    }
+    return n;
+}
+
 void elsi_pool_give(struct elsi_pool *p, uint8_t *buf, size_t size,
                     uint64_t room)
 {

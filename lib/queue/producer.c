@@ -126,11 +126,13 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
  * kept, else a new one malloc'd before the producer queues (never under
  * the lock).  When the unit is released (every consumer has it, or a
  * policy let it go), its buffer goes back to the pool (release.c), which
- * keeps spares while they fit in what buffer= has left beside the units
- * retained: a producer that runs ahead of its consumer then finds a spare
- * rather than paying for a fresh buffer's malloc and page faults, and
- * retained and spare buffers together stay within buffer= when they are
- * kept.
+ * keeps spares while they fit in what buffer= has left: a producer that
+ * runs ahead of its consumer then finds a spare rather than paying for a
+ * fresh buffer's malloc and page faults.  The byte ring's touched bytes,
+ * the buffers retained and the spares stay within buffer= together (Note
+ * [The queue's memory] in ring.h): a buffer that does not fit beside them
+ * is copied if its bytes fit where the byte ring has been already, and
+ * spares that alone keep a copy out are freed.
  *
  * Why it is safe: the buffer moves whole, under the lock, in the same
  * critical section that reserves and commits the unit, so its bytes are
@@ -150,22 +152,55 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
  * apart for ever).  Room, policies, waiting and every loss count are the
  * same for both ways in: a unit dropped for want of room stays in the
  * producer's buffer, which the producer keeps.
+ *
+ * What the bound costs the producer: taking a spare and retaining the
+ * buffer read the spares' count and size beside the ring's own fields (a
+ * few loads, under the lock it already takes); no call is added to that
+ * path.  Only slow paths free memory: a new buffer size (the old spares,
+ * with the lock released, beside the malloc of a fresh spare that path
+ * already made) and spares shed for a copy (under the lock, as a spare
+ * given back is when a unit is dropped).
  */
 
 /* A spare buffer of size bytes for a producer handing one over: from
  * the pool, else malloc'd with the lock released (the producer is in
- * flight, so the writer stays).  NULL if none could be had.  Lock held. */
+ * flight, so the writer stays).  A size the pool does not keep is the
+ * RTS's new buffer size: the spares of the old one are freed then, with
+ * the lock released too (Note [The queue's memory] in ring.h).  NULL if
+ * none could be had.  Lock held. */
 static uint8_t *producer_spare(struct els_writer *w, size_t size)
 {
     uint8_t *spare = elsi_pool_take(&w->queue.pool, size);
     if (spare != NULL)
         return spare;
+    uint8_t *old[ELSI_POOL_KEEP];
+    unsigned n_old = elsi_pool_resize(&w->queue.pool, size, old);
     pthread_mutex_unlock(&w->lock);
+    for (unsigned i = 0; i < n_old; i++)
+        free(old[i]);
     spare = malloc(size);
     pthread_mutex_lock(&w->lock);
     if (spare != NULL)
         w->queue.pool.allocated++;
     return spare;
+}
+
+/* Reserve room to copy a unit of len bytes in.  Spares are let go when
+ * only they stand in the way: they are memory kept in case, and a unit
+ * is the stream (Note [The queue's memory]).  As elsi_ring_reserve().
+ * Lock held. */
+static int queue_reserve_copy(struct els_writer *w, size_t len,
+                              const struct elsi_unit *meta, uint64_t *seq,
+                              struct iovec iov[2])
+{
+    struct elsi_ring *ring = &w->queue.ring;
+    int r = elsi_ring_reserve(ring, len, meta, seq, iov);
+    if (r != -ENOBUFS || w->queue.pool.n == 0 ||
+        !elsi_ring_has_room_without_spares(ring, len))
+        return r;
+    while (w->queue.pool.n > 0 && !elsi_ring_has_room(ring, len))
+        free(elsi_pool_take(&w->queue.pool, w->queue.pool.size));
+    return elsi_ring_reserve(ring, len, meta, seq, iov);
 }
 
 /* Queue a unit (bytes at unit): copied into the ring, or with take_size
@@ -249,16 +284,31 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         /* Room kept for a join snapshot: Note [Asking again for a join
          * snapshot]. */
         uint64_t kept_room = info.kind != ELSI_UNIT_KIND_END ? w->queue.join_reserve : 0;
-        bool kept = kept_room > 0 &&
-                    !elsi_ring_has_room(&w->queue.ring, need + kept_room);
-        int r = kept ? -ENOBUFS
-                : take ? elsi_ring_reserve_ext(&w->queue.ring, (uint8_t *)unit,
-                                               len, take_size, &meta, &seq)
-                       : elsi_ring_reserve(&w->queue.ring, len, &meta, &seq, iov);
+        int r = -ENOBUFS;
+        if (!take)
+            r = kept_room == 0 ||
+                elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room)
+                ? queue_reserve_copy(w, len, &meta, &seq, iov) : -ENOBUFS;
+        else if (kept_room == 0 ||
+                 elsi_ring_has_room_ext(&w->queue.ring, take_size + kept_room))
+            r = elsi_ring_reserve_ext(&w->queue.ring, (uint8_t *)unit, len,
+                                      take_size, &meta, &seq);
         if (r == 0)
             break;
         if (recorder_evict(w))
             continue;
+        /* No room for its buffer, but for its bytes where the byte ring
+         * has been already: copied, and the spare goes back.  Not where
+         * the copy would touch new bytes, which would stay taken from the
+         * buffers for good (Note [The queue's memory] in ring.h): that
+         * unit waits, or is dropped, as one that found no room. */
+        if (take && elsi_ring_has_room_touched(&w->queue.ring, len + kept_room)) {
+            take = false;
+            need = len;
+            elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
+            spare = NULL;
+            continue;
+        }
         bool wake = elsi_writer_need_wake(w);   /* the writer may free room */
         if (!may_wait || w->life.stopping) {
             drop_at_door(w, len, info.cap,
@@ -275,7 +325,10 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         else
             rc = pthread_cond_timedwait(&w->queue.room, &w->lock, &deadline);
         w->queue.room_waiters--;
-        if (rc == ETIMEDOUT && !elsi_ring_has_room(&w->queue.ring, need + kept_room)) {
+        bool room = take ? elsi_ring_has_room_ext(&w->queue.ring, need + kept_room) ||
+                               elsi_ring_has_room_touched(&w->queue.ring, len + kept_room)
+                         : elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room);
+        if (rc == ETIMEDOUT && !room) {
             drop_at_door(w, len, info.cap, timeout_cause);
             elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
             return producer_leave(w, false, 1);
@@ -350,10 +403,9 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
         return r;
     }
     struct elsi_unit meta = { .kind = ELSI_UNIT_KIND_JOIN, .cap = ELSI_CAP_GLOBAL };
-    uint64_t seq;
+    uint64_t seq, at = w->queue.ring.copied_in;
     struct iovec iov[2];
-    if (len > UINT32_MAX ||
-        elsi_ring_reserve(&w->queue.ring, len, &meta, &seq, iov) != 0) {
+    if (len > UINT32_MAX || queue_reserve_copy(w, len, &meta, &seq, iov) != 0) {
         w->stats.st.snapshots_not_queued++;
         w->queue.join_refused_len = len;  /* Note [Asking again for a join snapshot] */
         pthread_mutex_unlock(&w->lock);
@@ -368,6 +420,7 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
     pthread_mutex_lock(&w->lock);
     elsi_ring_commit(&w->queue.ring, seq);
     w->queue.join_seq = seq;
+    w->queue.join_at = at;
     return producer_leave(w, elsi_writer_need_wake(w), 0);
 }
 

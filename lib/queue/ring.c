@@ -3,9 +3,11 @@
  *
  * Bytes live in one contiguous allocation used as a circular buffer; a
  * unit may wrap around its end, which is why readers get two iovecs.
- * Offsets are 64-bit and only grow, so "used" is head_off - tail_off and
- * the position in the buffer is off % cap.  Descriptors live in their own
- * power-of-two ring indexed by seq & mask.
+ * Offsets are 64-bit and only grow, so the span in use is head_off -
+ * tail_off and the position in the buffer is off % cap.  Descriptors live
+ * in their own power-of-two ring indexed by seq & mask.  What may be
+ * touched, and when a unit goes to the front early: Note [The queue's
+ * memory] in ring.h.
  *
  * Not this file's job: locking, waiting for room, deciding what to drop.
  */
@@ -50,7 +52,7 @@ void elsi_ring_destroy(struct elsi_ring *r)
 
 uint64_t elsi_ring_bytes(const struct elsi_ring *r)
 {
-    return r->head_off - r->tail_off + r->ext_bytes;
+    return r->ring_bytes + r->ext_bytes;
 }
 
 uint64_t elsi_ring_count(const struct elsi_ring *r)
@@ -58,10 +60,92 @@ uint64_t elsi_ring_count(const struct elsi_ring *r)
     return r->head_seq - r->tail_seq;
 }
 
+static uint64_t spare_bytes(const struct elsi_ring *r)
+{
+    return r->spares != NULL ? elsi_pool_bytes(r->spares) : 0;
+}
+
+uint64_t elsi_ring_memory(const struct elsi_ring *r)
+{
+    return r->touched + r->ext_bytes + spare_bytes(r);
+}
+
+uint64_t elsi_ring_spare_room(const struct elsi_ring *r)
+{
+    uint64_t held = r->touched + r->ext_bytes;
+    return held < r->cap ? r->cap - held : 0;
+}
+
+/* What the byte ring has touched once [off, off + len) is used. */
+static uint64_t touched_after(const struct elsi_ring *r, uint64_t off, size_t len)
+{
+    uint64_t end = off % r->cap + len;
+    if (end > r->cap)
+        return r->cap;          /* wraps: every byte has been used */
+    return end > r->touched ? end : r->touched;
+}
+
+/*
+ * Where a unit of len bytes goes in the byte ring (*off, in ring space),
+ * with held bytes of buffers and spares beside it; false if nowhere now.
+ * Here is head_off; the front is the start of the next lap, which leaves
+ * the rest of this one unused until the tail reaches it.  A place that
+ * touches no new byte comes first; the front only once units are handed
+ * over (Note [The queue's memory]); new bytes only if grow, and within
+ * cap - held.
+ */
+static bool ring_place(const struct elsi_ring *r, size_t len, uint64_t held,
+                       bool grow, uint64_t *off)
+{
+    uint64_t head = r->head_off, tail = r->tail_off, pos = head % r->cap;
+    uint64_t budget = held < r->cap ? r->cap - held : 0;
+    bool here = head + len - tail <= r->cap;
+    uint64_t here_touched = here ? touched_after(r, head, len) : 0;
+    uint64_t front = head - pos + r->cap;
+    bool at_front = r->ext_seen && pos != 0 && front + len - tail <= r->cap;
+    uint64_t front_touched = at_front ? touched_after(r, front, len) : 0;
+
+    if (here && here_touched == r->touched)
+        *off = head;
+    else if (at_front && front_touched == r->touched)
+        *off = front;
+    else if (!grow)
+        return false;
+    else if (here && here_touched <= budget)
+        *off = head;
+    else if (at_front && front_touched <= budget)
+        *off = front;
+    else
+        return false;
+    return true;
+}
+
 bool elsi_ring_has_room(const struct elsi_ring *r, size_t len)
 {
-    return len <= r->cap - elsi_ring_bytes(r) &&
-           elsi_ring_count(r) <= r->units_mask;
+    uint64_t off;
+    return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
+           ring_place(r, len, r->ext_bytes + spare_bytes(r), true, &off);
+}
+
+bool elsi_ring_has_room_without_spares(const struct elsi_ring *r, size_t len)
+{
+    uint64_t off;
+    return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
+           ring_place(r, len, r->ext_bytes, true, &off);
+}
+
+bool elsi_ring_has_room_touched(const struct elsi_ring *r, size_t len)
+{
+    uint64_t off;
+    return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
+           ring_place(r, len, 0, false, &off);
+}
+
+bool elsi_ring_has_room_ext(const struct elsi_ring *r, size_t size)
+{
+    uint64_t held = elsi_ring_memory(r);
+    return elsi_ring_count(r) <= r->units_mask && held <= r->cap &&
+           size <= r->cap - held;
 }
 
 /* Up to two spans covering [off, off + len) of ring space. */
@@ -80,17 +164,18 @@ static int ring_spans(const struct elsi_ring *r, uint64_t off, size_t len,
 }
 
 /* Fill the next descriptor from meta for a reserved unit of len bytes,
- * in the byte ring at head_off (ext NULL) or in ext, a buffer of
- * ext_size bytes (off is then unused, but keeps offsets in order). */
+ * in the byte ring at off (ext NULL) or in ext, a buffer of ext_size
+ * bytes (off is then unused, but keeps offsets in order). */
 static void ring_describe(struct elsi_ring *r, const struct elsi_unit *meta,
-                          size_t len, uint8_t *ext, size_t ext_size)
+                          uint64_t off, size_t len, uint8_t *ext,
+                          size_t ext_size)
 {
     struct elsi_unit *u = &r->units[r->head_seq & r->units_mask];
     if (meta != NULL)
         *u = *meta;
     else
         memset(u, 0, sizeof *u);
-    u->off = r->head_off;
+    u->off = off;
     u->len = (uint32_t)len;
     u->ext = ext;
     u->ext_size = (uint32_t)ext_size;
@@ -105,12 +190,21 @@ int elsi_ring_reserve(struct elsi_ring *r, size_t len,
 {
     if (len == 0 || len > r->cap || len > UINT32_MAX)
         return ELS_EMSGSIZE;
-    if (!elsi_ring_has_room(r, len))
+    uint64_t off;
+    if (elsi_ring_count(r) > r->units_mask ||
+        !ring_place(r, len, r->ext_bytes + spare_bytes(r), true, &off))
         return -ENOBUFS;
 
-    ring_describe(r, meta, len, NULL, 0);
-    ring_spans(r, r->head_off, len, iov);
-    r->head_off += len;
+    if (off != r->head_off) {
+        r->jump_from = r->head_off;
+        r->jump_to = off;
+    }
+    ring_describe(r, meta, off, len, NULL, 0);
+    ring_spans(r, off, len, iov);
+    r->touched = touched_after(r, off, len);
+    r->head_off = off + len;
+    r->ring_bytes += len;
+    r->copied_in += len;
     *seq = r->head_seq++;
     return 0;
 }
@@ -122,11 +216,12 @@ int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
     if (buf == NULL || len == 0 || len > size || size > r->cap ||
         size > UINT32_MAX)
         return ELS_EMSGSIZE;
-    if (!elsi_ring_has_room(r, size))
+    if (!elsi_ring_has_room_ext(r, size))
         return -ENOBUFS;
 
-    ring_describe(r, meta, len, buf, size);
+    ring_describe(r, meta, r->head_off, len, buf, size);
     r->ext_bytes += size;
+    r->ext_seen = true;
     *seq = r->head_seq++;
     return 0;
 }
@@ -187,15 +282,25 @@ bool elsi_ring_release(struct elsi_ring *r, uint8_t **ext, size_t *ext_size)
         u->ext = NULL;
     } else {
         r->tail_off = u->off + u->len;
+        r->ring_bytes -= u->len;
+        if (r->jump_to != 0 && r->tail_off == r->jump_from) {
+            r->tail_off = r->jump_to;   /* the rest of that lap is free */
+            r->jump_from = r->jump_to = 0;
+        }
     }
     r->tail_seq++;
-    if (r->tail_seq == r->head_seq) {
-        /* Empty: the next unit starts at the beginning of the buffer
-         * again (Note [Reusing the start of the ring], ring.h).  Offsets
-         * only grow, so both move on to the next multiple of cap. */
-        uint64_t pos = r->tail_off % r->cap;
+    if (r->ring_bytes == 0) {
+        /* The byte ring is empty: its next unit starts at the beginning
+         * of the buffer again (Note [Reusing the start of the ring],
+         * ring.h).  Offsets only grow, so both move on to the next
+         * multiple of cap.  Units handed over may still be retained:
+         * their offsets are not used. */
+        uint64_t pos = r->head_off % r->cap;
         if (pos != 0)
-            r->tail_off = r->head_off = r->tail_off + (r->cap - pos);
+            r->tail_off = r->head_off = r->head_off + (r->cap - pos);
+        else
+            r->tail_off = r->head_off;
+        r->jump_from = r->jump_to = 0;
     }
     return true;
 }

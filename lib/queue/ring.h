@@ -19,7 +19,8 @@
  * its producer (Note [Units handed over], lib/queue/producer.c): its
  * descriptor then points at that buffer, which the ring owns until the
  * unit is released.  Such buffers count against the same capacity, by
- * their whole size, so the bytes retained never exceed cap in all.
+ * their whole size, and so do the byte ring's touched bytes and the spare
+ * buffers kept beside the ring: Note [The queue's memory].
  *
  * Note [Reusing the start of the ring]
  * When the last retained unit is released, the ring starts over at the
@@ -31,6 +32,37 @@
  * by default) and copied each unit into cold memory.  Only an empty ring
  * starts over, so no room is ever lost to the jump: a consumer that falls
  * behind still has the whole capacity.
+ *
+ * Note [The queue's memory]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * What the queue costs in memory is not what it retains.  The byte ring
+ * is allocated whole; only the bytes it ever touched are resident, and
+ * they stay so (touched: its first touched bytes, since units go in order
+ * from its front).  A handed-over buffer costs its whole size, and so does
+ * each spare buffer the writer keeps for producers (lib/queue/pool.h).
+ * The bound is on their sum:
+ *
+ *     touched + ext_bytes + spares <= cap
+ *
+ * and every step keeps it: a unit handed over is taken only if its buffer
+ * fits beside the three (elsi_ring_reserve_ext); a unit copied in may
+ * touch new bytes of the byte ring only within what the buffers and
+ * spares leave (elsi_ring_reserve); a spare is kept only within what the
+ * ring leaves (elsi_ring_spare_room).  Taking a spare to give a producer
+ * while its full buffer goes into the ring leaves the sum as it was.
+ *
+ * Counting the units retained instead (as this ring once did) let the
+ * byte ring's walk touch all of cap while buffers filled cap again: a
+ * stalled consumer made a 64 MiB queue cost 128 MiB.  So once units are
+ * handed over, the byte ring keeps to the bytes it has touched: a unit
+ * that would touch new ones goes to the front instead when the front is
+ * free (jumping over the rest of the lap, counted as in use until the
+ * tail reaches it), and the byte ring grows only when neither place has
+ * room.  A full buffer that finds no room is copied instead only where
+ * that touches no new byte (elsi_ring_has_room_touched, producer.c):
+ * bytes touched stay taken from the buffers for good.  A ring no unit was
+ * ever handed over to wraps as before and keeps the whole capacity for
+ * copies.
  */
 #ifndef ELS_RING_H
 #define ELS_RING_H
@@ -39,6 +71,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+
+#include "queue/pool.h"
 
 enum elsi_unit_state {
     ELSI_UNIT_RESERVED = 0,  /* being copied in by its producer */
@@ -82,24 +116,40 @@ static inline uint64_t elsi_unit_room(const struct elsi_unit *u)
 struct elsi_ring {
     uint8_t *buf;
     uint64_t cap;            /* bytes */
+    /* The byte ring's span in ring space: the retained units, and the end
+     * of a lap jumped over, [jump_from, jump_to), while the tail has not
+     * reached it (jump_to == 0: none; Note [The queue's memory]). */
     uint64_t head_off, tail_off;
+    uint64_t jump_from, jump_to;
     struct elsi_unit *units;
     uint64_t units_mask;     /* descriptor ring size - 1 (power of two) */
     uint64_t head_seq, tail_seq;
     uint64_t committed_seq;  /* first seq not yet committed (prefix) */
+    uint64_t ring_bytes;     /* lengths of the units retained in the byte ring */
     uint64_t ext_bytes;      /* sizes of the handed-over buffers retained */
+    /* Lengths of the units copied in, ever: a measure of the stream
+     * that no jump to the front inflates (lib/deliver/dump.c). */
+    uint64_t copied_in;
+    /* Note [The queue's memory]: the byte ring's bytes [0, touched) have
+     * been used (resident from then on); a unit was ever handed over; the
+     * spare buffers that count against cap too (NULL: none). */
+    uint64_t touched;
+    bool ext_seen;
+    const struct elsi_pool *spares;
 };
 
 /* Allocate a ring of cap_bytes and room for max_units descriptors (rounded
- * up to a power of two).  0 or ELS_ENOMEM / ELS_EINVAL. */
+ * up to a power of two), with no spares counted (set r->spares to count a
+ * pool's).  0 or ELS_ENOMEM / ELS_EINVAL. */
 int elsi_ring_init(struct elsi_ring *r, uint64_t cap_bytes, uint64_t max_units);
 void elsi_ring_destroy(struct elsi_ring *r);
 
 /* Reserve len bytes for a new unit.  Returns 0 and sets *seq and iov[0..1]
  * (iov[1].iov_len == 0 when the space does not wrap); ELS_EMSGSIZE when
- * len is 0 or can never fit; -ENOBUFS when there is no room now (bytes or
- * descriptors).  The descriptor is initialised from *meta with the ring's
- * own fields (off, len, state) overwritten. */
+ * len is 0 or can never fit; -ENOBUFS when there is no room now (bytes,
+ * descriptors, or memory: Note [The queue's memory]).  The descriptor is
+ * initialised from *meta with the ring's own fields (off, len, state)
+ * overwritten. */
 int elsi_ring_reserve(struct elsi_ring *r, size_t len,
                       const struct elsi_unit *meta, uint64_t *seq,
                       struct iovec iov[2]);
@@ -109,7 +159,8 @@ int elsi_ring_reserve(struct elsi_ring *r, size_t len,
  * buf from now until the unit is released (the caller takes it back
  * then: elsi_ring_release()).  The unit is reserved, to be committed like
  * any other.  0, ELS_EMSGSIZE or -ENOBUFS as elsi_ring_reserve(), room
- * being counted as size bytes. */
+ * being counted as size bytes (whatever len is) beside the byte ring's
+ * touched bytes and the spares. */
 int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
                           size_t size, const struct elsi_unit *meta,
                           uint64_t *seq);
@@ -117,8 +168,14 @@ int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
 /* Mark seq as filled.  Committed units become visible in sequence order. */
 void elsi_ring_commit(struct elsi_ring *r, uint64_t seq);
 
-/* Would a unit of len bytes fit now? */
+/* Would a unit of len bytes fit now, copied in?  Handed over in a buffer
+ * of size bytes?  Copied in, if the spares were let go?  Copied in
+ * without touching a new byte of the byte ring (so elsi_ring_reserve()
+ * would put it there)? */
 bool elsi_ring_has_room(const struct elsi_ring *r, size_t len);
+bool elsi_ring_has_room_ext(const struct elsi_ring *r, size_t size);
+bool elsi_ring_has_room_without_spares(const struct elsi_ring *r, size_t len);
+bool elsi_ring_has_room_touched(const struct elsi_ring *r, size_t len);
 
 /* Descriptor of a retained unit, or NULL if seq is outside [tail, head). */
 struct elsi_unit *elsi_ring_unit(struct elsi_ring *r, uint64_t seq);
@@ -146,5 +203,11 @@ bool elsi_ring_release(struct elsi_ring *r, uint8_t **ext, size_t *ext_size);
  * currently retained (reserved or committed). */
 uint64_t elsi_ring_bytes(const struct elsi_ring *r);
 uint64_t elsi_ring_count(const struct elsi_ring *r);
+
+/* Note [The queue's memory]: the memory held for the queue (the byte
+ * ring's touched bytes, the buffers retained, the spares), at most cap;
+ * and the room left for spares beside the ring's own. */
+uint64_t elsi_ring_memory(const struct elsi_ring *r);
+uint64_t elsi_ring_spare_room(const struct elsi_ring *r);
 
 #endif /* ELS_RING_H */

@@ -8,9 +8,18 @@
  * (els_writer_hand_over(), Note [Units handed over]): a full buffer is
  * kept and the producer gets another, a small unit is copied, a dropped
  * unit leaves the producer its buffer, and the consumer receives every
- * byte either way.  Run under ThreadSanitizer by scripts/sanitize.sh.
+ * byte either way.  The memory the queue holds with units handed over and
+ * a consumer that never reads stays within buffer=, counted by the queue
+ * and by the test (the byte ring's resident pages, what malloc handed
+ * out); a new buffer size lets the old spares go.  Run under
+ * ThreadSanitizer by scripts/sanitize.sh.
  */
+#include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "check.h"
+#include "deliver/writer_impl.h"
 #include "deliver/writer_test.h"
 
 static void writer_unit_too_big(void)
@@ -315,6 +324,236 @@ static void hand_over_small_ring_copies(void)
     evgen_free(&h);
 }
 
+
+// ---------------------------------------------------------------------------
+// The queue's memory with units handed over (Note [The queue's memory] in
+// lib/queue/ring.h), counted by the queue and by the test
+// ---------------------------------------------------------------------------
+
+/* Bytes malloc has handed out and not had back, in every arena and in
+ * chunks of their own (mallinfo2); what a sanitizer's allocator hands
+ * out is not in it (memory_probe_malloc() tells). */
+static uint64_t malloc_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+}
+
+/* Does malloc_in_use() see a 1 MiB malloc? */
+static bool memory_probe_malloc(void)
+{
+    uint64_t before = malloc_in_use();
+    void *p = malloc(1 << 20);
+    CHECK(p != NULL);
+    bool seen = malloc_in_use() >= before + (1 << 20);
+    free(p);
+    return seen;
+}
+
+/* Resident bytes of [p, p + len), as the kernel says (mincore); vec has a
+ * byte for each page. */
+static uint64_t resident_bytes(const void *p, size_t len, unsigned char *vec)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)p & ~(page - 1);
+    uintptr_t end = ((uintptr_t)p + len + page - 1) & ~(page - 1);
+    CHECK_OK(mincore((void *)start, end - start, vec));
+    uint64_t n = 0;
+    for (uintptr_t i = 0; i < (end - start) / page; i++)
+        n += vec[i] & 1;
+    return n * page;
+}
+
+static uint64_t queue_memory(struct els_writer *w)
+{
+    pthread_mutex_lock(&w->lock);
+    uint64_t m = elsi_ring_memory(&w->queue.ring);
+    pthread_mutex_unlock(&w->lock);
+    return m;
+}
+
+/*
+ * A consumer that never reads, and a producer with two capabilities'
+ * buffers that hands over every full one and has its partly filled ones
+ * (flushes) copied, as the RTS does: the memory the writer holds for the
+ * queue (the byte ring's resident bytes, the buffers retained, the spares)
+ * stays within buffer=, both as the queue counts it and as the test
+ * counts it itself: the byte ring's resident pages (mincore) plus what
+ * malloc has handed out since the start (mallinfo2), less what the test
+ * holds, with room for the one unit a consumer cut loose keeps and its
+ * notes.  Before the bound counted the byte ring's touched bytes and the
+ * spares, the copies walked the whole byte ring while buffers and spares
+ * filled buffer= again: twice buffer=.
+ */
+static void hand_over_memory_bounded_stalled_consumer(void)
+{
+    enum { CAP = 8 << 20, SIZE = 256 << 10, STEPS = 900 };
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("buffer=8M&policy=drop&consumer-memory=1M",
+                                                 &fd, &h);
+    /* The consumer never reads: the socket's buffers fill and it stalls. */
+    struct evgen_buf full = evgen_block(0, 1, 1, "full", SIZE * 3 / 4);
+    struct evgen_buf part[3] = {
+        evgen_block(0, 1, 1, "part", SIZE / 8),
+        evgen_block(0, 1, 1, "part", SIZE / 4),
+        evgen_block(0, 1, 1, "part", SIZE / 2 - 4096),
+    };
+    CHECK(full.len <= SIZE && part[2].len < SIZE / 2);
+    void *cur[2] = { malloc(SIZE), malloc(SIZE) };
+    CHECK(cur[0] != NULL && cur[1] != NULL);
+    pthread_mutex_lock(&w->lock);
+    const uint8_t *ring_buf = w->queue.ring.buf;
+    CHECK_U64(w->queue.ring.cap, ==, CAP);
+    pthread_mutex_unlock(&w->lock);
+    unsigned char *vec = malloc(CAP / 4096 + 2);
+    CHECK(vec != NULL);
+    bool count_malloc = memory_probe_malloc();
+    uint64_t base = malloc_in_use();
+    uint64_t ring_base = resident_bytes(ring_buf, CAP, vec);
+    /* What a consumer cut loose may keep besides (the rest of one unit,
+     * and its notes), and the descriptors' pages touched. */
+    const uint64_t slack = SIZE + (256 << 10);
+    uint64_t worst = 0, worst_step = 0;
+    unsigned copied = 0;
+    for (unsigned step = 0; step < STEPS; step++) {
+        unsigned c = step % 2;
+        bool flush = step % 3 == 2;
+        const struct evgen_buf *b = flush ? &part[(step / 3) % 3] : &full;
+        memcpy(cur[c], b->p, b->len);
+        void *was = cur[c];
+        int r = els_writer_hand_over(w, &cur[c], b->len, SIZE,
+                                     flush ? ELS_REASON_FLUSH : ELS_REASON_BUFFER_FULL);
+        CHECK_MSG(r == 0 || r == 1, "step %u: els_writer_hand_over: %d", step, r);
+        if (flush) {
+            CHECK(cur[c] == was);
+            copied += r == 0;
+        }
+        uint64_t counted = queue_memory(w);
+        CHECK_MSG(counted <= CAP, "step %u: the queue counts %" PRIu64
+                  " bytes held, over buffer=%d", step, counted, CAP);
+        uint64_t ring_resident = resident_bytes(ring_buf, CAP, vec) - ring_base;
+        uint64_t allocated = 0;
+        if (count_malloc) {
+            uint64_t now = malloc_in_use();
+            allocated = now > base ? now - base : 0;
+        }
+        uint64_t held = ring_resident + allocated;
+        if (held > worst) {
+            worst = held;
+            worst_step = step;
+        }
+        CHECK_MSG(held <= CAP + slack, "step %u: the queue holds %" PRIu64
+                  " bytes: %" PRIu64 " of its byte ring resident and %" PRIu64
+                  " allocated since it started (it counts %" PRIu64 "), over "
+                  "buffer=%d plus %" PRIu64, step, held, ring_resident,
+                  allocated, counted, CAP, slack);
+    }
+    fprintf(stderr, "  most held: %" PRIu64 " bytes at step %" PRIu64
+            " (byte ring and buffers%s), buffer=%d\n", worst, worst_step,
+            count_malloc ? "" : "; malloc not counted here", CAP);
+    /* What the run was meant to do: full buffers kept, flushes copied,
+     * a queue that filled (the consumer cut loose or units dropped). */
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.units_handed_over, >=, 100);
+    CHECK_U64(copied, >=, 100);
+    CHECK_U64(total_dropped(&s), >, 0);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    close(fd);
+    free(cur[0]);
+    free(cur[1]);
+    free(vec);
+    evgen_free(&full);
+    for (int i = 0; i < 3; i++)
+        evgen_free(&part[i]);
+    evgen_free(&h);
+}
+
+/* Whether the pool holds spares of size, and how many; lock taken. */
+static unsigned pool_spares(struct els_writer *w, size_t size)
+{
+    pthread_mutex_lock(&w->lock);
+    unsigned n = w->queue.pool.size == size ? w->queue.pool.n : 0;
+    pthread_mutex_unlock(&w->lock);
+    return n;
+}
+
+/* The RTS's buffer size changes while the program runs: the spares of the
+ * old size are freed as soon as a producer asks for the new one, and
+ * spares of the new size are kept from then on. */
+static void hand_over_new_size_frees_old_spares(void)
+{
+    enum { OLD = 256 << 10, NEW = 128 << 10, N = 8 };
+    int fd;
+    struct evgen_buf h;
+    struct els_writer *w = open_unix_with_client("buffer=16M", &fd, &h);
+    struct reader rd;
+    reader_start(&rd, fd, true);
+    struct evgen_buf old_block = evgen_block(0, 1, 1, "old", OLD * 3 / 4);
+    struct evgen_buf new_block = evgen_block(0, 2, 1, "new", NEW * 3 / 4);
+    void *cur = malloc(OLD);
+    CHECK(cur != NULL);
+    /* N buffers of the old size queued while the consumer waits, then
+     * sent: their buffers come back as spares (all but those a producer
+     * took again meanwhile: the socket may take a unit before the
+     * consumer reads). */
+    for (unsigned i = 0; i < N; i++) {
+        memcpy(cur, old_block.p, old_block.len);
+        CHECK_INT(els_writer_hand_over(w, &cur, old_block.len, OLD,
+                                       ELS_REASON_BUFFER_FULL), ==, 0);
+    }
+    atomic_store(&rd.paused, false);
+    WAIT_UNTIL(stats_of(w).units_sent == N, 5, "the %d units were not sent", N);
+    unsigned n_old = pool_spares(w, OLD);
+    CHECK_U64(n_old, >=, N / 2);
+    free(cur);
+    cur = malloc(NEW);
+    CHECK(cur != NULL);
+    bool count_malloc = memory_probe_malloc();
+    uint64_t before = malloc_in_use();
+    /* The first buffer of the new size: the old spares go. */
+    memcpy(cur, new_block.p, new_block.len);
+    CHECK_INT(els_writer_hand_over(w, &cur, new_block.len, NEW,
+                                   ELS_REASON_BUFFER_FULL), ==, 0);
+    pthread_mutex_lock(&w->lock);
+    size_t pool_size = w->queue.pool.size;
+    unsigned pool_n = w->queue.pool.n;
+    uint64_t counted = elsi_ring_memory(&w->queue.ring);
+    pthread_mutex_unlock(&w->lock);
+    CHECK_MSG(pool_n == 0 || pool_size == NEW, "%u spares of %zu bytes kept "
+              "after the buffer size became %d", pool_n, pool_size, NEW);
+    CHECK_U64(counted, <=, 2 * NEW);    /* the new unit; its spare, once back */
+    if (count_malloc) {
+        uint64_t now = malloc_in_use();
+        /* The old spares freed, one new spare malloc'd (the producer's). */
+        CHECK_MSG(now + n_old * (uint64_t)OLD <= before + NEW + (64 << 10),
+                  "malloc'd bytes went from %" PRIu64 " to %" PRIu64
+                  ": the %u spares of %d bytes were not freed", before, now,
+                  n_old, OLD);
+    }
+    /* More of the new size: once sent, their buffers are kept. */
+    for (unsigned i = 0; i < 3; i++) {
+        memcpy(cur, new_block.p, new_block.len);
+        CHECK_INT(els_writer_hand_over(w, &cur, new_block.len, NEW,
+                                       ELS_REASON_BUFFER_FULL), ==, 0);
+    }
+    WAIT_UNTIL(stats_of(w).units_sent == N + 4 && pool_spares(w, NEW) >= 1, 5,
+               "no spare of the new size kept");
+    write_ok(w, evgen_data_end, 2);
+    struct els_stats s = stats_of(w);
+    CHECK_U64(s.units_handed_over, ==, N + 4);
+    check_conservation(&s);
+    CHECK_OK(els_writer_close(w));
+    reader_join(&rd);
+    check_stream_parses(&rd.got, true);
+    free(cur);
+    evgen_free(&rd.got);
+    evgen_free(&old_block);
+    evgen_free(&new_block);
+    evgen_free(&h);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(writer_unit_too_big),
     CHECK_CASE(producer_copy_in_flight_at_close),
@@ -323,6 +562,8 @@ static const struct check_case cases[] = {
     CHECK_CASE(hand_over_delivers_every_byte),
     CHECK_CASE(hand_over_dropped_keeps_buffer),
     CHECK_CASE(hand_over_small_ring_copies),
+    CHECK_CASE_T(hand_over_memory_bounded_stalled_consumer, 120),
+    CHECK_CASE(hand_over_new_size_frees_old_spares),
 };
 
 CHECK_MAIN(cases)

@@ -1,8 +1,10 @@
 /*
  * test_ring.c: the bounded queue on its own: reserve/commit/release order,
  * wrap-around, room accounting, units too big, descriptor exhaustion,
- * out-of-order commits, starting over at the front once empty, and units
- * handed over in buffers of their own.
+ * out-of-order commits, starting over at the front once empty, units
+ * handed over in buffers of their own (let in and counted by their whole
+ * size), and the bound on the queue's memory: the byte ring's touched
+ * bytes, the buffers and the spares within the capacity.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -237,6 +239,203 @@ static void ring_units_handed_over(void)
     elsi_ring_destroy(&r);
 }
 
+
+/* A unit handed over is let in, and counted, by its buffer's whole size,
+ * not by the length of the unit in it: the memory it holds is the
+ * buffer. */
+static void ring_handed_over_counted_by_size(void)
+{
+    struct elsi_ring r;
+    CHECK_OK(elsi_ring_init(&r, 100, 8));
+    uint64_t seq;
+    struct iovec iov[2];
+    CHECK_OK(elsi_ring_reserve(&r, 50, NULL, &seq, iov));
+    elsi_ring_commit(&r, seq);
+    uint8_t *a = malloc(60), *b = malloc(50);
+    CHECK(a != NULL && b != NULL);
+    /* 30 bytes would fit in the 50 left; their 60-byte buffer does not. */
+    CHECK(!elsi_ring_has_room_ext(&r, 60));
+    CHECK_INT(elsi_ring_reserve_ext(&r, a, 30, 60, NULL, &seq), ==, -ENOBUFS);
+    CHECK_U64(elsi_ring_bytes(&r), ==, 50);
+    /* A 50-byte buffer fills the ring, whatever its unit's length. */
+    CHECK_OK(elsi_ring_reserve_ext(&r, b, 30, 50, NULL, &seq));
+    elsi_ring_commit(&r, seq);
+    CHECK_U64(elsi_ring_bytes(&r), ==, 100);
+    CHECK_U64(elsi_ring_memory(&r), ==, 100);
+    CHECK(!elsi_ring_has_room(&r, 1));
+    CHECK(!elsi_ring_has_room_ext(&r, 1));
+    CHECK(elsi_ring_release(&r, NULL, NULL));
+    uint8_t *ext = NULL;
+    size_t ext_size = 0;
+    CHECK(elsi_ring_release(&r, &ext, &ext_size));
+    CHECK(ext == b);
+    CHECK_U64(ext_size, ==, 50);
+    CHECK_U64(elsi_ring_bytes(&r), ==, 0);
+    free(a);
+    free(b);
+    elsi_ring_destroy(&r);
+}
+
+/* Note [The queue's memory]: once units are handed over, a copied unit
+ * goes to the front rather than touch new bytes of the byte ring, new
+ * bytes are touched only within what buffers and spares leave, and
+ * buffers and spares fit only beside the bytes touched: touched +
+ * buffers + spares never exceeds cap.  (A ring that never had a unit
+ * handed over wraps as before: ring_reuses_start_when_empty.) */
+static void ring_memory_counts_touched_bytes_and_spares(void)
+{
+    struct elsi_ring r;
+    struct elsi_pool pool = { 0 };
+    CHECK_OK(elsi_ring_init(&r, 100, 16));
+    r.spares = &pool;
+    uint64_t s1, s2, s3, s4, sa;
+    struct iovec iov[2];
+    uint8_t *a = malloc(40);
+    CHECK(a != NULL);
+    CHECK_OK(elsi_ring_reserve(&r, 20, NULL, &s1, iov));
+    CHECK(iov[0].iov_base == r.buf);
+    CHECK_OK(elsi_ring_reserve(&r, 20, NULL, &s2, iov));
+    CHECK(iov[0].iov_base == r.buf + 20);
+    CHECK_OK(elsi_ring_reserve_ext(&r, a, 40, 40, NULL, &sa));
+    elsi_ring_commit(&r, s1);
+    elsi_ring_commit(&r, s2);
+    elsi_ring_commit(&r, sa);
+    CHECK_U64(r.touched, ==, 40);
+    CHECK_U64(elsi_ring_memory(&r), ==, 80);
+    CHECK(elsi_ring_release(&r, NULL, NULL));          /* s1 */
+    /* 20 bytes: at 40 they would touch new bytes; at the front, where s1
+     * was, they do not.  The rest of the lap is jumped over: until s2
+     * leaves, nothing more fits. */
+    CHECK_OK(elsi_ring_reserve(&r, 20, NULL, &s3, iov));
+    CHECK(iov[0].iov_base == r.buf);
+    CHECK_U64(iov[0].iov_len, ==, 20);
+    elsi_ring_commit(&r, s3);
+    CHECK_U64(r.touched, ==, 40);
+    CHECK_U64(elsi_ring_memory(&r), ==, 80);
+    CHECK(!elsi_ring_has_room(&r, 1));
+    CHECK(elsi_ring_release(&r, NULL, NULL));          /* s2 */
+    /* Where s2 was, 20 bytes fit without touching new ones; more grow the
+     * byte ring, but only into what the buffer leaves (to 60). */
+    CHECK(elsi_ring_has_room(&r, 20));
+    CHECK(elsi_ring_has_room(&r, 40));
+    CHECK(!elsi_ring_has_room(&r, 41));
+    CHECK(elsi_ring_has_room_touched(&r, 20));
+    CHECK(!elsi_ring_has_room_touched(&r, 21));
+    /* A spare takes the room left: still 20 bytes where s2 was, but no
+     * new byte and no buffer fits; without the spare the copy would. */
+    elsi_pool_give(&pool, malloc(20), 20, elsi_ring_spare_room(&r));
+    CHECK_U64(pool.n, ==, 1);
+    CHECK_U64(elsi_ring_memory(&r), ==, 100);
+    CHECK(elsi_ring_has_room(&r, 20));
+    CHECK(!elsi_ring_has_room(&r, 21));
+    CHECK(elsi_ring_has_room_without_spares(&r, 21));
+    CHECK(!elsi_ring_has_room_ext(&r, 1));
+    CHECK_INT(elsi_ring_reserve(&r, 21, NULL, &s4, iov), ==, -ENOBUFS);
+    /* No room for a second spare. */
+    elsi_pool_give(&pool, malloc(20), 20, elsi_ring_spare_room(&r));
+    CHECK_U64(pool.n, ==, 1);
+    free(elsi_pool_take(&pool, 20));
+    CHECK_OK(elsi_ring_reserve(&r, 40, NULL, &s4, iov));
+    CHECK(iov[0].iov_base == r.buf + 20);
+    elsi_ring_commit(&r, s4);
+    CHECK_U64(r.touched, ==, 60);
+    CHECK_U64(elsi_ring_memory(&r), ==, 100);
+    /* Touched bytes stay counted after their units leave: releasing every
+     * copied unit frees no room for a buffer; releasing the buffer does. */
+    uint8_t *ext;
+    size_t ext_size;
+    CHECK(elsi_ring_release(&r, &ext, &ext_size));     /* a */
+    CHECK(ext == a);
+    free(a);
+    CHECK(elsi_ring_release(&r, NULL, NULL));          /* s3 */
+    CHECK(elsi_ring_release(&r, NULL, NULL));          /* s4 */
+    CHECK_U64(elsi_ring_bytes(&r), ==, 0);
+    CHECK_U64(elsi_ring_memory(&r), ==, 60);
+    CHECK(elsi_ring_has_room_ext(&r, 40));
+    CHECK(!elsi_ring_has_room_ext(&r, 41));
+    CHECK_U64(elsi_ring_spare_room(&r), ==, 40);
+    elsi_pool_destroy(&pool);
+    elsi_ring_destroy(&r);
+}
+
+/* A long mixed run, in the pattern a stalled consumer under policy=drop
+ * leaves (the oldest half freed whenever the ring is nearly full, copies
+ * of every size between whole buffers, spares kept in whatever room is
+ * left): the ring's own count of its memory never exceeds cap, and
+ * neither does what the test counts itself: the furthest byte of the
+ * byte ring any unit was given (from the iovecs), plus the buffers it
+ * handed in and did not get back, plus the spares. */
+static void ring_memory_bounded_in_a_long_mixed_run(void)
+{
+    enum { CAP = 1 << 20, SIZE = 64 << 10 };
+    struct elsi_ring r;
+    struct elsi_pool pool = { 0 };
+    CHECK_OK(elsi_ring_init(&r, CAP, 4096));
+    r.spares = &pool;
+    uint64_t furthest = 0, held_ext = 0, copied = 0, handed = 0;
+    uint32_t x = 12345;
+    for (unsigned step = 0; step < 20000; step++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        uint64_t seq;
+        struct iovec iov[2];
+        int rc;
+        if (x % 3 == 0) {
+            uint8_t *buf = elsi_pool_take(&pool, SIZE);
+            if (buf == NULL)
+                buf = malloc(SIZE);
+            CHECK(buf != NULL);
+            rc = elsi_ring_reserve_ext(&r, buf, SIZE / 2 + x % (SIZE / 2), SIZE,
+                                       NULL, &seq);
+            if (rc == 0) {
+                held_ext += SIZE;
+                handed++;
+            } else {
+                elsi_pool_give(&pool, buf, SIZE, elsi_ring_spare_room(&r));
+            }
+        } else {
+            size_t len = 1 + (x >> 4) % (SIZE / 2);
+            rc = elsi_ring_reserve(&r, len, NULL, &seq, iov);
+            if (rc == 0) {
+                copied++;
+                for (int i = 0; i < 2; i++) {
+                    uint64_t end = (uint64_t)((uint8_t *)iov[i].iov_base - r.buf) +
+                                   iov[i].iov_len;
+                    if (iov[i].iov_len > 0 && end > furthest)
+                        furthest = end;
+                }
+            }
+        }
+        if (rc == 0)
+            elsi_ring_commit(&r, seq);
+        else
+            CHECK_INT(rc, ==, -ENOBUFS);
+        if (rc != 0 || elsi_ring_bytes(&r) + 2 * SIZE > CAP) {
+            uint64_t target = elsi_ring_bytes(&r) / 2;
+            while (elsi_ring_bytes(&r) > target) {
+                uint8_t *ext;
+                size_t ext_size;
+                CHECK(elsi_ring_release(&r, &ext, &ext_size));
+                held_ext -= ext_size;
+                elsi_pool_give(&pool, ext, ext_size, elsi_ring_spare_room(&r));
+            }
+        }
+        CHECK_U64(r.touched, >=, furthest);
+        CHECK_U64(r.ext_bytes, ==, held_ext);
+        CHECK_U64(elsi_ring_memory(&r), <=, CAP);
+        CHECK_MSG(furthest + held_ext + elsi_pool_bytes(&pool) <= CAP,
+                  "step %u: %" PRIu64 " bytes of the byte ring used, %" PRIu64
+                  " in buffers, %" PRIu64 " in spares: over %d", step, furthest,
+                  held_ext, elsi_pool_bytes(&pool), CAP);
+    }
+    /* The run did what it was meant to: both ways in, many times over. */
+    CHECK_U64(copied, >, 1000);
+    CHECK_U64(handed, >, 1000);
+    elsi_pool_destroy(&pool);
+    elsi_ring_destroy(&r);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(ring_basic),
     CHECK_CASE(ring_wraps),
@@ -246,6 +445,9 @@ static const struct check_case cases[] = {
     CHECK_CASE(ring_bad_init),
     CHECK_CASE(ring_reuses_start_when_empty),
     CHECK_CASE(ring_units_handed_over),
+    CHECK_CASE(ring_handed_over_counted_by_size),
+    CHECK_CASE(ring_memory_counts_touched_bytes_and_spares),
+    CHECK_CASE(ring_memory_bounded_in_a_long_mixed_run),
 };
 
 CHECK_MAIN(cases)
