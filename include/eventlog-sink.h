@@ -264,8 +264,8 @@ struct els_stats {
     /* A flight recorder's dumps (ring:): written whole (under their
      * final names); failed, leaving no file (the file could not be
      * opened or written, nothing was recorded, the stop deadline cut
-     * it); refused past max-dumps= (asked for by a request or a signal;
-     * triggered ones past it are in trigger_suppressed). */
+     * it); refused past max-dumps= when asked for or due (conditions met
+     * past it are counted in trigger_suppressed instead). */
     uint64_t dumps_written, dumps_failed, dumps_refused;
     /* --- end of version 3 --- */
 };

@@ -346,9 +346,7 @@ void elsi_dump_finish(struct els_writer *w, struct consumer *c)
     if (r != 0) {
         snprintf(why, sizeof why, "the dump to %.3800s failed: %s", w->rec.dump_file,
                  els_strerror(r));
-        elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
-                         "%s: %s%s", w->endpoint, why, c->dump_done ? "" :
-                         "; nothing of it is left");
+        elsi_log(ELS_LOG_WARN, "%s: %s; no file is left", w->endpoint, why);
     } else if (w->rec.dump_nth != 0) {
         elsi_log(ELS_LOG_INFO, "%s: dump %u: %s: %s", w->endpoint,
                  w->rec.dump_nth, w->rec.dump_cause, file);
