@@ -77,6 +77,9 @@ extern "C" {
 /* The running RTS lacks what the call needs (a stock RTS, or one built
  * without the eventlog or without profiling). */
 #define ELS_ENOTSUP         (-ENOTSUP)
+/* A bound the spec sets is reached: a flight recorder wrote its
+ * max-dumps= dumps and writes no more. */
+#define ELS_ELIMIT          (-EDQUOT)
 
 /* Text for any code this library returns, including passed-through errno
  * values.  Never NULL; the string is static. */
@@ -258,6 +261,13 @@ struct els_stats {
      * units_accepted. */
     uint64_t units_handed_over;
     /* --- end of version 2 --- */
+    /* A flight recorder's dumps (ring:): written whole (under their
+     * final names); failed, leaving no file (the file could not be
+     * opened or written, nothing was recorded, the stop deadline cut
+     * it); refused past max-dumps= when asked for or due (conditions met
+     * past it are counted in trigger_suppressed instead). */
+    uint64_t dumps_written, dumps_failed, dumps_refused;
+    /* --- end of version 3 --- */
 };
 
 /* Counters of one capability's blocks. */
@@ -363,8 +373,11 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
  * window is in memory: a file write of at most size=) and never for the
  * program's threads.  Requests made while a dump is being written are
  * answered by the next one.  0; ELS_EINVAL if w is not a flight recorder;
- * ELS_ESTOPPED once close began; or the error that failed the dump
- * (opening or writing the file; a failed dump leaves no file). */
+ * ELS_ESTOPPED once close began; ELS_ELIMIT once the recorder wrote its
+ * max-dumps= dumps; -ENODATA when nothing was recorded yet; or the error
+ * that failed the dump (opening or writing the file; a failed dump
+ * leaves no file).  On a failure after the request reached the writer,
+ * name gets one line saying why. */
 int els_writer_dump(struct els_writer *w, char *name, size_t name_len);
 
 /* Counters of capability cap's blocks (cap < ELS_MAX_CAPS), else

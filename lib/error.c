@@ -48,6 +48,8 @@ static const struct {
       "read (struct_size)" },
     { ERROR_CODE(ELS_ESTOPPED), "writer stopped; nothing more is accepted" },
     { ERROR_CODE(ELS_ENOTSUP), "not supported by the running RTS" },
+    { ERROR_CODE(ELS_ELIMIT),
+      "a bound the spec sets is reached (a flight recorder's max-dumps=)" },
 };
 #undef ERROR_CODE
 

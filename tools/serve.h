@@ -101,8 +101,8 @@ struct pollfd;
  * counted, not followed, until a slot frees). */
 #define SERVE_ALL_MAX 256
 
-/* A new empty set; save_dir (or NULL) gets a copy of each stream as
- * DIR/NAME.PID.eventlog.  NULL when out of memory. */
+/* A new empty set; save_dir (or NULL) gets a copy of each run of each
+ * stream as DIR/NAME.PID.N.eventlog.  NULL when out of memory. */
 struct serve_all *serve_all_new(const char *save_dir);
 void serve_all_free(struct serve_all *a);
 /* Rescan the discovery directory when due (or woken): follow new

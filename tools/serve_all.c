@@ -2,8 +2,9 @@
  * serve_all.c: the set of programs `eventlog-sink serve --all` follows:
  * every program announced in the discovery directory (tools/discover.c
  * reads it), each with its own connection to its sink (a mon_source), its
- * own model and, with --save-dir, its own copy of the stream.  The set
- * follows programs as they come and go: the directory is rescanned every
+ * own model and, with --save-dir, its own copy of each run of its stream
+ * (DIR/NAME.PID.N.eventlog).  The set follows programs as they come and
+ * go: the directory is rescanned every
  * SERVE_ALL_SCAN_MS, and at once when inotify reports a change in it; a
  * program whose announce file went (it exited or stopped its sink) or
  * whose pid is gone is forgotten with its model once its stream has
@@ -134,20 +135,17 @@ static struct serve_prog *serve_prog_new(struct serve_all *a,
     }
     if (a->save_dir != NULL) {
         /* The name as a file name: no '/' (a base name has none), no
-         * leading '.'. */
-        char path[4096], safe[128];
+         * leading '.'.  Each run gets DIR/NAME.PID.N.eventlog of its own
+         * (Note [Saved runs] in monitor/source.c). */
+        char stem[160], safe[128];
         size_t j = 0;
         for (const char *c = p->name; *c != '\0' && j + 1 < sizeof safe; c++)
             safe[j++] = (*c == '/' || (unsigned char)*c < 0x20) ? '_' : *c;
         safe[j] = '\0';
         if (safe[0] == '.')
             safe[0] = '_';
-        snprintf(path, sizeof path, "%s/%s.%ld.eventlog", a->save_dir,
-                 safe, p->pid);
-        int rc = mon_source_save(&p->src, path);
-        if (rc < 0)
-            fprintf(stderr, TOOL_NAME " serve: cannot write %s: %s\n",
-                    path, strerror(-rc));
+        snprintf(stem, sizeof stem, "%s.%ld", safe, p->pid);
+        mon_source_save_runs(&p->src, a->save_dir, stem);
     }
     if (mon_model_new(&p->model) < 0) {
         mon_source_close(&p->src);

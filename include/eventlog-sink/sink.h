@@ -164,6 +164,22 @@ struct els_sink_ops {
      * drain it. */
     int (*dump_open)(void *sink, enum els_dump_reason why, int *fd,
                      char *name, size_t name_len);
+
+    /* RECORD: optional.  The dump dump_open opened has ended: complete is
+     * 1 when all of it was written (the end marker included), 0 when it
+     * failed or was cut short (a write error, the stop deadline).  fd is
+     * still open (the writer closes it afterwards), or -1 when it is
+     * already closed; name holds dump_open's name.  For a complete dump,
+     * make it durable and give it its final name (ring: writes into
+     * NAME.K.eventlog.partial, then fsyncs it and renames it to
+     * NAME.K.eventlog, so that a dump cut by a crash never carries a
+     * dump's name), and write that name into name: 0, or a negative code
+     * that fails the dump.  Whenever the dump fails (complete 0, or a
+     * code returned), remove what dump_open created: a failed dump
+     * leaves no file.  NULL: dump_open's file is the dump itself, and
+     * the writer removes it when the dump fails. */
+    int (*dump_close)(void *sink, int fd, int complete, char *name,
+                      size_t name_len);
 };
 
 /* The size of the first release's table: the least struct_size accepted. */

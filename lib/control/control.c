@@ -195,6 +195,8 @@ int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
     /* Counted in flight before ctl->mu is let go: w stays until this
      * call leaves (Note [Control lifetimes]). */
     int r = w == NULL ? ELS_ESTOPPED : elsi_writer_dump_enter(w);
+    if (name_len > 0)
+        name[0] = '\0';
     if (r == ELS_EINVAL)
         snprintf(name, name_len, "%s keeps no recording: ring-dump is for a "
                  "ring: sink, through its control=unix:PATH socket",

@@ -52,7 +52,8 @@ int elsi_control_writer_stats(struct elsi_control *ctl, struct els_stats *st,
 
 /* ring-dump: a dump of ctl's writer (els_writer_dump()), its file's name
  * in name.  ELS_EINVAL, with the reason in name, when that writer keeps
- * no recording; ELS_ESTOPPED when it is gone. */
+ * no recording; ELS_ESTOPPED when it is gone; otherwise the dump's
+ * failure (ELS_ELIMIT past max-dumps=, ...) with the reason in name. */
 int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
                              size_t name_len);
 

@@ -447,7 +447,7 @@ void elsi_consumers_reap(struct els_writer *w)
             c->next = dead;
             dead = c;
             if (c->dump)
-                elsi_dump_ended(w, c);      /* lock held */
+                elsi_dump_ended(w, c);      /* lock held: reads no more */
             else
                 w->stats.st.consumers_connected--;
             if (c->awaiting_snapshot)
@@ -467,6 +467,8 @@ void elsi_consumers_reap(struct els_writer *w)
             w->cons.dial_active = false;
             w->cons.next_dial_ms = elsi_now_ms() + w->cons.dial_backoff_ms;
         }
+        if (c->dump)
+            elsi_dump_finish(w, c);         /* while its file is open */
         elsi_consumer_free(w, c, false);
     }
 }

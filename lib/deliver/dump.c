@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +68,19 @@
  * when a condition met after= ago asks for one.  It reads a unit without
  * the lock as a dump does, and producers likewise evict nothing from the
  * unit being read (eval_seq) while it is read.
+ *
+ * Every dump ends in one of two ways, each answered to whoever asked and
+ * counted: written whole, then made durable and given its final name by
+ * the sink (dump_close; ring.c's Note [A dump's name]), or failed, and
+ * then removed.  The fsync and rename happen on the writer thread
+ * without the lock, after the dump stopped reading the ring, so that
+ * producers never wait for a disk.  A dump is refused before any file
+ * is opened, with an answer saying why, when max-dumps= dumps were
+ * written (whoever asks: els_writer_dump(), a control command, a
+ * webhook through one, a signal, a condition; the dump at the end is not
+ * bounded by it, at-exit= decides it) or when nothing was recorded (the
+ * stream never started: a program whose next sink failed to open closes
+ * this one at once), so an empty file never passes for a recording.
  */
 
 /* How long a request for a join snapshot may go unanswered before the
@@ -102,9 +116,12 @@ int elsi_writer_dump_wait(struct els_writer *w, char *name, size_t name_len)
         elsi_writer_send_wake(w);
     while (w->rec.dump_answered < ticket && !w->life.stopping)
         pthread_cond_wait(&w->changed, &w->lock);
-    int r = w->rec.dump_answered >= ticket ? w->rec.dump_result : ELS_ESTOPPED;
-    if (r == 0 && name != NULL && name_len > 0)
-        snprintf(name, name_len, "%s", w->rec.dump_name);
+    bool answered = w->rec.dump_answered >= ticket;
+    int r = answered ? w->rec.dump_result : ELS_ESTOPPED;
+    /* The file, or why there is none. */
+    if (name != NULL && name_len > 0)
+        snprintf(name, name_len, "%s", answered ? w->rec.dump_name
+                                                : "the recorder stopped");
     if (--w->life.producers == 0 && w->life.stopping)
         pthread_cond_broadcast(&w->life.producers_left);
     pthread_mutex_unlock(&w->lock);
@@ -119,7 +136,8 @@ int els_writer_dump(struct els_writer *w, char *name, size_t name_len)
     return r != 0 ? r : elsi_writer_dump_wait(w, name, name_len);
 }
 
-/* Answer the requests a dump was serving.  Lock held. */
+/* Answer the requests a dump was serving: its file, or why it failed.
+ * Lock held. */
 static void dump_answer(struct els_writer *w, uint64_t serving, int result,
                         const char *name)
 {
@@ -131,14 +149,87 @@ static void dump_answer(struct els_writer *w, uint64_t serving, int result,
     }
 }
 
-/* Open a dump for why and start its consumer. */
-static void dump_start(struct els_writer *w, enum els_dump_reason why,
+/* Drain the sink's signal descriptor for a dump that is not written
+ * (Note [Dump on a signal] in ring.c: it stays readable until drained),
+ * without blocking whatever the descriptor is.  Was anything read? */
+static bool dump_drain_signal(struct els_writer *w)
+{
+    int fd = w->ops->listen_fd != NULL ? w->ops->listen_fd(w->sink) : -1;
+    bool any = false;
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    char buf[256];
+    while (fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+           read(fd, buf, sizeof buf) > 0)
+        any = true;
+    return any;
+}
+
+/* Past max-dumps= (which does not bound the dump at the end)?  Then
+ * ELS_ELIMIT, with why. */
+static int dump_over_limit(struct els_writer *w, enum els_dump_reason reason,
+                           char *why, size_t why_len)
+{
+    if (reason == ELS_DUMP_EXIT || w->rec.max_dumps == 0 ||
+        w->rec.dumps_counted < w->rec.max_dumps)
+        return 0;
+    snprintf(why, why_len, "max-dumps=%u reached: %u dumps written, no more",
+             w->rec.max_dumps, w->rec.dumps_counted);
+    return ELS_ELIMIT;
+}
+
+/* Remove a dump's file that was opened and will not be written (fd
+ * closed by the caller). */
+static void dump_discard(struct els_writer *w, int fd, char *name, size_t name_len)
+{
+    if (w->ops->dump_close != NULL)
+        (void)w->ops->dump_close(w->sink, fd, 0, name, name_len);
+    else
+        unlink(name);
+}
+
+/* A dump that is not written (refused, or its file could not be
+ * opened): counted, said, and answered to whoever asked (serving). */
+static void dump_not_written(struct els_writer *w, enum els_dump_reason reason,
+                             uint64_t serving, int r, const char *why)
+{
+    static const char *const asker[] = {
+        [ELS_DUMP_REQUEST] = "a request", [ELS_DUMP_SIGNAL] = "the signal",
+        [ELS_DUMP_EXIT] = "the end of the stream",
+    };
+    const char *who = w->rec.dump_nth != 0 ? "a condition" : asker[reason];
+    if (w->rec.dump_nth != 0)
+        elsi_log(ELS_LOG_WARN, "%s: dump %u (%s) not written: %s", w->endpoint,
+                 w->rec.dump_nth, w->rec.dump_cause, why);
+    else
+        elsi_log(ELS_LOG_WARN, "%s: no dump for %s: %s", w->endpoint, who, why);
+    pthread_mutex_lock(&w->lock);
+    if (r == ELS_ELIMIT)
+        w->stats.st.dumps_refused++;
+    else
+        w->stats.st.dumps_failed++;
+    dump_answer(w, serving, r, why);
+    pthread_mutex_unlock(&w->lock);
+    w->rec.dump_nth = 0;
+}
+
+/* Open a dump for reason and start its consumer; the caller set
+ * rec.dump_nth and rec.dump_cause for a triggered one. */
+static void dump_start(struct els_writer *w, enum els_dump_reason reason,
                        uint64_t serving)
 {
     int fd = -1;
-    char name[sizeof w->rec.dump_file];
+    char name[sizeof w->rec.dump_file], why[sizeof w->rec.dump_name];
     name[0] = '\0';
-    int r = w->ops->dump_open(w->sink, why, &fd, name, sizeof name);
+    int r = dump_over_limit(w, reason, why, sizeof why);
+    if (r != 0) {
+        if (reason == ELS_DUMP_SIGNAL && !dump_drain_signal(w))
+            return;     /* no signal after all: nothing asked */
+        dump_not_written(w, reason, serving, r, why);
+        return;
+    }
+    /* Opened first even when nothing was recorded: the sink drains its
+     * signal and knows whether a dump at the end is wanted at all. */
+    r = w->ops->dump_open(w->sink, reason, &fd, name, sizeof name);
     if (r == -ECANCELED) {
         pthread_mutex_lock(&w->lock);
         dump_answer(w, serving, r, "");
@@ -146,12 +237,19 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
         return;
     }
     if (r != 0) {
-        elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
-                         "%s: cannot open a dump: %s", w->endpoint,
-                         els_strerror(r));
-        pthread_mutex_lock(&w->lock);
-        dump_answer(w, serving, r, "");
-        pthread_mutex_unlock(&w->lock);
+        snprintf(why, sizeof why, "cannot open a dump: %s", els_strerror(r));
+        dump_not_written(w, reason, serving, r, why);
+        return;
+    }
+
+    pthread_mutex_lock(&w->lock);
+    bool recorded = w->queue.header != NULL;
+    pthread_mutex_unlock(&w->lock);
+    if (!recorded) {
+        dump_discard(w, fd, name, sizeof name);
+        elsi_close(fd);
+        dump_not_written(w, reason, serving, -ENODATA, "nothing was recorded: "
+                         "the stream never started");
         return;
     }
 
@@ -176,11 +274,12 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
 
     struct consumer *c = elsi_consumer_attach_dump(w, fd, start, join, end);
     if (c == NULL) {    /* closed fd; nothing written */
-        unlink(name);
+        dump_discard(w, -1, name, sizeof name);
         pthread_mutex_lock(&w->lock);
         w->rec.dump_active = false;
-        dump_answer(w, serving, ELS_ENOMEM, "");
         pthread_mutex_unlock(&w->lock);
+        dump_not_written(w, reason, serving, ELS_ENOMEM,
+                         "out of memory for the dump's consumer");
         return;
     }
     if (!from_start && join == JOIN_NONE)
@@ -188,6 +287,7 @@ static void dump_start(struct els_writer *w, enum els_dump_reason why,
                                   missed_units, missed_bytes);
     w->rec.dumping = c;
     w->rec.dump_serving = serving;
+    w->rec.dump_why = reason;
     snprintf(w->rec.dump_file, sizeof w->rec.dump_file, "%s", name);
     elsi_log(ELS_LOG_DEBUG, "%s: dumping units %" PRIu64 "-%" PRIu64 " to %s",
              w->endpoint, start, end, name);
@@ -203,6 +303,7 @@ void elsi_dump_service(struct els_writer *w, bool signalled)
     /* The last dump waits for the last unit: no producer in flight. */
     bool at_end = w->life.stopping && !w->rec.exit_dumped && w->life.producers == 0;
     pthread_mutex_unlock(&w->lock);
+    w->rec.dump_nth = 0;
     if (asked) {
         dump_start(w, ELS_DUMP_REQUEST, tickets);
     } else if (signalled) {
@@ -210,9 +311,6 @@ void elsi_dump_service(struct els_writer *w, bool signalled)
     } else if (at_end) {
         w->rec.exit_dumped = true;
         dump_start(w, ELS_DUMP_EXIT, 0);
-        if (w->rec.dumping != NULL)
-            elsi_log(ELS_LOG_INFO, "%s: dumped the recording to %s",
-                     w->endpoint, w->rec.dump_file);
     }
 }
 
@@ -226,19 +324,52 @@ bool elsi_dump_pending(struct els_writer *w)
 
 void elsi_dump_ended(struct els_writer *w, struct consumer *c)
 {
+    if (c == w->rec.dumping)
+        w->rec.dump_active = false;
+}
+
+void elsi_dump_finish(struct els_writer *w, struct consumer *c)
+{
     if (c != w->rec.dumping)
         return;
+    int r = c->dump_done ? 0 : c->dump_error != 0 ? c->dump_error : ELS_ESTOPPED;
+    char file[sizeof w->rec.dump_file], why[sizeof w->rec.dump_name];
+    snprintf(file, sizeof file, "%s", w->rec.dump_file);
+    if (w->ops->dump_close != NULL) {
+        int rc = w->ops->dump_close(w->sink, c->fd, r == 0, file, sizeof file);
+        if (r == 0)
+            r = rc;
+    } else if (r != 0) {
+        unlink(file);   /* half a dump is no eventlog */
+    }
+    bool counted = r == 0 && w->rec.dump_why != ELS_DUMP_EXIT;
+    if (r != 0) {
+        snprintf(why, sizeof why, "the dump to %.3800s failed: %s", w->rec.dump_file,
+                 els_strerror(r));
+        elsi_log(ELS_LOG_WARN, "%s: %s; no file is left", w->endpoint, why);
+    } else if (w->rec.dump_nth != 0) {
+        elsi_log(ELS_LOG_INFO, "%s: dump %u: %s: %s", w->endpoint,
+                 w->rec.dump_nth, w->rec.dump_cause, file);
+    } else if (w->rec.dump_why == ELS_DUMP_EXIT) {
+        elsi_log(ELS_LOG_INFO, "%s: dumped the recording to %s", w->endpoint, file);
+    }
+    if (counted) {
+        w->rec.dumps_counted++;
+        /* Requests and signals count against the conditions' max-dumps=
+         * too (the conditions count their own). */
+        if (w->rec.trigger != NULL && w->rec.dump_nth == 0)
+            elsi_trigger_other_dump(w->rec.trigger);
+    }
+    pthread_mutex_lock(&w->lock);
     w->rec.dumping = NULL;
     w->rec.dump_active = false;
-    int r = c->dump_done ? 0 : c->dump_error != 0 ? c->dump_error : ELS_ESTOPPED;
-    if (r != 0) {
-        /* Half a dump is no eventlog: remove it and say why. */
-        unlink(w->rec.dump_file);
-        elsi_log_limited(&w->cons.consumer_log, ELSI_LOG_INTERVAL_MS, ELS_LOG_WARN,
-                         "%s: dump to %s failed: %s", w->endpoint, w->rec.dump_file,
-                         els_strerror(r));
-    }
-    dump_answer(w, w->rec.dump_serving, r, w->rec.dump_file);
+    if (r == 0)
+        w->stats.st.dumps_written++;
+    else
+        w->stats.st.dumps_failed++;
+    dump_answer(w, w->rec.dump_serving, r, r == 0 ? file : why);
+    pthread_mutex_unlock(&w->lock);
+    w->rec.dump_nth = 0;
 }
 
 void elsi_recorder_tick(struct els_writer *w)
@@ -299,11 +430,17 @@ int elsi_trigger_setup(struct els_writer *w)
     char err[256];
     /* The sink checked these at open; a RECORD sink that does not declare
      * them never has them. */
+    const char *max_dumps = spec_option(&w->spec, "max-dumps");
     if (elsi_trigger_parse(spec_option(&w->spec, "dump-on"),
                            spec_option(&w->spec, "after"),
                            spec_option(&w->spec, "cooldown"),
-                           spec_option(&w->spec, "max-dumps"), &cfg,
-                           err, sizeof err) != 0 || cfg.n_conds == 0)
+                           max_dumps, &cfg, err, sizeof err) != 0)
+        return 0;
+    /* max-dumps= bounds every dump but the one at the end (Note [Flight
+     * recorder]); without it, only the conditions' dumps are bounded, by
+     * its default. */
+    w->rec.max_dumps = max_dumps != NULL ? cfg.max_dumps : 0;
+    if (cfg.n_conds == 0)
         return 0;
     return elsi_trigger_new(&w->rec.trigger, &cfg);
 }
@@ -394,21 +531,18 @@ void elsi_trigger_service(struct els_writer *w)
     if (w->rec.dumping != NULL || !elsi_trigger_due(t, now, ending, NULL))
         return;
     uint64_t at = elsi_trigger_cause_time(t);
-    char cause[ELSI_TRIGGER_CAUSE_MAX];
-    unsigned nth = elsi_trigger_take(t, cause, sizeof cause);
+    w->rec.dump_nth = elsi_trigger_take(t, w->rec.dump_cause,
+                                        sizeof w->rec.dump_cause);
     pthread_mutex_lock(&w->lock);
     trigger_publish(w);
     pthread_mutex_unlock(&w->lock);
+    /* Not written (refused, or failed to open): dump_start said why.
+     * Written: elsi_dump_finish() names its file once it has its name. */
+    unsigned nth = w->rec.dump_nth;
     dump_start(w, ELS_DUMP_REQUEST, 0);
-    if (w->rec.dumping == NULL) {
-        elsi_log(ELS_LOG_WARN, "%s: dump %u (%s) could not be written",
-                 w->endpoint, nth, cause);
-        return;
-    }
-    elsi_consumer_note(w, w->rec.dumping, at, "eventlog-sink: dump %u: %.200s",
-                       nth, cause);
-    elsi_log(ELS_LOG_INFO, "%s: dump %u: %s: %s", w->endpoint, nth, cause,
-             w->rec.dump_file);
+    if (w->rec.dumping != NULL)
+        elsi_consumer_note(w, w->rec.dumping, at, "eventlog-sink: dump %u: %.200s",
+                           nth, w->rec.dump_cause);
 }
 
 uint64_t elsi_trigger_wake_ms(struct els_writer *w)

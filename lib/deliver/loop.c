@@ -27,6 +27,10 @@
 #include "queue/ring.h"
 #include "sinks/fdutil.h"
 
+/* How often a stopping recorder looks again for its dump at the end while
+ * producers are still in flight. */
+#define END_DUMP_RECHECK_MS 10
+
 /* See Note [Waking the writer thread]. */
 bool elsi_writer_need_wake(struct els_writer *w)
 {
@@ -297,6 +301,14 @@ void *elsi_writer_main(void *arg)
                         w->rec.dump_tickets > w->rec.dump_answered;
         bool stopping = w->life.stopping;
         uint64_t stop_deadline = w->life.stop_deadline_ms;
+        /* A recorder's dump at the end is still to come.  The stop may
+         * have begun after this turn's elsi_dump_service(), and nothing
+         * will wake this thread again: go round at once, or, while
+         * producers are still in flight (their leaving wakes nobody),
+         * look again soon. */
+        bool end_dump_due = stopping && elsi_dump_pending(w);
+        if (end_dump_due && w->life.producers == 0)
+            more_now = true;
         /* The stop began after this turn's joins were judged: a joiner
          * still waiting starts now (Note [Late joiners]), next turn. */
         if (stopping && any_awaiting)
@@ -424,6 +436,8 @@ void *elsi_writer_main(void *arg)
             if (timeout < 0 || d < timeout)
                 timeout = d;
         }
+        if (end_dump_due && (timeout < 0 || timeout > END_DUMP_RECHECK_MS))
+            timeout = END_DUMP_RECHECK_MS;
 
         int pr = poll(pfds, (nfds_t)n, timeout);
         int poll_errno = errno;

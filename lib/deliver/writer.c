@@ -477,6 +477,10 @@ static void log_losses(const char *endpoint, const struct els_stats *s,
         elsi_log(s->trigger_units_bad + s->trigger_units_missed > 0
                      ? ELS_LOG_WARN : ELS_LOG_INFO, "%s: %s", endpoint, t);
     }
+    if (s->dumps_failed + s->dumps_refused > 0)
+        elsi_log(ELS_LOG_WARN, "%s: dumps: %" PRIu64 " written, %" PRIu64
+                 " failed (no file left), %" PRIu64 " refused past max-dumps=",
+                 endpoint, s->dumps_written, s->dumps_failed, s->dumps_refused);
     if (s->consumers_refused > 0)
         elsi_log(ELS_LOG_WARN, "%s: refused %" PRIu64 " consumers over "
                  "max-consumers=", endpoint, s->consumers_refused);

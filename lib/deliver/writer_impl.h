@@ -25,6 +25,7 @@
 #include "log.h"
 #include "queue/pool.h"
 #include "queue/ring.h"
+#include "sinks/ring_trigger.h"
 #include "sinks/spec.h"
 
 /*
@@ -363,11 +364,19 @@ struct els_writer {
          * (writer thread stores, producers load under the lock). */
         _Atomic uint64_t dump_floor;
         int dump_result;
-        char dump_name[4096];
+        char dump_name[4096];       /* the file, or why there is none */
         struct consumer *dumping;   /* the dump being written, or NULL */
         uint64_t dump_serving;      /* tickets it answers */
         char dump_file[4096];
+        enum els_dump_reason dump_why;
+        /* A triggered dump: its number and cause (0: not triggered). */
+        unsigned dump_nth;
+        char dump_cause[ELSI_TRIGGER_CAUSE_MAX];
         bool exit_dumped;           /* the dump at the end was started */
+        /* max-dumps= (0: no bound) and the dumps written that count
+         * against it, every one but the dump at the end (writer
+         * thread). */
+        unsigned max_dumps, dumps_counted;
         bool recorder_asked;        /* a join snapshot was asked for ... */
         uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
         /* Note [Triggered dumps] (sinks/ring_trigger.c): the evaluator
@@ -577,8 +586,12 @@ void elsi_dump_service(struct els_writer *w, bool signalled);
 /* Is a dump still being written, or the one at the end still due?  Lock
  * held. */
 bool elsi_dump_pending(struct els_writer *w);
-/* A dump consumer is being reaped: answer whoever asked.  Lock held. */
+/* A dump consumer is being reaped: it reads the ring no more.  Lock
+ * held. */
 void elsi_dump_ended(struct els_writer *w, struct consumer *c);
+/* Then, before its descriptor is closed: give the dump its final name
+ * (or remove it), count it and answer whoever asked.  Lock not held. */
+void elsi_dump_finish(struct els_writer *w, struct consumer *c);
 /* Ask for a join snapshot when the window's oldest usable start is
  * getting old (Note [Flight recorder]).  Lock not held. */
 void elsi_recorder_tick(struct els_writer *w);

@@ -212,7 +212,9 @@ static int cmd_ring_dump(struct elsi_control *ctl, const char *args,
     char name[PATH_MAX];
     r = elsi_control_writer_dump(ctl, name, sizeof name);
     if (r != 0) {
-        snprintf(out, out_len, "%s", r == ELS_EINVAL ? name : "");
+        /* Why (max-dumps= reached, ...), for whoever asked: ctl prints
+         * it, serve --all's webhook answers it. */
+        snprintf(out, out_len, "%s", name);
         return r;
     }
     struct stat st;

@@ -416,9 +416,7 @@ static void fdutil_private_dir_remove(int parent, const char *name, int dir)
     elsi_close(dir);
 }
 
-/* Move entry name of dir to base in parent, never replacing anything. */
-static int fdutil_publish_new(int dir, const char *name, int parent,
-                              const char *base)
+int elsi_rename_new(int dir, const char *name, int parent, const char *base)
 {
     if (renameat2(dir, name, parent, base, RENAME_NOREPLACE) == 0)
         return 0;
@@ -479,9 +477,9 @@ made:
         goto out_made;
     }
     if (replace == NULL) {
-        rc = fdutil_publish_new(dir, entry, parent, base);
+        rc = elsi_rename_new(dir, entry, parent, base);
     } else if (fstatat(parent, base, &now, AT_SYMLINK_NOFOLLOW) < 0) {
-        rc = errno == ENOENT ? fdutil_publish_new(dir, entry, parent, base)
+        rc = errno == ENOENT ? elsi_rename_new(dir, entry, parent, base)
                              : -errno;
     } else if (now.st_dev != replace->st_dev || now.st_ino != replace->st_ino) {
         rc = ELS_EEXIST;

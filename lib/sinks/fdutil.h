@@ -55,6 +55,12 @@ const char *elsi_file_type_name(mode_t mode);
 void elsi_unlink_if_ours(const char *path, mode_t type, dev_t dev, ino_t ino,
                          pid_t owner);
 
+/* Rename entry name of dir to base in parent (directory descriptors, or
+ * AT_FDCWD), never replacing anything: RENAME_NOREPLACE, or on a
+ * filesystem without it link() and unlink().  0, -EEXIST when something
+ * is at base, or -errno. */
+int elsi_rename_new(int dir, const char *name, int parent, const char *base);
+
 struct stat;
 
 /* Create a file at path with permission bits exactly mode, safely in a

@@ -4,9 +4,9 @@
  * new ones; this sink only opens a new file for each dump of that window
  * (els_writer_dump(), a control command, the end of the stream, or, when
  * the spec names one, a signal).  Dumps go to PATH.1, PATH.2, ... (for a
- * PATH ending in ".eventlog", NAME.1.eventlog, ...), created 0600 with
- * O_EXCL and O_NOFOLLOW, so a dump never replaces a file, earlier dumps
- * included, and never follows a symlink someone swapped in.
+ * PATH ending in ".eventlog", NAME.1.eventlog, ...), never replacing a
+ * file, earlier dumps included, and never following a symlink someone
+ * swapped in (Note [A dump's name]).
  *
  * Not this file's job: what goes into a dump and keeping every dump a
  * valid eventlog on its own (lib/deliver/dump.c, Note [Flight recorder]).
@@ -40,7 +40,11 @@ static const char *const ring_options[] = { "signal", "at-exit", "dump-on", "aft
 
 struct ring_sink {
     char *stem, *suffix;    /* dump k is stem.k suffix */
+    char *dir;              /* the directory the dumps go to */
     unsigned next;          /* the next number to try */
+    /* The dump being written: its file, and the name it gets when it is
+     * complete (Note [A dump's name]). */
+    char partial[PATH_MAX], final[PATH_MAX];
     bool at_exit;
     int signo;              /* 0: no signal */
     struct sigaction old_action;
@@ -142,6 +146,7 @@ static void ring_free(struct ring_sink *s)
             elsi_close(s->pipe[i]);
     free(s->stem);
     free(s->suffix);
+    free(s->dir);
     free(s);
 }
 
@@ -191,6 +196,8 @@ static int ring_open(void **out, const struct els_sink_args *a)
         snprintf(a->err, a->err_len, "spec \"%s\": cannot write dumps into "
                  "%s: %s", a->spec, d, els_strerror(r));
     }
+    if (r == 0 && (s->dir = strdup(d)) == NULL)
+        r = ELS_ENOMEM;
     free(dir);
     if (r == 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         r = -EISDIR;
@@ -253,6 +260,42 @@ static int ring_listen_fd(void *sink)
     return s->pipe[0];
 }
 
+/*
+ * Note [A dump's name]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * A file named like a dump is a whole dump: the program may be killed
+ * (or the machine stop) while a dump is written, and a cut file under
+ * the dump's name would pass for the recording of the moment.  So dump K
+ * is written into NAME.K.eventlog.partial (created 0600 with O_EXCL and
+ * O_NOFOLLOW: never an existing file, never through a symlink someone
+ * planted in a shared directory), and only once it is complete is it
+ * fsynced and renamed to NAME.K.eventlog, without replacing anything
+ * (RENAME_NOREPLACE, else link()).  A dump that fails is removed; one
+ * cut by a kill leaves its .partial file, which a user recognises and
+ * which the next program skips (its number is taken).  A number whose
+ * dump name or .partial name is taken, by an earlier dump, a file of
+ * someone else's or a symlink, is skipped; if the final name was taken
+ * while the dump was written, the next free number is used.
+ */
+
+/* Dump k's final and partial names into s->final and s->partial. */
+static int ring_names(struct ring_sink *s, unsigned k)
+{
+    int m = snprintf(s->final, sizeof s->final, "%s.%u%s", s->stem, k, s->suffix);
+    int p = snprintf(s->partial, sizeof s->partial, "%s.partial", s->final);
+    if (m < 0 || (size_t)m >= sizeof s->final || p < 0 ||
+        (size_t)p >= sizeof s->partial)
+        return ELS_ENAMETOOLONG;
+    return 0;
+}
+
+/* Is anything (a symlink included) at path? */
+static bool ring_taken(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 || errno != ENOENT;
+}
+
 static int ring_dump_open(void *sink, enum els_dump_reason why, int *fd,
                           char *name, size_t name_len)
 {
@@ -268,11 +311,12 @@ static int ring_dump_open(void *sink, enum els_dump_reason why, int *fd,
     if (why == ELS_DUMP_EXIT && !s->at_exit)
         return -ECANCELED;
     for (; s->next <= RING_MAX_NUMBER; s->next++) {
-        char path[PATH_MAX];
-        int m = snprintf(path, sizeof path, "%s.%u%s", s->stem, s->next, s->suffix);
-        if (m < 0 || (size_t)m >= sizeof path)
-            return ELS_ENAMETOOLONG;
-        int f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+        int r = ring_names(s, s->next);
+        if (r != 0)
+            return r;
+        if (ring_taken(s->final))
+            continue;
+        int f = open(s->partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                      RING_DUMP_MODE);
         if (f < 0 && errno == EEXIST)
             continue;
@@ -280,10 +324,55 @@ static int ring_dump_open(void *sink, enum els_dump_reason why, int *fd,
             return -errno;
         s->next++;
         *fd = f;
-        snprintf(name, name_len, "%s", path);
+        snprintf(name, name_len, "%s", s->partial);
         return 0;
     }
     return -EEXIST;
+}
+
+/* Make the directory entry of a renamed dump durable too.  Best effort:
+ * the dump itself is complete and named already. */
+static void ring_sync_dir(const struct ring_sink *s)
+{
+    int d = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d >= 0) {
+        (void)fsync(d);
+        elsi_close(d);
+    }
+}
+
+static int ring_dump_close(void *sink, int fd, int complete, char *name,
+                           size_t name_len)
+{
+    struct ring_sink *s = sink;
+    int r = 0;
+    if (complete && fd >= 0 && fsync(fd) != 0)
+        r = -errno;
+    if (!complete || r != 0) {
+        (void)unlink(s->partial);
+        return r;
+    }
+    /* Note [A dump's name]: the number chosen at open, or if something
+     * took that name meanwhile, the next free one. */
+    char written[PATH_MAX];
+    snprintf(written, sizeof written, "%s", s->partial);
+    for (;;) {
+        r = elsi_rename_new(AT_FDCWD, written, AT_FDCWD, s->final);
+        if (r != -EEXIST)
+            break;
+        do {
+            r = s->next > RING_MAX_NUMBER ? -EEXIST : ring_names(s, s->next++);
+        } while (r == 0 && ring_taken(s->final));
+        if (r != 0)
+            break;
+    }
+    if (r != 0) {
+        (void)unlink(written);
+        return r;
+    }
+    ring_sync_dir(s);
+    snprintf(name, name_len, "%s", s->final);
+    return 0;
 }
 
 static int ring_endpoint(void *sink, char *buf, size_t len)
@@ -302,4 +391,5 @@ const struct els_sink_ops elsi_sink_ring = {
     .listen_fd = ring_listen_fd,
     .dump_open = ring_dump_open,
     .endpoint = ring_endpoint,
+    .dump_close = ring_dump_close,
 };

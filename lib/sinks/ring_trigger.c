@@ -39,10 +39,11 @@
  * what led up to the cause and what followed it); conditions met while it
  * is armed are part of it.  Once taken, a dump starts the cooldown:
  * conditions met within cooldown= of the one that armed the last dump,
- * and any after max-dumps= dumps, are counted as suppressed and do
- * nothing, so a flapping condition costs at most max-dumps= files, at
- * most one per cooldown.  At the end of the stream an armed dump is due
- * at once.
+ * and any after max-dumps= dumps (the conditions' own and those asked
+ * for otherwise: elsi_trigger_other_dump()), are counted as suppressed
+ * and do nothing, so a flapping condition costs at most max-dumps=
+ * files, at most one per cooldown.  At the end of the stream an armed
+ * dump is due at once.
  *
  * In dump-on=, a comma separates conditions; the spec decodes %XX once,
  * and each condition is decoded once more, so a prefix holding a comma or
@@ -72,6 +73,7 @@ struct elsi_trigger {
     bool have_last;
     uint64_t last_armed_ms;
     struct elsi_trigger_counts counts;
+    uint64_t other_dumps;       /* elsi_trigger_other_dump() */
 };
 
 // ---------------------------------------------------------------------------
@@ -203,14 +205,13 @@ int elsi_trigger_parse(const char *dump_on, const char *after,
     out->max_dumps = ELSI_TRIGGER_DEFAULT_MAX_DUMPS;
     if (dump_on == NULL) {
         const char *lone = after != NULL ? "after" : cooldown != NULL ? "cooldown"
-                           : max_dumps != NULL ? "max-dumps" : NULL;
+                           : NULL;
         if (lone != NULL)
             return elsi_fail(err, err_len, ELS_EINVAL, "%s= means nothing "
                              "without dump-on=", lone);
-        return 0;
     }
     const char *p = dump_on;
-    for (;;) {
+    while (p != NULL) {
         const char *comma = strchr(p, ',');
         size_t n = comma != NULL ? (size_t)(comma - p) : strlen(p);
         if (n == 0)
@@ -223,9 +224,7 @@ int elsi_trigger_parse(const char *dump_on, const char *after,
         if (r != 0)
             return r;
         out->n_conds++;
-        if (comma == NULL)
-            break;
-        p = comma + 1;
+        p = comma != NULL ? comma + 1 : NULL;
     }
     uint64_t ns;
     if (after != NULL) {
@@ -268,7 +267,7 @@ static void trigger_fire(struct elsi_trigger *t, uint64_t time, const char *fmt,
     t->counts.fired++;
     if (t->armed)
         return;
-    if (t->counts.dumps >= t->cfg.max_dumps ||
+    if (t->counts.dumps + t->other_dumps >= t->cfg.max_dumps ||
         (t->have_last && t->now_ms - t->last_armed_ms < t->cfg.cooldown_ms)) {
         t->counts.suppressed++;
         return;
@@ -510,6 +509,11 @@ unsigned elsi_trigger_take(struct elsi_trigger *t, char *cause, size_t len)
         t->counts.dumps++;
     }
     return t->counts.dumps;
+}
+
+void elsi_trigger_other_dump(struct elsi_trigger *t)
+{
+    t->other_dumps++;
 }
 
 uint64_t elsi_trigger_cause_time(const struct elsi_trigger *t)

@@ -50,8 +50,9 @@ struct elsi_trigger_config {
 
 /* The options as the spec gives them (each NULL when absent; the spec has
  * decoded %XX once already).  0, or ELS_EINVAL with one line in err naming
- * the option.  after=, cooldown= and max-dumps= without dump-on= are
- * refused: they would mean nothing. */
+ * the option.  after= and cooldown= without dump-on= are refused: they
+ * would mean nothing.  max-dumps= alone bounds the dumps asked for
+ * otherwise (lib/deliver/dump.c, Note [Flight recorder]). */
 int elsi_trigger_parse(const char *dump_on, const char *after,
                        const char *cooldown, const char *max_dumps,
                        struct elsi_trigger_config *out,
@@ -86,6 +87,9 @@ bool elsi_trigger_due(const struct elsi_trigger *t, uint64_t now_ms, bool ending
 /* The due dump was started (or failed): copy its cause, start the
  * cooldown, count it.  Returns the dump's number (1, 2, ...). */
 unsigned elsi_trigger_take(struct elsi_trigger *t, char *cause, size_t len);
+/* A dump the conditions did not ask for (a request, a signal) was
+ * written: it counts against max-dumps= too. */
+void elsi_trigger_other_dump(struct elsi_trigger *t);
 /* The event time (ns) of the pending cause, for the in-band note. */
 uint64_t elsi_trigger_cause_time(const struct elsi_trigger *t);
 

@@ -21,7 +21,16 @@
 # ThreadScope's rule: each starts with the program's state (a join
 # snapshot), not mid-story.
 #
-# Skips (77) without the patched RTS, GHC, ghc-events or hsc2hs.
+# max-dumps=2: two dumps (a ring-dump, a signal), then each way of
+# asking (ring-dump, a signal, ringDump) is refused with the reason and
+# writes nothing.  A program killed (SIGKILL) while a dump is written
+# (strace slows the dump's writes) leaves no file under a dump's name
+# that is not whole, only NAME.1.eventlog.partial.  A program whose
+# second sink cannot open stops at start-up, and its recorder leaves no
+# file, says why and counts it.
+#
+# Skips (77) without the patched RTS, GHC, ghc-events or hsc2hs (and the
+# killed dump without strace).
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
@@ -145,4 +154,102 @@ grep -q 'marker: end' "$T/recn.show" || fail "the dump at exit lacks the program
 check_readers_accept dump-at-exit "$T/rec.$n.eventlog"
 note "dump at exit: $(stat -c %s "$T/rec.$n.eventlog") bytes, $kept_line"
 [ ! -e "$T/rec.$((n + 1)).eventlog" ] || fail "an extra dump appeared"
+
+# --- max-dumps= bounds every way of asking ----------------------------------------
+# With max-dumps=2, a ring-dump and a signal write the two dumps; then a
+# ring-dump fails with the reason, a signal writes nothing (the program
+# says so) and the program's own ringDump fails; nothing more is written
+# and the refusals are counted at exit.
+start_controlled cap "$PROG" 2 2000000 +RTS -N2 -A32m -l \
+    "--eventlog-sink=ring:$T/cap.eventlog?size=8M&signal=USR2&at-exit=0&max-dumps=2&control=unix:$T/cap.sock" \
+    --eventlog-flush-interval=0.1 -RTS
+wait_output cap ready
+"$ELS_SINK_TOOL" ctl "unix:$T/cap.sock" ring-dump >"$T/cap1.ctl" 2>&1 \
+    || fail_showing "$T/cap1.ctl" "max-dumps=2: the first ring-dump failed"
+kill -USR2 "$ppid" || fail "max-dumps=2: the program is gone"
+wait_until 60 dump_complete "$T/cap.2.eventlog" \
+    || fail_showing "$T/cap.prog.err" "max-dumps=2: no second dump on SIGUSR2"
+"$ELS_SINK_TOOL" ctl "unix:$T/cap.sock" ring-dump >"$T/cap3.ctl" 2>"$T/cap3.err" \
+    && fail "max-dumps=2: a third ring-dump succeeded: $(cat "$T/cap3.ctl")"
+grep -q "ring-dump: ELS_ELIMIT: max-dumps=2 reached: 2 dumps written, no more" "$T/cap3.err" \
+    || fail_showing "$T/cap3.err" "max-dumps=2: the third ring-dump's failure does not say why"
+kill -USR2 "$ppid" || fail "max-dumps=2: the program is gone"
+wait_until 60 grep -q "ring:$T/cap.eventlog: no dump for the signal: max-dumps=2 reached" "$T/cap.prog.err" \
+    || fail_showing "$T/cap.prog.err" "max-dumps=2: a signal past it is not refused with a word"
+tell_controlled dump
+wait_until 60 grep -q '^dumped \|^ringDump failed' "$T/cap.prog.out" \
+    || fail_showing "$T/cap.prog.err" "max-dumps=2: the program's ringDump did not return"
+grep -q '^ringDump failed: .*max-dumps=' "$T/cap.prog.out" \
+    || fail "max-dumps=2: ringDump: $(grep -a '^dumped \|^ringDump' "$T/cap.prog.out")"
+tell_controlled go
+wait_output cap done
+stop_controlled
+prog_rc=0; wait_pid "$ppid" 60 || prog_rc=$?
+check_program cap "$prog_rc" done
+set -- "$T"/cap.[0-9]*
+[ "$#" -eq 2 ] && [ "$1" = "$T/cap.1.eventlog" ] && [ "$2" = "$T/cap.2.eventlog" ] \
+    || fail "max-dumps=2: the recorder left $*"
+grep -q "ring:$T/cap.eventlog: dumps: 2 written, 0 failed (no file left), 3 refused past max-dumps=" \
+    "$T/cap.prog.err" || fail_showing "$T/cap.prog.err" "max-dumps=2: the refusals are not counted at exit"
+note "max-dumps=2: ring-dump, signal, ringDump refused past it: $(cat "$T/cap3.err")"
+
+# --- a program killed in the middle of a dump -------------------------------------
+# strace slows each writev the program makes (a dump's writes) by 2 s,
+# so a dump of the 8 MiB window takes minutes and SIGKILL lands while it
+# is written, whatever the machine's load.  What it leaves: every file
+# named as a dump is whole (ends with the end marker and parses); the
+# cut one is the dump's .partial file.
+if command -v strace >/dev/null 2>&1 &&
+        strace -f -qq -o /dev/null -e trace=writev true >/dev/null 2>&1; then
+    start_controlled cut strace -f -qq -o /dev/null -e trace=writev \
+        -e inject=writev:delay_exit=2000000 "$PROG" 2 "$BYTES" +RTS -N2 -A32m -l \
+        "--eventlog-sink=ring:$T/cut.eventlog?size=8M&control=unix:$T/cut.sock" \
+        --eventlog-flush-interval=0.1 -RTS
+    wait_output cut ready 300
+    cut_pid=$(ps -o pid= --ppid "$ppid" | tr -d ' ')
+    [ -n "$cut_pid" ] || fail "the program under strace is not strace's child"
+    "$ELS_SINK_TOOL" ctl "unix:$T/cut.sock" ring-dump >"$T/cut.ctl" 2>&1 &
+    ctl_pid=$!
+    bg_register "$ctl_pid"
+    dump_begun() {
+        local f
+        for f in "$T"/cut.1.eventlog*; do [ -s "$f" ] && return 0; done
+        return 1
+    }
+    wait_until 120 dump_begun || fail_showing "$T/cut.prog.err" "the slowed dump never began"
+    kill -KILL "$cut_pid" || fail "the program ended before SIGKILL"
+    rc=0; wait_pid "$ppid" 60 || rc=$?
+    [ "$rc" -eq 137 ] || fail_showing "$T/cut.prog.err" "the program killed in a dump exited $rc, not by SIGKILL (137)"
+    wait_pid "$ctl_pid" 30 >/dev/null 2>&1 || true
+    stop_controlled
+    for f in "$T"/cut.*.eventlog; do
+        [ -e "$f" ] || continue
+        dump_complete "$f" || fail "$f is named as a dump but was cut short by the kill ($(stat -c %s "$f") bytes, no end marker)"
+        show_events "$f" "$T/cut.show" || fail "$f is named as a dump but does not parse"
+    done
+    [ -s "$T/cut.1.eventlog.partial" ] || fail "the dump the kill cut left no cut.1.eventlog.partial: $(ls "$T" | grep '^cut\.')"
+    dump_complete "$T/cut.1.eventlog.partial" && fail "cut.1.eventlog.partial is whole: the kill did not land in the dump"
+    note "killed in a dump: $(stat -c %s "$T/cut.1.eventlog.partial") bytes left in cut.1.eventlog.partial, no file under a dump's name"
+else
+    skip_part "killed in a dump" "strace cannot trace here"
+fi
+
+# --- a start that fails -----------------------------------------------------------
+# The recorder opens, the next sink cannot: the program stops at start-up,
+# and the recorder, which recorded nothing, leaves no file and says why
+# instead of claiming a dump; its exit line counts the failed dump.
+"$PROG" 2 1000 +RTS -l \
+    "--eventlog-sink=ring:$T/failed.eventlog?size=8M|unix:$T/no-such-dir/app.sock" -RTS \
+    >"$T/start-failed.out" 2>"$T/start-failed.err" </dev/null \
+    && fail "a program started though its second sink cannot open"
+grep -q "sink 2 of 2: spec \"unix:$T/no-such-dir/app.sock\"" "$T/start-failed.err" \
+    || fail_showing "$T/start-failed.err" "the failed start does not name the sink that failed"
+! grep -q "dumped the recording" "$T/start-failed.err" \
+    || fail_showing "$T/start-failed.err" "a recorder that recorded nothing claims a dump"
+grep -q "ring:$T/failed.eventlog: no dump for the end of the stream: nothing was recorded: the stream never started" \
+    "$T/start-failed.err" || fail_showing "$T/start-failed.err" "the recorder of a failed start does not say why it wrote no dump"
+grep -q "ring:$T/failed.eventlog: dumps: 0 written, 1 failed (no file left)" "$T/start-failed.err" \
+    || fail_showing "$T/start-failed.err" "the failed dump is not counted"
+set -- "$T"/failed.*
+[ ! -e "$1" ] || fail "the failed start left $*"
 exit 0

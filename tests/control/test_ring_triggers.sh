@@ -17,6 +17,9 @@
 #     noted as a gc-pause, that validates.
 #   flap: a marker every 100 ms for 4 s with after=0.2s, cooldown=1s and
 #     max-dumps=2: exactly two dumps.
+#   max-dumps=1 with a control socket: the first long GC pause's dump is
+#     the only one; a ring-dump after it fails (ELS_ELIMIT, saying why)
+#     and the later pauses are suppressed.
 #   Each run's exit report counts what the evaluator read (none bad, none
 #   missed: it kept up), the conditions met and suppressed and the dumps;
 #   `ctl status` shows the same counts while the program runs.
@@ -122,6 +125,35 @@ read -r met suppressed <<<"$(evaluator_report flap 2)"
 show_events "$T/flap.2.eventlog" "$T/flap.show" || fail "flap: ghc-events cannot parse dump 2"
 grep -q 'eventlog-sink: dump 2: marker FLAP' "$T/flap.show" \
     || fail "flap: the second dump lacks its note"
+
+# --- max-dumps= is shared with the other ways of asking ----------------------------
+# pauses: a long GC pause before "ready", then one after each second of
+# ticks.  With max-dumps=1 the first pause's dump is the only one: a
+# ring-dump is then refused with the reason, and the later pauses are
+# suppressed.
+start_controlled lim "$PROG" pauses +RTS -N2 -l \
+    "--eventlog-sink=ring:$T/lim.eventlog?size=16M&at-exit=0&dump-on=gc-pause>1ms&after=0.2s&cooldown=0s&max-dumps=1&control=unix:$T/lim.sock" \
+    --eventlog-flush-interval=0.1 -RTS
+wait_output lim ready 120
+wait_for_file "$T/lim.1.eventlog" 60 || fail_showing "$T/lim.prog.err" "max-dumps=1: no dump on the first pause"
+"$ELS_SINK_TOOL" ctl "unix:$T/lim.sock" ring-dump >"$T/lim.ctl.out" 2>"$T/lim.ctl.err" \
+    && fail "max-dumps=1: a ring-dump after the triggered dump succeeded: $(cat "$T/lim.ctl.out")"
+grep -q "ring-dump: ELS_ELIMIT: max-dumps=1 reached: 1 dumps written, no more" "$T/lim.ctl.err" \
+    || fail_showing "$T/lim.ctl.err" "max-dumps=1: the refused ring-dump does not say why"
+# suppressed_pause: a pause after the dump was met and suppressed.
+suppressed_pause() {
+    "$ELS_SINK_TOOL" ctl "unix:$T/lim.sock" status >"$T/lim.status" 2>&1 &&
+        grep -Eq 'conditions met, [1-9][0-9]* suppressed, 1 dumps' "$T/lim.status"
+}
+wait_until 60 suppressed_pause || fail_showing "$T/lim.status" "max-dumps=1: no later pause suppressed"
+stop_controlled
+rc=0; wait_pid "$ppid" 120 || rc=$?
+check_program lim "$rc" done
+evaluator_report lim 1 >/dev/null
+[ "$(dumps lim)" -eq 1 ] && [ ! -e "$T/lim.2.eventlog.partial" ] \
+    || fail "max-dumps=1: $(dumps lim) dumps"
+grep -q "ring:$T/lim.eventlog: dumps: 1 written, 0 failed (no file left), 1 refused past max-dumps=" \
+    "$T/lim.prog.err" || fail_showing "$T/lim.prog.err" "max-dumps=1: the refused ring-dump is not counted at exit"
 
 # --- a bad condition is refused at start-up ----------------------------------------
 "$PROG" marker +RTS -l "--eventlog-sink=ring:$T/bad.eventlog?dump-on=gc-pause>soon" -RTS \

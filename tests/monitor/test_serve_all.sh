@@ -26,8 +26,13 @@
 # alpha and gamma stay.  Last, a program that floods its sink and exits
 # (tests/ghc/Flood.hs: its announcement goes while its sink still holds
 # megabytes for serve) loses nothing: its sink reports no drop and
-# serve's copy of its stream runs to the end marker and parses.  Skips without prometheus, promtool, curl,
-# python3, chromium, GHC, ghc-events or the patched RTS.
+# serve's copy of its stream runs to the end marker and parses.  --save-dir
+# gives each run a file of its own (DIR/NAME.PID.N.eventlog): a program
+# that restarts its eventlog three times leaves four whole runs, the
+# first still holding its work, and symlinks planted at its save names
+# (in a directory others could write) are neither written through nor
+# replaced.  Skips without prometheus, promtool, curl, python3, chromium,
+# GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
@@ -130,7 +135,7 @@ scraped_after_idle() {
 }
 for n in $NAMES; do
     pid=$(eval echo "\$pid_$n")
-    saved=$T/saved/$n.$pid.eventlog
+    saved=$T/saved/$n.$pid.1.eventlog
     [ -s "$saved" ] || fail "serve --all saved no stream for $n at $saved"
     cp "$saved" "$T/$n.eventlog"
     shown_counts "$T/$n.eventlog" "$n"
@@ -225,6 +230,65 @@ show_events "$1" "$T/flood.show" || fail "ghc-events cannot parse serve's copy o
 flood_msgs=$(grep -c ': flood [0-3] ' "$T/flood.show")
 [ "$flood_msgs" -eq 1000000 ] || fail "serve's copy of the flood holds $flood_msgs of its 1000000 messages"
 note "flood: all 1000000 messages in serve's copy, nothing dropped"
+
+# --- --save-dir: a file per run, never through a planted name ------------------
+# saver restarts its eventlog three times (ctl restart): four runs, each
+# copied whole to a file of its own, the first still holding the
+# program's work at the end.  Before the program announces itself,
+# symlinks to a victim file sit at its save names (the pid is known:
+# the shell that plants them execs the program): serve writes through
+# neither and numbers the runs past them.
+cp "$BUSY" "$T/saver" || fail "cannot copy $BUSY"
+printf 'victim\n' >"$T/victim"
+mkfifo "$T/saver.in"
+(
+    for fd in $OPEN_FDS; do eval "exec $fd>&-"; done
+    # shellcheck disable=SC2016
+    exec sh -c 'ln -s "$1" "$2/saver.$$.eventlog" && ln -s "$1" "$2/saver.$$.1.eventlog" &&
+        exec "$3" 2 +RTS -N2 -I0 "--eventlog-sink=unix:$4?wait=60&control=1" \
+            --eventlog-flush-interval=0.2 -RTS' \
+        sh "$T/victim" "$T/saved" "$T/saver" "$T/saver.sock" \
+        <"$T/saver.in" >"$T/saver.out" 2>"$T/saver.err"
+) &
+pid_saver=$!
+bg_register "$pid_saver"
+exec {in_saver}>"$T/saver.in"
+wait_until 60 grep -qx ready "$T/saver.out" || fail_showing "$T/saver.err" "saver did not start"
+wait_until 60 all_markers "$pid_saver" || fail "saver: serve --all did not see its markers"
+# run_saved K: serve's copy of run K (file K+1: the first name is
+# planted) exists and holds the start of a stream.
+run_saved() {
+    [ -s "$T/saved/saver.$pid_saver.$(($1 + 1)).eventlog" ]
+}
+wait_until 30 run_saved 1 || fail "serve --all saved no first run of saver: $(ls "$T/saved")"
+for k in 2 3 4; do
+    "$ELS_SINK_TOOL" ctl "unix:$T/saver.sock" restart >"$T/restart.out" 2>&1 \
+        || fail_showing "$T/restart.out" "restart $((k - 1)) of saver failed"
+    wait_until 30 run_saved "$k" \
+        || fail "after restart $((k - 1)), serve --all saved no run $k of saver: $(ls "$T/saved")"
+done
+exec {in_saver}>&-
+wait_pid "$pid_saver" 60 || fail_showing "$T/saver.err" "saver did not exit cleanly"
+ends_stream() {
+    [ "$(tail -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = ffff ]
+}
+wait_until 30 ends_stream "$T/saved/saver.$pid_saver.5.eventlog" \
+    || fail "serve's copy of saver's last run lacks the end marker"
+for k in 1 2 3 4; do
+    f=$T/saved/saver.$pid_saver.$((k + 1)).eventlog
+    [ -f "$f" ] && [ ! -L "$f" ] || fail "run $k of saver: $f is not a file of serve's"
+    ends_stream "$f" || fail "run $k of saver: $f lacks the end marker"
+    show_events "$f" "$T/saver.$k.show" || fail "run $k of saver: ghc-events cannot parse $f"
+done
+grep -q 'marker: work done' "$T/saver.1.show" \
+    || fail "saver's first run lost its work: a later run overwrote it"
+! grep -q 'marker: work done' "$T/saver.4.show" \
+    || fail "saver's last run holds the first run's work"
+[ "$(cat "$T/victim")" = victim ] || fail "serve --all wrote through a planted symlink: the victim holds $(head -c 100 "$T/victim")"
+[ -L "$T/saved/saver.$pid_saver.1.eventlog" ] && [ -L "$T/saved/saver.$pid_saver.eventlog" ] \
+    || fail "serve --all replaced a planted symlink"
+[ ! -e "$T/saved/saver.$pid_saver.6.eventlog" ] || fail "serve --all saved a fifth run of saver"
+note "saver: 4 runs in saver.$pid_saver.2-5.eventlog, the planted symlinks left alone"
 
 kill -TERM "$spid"
 wait_pid "$spid" 30 || fail_showing "$T/serve.err" "serve --all did not exit 0 on SIGTERM"

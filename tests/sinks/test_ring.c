@@ -7,11 +7,14 @@
  * marker) that holds the last units before the dump; the window stays
  * within size=; dumps on request, at the end of the stream and on a
  * signal the spec names; bad specs and unwritable places fail clearly;
- * the recorder's own control socket (control=unix:PATH).
+ * max-dumps= bounds every way a dump is asked for; a dump carries its
+ * name only once whole; nothing recorded, no file; the recorder's own
+ * control socket (control=unix:PATH).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE     /* memmem */
 #endif
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -280,6 +283,122 @@ static void ring_failed_dump_and_existing_names(void)
     evgen_free(&h);
 }
 
+/* max-dumps=N bounds every dump asked for, whoever asks: past it a
+ * request (els_writer_dump(), what a control command and serve --all's
+ * webhook call) fails with ELS_ELIMIT and a line saying why, and a
+ * signal writes nothing; neither leaves a file, and each is counted
+ * (dumps_refused) and logged.  The dump at the end is at-exit='s
+ * business, not bounded by it. */
+static void ring_max_dumps_bounds_every_request(void)
+{
+    tu_log_capture();
+    const char *path = check_path("cap");
+    char spec[700];
+    snprintf(spec, sizeof spec, "ring:%s?size=3M&max-dumps=2&signal=USR2", path);
+    struct els_writer *w = open_ok(spec);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    write_blocks(w, 0, 3, 0, NULL);
+    char name[4096];
+    CHECK_OK(els_writer_dump(w, name, sizeof name));
+    CHECK_STR(name, check_path("cap.1"));
+    CHECK_OK(raise(SIGUSR2));
+    WAIT_UNTIL(stats_of(w).dumps_written == 2, 5, "no dump after SIGUSR2");
+    CHECK(tu_exists(check_path("cap.2")));
+
+    int r = els_writer_dump(w, name, sizeof name);
+    CHECK_MSG(r == ELS_ELIMIT, "a third dump with max-dumps=2: %d (%s), \"%s\"",
+              r, els_err_name(r), name);
+    CHECK_CONTAINS(name, "max-dumps=2 reached: 2 dumps written, no more");
+    CHECK_OK(raise(SIGUSR2));
+    WAIT_UNTIL(stats_of(w).dumps_refused == 2, 5, "the signal past max-dumps= "
+               "was not refused");
+    struct els_stats st = stats_of(w);
+    CHECK_U64(st.dumps_written, ==, 2);
+    CHECK_U64(st.dumps_failed, ==, 0);
+    CHECK(!tu_exists(check_path("cap.3")));
+    CHECK(!tu_exists(check_path("cap.3.partial")));
+    CHECK(tu_log_contains("no dump for a request: max-dumps=2 reached"));
+    CHECK(tu_log_contains("no dump for the signal: max-dumps=2 reached"));
+
+    /* The end of the stream: at-exit= decides, not max-dumps=. */
+    write_blocks(w, 3, 1, 0, NULL);
+    CHECK_OK(els_writer_close(w));
+    struct evgen_buf got = read_file(check_path("cap.3"));
+    check_stream_parses(&got, true);
+    CHECK(count_of(&got, "unit000003") == 1);
+    CHECK(tu_log_contains("dumps: 3 written, 0 failed (no file left), 2 "
+                          "refused past max-dumps="));
+    evgen_free(&got);
+    evgen_free(&h);
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+}
+
+/* A dump is written as NAME.K.partial and renamed to NAME.K only once
+ * whole (ring.c's Note [A dump's name]): what a program killed in a
+ * dump leaves behind, NAME.K.partial, is stepped over and left alone by
+ * the next program's dumps, as is a symlink planted at a .partial name,
+ * which is never written through; a dump leaves no .partial behind. */
+static void ring_dump_named_when_whole(void)
+{
+    CHECK_OK(tu_write_file(check_path("k.1.eventlog.partial"), "cut short"));
+    CHECK_OK(symlink(check_path("victim"), check_path("k.2.eventlog.partial")));
+    CHECK_OK(tu_write_file(check_path("k.3.eventlog"), "someone's"));
+    char spec[700];
+    snprintf(spec, sizeof spec, "ring:%s?size=3M&at-exit=0",
+             check_path("k.eventlog"));
+    struct els_writer *w = open_ok(spec);
+    struct evgen_buf h = evgen_header();
+    write_ok(w, h.p, h.len);
+    write_blocks(w, 0, 3, 0, NULL);
+    char name[4096];
+    CHECK_OK(els_writer_dump(w, name, sizeof name));
+    CHECK_STR(name, check_path("k.4.eventlog"));
+    CHECK_INT(tu_file_mode(name), ==, 0600);
+    struct evgen_buf got = read_file(name);
+    check_stream_parses(&got, true);
+    evgen_free(&got);
+    CHECK(!tu_exists(check_path("k.4.eventlog.partial")));
+    CHECK(!tu_exists(check_path("victim")));
+    char *left = tu_read_file(check_path("k.1.eventlog.partial"));
+    CHECK_STR(left, "cut short");
+    free(left);
+    left = tu_read_file(check_path("k.3.eventlog"));
+    CHECK_STR(left, "someone's");
+    free(left);
+    CHECK_OK(els_writer_close(w));
+    evgen_free(&h);
+}
+
+/* A recorder closed before anything was recorded (the program's next
+ * sink failed to open, so the stream never started) writes no dump: no
+ * file at all, a line that says why instead of "dumped the recording",
+ * and the failure counted.  A request then is answered the same way. */
+static void ring_nothing_recorded_no_file(void)
+{
+    tu_log_capture();
+    char spec[700];
+    snprintf(spec, sizeof spec, "ring:%s?size=3M", check_path("empty.eventlog"));
+    struct els_writer *w = open_ok(spec);
+    char name[4096];
+    int r = els_writer_dump(w, name, sizeof name);
+    CHECK_MSG(r == -ENODATA, "a dump of nothing: %d (%s)", r, els_err_name(r));
+    CHECK_CONTAINS(name, "nothing was recorded: the stream never started");
+    CHECK_U64(stats_of(w).dumps_failed, ==, 1);
+    CHECK_OK(els_writer_close(w));
+    DIR *d = opendir(check_path(""));
+    CHECK(d != NULL);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        CHECK_MSG(strncmp(e->d_name, "empty.", 6) != 0, "a dump of nothing "
+                  "left %s", e->d_name);
+    closedir(d);
+    CHECK(tu_log_contains("no dump for the end of the stream: nothing was "
+                          "recorded: the stream never started"));
+    CHECK(!tu_log_contains("dumped the recording"));
+    CHECK(tu_log_contains("dumps: 0 written, 2 failed (no file left)"));
+    els_set_log_hook(NULL, NULL, ELS_LOG_ERROR);
+}
+
 /* One answer frame from fd: status, and text into text. */
 static int read_answer_frame(int fd, uint32_t *id, char *text, size_t len)
 {
@@ -467,6 +586,9 @@ static const struct check_case cases[] = {
     CHECK_CASE(ring_dump_on_signal),
     CHECK_CASE(ring_bad_specs),
     CHECK_CASE(ring_failed_dump_and_existing_names),
+    CHECK_CASE(ring_max_dumps_bounds_every_request),
+    CHECK_CASE(ring_dump_named_when_whole),
+    CHECK_CASE(ring_nothing_recorded_no_file),
     CHECK_CASE(ring_control_socket),
     CHECK_CASE(ring_control_hello_deadline),
 };

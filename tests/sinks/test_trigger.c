@@ -3,9 +3,11 @@
  * Note [Triggered dumps]).  The syntax of dump-on=, after=, cooldown= and
  * max-dumps= and its refusals; durations and sizes; each condition on
  * hand-made units (a GC pause per capability, heap-live, marker and
- * message prefixes with a %-escaped comma, loss); after=, the cooldown and
- * max-dumps= on a clock the test drives; and garbage units, counted and
- * survived, with the next good unit still read.
+ * message prefixes with a %-escaped comma, loss); strict thresholds (a
+ * pause of exactly gc-pause>'s duration does not fire); after=, the
+ * cooldown and max-dumps= (other dumps counted too) on a clock the test
+ * drives; and garbage units, counted and survived, with the next good
+ * unit still read.
  */
 #include "check.h"
 #include "eventlog-sink.h"
@@ -138,7 +140,12 @@ static void test_parse(void)
     BAD("loss", NULL, NULL, "0", "max-dumps=0");
     BAD("loss", NULL, NULL, "-1", "max-dumps=-1");
     BAD(NULL, "1s", NULL, NULL, "after= means nothing");
-    BAD(NULL, NULL, NULL, "2", "max-dumps= means nothing");
+    BAD(NULL, NULL, "1m", NULL, "cooldown= means nothing");
+    BAD(NULL, NULL, NULL, "0", "max-dumps=0");
+    /* max-dumps= alone bounds the dumps asked for otherwise. */
+    EQ_INT(elsi_trigger_parse(NULL, NULL, NULL, "2", &c, err, sizeof err), 0);
+    EQ_INT((int)c.n_conds, 0);
+    EQ_INT((int)c.max_dumps, 2);
 }
 
 static void test_durations(void)
@@ -232,6 +239,55 @@ static void test_conditions(void)
     elsi_trigger_free(t);
 }
 
+/* gc-pause>D fires on a pause longer than D: one of exactly D does not
+ * (on either capability, the pause closing a block or inside one), one
+ * a nanosecond longer does.  Likewise heap-live>S: exactly S is not
+ * above it. */
+static void test_thresholds_are_strict(void)
+{
+    char cause[ELSI_TRIGGER_CAUSE_MAX];
+    struct elsi_trigger *t = trig("gc-pause>50ms", "0", "0", NULL);
+    struct evgen_buf b = blk(0, 1000000000u);
+    ev_plain(&b, 9, 1000000000u);
+    ev_plain(&b, 10, 1050000000u);              /* exactly 50 ms */
+    feed(t, &b, 10);
+    b = blk(1, 2000000000u);
+    ev_plain(&b, 9, 2000000000u);
+    feed(t, &b, 11);
+    b = blk(1, 2040000000u);
+    ev_plain(&b, 10, 2050000000u);              /* 50 ms, across blocks */
+    feed(t, &b, 12);
+    CHECK_MSG(!elsi_trigger_due(t, 12, false, NULL),
+              "gc-pause>50ms fired on pauses of exactly 50 ms");
+    struct elsi_trigger_counts n;
+    elsi_trigger_counts(t, &n);
+    EQ_U64(n.fired, 0u);
+    b = blk(0, 3000000000u);
+    ev_plain(&b, 9, 3000000000u);
+    ev_plain(&b, 10, 3050000001u);              /* 50 ms and 1 ns */
+    feed(t, &b, 13);
+    CHECK_MSG(elsi_trigger_due(t, 13, false, NULL),
+              "gc-pause>50ms missed a pause of 50.000001 ms");
+    elsi_trigger_take(t, cause, sizeof cause);
+    CHECK_STR(cause, "gc-pause 50.000 ms on cap 0 at 3.050 s");
+    elsi_trigger_free(t);
+
+    t = trig("heap-live>1M", "0", "0", NULL);
+    b = blk(0xffff, 5);
+    ev_plain(&b, 51, 5);
+    evgen_u32(&b, 1);
+    evgen_u64(&b, 1024 * 1024);                 /* exactly 1M */
+    feed(t, &b, 20);
+    CHECK(!elsi_trigger_due(t, 20, false, NULL));
+    b = blk(0xffff, 6);
+    ev_plain(&b, 51, 6);
+    evgen_u32(&b, 1);
+    evgen_u64(&b, 1024 * 1024 + 1);
+    feed(t, &b, 21);
+    CHECK(elsi_trigger_due(t, 21, false, NULL));
+    elsi_trigger_free(t);
+}
+
 static void marker_at(struct elsi_trigger *t, uint64_t now)
 {
     struct evgen_buf b = blk(0, now * 1000000u);
@@ -264,6 +320,27 @@ static void test_after_cooldown_max(void)
     EQ_U64(n.fired, 5u);
     EQ_U64(n.suppressed, 2u);
     EQ_INT((int)n.dumps, 2);
+    elsi_trigger_free(t);
+}
+
+/* Dumps asked for otherwise (a request, a signal) count against
+ * max-dumps= too: with max-dumps=2 and one such dump, the conditions get
+ * one dump, and the next condition met is suppressed. */
+static void test_max_dumps_counts_every_dump(void)
+{
+    struct elsi_trigger *t = trig("marker:FLAP", "0", "0", "2");
+    elsi_trigger_other_dump(t);
+    marker_at(t, 10);
+    CHECK(elsi_trigger_due(t, 10, false, NULL));
+    EQ_INT((int)elsi_trigger_take(t, NULL, 0), 1);
+    marker_at(t, 20);
+    CHECK_MSG(!elsi_trigger_due(t, 20, true, NULL),
+              "a third dump armed with max-dumps=2 (one requested, one triggered)");
+    struct elsi_trigger_counts n;
+    elsi_trigger_counts(t, &n);
+    EQ_U64(n.fired, 2u);
+    EQ_U64(n.suppressed, 1u);
+    EQ_INT((int)n.dumps, 1);
     elsi_trigger_free(t);
 }
 
@@ -307,7 +384,9 @@ static const struct check_case cases[] = {
     CHECK_CASE(test_parse),
     CHECK_CASE(test_durations),
     CHECK_CASE(test_conditions),
+    CHECK_CASE(test_thresholds_are_strict),
     CHECK_CASE(test_after_cooldown_max),
+    CHECK_CASE(test_max_dumps_counts_every_dump),
     CHECK_CASE(test_garbage),
 };
 CHECK_MAIN(cases)

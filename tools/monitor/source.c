@@ -22,6 +22,7 @@
 
 #include "eventlog-sink.h"
 #include "source.h"
+#include "../tool.h"
 
 /* Note [Waiting for a path]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -188,6 +189,10 @@ static void mon_source_drop(struct mon_source *s, uint64_t now_ms)
         close(s->fd);
     s->fd = -1;
     s->retry_at_ms = now_ms + MON_RETRY_MS;
+    if (s->save_next > 0 && s->save_fd >= 0) {
+        close(s->save_fd);      /* the run is over: its copy is whole */
+        s->save_fd = -1;
+    }
 }
 
 int mon_source_save(struct mon_source *s, const char *path)
@@ -197,6 +202,45 @@ int mon_source_save(struct mon_source *s, const char *path)
         return -errno;
     s->save_fd = fd;
     return 0;
+}
+
+void mon_source_save_runs(struct mon_source *s, const char *dir,
+                          const char *stem)
+{
+    snprintf(s->save_dir, sizeof s->save_dir, "%s", dir);
+    snprintf(s->save_stem, sizeof s->save_stem, "%s", stem);
+    s->save_next = 1;
+}
+
+/* Note [Saved runs]
+ * ~~~~~~~~~~~~~~~~~
+ * serve --all's --save-dir is often a directory others may write (/tmp, a
+ * shared volume), and its names are predictable (a program's name and
+ * pid).  So a run's copy is created with O_EXCL and O_NOFOLLOW: a file or
+ * a symlink someone planted at the name is never written through or
+ * replaced, the next number is taken instead; and each run (a program
+ * that restarts its eventlog starts a new one) gets a number of its own,
+ * so that a restart never truncates the run before it. */
+#define MON_SAVE_TRIES 100000u
+
+static void mon_save_open_run(struct mon_source *s)
+{
+    char path[sizeof s->save_dir + sizeof s->save_stem + 32];
+    int e = EEXIST;
+    for (unsigned tries = 0; tries < MON_SAVE_TRIES && e == EEXIST; tries++) {
+        snprintf(path, sizeof path, "%s/%s.%u.eventlog", s->save_dir,
+                 s->save_stem, s->save_next++);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+                      O_CLOEXEC | O_NOCTTY, 0600);
+        if (fd >= 0) {
+            s->save_fd = fd;
+            return;
+        }
+        e = errno;
+    }
+    s->save_errors++;
+    fprintf(stderr, TOOL_NAME " serve: cannot save a run of %s as %s: %s\n",
+            s->spec, path, strerror(e));
 }
 
 static void mon_source_copy(struct mon_source *s, const void *buf, size_t len)
@@ -352,9 +396,15 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
                 mon_model_reset(m);
                 mon_model_note_connection(m);
                 s->fresh = false;
-                if (s->save_fd >= 0 && (ftruncate(s->save_fd, 0) < 0 ||
-                                        lseek(s->save_fd, 0, SEEK_SET) < 0))
+                if (s->save_next > 0) {         /* Note [Saved runs] */
+                    if (s->save_fd >= 0)
+                        close(s->save_fd);
+                    s->save_fd = -1;
+                    mon_save_open_run(s);
+                } else if (s->save_fd >= 0 && (ftruncate(s->save_fd, 0) < 0 ||
+                                               lseek(s->save_fd, 0, SEEK_SET) < 0)) {
                     s->save_errors++;
+                }
             }
             mon_source_copy(s, buf, (size_t)n);
             mon_model_feed(m, buf, (size_t)n);

@@ -46,6 +46,10 @@ struct mon_source {
     bool woken;                     /* this attempt follows a watch event */
     int save_fd;                    /* copy of the current run, or -1 */
     uint64_t save_errors;
+    /* mon_source_save_runs(): each run to a new file, dir/stem.N.eventlog,
+     * the next N to try (0: --save's one file, replaced at each run). */
+    char save_dir[4096], save_stem[256];
+    unsigned save_next;
     char state[768];
 };
 
@@ -58,6 +62,15 @@ void mon_source_close(struct mon_source *s);
  * each new run): the stream the views show, for other readers.  0 or
  * -errno. */
 int mon_source_save(struct mon_source *s, const char *path);
+/* Copy each run, as received, to a file of its own, DIR/STEM.N.eventlog
+ * with N = 1, 2, ... (serve --all's --save-dir): opened when the run's
+ * first bytes come, created 0600 and never replacing a file or following
+ * a symlink (a taken name, whoever took it, moves on to the next N), and
+ * closed when the run ends; an earlier run is never truncated.  A file
+ * that cannot be created is said on stderr, and that run is not
+ * copied. */
+void mon_source_save_runs(struct mon_source *s, const char *dir,
+                          const char *stem);
 /* The descriptor to poll for input: the stream, or while waiting the
  * directory watch; -1 for none (a file that is open, or no watch: call
  * mon_source_pump() within mon_source_wait_ms()). */
