@@ -140,7 +140,7 @@ for n in $NAMES; do
     cp "$saved" "$T/$n.eventlog"
     shown_counts "$T/$n.eventlog" "$n"
     # The index (/api/programs) counts the same collections.
-    curl -sf --max-time 10 "http://127.0.0.1:$PORT/api/programs" -o "$T/programs.json" \
+    scurl -sf --max-time 10 "http://127.0.0.1:$PORT/api/programs" -o "$T/programs.json" \
         || fail "GET /api/programs failed"
     index=$("$PYTHON" -c 'import json, sys
 print(next(p["gc_collections"] for p in json.load(open(sys.argv[1]))["programs"] if p["pid"] == int(sys.argv[2])))' \
