@@ -301,7 +301,8 @@ int serve_main(int argc, char **argv)
         mon_control_close(&s.control);
         return 1;
     }
-    if (!all && (c = mon_open("serve", argv[optind], save, &s.src, &s.model)) != 0) {
+    if (!all && (c = mon_open("serve", argv[optind], save, false, &s.src,
+                         &s.model)) != 0) {
         mon_control_close(&s.control);
         return c;
     }
@@ -358,6 +359,8 @@ int serve_main(int argc, char **argv)
         } else {
             got = mon_source_pump(&s.src, s.model, now, MON_PUMP_MAX);
             more = got == MON_PUMP_MAX;
+            mon_control_poll(&s.control, now, s.src.opens,
+                             mon_source_up(&s.src));
         }
         if (got > 0)
             whole_run_ticked = false;
@@ -399,6 +402,9 @@ int serve_main(int argc, char **argv)
             uint64_t src_wait = mon_source_wait_ms(&s.src, now);
             if (src_wait < wait)
                 wait = src_wait;
+            uint64_t ctl_wait = mon_control_wait_ms(&s.control, now);
+            if (ctl_wait < wait)
+                wait = ctl_wait;
         }
         bool clients = false;
         for (unsigned i = 0; i < SERVE_CLIENTS; i++) {

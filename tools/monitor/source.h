@@ -46,6 +46,10 @@ struct mon_source {
     bool woken;                     /* this attempt follows a watch event */
     int save_fd;                    /* copy of the current run, or -1 */
     uint64_t save_errors;
+    uint64_t opens;                 /* streams opened so far (see fd) */
+    int open_err;                   /* the last failed attempt's -errno */
+    bool no_writer;                 /* FIFO: opened, no writer had it open */
+    bool once;                      /* FILE: read once, not followed */
     char state[768];
 };
 
@@ -67,6 +71,17 @@ int mon_source_fd(const struct mon_source *s);
  * UINT64_MAX. */
 uint64_t mon_source_wait_ms(const struct mon_source *s, uint64_t now_ms);
 bool mon_source_is_file(const struct mon_source *s);
+/* Is a stream open now (a socket connected, a FIFO with its writer, a
+ * file)?  s->opens counts the streams opened, so a caller sees a new one
+ * (the program's next run) even between two looks. */
+bool mon_source_up(const struct mon_source *s);
+/* Why the last attempt to open the source failed, in words ("no such
+ * socket", "connection refused: nothing listens on it", "no such file",
+ * "no writer has the FIFO open", ...), into buf. */
+void mon_source_why(const struct mon_source *s, char *buf, size_t len);
+/* How the source waits for its path: "watching DIR for it", "checking
+ * every 25 ms", "retrying every 0.5 s", into buf. */
+void mon_source_how(const struct mon_source *s, char *buf, size_t len);
 /* Read what is available (at most max_bytes; 0: no limit) into m,
  * connecting or reopening as needed.  Never blocks.  Returns the bytes
  * read. */
