@@ -35,8 +35,8 @@ static void mon_say_waiting(const char *cmd, const struct mon_source *src)
     mon_source_why(src, why, sizeof why);
     mon_source_how(src, how, sizeof how);
     if (src->no_writer)
-        fprintf(stderr, TOOL_NAME " %s: waiting for a writer on %s (%s; %s)\n",
-                cmd, src->spec, why, how);
+        fprintf(stderr, TOOL_NAME " %s: waiting for a writer on %s (%s)\n",
+                cmd, src->spec, how);
     else if (src->open_err == -ENOENT)
         fprintf(stderr, TOOL_NAME " %s: waiting for %s to appear (%s yet; "
                 "%s)\n", cmd, src->spec, why, how);
