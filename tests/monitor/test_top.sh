@@ -210,7 +210,7 @@ wait "$later_pid" "$listener_pid" 2>/dev/null
 # With --once: exit 1, one line naming the target and why, no view: a
 # socket that does not exist, one nothing listens on (bound, never
 # listening: refused), a TCP port nothing listens on, a file that does
-# not exist.  Without --once: one line on stderr says what the monitor
+# not exist, a FIFO no writer opens within the interval.  Without --once: one line on stderr says what the monitor
 # waits for (top on a file in a directory that does not exist, serve on
 # a missing socket, whose page says it too), and nothing more as it waits.
 "$PYTHON" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$H/stale.sock" \
@@ -232,6 +232,9 @@ once_fails stale "unix:$H/stale.sock" \
 once_fails tcp "tcp:127.0.0.1:$free" \
     "eventlog-sink top: cannot read tcp:127.0.0.1:$free: connection refused: nothing listens on that port"
 once_fails nofile "$H/typo.eventlog" "eventlog-sink top: cannot read $H/typo.eventlog: no such file"
+mkfifo "$H/lonely.fifo" || fail "mkfifo failed"
+once_fails fifo "fifo:$H/lonely.fifo" \
+    "eventlog-sink top: cannot read fifo:$H/lonely.fifo within the interval: no writer has the FIFO open"
 
 "$ELS_SINK_TOOL" top --json --interval 0.05 "$H/nodir/app.eventlog" >"$H/nodir.json" 2>"$H/nodir.err" </dev/null &
 nodir_pid=$!

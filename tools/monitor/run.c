@@ -80,7 +80,10 @@ int mon_open(const char *cmd, const char *arg, const char *save, bool once,
         *m = NULL;
         return 1;
     }
-    mon_say_waiting(cmd, src);
+    /* A FIFO's writer may come within --once's interval
+     * (mon_once_reached() says if it did not). */
+    if (!once)
+        mon_say_waiting(cmd, src);
     return 0;
 }
 
