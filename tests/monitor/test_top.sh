@@ -8,7 +8,17 @@
 # sequences in the bytes top wrote), while --json keeps the exact text;
 # and top started before a unix: socket exists connects when a listener
 # binds it (its directory watch, said in the view's source state) and
-# its first view holds the whole stream from the first event.
+# its first view holds the whole stream from the first event, and its
+# stderr said once what it waited for.  A target that is not there (no
+# such socket, one nothing listens on, a TCP port nothing listens on, no
+# such file, a FIFO no writer opens) makes top --once exit 1 with one
+# line and no view; top on a missing file and serve on a missing socket
+# say once on stderr what they wait for.
+#
+# A file of about 730 MB, more than one 0.05 s interval can read: top
+# --once --json reads it to its end (its totals are ghc-events' for the
+# whole file, its state says it read the file to its end), and serve's
+# state says how much of it was read while it reads.
 #
 # Then, under tmux (a real terminal: send-keys, capture-pane), top follows the
 # file a running program writes with plain `+RTS -l` (the route of a
@@ -26,8 +36,13 @@
 # the program's answer (every one must succeed: the patched RTS is
 # required, so a command missing from the program's help fails the
 # test), R restarts the stream (top shows run 2), X then y stops it (top
-# shows its end).  Skips without tmux, GHC, ghc-events or the patched RTS
-# (the parts before need only tmux and python3).
+# shows its end).  The monitors started before the program (top in
+# tmux, top --json and serve, all with --control) connect their control
+# session as the program's stream comes, without a key; the page keeps
+# four answers, newest first, each with the command sent and the time
+# (headless Chromium, when installed).  Skips without tmux, GHC,
+# ghc-events, curl or the patched RTS (the parts before need only tmux
+# and python3).
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
@@ -275,7 +290,7 @@ rm -rf "$H"
 monitor_setup
 
 # --- A file larger than one interval can read: --once reads all of it -------
-# About 800 MB: units of a 60000-byte event of a type of its own, 64
+# About 730 MB: units of a 60000-byte event of a type of its own, 64
 # small fixed-size events, and now and then a user message and a marker.
 # At --interval 0.05 no machine reads it within one interval, so a view
 # printed at the interval's end would show part of it as the run's.

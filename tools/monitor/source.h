@@ -9,7 +9,10 @@
  * for the new run.  While a unix: socket, FIFO or file does not exist
  * yet, it watches the directory (inotify) and connects as soon as the
  * path appears, so a monitor started first sees a short program from its
- * first event; without inotify it polls every MON_POLL_MS.  It is not
+ * first event; without inotify it polls every MON_POLL_MS.  Its state
+ * (shown in the views) says what it waits for and why, and for a file
+ * how much of it was read: a view of part of a large file must not pass
+ * for the whole run's.  It is not
  * responsible for what the bytes mean (model.c) or for the event loop
  * (the commands own it: mon_source_fd() says what to poll,
  * mon_source_wait_ms() how long at most).
