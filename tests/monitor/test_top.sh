@@ -273,8 +273,11 @@ serve_said="eventlog-sink serve: waiting for unix:$H/typo.sock to appear (no suc
 [ "$(head -1 "$H/serve-typo.err")" = "$serve_said" ] \
     || fail_showing "$H/serve-typo.err" "serve on a missing socket does not say what it waits for: want '$serve_said'"
 typo_port=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$H/serve-typo.err")
+# The token its start-up URL gives, if any, as a scraper sends it.
+typo_token=$(sed -n 's|.*serving http://[^ ]*[?#]token=\([^ &#]*\).*|\1|p' "$H/serve-typo.err")
 typo_state() {
-    curl -sf --max-time 10 "http://127.0.0.1:$typo_port/api/state" -o "$H/serve-typo.state" &&
+    curl -sf --max-time 10 ${typo_token:+-H "Authorization: Bearer $typo_token"} \
+        "http://127.0.0.1:$typo_port/api/state" -o "$H/serve-typo.state" &&
         grep -qF "waiting for unix:$H/typo.sock: no such socket" "$H/serve-typo.state"
 }
 if command -v curl >/dev/null 2>&1; then
