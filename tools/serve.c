@@ -68,7 +68,8 @@ static void serve_usage(FILE *out)
 "SPEC|FILE as for `" TOOL_NAME " top`: unix:PATH, tcp:[HOST:]PORT,\n"
 "fifo:PATH, pid:PID or name:NAME (`" TOOL_NAME " ps`), or a file,\n"
 "followed as it grows (a saved eventlog shows the\n"
-"whole run).\n"
+"whole run).  A target that is not there yet is waited for, and a line\n"
+"on stderr says so at start.\n"
 "\n"
 "Options:\n"
 "  --listen [HOST:]PORT  where to serve (default 127.0.0.1:8089; port 0\n"
@@ -325,7 +326,8 @@ int serve_main(int argc, char **argv)
         mon_control_close(&s.control);
         return 1;
     }
-    if (!all && (c = mon_open("serve", argv[optind], save, &s.src, &s.model)) != 0) {
+    if (!all && (c = mon_open("serve", argv[optind], save, false, &s.src,
+                         &s.model)) != 0) {
         mon_control_close(&s.control);
         return c;
     }
@@ -388,6 +390,8 @@ int serve_main(int argc, char **argv)
         } else {
             got = mon_source_pump(&s.src, s.model, now, MON_PUMP_MAX);
             more = got == MON_PUMP_MAX;
+            mon_control_poll(&s.control, now, s.src.opens,
+                             mon_source_up(&s.src));
         }
         if (got > 0)
             whole_run_ticked = false;
@@ -429,6 +433,9 @@ int serve_main(int argc, char **argv)
             uint64_t src_wait = mon_source_wait_ms(&s.src, now);
             if (src_wait < wait)
                 wait = src_wait;
+            uint64_t ctl_wait = mon_control_wait_ms(&s.control, now);
+            if (ctl_wait < wait)
+                wait = ctl_wait;
         }
         bool clients = false;
         for (unsigned i = 0; i < SERVE_CLIENTS; i++) {

@@ -66,16 +66,19 @@ static void top_usage(FILE *out)
 "\n"
 "Options:\n"
 "  --once           print one view and exit: a file is read to its\n"
-"                   current end (rates are then run averages), a socket\n"
-"                   or FIFO for one interval\n"
-"  --json           print the figures as one JSON object per view\n"
+"                   current end, however long that takes (rates are\n"
+"                   then run averages), a socket or FIFO for one\n"
+"                   interval; a target that is not there (no such\n"
+"                   socket or file, a connection refused) is an error\n"
+"  --json           print the figures as one JSON object per view (with\n"
+"                   --control, the control session's state too)\n"
 "  --interval SECS  refresh interval (default 1)\n"
 "  --lines          plain lines even on a terminal\n"
 "  --save FILE      copy the stream as received to FILE (a new run\n"
 "                   replaces it)\n"
 "  --control        enable the control keys: a control session with the\n"
 "                   program at SPEC (unix: or tcp:; its sink needs\n"
-"                   control=1)\n"
+"                   control=1), opened whenever its stream connects\n"
 "  --secret-file FILE  the control secret (tcp:), as for ctl\n"
 "  -h, --help       this help\n"
 "\n"
@@ -86,7 +89,10 @@ static void top_usage(FILE *out)
 "the keys say control is not enabled).\n"
 "SIGINT or SIGTERM stops it; with plain lines or --json it prints one\n"
 "last view first.\n"
-"Exit status: 0, 1 if the stream was malformed (--once), 2 usage.\n");
+"Without --once, a target that is not there yet is waited for, and a\n"
+"line on stderr says so at start.\n"
+"Exit status: 0, 1 if the stream was malformed or the target could not\n"
+"be read (--once), 2 usage.\n");
 }
 
 struct top_term {
@@ -127,15 +133,31 @@ static unsigned top_width(void)
 /* The keys' state: a 'c' or 'X' waits for its second key. */
 struct top_keys {
     char pending;
+    bool keyed;                         /* line answers a key */
     char line[CTLC_TEXT_MAX + 100];     /* the status line */
 };
 
-static void top_render(struct mon_model *m, bool json, bool ansi,
-                       const struct top_keys *k, struct strbuf *sb)
+static void top_render(struct mon_model *m, struct mon_control *mc, bool json,
+                       bool ansi, struct top_keys *k, struct strbuf *sb)
 {
     sb_clear(sb);
+    if (!k->keyed) {
+        /* No key yet: the session's state, as it changes. */
+        struct strbuf st = { 0 };
+        mon_control_state_text(mc, &st);
+        snprintf(k->line, sizeof k->line, "control: %s",
+                 st.failed || st.p == NULL ? "?" : st.p);
+        sb_free(&st);
+    }
     if (json) {
         mon_model_json(m, sb);
+        /* With --control, the session too: the object's last member. */
+        if (mc->enabled && sb->len > 0 && sb->p[sb->len - 1] == '}') {
+            sb->len--;
+            sb_puts(sb, ",\"control\":");
+            mon_control_json(mc, sb);
+            sb_puts(sb, "}");
+        }
         sb_puts(sb, "\n");
     } else {
         if (ansi)
@@ -172,6 +194,8 @@ static bool top_key(struct mon_control *mc, struct top_keys *k, char key)
 {
     char pending = k->pending;
     k->pending = 0;
+    if (strchr("fshitRcX", key) != NULL || pending != 0)
+        k->keyed = true;
     if (pending == 'c') {
         char arg[2] = { key, '\0' };
         if (strchr(MON_CTL_CLASSES, key) != NULL && key != '\0')
@@ -257,16 +281,11 @@ int top_main(int argc, char **argv)
         return c;
     struct mon_source src;
     struct mon_model *m;
-    if ((c = mon_open("top", argv[optind], save, &src, &m)) != 0) {
+    if ((c = mon_open("top", argv[optind], save, once, &src, &m)) != 0) {
         mon_control_close(&mc);
         return c;
     }
     struct top_keys keys_state = { 0 };
-    struct strbuf st = { 0 };
-    mon_control_state_text(&mc, &st);
-    snprintf(keys_state.line, sizeof keys_state.line, "control: %s",
-             st.failed || st.p == NULL ? "?" : st.p);
-    sb_free(&st);
     mon_catch_stop_signals();
 
     bool ansi = !json && !once && !lines && isatty(STDOUT_FILENO);
@@ -278,21 +297,37 @@ int top_main(int argc, char **argv)
     struct strbuf sb = { 0 };
     uint64_t start = mon_now_ms(), last_tick = start, next_tick = start + interval_ms;
     int status = 0;
+    /* --once on a file reads all of it, however long that takes: no
+     * interval ends it, as a view of part of the file would pass for
+     * the whole run's. */
+    bool whole_file = once && mon_source_is_file(&src);
     for (;;) {
         uint64_t now = mon_now_ms();
         bool more = mon_source_pump(&src, m, now, MON_PUMP_MAX) == MON_PUMP_MAX;
-        if (once && mon_source_is_file(&src) && (src.eof || src.fd < 0)) {
+        mon_control_poll(&mc, now, src.opens, mon_source_up(&src));
+        if (whole_file && src.eof) {
             mon_model_tick(m, 0, true);
-            top_render(m, json, false, &keys_state, &sb);
+            top_render(m, &mc, json, false, &keys_state, &sb);
             status = mon_model_error(m) != NULL ? 1 : 0;
             break;
         }
+        if (whole_file && !mon_source_up(&src)) {
+            /* Replaced while read, and the new one cannot be opened. */
+            char why[160];
+            mon_source_why(&src, why, sizeof why);
+            fprintf(stderr, TOOL_NAME " top: cannot read %s: %s\n", src.spec,
+                    why);
+            status = 1;
+            break;
+        }
         now = mon_now_ms();
-        if (now >= next_tick) {
+        if (!whole_file && now >= next_tick) {
+            if (once && (status = mon_once_reached("top", &src)) != 0)
+                break;
             mon_model_tick(m, (now - last_tick) * 1000000ull, false);
             last_tick = now;
             next_tick = now + interval_ms;
-            top_render(m, json, ansi, &keys_state, &sb);
+            top_render(m, &mc, json, ansi, &keys_state, &sb);
             if (once) {
                 status = mon_model_error(m) != NULL ? 1 : 0;
                 break;
@@ -303,12 +338,12 @@ int top_main(int argc, char **argv)
              * figures as they stand, not as of the last interval. */
             if (!ansi) {
                 mon_model_tick(m, (now - last_tick) * 1000000ull, false);
-                top_render(m, json, false, &keys_state, &sb);
+                top_render(m, &mc, json, false, &keys_state, &sb);
             }
             break;
         }
         /* Files have nothing to poll: look again 5 times a second. */
-        uint64_t wait = next_tick - now;
+        uint64_t wait = next_tick > now ? next_tick - now : 0;
         if ((mon_source_is_file(&src) || mon_source_fd(&src) < 0) && wait > 200)
             wait = 200;
         /* A source waiting for its path retries sooner (source.c's Note
@@ -316,6 +351,9 @@ int top_main(int argc, char **argv)
         uint64_t src_wait = mon_source_wait_ms(&src, now);
         if (src_wait < wait)
             wait = src_wait;
+        uint64_t ctl_wait = mon_control_wait_ms(&mc, now);
+        if (ctl_wait < wait)
+            wait = ctl_wait;
         if (more)
             wait = 0;           /* the source has more: read on after a look */
         struct pollfd pfd[2] = {
@@ -335,7 +373,7 @@ int top_main(int argc, char **argv)
             if (!go_on)
                 break;
             if (r > 0)
-                top_render(m, json, ansi, &keys_state, &sb);
+                top_render(m, &mc, json, ansi, &keys_state, &sb);
         }
     }
     if (ansi)

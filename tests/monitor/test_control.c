@@ -6,7 +6,12 @@
  * those names (the library's own are built in only with the runtime
  * control parts), so the class toggle's two steps, the answers' text and
  * JSON, the allowlist, control off, and a new session after the program
- * closed the old one are checked whatever the build has.
+ * closed the old one are checked whatever the build has.  Without an
+ * action, mon_control_poll() opens the session when the program's stream
+ * connects (a monitor started before its program), again after the
+ * program closed it, retries with backoff while the program's socket is
+ * missing, and tries nothing while the stream is down or after a hello
+ * that got no answer (a sink without control=1).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -162,6 +167,80 @@ static void test_actions(void)
     sb_free(&sb);
 }
 
+/* The session follows the stream without a key: see Note [Following the
+ * stream] in control.c. */
+static void test_follow_stream(void)
+{
+    static struct mon_control mc;
+    char spec[600];
+    snprintf(spec, sizeof spec, "unix:%s/c.sock", check_dir);
+    /* Started before the program: no socket yet. */
+    CHECK_INT(mon_control_init(&mc, "test", spec, NULL), ==, 0);
+    CHECK(!mon_control_ready(&mc));
+    CHECK_CONTAINS(mc.state, "not connected");
+    uint64_t now = 1000;
+    mon_control_poll(&mc, now, 0, false);
+    CHECK(!mon_control_ready(&mc));
+    CHECK(mon_control_wait_ms(&mc, now) == UINT64_MAX);
+
+    /* The program comes; the stream connects (its first open): the
+     * session opens, no action needed. */
+    struct els_writer *w = open_writer(spec, sizeof spec);
+    mon_control_poll(&mc, now, 1, true);
+    CHECK(mon_control_ready(&mc));
+    CHECK_CONTAINS(mc.state, "connected to unix:");
+    CHECK_CONTAINS(mc.state, "c.sock");
+    CHECK(mon_control_wait_ms(&mc, now) == UINT64_MAX);
+
+    /* The program ends: the session closes; nothing is tried while the
+     * stream is down. */
+    CHECK_INT(els_writer_close(w), ==, 0);
+    for (int i = 0; i < 1000 && mon_control_ready(&mc); i++)
+        usleep(10000);
+    mon_control_poll(&mc, now, 1, false);
+    CHECK(!mon_control_ready(&mc));
+    CHECK(mon_control_wait_ms(&mc, now) == UINT64_MAX);
+    /* Its next run: the stream's second open brings the session back. */
+    w = open_writer(spec, sizeof spec);
+    mon_control_poll(&mc, now, 2, true);
+    CHECK(mon_control_ready(&mc));
+
+    /* A stream up while the socket is gone (the program between two
+     * runs): retried, 250 ms, then 500 ms later, until it is back. */
+    CHECK_INT(els_writer_close(w), ==, 0);
+    for (int i = 0; i < 1000 && mon_control_ready(&mc); i++)
+        usleep(10000);
+    mon_control_poll(&mc, now, 3, true);
+    CHECK(!mon_control_ready(&mc));
+    CHECK_CONTAINS(mc.state, "retrying in 0.25 s");
+    CHECK(mon_control_wait_ms(&mc, now) == MON_CTL_RETRY_MIN_MS);
+    mon_control_poll(&mc, now + 100, 3, true);      /* not due yet */
+    CHECK(mon_control_wait_ms(&mc, now + 100) == MON_CTL_RETRY_MIN_MS - 100);
+    now += MON_CTL_RETRY_MIN_MS;
+    mon_control_poll(&mc, now, 3, true);
+    CHECK(!mon_control_ready(&mc));
+    CHECK(mon_control_wait_ms(&mc, now) == 2 * MON_CTL_RETRY_MIN_MS);
+    w = open_writer(spec, sizeof spec);
+    now += 2 * MON_CTL_RETRY_MIN_MS;
+    mon_control_poll(&mc, now, 3, true);
+    CHECK(mon_control_ready(&mc));
+    CHECK(mon_control_wait_ms(&mc, now) == UINT64_MAX);
+    mon_control_close(&mc);
+    CHECK_INT(els_writer_close(w), ==, 0);
+
+    /* A sink without control=1 never answers the hello: no timed retry
+     * (each attempt holds the loop up and costs the program a join
+     * snapshot); the next stream, or an action, tries again. */
+    char err[256];
+    CHECK_INT(els_writer_open(spec, &w, err, sizeof err), ==, 0);
+    mon_control_poll(&mc, now, 4, true);
+    CHECK(!mon_control_ready(&mc));
+    CHECK_CONTAINS(mc.state, "no answer to the hello");
+    CHECK(mon_control_wait_ms(&mc, now) == UINT64_MAX);
+    mon_control_close(&mc);
+    CHECK_INT(els_writer_close(w), ==, 0);
+}
+
 static void test_allowlist(void)
 {
     CHECK(mon_control_allowed("status", ""));
@@ -278,6 +357,7 @@ static void test_off(void)
 static const struct check_case cases[] = {
     CHECK_CASE(test_actions),
     CHECK_CASE(test_allowlist),
+    CHECK_CASE(test_follow_stream),
     CHECK_CASE(test_tcp_secret),
     CHECK_CASE(test_off),
     CHECK_CASE(test_answer_shown_safely),

@@ -8,7 +8,17 @@
 # sequences in the bytes top wrote), while --json keeps the exact text;
 # and top started before a unix: socket exists connects when a listener
 # binds it (its directory watch, said in the view's source state) and
-# its first view holds the whole stream from the first event.
+# its first view holds the whole stream from the first event, and its
+# stderr said once what it waited for.  A target that is not there (no
+# such socket, one nothing listens on, a TCP port nothing listens on, no
+# such file, a FIFO no writer opens) makes top --once exit 1 with one
+# line and no view; top on a missing file and serve on a missing socket
+# say once on stderr what they wait for.
+#
+# A file of about 730 MB, more than one 0.05 s interval can read: top
+# --once --json reads it to its end (its totals are ghc-events' for the
+# whole file, its state says it read the file to its end), and serve's
+# state says how much of it was read while it reads.
 #
 # Then, under tmux (a real terminal: send-keys, capture-pane), top follows the
 # file a running program writes with plain `+RTS -l` (the route of a
@@ -26,8 +36,13 @@
 # the program's answer (every one must succeed: the patched RTS is
 # required, so a command missing from the program's help fails the
 # test), R restarts the stream (top shows run 2), X then y stops it (top
-# shows its end).  Skips without tmux, GHC, ghc-events or the patched RTS
-# (the parts before need only tmux and python3).
+# shows its end).  The monitors started before the program (top in
+# tmux, top --json and serve, all with --control) connect their control
+# session as the program's stream comes, without a key; the page keeps
+# four answers, newest first, each with the command sent and the time
+# (headless Chromium, when installed).  Skips without tmux, GHC,
+# ghc-events, curl or the patched RTS (the parts before need only tmux
+# and python3).
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
@@ -162,6 +177,10 @@ later_pid=$!
 bg_register "$later_pid"
 wait_until 30 grep -qF "waiting for unix:$H/later/app.sock" "$H/later.json" \
     || fail_showing "$H/later.json" "top does not say it waits for the socket"
+# ... and says so on stderr, once, at start.
+later_said="eventlog-sink top: waiting for unix:$H/later/app.sock to appear (no such socket yet; watching $H/later for it)"
+[ "$(cat "$H/later.err")" = "$later_said" ] \
+    || fail_showing "$H/later.err" "top's stderr does not say once what it waits for: want '$later_said'"
 "$PYTHON" - "$H/later/app.sock" "$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog" "$H/later.accept" <<'PY' &
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -199,10 +218,172 @@ grep -qF "(as it appeared: directory watch)" "$H/later.view" \
 note "socket appearing: top connected $(cat "$H/later.accept") ms after bind, first view: $(cat "$H/later.view")"
 kill "$later_pid" "$listener_pid" 2>/dev/null
 wait "$later_pid" "$listener_pid" 2>/dev/null
+[ "$(cat "$H/later.err")" = "$later_said" ] \
+    || fail_showing "$H/later.err" "top's stderr says more than once what it waits for"
+
+# --- A target that is not there (no GHC needed) ----------------------------
+# With --once: exit 1, one line naming the target and why, no view: a
+# socket that does not exist, one nothing listens on (bound, never
+# listening: refused), a TCP port nothing listens on, a file that does
+# not exist, a FIFO no writer opens within the interval.  Without --once: one line on stderr says what the monitor
+# waits for (top on a file in a directory that does not exist, serve on
+# a missing socket, whose page says it too), and nothing more as it waits.
+"$PYTHON" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$H/stale.sock" \
+    || fail "cannot make a socket nothing listens on"
+free=$(free_tcp_port) || fail "no free TCP port"
+# once_fails NAME TARGET WANT: top --once --json TARGET exits 1 with the
+# one line WANT on stderr and prints nothing.
+once_fails() {
+    local rc=0
+    "$ELS_SINK_TOOL" top --once --json "$2" >"$H/$1.out" 2>"$H/$1.err" </dev/null || rc=$?
+    [ "$rc" -eq 1 ] || fail_showing "$H/$1.err" "$1: top --once $2 exited $rc, want 1"
+    [ "$(cat "$H/$1.err")" = "$3" ] || fail_showing "$H/$1.err" "$1: top --once $2 said something else than '$3'"
+    [ ! -s "$H/$1.out" ] || fail_showing "$H/$1.out" "$1: top --once $2 printed a view"
+    note "$1: exit $rc, '$(cat "$H/$1.err")'"
+}
+once_fails typo "unix:$H/typo.sock" "eventlog-sink top: cannot read unix:$H/typo.sock: no such socket"
+once_fails stale "unix:$H/stale.sock" \
+    "eventlog-sink top: cannot read unix:$H/stale.sock: connection refused: nothing listens on that socket"
+once_fails tcp "tcp:127.0.0.1:$free" \
+    "eventlog-sink top: cannot read tcp:127.0.0.1:$free: connection refused: nothing listens on that port"
+once_fails nofile "$H/typo.eventlog" "eventlog-sink top: cannot read $H/typo.eventlog: no such file"
+mkfifo "$H/lonely.fifo" || fail "mkfifo failed"
+once_fails fifo "fifo:$H/lonely.fifo" \
+    "eventlog-sink top: cannot read fifo:$H/lonely.fifo within the interval: no writer has the FIFO open"
+
+"$ELS_SINK_TOOL" top --json --interval 0.05 "$H/nodir/app.eventlog" >"$H/nodir.json" 2>"$H/nodir.err" </dev/null &
+nodir_pid=$!
+bg_register "$nodir_pid"
+views() { [ "$(grep -c '^{' "$H/nodir.json")" -ge "$1" ]; }
+wait_until 30 views 5 || fail_showing "$H/nodir.json" "top on a missing file shows no views"
+kill "$nodir_pid"
+wait "$nodir_pid" 2>/dev/null
+nodir_said="eventlog-sink top: waiting for $H/nodir/app.eventlog to appear (no such file yet; checking every 25 ms)"
+[ "$(cat "$H/nodir.err")" = "$nodir_said" ] \
+    || fail_showing "$H/nodir.err" "top on a missing file does not say once what it waits for: want '$nodir_said'"
+grep -qF "waiting for $H/nodir/app.eventlog: no such file" "$H/nodir.json" \
+    || fail_showing "$H/nodir.json" "top's view does not say it waits for the file"
+
+"$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 "unix:$H/typo.sock" >/dev/null 2>"$H/serve-typo.err" &
+serve_typo_pid=$!
+bg_register "$serve_typo_pid"
+wait_until 30 grep -q "serving http://" "$H/serve-typo.err" \
+    || fail_showing "$H/serve-typo.err" "serve on a missing socket did not start"
+serve_said="eventlog-sink serve: waiting for unix:$H/typo.sock to appear (no such socket yet; watching $H for it)"
+[ "$(head -1 "$H/serve-typo.err")" = "$serve_said" ] \
+    || fail_showing "$H/serve-typo.err" "serve on a missing socket does not say what it waits for: want '$serve_said'"
+typo_port=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$H/serve-typo.err")
+# The token its start-up URL gives, if any, as a scraper sends it.
+typo_token=$(sed -n 's|.*serving http://[^ ]*[?#]token=\([^ &#]*\).*|\1|p' "$H/serve-typo.err")
+typo_state() {
+    curl -sf --max-time 10 ${typo_token:+-H "Authorization: Bearer $typo_token"} \
+        "http://127.0.0.1:$typo_port/api/state" -o "$H/serve-typo.state" &&
+        grep -qF "waiting for unix:$H/typo.sock: no such socket" "$H/serve-typo.state"
+}
+if command -v curl >/dev/null 2>&1; then
+    wait_until 30 typo_state || fail_showing "$H/serve-typo.state" "serve's state does not say it waits for the socket"
+fi
+kill "$serve_typo_pid"
+wait "$serve_typo_pid" 2>/dev/null
+[ "$(grep -c "waiting for" "$H/serve-typo.err")" = 1 ] \
+    || fail_showing "$H/serve-typo.err" "serve says more than once what it waits for"
 tm_cleanup
 rm -rf "$H"
 
 monitor_setup
+
+# --- A file larger than one interval can read: --once reads all of it -------
+# About 730 MB: units of a 60000-byte event of a type of its own, 64
+# small fixed-size events, and now and then a user message and a marker.
+# At --interval 0.05 no machine reads it within one interval, so a view
+# printed at the interval's end would show part of it as the run's.
+# top --once --json must read to the end: its totals equal what
+# ghc-events reads from the whole file, and its state says the file was
+# read to its end.  serve on the same file never calls a part the whole:
+# while it reads, its state says how much of the file it has read; at
+# the end, that it read the file to its end and follows it.
+command -v curl >/dev/null 2>&1 || skip "curl not installed"
+BIG=$T/big.eventlog
+"$PYTHON" - "$BIG" 12000 <<'PY' || fail "cannot write $BIG"
+import struct, sys
+out = open(sys.argv[1], "wb")
+hdr = bytearray(b"hdrbhetb")
+for tag, size, desc in [(19, -1, b"User message"), (58, -1, b"User marker"),
+                        (200, -1, b"Filler"), (201, 8, b"Tick")]:
+    hdr += b"etb\0" + struct.pack(">HhI", tag, size, len(desc)) + desc + b"\0\0\0\0ete\0"
+out.write(hdr + b"hetehdredatb")
+filler = bytes(range(256)) * 234 + b"x" * 96
+for i in range(int(sys.argv[2])):
+    t = (i + 1) * 1000000
+    unit = bytearray(struct.pack(">HQH", 200, t, len(filler)) + filler)
+    unit += struct.pack(">HQQ", 201, t, i) * 64
+    if i % 8 == 0:
+        m = b"big %d" % i
+        unit += struct.pack(">HQH", 19, t, len(m)) + m
+    if i % 64 == 0:
+        m = b"big phase %d" % i
+        unit += struct.pack(">HQH", 58, t, len(m)) + m
+    out.write(unit)
+out.write(b"\xff\xff")
+PY
+big_size=$(stat -c %s "$BIG")
+show_events "$BIG" "$T/big.show" || fail "ghc-events cannot parse $BIG"
+read -r big_events big_msgs big_markers < <(awk '
+    /^Events:/ { on = 1; next }
+    on && /^ *[0-9]+: / {
+        n++
+        sub(/^ *[0-9]+: /, "")
+        if (index($0, "big ") == 1) u++
+        else if (index($0, "marker: ") == 1) m++
+    }
+    END { print n + 0, u + 0, m + 0 }' "$T/big.show")
+rm -f "$T/big.show"
+note "big file: $big_size bytes; ghc-events: $big_events events, $big_msgs messages, $big_markers markers"
+"$ELS_SINK_TOOL" top --once --json --interval 0.05 "$BIG" >"$T/big.json" 2>"$T/big.err" </dev/null \
+    || fail_showing "$T/big.err" "top --once on the big file failed"
+read -r got_bytes got_events got_msgs got_markers got_ended < <(json_get "$T/big.json" \
+    source.bytes events.total user.messages user.markers source.ended)
+big_state=$(json_get "$T/big.json" source.state)
+note "top --once --json: $got_bytes bytes, $got_events events, $got_msgs messages, $got_markers markers, state '$big_state'"
+[ "$got_bytes $got_events $got_msgs $got_markers $got_ended" = "$big_size $big_events $big_msgs $big_markers true" ] \
+    || fail "top --once on the big file: $got_bytes bytes, $got_events events, $got_msgs messages, $got_markers markers, ended $got_ended; the file has $big_size bytes and ghc-events reads $big_events, $big_msgs, $big_markers"
+[ "$big_state" = "$BIG read to its end ($big_size bytes)" ] \
+    || fail "top --once on the big file: state '$big_state', want '$BIG read to its end ($big_size bytes)'"
+
+"$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 --interval 0.05 "$BIG" >/dev/null 2>"$T/big.serve.err" &
+spid=$!
+bg_register "$spid"
+serve_listening "$T/big.serve.err" "serve on the big file"
+# big_read: one look at /api/state (kept in big.looks); true once serve
+# has read the whole file.  A look at part of the file must say so.
+big_read() {
+    state big || return 1
+    "$PYTHON" - "$T/big.state" "$big_size" "$BIG" >>"$T/big.looks" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+size, path, s = int(sys.argv[2]), sys.argv[3], d["source"]
+print(s["bytes"], s["ended"], s["state"])
+if s["bytes"] < size:
+    if s["ended"] or not s["state"].startswith("reading %s: " % path) or " of " not in s["state"]:
+        print("PART SHOWN AS WHOLE")
+    sys.exit(1)
+sys.exit(0)
+PY
+}
+: >"$T/big.looks"
+wait_until 120 big_read || fail_showing "$T/big.looks" "serve did not read the big file"
+! grep -q "PART SHOWN AS WHOLE" "$T/big.looks" \
+    || fail_showing "$T/big.looks" "serve showed part of the file without saying it was reading it"
+read -r s_events s_msgs s_markers < <(json_get "$T/big.state" events.total user.messages user.markers)
+[ "$s_events $s_msgs $s_markers" = "$big_events $big_msgs $big_markers" ] \
+    || fail "serve on the big file: $s_events events, $s_msgs messages, $s_markers markers; ghc-events $big_events, $big_msgs, $big_markers"
+s_state=$(json_get "$T/big.state" source.state)
+[ "$s_state" = "$BIG read to its end ($big_size bytes); following it as it grows" ] \
+    || fail "serve on the big file, read whole: state '$s_state'"
+note "serve on the big file: $(($(wc -l <"$T/big.looks") - 1)) looks at a part ($(head -1 "$T/big.looks")), then '$s_state'"
+kill "$spid"
+wait "$spid" 2>/dev/null
+rm -f "$BIG"
 
 LOG=$T/busy.eventlog
 TMUX_SOCK=$T/tmux.sock
@@ -337,6 +518,16 @@ csock=$T/c.sock
 tm new-session -d -s ctl -x 200 -y 60 \
     "'$ELS_SINK_TOOL' top --control --interval 0.2 'unix:$csock'; echo top-exited-\$? >'$T/ctl.exit'" \
     || fail "tmux could not start the control session"
+# Two more monitors started before the program, as the README orders
+# it: top --json and serve, both with --control.
+"$ELS_SINK_TOOL" top --control --json --interval 0.2 "unix:$csock" \
+    >"$T/ctl.json" 2>"$T/ctl.json.err" </dev/null &
+ctl_json_pid=$!
+bg_register "$ctl_json_pid"
+"$ELS_SINK_TOOL" serve --control --listen 127.0.0.1:0 "unix:$csock" >/dev/null 2>"$T/ctl.serve.err" &
+ctl_serve_pid=$!
+bg_register "$ctl_serve_pid"
+serve_listening "$T/ctl.serve.err" "serve --control"
 start_busy_live ctl 1 "$csock" control=1 -hT
 # cpane_shows LINE...: the control session's pane (wrapped lines joined)
 # holds every fixed string given.
@@ -363,6 +554,62 @@ key() {
 # work: a missing one fails the test (it is not an "unknown command" to
 # expect).
 control_must_have ctl "$csock" flush snapshot heap-census get-classes set-classes
+# The monitors started before the program connect their control session
+# as its stream comes, before any key or button.
+wait_until 30 cpane_shows "control: connected to unix:$csock" \
+    || { sed 's/^/#   /' "$T/cpane.txt" >&2; fail "top's control did not connect when the program came (no key pressed)"; }
+ctl_json_ready() {
+    "$PYTHON" - "$T/ctl.json" "unix:$csock" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        c = json.loads(line)["control"]
+    except (ValueError, KeyError):
+        continue
+    if c["ready"] and c["state"] == "connected to " + sys.argv[2] and c["last"] is None:
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+wait_until 30 ctl_json_ready \
+    || fail_showing "$T/ctl.json" "top --json --control: control did not connect when the program came"
+note "control connected without a key: $(grep -F -- "control: " "$T/cpane.txt" | head -1)"
+# serve's page: the session connected before any button; then four
+# buttons, and the page keeps each answer, newest first, with the
+# command it sent and the time.
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+    cat >"$T/ctl.steps.json" <<'EOF'
+[{"click": "#ctl-status", "wait": "document.querySelectorAll('#ctl-answer .ctl-entry.ok').length == 1", "read": "null"},
+ {"click": "#ctl-flush", "wait": "document.querySelectorAll('#ctl-answer .ctl-entry.ok').length == 2", "read": "null"},
+ {"click": "#ctl-class-u", "wait": "document.querySelectorAll('#ctl-answer .ctl-entry.ok').length == 3", "read": "null"},
+ {"click": "#ctl-class-u", "wait": "document.querySelectorAll('#ctl-answer .ctl-entry.ok').length == 4", "read": "null"}]
+EOF
+    ELS_BROWSER_STEPS=$T/ctl.steps.json "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+        "$SERVE_URL" 'document.getElementById("ctl-state").textContent.startsWith("connected to ")' \
+        '[...document.querySelectorAll("#ctl-answer .ctl-entry")].map((e) => e.textContent)' \
+        "$T/ctl.png" 60 >"$T/ctl.page.json" 2>"$T/ctl.browser.err" \
+        || fail_showing "$T/ctl.browser.err" "serve --control's page: control did not connect when the program came, or its answers"
+    "$PYTHON" - "$T/ctl.page.json" "$csock" <<'PY' || fail_showing "$T/ctl.page.json" "the page does not keep the answers, newest first, with command and time"
+import json, re, sys
+got = json.load(open(sys.argv[1]))["values"]
+stamp = r" +\[\d\d:\d\d:\d\d, sent: %s\]"
+want = [r"toggle-class u: ok: \S*" + stamp % r"set-classes [+-]u",
+        r"toggle-class u: ok: \S*" + stamp % r"set-classes [+-]u",
+        r"flush: ok" + stamp % "flush",
+        r"status: ok: running on unix:%s; .*" % re.escape(sys.argv[2]) + stamp % "status"]
+assert len(got) == len(want), got
+for g, w in zip(got, want):
+    assert re.fullmatch(w, g), (g, w)
+# The two toggles sent opposite changes.
+assert got[0][-3] != got[1][-3], got[:2]
+print("# page answers: " + " | ".join(got))
+PY
+else
+    note "chromium not installed: the page's answers are not checked"
+fi
+kill "$ctl_json_pid" "$ctl_serve_pid"
+wait "$ctl_json_pid" "$ctl_serve_pid" 2>/dev/null
 key status i -- "control: status: ok: running on unix:$csock; protocol 2; consumers "
 key stats t -- "control: stats: ok: units accepted "
 for k in "f flush" "s snapshot" "h heap-census"; do

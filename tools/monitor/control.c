@@ -1,6 +1,24 @@
 /*
  * control.c: the monitor's control actions (see control.h).
  */
+
+/* Note [Following the stream]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A monitor is often started before its program (the README's order, a
+ * sink with wait=), so the session's attempt at start finds no socket.
+ * Waiting for a key to try again showed "not connected" for the whole
+ * run, so the commands' loops call mon_control_poll(), which tries when
+ * the stream (the same SPEC) connects: the program is there then.  It
+ * tries too when the program closed the session while its stream is up
+ * (a restart).  A connection that fails while the stream is up (no such
+ * socket, refused: the program is between two runs) is retried from
+ * MON_CTL_RETRY_MIN_MS, doubling up to MON_CTL_RETRY_MAX_MS.  A hello
+ * that gets no answer or is refused is not retried on a timer: a program
+ * without control=1 ignores it (for MON_CTL_TIMEOUT_MS, holding up the
+ * loop) and takes a join snapshot for the connection, so that waits for
+ * the stream's next run or an action.  Nothing is tried while the
+ * stream is down: there is no program to ask.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,34 +65,42 @@ bool mon_control_allowed(const char *action, const char *arg)
     return arg[0] != '\0' && arg[1] == '\0' && strchr(MON_CTL_CLASSES, arg[0]);
 }
 
+/* Open a session: 0, or the failure with one line in err. */
+static int mon_control_open(struct mon_control *mc, char *err, size_t err_len)
+{
+    ctlc_close(&mc->conn);
+    struct ctlc_answer hello;
+    int rc = ctlc_open(&mc->conn, mc->spec, mc->secret, mc->secret_len,
+                       MON_CTL_TIMEOUT_MS, &hello, err, err_len);
+    if (rc == 0 && hello.status != 0) {
+        rc = hello.status;
+        snprintf(err, err_len, "the program refused the session: %s",
+                 ctlc_detail(&hello));
+        ctlc_close(&mc->conn);
+    }
+    if (rc == 0)
+        snprintf(mc->state, sizeof mc->state, "connected to %s", mc->spec);
+    return rc;
+}
+
 /* Open the session if there is none (or the program closed it): 0, or
  * the failure in r. */
 static int mon_control_session(struct mon_control *mc, struct mon_ctl_result *r)
 {
     if (mc->conn.fd >= 0 && !ctlc_closed(&mc->conn))
         return 0;
-    ctlc_close(&mc->conn);
-    struct ctlc_answer hello;
     char err[700];
-    int rc = ctlc_open(&mc->conn, mc->spec, mc->secret, mc->secret_len,
-                       MON_CTL_TIMEOUT_MS, &hello, err, sizeof err);
-    if (rc == 0 && hello.status != 0) {
-        rc = hello.status;
-        snprintf(err, sizeof err, "the program refused the session: %s",
-                 ctlc_detail(&hello));
-        ctlc_close(&mc->conn);
-    }
+    int rc = mon_control_open(mc, err, sizeof err);
     if (rc != 0) {
-        snprintf(mc->state, sizeof mc->state, "not connected (tries again at "
-                 "the next command): %s", err);
+        snprintf(mc->state, sizeof mc->state, "not connected (tries again "
+                 "when the program's stream connects, and at the next "
+                 "command): %s", err);
         if (r != NULL) {
             r->status = rc;
             snprintf(r->text, sizeof r->text, "%s", err);
         }
-        return rc;
     }
-    snprintf(mc->state, sizeof mc->state, "connected to %s", mc->spec);
-    return 0;
+    return rc;
 }
 
 /* One command; 0 with the answer in r, or the failure in r. */
@@ -166,10 +192,61 @@ bool mon_control_ready(struct mon_control *mc)
     if (mc->conn.fd >= 0 && ctlc_closed(&mc->conn)) {
         ctlc_close(&mc->conn);
         snprintf(mc->state, sizeof mc->state, "not connected: the program "
-                 "closed the session (its stream ended); connects again at "
-                 "the next command");
+                 "closed the session (its stream ended); connects again with "
+                 "its stream, or at the next command");
     }
     return mc->conn.fd >= 0;
+}
+
+/* See Note [Following the stream]. */
+void mon_control_poll(struct mon_control *mc, uint64_t now_ms,
+                      uint64_t stream_opens, bool stream_up)
+{
+    if (!mc->enabled)
+        return;
+    bool had = mc->conn.fd >= 0;
+    if (mon_control_ready(mc)) {
+        mc->stream_opens = stream_opens;
+        mc->retry_at_ms = 0;
+        return;
+    }
+    if (had || stream_opens != mc->stream_opens) {
+        mc->stream_opens = stream_opens;
+        mc->backoff_ms = 0;
+        mc->retry_at_ms = now_ms > 0 ? now_ms : 1;
+    }
+    if (!stream_up) {
+        mc->retry_at_ms = 0;    /* the next stream arms it again */
+        return;
+    }
+    if (mc->retry_at_ms == 0 || now_ms < mc->retry_at_ms)
+        return;
+    char err[700];
+    int rc = mon_control_open(mc, err, sizeof err);
+    if (rc == 0) {
+        mc->retry_at_ms = mc->backoff_ms = 0;
+        return;
+    }
+    if (rc != -ENOENT && rc != -ECONNREFUSED && rc != -EAGAIN) {
+        mc->retry_at_ms = 0;
+        snprintf(mc->state, sizeof mc->state, "not connected (tries again "
+                 "when the program's stream connects again, and at the next "
+                 "command): %s", err);
+        return;
+    }
+    mc->backoff_ms = mc->backoff_ms == 0 ? MON_CTL_RETRY_MIN_MS
+                   : mc->backoff_ms * 2 > MON_CTL_RETRY_MAX_MS ? MON_CTL_RETRY_MAX_MS
+                   : mc->backoff_ms * 2;
+    mc->retry_at_ms = now_ms + mc->backoff_ms;
+    snprintf(mc->state, sizeof mc->state, "not connected (retrying in %.2g s "
+             "while the stream is up): %s", mc->backoff_ms / 1000.0, err);
+}
+
+uint64_t mon_control_wait_ms(const struct mon_control *mc, uint64_t now_ms)
+{
+    if (mc->retry_at_ms == 0)
+        return UINT64_MAX;
+    return mc->retry_at_ms > now_ms ? mc->retry_at_ms - now_ms : 0;
 }
 
 /* The program's answer (or a reason naming what it sent) in its safe

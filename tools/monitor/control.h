@@ -8,10 +8,13 @@
  * through it, whatever a key or an HTTP request asks.  An action blocks
  * its caller until the program answers or MON_CTL_TIMEOUT_MS passes
  * (commands are answered in milliseconds; the bound is for a program
- * that does not answer).  The session is opened at start, and again at
- * the next action after the program closed it (its stream restarted or
- * stopped).  Not its job: drawing the answers (top.c, serve_routes.c
- * and the page), deciding who may press a button (serve_routes.c).
+ * that does not answer).  The session is opened at start, and kept up
+ * without a key or a button: mon_control_poll() opens it again when the
+ * program's stream connects (a monitor started before its program, the
+ * program's next run, a restart), see Note [Following the stream], and
+ * an action opens it if there is none.  Not its job: drawing the answers
+ * (top.c, serve_routes.c and the page), deciding who may press a button
+ * (serve_routes.c).
  */
 #ifndef ELS_MON_CONTROL_H
 #define ELS_MON_CONTROL_H
@@ -24,6 +27,10 @@
 #include "strbuf.h"
 
 #define MON_CTL_TIMEOUT_MS 5000
+/* Retries while the stream is up but the session cannot connect: from
+ * MON_CTL_RETRY_MIN_MS, doubling up to MON_CTL_RETRY_MAX_MS. */
+#define MON_CTL_RETRY_MIN_MS 250
+#define MON_CTL_RETRY_MAX_MS 8000
 
 /* The class letters of toggle-class, as +RTS -l and set-classes take
  * them (GHC 9.0.2: scheduler, GC, nonmoving GC, sparks sampled, sparks
@@ -46,6 +53,10 @@ struct mon_control {
     char state[800];            /* the session, in words */
     bool have_last;
     struct mon_ctl_result last;
+    /* mon_control_poll()'s: the stream's opens last seen, the next
+     * attempt (0: none due) and the current backoff. */
+    uint64_t stream_opens;
+    uint64_t retry_at_ms, backoff_ms;
 };
 
 /* Is action (with arg, "" if none) on the allowlist?  The actions:
@@ -80,5 +91,18 @@ void mon_control_result_json(const struct mon_ctl_result *r, struct strbuf *sb);
 void mon_control_json(struct mon_control *mc, struct strbuf *sb);
 /* Is a session open (as far as we know without asking)? */
 bool mon_control_ready(struct mon_control *mc);
+
+/* Once per turn of the command's loop: open the session when there is
+ * none and the program's stream is up (stream_up) and new (stream_opens,
+ * the source's count, changed) or the session just closed, and retry
+ * with backoff while the program is not there yet (no such socket, a
+ * connection refused).  Blocks as an action does (up to
+ * MON_CTL_TIMEOUT_MS for a program that does not answer the hello).
+ * Does nothing without --control. */
+void mon_control_poll(struct mon_control *mc, uint64_t now_ms,
+                      uint64_t stream_opens, bool stream_up);
+/* How long the loop may wait before the next mon_control_poll() is due:
+ * UINT64_MAX when none is. */
+uint64_t mon_control_wait_ms(const struct mon_control *mc, uint64_t now_ms);
 
 #endif /* ELS_MON_CONTROL_H */

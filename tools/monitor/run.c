@@ -2,6 +2,7 @@
  * run.c: the start and stop that `top` and `serve` share (see run.h).
  * Our own process: setting signal dispositions is ours to do.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,7 +27,28 @@ void mon_catch_stop_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-int mon_open(const char *cmd, const char *arg, const char *save,
+/* What the source waits for, said once at start: a monitor started
+ * before its program (or on a misspelled path) is not silent. */
+static void mon_say_waiting(const char *cmd, const struct mon_source *src)
+{
+    char why[160], how[600];
+    mon_source_why(src, why, sizeof why);
+    mon_source_how(src, how, sizeof how);
+    if (src->no_writer)
+        fprintf(stderr, TOOL_NAME " %s: waiting for a writer on %s (%s)\n",
+                cmd, src->spec, how);
+    else if (src->open_err == -ENOENT)
+        fprintf(stderr, TOOL_NAME " %s: waiting for %s to appear (%s yet; "
+                "%s)\n", cmd, src->spec, why, how);
+    else if (src->open_err == -ECONNREFUSED)
+        fprintf(stderr, TOOL_NAME " %s: waiting for %s to accept (%s yet; "
+                "%s)\n", cmd, src->spec, why, how);
+    else
+        fprintf(stderr, TOOL_NAME " %s: waiting for %s (%s; %s)\n", cmd,
+                src->spec, why, how);
+}
+
+int mon_open(const char *cmd, const char *arg, const char *save, bool once,
              struct mon_source *src, struct mon_model **m)
 {
     char err[300];
@@ -45,7 +67,35 @@ int mon_open(const char *cmd, const char *arg, const char *save,
         return 1;
     }
     mon_model_set_source(*m, src->spec, "starting");
+    src->once = once;
+    (void)mon_source_pump(src, *m, mon_now_ms(), MON_PUMP_MAX);
+    if (mon_source_up(src) || src->opens > 0)
+        return 0;
+    if (once && !src->no_writer) {
+        char why[160];
+        mon_source_why(src, why, sizeof why);
+        fprintf(stderr, TOOL_NAME " %s: cannot read %s: %s\n", cmd, src->spec,
+                why);
+        mon_close(src, *m);
+        *m = NULL;
+        return 1;
+    }
+    /* A FIFO's writer may come within --once's interval
+     * (mon_once_reached() says if it did not). */
+    if (!once)
+        mon_say_waiting(cmd, src);
     return 0;
+}
+
+int mon_once_reached(const char *cmd, const struct mon_source *src)
+{
+    if (src->opens > 0)
+        return 0;
+    char why[160];
+    mon_source_why(src, why, sizeof why);
+    fprintf(stderr, TOOL_NAME " %s: cannot read %s within the interval: %s\n",
+            cmd, src->spec, why);
+    return 1;
 }
 
 void mon_close(struct mon_source *src, struct mon_model *m)

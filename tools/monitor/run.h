@@ -7,6 +7,7 @@
 #define ELS_MON_RUN_H
 
 #include <signal.h>
+#include <stdbool.h>
 
 #include "model.h"
 #include "source.h"
@@ -16,10 +17,17 @@ extern volatile sig_atomic_t mon_stop;
 void mon_catch_stop_signals(void);
 
 /* Open SPEC|FILE arg (and save, if not NULL) into *src and a new model
- * in *m.  0, or the exit status after one line on stderr (a usage error
- * for a bad spec). */
-int mon_open(const char *cmd, const char *arg, const char *save,
+ * in *m, and make the first attempt to reach it.  With once (top --once)
+ * a target that cannot be reached now (no such socket or file, a
+ * connection refused) is an error; otherwise a monitor waits for it, and
+ * says so once on stderr ("waiting for unix:/tmp/app.sock to appear (no
+ * such socket yet; watching /tmp for it)").  0, or the exit status after
+ * one line on stderr (a usage error for a bad spec). */
+int mon_open(const char *cmd, const char *arg, const char *save, bool once,
              struct mon_source *src, struct mon_model **m);
+/* With once, when the view is due: 0 if a stream was opened, else
+ * (a FIFO no writer opened in time) exit status 1 after one line. */
+int mon_once_reached(const char *cmd, const struct mon_source *src);
 void mon_close(struct mon_source *src, struct mon_model *m);
 
 /* --interval's argument into *ms; 0 or the usage error's exit status. */

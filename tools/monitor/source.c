@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
@@ -289,24 +290,66 @@ bool mon_source_is_file(const struct mon_source *s)
     return s->kind == MON_SRC_FILE;
 }
 
+bool mon_source_up(const struct mon_source *s)
+{
+    return s->fd >= 0;
+}
+
+void mon_source_why(const struct mon_source *s, char *buf, size_t len)
+{
+    static const char *const what[] = {
+        [MON_SRC_FILE] = "file", [MON_SRC_UNIX] = "socket",
+        [MON_SRC_TCP] = "listener", [MON_SRC_FIFO] = "FIFO",
+    };
+    int e = -s->open_err;
+    if (s->no_writer)
+        snprintf(buf, len, "no writer has the FIFO open");
+    else if (e == ENOENT)
+        snprintf(buf, len, "no such %s", what[s->kind]);
+    else if (e == ECONNREFUSED)
+        snprintf(buf, len, "connection refused: nothing listens %s",
+                 s->kind == MON_SRC_UNIX ? "on that socket" : "on that port");
+    else if (e == EINVAL && s->kind == MON_SRC_FILE)
+        snprintf(buf, len, "not a regular file");
+    else if (e == EINVAL && s->kind == MON_SRC_FIFO)
+        snprintf(buf, len, "not a FIFO");
+    else
+        snprintf(buf, len, "%s", strerror(e));
+}
+
+void mon_source_how(const struct mon_source *s, char *buf, size_t len)
+{
+    char path[sizeof s->watch_dir];
+    if (s->watch_fd >= 0)
+        snprintf(buf, len, "watching %s for it", s->watch_dir);
+    else if (mon_watch_path(s, path, sizeof path) != NULL)
+        snprintf(buf, len, "checking every %d ms", MON_POLL_MS);
+    else
+        snprintf(buf, len, "retrying every %.1f s", MON_RETRY_MS / 1000.0);
+}
+
 /* One attempt to open or connect; the descriptor (non-blocking) or
  * -errno with s->state saying why. */
 static int mon_source_open(struct mon_source *s)
 {
     if (s->kind == MON_SRC_FILE || s->kind == MON_SRC_FIFO) {
+        char why[160];
         int fd = open(s->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) {
-            int e = errno;
+            s->open_err = -errno;
+            mon_source_why(s, why, sizeof why);
             snprintf(s->state, sizeof s->state, "waiting for %s: %s", s->path,
-                     strerror(e));
-            return -e;
+                     why);
+            return s->open_err;
         }
         struct stat st;
         if (fstat(fd, &st) < 0 ||
             (s->kind == MON_SRC_FILE ? !S_ISREG(st.st_mode) : !S_ISFIFO(st.st_mode))) {
             close(fd);
-            snprintf(s->state, sizeof s->state, "%s is not a %s", s->path,
-                     s->kind == MON_SRC_FILE ? "regular file" : "FIFO");
+            s->open_err = -EINVAL;
+            mon_source_why(s, why, sizeof why);
+            snprintf(s->state, sizeof s->state, "waiting for %s: %s", s->path,
+                     why);
             return -EINVAL;
         }
         s->dev = st.st_dev;
@@ -332,8 +375,10 @@ static int mon_source_open(struct mon_source *s)
         last = -errno;
         close(fd);
     }
-    snprintf(s->state, sizeof s->state, "waiting for %s: %s", s->spec,
-             strerror(-last));
+    char why[160];
+    s->open_err = last;
+    mon_source_why(s, why, sizeof why);
+    snprintf(s->state, sizeof s->state, "waiting for %s: %s", s->spec, why);
     return last;
 }
 
@@ -345,6 +390,30 @@ static bool mon_file_restarted(const struct mon_source *s)
         return false;       /* gone: keep showing what we read */
     return st.st_dev != s->dev || st.st_ino != s->ino ||
            (uint64_t)st.st_size < s->offset;
+}
+
+/* A file's state says how much of it was read: a view of a file read
+ * part way is not the whole run's (a large saved eventlog takes more
+ * than one interval to read). */
+static void mon_file_state(struct mon_source *s, struct mon_model *m,
+                           bool at_end)
+{
+    struct stat st;
+    uint64_t size = fstat(s->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    if (at_end || size <= s->offset) {
+        snprintf(s->state, sizeof s->state, "%s read to its end (%" PRIu64
+                 " bytes)%s", s->path, s->offset,
+                 s->once ? "" : "; following it as it grows");
+    } else if (size < 10000000) {
+        snprintf(s->state, sizeof s->state, "reading %s: %" PRIu64 " of %"
+                 PRIu64 " bytes (%u%%)", s->path, s->offset, size,
+                 (unsigned)(s->offset * 100 / size));
+    } else {
+        snprintf(s->state, sizeof s->state, "reading %s: %.1f of %.1f MB (%u%%)",
+                 s->path, (double)s->offset / 1e6, (double)size / 1e6,
+                 (unsigned)(s->offset * 100 / size));
+    }
+    mon_model_set_source(m, s->spec, s->state);
 }
 
 uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
@@ -372,6 +441,9 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
         bool woken = now_ms < s->burst_until_ms;
         mon_watch_close(s);
         s->burst_until_ms = 0;
+        s->opens++;
+        s->open_err = 0;
+        s->no_writer = false;
         s->fd = fd;
         s->offset = 0;
         s->eof = false;
@@ -387,8 +459,11 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
         size_t want = sizeof buf;
         if (max_bytes && max_bytes - total < want)
             want = (size_t)(max_bytes - total);
-        if (want == 0)
+        if (want == 0) {
+            if (s->kind == MON_SRC_FILE)
+                mon_file_state(s, m, false);
             return total;
+        }
         ssize_t n = read(s->fd, buf, want);
         if (n > 0) {
             /* The old run stays on show until the new one sends. */
@@ -417,12 +492,19 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return total;
         if (s->kind == MON_SRC_FIFO && n == 0 && s->fresh) {
-            /* No writer yet: try again later, nothing to reset. */
+            /* No writer yet: try again later, nothing to reset, and no
+             * stream was opened after all. */
+            s->opens--;
+            s->no_writer = true;
+            snprintf(s->state, sizeof s->state, "waiting for a writer on %s",
+                     s->spec);
+            mon_model_set_source(m, s->spec, s->state);
             mon_source_drop(s, now_ms);
             return total;
         }
         if (s->kind == MON_SRC_FILE && n == 0) {
             s->eof = true;      /* the writer may append more */
+            mon_file_state(s, m, true);
             return total;
         }
         /* Socket or FIFO closed (or failed): wait for the next run. */

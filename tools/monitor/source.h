@@ -9,7 +9,10 @@
  * for the new run.  While a unix: socket, FIFO or file does not exist
  * yet, it watches the directory (inotify) and connects as soon as the
  * path appears, so a monitor started first sees a short program from its
- * first event; without inotify it polls every MON_POLL_MS.  It is not
+ * first event; without inotify it polls every MON_POLL_MS.  Its state
+ * (shown in the views) says what it waits for and why, and for a file
+ * how much of it was read: a view of part of a large file must not pass
+ * for the whole run's.  It is not
  * responsible for what the bytes mean (model.c) or for the event loop
  * (the commands own it: mon_source_fd() says what to poll,
  * mon_source_wait_ms() how long at most).
@@ -50,6 +53,10 @@ struct mon_source {
      * the next N to try (0: --save's one file, replaced at each run). */
     char save_dir[4096], save_stem[256];
     unsigned save_next;
+    uint64_t opens;                 /* streams opened so far (see fd) */
+    int open_err;                   /* the last failed attempt's -errno */
+    bool no_writer;                 /* FIFO: opened, no writer had it open */
+    bool once;                      /* FILE: read once, not followed */
     char state[768];
 };
 
@@ -80,6 +87,17 @@ int mon_source_fd(const struct mon_source *s);
  * UINT64_MAX. */
 uint64_t mon_source_wait_ms(const struct mon_source *s, uint64_t now_ms);
 bool mon_source_is_file(const struct mon_source *s);
+/* Is a stream open now (a socket connected, a FIFO with its writer, a
+ * file)?  s->opens counts the streams opened, so a caller sees a new one
+ * (the program's next run) even between two looks. */
+bool mon_source_up(const struct mon_source *s);
+/* Why the last attempt to open the source failed, in words ("no such
+ * socket", "connection refused: nothing listens on it", "no such file",
+ * "no writer has the FIFO open", ...), into buf. */
+void mon_source_why(const struct mon_source *s, char *buf, size_t len);
+/* How the source waits for its path: "watching DIR for it", "checking
+ * every 25 ms", "retrying every 0.5 s", into buf. */
+void mon_source_how(const struct mon_source *s, char *buf, size_t len);
 /* Read what is available (at most max_bytes; 0: no limit) into m,
  * connecting or reopening as needed.  Never blocks.  Returns the bytes
  * read. */

@@ -247,30 +247,58 @@ const TOKEN_KEY = "eventlog-sink-token";
   history.replaceState(null, "", location.pathname + location.search);
 })();
 
+// The answers: the last CTL_KEEP, newest first, each with the command it
+// sent and the time, so that a second button does not hide the first
+// answer.  The box takes the newest answer's colour.
+const CTL_KEEP = 5;
+const answers = [];
+function showAnswer(entry) {
+  if (!answers.includes(entry)) {
+    answers.unshift(entry);
+    answers.length = Math.min(answers.length, CTL_KEEP);
+  }
+  const box = $("ctl-answer");
+  box.className = answers[0].cls;
+  box.replaceChildren(...answers.map((a) => {
+    const line = document.createElement("div");
+    line.className = "ctl-entry " + a.cls;
+    line.textContent = a.text;
+    const meta = document.createElement("small");
+    meta.textContent = "  [" + a.time + (a.command ? ", sent: " + a.command : "") + "]";
+    line.appendChild(meta);
+    return line;
+  }));
+}
+
 async function control(action, cls) {
-  const ans = $("ctl-answer");
+  const name = action + (cls ? " " + cls : "");
+  const entry = { cls: "busy", text: name + " ...", command: "",
+                  time: new Date().toTimeString().slice(0, 8) };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (!token) {
-    ans.className = "bad";
-    ans.textContent = action + ": control needs the page's token URL " +
+    entry.cls = "bad";
+    entry.text = action + ": control needs the page's token URL " +
       "(see serve's start-up line: http://HOST:PORT/?token=...)";
+    showAnswer(entry);
     return;
   }
-  ans.className = "busy";
-  ans.textContent = action + (cls ? " " + cls : "") + " ...";
+  showAnswer(entry);
   try {
     const r = await fetch("api/control?cmd=" + encodeURIComponent(action) +
                           (cls ? "&class=" + encodeURIComponent(cls) : ""),
                           { method: "POST", headers: { "X-Eventlog-Sink-Token": token } });
     if (!r.ok) throw new Error("HTTP " + r.status + ": " + (await r.text()).trim());
     const a = await r.json();
-    ans.className = a.ok ? "ok" : "bad";
-    ans.textContent = a.action + ": " + (a.ok ? "ok" + (a.result ? ": " + a.result : "")
-                                              : a.error + ": " + a.result);
+    entry.cls = a.ok ? "ok" : "bad";
+    entry.command = a.command;
+    entry.text = a.action + ": " + (a.ok ? "ok" + (a.result ? ": " + a.result : "")
+                                         : a.error + ": " + a.result);
   } catch (e) {
-    ans.className = "bad";
-    ans.textContent = action + ": " + e.message;
+    entry.cls = "bad";
+    entry.text = name + ": " + e.message;
   }
+  entry.time = new Date().toTimeString().slice(0, 8);
+  showAnswer(entry);
   refreshControl();
 }
 
