@@ -61,6 +61,8 @@ static void http_fuzz_check(const struct http_request *req)
     http_fuzz_field("the token", req->token, sizeof req->token);
     http_fuzz_field("Authorization", req->authorization, sizeof req->authorization);
     http_fuzz_field("Content-Type", req->content_type, sizeof req->content_type);
+    http_fuzz_field("Cookie", req->cookie, sizeof req->cookie);
+    FUZZ_CHECK(req->has_cookie || req->cookie[0] == '\0', "a Cookie not given");
     FUZZ_CHECK(req->has_authorization || req->authorization[0] == '\0',
                "an Authorization not given");
     FUZZ_CHECK(req->content_length < 1000000000000000ull,
@@ -79,6 +81,23 @@ static void http_fuzz_check(const struct http_request *req)
                "token '%s' against itself", req->token);
     FUZZ_CHECK(!http_token_matches("", req->token), "'%s' matches no token",
                req->token);
+    /* A cookie matches only the value expected: never an empty one, and
+     * never a value the request's own bytes could not spell. */
+    FUZZ_CHECK(!http_cookie_matches(req->cookie, "s", ""), "cookie '%s' matches an empty value",
+               req->cookie);
+    if (http_cookie_matches(req->cookie, "s", expected))
+        FUZZ_CHECK(strstr(req->cookie, expected) != NULL,
+                   "cookie '%s' matched a value it does not hold", req->cookie);
+    const char *bearer = http_bearer_token(req->authorization);
+    if (bearer != NULL)
+        FUZZ_CHECK(bearer >= req->authorization &&
+                   bearer <= req->authorization + strlen(req->authorization),
+                   "a Bearer token outside its field");
+    /* What the login redirect keeps names no token any more. */
+    char without[sizeof req->query];
+    if (http_query_without(req->query, "token", without, sizeof without))
+        FUZZ_CHECK(strncmp(without, "token=", 6) != 0 && strstr(without, "&token=") == NULL,
+                   "query '%s' kept a token: '%s'", req->query, without);
     FUZZ_CHECK(req->path[0] == '/', "path '%s'", req->path);
     for (const char *p = req->path; *p; p++)
         FUZZ_CHECK(*p > 0x20 && *p < 0x7f, "byte 0x%02x in the path", (unsigned char)*p);

@@ -14,7 +14,7 @@
  *
  * Note [Alerts from outside]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
- * Who may ask, serve_routes.c decides (the control token, as
+ * Who may ask, serve_routes.c decides (serve's token, as
  * "Authorization: Bearer TOKEN", on any listener: a fleet's
  * Alertmanager runs elsewhere); what they send is still judged here,
  * and bounded, so that the token's holder can make dumps and nothing

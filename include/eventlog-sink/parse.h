@@ -292,11 +292,14 @@ struct els_event_data {
     union {
         /* CREATE_THREAD, RUN_THREAD, THREAD_RUNNABLE, CREATE_SPARK_THREAD */
         struct { uint32_t thread; } thread;
-        /* STOP_THREAD: status as in GHC's EventLogFormat.h: 1 heap
-         * overflow, 2 stack overflow, 3 yielding, 4 blocked, 5 finished,
-         * 6 foreign call, 7 blocked on an MVar, 8 on a black hole, 9 read,
-         * 10 write, 11 delay, 12 STM, 13 doProc, 16 throwTo;
-         * blocked_on: the thread it waits for (black hole), else 0. */
+        /* STOP_THREAD: status 1-5 as GHC's rts/Constants.h numbers
+         * why a thread stopped (1 heap overflow, 2 stack overflow,
+         * 3 yielding, 4 blocked, 5 finished); a blocked thread is
+         * posted as 6 + its why_blocked (Constants.h): 7 MVar, 8 black
+         * hole, 9 read, 10 write, 11 delay, 12 STM, 13 doProc,
+         * 16 foreign call, 17 interruptible foreign call, 18 throwTo,
+         * 19 migrating, 20 MVar read; blocked_on: the thread it waits
+         * for (black hole), else 0. */
         struct { uint32_t thread; uint16_t status; uint32_t blocked_on; } stop_thread;
         /* MIGRATE_THREAD (new capability), THREAD_WAKEUP (the other
          * capability) */

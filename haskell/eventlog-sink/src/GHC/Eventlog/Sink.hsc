@@ -84,6 +84,7 @@ module GHC.Eventlog.Sink
   , pattern ErrNoMem
   , pattern ErrStopped
   , pattern ErrNotSupported
+  , pattern ErrLimit
   ) where
 
 import Control.Concurrent (rtsSupportsBoundThreads)
@@ -335,7 +336,8 @@ foreign import ccall safe "els_ghc_hook_failed"
 -- (@PATH.1@, @PATH.2@, ...): a valid eventlog on its own, from a snapshot
 -- of the program's state to the events written out so far (call 'flush'
 -- first to include the latest).  'ErrInvalid' if the sink is not a flight
--- recorder, 'ErrStopped' without the library's sink.
+-- recorder, 'ErrLimit' once it wrote its @max-dumps=@ dumps, 'ErrStopped'
+-- without the library's sink.
 --
 -- /Who may call it/: any Haskell thread.  /What it blocks/: the calling
 -- thread until the library's writer thread has written the file (at most
@@ -653,6 +655,11 @@ pattern ErrStopped = ErrorCode (#const ELS_ESTOPPED)
 -- patches).
 pattern ErrNotSupported :: ErrorCode
 pattern ErrNotSupported = ErrorCode (#const ELS_ENOTSUP)
+
+-- | A bound the spec sets is reached: the flight recorder wrote its
+-- @max-dumps=@ dumps and writes no more.
+pattern ErrLimit :: ErrorCode
+pattern ErrLimit = ErrorCode (#const ELS_ELIMIT)
 
 -- | A failed call: which function, the code, and the library's text.
 -- An 'Exception', for @either throwIO pure@.
