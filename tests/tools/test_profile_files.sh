@@ -12,14 +12,16 @@
 #     seconds: not compared);
 #   -prof -hc -P, streamed to a file: sink (policy=block: nothing lost):
 #     the same for the .hp, band names compared without their "(N)" stack
-#     number; the .prof (both in -P's layout, with ticks): the RTS posts
-#     every tick it counts (rts/Proftimer.c), so the totals are equal, so
-#     are the ticks of every call-tree stack that has some in either
-#     report, and those of every cost centre both flat tables list; both
-#     list the same cost centres above 1% of the ticks (the RTS also lists
-#     some by their allocation, which the eventlog lacks), in the same
-#     order wherever their ticks differ (equal ticks are ranked by
-#     allocation in the RTS's);
+#     number; the .prof (both in -P's layout, with ticks), against the
+#     stream's ticks as `ghc-events show` reads them, which holds by
+#     construction: the same total, the same ticks on every call-tree
+#     stack, and a flat table of exactly the cost centres above 1% of the
+#     ticks with the stream's ticks, by ticks; against the RTS's own
+#     .prof, which may differ from its stream by ticks the RTS counted on
+#     one stack and posted on another (see same_ticks): at most
+#     max(3, 1%) such moves, and the same ranks wherever the RTS's ticks
+#     differ by more than the moves could change (equal ticks are ranked
+#     by allocation in the RTS's, which the eventlog lacks);
 #   hp2ps takes both rebuilt .hp files (exit 0, PostScript out);
 #   live (-prof -hc -p, "hold": the program waits after its first round):
 #     `recv ... | dump --hp --prof -` converts the stream as it arrives;
@@ -124,47 +126,104 @@ prof_tree() {
              for (i = 1; i <= d; i++) p = p "/" name[i]
              if ($(NF - 1) > 0) print p, $(NF - 1) }' "$1" | LC_ALL=C sort
 }
-# same_ticks WHAT RTS.prof OURS.prof: the comparison that holds by
-# construction (see the top of this file).
-same_ticks() {
-    local what=$1 rts=$2 ours=$3 t_rts t_ours
-    t_rts=$(prof_total "$rts"); t_ours=$(prof_total "$ours")
-    [ -n "$t_rts" ] && [ "$t_rts" -gt 0 ] || fail "$what: no ticks in the RTS's .prof"
-    [ "$t_rts" = "$t_ours" ] || fail "$what: the RTS's .prof counts $t_rts ticks, the rebuilt one $t_ours"
-    prof_tree "$rts" >"$T/$what.tree.rts"
-    prof_tree "$ours" >"$T/$what.tree.ours"
-    [ -s "$T/$what.tree.rts" ] || fail "$what: no call-tree rows with ticks in the RTS's .prof"
-    cmp -s "$T/$what.tree.rts" "$T/$what.tree.ours" \
-        || fail "$what: the call trees' ticks differ (< RTS, > rebuilt): $(diff "$T/$what.tree.rts" "$T/$what.tree.ours" | head -c 600)"
-    prof_flat "$rts" >"$T/$what.flat.rts"
-    prof_flat "$ours" >"$T/$what.flat.ours"
-    awk -v total="$t_rts" '
-        FNR == 1 { f++ }
-        f == 1 { rts[$1] = $2; order[++n] = $1 }
-        f == 2 { if ($1 in ours) { print "listed twice in the rebuilt table: " $1; bad = 1 }
-                 ours[$1] = $2; pos[$1] = FNR
-                 if (!($1 in rts)) { print $1 ": " $2 " ticks rebuilt, not in the RTS'"'"'s table"; bad = 1 } }
+# stream_ticks SHOWN OUT: the time-profile ticks of a stream as
+# `ghc-events show` printed it (SHOWN), tallied as a report counts them:
+# OUT.tree ("PATH TICKS", as prof_tree), OUT.flat ("LABEL@MODULE TICKS"
+# per innermost cost centre), OUT.total, OUT.ignored (the ticks of the
+# RTS's own GC, IDLE, SYSTEM, OVERHEAD_of and DONT_CARE, which reports
+# leave out).
+stream_ticks() {
+    awk -v out="$2" '
+        / cost centre [0-9]+ .* in .* at / && !/cost centre stack/ {
+            for (i = 1; i <= NF; i++) if ($i == "centre") break
+            name[$(i + 1)] = $(i + 2) "@" $(i + 4); next }
+        /, prof sample [0-9]+, cost centre stack/ {
+            s = $0; sub(/^.*cost centre stack */, "", s); stack[++n] = s }
         END {
-            for (i = 1; i <= n; i++) {
-                c = order[i]
-                if (c in ours) {
-                    if (ours[c] != rts[c]) { print c ": " rts[c] " ticks in the RTS, " ours[c] " rebuilt"; bad = 1 }
-                } else if (rts[c] * 100 > total) {
-                    print c ": " rts[c] " of " total " ticks in the RTS, not in the rebuilt table"; bad = 1
-                }
+            split("GC@GC IDLE@IDLE SYSTEM@SYSTEM OVERHEAD_of@PROFILING DONT_CARE@MAIN", b, " ")
+            for (i in b) builtin[b[i]] = 1
+            for (k = 1; k <= n; k++) {
+                d = split(stack[k], ids, /, */)
+                for (j = 1; j <= d; j++) ids[j] = (ids[j] in name) ? name[ids[j]] : "?@?"
+                if (d == 1 && (ids[1] in builtin)) { ignored++; continue }
+                p = "MAIN@MAIN"
+                for (j = d; j >= 1; j--) p = p "/" ids[j]
+                tree[p]++; flat[d ? ids[1] : "MAIN@MAIN"]++; total++
             }
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) {
-                a = order[i]; b = order[j]
-                if ((a in ours) && (b in ours) && rts[a] != rts[b] && pos[a] > pos[b]) {
-                    print "ranks: " a " (" rts[a] ") before " b " (" rts[b] ") in the RTS, after it rebuilt"; bad = 1
-                }
-            }
-            exit bad
-        }' "$T/$what.flat.rts" "$T/$what.flat.ours" >"$T/$what.flat.diff" \
-        || fail "$what: the flat tables differ: $(head -c 600 "$T/$what.flat.diff")"
-    note "$what: $t_ours ticks; $(wc -l <"$T/$what.tree.ours") stacks with ticks, each with the RTS's; flat (RTS | rebuilt): $(paste -d'|' "$T/$what.flat.rts" "$T/$what.flat.ours" | head -n 5 | tr '\n' ';')"
+            for (p in tree) print p, tree[p] | "LC_ALL=C sort >" out ".tree"
+            for (c in flat) print c, flat[c] >out ".flat"
+            print total + 0 >out ".total"; print ignored + 0 >out ".ignored"
+        }' "$1"
 }
-same_ticks hc "$T/hc.prof" "$T/hc.from.prof"
+# same_ticks WHAT RTS.prof OURS.prof STREAM: see the top of this file.
+same_ticks() {
+    local what=$1 rts=$2 ours=$3 ev=$T/$1.ev t_ev t_rts t_ours moves
+    show_events "$4" "$T/$what.show" || fail "$what: ghc-events cannot read the stream"
+    stream_ticks "$T/$what.show" "$ev"
+    t_ev=$(cat "$ev.total"); t_rts=$(prof_total "$rts"); t_ours=$(prof_total "$ours")
+    [ "$t_ev" -gt 0 ] || fail "$what: no time-profile ticks in the stream"
+    # The rebuilt report against the stream: equal by construction.
+    [ "$t_ours" = "$t_ev" ] || fail "$what: the stream holds $t_ev ticks, the rebuilt .prof counts $t_ours"
+    grep -q "the $(cat "$ev.ignored") ticks of GC, IDLE, SYSTEM" "$ours" \
+        || fail "$what: the rebuilt .prof does not leave out the stream's $(cat "$ev.ignored") ticks of the RTS's own cost centres"
+    prof_tree "$ours" >"$T/$what.tree.ours"
+    cmp -s "$ev.tree" "$T/$what.tree.ours" \
+        || fail "$what: the rebuilt call tree's ticks differ from the stream's (< stream, > rebuilt): $(diff "$ev.tree" "$T/$what.tree.ours" | head -c 600)"
+    prof_flat "$ours" >"$T/$what.flat.ours"
+    awk -v total="$t_ev" '
+        FNR == 1 { f++ }
+        f == 1 { ev[$1] = $2; next }
+        { if ($1 in seen) { print "listed twice: " $1; bad = 1 }
+          seen[$1] = 1
+          if (!($1 in ev) || ev[$1] != $2) { print $1 ": " ($1 in ev ? ev[$1] : 0) " ticks in the stream, " $2 " rebuilt"; bad = 1 }
+          if (FNR > 1 && $2 > last) { print $1 " (" $2 ") ranked after " lastc " (" last ")"; bad = 1 }
+          last = $2; lastc = $1 }
+        END { for (c in ev) if (ev[c] * 100 > total && !(c in seen)) {
+                  print c ": " ev[c] " of " total " ticks in the stream, not in the flat table"; bad = 1 }
+              exit bad }' "$ev.flat" "$T/$what.flat.ours" >"$T/$what.flat.diff" \
+        || fail "$what: the rebuilt flat table is not the stream's: $(head -c 600 "$T/$what.flat.diff")"
+    # The RTS's report against the stream: the RTS reads a capability's
+    # stack twice per tick, to count it and to post it (handleProfTick,
+    # rts/Proftimer.c), so a tick can be counted on one stack and posted
+    # on another (or on one of its own cost centres, which reports leave
+    # out); seen about once in ten runs on a loaded machine.  Each such
+    # move changes two stacks by one, or one stack and the total: at
+    # most max(3, 1% of the ticks) moves.
+    prof_tree "$rts" >"$T/$what.tree.rts"
+    [ -s "$T/$what.tree.rts" ] || fail "$what: no call-tree rows with ticks in the RTS's .prof"
+    moves=$(( t_ev / 100 > 3 ? t_ev / 100 : 3 ))
+    awk -v d_total=$(( t_rts - t_ev )) -v moves="$moves" '
+        FNR == 1 { f++ }
+        f == 1 { rts[$1] = $2; next }
+        { ev[$1] = $2 }
+        END { d = d_total < 0 ? -d_total : d_total
+              for (p in rts) { x = rts[p] - ev[p]; d += x < 0 ? -x : x }
+              for (p in ev) if (!(p in rts)) d += ev[p]
+              print d " ticks"
+              exit d > 2 * moves }' "$T/$what.tree.rts" "$ev.tree" >"$T/$what.moves" \
+        || fail "$what: the RTS's .prof ($t_rts ticks) and the stream ($t_ev) differ by more than $moves moved ticks: $(diff "$T/$what.tree.rts" "$ev.tree" | head -c 600)"
+    # Ranks: where the RTS's flat table's ticks differ by more than the
+    # moves could change, the rebuilt one orders the same; a cost centre
+    # the RTS lists with more than 1% of the ticks plus the moves is in
+    # the rebuilt table (the RTS lists others by their allocation).
+    prof_flat "$rts" >"$T/$what.flat.rts"
+    awk -v total="$t_rts" -v moves="$moves" '
+        FNR == 1 { f++ }
+        f == 1 { rts[$1] = $2; order[++n] = $1; next }
+        { pos[$1] = FNR }
+        END { for (i = 1; i <= n; i++) {
+                  a = order[i]
+                  if (!(a in pos) && (rts[a] - moves) * 100 > total) {
+                      print a ": " rts[a] " of " total " ticks in the RTS, not in the rebuilt table"; bad = 1 }
+                  for (j = i + 1; j <= n; j++) {
+                      b = order[j]
+                      if ((a in pos) && (b in pos) && rts[a] - rts[b] > 2 * moves && pos[a] > pos[b]) {
+                          print "ranks: " a " (" rts[a] ") before " b " (" rts[b] ") in the RTS, after it rebuilt"; bad = 1 } } }
+              exit bad }' "$T/$what.flat.rts" "$T/$what.flat.ours" >"$T/$what.flat.rdiff" \
+        || fail "$what: the rebuilt flat table ranks unlike the RTS's: $(head -c 600 "$T/$what.flat.rdiff")"
+    note "$what: $t_ours ticks, each where the stream has it; the RTS's .prof $t_rts, $(cat "$T/$what.moves") apart (at most 2 x $moves); flat (RTS | rebuilt): $(paste -d'|' "$T/$what.flat.rts" "$T/$what.flat.ours" | head -n 5 | tr '\n' ';')"
+}
+same_ticks hc "$T/hc.prof" "$T/hc.from.prof" "$T/hc.eventlog"
 
 # --- live: converted as it arrives, then a crash ------------------------------
 # hp_samples FILE: how many samples FILE holds (END_SAMPLE lines).
