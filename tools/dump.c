@@ -5,7 +5,9 @@
  * Prints one line per event, or with --counts how many events of each
  * declared type the stream holds and where it ended: a way to look at a
  * captured stream without another reader, and what the tests compare
- * with `ghc-events show`.  Restarted streams (a new header after DATA_END)
+ * with `ghc-events show`; or with --hp/--prof feeds the profile
+ * converters (profile.h), waking for the report's next rewrite when the
+ * stream is quiet.  Restarted streams (a new header after DATA_END)
  * are followed.  It does not sort, validate thread states or follow a
  * growing file; ghc-events does that.  Every string the stream chose
  * (descriptions, messages, labels, the parser's error) is printed in
@@ -186,12 +188,12 @@ static void dump_usage(FILE *out)
 "                 the eventlog (shown as 0); names longer than 60\n"
 "                 characters are cut in the tables (\"...[K]\") and given\n"
 "                 in full at the end\n"
-"                 -hc bands beyond 65536 stacks and call-tree nodes\n"
-"                 beyond 131072 are counted in \"(other)\" (said on\n"
-"                 stderr)\n"
 "                 With --hp or --prof no events are printed; FILE may be\n"
 "                 a stream still arriving on standard input (\"-\"): the\n"
-"                 files are valid at every sample received.\n"
+"                 .hp is valid at every sample received, the .prof at\n"
+"                 every rewrite.  -hc stacks beyond 65536 and call-tree\n"
+"                 nodes beyond 131072 are counted in \"(other)\" (said\n"
+"                 on stderr).\n"
 "  -h, --help     show this help\n"
 "\n"
 "A new header after DATA_END starts a new stream; counts add up.\n"

@@ -3,10 +3,14 @@
  * eventlog's profiling events, for `eventlog-sink dump --hp/--prof`.
  *
  * The converters see every event of a stream (live or finished, started
- * at a snapshot or at the program's start) and keep their file valid at
- * every sample boundary, so a crash of the program, of the stream or of
- * this tool loses nothing already received; see Note [Valid at every
- * sample] in profile_hp.c.  What they are not: a reader of the stream
+ * at a snapshot or at the program's start) and keep their file valid:
+ * the .hp at every sample boundary, so a crash of the program, of the
+ * stream or of this tool loses nothing already received (Note [Valid at
+ * every sample] in profile_hp.c), the .prof at each rewrite, about a
+ * second behind (Note [Live report cadence] in profile_prof.c).  Their
+ * time is linear in the stream and their memory bounded (Note [Stack
+ * numbers, bounded], Note [Linear in the stream]).  What they are not: a
+ * reader of the stream
  * (dump.c parses), nor a judge of profiles (they trust the RTS's
  * numbers).  Text the stream chose reaches the files only through
  * profile_word()/profile_quoted(): the formats have no escapes.
