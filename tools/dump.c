@@ -153,6 +153,8 @@ static int dump_wait(struct dump *d, int fd)
         uint64_t ms = (due - now + 999999) / 1000000;
         struct pollfd pfd = { .fd = fd, .events = POLLIN };
         int r = poll(&pfd, 1, ms > INT_MAX ? INT_MAX : (int)ms);
+        if (r < 0 && errno == EINTR)
+            continue;
         if (r != 0)
             return 0;           /* readable, or let read() say what is wrong */
     }

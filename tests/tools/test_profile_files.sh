@@ -382,7 +382,7 @@ n_b=$(grep -c '^BEGIN_SAMPLE' "$T/cut.hp"); n_e=$(grep -c '^END_SAMPLE' "$T/cut.
     || fail "cut: the .hp of a truncated stream ends inside a sample"
 censuses "$T/cut.hp" 0 >"$T/cut.c"
 censuses "$T/hc.from.hp" 0 | head -n "$(wc -l <"$T/cut.c")" | cmp -s - "$T/cut.c" \
-    || fail "cut: the censuses of the truncated stream are not the first ones of the whole"
+    || fail "cut: the censuses of the truncated stream are not the first ones of the whole: $(censuses "$T/hc.from.hp" 0 | diff - "$T/cut.c" | head -c 600)"
 hp2ps_takes "$T/cut.hp"
 grep -q 'Time and Allocation Profiling Report' "$T/cut.prof" || fail "cut: no report"
 note "cut: half the stream gives $((n_b - 1)) whole censuses and a report"
