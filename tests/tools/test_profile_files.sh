@@ -186,9 +186,9 @@ same_ticks() {
     # stack twice per tick, to count it and to post it (handleProfTick,
     # rts/Proftimer.c), so a tick can be counted on one stack and posted
     # on another (or on one of its own cost centres, which reports leave
-    # out); seen about once in ten runs on a loaded machine.  Each such
-    # move changes two stacks by one, or one stack and the total: at
-    # most max(3, 1% of the ticks) moves.
+    # out); one tick in about one run in five on a loaded machine.  Each
+    # such move changes two stacks by one, or one stack and the total:
+    # at most max(3, 1% of the ticks) moves.
     prof_tree "$rts" >"$T/$what.tree.rts"
     [ -s "$T/$what.tree.rts" ] || fail "$what: no call-tree rows with ticks in the RTS's .prof"
     moves=$(( t_ev / 100 > 3 ? t_ev / 100 : 3 ))
