@@ -5,7 +5,9 @@
  * Prints one line per event, or with --counts how many events of each
  * declared type the stream holds and where it ended: a way to look at a
  * captured stream without another reader, and what the tests compare
- * with `ghc-events show`.  Restarted streams (a new header after DATA_END)
+ * with `ghc-events show`; or with --hp/--prof feeds the profile
+ * converters (profile.h), waking for the report's next rewrite when the
+ * stream is quiet.  Restarted streams (a new header after DATA_END)
  * are followed.  It does not sort, validate thread states or follow a
  * growing file; ghc-events does that.  Every string the stream chose
  * (descriptions, messages, labels, the parser's error) is printed in
@@ -15,8 +17,11 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "eventlog-sink.h"
@@ -122,6 +127,39 @@ static int dump_on_event(void *user, const struct els_event *ev)
     return 0;
 }
 
+static uint64_t dump_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* With --prof, wait for fd to be readable, but no longer than until the
+ * report's next rewrite is due (Note [Live report cadence] in
+ * profile_prof.c): a live report follows its stream even while no byte
+ * arrives.  0, or a negative errno from the rewrite. */
+static int dump_wait(struct dump *d, int fd)
+{
+    for (;;) {
+        uint64_t due = profile_prof_due(d->prof), now = dump_now_ns();
+        if (due == UINT64_MAX)
+            return 0;
+        if (due <= now) {
+            int rc = profile_prof_flush(d->prof, now);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        uint64_t ms = (due - now + 999999) / 1000000;
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int r = poll(&pfd, 1, ms > INT_MAX ? INT_MAX : (int)ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r != 0)
+            return 0;           /* readable, or let read() say what is wrong */
+    }
+}
+
 static void dump_usage(FILE *out)
 {
     fprintf(out,
@@ -144,13 +182,20 @@ static void dump_usage(FILE *out)
 "                 writes mutator CPU seconds); -hc bands are numbered in\n"
 "                 the file's own order; band names keep printable ASCII\n"
 "                 only (space, '\"', '\\' and other bytes become '_')\n"
-"      --prof OUT.prof  write a time profile report (+RTS -p) in .prof's\n"
-"                 layout from the cost-centre samples, rewritten whole\n"
-"                 (temporary name, rename) after each read; entry counts\n"
-"                 and allocation are not in the eventlog (shown as 0)\n"
+"      --prof OUT.prof  write a time profile report (+RTS -p) in the\n"
+"                 layout of +RTS -P's .prof (with ticks) from the\n"
+"                 cost-centre samples, rewritten whole (temporary name,\n"
+"                 rename) at most once a second while the stream arrives\n"
+"                 and at its end; entry counts and allocation are not in\n"
+"                 the eventlog (shown as 0); names longer than 60\n"
+"                 characters are cut in the tables (\"...[K]\") and given\n"
+"                 in full at the end\n"
 "                 With --hp or --prof no events are printed; FILE may be\n"
 "                 a stream still arriving on standard input (\"-\"): the\n"
-"                 files are valid at every sample received.\n"
+"                 .hp is valid at every sample received, the .prof at\n"
+"                 every rewrite.  -hc stacks beyond 65536 and call-tree\n"
+"                 nodes beyond 131072 are counted in \"(other)\" (said\n"
+"                 on stderr).\n"
 "  -h, --help     show this help\n"
 "\n"
 "A new header after DATA_END starts a new stream; counts add up.\n"
@@ -241,6 +286,10 @@ int dump_main(int argc, char **argv)
     static uint8_t buf[64 * 1024];
     int status = DUMP_EXIT_OK;
     for (;;) {
+        if (d.prof != NULL && (rc = dump_wait(&d, fd)) < 0) {
+            d.profile_error = rc;
+            break;
+        }
         ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
@@ -252,8 +301,8 @@ int dump_main(int argc, char **argv)
         }
         if (n == 0 || els_parser_feed(p, buf, (size_t)n, NULL) != 0)
             break;
-        /* A live stream: the report follows each read. */
-        if (d.prof != NULL && (rc = profile_prof_flush(d.prof)) < 0) {
+        /* A live stream: the report follows, at a bounded cadence. */
+        if (d.prof != NULL && (rc = profile_prof_flush(d.prof, dump_now_ns())) < 0) {
             d.profile_error = rc;
             break;
         }

@@ -43,9 +43,25 @@
 
 #define HP_CCS_LENGTH 25        /* the RTS's default -L */
 
+/* Note [Stack numbers, bounded]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A -hc band is named by its stack's number, so every distinct stack
+ * met is remembered: its cost-centre ids, back to back in one array
+ * (4 bytes an id, a stack as deep as it is), found again through a hash
+ * index (profile_table): a sample costs a few probes however many
+ * stacks came before, so a stream converts in time linear in its size.
+ * Memory is bounded: past PROFILE_HP_STACKS_MAX stacks or
+ * PROFILE_HP_STACK_IDS_MAX ids in all, a sample of a stack not yet
+ * numbered is added to its census's "(other)" band (written last in the
+ * census, the sum of such samples' bytes) instead of a band of its own;
+ * stacks numbered before keep their bands.  How many samples went to
+ * "(other)" is said on the messages stream at the end (the .hp format
+ * has no comments).
+ */
+
 struct hp_stack {
+    uint32_t off;               /* of its first id in ids[] */
     uint8_t depth;
-    uint32_t ids[255];
 };
 
 struct profile_hp {
@@ -55,7 +71,6 @@ struct profile_hp {
     struct profile_run run;
     struct profile_ccs ccs;
     bool header_done;
-    bool in_sample;
     uint64_t era;
     double begin_time;          /* of the census being built, seconds */
     uint64_t last_time;
@@ -63,8 +78,15 @@ struct profile_hp {
     char *buf;                  /* the census being built */
     size_t buf_len;
     FILE *cur;
-    struct hp_stack *stacks;    /* numbering of cost-centre stacks */
-    size_t n_stacks, cap_stacks;
+    bool cur_other;             /* the census has an "(other)" band */
+    uint64_t cur_other_bytes;
+    /* Numbering of cost-centre stacks: Note [Stack numbers, bounded]. */
+    struct hp_stack *stacks;
+    uint32_t n_stacks, cap_stacks;
+    uint32_t *ids;
+    size_t n_ids, cap_ids;
+    struct profile_table index;
+    uint64_t other;             /* samples put in "(other)" */
 };
 
 static int hp_write(struct profile_hp *h, const char *s, size_t n)
@@ -122,70 +144,95 @@ int profile_hp_open(struct profile_hp **out, const char *path, FILE *msgs)
     return 0;
 }
 
-/* The number this file gives the stack s (see the file's comment). */
-static size_t hp_stack_number(struct profile_hp *h, const struct els_ccs *s)
+struct hp_key {
+    const struct profile_hp *h;
+    const uint32_t *ids;
+    uint8_t depth;
+};
+
+static bool hp_same_stack(const void *ctx, uint32_t idx)
 {
-    for (size_t i = 0; i < h->n_stacks; i++) {
-        const struct hp_stack *k = &h->stacks[i];
-        if (k->depth != s->depth)
-            continue;
-        size_t j = 0;
-        while (j < s->depth && k->ids[j] == els_ccs_id(s, j))
-            j++;
-        if (j == s->depth)
-            return i + 1;
-    }
+    const struct hp_key *k = ctx;
+    const struct hp_stack *s = &k->h->stacks[idx];
+    return s->depth == k->depth &&
+           memcmp(&k->h->ids[s->off], k->ids, k->depth * sizeof *k->ids) == 0;
+}
+
+/* The number this file gives the stack s (see the file's comment), or 0
+ * when the table is full (Note [Stack numbers, bounded]) or memory is
+ * short (*rc then says so). */
+static uint32_t hp_stack_number(struct profile_hp *h, const struct els_ccs *s, int *rc)
+{
+    uint32_t ids[255];
+    for (size_t j = 0; j < s->depth; j++)
+        ids[j] = els_ccs_id(s, j);
+    struct hp_key key = { .h = h, .ids = ids, .depth = s->depth };
+    uint32_t hash = profile_hash_words(ids, s->depth);
+    int64_t found = profile_table_find(&h->index, hash, hp_same_stack, &key);
+    if (found >= 0)
+        return (uint32_t)found + 1;
+    if (h->n_stacks >= PROFILE_HP_STACKS_MAX ||
+        h->n_ids + s->depth > PROFILE_HP_STACK_IDS_MAX)
+        return 0;
     if (h->n_stacks == h->cap_stacks) {
-        size_t cap = h->cap_stacks ? 2 * h->cap_stacks : 64;
+        uint32_t cap = h->cap_stacks ? 2 * h->cap_stacks : 64;
         struct hp_stack *v = realloc(h->stacks, cap * sizeof *v);
         if (v == NULL)
-            return 0;
+            goto nomem;
         h->stacks = v;
         h->cap_stacks = cap;
     }
-    struct hp_stack *k = &h->stacks[h->n_stacks++];
-    k->depth = s->depth;
-    for (size_t j = 0; j < s->depth; j++)
-        k->ids[j] = els_ccs_id(s, j);
-    return h->n_stacks;
+    if (h->n_ids + s->depth > h->cap_ids) {
+        size_t cap = h->cap_ids ? 2 * h->cap_ids : 1024;
+        while (cap < h->n_ids + s->depth)
+            cap *= 2;
+        uint32_t *v = realloc(h->ids, cap * sizeof *v);
+        if (v == NULL)
+            goto nomem;
+        h->ids = v;
+        h->cap_ids = cap;
+    }
+    if (profile_table_add(&h->index, hash, h->n_stacks) != 0)
+        goto nomem;
+    h->stacks[h->n_stacks] = (struct hp_stack){ .off = (uint32_t)h->n_ids, .depth = s->depth };
+    memcpy(&h->ids[h->n_ids], ids, s->depth * sizeof *ids);
+    h->n_ids += s->depth;
+    return ++h->n_stacks;
+nomem:
+    *rc = -ENOMEM;
+    return 0;
 }
 
 /* The RTS's fprint_ccs(): innermost first, CAFs as Module.CAF, cut at
- * HP_CCS_LENGTH characters ending "...". */
-static void hp_ccs_name(struct profile_hp *h, FILE *f, const struct els_ccs *s)
+ * HP_CCS_LENGTH characters ending "...".  Only the first HP_CCS_LENGTH + 1
+ * characters are ever looked at: a label may be 64 KiB long. */
+static void hp_ccs_name(struct profile_hp *h, FILE *f, const struct els_ccs *s,
+                        uint32_t number)
 {
     if (s->depth == 0) {
         fputs("MAIN", f);
         return;
     }
-    char buf[HP_CCS_LENGTH + 1 + 64];
+    char buf[HP_CCS_LENGTH + 2];
     size_t p = 0;
-    bool cut = false;
-    for (size_t i = 0; i < s->depth && !cut; i++) {
+    for (size_t i = 0; i < s->depth && p <= HP_CCS_LENGTH; i++) {
         const struct profile_cc *c = profile_ccs_get(&h->ccs, els_ccs_id(s, i));
         char unknown[24];
-        const char *label = c != NULL ? c->label : unknown;
+        const char *parts[3] = { unknown, "", i + 1 < s->depth ? "/" : "" };
         if (c == NULL)
             snprintf(unknown, sizeof unknown, "cc%" PRIu32, els_ccs_id(s, i));
-        char part[HP_CCS_LENGTH + 2];
-        if (c != NULL && strcmp(label, "CAF") == 0)
-            snprintf(part, sizeof part, "%s.CAF", c->module);
+        else if (strcmp(c->label, "CAF") == 0)
+            parts[0] = c->module, parts[1] = ".CAF", parts[2] = "";
         else
-            snprintf(part, sizeof part, "%s%s", label, i + 1 < s->depth ? "/" : "");
-        for (const char *q = part; *q != '\0'; q++) {
-            if (p >= HP_CCS_LENGTH + 1) {
-                cut = true;
-                break;
-            }
-            buf[p++] = *q;
-        }
-        if (p >= HP_CCS_LENGTH + 1)
-            cut = true;
+            parts[0] = c->label;
+        for (int j = 0; j < 3; j++)
+            for (const char *q = parts[j]; *q != '\0' && p <= HP_CCS_LENGTH; q++)
+                buf[p++] = *q;
     }
-    if (cut)
+    if (p > HP_CCS_LENGTH)
         memcpy(buf + HP_CCS_LENGTH - 4, "...", 4), p = HP_CCS_LENGTH - 1;
     buf[p] = '\0';
-    fprintf(f, "(%zu)%s", hp_stack_number(h, s), buf);
+    fprintf(f, "(%" PRIu32 ")%s", number, buf);
 }
 
 int profile_hp_event(struct profile_hp *h, const struct els_event *ev)
@@ -210,6 +257,8 @@ int profile_hp_event(struct profile_hp *h, const struct els_event *ev)
         h->cur = open_memstream(&h->buf, &h->buf_len);
         if (h->cur == NULL)
             return -ENOMEM;
+        h->cur_other = false;
+        h->cur_other_bytes = 0;
         h->era = e.u.heap_sample.era;
         h->begin_time = (double)ev->time / 1e9;
         fprintf(h->cur, "BEGIN_SAMPLE %f\n", h->begin_time);
@@ -230,14 +279,31 @@ int profile_hp_event(struct profile_hp *h, const struct els_event *ev)
         if (h->cur == NULL || els_event_decode(ev, &e) != 0 ||
             e.u.heap_sample_ccs.profile != 0)
             return 0;
-        hp_ccs_name(h, h->cur, &e.u.heap_sample_ccs.stack);
-        fprintf(h->cur, "\t%" PRIu64 "\n", e.u.heap_sample_ccs.residency);
+        {
+            const struct els_ccs *st = &e.u.heap_sample_ccs.stack;
+            uint64_t bytes = e.u.heap_sample_ccs.residency;
+            int rc = 0;
+            uint32_t k = st->depth > 0 ? hp_stack_number(h, st, &rc) : 0;
+            if (rc != 0)
+                return rc;
+            if (st->depth > 0 && k == 0) {
+                h->cur_other = true;
+                h->cur_other_bytes = bytes > UINT64_MAX - h->cur_other_bytes
+                                         ? UINT64_MAX : h->cur_other_bytes + bytes;
+                h->other++;
+                return 0;
+            }
+            hp_ccs_name(h, h->cur, st, k);
+            fprintf(h->cur, "\t%" PRIu64 "\n", bytes);
+        }
         return 0;
     case ELS_EV_HEAP_PROF_SAMPLE_END: {
         if (h->cur == NULL || els_event_decode(ev, &e) != 0)
             return 0;
         /* END carries the census's time 0 in the RTS: the BEGIN's time
          * stands for the census, as in the RTS's file. */
+        if (h->cur_other)
+            fprintf(h->cur, "(other)\t%" PRIu64 "\n", h->cur_other_bytes);
         fprintf(h->cur, "END_SAMPLE %f\n", h->begin_time);
         if (fclose(h->cur) != 0) {
             h->cur = NULL;
@@ -271,9 +337,19 @@ int profile_hp_finish(struct profile_hp *h, bool clean)
         fprintf(h->msgs, "eventlog-sink dump: %s: the stream holds no heap profile "
                 "samples (was the program run with +RTS -h...?): the file has none\n",
                 h->path);
+    if (h->other > 0 && h->msgs != NULL)
+        fprintf(h->msgs, "eventlog-sink dump: %s: %" PRIu64 " samples of cost-centre "
+                "stacks beyond the first %u (or %u ids in all) are in the band (other)\n",
+                h->path, h->other, PROFILE_HP_STACKS_MAX, PROFILE_HP_STACK_IDS_MAX);
     if (rc == 0 && fsync(h->fd) != 0 && errno != EINVAL)
         rc = -errno;
     return rc;
+}
+
+void profile_hp_stats(const struct profile_hp *h, struct profile_stats *st)
+{
+    *st = (struct profile_stats){ .probes = h->index.probes, .entries = h->n_stacks,
+                                  .other = h->other };
 }
 
 void profile_hp_free(struct profile_hp *h)
@@ -284,6 +360,8 @@ void profile_hp_free(struct profile_hp *h)
         fclose(h->cur);
     free(h->buf);
     free(h->stacks);
+    free(h->ids);
+    profile_table_free(&h->index);
     profile_ccs_free(&h->ccs);
     close(h->fd);
     free(h);
