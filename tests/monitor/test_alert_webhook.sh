@@ -62,7 +62,7 @@ post() {
         auth=()
         [ -z "$AUTH" ] || auth=("Authorization: $AUTH")
     fi
-    CODE=$(curl -s --max-time 30 -o "$T/answer" -w '%{http_code}' \
+    CODE=$(curl -s --max-time 120 -o "$T/answer" -w '%{http_code}' \
         -H "Content-Type: ${CTYPE:-application/json}" ${auth[@]+-H "${auth[@]}"} \
         "$@" --data-binary "@$f" "$URL") || CODE=curl-failed
 }
