@@ -133,7 +133,7 @@ check_host() {
         TEST_SUITE_LOG="$T/$k-suite.log" >"$T/$k.make.out" 2>&1 &
     mpid=$!
     bg_register "$mpid"
-    wait_until 120 grep -q '^ready ' "$T/$k.out" \
+    wait_until 120 grep -qs '^ready ' "$T/$k.out" \
         || fail_showing "$T/$k.make.out" "$k: the probe test's writer did not start under the harness"
     ppid=$(ready_pid "$T/$k.out")
     priv=$(cat "$T/$k.xdg")
@@ -155,7 +155,7 @@ check_host() {
         >"$T/$k-host.out" 2>"$T/$k-host.err" &
     cpid=$!
     bg_register "$cpid"
-    wait_until 60 grep -q '^ready ' "$T/$k-host.out" \
+    wait_until 60 grep -qs '^ready ' "$T/$k-host.out" \
         || fail_showing "$T/$k-host.err" "$k: the host's writer did not start"
     [ -e "$hostdir/$cpid.announce" ] || fail "$k: the host's writer is not announced in $hostdir"
     wait_until 60 listed "$k" "$cpid" \
