@@ -105,14 +105,32 @@ while IFS= read -r v; do
     fi
 done < <(compgen -e | grep -Ex "$MAKE_VARS" || true)
 
+# cpu_s: set cpu to the CPU seconds (user + system) of this script's
+# finished children so far: the steps' makes and everything they waited
+# for.  `times` runs in this shell (a subshell's count starts at 0).
+cpu_file=$(mktemp "${TMPDIR:-/tmp}/test-all-cpu.XXXXXX")
+trap 'rm -f "$cpu_file"' EXIT
+cpu_s() {
+    times >"$cpu_file"
+    cpu=$(awk 'NR == 2 {
+        n = split($0, t, " "); s = 0
+        for (i = 1; i <= n; i++) { split(t[i], p, "m"); s += p[1] * 60 + p[2] }
+        printf "%d\n", s }' "$cpu_file")
+}
+
 # step NAME RESULT: record a step's result and the time it took (since
-# the previous step ended), to see where the time budget goes.
+# the previous step ended), to see where the time budget goes: wall time,
+# and CPU time, which a busy machine does not inflate.
 step_t0=$start_s
+cpu_s
+step_cpu0=$cpu
 step() {
     local now
     now=$(date +%s)
-    steps+=("$1: $2 ($((now - step_t0)) s)")
+    cpu_s
+    steps+=("$1: $2 ($((now - step_t0)) s, $((cpu - step_cpu0)) s CPU)")
     step_t0=$now
+    step_cpu0=$cpu
 }
 
 # step_not_run NAME WHY: NAME did not run; under ELS_REQUIRE_ALL that is
@@ -413,7 +431,8 @@ if [ -n "$skips" ]; then
     say "skipped tests and parts:"
     printf '%s\n' "$skips" | sed 's/^/test-all:   /'
 fi
-say "took $(( ($(date +%s) - start_s) / 60 )) min $(( ($(date +%s) - start_s) % 60 )) s"
+cpu_s
+say "took $(( ($(date +%s) - start_s) / 60 )) min $(( ($(date +%s) - start_s) % 60 )) s ($cpu s CPU)"
 if [ "$failed" -ne 0 ]; then status=1; fi
 # A non-zero status with nothing counted as failed would be a lie too.
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
