@@ -148,7 +148,7 @@ for kind in "${kinds[@]}"; do
         echo "$tests" >tests.list
         echo "sanitize: make check ($kind): $tests"
         check=check
-        [ "$kind" != tsan ] || check=check-TESTS
+        [ "$kind" != tsan ] || check='check-TESTS'
         if ! make -j"$jobs" "$check" TESTS="$tests" "${env_args[@]}"; then
             for t in $tests; do
                 if [ -f "$t.trs" ] && grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$t.trs"; then
