@@ -24,11 +24,7 @@
 # configure (run scripts/build.sh first, or this script runs autoreconf
 # like it does).
 #
-# Usage: scripts/sanitize.sh [--build-only] [asan|tsan]...   (default: both)
-#   --build-only   configure and build the trees (the tool, the library and
-#                  the test programs) and run nothing: scripts/test-all.sh
-#                  builds them while `make check` runs, then runs this
-#                  script again, which finds them built.
+# Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
 # Environment: CC (default: configure's choice), MAKE_JOBS (default 2),
 # PLAIN_BUILD (default _build), PATCHED_RTS_DIR (passed to the plain
 # build's settings when given).
@@ -47,14 +43,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 jobs=${MAKE_JOBS:-2}
 
-build_only=0
-kinds=()
-for a in "$@"; do
-    case $a in
-        --build-only) build_only=1 ;;
-        *) kinds+=("$a") ;;
-    esac
-done
+kinds=("$@")
 [ "${#kinds[@]}" -gt 0 ] || kinds=(asan tsan)
 
 if [ ! -x configure ]; then
@@ -69,12 +58,12 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=86"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=86"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-}"
 
-# make_var VAR: the words of VAR (UNIT_TESTS, check_PROGRAMS) read from
-# the configured Makefile, so that the lists stay the ones in Makefile.am.
-make_var() {
-    # shellcheck disable=SC2016 # $(...) is for make, not the shell
-    printf 'els-print-var:\n\t@echo $(%s)\n' "$1" \
-        | make -s --no-print-directory -f Makefile -f - els-print-var
+# The unit test programs, read from the configured Makefile so the list
+# stays the one in Makefile.am.
+unit_tests() {
+    # shellcheck disable=SC2016 # $(UNIT_TESTS) is for make, not the shell
+    printf 'els-print-unit-tests:\n\t@echo $(UNIT_TESTS)\n' \
+        | make -s --no-print-directory -f Makefile -f - els-print-unit-tests
 }
 
 # The tool's shell tests, and those of them that need no GHC program
@@ -116,20 +105,13 @@ for kind in "${kinds[@]}"; do
         fi
         # Build first: a Makefile older than Makefile.am regenerates itself
         # on the first make, and its messages must not end up in the list.
-        # TSan: the library and the test programs only (the tool, and the
-        # rest of `all`, are ASan's).
+        # TSan: the library only here; `make check-TESTS` below builds the
+        # test programs (the tool, and the rest of `all`, are ASan's).
         target=
         [ "$kind" != tsan ] || target=lib/libelscore.la
         rm -f tests.list
         make -j"$jobs" ${target:+"$target"} >make.out 2>&1 || { tail -n 40 make.out >&2; exit 1; }
-        progs=$(make_var check_PROGRAMS | tail -n 1)
-        # shellcheck disable=SC2086 # one word per program
-        make -j"$jobs" $progs >>make.out 2>&1 || { tail -n 40 make.out >&2; exit 1; }
-        if [ "$build_only" -eq 1 ]; then
-            echo "sanitize: $kind build ready in $dir"
-            exit 0
-        fi
-        tests=$(make_var UNIT_TESTS | tail -n 1)
+        tests=$(unit_tests | tail -n 1)
         [ -n "$tests" ] || { echo "sanitize: UNIT_TESTS is empty in $dir/Makefile" >&2; exit 1; }
         # The tool's tests: ASan+UBSan is its sanitizer (recv, dump and
         # ctl are single-threaded; what threads top and serve have, ASan

@@ -10,8 +10,7 @@
 # tarball builds, passes its unit tests, installs and cleans up out of
 # tree);
 # scripts/sanitize.sh (ASan+UBSan and TSan builds of the unit tests, and
-# the receiver's tests against an ASan+UBSan receiver; the trees build in
-# the background during make check).
+# the receiver's tests against an ASan+UBSan receiver).
 #
 # The summary counts cases, not programs: a unit-test program's cases
 # (its "N passed, N failed" line), a shell test as one, shown layer by
@@ -315,20 +314,6 @@ clear_results() {
         -type f -print 2>/dev/null | xargs -r rm -f
 }
 
-# The sanitizer trees build in the background while make check and
-# distcheck run (one job: the shell tests spend much of their time
-# waiting for the programs they drive, which leaves a core idle), and
-# step 4 runs their tests once they are built.  The build's output is in
-# _build/sanitize-build.out; a failed build shows again in step 4, which
-# builds what is missing.  In a session of its own (setsid), so that an
-# early exit stops the whole build.
-san_build_pid=
-if [ -z "${SKIP_SANITIZE:-}" ]; then
-    MAKE_JOBS=1 setsid -w "$top/scripts/sanitize.sh" --build-only >"$build/sanitize-build.out" 2>&1 &
-    san_build_pid=$!
-    trap 'rm -f "$cpu_file"; [ -z "$san_build_pid" ] || kill -- "-$san_build_pid" 2>/dev/null' EXIT
-fi
-
 # 2. make check: every test, including the shell tests.
 clear_results "$build"
 check_rc=0
@@ -393,10 +378,6 @@ fi
 if [ -n "${SKIP_SANITIZE:-}" ]; then
     step_not_run sanitize "SKIP_SANITIZE=$SKIP_SANITIZE"
 else
-    if [ -n "$san_build_pid" ]; then
-        wait "$san_build_pid" || say "sanitize: the background build failed (_build/sanitize-build.out); building again" >&2
-        san_build_pid=
-    fi
     for d in "$top/_build-asan" "$top/_build-tsan"; do
         [ ! -d "$d" ] || clear_results "$d"
     done

@@ -46,9 +46,8 @@ FAKE_SHELL='tests/sinks/test_faults.sh tests/test_fuzz_smoke.sh'
 EOF
 
 # Stand-ins.  FAKE_BUILD_RC, FAKE_CHECK (pass | skip | fail | shfail |
-# crash | error), FAKE_DIST_RC, FAKE_DIST_TOTAL, FAKE_SANBUILD_RC (the
-# background --build-only run), FAKE_SAN_RC and FAKE_SAN_SHRINK choose the
-# outcomes.
+# crash | error), FAKE_DIST_RC, FAKE_DIST_TOTAL, FAKE_SAN_RC and
+# FAKE_SAN_SHRINK choose the outcomes.
 cat >"$top/scripts/build.sh" <<'EOF'
 #!/usr/bin/env bash
 mkdir -p "$(dirname "$0")/../_build"
@@ -61,7 +60,6 @@ cat >"$top/scripts/sanitize.sh" <<EOF
 . '$T/bin/fake-lists'
 EOF
 cat >>"$top/scripts/sanitize.sh" <<'EOF'
-[ "${1:-}" != --build-only ] || exit "${FAKE_SANBUILD_RC:-0}"
 top=$(dirname "$0")/..
 for k in asan tsan; do
     d=$top/_build-$k
@@ -247,12 +245,6 @@ has dist-fails "distcheck: the step failed with no failed test in its summary: c
 # A sanitizer run that dies without a failed test.
 run san-fails FAKE_SAN_RC=1
 failed_with san-fails 1
-
-# The sanitizer trees' background build fails: said; the sanitize step
-# builds again, and its own result is what counts.
-run san-build-fails FAKE_SANBUILD_RC=1
-passed_all san-build-fails
-has san-build-fails "sanitize: the background build failed (_build/sanitize-build.out); building again"
 
 # The build fails: nothing tested, one failure.
 run build-fails FAKE_BUILD_RC=1
