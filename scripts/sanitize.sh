@@ -24,15 +24,15 @@
 # configure (run scripts/build.sh first, or this script runs autoreconf
 # like it does).
 #
-# Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
-# Environment: CC (default: configure's choice), MAKE_JOBS (default 2),
-# PLAIN_BUILD (default _build), PATCHED_RTS_DIR (passed to the plain
-# build's settings when given).
 # The TSan tree builds only what its unit tests need (the library and the
 # test programs): the tool runs only under ASan+UBSan.  Each test gets
 # its own discovery directory, as in the plain build (AM_TESTS_ENVIRONMENT,
 # which the TESTS_ENVIRONMENT given here leaves alone).
 #
+# Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
+# Environment: CC (default: configure's choice), MAKE_JOBS (default 2),
+# PLAIN_BUILD (default _build), PATCHED_RTS_DIR (passed to the plain
+# build's settings when given).
 # Exit status: 0 if every run passed.  The test-suite.log of each run is
 # at _build-<kind>/test-suite.log, and the list of the tests it was to
 # run at _build-<kind>/tests.list (scripts/test-all.sh checks that each
