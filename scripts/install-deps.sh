@@ -3,8 +3,10 @@
 # and test, and only those that are missing.
 #
 # The list: the C toolchain and autotools (build-essential autoconf
-# automake libtool pkg-config), GHC 9.0.2 and the ghc-events reader (ghc
-# libghc-ghc-events-dev) for the examples and end-to-end tests, GHC's
+# automake libtool pkg-config), GHC 9.0.2 (with haddock, hsc2hs and hp2ps)
+# and the ghc-events reader (ghc libghc-ghc-events-dev) for the examples
+# and end-to-end tests, binutils' nm and objcopy (the tests read symbol
+# tables and the constructors' order with them), GHC's
 # profiling libraries (ghc-prof: the profiled RTS ways the patched RTS
 # build covers, and base & co. for `-prof` programs), clang for the
 # sanitizer and fuzzing builds, and what the live monitor's tests drive
@@ -26,7 +28,7 @@ set -euo pipefail
 
 demo_packages=(build-essential autoconf automake libtool pkg-config
                ghc libghc-ghc-events-dev)
-packages=("${demo_packages[@]}" ghc-prof cabal-install clang libclang-rt-dev
+packages=("${demo_packages[@]}" binutils ghc-prof cabal-install clang libclang-rt-dev
           tmux chromium prometheus prometheus-alertmanager curl python3)
 
 check_only=0

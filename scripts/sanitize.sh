@@ -24,12 +24,19 @@
 # configure (run scripts/build.sh first, or this script runs autoreconf
 # like it does).
 #
+# The TSan tree builds only what its unit tests need (the library and the
+# test programs): the tool runs only under ASan+UBSan.  Each test gets
+# its own discovery directory, as in the plain build (AM_TESTS_ENVIRONMENT,
+# which the TESTS_ENVIRONMENT given here leaves alone).
+#
 # Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
 # Environment: CC (default: configure's choice), MAKE_JOBS (default 2),
 # PLAIN_BUILD (default _build), PATCHED_RTS_DIR (passed to the plain
 # build's settings when given).
 # Exit status: 0 if every run passed.  The test-suite.log of each run is
-# at _build-<kind>/test-suite.log.
+# at _build-<kind>/test-suite.log, and the list of the tests it was to
+# run at _build-<kind>/tests.list (scripts/test-all.sh checks that each
+# has a result).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -98,7 +105,12 @@ for kind in "${kinds[@]}"; do
         fi
         # Build first: a Makefile older than Makefile.am regenerates itself
         # on the first make, and its messages must not end up in the list.
-        make -j"$jobs" >make.out 2>&1 || { tail -n 40 make.out >&2; exit 1; }
+        # TSan: the library only here; `make check-TESTS` below builds the
+        # test programs (the tool, and the rest of `all`, are ASan's).
+        target=
+        [ "$kind" != tsan ] || target=lib/libelscore.la
+        rm -f tests.list
+        make -j"$jobs" ${target:+"$target"} >make.out 2>&1 || { tail -n 40 make.out >&2; exit 1; }
         tests=$(unit_tests | tail -n 1)
         [ -n "$tests" ] || { echo "sanitize: UNIT_TESTS is empty in $dir/Makefile" >&2; exit 1; }
         # The tool's tests: ASan+UBSan is its sanitizer (recv, dump and
@@ -115,8 +127,11 @@ for kind in "${kinds[@]}"; do
                 tests="$tests $TOOL_TESTS_ALONE"
             fi
         fi
+        echo "$tests" >tests.list
         echo "sanitize: make check ($kind): $tests"
-        if ! make -j"$jobs" check TESTS="$tests" "${env_args[@]}"; then
+        check=check
+        [ "$kind" != tsan ] || check='check-TESTS'
+        if ! make -j"$jobs" "$check" TESTS="$tests" "${env_args[@]}"; then
             for t in $tests; do
                 if [ -f "$t.trs" ] && grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$t.trs"; then
                     echo "----- $dir/$t.log" >&2

@@ -32,6 +32,13 @@
 # parts stay allowed there (they depend on the machine, not the project:
 # root, IPv6, tmpfs), but are listed.
 #
+# Nothing shrinks the suite silently (Note [What make runs]): make's
+# settings from the environment (MAKEFLAGS, TESTS, XFAIL_TESTS, ...) are
+# announced, and cleared under ELS_REQUIRE_ALL; and whatever make did,
+# every test the Makefile lists (read by a make that sees none of this
+# environment) must have a result, else each missing one is a failure,
+# named.  A test that make reports XFAIL failed, and counts so.
+#
 # Usage: scripts/test-all.sh
 # Environment: SKIP_DISTCHECK=1, SKIP_SANITIZE=1 (local quick runs only),
 # ELS_REQUIRE_ALL=1, MAKE_JOBS (default 2).
@@ -52,6 +59,7 @@ skipped=0
 status=0
 steps=()
 not_run=()
+not_ran=()
 
 say() {
     echo "test-all: $*"
@@ -70,14 +78,59 @@ for v in SKIP_DISTCHECK SKIP_SANITIZE; do
     fi
 done
 
+# Note [What make runs]
+# ~~~~~~~~~~~~~~~~~~~~~
+# make takes settings from the environment as well as from its command
+# line: MAKEFLAGS (and MFLAGS, GNUMAKEFLAGS, MAKEOVERRIDES) carry
+# variables such as TESTS=... and flags such as -n, -t, -q, -i or -e into
+# every make, MAKEFILES adds makefiles, and a variable the Makefile leaves
+# unset (XFAIL_TESTS, LOG_COMPILER, DISTCHECK_CONFIGURE_FLAGS, ...) is
+# taken from the environment.  Each can shrink or weaken the suite while
+# make still exits 0.  So they are announced, and cleared under
+# ELS_REQUIRE_ALL (MAKE_VARS below); and since a list of names can never
+# be complete, the result is checked too (check_ran): every test the
+# Makefile lists has a result of this run, or counts as a failure.
+MAKE_VARS='MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|MAKEOVERRIDES|MAKEFILES|MAKELEVEL'
+MAKE_VARS="$MAKE_VARS|TESTS|TEST_LOGS|RECHECK_LOGS|TEST_SUITE_LOG|XFAIL_TESTS"
+MAKE_VARS="$MAKE_VARS|DISABLE_HARD_ERRORS|TEST_EXTENSIONS|UNIT_TESTS|SHELL_TESTS"
+MAKE_VARS="$MAKE_VARS|check_PROGRAMS|(AM_)?TESTS_ENVIRONMENT|AM_TESTS_FD_REDIRECT"
+MAKE_VARS="$MAKE_VARS|([A-Z0-9_]*_)?LOG_(COMPILER|COMPILE|FLAGS|DRIVER|DRIVER_FLAGS)"
+MAKE_VARS="$MAKE_VARS|(AM_)?DISTCHECK_CONFIGURE_FLAGS|am__[A-Za-z0-9_]*"
+while IFS= read -r v; do
+    if [ -n "$require_all" ]; then
+        say "$v=${!v} is set in the environment, but ELS_REQUIRE_ALL=1: cleared (it can change what make runs)" >&2
+        unset "$v"
+    else
+        say "$v=${!v} is set in the environment: it may change what make runs (every listed test must still have a result)"
+    fi
+done < <(compgen -e | grep -Ex "$MAKE_VARS" || true)
+
+# cpu_s: set cpu to the CPU seconds (user + system) of this script's
+# finished children so far: the steps' makes and everything they waited
+# for.  `times` runs in this shell (a subshell's count starts at 0).
+cpu_file=$(mktemp "${TMPDIR:-/tmp}/test-all-cpu.XXXXXX")
+trap 'rm -f "$cpu_file"' EXIT
+cpu_s() {
+    times >"$cpu_file"
+    cpu=$(awk 'NR == 2 {
+        n = split($0, t, " "); s = 0
+        for (i = 1; i <= n; i++) { split(t[i], p, "m"); s += p[1] * 60 + p[2] }
+        printf "%d\n", s }' "$cpu_file")
+}
+
 # step NAME RESULT: record a step's result and the time it took (since
-# the previous step ended), to see where the time budget goes.
+# the previous step ended), to see where the time budget goes: wall time,
+# and CPU time, which a busy machine does not inflate.
 step_t0=$start_s
+cpu_s
+step_cpu0=$cpu
 step() {
     local now
     now=$(date +%s)
-    steps+=("$1: $2 ($((now - step_t0)) s)")
+    cpu_s
+    steps+=("$1: $2 ($((now - step_t0)) s, $((cpu - step_cpu0)) s CPU)")
     step_t0=$now
+    step_cpu0=$cpu
 }
 
 # step_not_run NAME WHY: NAME did not run; under ELS_REQUIRE_ALL that is
@@ -113,6 +166,42 @@ count_step() {
     fi
 }
 
+# listed_tests DIR VAR: the words of the make variable VAR ($(TESTS),
+# $(UNIT_TESTS)) as DIR's Makefile defines it, read by a make that sees
+# nothing of this environment but PATH (Note [What make runs]).
+listed_tests() {
+    # shellcheck disable=SC2016 # $(...) is for make, not the shell
+    printf 'els-print-list:\n\t@echo $(%s)\n' "$2" \
+        | env -i PATH="$PATH" HOME="${HOME:-/}" make -s --no-print-directory -C "$1" \
+            -f Makefile -f - els-print-list 2>/dev/null | tail -n 1
+}
+
+# check_ran NAME DIR TESTS...: every test of TESTS has a result under DIR
+# (its .trs: clear_results removed those of earlier runs, so the result
+# is this run's).  Each one without counts as a failed test, named; an
+# empty TESTS (the list could not be read) counts as one failure.
+check_ran() {
+    local name=$1 dir=$2 t n=0 missing=()
+    shift 2
+    for t in "$@"; do
+        n=$((n + 1))
+        grep -q '^:test-result: ' "$dir/${t%.test}.trs" 2>/dev/null || missing+=("$t")
+    done
+    if [ "$n" -eq 0 ]; then
+        say "$name: cannot read the list of tests from $dir/Makefile: counted as 1 failure" >&2
+        failed=$((failed + 1))
+        status=1
+        return
+    fi
+    say "$name: $((n - ${#missing[@]})) of the $n listed tests ran"
+    if [ "${#missing[@]}" -gt 0 ]; then
+        say "$name: ${#missing[@]} listed tests have no result (each counted as a failure): ${missing[*]}" >&2
+        failed=$((failed + ${#missing[@]}))
+        status=1
+        not_ran+=("$name: ${missing[*]}")
+    fi
+}
+
 # add_totals NAME FILE STEP_RC [SKIPS_OK]: add the first "# PASS:"-style
 # totals in FILE; a step that failed (STEP_RC != 0) with no failure among
 # its totals counts as one failure.  Under ELS_REQUIRE_ALL each skipped
@@ -123,7 +212,7 @@ add_totals() {
         read -r p f s < <(sed 's/\x1b\[[0-9;]*m//g' "$file" | awk '
             $1 == "#" && !seen[$2]++ {
                 if ($2 == "PASS:") p = $3
-                else if ($2 == "FAIL:" || $2 == "ERROR:" || $2 == "XPASS:") f += $3
+                else if ($2 == "FAIL:" || $2 == "ERROR:" || $2 == "XPASS:" || $2 == "XFAIL:") f += $3
                 else if ($2 == "SKIP:") s = $3
             }
             END { print p + 0, f + 0, s + 0 }')
@@ -158,8 +247,9 @@ add_cases() {
                    /^[0-9]+ passed, [0-9]+ failed/ { p = $1; f = $3 }
                    END { if (p == "") print "- -"; else print p, f }') ;;
         esac
+        # XFAIL: a test that failed (the Makefile expects none to).
         case $res in
-            PASS|XFAIL) [ "$cp" != - ] || { cp=1; cf=0; } ;;
+            PASS) [ "$cp" != - ] || { cp=1; cf=0; } ;;
             *) if [ "$cp" = - ]; then cp=0; cf=1; elif [ "$cf" -eq 0 ]; then cf=1; fi ;;
         esac
         [ -n "${lay_p[$layer]+x}" ] || { lay_p[$layer]=0; lay_f[$layer]=0; layers="$layers $layer"; }
@@ -181,7 +271,7 @@ add_cases() {
 print_failed_logs() {
     local trs
     while IFS= read -r trs; do
-        if grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$trs"; then
+        if grep -Eq '^:test-result: (FAIL|ERROR|XPASS|XFAIL)' "$trs"; then
             echo "----- ${trs%.trs}.log" >&2
             cat "${trs%.trs}.log" >&2 || true
         fi
@@ -236,6 +326,8 @@ else
     print_failed_logs "$build"
 fi
 add_cases check "$build" "$check_rc"
+# shellcheck disable=SC2046 # one word per test
+check_ran check "$build" $(listed_tests "$build" TESTS)
 skips=$(skipped_tests "$build")
 
 # 3. make distcheck (its own out-of-tree build of the tarball; its
@@ -266,6 +358,19 @@ else
     # No "# TOTAL:" line: it failed before its tests ran (counted as one
     # failure by add_totals).
     add_totals distcheck "$dlog" "$drc" skips-ok
+    # The tarball's build ran $(UNIT_TESTS), all of them (its totals are
+    # all that is left of it).
+    dtotal=$(sed 's/\x1b\[[0-9;]*m//g' "$dlog" | awk '$1 == "#" && $2 == "TOTAL:" { print $3; exit }')
+    # shellcheck disable=SC2046 # one word per test
+    dlisted=$(set -- $(listed_tests "$build" UNIT_TESTS); echo $#)
+    if [ "$drc" -eq 0 ] && [ "${dtotal:-0}" -ne "$dlisted" ]; then
+        say "distcheck: ${dtotal:-no} tests ran, UNIT_TESTS lists $dlisted: counted as 1 failure" >&2
+        failed=$((failed + 1))
+        status=1
+        not_ran+=("distcheck: ${dtotal:-no} of $dlisted unit tests")
+    else
+        say "distcheck: ${dtotal:-0} of the $dlisted listed unit tests ran"
+    fi
     skips=$skips$'\n'$(sed 's/\x1b\[[0-9;]*m//g' "$dlog" | sed -n 's/^SKIP: \(.*\)/distcheck: \1 (no patched RTS in distcheck)/p')
 fi
 
@@ -290,7 +395,7 @@ else
     [ -f "$top/_build-asan/test-suite.log" ] || a_rc=1
     [ -f "$top/_build-tsan/test-suite.log" ] || t_rc=1
     if [ "$src" -ne 0 ] && [ "$a_rc" -eq 0 ] && [ "$t_rc" -eq 0 ] &&
-            ! grep -Eq '^# (FAIL|ERROR|XPASS): +[1-9]' \
+            ! grep -Eq '^# (FAIL|ERROR|XPASS|XFAIL): +[1-9]' \
                 "$top/_build-asan/test-suite.log" "$top/_build-tsan/test-suite.log"; then
         a_rc=$src
     fi
@@ -298,6 +403,17 @@ else
     [ -f "$top/_build-tsan/test-suite.log" ] || say "tsan: no test summary" >&2
     add_cases asan "$top/_build-asan" "$a_rc"
     add_cases tsan "$top/_build-tsan" "$t_rc"
+    # What each run was to run: sanitize.sh's list (tests.list), which
+    # must hold every unit test of the plain build.
+    unit_list=$(listed_tests "$build" UNIT_TESTS)
+    for k in asan tsan; do
+        klist=$(cat "$top/_build-$k/tests.list" 2>/dev/null)
+        for t in $unit_list; do
+            case " $klist " in *" $t "*) ;; *) klist="$klist $t" ;; esac
+        done
+        # shellcheck disable=SC2086 # one word per test
+        check_ran "$k" "$top/_build-$k" $klist
+    done
     skips=$skips$'\n'$(skipped_tests "$top/_build-asan")$'\n'$(skipped_tests "$top/_build-tsan")
 fi
 
@@ -306,12 +422,17 @@ printf 'test-all:   %s\n' "${steps[@]}"
 if [ "${#not_run[@]}" -gt 0 ]; then
     say "NOT EVERYTHING RAN: steps left out: ${not_run[*]}"
 fi
+if [ "${#not_ran[@]}" -gt 0 ]; then
+    say "NOT EVERYTHING RAN: listed tests without a result:"
+    printf 'test-all:   %s\n' "${not_ran[@]}"
+fi
 skips=$(printf '%s\n' "$skips" | sed '/^$/d')
 if [ -n "$skips" ]; then
     say "skipped tests and parts:"
     printf '%s\n' "$skips" | sed 's/^/test-all:   /'
 fi
-say "took $(( ($(date +%s) - start_s) / 60 )) min $(( ($(date +%s) - start_s) % 60 )) s"
+cpu_s
+say "took $(( ($(date +%s) - start_s) / 60 )) min $(( ($(date +%s) - start_s) % 60 )) s ($cpu s CPU)"
 if [ "$failed" -ne 0 ]; then status=1; fi
 # A non-zero status with nothing counted as failed would be a lie too.
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi

@@ -4,7 +4,7 @@
 # the Makefile's TESTS_ENVIRONMENT, else from this file's location), the
 # built receiver and library, GHC and ghc-events; gives each test a private
 # temporary directory removed on exit together with any background process
-# the test registered; and offers waiting helpers with deadlines, a user-event
+# the test registered, and a discovery directory of its own; and offers waiting helpers with deadlines, a user-event
 # counter built on the independent ghc-events reader, cached builds of the
 # example programs, and, for the end-to-end tests, the steps they share:
 # starting the program, a receiver or a collector and checking how each
@@ -55,3 +55,17 @@ for els_lib_part in outcome ghc e2e faults controlled; do
     . "$els_lib_dir/lib/$els_lib_part.sh"
 done
 unset els_lib_part
+
+# A discovery directory of the test's own (Note [A discovery directory
+# per test] in Makefile.am): `make check` gives one
+# (ELS_TEST_RUNTIME_DIR, the XDG_RUNTIME_DIR it sets); a test run by
+# hand makes one in $TMPDIR, removed on exit, so that its programs never
+# announce themselves where the user's `serve --all` would attach to them.
+if [ -z "${ELS_TEST_RUNTIME_DIR:-}" ] || [ "${XDG_RUNTIME_DIR:-}" != "$ELS_TEST_RUNTIME_DIR" ]; then
+    els_own_runtime_dir=$(mktemp -d "${TMPDIR:-/tmp}/els-run-$els_test_name.XXXXXX") \
+        || { echo "FAIL: $els_test_name: cannot make a discovery directory in ${TMPDIR:-/tmp}" >&2; exit 1; }
+    ELS_TEST_RUNTIME_DIR=$els_own_runtime_dir
+    XDG_RUNTIME_DIR=$els_own_runtime_dir
+    export ELS_TEST_RUNTIME_DIR XDG_RUNTIME_DIR
+    trap els_cleanup EXIT
+fi

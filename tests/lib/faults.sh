@@ -169,11 +169,13 @@ rss_kb() {
 }
 
 # as_user UID CMD...: run CMD with real and effective user and group UID
-# and no supplementary groups (setpriv, util-linux).
+# and no supplementary groups (setpriv, util-linux), and a discovery
+# directory of that user's own (as_user_runtime_dir).
 as_user() {
-    local uid=$1
+    local uid=$1 rt
     shift
-    setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "$@"
+    rt=$(as_user_runtime_dir "$uid") || return 1
+    XDG_RUNTIME_DIR=$rt setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "$@"
 }
 
 # as_user_bg UID COMMAND [ARGS...]: as_user in the background, with $!
@@ -181,9 +183,35 @@ as_user() {
 # EXIT trap's bg_register cleanup) stops it; a backgrounded function
 # would leave $! naming a subshell and the command running on.
 as_user_bg() {
-    local uid=$1
+    local uid=$1 rt
     shift
-    setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "$@" &
+    rt=$(as_user_runtime_dir "$uid") || return 1
+    XDG_RUNTIME_DIR=$rt setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "$@" &
+}
+
+# as_user_runtime_dir UID: print the XDG_RUNTIME_DIR for programs run as
+# UID: the test's own (Note [A discovery directory per test] in
+# Makefile.am) is this user's, mode 0700, where UID's programs could not
+# announce themselves; the ${TMPDIR:-/tmp} fallback would be UID's real
+# one, where UID's `serve --all` would attach to them.  So UID gets
+# $ELS_TMP.run-UID (beside $ELS_TMP, which UID may not enter), made once,
+# owned by UID, mode 0700, removed on exit (els_cleanup).  Before
+# make_tmpdir, the test's own (nothing announced then: can_run_as).
+as_user_runtime_dir() {
+    local uid=$1 d
+    if [ -z "$ELS_TMP" ] || [ "$uid" = "$(id -u)" ]; then
+        echo "${XDG_RUNTIME_DIR:-}"
+        return 0
+    fi
+    d=$ELS_TMP.run-$uid
+    if ! mkdir -m 0700 "$d" 2>/dev/null; then
+        # Made by an earlier call: it must still be the one made here.
+        [ -d "$d" ] && [ ! -L "$d" ] && [ "$(stat -c %u:%a "$d")" = "$uid:700" ] \
+            || { echo "FAIL: $els_test_name: $d is not a directory of uid $uid's own" >&2; return 1; }
+    else
+        chown "$uid:$uid" "$d" || return 1
+    fi
+    echo "$d"
 }
 
 # can_run_as UID: true if this process can run commands as UID (root with

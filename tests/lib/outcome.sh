@@ -89,6 +89,7 @@ note() {
 
 els_bg_pids=()
 ELS_TMP=
+els_own_runtime_dir=
 
 els_cleanup() {
     local rc=$? pid
@@ -106,6 +107,14 @@ els_cleanup() {
         else
             rm -rf "$ELS_TMP"
         fi
+    fi
+    # The discovery directories made for this test (tests/lib.sh,
+    # as_user_runtime_dir).
+    if [ -n "$ELS_TMP" ]; then
+        rm -rf "$ELS_TMP".run-[0-9]*
+    fi
+    if [ -n "$els_own_runtime_dir" ]; then
+        rm -rf "$els_own_runtime_dir"
     fi
     return "$rc"
 }

@@ -25,7 +25,9 @@
 #   objects refers to an internal elsi_ symbol.
 #
 # Uses $ELS_TOP_BUILDDIR/tools/eventlog-sink, or RECV=path.  Skips (77)
-# without a C compiler for the shim.
+# without a C compiler for the shim; without python3 (the producer among
+# others) or nm (the public names) that part is skipped (SKIPPED PART), and
+# fails under ELS_REQUIRE_ALL=1 (scripts/install-deps.sh installs both).
 set -u -o pipefail
 
 . "$(dirname "$0")/../lib.sh"
@@ -75,7 +77,7 @@ ready_or_gone() {
     [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null
 }
 
-if command -v python3 >/dev/null 2>&1; then
+if part_needs producer-among-others python3; then
     # A valid stream of about 160 KiB: header, 40 blocks of user messages,
     # DATA_END.
     python3 - "$T/stream.eventlog" <<'PY'
@@ -190,8 +192,6 @@ PY
     grep -qF 'that were not a producer, so far: 1 sent no eventlog header within 5 s, 0 sent something else, 0 beyond 8 waiting' "$T/late.err" \
         || fail_showing "$T/late.err" "late: the silent connection was not counted"
     note "late: a silent connection of $who closed at its header deadline; the producer then received"
-else
-    note "no python3: the producer-among-others checks did not run"
 fi
 
 # ---------------------------------------------------------------------------
@@ -306,11 +306,10 @@ note "swap: recv exited $rc: $(tr '\n' ' ' <"$T/s.err")"
 # ---------------------------------------------------------------------------
 
 objs=$(find "$ELS_TOP_BUILDDIR/tools" -name 'eventlog_sink-*.o' 2>/dev/null)
-if [ -n "$objs" ] && command -v nm >/dev/null 2>&1; then
+[ -n "$objs" ] || fail "public names: no object of the tool (eventlog_sink-*.o) under $ELS_TOP_BUILDDIR/tools"
+if part_needs public-names nm; then
     # shellcheck disable=SC2086 # one word per object
     internal=$(nm -u $objs | grep -o 'elsi_[A-Za-z0-9_]*' | sort -u | tr '\n' ' ')
     [ -z "$internal" ] || fail "the tool calls internal library functions: $internal"
-else
-    note "no tool objects or no nm: the public-names check did not run"
 fi
 exit 0
