@@ -71,7 +71,7 @@ unit_tests() {
 TOOL_TESTS_ALONE="tests/tools/test_recv.sh tests/tools/test_recv_listen.sh tests/tools/test_tool_text.sh"
 TOOL_TESTS="$TOOL_TESTS_ALONE tests/tools/test_parse_ghc_events.sh tests/control/test_control.sh"
 TOOL_TESTS="$TOOL_TESTS tests/monitor/test_top.sh tests/monitor/test_metrics.sh tests/monitor/test_serve.sh"
-TOOL_TESTS="$TOOL_TESTS tests/monitor/test_alert_webhook.sh"
+TOOL_TESTS="$TOOL_TESTS tests/monitor/test_alert_webhook.sh tests/security/test_serve_auth.sh"
 plain=${PLAIN_BUILD:-$top/_build}
 
 # The plain build's TESTS_ENVIRONMENT, as its Makefile spells it.
