@@ -14,6 +14,7 @@
  * out); a new buffer size lets the old spares go.  Run under
  * ThreadSanitizer by scripts/sanitize.sh.
  */
+#include <sched.h>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -416,7 +417,15 @@ static void hand_over_memory_bounded_stalled_consumer(void)
     const uint64_t slack = SIZE + (256 << 10);
     uint64_t worst = 0, worst_step = 0;
     unsigned copied = 0;
-    for (unsigned step = 0; step < STEPS; step++) {
+    /* At least STEPS steps, and on until the run did what it is for
+     * (below): how many full buffers find room to be handed over
+     * depends on how soon the writer thread frees what it cut loose,
+     * which a loaded machine delays, so the count of steps is not fixed
+     * (a step that handed nothing over yields to the writer). */
+    unsigned handed = 0;
+    for (unsigned step = 0;
+         step < STEPS || ((handed < 100 || copied < 100) && step < 200 * STEPS);
+         step++) {
         unsigned c = step % 2;
         bool flush = step % 3 == 2;
         const struct evgen_buf *b = flush ? &part[(step / 3) % 3] : &full;
@@ -428,6 +437,10 @@ static void hand_over_memory_bounded_stalled_consumer(void)
         if (flush) {
             CHECK(cur[c] == was);
             copied += r == 0;
+        } else if (cur[c] != was) {
+            handed++;
+        } else {
+            sched_yield();
         }
         uint64_t counted = queue_memory(w);
         CHECK_MSG(counted <= CAP, "step %u: the queue counts %" PRIu64
