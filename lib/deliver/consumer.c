@@ -28,9 +28,9 @@
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 
 /* Give back c's private buffer once it is sent: an idle consumer holds
  * no memory (Note [Consumer memory]). */

@@ -15,9 +15,9 @@
 
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 #include "sinks/ring_trigger.h"
 
 /*

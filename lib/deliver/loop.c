@@ -23,9 +23,9 @@
 
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 
 /* How often a stopping recorder looks again for its dump at the end while
  * producers are still in flight. */

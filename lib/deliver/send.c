@@ -22,9 +22,9 @@
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 
 /*
  * Write one piece (up to two iovecs) to c.  Returns bytes written (>= 0)

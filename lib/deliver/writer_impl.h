@@ -22,7 +22,7 @@
 #include "deliver/hooks.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/pool.h"
 #include "queue/ring.h"
 #include "sinks/ring_trigger.h"

@@ -22,7 +22,7 @@
 #include "eventlog-sink/ghc.h"
 #include "ghc/glue.h"
 #include "ghc/sinkset.h"
-#include "log.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 

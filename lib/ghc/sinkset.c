@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ghc/sinkset.h"
-#include "log.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 

@@ -21,7 +21,7 @@
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
 #include "sinks/spec.h"
 

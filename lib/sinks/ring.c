@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 #include "sinks/ring_trigger.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"

@@ -15,7 +15,7 @@
 
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
-#include "log.h"
+#include "base/log.h"
 #include "sinks/ring_trigger.h"
 #include "sinks/spec.h"
 
