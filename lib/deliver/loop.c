@@ -8,7 +8,7 @@
  *
  * Not this file's job: what a consumer is sent and in what order
  * (consumer.c), what is released or dropped when (release.c), putting
- * units in (lib/queue/producer.c), opening and closing (writer.c).
+ * units in (lib/deliver/producer.c), opening and closing (writer.c).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -3,7 +3,7 @@
  * open the sink, start the writer thread, wait= for a first consumer),
  * close (stop, linger, join, report losses, free), fork handling, and the
  * counters anyone may read.  The writer is the only place where the queue
- * and the sinks meet; its parts are lib/queue/producer.c (posting
+ * and the sinks meet; its parts are lib/deliver/producer.c (posting
  * threads), loop.c, consumer.c and release.c (the writer thread), sharing
  * writer_impl.h.
  *

@@ -1,7 +1,7 @@
 /*
  * writer_impl.h: what the pieces of the writer share.  The writer is one
  * object (struct els_writer) worked on from two sides: posting threads
- * (lib/queue/producer.c) and its own writer thread (lib/deliver/loop.c,
+ * (lib/deliver/producer.c) and its own writer thread (lib/deliver/loop.c,
  * consumer.c, release.c); lib/deliver/writer.c opens, closes and reports
  * on it.  This header holds the object, its consumers, and the Notes that
  * say who may touch what and when.  Not its job: the ring itself
@@ -295,7 +295,7 @@ struct els_writer {
     pthread_mutex_t lock;
     pthread_cond_t changed;
 
-    /* The queue: units in, units out.  Owners: lib/queue/producer.c puts
+    /* The queue: units in, units out.  Owners: lib/deliver/producer.c puts
      * units in, release.c takes them out; loop.c sets join_reserve and
      * clears flush_requested.  Lock, except that ring bytes of committed
      * units are read without it (Note [Queue locking]). */
