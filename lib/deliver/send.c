@@ -76,7 +76,7 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
         return 0;
     }
     if (c->dump) {
-        c->dump_error = (int)n;     /* reported by dump.c when reaped */
+        c->dump_error = (int)n;     /* reported by recorder.c when reaped */
         c->dead = true;
         return -1;
     }

@@ -128,7 +128,7 @@ struct elsi_ring {
     uint64_t ring_bytes;     /* lengths of the units retained in the byte ring */
     uint64_t ext_bytes;      /* sizes of the handed-over buffers retained */
     /* Lengths of the units copied in, ever: a measure of the stream
-     * that no jump to the front inflates (lib/deliver/dump.c). */
+     * that no jump to the front inflates (lib/deliver/recorder.c). */
     uint64_t copied_in;
     /* Note [The queue's memory]: the byte ring's bytes [0, touched) have
      * been used (resident from then on); a unit was ever handed over; the
