@@ -1,7 +1,7 @@
 /*
  * fuzz_address.c: libFuzzer target for the address parsers that both the
  * sinks and the receiver (`eventlog-sink recv`) apply to text from outside
- * (lib/sinks/address.c), and for elsi_quote() (lib/log.c), through which every
+ * (lib/base/address.c), and for elsi_quote() (lib/base/log.c), through which every
  * piece of such text reaches a message.
  *
  * The first byte chooses what the rest of the input is:
@@ -36,8 +36,8 @@
 #include <sys/un.h>
 
 #include "eventlog-sink.h"
-#include "sinks/address.h"
-#include "log.h"
+#include "base/address.h"
+#include "base/log.h"
 #include "fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -6,7 +6,7 @@
  * (with a roomy error buffer, an exactly sized tiny one and none at all),
  * els_spec_check(), and, when it parses, the helpers the sinks' open()
  * applies to the result: elsi_spec_sink_args(), els_sink_option(),
- * elsi_sink_mode() and the address parsers of lib/sinks/address.c.  Besides "no
+ * elsi_sink_mode() and the address parsers of lib/base/address.c.  Besides "no
  * crash, no leak, no sanitizer report" it checks what spec.h promises: the
  * documented codes only, *out left empty on failure, every field of a
  * parsed spec within its documented range, the options exactly those the
@@ -21,7 +21,7 @@
 #include <sys/un.h>
 
 #include "eventlog-sink.h"
-#include "sinks/address.h"
+#include "base/address.h"
 #include "sinks/spec.h"
 #include "fuzz.h"
 

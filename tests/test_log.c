@@ -1,5 +1,5 @@
 /*
- * test_log.c: lib/log.c beyond formatting (test_spec.c has that): the
+ * test_log.c: lib/base/log.c beyond formatting (test_spec.c has that): the
  * default hook never dies of SIGPIPE and leaves signals as it found them;
  * control bytes, including those a spec decodes (%1B), never reach a log
  * line raw; fork() at any moment leaves the child able to log and to set
@@ -15,7 +15,7 @@
 #include "check.h"
 #include "childcheck.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 
 // ---------------------------------------------------------------------------
 // Helpers

@@ -18,7 +18,7 @@
 #include "control/control_impl.h"
 #include "control/sha256.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 
 /* Look at the peer once: who it is decides what it may do. */
 void elsi_ctl_check_peer(struct els_writer *w, struct consumer *c)

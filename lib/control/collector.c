@@ -15,7 +15,7 @@
 
 #include "control/control_impl.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "control/sha256.h"
 
 /*

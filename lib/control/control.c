@@ -22,8 +22,8 @@
 #include "control/control_impl.h"
 #include "control/sha256.h"
 #include "eventlog-sink.h"
-#include "log.h"
-#include "sinks/fdutil.h"
+#include "base/log.h"
+#include "base/fdutil.h"
 
 /*
  * Note [Control lifetimes]

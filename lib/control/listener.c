@@ -14,7 +14,7 @@
 
 #include "control/control.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 

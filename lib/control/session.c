@@ -20,7 +20,7 @@
 #include "control/control_impl.h"
 #include "control/sha256.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 
 /* How long a client of a control=unix: socket has for its control-only
  * hello (Note [Control-only hello deadline]); a variable so that a test

@@ -16,7 +16,7 @@
 
 #include "control/control_impl.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 
 #define CTL_MAX_COMMANDS 320
 #define CTL_MAX_USER_COMMANDS 256

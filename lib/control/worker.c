@@ -15,7 +15,7 @@
 
 #include "control/control_impl.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 
 static pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cv = PTHREAD_COND_INITIALIZER;

@@ -22,8 +22,8 @@
 
 #include "deliver/announce.h"
 #include "discovery/discovery.h"
-#include "log.h"
-#include "sinks/fdutil.h"
+#include "base/log.h"
+#include "base/fdutil.h"
 
 /*
  * Note [Writing the entry]

@@ -28,9 +28,9 @@
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 
 /* Give back c's private buffer once it is sent: an idle consumer holds
  * no memory (Note [Consumer memory]). */
@@ -355,7 +355,7 @@ struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
     return c;
 }
 
-/* Add a note to c's private bytes (for dump.c). */
+/* Add a note to c's private bytes (for recorder.c). */
 void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
                                const char *why, uint64_t units, uint64_t bytes)
 {

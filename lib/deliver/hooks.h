@@ -21,20 +21,14 @@
 #include <time.h>
 
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "sinks/spec.h"
 
 struct consumer;
 
 /* At most one line per interval for a message that can repeat. */
 #define ELSI_LOG_INTERVAL_MS 1000u
-
-static inline uint64_t elsi_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* Why delivery calls the attach hook (only then: other consumers have no
  * business with the layer above until they send something). */

@@ -8,7 +8,7 @@
  *
  * Not this file's job: what a consumer is sent and in what order
  * (consumer.c), what is released or dropped when (release.c), putting
- * units in (lib/queue/producer.c), opening and closing (writer.c).
+ * units in (lib/deliver/producer.c), opening and closing (writer.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,9 +23,9 @@
 
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 
 /* How often a stopping recorder looks again for its dump at the end while
  * producers are still in flight. */

@@ -5,7 +5,7 @@
  * Under policy=drop it keeps room for the producers by freeing the oldest
  * units and cutting loose the consumers still in them; under policy=block
  * it never frees a unit a trusted consumer still needs, so producers wait
- * (in lib/queue/producer.c), and serves the untrusted ones as under drop.
+ * (in lib/deliver/producer.c), and serves the untrusted ones as under drop.
  * See Note [What is dropped, and who is told] and Note [Trusted
  * consumers].
  *

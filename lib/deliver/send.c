@@ -22,9 +22,9 @@
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 
 /*
  * Write one piece (up to two iovecs) to c.  Returns bytes written (>= 0)
@@ -76,7 +76,7 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
         return 0;
     }
     if (c->dump) {
-        c->dump_error = (int)n;     /* reported by dump.c when reaped */
+        c->dump_error = (int)n;     /* reported by recorder.c when reaped */
         c->dead = true;
         return -1;
     }

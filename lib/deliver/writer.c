@@ -3,7 +3,7 @@
  * open the sink, start the writer thread, wait= for a first consumer),
  * close (stop, linger, join, report losses, free), fork handling, and the
  * counters anyone may read.  The writer is the only place where the queue
- * and the sinks meet; its parts are lib/queue/producer.c (posting
+ * and the sinks meet; its parts are lib/deliver/producer.c (posting
  * threads), loop.c, consumer.c and release.c (the writer thread), sharing
  * writer_impl.h.
  *
@@ -24,9 +24,9 @@
 #include "deliver/announce.h"
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 #include "sinks/spec.h"
 
 // ---------------------------------------------------------------------------
@@ -375,7 +375,7 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
 
     /* The writer thread must never take a signal meant for the program
      * (the RTS's timer, SIGINT...) and must hold SIGPIPE blocked for pipe
-     * writes (see fdutil.h), so it starts with every signal blocked. */
+     * writes (see base/fdutil.h), so it starts with every signal blocked. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -1,7 +1,7 @@
 /*
  * writer_impl.h: what the pieces of the writer share.  The writer is one
  * object (struct els_writer) worked on from two sides: posting threads
- * (lib/queue/producer.c) and its own writer thread (lib/deliver/loop.c,
+ * (lib/deliver/producer.c) and its own writer thread (lib/deliver/loop.c,
  * consumer.c, release.c); lib/deliver/writer.c opens, closes and reports
  * on it.  This header holds the object, its consumers, and the Notes that
  * say who may touch what and when.  Not its job: the ring itself
@@ -22,10 +22,10 @@
 #include "deliver/hooks.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/pool.h"
 #include "queue/ring.h"
-#include "sinks/ring_trigger.h"
+#include "deliver/trigger.h"
 #include "sinks/spec.h"
 
 /*
@@ -295,7 +295,7 @@ struct els_writer {
     pthread_mutex_t lock;
     pthread_cond_t changed;
 
-    /* The queue: units in, units out.  Owners: lib/queue/producer.c puts
+    /* The queue: units in, units out.  Owners: lib/deliver/producer.c puts
      * units in, release.c takes them out; loop.c sets join_reserve and
      * clears flush_requested.  Lock, except that ring bytes of committed
      * units are read without it (Note [Queue locking]). */
@@ -353,7 +353,7 @@ struct els_writer {
                               loop_log;
     } cons;
 
-    /* The flight recorder (Note [Flight recorder]): dump.c.  Dumps asked
+    /* The flight recorder (Note [Flight recorder]): recorder.c.  Dumps asked
      * for (tickets handed out) and answered (done), the last one's result
      * and file, under the lock (waiters wait on changed); the dump being
      * written and the recorder's own snapshot requests: writer thread. */
@@ -379,7 +379,7 @@ struct els_writer {
         unsigned max_dumps, dumps_counted;
         bool recorder_asked;        /* a join snapshot was asked for ... */
         uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
-        /* Note [Triggered dumps] (sinks/ring_trigger.c): the evaluator
+        /* Note [Triggered dumps] (deliver/trigger.c): the evaluator
          * (NULL without dump-on=; writer thread), the next unit it reads
          * (writer thread), and the unit it is reading without the lock
          * (eval_active, eval_seq: lock; producers evict nothing from
@@ -576,7 +576,7 @@ void elsi_stop_clock(struct els_writer *w, uint64_t now);
 bool elsi_release_units(struct els_writer *w);
 
 // ---------------------------------------------------------------------------
-// Flight recorder (dump.c; writer thread)
+// Flight recorder (recorder.c; writer thread)
 // ---------------------------------------------------------------------------
 
 /* Start a dump if one is due: asked for (els_writer_dump), signalled

@@ -17,7 +17,7 @@
 
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 
 /* ------------------------------------------------------------------------
  * Big-endian helpers

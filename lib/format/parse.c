@@ -27,7 +27,7 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 
 /* Marks in p->sizes[]: a tag the header did not declare. */
 #define PARSE_SIZE_UNKNOWN INT32_MIN

@@ -7,7 +7,7 @@
 
 #include "eventlog-sink.h"
 #include "ghc/classes.h"
-#include "log.h"
+#include "base/log.h"
 
 static int class_bits(char c, unsigned *bits)
 {

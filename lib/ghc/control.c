@@ -13,7 +13,7 @@
 #include "eventlog-sink/ghc.h"
 #include "ghc/classes.h"
 #include "ghc/glue.h"
-#include "log.h"
+#include "base/log.h"
 
 /*
  * The RTS side, from rts/EventLogControl.h of the patched RTS

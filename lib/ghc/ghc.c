@@ -22,7 +22,7 @@
 #include "eventlog-sink/ghc.h"
 #include "ghc/glue.h"
 #include "ghc/sinkset.h"
-#include "log.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 
@@ -456,7 +456,7 @@ static bool ghc_write_unit(void *eventlog, size_t size,
         if (info->kind == EVENTLOG_UNIT_HEADER && requestEventLogSnapshot != NULL)
             elsi_ghc_sinks_set_snapshot_source(w, ghc_request_join_snapshot, NULL);
         /* A block the RTS lets us keep (Note [Units handed over] in
-         * lib/queue/producer.c), by one writer at most. */
+         * lib/deliver/producer.c), by one writer at most. */
         bool may_keep = eventLogUnitsMayBeKept != NULL && info->keep != NULL &&
                         info->buffer_size > 0;
         void *buf = eventlog;

@@ -20,7 +20,7 @@
 
 #include "eventlog-sink/ghc.h"
 #include "ghc/glue.h"
-#include "log.h"
+#include "base/log.h"
 
 /*
  * Note [Snapshot hooks]

@@ -16,7 +16,7 @@
  * seen the unit committed under the lock.
  *
  * A unit may also live outside the byte ring, in a buffer handed over by
- * its producer (Note [Units handed over], lib/queue/producer.c): its
+ * its producer (Note [Units handed over], lib/deliver/producer.c): its
  * descriptor then points at that buffer, which the ring owns until the
  * unit is released.  Such buffers count against the same capacity, by
  * their whole size, and so do the byte ring's touched bytes and the spare
@@ -59,10 +59,10 @@
  * free (jumping over the rest of the lap, counted as in use until the
  * tail reaches it), and the byte ring grows only when neither place has
  * room.  A full buffer that finds no room is copied instead only where
- * that touches no new byte (elsi_ring_has_room_touched, producer.c):
- * bytes touched stay taken from the buffers for good.  A ring no unit was
- * ever handed over to wraps as before and keeps the whole capacity for
- * copies.
+ * that touches no new byte (elsi_ring_has_room_touched,
+ * lib/deliver/producer.c): bytes touched stay taken from the buffers for
+ * good.  A ring no unit was ever handed over to wraps as before and keeps
+ * the whole capacity for copies.
  */
 #ifndef ELS_RING_H
 #define ELS_RING_H
@@ -128,7 +128,7 @@ struct elsi_ring {
     uint64_t ring_bytes;     /* lengths of the units retained in the byte ring */
     uint64_t ext_bytes;      /* sizes of the handed-over buffers retained */
     /* Lengths of the units copied in, ever: a measure of the stream
-     * that no jump to the front inflates (lib/deliver/dump.c). */
+     * that no jump to the front inflates (lib/deliver/recorder.c). */
     uint64_t copied_in;
     /* Note [The queue's memory]: the byte ring's bytes [0, touched) have
      * been used (resident from then on); a unit was ever handed over; the

@@ -4,8 +4,8 @@
  * Lets a program on the other end of a socket sink (a consumer connecting
  * to unix: or tcp:, a collector listening for unix-connect: or
  * tcp-connect:) read an address by the same rules the sinks do, through
- * address.c and fdutil.c, so that both ends can never disagree on what a
- * spec means.  It opens nothing but the listeners asked for (TCP, and a
+ * base/address.c and base/fdutil.c, so that both ends can never disagree
+ * on what a spec means.  It opens nothing but the listeners asked for (TCP, and a
  * UNIX socket with its mode right from the start); what to do with a file
  * already in the way of a UNIX socket path is the caller's policy.
  */
@@ -20,9 +20,9 @@
 #include <sys/un.h>
 
 #include "eventlog-sink.h"
-#include "log.h"
-#include "sinks/address.h"
-#include "sinks/fdutil.h"
+#include "base/log.h"
+#include "base/address.h"
+#include "base/fdutil.h"
 
 /* A unix: entry: the addrinfo and its sockaddr_un in one allocation, so
  * that els_endpoint_free() knows it by its family (getaddrinfo() never

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 

@@ -9,7 +9,7 @@
  * swapped in (Note [A dump's name]).
  *
  * Not this file's job: what goes into a dump and keeping every dump a
- * valid eventlog on its own (lib/deliver/dump.c, Note [Flight recorder]).
+ * valid eventlog on its own (lib/deliver/recorder.c, Note [Flight recorder]).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sinks/fdutil.h"
-#include "sinks/ring_trigger.h"
+#include "base/fdutil.h"
+#include "sinks/ring_options.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 
@@ -34,7 +34,7 @@
 #define RING_MAX_NUMBER 999999
 
 /* dump-on=, after=, cooldown= and max-dumps= are checked here and acted on
- * by the writer (ring_trigger.h, Note [Triggered dumps]). */
+ * by the writer (ring_options.h; Note [Triggered dumps]). */
 static const char *const ring_options[] = { "signal", "at-exit", "dump-on", "after",
                                             "cooldown", "max-dumps", NULL };
 

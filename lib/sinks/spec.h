@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 
 #define ELSI_SPEC_MAX_OPTIONS 16
 #define ELSI_SCHEME_MAX 31

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "sinks/spec.h"
 
 /* How much of one piece (a value, a key) a message quotes. */

@@ -4,7 +4,7 @@
  * They turn an address into descriptors and nothing else: the writer
  * thread does every read and write, decides when to accept or redial, and
  * closes what it was given.  Address syntax and name resolution belong to
- * address.c; no authentication or encryption happens here, which is why
+ * base/address.c; no authentication or encryption happens here, which is why
  * the listener binds to loopback unless a host is given.
  */
 #include <errno.h>
@@ -18,9 +18,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sinks/address.h"
-#include "sinks/fdutil.h"
-#include "log.h"
+#include "base/address.h"
+#include "base/fdutil.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 

@@ -21,9 +21,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "sinks/address.h"
-#include "sinks/fdutil.h"
-#include "log.h"
+#include "base/address.h"
+#include "base/fdutil.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 
@@ -151,7 +151,7 @@ static int unix_clear_path(const struct unix_listener *u,
  * can write the directory redirect the chmod() through a symbolic link.
  * elsi_unix_bind_listen() binds in a private directory, sets the mode and
  * starts listening there, and only then renames the socket into place
- * (see Note [Creating files others can race] in fdutil.c): from the first
+ * (see Note [Creating files others can race] in base/fdutil.c): from the first
  * moment the path names it, the file has its final mode and accepts
  * connections. */
 

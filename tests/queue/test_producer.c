@@ -1,5 +1,5 @@
 /*
- * test_producer.c: the producer side (lib/queue/producer.c): what
+ * test_producer.c: the producer side (lib/deliver/producer.c): what
  * els_writer_write() returns and counts for units it cannot take, and
  * writes racing els_writer_close(): a producer still copying a unit when
  * close begins keeps the writer alive until it has left (Note [Producers

@@ -1,5 +1,5 @@
 /*
- * test_address.c: socket addresses as written in specs (lib/sinks/address.c).
+ * test_address.c: socket addresses as written in specs (lib/base/address.c).
  *
  * Parsing of the TCP forms and their refusals, name resolution of
  * loopback literals (no network needed), formatting of bound addresses
@@ -14,7 +14,7 @@
 #include <sys/un.h>
 
 #include "check.h"
-#include "sinks/address.h"
+#include "base/address.h"
 #include "eventlog-sink.h"
 
 static void tcp_ok_(int line, const char *text, const char *host,

@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 

@@ -1,6 +1,6 @@
 /*
  * test_ring.c: the "ring" flight recorder (lib/sinks/ring.c and the
- * writer's side of it, lib/deliver/dump.c, Note [Flight recorder]), end to
+ * writer's side of it, lib/deliver/recorder.c, Note [Flight recorder]), end to
  * end inside one process on real files: each dump is a new file, never
  * replacing one; a dump is a whole stream on its own (header, the
  * stream's start or a join snapshot, the units up to the dump, the end

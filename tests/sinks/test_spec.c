@@ -1,6 +1,6 @@
 /*
  * test_spec.c: spec parsing (lib/sinks/spec*.c), and the message plumbing every
- * refusal goes through (lib/error.c, lib/log.c).
+ * refusal goes through (lib/base/error.c, lib/base/log.c).
  *
  * Each refusal is checked for its code and for a message that quotes the
  * spec and names the wrong part.  Sink-declared options are tested with
@@ -13,7 +13,7 @@
 
 #include "check.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "sinks/sinks.h"
 #include "sinks/spec.h"
 
@@ -638,7 +638,7 @@ static void failures_free_everything(void)
 }
 
 /* ------------------------------------------------------------------------
- * lib/error.c
+ * lib/base/error.c
  * ------------------------------------------------------------------------ */
 
 static void error_texts(void)
@@ -684,7 +684,7 @@ static void drop_cause_names(void)
 }
 
 /* ------------------------------------------------------------------------
- * lib/log.c
+ * lib/base/log.c
  * ------------------------------------------------------------------------ */
 
 struct captured {

@@ -18,7 +18,7 @@
 #include "check.h"
 #include "testutil.h"
 
-#include "sinks/fdutil.h"
+#include "base/fdutil.h"
 #include "sinks/sinks.h"
 
 static const struct els_sink_ops *const U = &elsi_sink_unix;

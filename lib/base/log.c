@@ -23,8 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "sinks/fdutil.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/fdutil.h"
 
 /* Longest message handed to a hook, including its NUL; longer ones are cut
  * and end in "...". */
@@ -176,9 +177,7 @@ static void log_vformat(char *msg, size_t size, const char *fmt, va_list ap)
 void elsi_log_limited(struct elsi_ratelimit *rl, unsigned interval_ms,
                       enum els_log_level level, const char *fmt, ...)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    uint64_t now = elsi_now_ms();
     if (now < rl->next_ms) {
         rl->suppressed++;
         return;

@@ -1,5 +1,5 @@
 /*
- * dump.c: the flight recorder's side of the writer (ring: and any other
+ * recorder.c: the flight recorder's side of the writer (ring: and any other
  * ELS_SINK_RECORD sink).  Keeps a usable start in the window by asking the
  * producer for join snapshots, and writes the window out on request as a
  * stream of its own.  Not this file's job: naming and opening dump files
@@ -15,10 +15,10 @@
 
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
-#include "sinks/fdutil.h"
-#include "sinks/ring_trigger.h"
+#include "base/fdutil.h"
+#include "deliver/trigger.h"
 
 /*
  * Note [Flight recorder]
@@ -64,7 +64,7 @@
  * deadline.
  *
  * With dump-on= the writer thread also reads every committed unit (Note
- * [Triggered dumps] in sinks/ring_trigger.c) and starts a dump itself
+ * [Triggered dumps] in deliver/trigger.c) and starts a dump itself
  * when a condition met after= ago asks for one.  It reads a unit without
  * the lock as a dump does, and producers likewise evict nothing from the
  * unit being read (eval_seq) while it is read.
@@ -410,7 +410,7 @@ void elsi_recorder_tick(struct els_writer *w)
 }
 
 // ---------------------------------------------------------------------------
-// Triggered dumps (Note [Triggered dumps] in sinks/ring_trigger.c)
+// Triggered dumps (Note [Triggered dumps] in deliver/trigger.c)
 // ---------------------------------------------------------------------------
 
 /* The value of the sink option key as the spec gave it, or NULL. */

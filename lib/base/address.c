@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sinks/address.h"
-#include "log.h"
+#include "base/address.h"
+#include "base/log.h"
 
 /* How much of an address a message quotes (through elsi_quote(), since an
  * address decoded from %0A must not break the one-line message) before

@@ -1,66 +1,26 @@
 /*
- * ring_trigger.h: the conditions that make a flight recorder (ring:) save
- * itself, dump-on=COND[,COND...] with after=, cooldown= and max-dumps=
- * (Note [Triggered dumps] in ring_trigger.c).  Two parts: the options'
- * syntax, checked by the ring sink at open, and an evaluator the writer
+ * trigger.h: the conditions that make a flight recorder (ring:) save
+ * itself (Note [Triggered dumps] in trigger.c): an evaluator the writer
  * thread feeds with the header and each unit and asks when a dump is due.
+ * The options' syntax (dump-on=, after=, cooldown=, max-dumps=) is
+ * lib/sinks/ring_options.h, which the ring sink checks at open.
  * The evaluator reads units with the public parser (eventlog-sink/parse.h)
  * and keeps no pointer into them; it never touches the writer, its lock or
  * its ring, and takes the time as an argument, so a test drives it with a
  * clock of its own.  Not its job: reading the ring, opening or writing a
- * dump (lib/deliver/dump.c, lib/sinks/ring.c).
+ * dump (recorder.c, lib/sinks/ring.c).
  */
-#ifndef ELS_RING_TRIGGER_H
-#define ELS_RING_TRIGGER_H
+#ifndef ELS_TRIGGER_H
+#define ELS_TRIGGER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define ELSI_TRIGGER_MAX_CONDS 8
-#define ELSI_TRIGGER_PREFIX_MAX 255
-#define ELSI_TRIGGER_DEFAULT_AFTER_MS 1000u
-#define ELSI_TRIGGER_DEFAULT_COOLDOWN_MS 60000u
-#define ELSI_TRIGGER_DEFAULT_MAX_DUMPS 10u
-#define ELSI_TRIGGER_MAX_DUMPS 100000u
+#include "sinks/ring_options.h"
+
 /* The text of a cause: "marker INCIDENT 42 at 1.532 s". */
 #define ELSI_TRIGGER_CAUSE_MAX 320
-
-enum elsi_trigger_kind {
-    ELSI_TRIGGER_GC_PAUSE = 1,  /* a GC longer than value ns */
-    ELSI_TRIGGER_HEAP_LIVE,     /* live heap above value bytes at a GC */
-    ELSI_TRIGGER_MARKER,        /* traceMarker text starting with prefix */
-    ELSI_TRIGGER_MESSAGE,       /* traceEvent text starting with prefix */
-    ELSI_TRIGGER_LOSS           /* any unit the writer counts as lost */
-};
-
-struct elsi_trigger_cond {
-    enum elsi_trigger_kind kind;
-    uint64_t value;
-    char prefix[ELSI_TRIGGER_PREFIX_MAX + 1];
-    size_t prefix_len;
-};
-
-struct elsi_trigger_config {
-    unsigned n_conds;               /* 0: no dump-on=, nothing to do */
-    struct elsi_trigger_cond conds[ELSI_TRIGGER_MAX_CONDS];
-    uint32_t after_ms, cooldown_ms;
-    unsigned max_dumps;
-};
-
-/* The options as the spec gives them (each NULL when absent; the spec has
- * decoded %XX once already).  0, or ELS_EINVAL with one line in err naming
- * the option.  after= and cooldown= without dump-on= are refused: they
- * would mean nothing.  max-dumps= alone bounds the dumps asked for
- * otherwise (lib/deliver/dump.c, Note [Flight recorder]). */
-int elsi_trigger_parse(const char *dump_on, const char *after,
-                       const char *cooldown, const char *max_dumps,
-                       struct elsi_trigger_config *out,
-                       char *err, size_t err_len);
-/* A duration: digits with an optional fraction and a unit ns, us, ms, s
- * or m (none: seconds, as the other options take them), into ns.  0 or
- * ELS_EINVAL (also above a day). */
-int elsi_trigger_parse_duration(const char *text, uint64_t *ns);
 
 struct elsi_trigger;
 
@@ -101,4 +61,4 @@ struct elsi_trigger_counts {
 };
 void elsi_trigger_counts(const struct elsi_trigger *t, struct elsi_trigger_counts *out);
 
-#endif /* ELS_RING_TRIGGER_H */
+#endif /* ELS_TRIGGER_H */

@@ -7,9 +7,9 @@
  * (no room, too big, stopping, a forked child) are counted here by cause
  * and remembered as a gap to announce to the consumers.
  *
- * Not this file's job: the ring's own bookkeeping (ring.c), taking units
- * out and delivering them (lib/deliver/), what is released when
- * (lib/deliver/release.c).  Who may touch what: Note [Queue locking] in
+ * Not this file's job: the ring's own bookkeeping (lib/queue/ring.c),
+ * taking units out and delivering them (loop.c, send.c), what is released
+ * when (release.c).  Who may touch what: Note [Queue locking] in
  * lib/deliver/writer_impl.h.
  */
 #include <errno.h>
@@ -21,7 +21,7 @@
 #include "deliver/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "log.h"
+#include "base/log.h"
 #include "queue/ring.h"
 #include "sinks/spec.h"
 

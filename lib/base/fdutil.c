@@ -35,9 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sinks/address.h"
-#include "sinks/fdutil.h"
-#include "log.h"
+#include "base/address.h"
+#include "base/fdutil.h"
+#include "base/log.h"
 
 int elsi_socket_nb(int domain, int type)
 {
