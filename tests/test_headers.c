@@ -6,6 +6,7 @@
 #include "eventlog-sink/sink.h"     /* alone, before anything else */
 #include "eventlog-sink/parse.h"    /* alone too (guarded) */
 #include "eventlog-sink/control.h"  /* alone too (guarded) */
+#include "eventlog-sink/discovery.h" /* alone too (guarded) */
 #include "eventlog-sink.h"
 
 #include <limits.h>

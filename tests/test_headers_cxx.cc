@@ -4,6 +4,7 @@
 #include "eventlog-sink/sink.h"
 #include "eventlog-sink/parse.h"
 #include "eventlog-sink/control.h"
+#include "eventlog-sink/discovery.h"
 
 extern "C" int cxx_headers_ok(void);
 

@@ -95,7 +95,8 @@ chmod +x "$T/probe.test"
 
 # listed KIND PID: serve --all's index (/api/programs) lists PID.
 listed() {
-    curl -sf --max-time 10 "http://127.0.0.1:$port/api/programs" -o "$T/$1.programs" \
+    curl -sf --max-time 10 -H "Authorization: Bearer $token" \
+        "http://127.0.0.1:$port/api/programs" -o "$T/$1.programs" \
         && grep -q "\"pid\":$2," "$T/$1.programs"
 }
 
@@ -123,6 +124,8 @@ check_host() {
         || fail_showing "$serve_err" "$k: serve --all did not start listening"
     port=$(sed -n 's|.*serving http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$serve_err" | head -n 1)
     [ -n "$port" ] || fail_showing "$serve_err" "$k: no port in serve's output"
+    token=$(sed -n 's|.*serving http://[^ ]*?token=\([0-9a-f]*\).*|\1|p' "$serve_err" | head -n 1)
+    [ -n "$token" ] || fail_showing "$serve_err" "$k: no token in serve's output"
 
     # The probe, through the harness (the caller's make settings kept
     # out: this make is not part of the running one).

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "discover.h"
-#include "discovery/discovery.h"
+#include "eventlog-sink/discovery.h"
 #include "tool.h"
 #include "safetext.h"
 #include "util.h"
@@ -30,7 +30,7 @@
 
 int disc_dir_path(char *buf, size_t len)
 {
-    return elsi_discovery_dir_path(buf, len);
+    return els_discovery_dir_path(buf, len);
 }
 
 static void disc_entry_free(struct disc_entry *e)
@@ -65,11 +65,11 @@ static int disc_parse(char *text, struct disc_entry *e)
     memset(e, 0, sizeof *e);
     bool have_pid = false, have_start = false;
     char *line = text;
-    if (strncmp(line, ELSI_DISCOVERY_MAGIC "\n",
-                strlen(ELSI_DISCOVERY_MAGIC) + 1) != 0)
+    if (strncmp(line, ELS_DISCOVERY_MAGIC "\n",
+                strlen(ELS_DISCOVERY_MAGIC) + 1) != 0)
         return strncmp(line, family, sizeof family - 1) == 0
                ? -EPROTONOSUPPORT : -EPROTO;
-    line += strlen(ELSI_DISCOVERY_MAGIC) + 1;
+    line += strlen(ELS_DISCOVERY_MAGIC) + 1;
     while (*line != '\0') {
         char *nl = strchr(line, '\n');
         if (nl == NULL)
@@ -79,7 +79,7 @@ static int disc_parse(char *text, struct disc_entry *e)
         if (sp != NULL) {
             *sp = '\0';
             char *key = line, *v = sp + 1;
-            elsi_discovery_unescape(v);
+            els_discovery_unescape(v);
             struct disc_sink *s = e->n_sinks > 0 ? &e->sinks[e->n_sinks - 1]
                                                  : NULL;
             if (strcmp(key, "pid") == 0) {
@@ -148,7 +148,7 @@ static char *disc_read(int dfd, const char *name, struct stat *st, char *why,
         util_close(fd);
         return NULL;
     }
-    if (elsi_discovery_judge(st, geteuid(), false, why, why_len) != 0 ||
+    if (els_discovery_judge(st, geteuid(), false, why, why_len) != 0 ||
         st->st_size > DISC_FILE_MAX || (buf = malloc(DISC_FILE_MAX + 1)) == NULL) {
         if (why[0] == '\0' && st->st_size > DISC_FILE_MAX)
             snprintf(why, why_len, "larger than %d bytes: not read",
@@ -205,7 +205,7 @@ static void disc_note(struct disc_list *l, const char *dir, const char *name,
     char *end;
     long pid = strtol(name, &end, 10);
     l->notes[l->n_notes++] = (struct disc_note){
-        .pid = end != name && strcmp(end, ELSI_DISCOVERY_SUFFIX) == 0 ? pid : 0,
+        .pid = end != name && strcmp(end, ELS_DISCOVERY_SUFFIX) == 0 ? pid : 0,
         .text = text,
     };
 }
@@ -232,12 +232,12 @@ static enum disc_verdict disc_judge(const struct disc_entry *e, char *why,
             if (ep == NULL)
                 continue;
             safetext_copy(shown, sizeof shown, ep, strlen(ep));
-            if (elsi_discovery_endpoint_check(ep, rule, sizeof rule) != 0) {
+            if (els_discovery_endpoint_check(ep, rule, sizeof rule) != 0) {
                 snprintf(why, why_len, "%s \"%s\" %s",
                          j ? "control" : "endpoint", shown, rule);
                 return DISC_UNTRUSTED;
             }
-            if (!elsi_discovery_connectable(ep))
+            if (!els_discovery_connectable(ep))
                 continue;
             /* control=1 is served on the endpoint's own socket. */
             uint64_t id = eids[j];
@@ -255,7 +255,7 @@ static enum disc_verdict disc_judge(const struct disc_entry *e, char *why,
         }
     }
     uint64_t missing = 0;
-    int r = elsi_discovery_holds_sockets((pid_t)e->pid, ids, n, &missing);
+    int r = els_discovery_holds_sockets((pid_t)e->pid, ids, n, &missing);
     if (r == -ESRCH)
         return DISC_STALE;
     if (r == -ENOENT) {
@@ -287,7 +287,7 @@ int disc_scan(struct disc_list *out, char *err, size_t err_len)
         return -ENAMETOOLONG;
     }
     char why[600];
-    int dfd = elsi_discovery_dir_open(false, why, sizeof why);
+    int dfd = els_discovery_dir_open(false, why, sizeof why);
     if (dfd == -ENOENT)
         return 0;
     if (dfd < 0) {
@@ -306,8 +306,8 @@ int disc_scan(struct disc_list *out, char *err, size_t err_len)
     }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        size_t len = strlen(de->d_name), sl = strlen(ELSI_DISCOVERY_SUFFIX);
-        if (len <= sl || strcmp(de->d_name + len - sl, ELSI_DISCOVERY_SUFFIX) != 0)
+        size_t len = strlen(de->d_name), sl = strlen(ELS_DISCOVERY_SUFFIX);
+        if (len <= sl || strcmp(de->d_name + len - sl, ELS_DISCOVERY_SUFFIX) != 0)
             continue;
         struct stat fst;
         char *text = disc_read(dfd, de->d_name, &fst, why, sizeof why);
@@ -322,13 +322,13 @@ int disc_scan(struct disc_list *out, char *err, size_t err_len)
         if (r == -EPROTONOSUPPORT)
             disc_note(out, path, de->d_name, "not of format \"%s\" (a "
                       "library of another version wrote it): not trusted",
-                      ELSI_DISCOVERY_MAGIC);
+                      ELS_DISCOVERY_MAGIC);
         if (r != 0)
             continue;           /* not ours to judge or remove */
         uint64_t start = 0;
         char expect[64];
-        snprintf(expect, sizeof expect, "%ld" ELSI_DISCOVERY_SUFFIX, e.pid);
-        int pr = elsi_discovery_proc_start((pid_t)e.pid, &start);
+        snprintf(expect, sizeof expect, "%ld" ELS_DISCOVERY_SUFFIX, e.pid);
+        int pr = els_discovery_proc_start((pid_t)e.pid, &start);
         enum disc_verdict v = DISC_STALE;
         why[0] = '\0';
         if (strcmp(expect, de->d_name) == 0 && pr != -ENOENT &&
@@ -337,7 +337,7 @@ int disc_scan(struct disc_list *out, char *err, size_t err_len)
             /* The same process before and after its descriptors were
              * listed: a pid reused meanwhile is stale, not a proof. */
             if (v == DISC_LIVE && pr == 0 &&
-                (elsi_discovery_proc_start((pid_t)e.pid, &start) != 0 ||
+                (els_discovery_proc_start((pid_t)e.pid, &start) != 0 ||
                  start != e.start))
                 v = DISC_STALE;
         }

@@ -4,7 +4,7 @@
  * lib/deliver/announce.c, Note [Announce files], writes it), and the
  * resolver of pid:PID and name:NAME arguments that `top`, `serve`, `ctl`
  * and `recv` accept in place of a spec.  The rules it applies are the
- * library's own (lib/discovery/discovery.h, Note [Announce files] and
+ * library's own (include/eventlog-sink/discovery.h, Note [Announce files] and
  * Note [Proof of life]).  Entries of dead processes (pid gone, or reused:
  * the start time differs) and of processes that no longer hold their
  * sockets (they exec'd) are skipped and removed; entries that are not

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "deliver/announce.h"
-#include "discovery/discovery.h"
+#include "eventlog-sink/discovery.h"
 #include "base/log.h"
 #include "base/fdutil.h"
 
@@ -104,7 +104,7 @@ static void abuf_line(struct abuf *b, const char *key, const char *v,
     abuf_put(b, " ", 1);
     for (size_t i = 0; i < n; i++) {
         char esc[4];
-        size_t k = elsi_discovery_escape((unsigned char)v[i], esc);
+        size_t k = els_discovery_escape((unsigned char)v[i], esc);
         abuf_put(b, k > 0 ? esc : &v[i], k > 0 ? k : 1);
     }
     abuf_put(b, "\n", 1);
@@ -126,11 +126,11 @@ static void abuf_line_str(struct abuf *b, const char *key, const char *v)
 static void announce_identity(struct abuf *b, pid_t pid)
 {
     char num[32];
-    abuf_put(b, ELSI_DISCOVERY_MAGIC "\n", strlen(ELSI_DISCOVERY_MAGIC) + 1);
+    abuf_put(b, ELS_DISCOVERY_MAGIC "\n", strlen(ELS_DISCOVERY_MAGIC) + 1);
     snprintf(num, sizeof num, "%ld", (long)pid);
     abuf_line_str(b, "pid", num);
     uint64_t start = 0;
-    if (elsi_discovery_proc_start(pid, &start) == 0) {
+    if (els_discovery_proc_start(pid, &start) == 0) {
         snprintf(num, sizeof num, "%" PRIu64, start);
         abuf_line_str(b, "start", num);
     }
@@ -169,7 +169,7 @@ static void announce_sync(void)
 {
     char err[256] = "";
     pid_t pid = getpid();
-    int dfd = elsi_discovery_dir_open(announce_list != NULL, err, sizeof err);
+    int dfd = els_discovery_dir_open(announce_list != NULL, err, sizeof err);
     if (dfd < 0) {
         if (announce_list != NULL)
             elsi_log(ELS_LOG_WARN, "not announced for eventlog-sink ps: %s",
@@ -177,7 +177,7 @@ static void announce_sync(void)
         return;
     }
     char name[64], tmp[64];
-    snprintf(name, sizeof name, "%ld" ELSI_DISCOVERY_SUFFIX, (long)pid);
+    snprintf(name, sizeof name, "%ld" ELS_DISCOVERY_SUFFIX, (long)pid);
     snprintf(tmp, sizeof tmp, ".%ld.tmp", (long)pid);
     if (announce_list == NULL) {
         (void)unlinkat(dfd, name, 0);
@@ -225,7 +225,7 @@ static void announce_sync(void)
 out:
     if (fail != NULL) {
         char path[PATH_MAX];
-        if (elsi_discovery_dir_path(path, sizeof path) != 0)
+        if (els_discovery_dir_path(path, sizeof path) != 0)
             path[0] = '\0';
         elsi_log(ELS_LOG_WARN, "not announced for eventlog-sink ps: %s/%s: "
                  "%s: %s", path, name, fail, strerror(e));
@@ -276,10 +276,10 @@ static void announce_atexit(void)
     pthread_mutex_lock(&announce_lock);
     if (announce_list != NULL && announce_owner == getpid()) {
         char err[256];
-        int dfd = elsi_discovery_dir_open(false, err, sizeof err);
+        int dfd = els_discovery_dir_open(false, err, sizeof err);
         if (dfd >= 0) {
             char name[64];
-            snprintf(name, sizeof name, "%ld" ELSI_DISCOVERY_SUFFIX,
+            snprintf(name, sizeof name, "%ld" ELS_DISCOVERY_SUFFIX,
                      (long)getpid());
             (void)unlinkat(dfd, name, 0);
             elsi_close(dfd);
@@ -311,10 +311,10 @@ void elsi_announce_add(const void *key, const struct elsi_spec *spec,
     a->key = key;
     a->spec = strdup(spec->text != NULL ? spec->text : "");
     a->endpoint = strdup(sink->endpoint);
-    a->socket_id = elsi_discovery_socket_id(sink->listen_fd);
+    a->socket_id = els_discovery_socket_id(sink->listen_fd);
     if (sink->control != NULL) {
         a->control = strdup(sink->control);
-        a->control_id = elsi_discovery_socket_id(sink->control_fd);
+        a->control_id = els_discovery_socket_id(sink->control_fd);
     }
     if (a->spec == NULL || a->endpoint == NULL ||
         (sink->control != NULL && a->control == NULL)) {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "discovery/discovery.h"
+#include "eventlog-sink/discovery.h"
 
 /*
  * Note [Announce files]
@@ -33,7 +33,7 @@
  * put one in the directory): another entry is ignored, with a note.
  *
  * The format is lines of "KEY VALUE" (the first line is
- * ELSI_DISCOVERY_MAGIC); in values, '%', bytes below 0x20 and 0x7f are
+ * ELS_DISCOVERY_MAGIC); in values, '%', bytes below 0x20 and 0x7f are
  * written %XX so that a line never breaks:
  *     pid PID
  *     start START      field 22 of /proc/PID/stat (clock ticks)
@@ -75,7 +75,7 @@
  * them does not come round for a long time after.
  */
 
-int elsi_discovery_dir_path(char *buf, size_t len)
+int els_discovery_dir_path(char *buf, size_t len)
 {
     const char *xdg = getenv("XDG_RUNTIME_DIR");
     int n;
@@ -91,7 +91,7 @@ int elsi_discovery_dir_path(char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int elsi_discovery_judge(const struct stat *st, uid_t self, bool dir,
+int els_discovery_judge(const struct stat *st, uid_t self, bool dir,
                          char *why, size_t why_len)
 {
     if (dir && !S_ISDIR(st->st_mode)) {
@@ -120,10 +120,10 @@ int elsi_discovery_judge(const struct stat *st, uid_t self, bool dir,
     return 0;
 }
 
-int elsi_discovery_dir_open(bool create, char *err, size_t err_len)
+int els_discovery_dir_open(bool create, char *err, size_t err_len)
 {
     char path[PATH_MAX];
-    if (elsi_discovery_dir_path(path, sizeof path) != 0) {
+    if (els_discovery_dir_path(path, sizeof path) != 0) {
         snprintf(err, err_len, "the discovery directory's path is too long");
         return -ENAMETOOLONG;
     }
@@ -152,7 +152,7 @@ int elsi_discovery_dir_open(bool create, char *err, size_t err_len)
         close(fd);
         return -e;
     }
-    int r = elsi_discovery_judge(&st, geteuid(), true, why, sizeof why);
+    int r = els_discovery_judge(&st, geteuid(), true, why, sizeof why);
     if (r != 0) {
         snprintf(err, err_len, "%s %s", path, why);
         close(fd);
@@ -161,7 +161,7 @@ int elsi_discovery_dir_open(bool create, char *err, size_t err_len)
     return fd;
 }
 
-int elsi_discovery_proc_start(pid_t pid, uint64_t *start)
+int els_discovery_proc_start(pid_t pid, uint64_t *start)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
@@ -197,7 +197,7 @@ int elsi_discovery_proc_start(pid_t pid, uint64_t *start)
     return 0;
 }
 
-uint64_t elsi_discovery_socket_id(int fd)
+uint64_t els_discovery_socket_id(int fd)
 {
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
@@ -221,7 +221,7 @@ static uint64_t discovery_link_socket(const char *target)
 }
 
 /* See Note [Proof of life]. */
-int elsi_discovery_holds_sockets(pid_t pid, const uint64_t *ids, size_t n,
+int els_discovery_holds_sockets(pid_t pid, const uint64_t *ids, size_t n,
                                  uint64_t *missing)
 {
     enum { MAX_IDS = 64 };
@@ -271,7 +271,7 @@ int elsi_discovery_holds_sockets(pid_t pid, const uint64_t *ids, size_t n,
     return 0;
 }
 
-int elsi_discovery_endpoint_check(const char *endpoint, char *why,
+int els_discovery_endpoint_check(const char *endpoint, char *why,
                                   size_t why_len)
 {
     if (strncmp(endpoint, "unix:", 5) == 0 && endpoint[5] != '/') {
@@ -282,13 +282,13 @@ int elsi_discovery_endpoint_check(const char *endpoint, char *why,
     return 0;
 }
 
-bool elsi_discovery_connectable(const char *endpoint)
+bool els_discovery_connectable(const char *endpoint)
 {
     return strncmp(endpoint, "unix:", 5) == 0 ||
            strncmp(endpoint, "tcp:", 4) == 0;
 }
 
-size_t elsi_discovery_escape(unsigned char c, char out[4])
+size_t els_discovery_escape(unsigned char c, char out[4])
 {
     if (c >= 0x20 && c != 0x7f && c != '%')
         return 0;
@@ -307,7 +307,7 @@ static int discovery_hex(char c)
     return -1;
 }
 
-void elsi_discovery_unescape(char *s)
+void els_discovery_unescape(char *s)
 {
     char *o = s;
     for (char *p = s; *p != '\0'; p++) {

@@ -14,7 +14,7 @@
  * execve()) are skipped and removed while live ones stay; a forked
  * child never removes its parent's entry; pid:/name: resolve, and a
  * name two programs share is refused with both pids.  The owner rules
- * are also checked on their own (elsi_discovery_judge()), so that they
+ * are also checked on their own (els_discovery_judge()), so that they
  * are tested without root too.
  */
 #include "check.h"
@@ -25,7 +25,7 @@
 
 #include "deliver/announce.h"
 #include "discover.h"
-#include "discovery/discovery.h"
+#include "eventlog-sink/discovery.h"
 #include "eventlog-sink.h"
 
 static const char *entry_path(long pid)
@@ -67,7 +67,7 @@ static void fake_entry_sinks(long pid, uint64_t start, const char *name,
     FILE *f = fopen(entry_path(pid), "w");
     CHECK_MSG(f != NULL, "cannot write the fake entry");
     fprintf(f, "%s\npid %ld\nstart %" PRIu64 "\nname %s\narg %s\n",
-            ELSI_DISCOVERY_MAGIC, pid, start, name, name);
+            ELS_DISCOVERY_MAGIC, pid, start, name, name);
     if (sinks != NULL)
         fputs(sinks, f);
     else
@@ -193,44 +193,44 @@ static void owner_and_mode_rules(void)
     uid_t me = geteuid(), other = me == 65534 ? 65533 : 65534;
     struct stat st = { .st_mode = S_IFDIR | 0700, .st_uid = me };
     char why[256];
-    CHECK_INT(elsi_discovery_judge(&st, me, true, why, sizeof why), ==, 0);
+    CHECK_INT(els_discovery_judge(&st, me, true, why, sizeof why), ==, 0);
     st.st_uid = other;
-    CHECK_INT(elsi_discovery_judge(&st, me, true, why, sizeof why), ==, -EPERM);
+    CHECK_INT(els_discovery_judge(&st, me, true, why, sizeof why), ==, -EPERM);
     CHECK_CONTAINS(why, "belongs to uid");
     st.st_uid = me;
     for (mode_t bit = 01; bit <= 040; bit <<= 1) {
         st.st_mode = S_IFDIR | 0700 | bit;
-        CHECK_INT(elsi_discovery_judge(&st, me, true, why, sizeof why), ==,
+        CHECK_INT(els_discovery_judge(&st, me, true, why, sizeof why), ==,
                   -EACCES);
         CHECK_CONTAINS(why, "chmod 700");
     }
     st.st_mode = S_IFREG | 0600;
-    CHECK_INT(elsi_discovery_judge(&st, me, true, why, sizeof why), ==,
+    CHECK_INT(els_discovery_judge(&st, me, true, why, sizeof why), ==,
               -ENOTDIR);
 
     st = (struct stat){ .st_mode = S_IFREG | 0600, .st_uid = me };
-    CHECK_INT(elsi_discovery_judge(&st, me, false, why, sizeof why), ==, 0);
+    CHECK_INT(els_discovery_judge(&st, me, false, why, sizeof why), ==, 0);
     st.st_mode = S_IFREG | 0644;   /* others may read what is ours */
-    CHECK_INT(elsi_discovery_judge(&st, me, false, why, sizeof why), ==, 0);
+    CHECK_INT(els_discovery_judge(&st, me, false, why, sizeof why), ==, 0);
     st.st_uid = other;
     st.st_mode = S_IFREG | 0600;
-    CHECK_INT(elsi_discovery_judge(&st, me, false, why, sizeof why), ==, -EPERM);
+    CHECK_INT(els_discovery_judge(&st, me, false, why, sizeof why), ==, -EPERM);
     CHECK_CONTAINS(why, "belongs to uid");
     st.st_uid = me;
     static const mode_t writable[] = { 0620, 0602, 0622, 0666 };
     for (size_t i = 0; i < sizeof writable / sizeof writable[0]; i++) {
         st.st_mode = S_IFREG | writable[i];
-        CHECK_INT(elsi_discovery_judge(&st, me, false, why, sizeof why), ==,
+        CHECK_INT(els_discovery_judge(&st, me, false, why, sizeof why), ==,
                   -EACCES);
         CHECK_CONTAINS(why, "others may write");
     }
     st.st_mode = S_IFLNK | 0777;
-    CHECK_INT(elsi_discovery_judge(&st, me, false, why, sizeof why), ==,
+    CHECK_INT(els_discovery_judge(&st, me, false, why, sizeof why), ==,
               -EINVAL);
     /* Root's uid is a peer like any other here: only the user counts. */
     if (me != 0) {
         st = (struct stat){ .st_mode = S_IFDIR | 0700, .st_uid = 0 };
-        CHECK_INT(elsi_discovery_judge(&st, me, true, why, sizeof why), ==,
+        CHECK_INT(els_discovery_judge(&st, me, true, why, sizeof why), ==,
                   -EPERM);
     }
 }
@@ -247,7 +247,7 @@ static void foreign_directory_is_refused(void)
     use_case_dir();
     tu_log_capture();
     uint64_t start = 0;
-    CHECK_OK(elsi_discovery_proc_start(getpid(), &start));
+    CHECK_OK(els_discovery_proc_start(getpid(), &start));
     fake_entry(getpid(), start, "alive");
     CHECK_OK(chown(case_dir_path(), 65534, 65534));
     CHECK_OK(chown(entry_path(getpid()), 65534, 65534));
@@ -276,7 +276,7 @@ static void dead_and_reused_entries_are_removed(void)
     if (dead == 0)
         _exit(0);
     uint64_t dead_start = 0;
-    CHECK_OK(elsi_discovery_proc_start(dead, &dead_start));
+    CHECK_OK(els_discovery_proc_start(dead, &dead_start));
     waitpid(dead, NULL, 0);
     /* Reused: a live process whose start time is not the file's. */
     pid_t live = fork();
@@ -285,8 +285,8 @@ static void dead_and_reused_entries_are_removed(void)
         _exit(0);
     }
     uint64_t live_start = 0, me_start = 0;
-    CHECK_OK(elsi_discovery_proc_start(live, &live_start));
-    CHECK_OK(elsi_discovery_proc_start(getpid(), &me_start));
+    CHECK_OK(els_discovery_proc_start(live, &live_start));
+    CHECK_OK(els_discovery_proc_start(getpid(), &me_start));
     fake_entry(dead, dead_start, "dead");
     fake_entry(live, live_start + 1, "reused");
     fake_entry(getpid(), me_start, "alive");
@@ -315,7 +315,7 @@ static uint64_t held_socket(const char *name)
 {
     int fd = tu_bind_unix(check_path(name), true);
     CHECK_INT(fd, >=, 0);
-    uint64_t id = elsi_discovery_socket_id(fd);
+    uint64_t id = els_discovery_socket_id(fd);
     CHECK_MSG(id != 0, "no identity for a socket");
     return id;
 }
@@ -343,7 +343,7 @@ static void untrusted_entries_are_left_out(void)
 {
     use_case_dir();
     uint64_t start = 0;
-    CHECK_OK(elsi_discovery_proc_start(getpid(), &start));
+    CHECK_OK(els_discovery_proc_start(getpid(), &start));
     uint64_t id = held_socket("l.sock");
     char ok[2048], lines[2048], notes[4096], err[1024], pidref[32], *spec;
     snprintf(pidref, sizeof pidref, "pid:%ld", (long)getpid());
@@ -455,10 +455,10 @@ static void entry_without_its_socket_is_stale(void)
 {
     use_case_dir();
     uint64_t start = 0;
-    CHECK_OK(elsi_discovery_proc_start(getpid(), &start));
+    CHECK_OK(els_discovery_proc_start(getpid(), &start));
     int fd = tu_bind_unix(check_path("gone.sock"), true);
     CHECK_INT(fd, >=, 0);
-    uint64_t gone = elsi_discovery_socket_id(fd);
+    uint64_t gone = els_discovery_socket_id(fd);
     uint64_t held = held_socket("held.sock");
     char lines[2048], notes[4096];
     snprintf(lines, sizeof lines, "sink unix:%s\nendpoint unix:%s\n"
@@ -592,7 +592,7 @@ static void exec_leaves_no_trusted_entry(void)
 
     /* exec: the same pid, start time and entry; no sockets. */
     uint64_t before = 0, after = 0;
-    CHECK_OK(elsi_discovery_proc_start(child, &before));
+    CHECK_OK(els_discovery_proc_start(child, &before));
     CHECK_INT(write(go[1], "g", 1), ==, 1);
     uint64_t deadline = check_now_ms() + TU_WAIT_MS;
     while (!runs(child, "sleep")) {
@@ -600,7 +600,7 @@ static void exec_leaves_no_trusted_entry(void)
                   sleep_path);
         check_sleep_ms(10);
     }
-    CHECK_OK(elsi_discovery_proc_start(child, &after));
+    CHECK_OK(els_discovery_proc_start(child, &after));
     CHECK_U64(after, ==, before);
     struct stat st;
     CHECK_INT(lstat(entry_path(child), &st), ==, 0);
@@ -630,8 +630,8 @@ static void shared_name_is_ambiguous(void)
 {
     use_case_dir();
     uint64_t a = 0, b = 0;
-    CHECK_OK(elsi_discovery_proc_start(getpid(), &a));
-    CHECK_OK(elsi_discovery_proc_start(getppid(), &b));
+    CHECK_OK(els_discovery_proc_start(getpid(), &a));
+    CHECK_OK(els_discovery_proc_start(getppid(), &b));
     fake_entry(getpid(), a, "twin");
     fake_entry(getppid(), b, "twin");
     char err[512], *spec = NULL, pids[64];
