@@ -163,7 +163,7 @@ kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
 
 # --- A stream that ended -----------------------------------------------------
 start_serve ended "unix:$T/p.sock" --interval 0.2
-"$SPARKS" 300 100 +RTS -N2 -A256k "--eventlog-sink=unix:$T/p.sock?wait=60" -RTS \
+"$SPARKS" 300 100 +RTS -N2 -A256k -hT -i0.02 "--eventlog-sink=unix:$T/p.sock?wait=60" -RTS \
     >"$T/ended.prog.out" 2>"$T/ended.prog.err" \
     || fail_showing "$T/ended.prog.err" "the program on a unix: sink failed"
 # Ended, and ticked since (a tick after the end was all zeros before).
@@ -176,4 +176,112 @@ state ended || fail "serve's /api/state after the end"
 show_events "$T/ended.saved" "$T/ended.show" || fail "ghc-events cannot read the saved stream"
 compare "serve /api/state after the end" "$T/ended.state" "$T/ended.show" ended \
     || fail "serve's /api/state after the end differs from ghc-events show (above)"
+
+# --- The page after the end, its layout ------------------------------------
+if [ -n "$CHROMIUM" ]; then
+    ready='document.getElementById("heap-census").textContent.length > 0
+           && document.getElementById("chart-gc").getAttribute("aria-label") !== null'
+    values='(() => {
+      // Lines the cell takes: the distinct tops of its text boxes.
+      const one = (e) => { const r = document.createRange(); r.selectNodeContents(e);
+                           return new Set(Array.from(r.getClientRects())
+                                          .filter((b) => b.width > 0)
+                                          .map((b) => Math.round(b.top))).size; };
+      const row = document.getElementById("gc-pause-row");
+      return {census: document.getElementById("heap-census").textContent,
+              bands: Array.from(document.querySelectorAll("#heap-labels th.band"))
+                     .map((e) => [e.textContent, e.title]),
+              alive: document.getElementById("threads-alive-label").textContent,
+              cc: document.getElementById("cc-title").textContent,
+              pause_lines: [one(row.cells[0]), one(row.cells[1])],
+              gc_chart: document.getElementById("chart-gc").getAttribute("aria-label")}; })()'
+    "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" \
+        "$SERVE_URL" "$ready" "$values" "$T/ended.png" 90 \
+        >"$T/ended.dom.json" 2>"$T/ended.browser.err" \
+        || fail_showing "$T/ended.browser.err" "the browser could not read the page after the end"
+    "$PYTHON" - "$T/ended.dom.json" "$T/ended.state" <<'PY' || fail_showing "$T/ended.dom.json" "the page after the end (above)"
+import json, sys
+d, st = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+h, c = st["heap"], st["heap"]["census"]
+bad = []
+def check(what, ok, got):
+    print("# page after the end: %s: %r%s" % (what, got, "" if ok else "  <-- WRONG"))
+    if not ok:
+        bad.append(what)
+want = "census %d at %.1f s" % (h["samples"], c["time_ns"] / 1e9)
+check("the census's number and time (" + want + ")", d["census"].startswith(want), d["census"])
+check("the last census beside live bytes, of different moments",
+      "at the end beside live" in d["census"] and "different moments" in d["census"], d["census"])
+labels = [b["label"] for b in h["by_label"][:8]]
+check("every band's whole name in its title", [t for _, t in d["bands"]] == labels, d["bands"])
+check("a band's name cut only from the left",
+      all(n == t or (n.startswith("\u2026") and t.endswith(n[1:])) for n, t in d["bands"]), d["bands"])
+check("threads left at the end so labelled", d["alive"] == "not finished at the end", d["alive"])
+check("cost centres over the whole run", d["cc"] == "Cost centres (whole run)", d["cc"])
+check("pause p50 / max on one line", d["pause_lines"] == [1, 1], d["pause_lines"])
+check("the GC chart's axes in ms and seconds", " ms, " in d["gc_chart"] and d["gc_chart"].endswith(" s"),
+      d["gc_chart"])
+sys.exit(1 if bad else 0)
+PY
+fi
+
+# --- top's lines at 80, 110 and 120 columns ----------------------------------
+if command -v tmux >/dev/null 2>&1; then
+    TMUX_SOCK=$T/tmux.sock
+    tm() { tmux -S "$TMUX_SOCK" "$@"; }
+    trap 'tm kill-server 2>/dev/null || true; els_cleanup' EXIT
+    for cols in 80 110 120; do
+        tm new-session -d -s "w$cols" -x "$cols" -y 60 \
+            "'$ELS_SINK_TOOL' top --interval 0.2 '$T/ended.saved'" \
+            || fail "tmux could not start a session"
+        pane() {
+            tm capture-pane -J -p -t "w$cols" >"$T/top$cols.txt" 2>/dev/null \
+                && grep -q '^Heap ' "$T/top$cols.txt" && grep -q '\[ended\]' "$T/top$cols.txt"
+        }
+        wait_until 30 pane || fail_showing "$T/top$cols.txt" "top at $cols columns did not show the file read"
+        tm kill-session -t "w$cols"
+        # -J joins what the terminal wrapped: a line wider than the
+        # terminal is one that wrapped.  The header (to the HEC table) and
+        # the GC lines (to Heap) must not.
+        awk -v cols="$cols" '
+            /^HEC / { head = 0 } NR == 1 { head = 1 }
+            /^GC / { gc = 1 } /^Heap / { gc = 0 }
+            { sub(/ +$/, "") }
+            (head || gc) && length($0) > cols { print "wrapped at " cols ": " $0; bad = 1 }
+            END { exit bad }' "$T/top$cols.txt" \
+            || fail_showing "$T/top$cols.txt" "top's header or GC lines wrap at $cols columns"
+        note "top at $cols columns: header and GC lines within $cols: $(grep -c . "$T/top$cols.txt") lines"
+    done
+else
+    note "tmux not installed: top's widths not checked"
+fi
+
+# --- serve --all's index: each header over its cells ------------------------
+if [ -n "$CHROMIUM" ]; then
+    build_ghc_program busy Busy patched_ghc_lib -threaded -eventlog -rtsopts
+    BUSY=$GHC_PROGRAM
+    start_busy_live idx 1 "$T/idx.sock"
+    start_serve_all
+    # Text aligned alike: the program's name at the left, every other
+    # column at the right, its header's text edge on its cells' (1 px).
+    values='(() => {
+      const box = (e) => { const r = document.createRange(); r.selectNodeContents(e);
+                           return r.getBoundingClientRect(); };
+      const t = document.getElementById("programs"), row = t.tBodies[0].rows[0];
+      return Array.from(t.tHead.rows[0].cells).map((h, i) => {
+        const a = box(h), b = box(row.cells[i]);
+        return [h.textContent, i === 0 ? a.left - b.left : a.right - b.right]; }); })()'
+    "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" "$SERVE_URL" \
+        "document.querySelectorAll('tr.program').length === 1" "$values" "$T/index.png" 60 \
+        >"$T/index.json" 2>"$T/index.browser.err" \
+        || fail_showing "$T/index.browser.err" "the browser could not read serve --all's index"
+    "$PYTHON" - "$T/index.json" <<'PY' || fail_showing "$T/index.json" "serve --all's index: a header off its cells (above)"
+import json, sys
+cols = json.load(open(sys.argv[1]))
+for name, off in cols:
+    print("# index column %r: header text %+.1f px from its cells'" % (name, off))
+sys.exit(0 if all(abs(off) <= 1 for _, off in cols) else 1)
+PY
+    stop_controlled
+fi
 exit 0

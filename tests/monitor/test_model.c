@@ -1299,8 +1299,8 @@ static void after_the_end(void)
     CHECK_CONTAINS(sb.p, "\"top\":[{\"cc\":\"main\",\"module\":\"Main\",\"samples\":2}]");
     sb_clear(&sb);
     mon_model_text(m, &sb, 100);
-    CHECK_CONTAINS(sb.p, "Threads  created 2  at the end: 2 not finished\n"
-                         "         (last seen running 0, runnable 1, blocked 1)\n");
+    CHECK_CONTAINS(sb.p, "Threads  at the end: 2 not finished  (created 2)\n"
+                         "         last seen running 0, runnable 1, blocked 1\n");
     CHECK_CONTAINS(sb.p, "Sparks   in all created 40  converted 30  fizzled 2");
     CHECK_CONTAINS(sb.p, "Top cost centres (samples over the whole run):\n");
     sb_clear(&sb);

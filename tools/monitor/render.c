@@ -1032,20 +1032,28 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
      * at spaces, so that the header never wraps on a narrow terminal. */
     {
         struct strbuf word = { 0 };
-        struct mon_wrap sw = { sb, width, 0, "Source   " };
         const char *p = m->source_state;
+        size_t col = 0;
+        sb_puts(sb, "Source  ");
+        col = 8;
         while (*p != '\0') {
             size_t n = strcspn(p, " ");
             if (n > 0) {
                 sb_clear(&word);
                 mon_safe(&word, p, n, width - 9);
-                mon_wrap_item(&sw, &word);
+                if (col > 8 && col + 1 + word.len > width) {
+                    sb_puts(sb, "\n        ");
+                    col = 8;
+                }
+                sb_puts(sb, " ");
+                sb_put(sb, word.p, word.len);
+                col += 1 + word.len;
             }
             p += n;
             while (*p == ' ')
                 p++;
         }
-        mon_wrap_end(&sw);
+        sb_puts(sb, "\n");
         sb_free(&word);
     }
     mon_human(a, sizeof a, (double)m->bytes, "B");
@@ -1116,16 +1124,15 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     if (m->ended && m->heap_samples > 0) {
         mon_human(a, sizeof a, (double)m->census.bytes, "B");
         mon_human(b, sizeof b, (double)m->heap_live, "B");
-        sb_printf(sb, "         at the end: live %s (GC at %.1f s), last census %s"
-                  " (census %" PRIu64 " at %.1f s): different moments\n", b,
-                  (double)m->heap_live_t / 1e9, a, m->heap_samples,
-                  (double)m->census.t / 1e9);
+        sb_printf(sb, "         census %" PRIu64 " %s at %.1f s, live %s at %.1f s:"
+                  " different moments\n", m->heap_samples, a,
+                  (double)m->census.t / 1e9, b, (double)m->heap_live_t / 1e9);
     }
     if (m->ended)               /* Note [After the end] */
-        sb_printf(sb, "Threads  created %" PRIu64 "  at the end: %" PRIu32
-                  " not finished\n         (last seen running %" PRIu64 ", runnable %"
-                  PRIu64 ", blocked %" PRIu64 ")\n", m->threads_created,
-                  m->threads.used, running, runnable, blocked);
+        sb_printf(sb, "Threads  at the end: %" PRIu32 " not finished  (created %" PRIu64
+                  ")\n         last seen running %" PRIu64 ", runnable %" PRIu64
+                  ", blocked %" PRIu64 "\n", m->threads.used, m->threads_created,
+                  running, runnable, blocked);
     else
         sb_printf(sb, "Threads  alive %" PRIu32 "  running %" PRIu64 "  runnable %" PRIu64
                   "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads.used,
