@@ -1311,6 +1311,32 @@ static void after_the_end(void)
     evgen_free(&b);
 }
 
+/* A band's name too long for the terminal loses its start, not its end:
+ * the last part tells closures apart ("...Data.Map.Internal.Bin"). */
+static void band_name_cut_from_left(void)
+{
+    static const char name[] = "containers-0.6.5.1-4b2f9c0e7d31a8f5:Data.Map.Internal.Bin";
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    ev_heap_prof_begin(&b, 7);
+    ev_census(&b, 162, 100 * MS, 1);
+    ev_band(&b, 100 * MS, 4000, name);
+    ev_census(&b, 165, 100 * MS, 1);
+    end_block(&b);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    sb_clear(&sb);
+    /* 60 columns: 46 for the name, 3 of them the ellipsis. */
+    mon_model_text(m, &sb, 60);
+    CHECK_CONTAINS(sb.p, "      4.0 kB  ....5.1-4b2f9c0e7d31a8f5:Data.Map.Internal.Bin\n");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "      4.0 kB  containers-0.6.5.1-4b2f9c0e7d31a8f5:Data.Map.Internal.Bin\n");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(real_ghc_sample),
     CHECK_CASE(synthetic_figures),
@@ -1333,6 +1359,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(thread_stops),
     CHECK_CASE(dump_starts_mid_run),
     CHECK_CASE(after_the_end),
+    CHECK_CASE(band_name_cut_from_left),
 };
 
 CHECK_MAIN(cases)
