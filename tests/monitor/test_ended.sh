@@ -260,8 +260,9 @@ fi
 if [ -n "$CHROMIUM" ]; then
     build_ghc_program busy Busy patched_ghc_lib -threaded -eventlog -rtsopts
     BUSY=$GHC_PROGRAM
-    start_busy_live idx 1 "$T/idx.sock"
+    # serve --all first: the program waits for it (wait=) to print "ready".
     start_serve_all
+    start_busy_live idx 1 "$T/idx.sock"
     # Text aligned alike: the program's name at the left, every other
     # column at the right, its header's text edge on its cells' (1 px).
     values='(() => {
@@ -270,7 +271,8 @@ if [ -n "$CHROMIUM" ]; then
       const t = document.getElementById("programs"), row = t.tBodies[0].rows[0];
       return Array.from(t.tHead.rows[0].cells).map((h, i) => {
         const a = box(h), b = box(row.cells[i]);
-        return [h.textContent, i === 0 ? a.left - b.left : a.right - b.right]; }); })()'
+        return [h.textContent, i === 0 ? a.left - b.left : a.right - b.right,
+                row.cells[i].textContent]; }); })()'
     "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" "$SERVE_URL" \
         "document.querySelectorAll('tr.program').length === 1" "$values" "$T/index.png" 60 \
         >"$T/index.json" 2>"$T/index.browser.err" \
@@ -278,9 +280,15 @@ if [ -n "$CHROMIUM" ]; then
     "$PYTHON" - "$T/index.json" <<'PY' || fail_showing "$T/index.json" "serve --all's index: a header off its cells (above)"
 import json, sys
 cols = json.load(open(sys.argv[1]))
-for name, off in cols:
-    print("# index column %r: header text %+.1f px from its cells'" % (name, off))
-sys.exit(0 if all(abs(off) <= 1 for _, off in cols) else 1)
+import re
+for name, off, cell in cols:
+    print("# index column %r: header text %+.1f px from its cells' (%r)" % (name, off, cell))
+# Sizes in the one unit family of top and the page (SI: kB, MB).
+sizes = [cell for name, _, cell in cols if name in ("heap", "live")]
+print("# index sizes: %r" % sizes)
+ok = all(abs(off) <= 1 for _, off, _ in cols) and len(sizes) == 2 \
+    and all(re.fullmatch(r"[\d.]+ (B|kB|MB|GB)", c) for c in sizes)
+sys.exit(0 if ok else 1)
 PY
     stop_controlled
 fi
