@@ -476,8 +476,10 @@ note "GC pauses: ghc-events $n_pauses collections, max $max_ns ns, GC time $tota
 # Time in GC: the share of the capabilities' time, never over 1: the
 # pauses ghc-events reads, summed over capabilities, over the run's span
 # (its first event to its last) times the capabilities.
+# (Its events: the lines after "Events:", not the event types' list.)
 read -r n_caps last_ns < <(awk '
-    /^ *[0-9]+: / { t = $1 + 0; if (t > m) m = t; if (f == "" || t < f) f = t }
+    /^Events:/ { on = 1 }
+    on && /^ *[0-9]+: / { t = $1 + 0; if (t > m) m = t; if (f == "" || t < f) f = t }
     /^ *[0-9]+: cap [0-9]+: / { c[$3] = 1 }
     END { n = 0; for (k in c) n++; printf "%d %d\n", n, m - f }' "$T/second.show")
 read -r frac frac_caps < <(json_get "$T/once.json" gc.time_frac gc.time_frac_caps)
