@@ -176,7 +176,8 @@ kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
 
 # --- A stream that ended -----------------------------------------------------
 start_serve ended "unix:$T/p.sock" --interval 0.2
-"$SPARKS" 300 100 +RTS -N2 -A256k -hT -i0.02 "--eventlog-sink=unix:$T/p.sock?wait=60" -RTS \
+# In $T: -hT writes sparks.hp in the working directory.
+(cd "$T" && exec "$SPARKS" 300 100 +RTS -N2 -A256k -hT -i0.02 "--eventlog-sink=unix:$T/p.sock?wait=60" -RTS) \
     >"$T/ended.prog.out" 2>"$T/ended.prog.err" \
     || fail_showing "$T/ended.prog.err" "the program on a unix: sink failed"
 # Ended, and ticked since (a tick after the end was all zeros before).
@@ -200,6 +201,9 @@ if [ -n "$CHROMIUM" ]; then
                            return new Set(Array.from(r.getClientRects())
                                           .filter((b) => b.width > 0)
                                           .map((b) => Math.round(b.top))).size; };
+      // Cards as narrow as the grid makes them (330 px) on a small screen.
+      document.querySelector("section.grid").style.width = "700px";
+      void document.body.offsetHeight;
       const row = document.getElementById("gc-pause-row");
       return {census: document.getElementById("heap-census").textContent,
               bands: Array.from(document.querySelectorAll("#heap-labels th.band"))
@@ -274,6 +278,7 @@ if [ -n "$CHROMIUM" ]; then
     build_ghc_program busy Busy patched_ghc_lib -threaded -eventlog -rtsopts
     BUSY=$GHC_PROGRAM
     # serve --all first: the program waits for it (wait=) to print "ready".
+    # The index reloads every 2 s: read it once its stylesheet applies.
     start_serve_all
     start_busy_live idx 1 "$T/idx.sock"
     # Text aligned alike: the program's name at the left, every other
@@ -287,7 +292,9 @@ if [ -n "$CHROMIUM" ]; then
         return [h.textContent, i === 0 ? a.left - b.left : a.right - b.right,
                 row.cells[i].textContent]; }); })()'
     "$PYTHON" "$ELS_TOP_SRCDIR/tests/monitor/browser.py" "$CHROMIUM" "$SERVE_URL" \
-        "document.querySelectorAll('tr.program').length === 1" "$values" "$T/index.png" 60 \
+        "document.querySelectorAll('tr.program').length === 1 && document.readyState === 'complete'
+         && document.styleSheets.length > 0 && document.styleSheets[0].cssRules.length > 0" \
+        "$values" "$T/index.png" 60 \
         >"$T/index.json" 2>"$T/index.browser.err" \
         || fail_showing "$T/index.browser.err" "the browser could not read serve --all's index"
     "$PYTHON" - "$T/index.json" <<'PY' || fail_showing "$T/index.json" "serve --all's index: a header off its cells (above)"
