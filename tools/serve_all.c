@@ -350,13 +350,15 @@ static void sb_html(struct strbuf *b, const char *s)
     }
 }
 
+/* Bytes in the monitor's one unit family: SI prefixes, powers of 1000
+ * (kB, MB), as top and the page show them. */
 static void serve_all_bytes(char *out, size_t cap, uint64_t v)
 {
-    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    static const char *const unit[] = { "B", "kB", "MB", "GB", "TB" };
     double d = (double)v;
     int i = 0;
-    while (d >= 1024 && i < 4) {
-        d /= 1024;
+    while (d >= 1000 && i < 4) {
+        d /= 1000;
         i++;
     }
     snprintf(out, cap, i == 0 ? "%.0f %s" : "%.1f %s", d, unit[i]);

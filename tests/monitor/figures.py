@@ -232,6 +232,7 @@ for tag, t, cap, payload, n in walk(raw):
     c[1] += n
 types = walk.types
 last_t = max(t for t, _, _ in events)
+first_t = min(t for t, _, _ in events)
 
 # A collection's leader posts its request, GC_START, GC_END and GC stats;
 # GC_END carries the time +RTS -s took at the start of stat_endGC(), so in
@@ -391,7 +392,8 @@ def check_json(view, d, whole_run):
     chk(view, "pause max ns (ghc-events leaders)", lambda: g()["pause_max_ns"], max(pauses))
     chk(view, "GC starts, every capability's (ghc-events)", lambda: g()["starts"], starts)
     if whole_run:
-        rate = colls_s / (last_t / 1e9)
+        # Over the run's span, its first event to its last.
+        rate = colls_s / ((last_t - first_t) / 1e9)
         chk(view, "collections per s (run average)", lambda: g()["per_s"], rate, 1e-5 * rate)
     h = lambda: d["heap"]
     chk(view, "bytes allocated (+RTS -s)", lambda: h()["allocated"], alloc_s)

@@ -38,6 +38,7 @@ static struct evgen_buf header(void)
         { 164, -1, "Heap profile sample string" },
         { 165, 8, "End of heap profile sample" },
         { 167, -1, "Time profile sample" },
+        { 34, 56, "Spark counters" },
     };
     struct evgen_buf b = { 0 };
     evgen_u32(&b, 0x68647262u);
@@ -159,6 +160,15 @@ static void ev_heap_prof_begin(struct evgen_buf *b, uint32_t breakdown)
     evgen_u64(b, 100000000);
     evgen_u32(b, breakdown);
     evgen_put(b, z, 7);
+}
+
+/* SPARK_COUNTERS: created, dud, overflowed, converted, GC'd, fizzled,
+ * remaining (the RTS's order). */
+static void ev_sparks(struct evgen_buf *b, uint64_t t, const uint64_t sp[7])
+{
+    ev(b, 34, t);
+    for (int k = 0; k < 7; k++)
+        evgen_u64(b, sp[k]);
 }
 
 /* HEAP_PROF_SAMPLE_BEGIN (era) / _END at t. */

@@ -273,7 +273,7 @@ static void synthetic_figures(void)
     CHECK_CONTAINS(sb.p, "\"top\":[{\"cc\":\"go\",\"module\":\"Main\",\"samples\":3},"
                          "{\"cc\":\"main\",\"module\":\"Main\",\"samples\":1}]");
     CHECK_CONTAINS(sb.p, "\"user\":{\"messages\":1,\"markers\":2,");
-    CHECK_CONTAINS(sb.p, "\"loss\":{\"notes\":1,\"dropped_units\":3,\"dropped_bytes\":4096,");
+    CHECK_CONTAINS(sb.p, "\"loss\":{\"notes\":1,\"loss_notes\":1,\"dropped_units\":3,\"dropped_bytes\":4096,");
     CHECK_CONTAINS(sb.p, "\"program\":{\"name\":\"prog\",\"pid\":42,");
 
     sb_clear(&sb);
@@ -374,8 +374,10 @@ static void many_threads_long_run(void)
     mon_model_tick(m, 0, true);
     struct strbuf sb = { 0 };
     json_of(m, &sb);
+    /* Ended: the thread left is counted by its last state, at the end. */
     CHECK_CONTAINS(sb.p, "\"threads\":{\"created\":5000,\"alive\":1,\"running\":0,"
-                         "\"runnable\":0,\"blocked\":1,");
+                         "\"runnable\":0,\"blocked\":0,");
+    CHECK_CONTAINS(sb.p, "\"at_end\":{\"left\":1,\"running\":0,\"runnable\":0,\"blocked\":1}");
     CHECK_CONTAINS(sb.p, "\"util\":1,");
     sb_clear(&sb);
     mon_model_timeline_json(m, 0, 0, 4, &sb);
@@ -1086,9 +1088,14 @@ static void rts_cost_centres_apart(void)
                          "{\"cc\":\"GC\",\"module\":\"Main\",\"samples\":1}]}");
     sb_clear(&sb);
     mon_model_text(m, &sb, 100);
-    CHECK_CONTAINS(sb.p, "Top cost centres (samples in the last interval):\n"
+    /* A whole-run tick: the tables say so. */
+    CHECK_CONTAINS(sb.p, "Top cost centres (samples over the whole run):\n"
                          "         2  work\n         1  GC\n"
-                         "RTS cost centres (samples in the last interval): GC 3 IDLE 5 SYSTEM 1");
+                         "RTS cost centres (samples over the whole run): GC 3 IDLE 5 SYSTEM 1");
+    sb_clear(&sb);
+    mon_model_tick(m, 1000 * MS, false);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "RTS cost centres (samples in the last interval): GC 0 IDLE 0 SYSTEM 0");
     sb_free(&sb);
     mon_model_free(m);
     evgen_free(&b);
@@ -1179,6 +1186,157 @@ static void thread_stops(void)
     evgen_free(&b);
 }
 
+/* Note [Mid-run streams]: a flight recorder's dump that starts 22 s into
+ * the run.  Its own note is no loss; its rates are over its span (22 to
+ * 25 s), its time starts at its first event, and its cumulative counters
+ * count the change within it, per capability. */
+static void dump_starts_mid_run(void)
+{
+    const uint64_t T0 = 22000 * MS;
+    struct evgen_buf b = header();
+    block(&b, 0xffff, T0);
+    for (uint16_t c = 0; c < 2; c++) {
+        ev(&b, 45, T0);
+        evgen_u16(&b, c);
+    }
+    block(&b, 0, T0);
+    ev_heap(&b, 49, T0, 1000);
+    ev_sparks(&b, T0 + 100 * MS, (const uint64_t[7]){ 100, 1, 2, 50, 3, 4, 7 });
+    ev_thread(&b, 0, T0 + 200 * MS, 9);
+    ev_thread(&b, 1, T0 + 500 * MS, 9);
+    ev_stop(&b, T0 + 2500 * MS, 9, 3);
+    ev_heap(&b, 49, T0 + 3000 * MS, 4000);
+    ev_sparks(&b, T0 + 3000 * MS, (const uint64_t[7]){ 160, 1, 2, 80, 3, 4, 5 });
+    block(&b, 1, T0 + 200 * MS);
+    ev_sparks(&b, T0 + 200 * MS, (const uint64_t[7]){ 10, 0, 0, 5, 0, 0, 0 });
+    ev_heap(&b, 49, T0 + 200 * MS, 500);
+    ev_sparks(&b, T0 + 2000 * MS, (const uint64_t[7]){ 30, 0, 0, 9, 0, 0, 1 });
+    ev_heap(&b, 49, T0 + 2000 * MS, 1500);
+    end_block(&b);
+    char note[] = "eventlog-sink: dump 1: marker boom";
+    uint8_t nb[512];
+    size_t n = elsi_note_encode(nb, sizeof nb, T0 + 3000 * MS, note);
+    CHECK(n > 0);
+    evgen_put(&b, nb, n);
+    evgen_put(&b, evgen_data_end, 2);
+
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    /* A note, not a loss. */
+    CHECK_CONTAINS(sb.p, "\"loss\":{\"notes\":1,\"loss_notes\":0,\"dropped_units\":0,");
+    CHECK_CONTAINS(sb.p, "\"time_ns\":25000000000,\"first_ns\":22000000000,\"midrun\":true,"
+                         "\"whole_run\":true,\"interval_s\":3,");
+    /* The change within the dump: cap 0 3000 and cap 1 1000 bytes; 60 +
+     * 20 sparks created, 30 + 4 converted, over 3 s. */
+    CHECK_CONTAINS(sb.p, "\"allocated\":4000,");
+    CHECK_CONTAINS(sb.p, "\"gc_starts\":0,\"allocated\":3000,");
+    CHECK_CONTAINS(sb.p, "\"gc_starts\":0,\"allocated\":1000,");
+    CHECK_CONTAINS(sb.p, "\"alloc_per_s\":1333.33,");
+    CHECK_CONTAINS(sb.p, "\"total\":{\"created\":80,\"dud\":0,\"overflowed\":0,"
+                         "\"converted\":34,\"gcd\":0,\"fizzled\":0,\"pool\":6}");
+    CHECK_CONTAINS(sb.p, "\"per_s\":{\"created\":26.6667,");
+    /* Thread 9 ran 2 s of cap 0's 3 s. */
+    CHECK_CONTAINS(sb.p, "{\"cap\":0,\"state\":\"idle\",\"util\":0.666667,");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "Loss: none reported\n");
+    CHECK(strstr(sb.p, "LOSS") == NULL);
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "ghc_sparks_total{program=\"\",pid=\"0\",outcome=\"created\"} 80\n");
+    CHECK_CONTAINS(sb.p, "ghc_heap_allocated_bytes_total{program=\"\",pid=\"0\"} 4000\n");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* Note [After the end]: once the stream has ended, a view's next ticks
+ * (wall-clock intervals with no events) show the run's totals and its
+ * rates over its span, labelled so, not zeros; threads left in the table
+ * are counted by their last state at the end, none running. */
+static void after_the_end(void)
+{
+    struct evgen_buf b = header();
+    two_caps(&b);
+    ev_cc(&b, 1, "main", "Main");
+    block(&b, 0, 0);
+    ev_thread(&b, 0, 0, 5);
+    ev_thread(&b, 1, 0, 5);
+    static const uint32_t outer[] = { 1 };
+    ev_sample(&b, 10 * MS, 1, outer);
+    ev_sample(&b, 20 * MS, 1, outer);
+    ev_stop(&b, 50 * MS, 5, 3);         /* yields: runnable, never run again */
+    ev_sparks(&b, 60 * MS, (const uint64_t[7]){ 40, 0, 0, 30, 0, 2, 0 });
+    ev_thread(&b, 0, 60 * MS, 6);
+    ev_thread(&b, 1, 60 * MS, 6);
+    ev_stop(&b, 80 * MS, 6, 7);         /* blocked on an MVar */
+    ev(&b, 11, 80 * MS);
+    ev(&b, 9, 80 * MS);
+    ev_gc_stats(&b, 85 * MS, 0);
+    ev(&b, 10, 100 * MS);
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+
+    struct mon_model *m;
+    CHECK_OK(mon_model_new(&m));
+    CHECK_OK(mon_model_feed(m, b.p, b.len));
+    struct mon_summary su;
+    mon_model_summary(m, &su);
+    CHECK(su.ended);
+    /* Two seconds of wall time after the end, as top and serve tick. */
+    mon_model_tick(m, 1000 * MS, false);
+    mon_model_tick(m, 1000 * MS, false);
+    struct strbuf sb = { 0 };
+    json_of(m, &sb);
+    CHECK_CONTAINS(sb.p, "\"whole_run\":true,\"interval_s\":0.1,");
+    /* 40 sparks, 1 collection, 20 ms of 100 in GC on cap 0 of two. */
+    CHECK_CONTAINS(sb.p, "\"per_s\":{\"created\":400,\"dud\":0,\"overflowed\":0,\"converted\":300,");
+    CHECK_CONTAINS(sb.p, "\"total\":{\"created\":40,");
+    CHECK_CONTAINS(sb.p, "\"gc\":{\"collections\":1,\"requests\":1,\"stats\":1,\"per_s\":10,");
+    CHECK_CONTAINS(sb.p, "\"time_frac\":0.1,");
+    CHECK_CONTAINS(sb.p, "\"running\":0,\"runnable\":0,\"blocked\":0,");
+    CHECK_CONTAINS(sb.p, "\"at_end\":{\"left\":2,\"running\":0,\"runnable\":1,\"blocked\":1}");
+    CHECK_CONTAINS(sb.p, "\"top\":[{\"cc\":\"main\",\"module\":\"Main\",\"samples\":2}]");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "Threads  at the end: 2 not finished  (created 2)\n"
+                         "         last seen running 0, runnable 1, blocked 1\n");
+    CHECK_CONTAINS(sb.p, "Sparks   in all created 40  converted 30  fizzled 2");
+    CHECK_CONTAINS(sb.p, "Top cost centres (samples over the whole run):\n");
+    sb_clear(&sb);
+    mon_model_prometheus(m, &sb);
+    CHECK_CONTAINS(sb.p, "ghc_threads{program=\"\",pid=\"0\",state=\"runnable\"} 0\n");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
+/* A band's name too long for the terminal loses its start, not its end:
+ * the last part tells closures apart ("...Data.Map.Internal.Bin"). */
+static void band_name_cut_from_left(void)
+{
+    static const char name[] = "containers-0.6.5.1-4b2f9c0e7d31a8f5:Data.Map.Internal.Bin";
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    ev_heap_prof_begin(&b, 7);
+    ev_census(&b, 162, 100 * MS, 1);
+    ev_band(&b, 100 * MS, 4000, name);
+    ev_census(&b, 165, 100 * MS, 1);
+    end_block(&b);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    sb_clear(&sb);
+    /* 60 columns: 46 for the name, 3 of them the ellipsis. */
+    mon_model_text(m, &sb, 60);
+    CHECK_CONTAINS(sb.p, "      4.0 kB  ....5.1-4b2f9c0e7d31a8f5:Data.Map.Internal.Bin\n");
+    sb_clear(&sb);
+    mon_model_text(m, &sb, 100);
+    CHECK_CONTAINS(sb.p, "      4.0 kB  containers-0.6.5.1-4b2f9c0e7d31a8f5:Data.Map.Internal.Bin\n");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(real_ghc_sample),
     CHECK_CASE(synthetic_figures),
@@ -1199,6 +1357,9 @@ static const struct check_case cases[] = {
     CHECK_CASE(rts_cost_centres_apart),
     CHECK_CASE(event_types),
     CHECK_CASE(thread_stops),
+    CHECK_CASE(dump_starts_mid_run),
+    CHECK_CASE(after_the_end),
+    CHECK_CASE(band_name_cut_from_left),
 };
 
 CHECK_MAIN(cases)

@@ -474,12 +474,14 @@ note "GC pauses: ghc-events $n_pauses collections, max $max_ns ns, GC time $tota
     "$max_ms" "$max_ns" "$time_s" "$total_ns" \
     || fail "top --json: GC pause max $max_ms ms and GC time $time_s s, ghc-events $max_ns ns and $total_ns ns"
 # Time in GC: the share of the capabilities' time, never over 1: the
-# pauses ghc-events reads, summed over capabilities, over the run (its
-# last event's time) times the capabilities.
+# pauses ghc-events reads, summed over capabilities, over the run's span
+# (its first event to its last) times the capabilities.
+# (Its events: the lines after "Events:", not the event types' list.)
 read -r n_caps last_ns < <(awk '
-    /^ *[0-9]+: / { t = $1 + 0; if (t > m) m = t }
+    /^Events:/ { on = 1 }
+    on && /^ *[0-9]+: / { t = $1 + 0; if (t > m) m = t; if (f == "" || t < f) f = t }
     /^ *[0-9]+: cap [0-9]+: / { c[$3] = 1 }
-    END { n = 0; for (k in c) n++; printf "%d %d\n", n, m }' "$T/second.show")
+    END { n = 0; for (k in c) n++; printf "%d %d\n", n, m - f }' "$T/second.show")
 read -r frac frac_caps < <(json_get "$T/once.json" gc.time_frac gc.time_frac_caps)
 note "time in GC: top $frac of $frac_caps caps' time; ghc-events $total_ns ns / ($last_ns ns x $n_caps caps)"
 [ "$frac_caps" -eq "$n_caps" ] || fail "top --json: time in GC over $frac_caps caps, ghc-events shows $n_caps"

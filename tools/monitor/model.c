@@ -376,6 +376,45 @@ static void mon_pause(struct mon_model *m, uint64_t p, int gen)
  * model did) gave about one capability's share.  An event outside any
  * capability's block is kept as one more capability's. */
 
+/* Note [Mid-run streams]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * A flight recorder's dump (`ring:`), or the stream of a consumer that
+ * joined a running program, starts mid-run: at a join snapshot 22 s into
+ * the run, say.  Its figures are the file's, not the run's: its time
+ * axis and its rates' span start at its first event (the smallest time
+ * of any event, as `ghc-events show` sorts them), and the counters the
+ * RTS posts as running totals (each capability's HEAP_ALLOCATED and
+ * SPARK_COUNTERS) count the change within it: each capability's last
+ * value less the first one it holds.  A stream from the run's start
+ * counts their last values, as `+RTS -s` does.  The stream says which
+ * it is: a note that it joined at a snapshot or late, or a dump's own
+ * note (`eventlog-sink: dump N: CAUSE`), which is no loss: only the three
+ * kinds of loss note count as losses (loss_notes).  Its rates and
+ * utilisation are over its own span, first to last event, whichever it
+ * is: a run's first event is at its start. */
+
+uint64_t mon_alloc_base(const struct mon_model *m)
+{
+    if (!m->midrun)
+        return 0;
+    uint64_t base = m->alloc_nocap_first;
+    for (unsigned c = 0; c < m->ncaps; c++)
+        if (m->caps[c].seen && m->caps[c].alloc_seen)
+            base += m->caps[c].alloc_first;
+    return base;
+}
+
+void mon_spark_base(const struct mon_model *m, uint64_t sp[7])
+{
+    memset(sp, 0, 7 * sizeof sp[0]);
+    if (!m->midrun)
+        return;
+    for (unsigned c = 0; c < m->ncaps; c++)
+        if (m->caps[c].seen && m->caps[c].sp_seen)
+            for (int k = 0; k < SP_REMAINING; k++)
+                sp[k] += m->caps[c].sp_first[k];
+}
+
 /* ------------------------------------------------------------------------
  * Event types
  * ------------------------------------------------------------------------ */
@@ -632,6 +671,10 @@ static int mon_on_event(void *user, const struct els_event *ev)
     mon_count_type(m, ev);
     if (ev->time > m->now)
         m->now = ev->time;
+    if (!m->first_seen || ev->time < m->first) {
+        m->first = ev->time;
+        m->first_seen = true;
+    }
     struct mon_gbin *gb = mon_gbin_at(m, ev->time);
     gb->events++;
 
@@ -734,21 +777,31 @@ static int mon_on_event(void *user, const struct els_event *ev)
         if (els_note_decode(ev, &note) == 0) {
             switch (note.kind) {
             case ELS_NOTE_DROPPED:
+                m->loss_notes++;
                 m->dropped_units += note.units;
                 m->dropped_bytes += note.bytes;
                 break;
             case ELS_NOTE_CONSUMER_MISSED:
+                m->loss_notes++;
                 m->missed_units += note.units;
                 m->missed_bytes += note.bytes;
                 break;
             case ELS_NOTE_JOINED_LATE:
+                m->loss_notes++;
+                m->midrun = true;
                 m->late_units += note.units;
                 m->late_bytes += note.bytes;
                 break;
             case ELS_NOTE_JOINED_AT_SNAPSHOT:
                 m->joined_at_snapshot = true;
+                m->midrun = true;
                 break;
             default:
+                /* Not a loss (Note [Mid-run streams]): a flight
+                 * recorder's dump says which it is. */
+                if (note.text.len >= 20 &&
+                    memcmp(note.text.ptr, "eventlog-sink: dump ", 20) == 0)
+                    m->midrun = true;
                 break;
             }
             if (note.kind != ELS_NOTE_JOINED_AT_SNAPSHOT) {
@@ -786,6 +839,8 @@ static int mon_on_event(void *user, const struct els_event *ev)
         break;
     case ELS_EV_SPARK_COUNTERS:
         if (c != NULL) {
+            bool first = !c->sp_seen;
+            c->sp_seen = true;
             c->sp[SP_CREATED] = d.u.spark_counters.created;
             c->sp[SP_DUD] = d.u.spark_counters.dud;
             c->sp[SP_OVERFLOWED] = d.u.spark_counters.overflowed;
@@ -793,6 +848,8 @@ static int mon_on_event(void *user, const struct els_event *ev)
             c->sp[SP_GCD] = d.u.spark_counters.gcd;
             c->sp[SP_FIZZLED] = d.u.spark_counters.fizzled;
             c->sp[SP_REMAINING] = d.u.spark_counters.remaining;
+            if (first)
+                memcpy(c->sp_first, c->sp, sizeof c->sp_first);
         }
         break;
     case ELS_EV_SPARK_CREATE: case ELS_EV_SPARK_DUD: case ELS_EV_SPARK_OVERFLOW:
@@ -804,6 +861,11 @@ static int mon_on_event(void *user, const struct els_event *ev)
         /* Each capability's own running total (Note [Allocation]). */
         uint64_t *last = c != NULL ? &c->alloc : &m->alloc_nocap;
         uint64_t now = d.u.heap.bytes;
+        bool *seen = c != NULL ? &c->alloc_seen : &m->alloc_nocap_seen;
+        if (!*seen) {
+            *seen = true;
+            *(c != NULL ? &c->alloc_first : &m->alloc_nocap_first) = now;
+        }
         m->heap_alloc = m->heap_alloc - *last + now;
         if (now > *last)
             gb->alloc += now - *last;
@@ -816,6 +878,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
         break;
     case ELS_EV_HEAP_LIVE:
         m->heap_live = d.u.heap.bytes;
+        m->heap_live_t = ev->time;
         gb->heap_live = m->heap_live;
         break;
     case ELS_EV_HEAP_INFO_GHC:
@@ -978,7 +1041,7 @@ void mon_model_summary(const struct mon_model *m, struct mon_summary *out)
     *out = (struct mon_summary){
         .now_ns = m->now, .bytes = m->bytes, .events = m->events,
         .collections = mon_collections(m), .gc_starts = m->gc_starts,
-        .heap_allocated = m->heap_alloc, .threads_created = m->threads_created,
+        .heap_allocated = m->heap_alloc - mon_alloc_base(m), .threads_created = m->threads_created,
         .threads_alive = m->threads.used, .user_messages = m->user_messages,
         .markers = m->markers, .streams = m->streams, .caps = m->ncaps,
         .ended = m->ended, .probes = m->probes,

@@ -78,6 +78,10 @@ struct mon_cap {
     bool gc_lead;
     int gc_gen;
     uint64_t alloc;                 /* its last HEAP_ALLOCATED */
+    /* The first HEAP_ALLOCATED and SPARK_COUNTERS seen: a stream that
+     * starts mid-run shows the change since (Note [Mid-run streams]) */
+    uint64_t alloc_first, sp_first[7];
+    bool alloc_seen, sp_seen;
     uint64_t last;                  /* its last event's time */
     uint64_t prev_pause;            /* pause time counted by the last tick */
     struct mon_bin *bins;           /* MON_BINS, allocated when seen */
@@ -182,6 +186,10 @@ struct mon_model {
     /* stream */
     uint64_t bytes, bytes_skipped, now, streams;
     bool ended;
+    /* first: the first event's time (first_seen: one came); midrun: the
+     * stream starts mid-run (Note [Mid-run streams] in model.c) */
+    uint64_t first;
+    bool first_seen, midrun;
     uint64_t events, by_class[MON_CLASS_N];
     char program[128], rts[128];
     uint32_t pid;
@@ -219,6 +227,9 @@ struct mon_model {
      * under way; heap_breakdown: HEAP_PROF_BEGIN's (GHC's HEAP_BY_*
      * number, 0 before it came) */
     uint64_t heap_size, heap_live, heap_alloc, alloc_nocap, heap_max;
+    uint64_t alloc_nocap_first;
+    uint64_t heap_live_t;           /* the last HEAP_LIVE's time */
+    bool alloc_nocap_seen;
     struct mon_census census, staging;
     uint64_t heap_samples;
     uint32_t heap_breakdown;
@@ -261,7 +272,7 @@ struct mon_model {
 
     /* loss notes (a join at a snapshot is no loss: joined_at_snapshot) */
     bool joined_at_snapshot;
-    uint64_t notes, dropped_units, dropped_bytes, missed_units, missed_bytes,
+    uint64_t notes, loss_notes, dropped_units, dropped_bytes, missed_units, missed_bytes,
              late_units, late_bytes;
     struct mon_text note_texts[MON_RECENT];
 
@@ -278,8 +289,11 @@ struct mon_model {
     uint64_t cc_kind_samples[MON_CC_BUILTINS],
              prev_kind_samples[MON_CC_BUILTINS], kind_interval[MON_CC_BUILTINS];
 
-    /* the last tick's interval */
+    /* the last tick's interval; whole_run: it was the stream's whole
+     * span (a saved file, or a stream that ended: Note [After the end]
+     * in model_time.c) */
     double interval_s;
+    bool whole_run;
     uint64_t prev_now, prev_events, prev_class[MON_CLASS_N], prev_gcs,
              prev_gc_ns, prev_alloc, prev_sp[7], prev_user, prev_bytes;
     double rate_events, rate_class[MON_CLASS_N], rate_gcs, gc_frac,
@@ -293,6 +307,13 @@ static inline uint64_t mon_collections(const struct mon_model *m)
 {
     return m->gc_stats > m->gc_requests ? m->gc_stats : m->gc_requests;
 }
+
+/* The part of the cumulative counters (HEAP_ALLOCATED, SPARK_COUNTERS)
+ * the stream does not cover: 0 for a stream from the run's start, the
+ * first values seen for one that starts mid-run (Note [Mid-run streams]
+ * in model.c).  sp: the seven spark counters' bases. */
+uint64_t mon_alloc_base(const struct mon_model *m);
+void mon_spark_base(const struct mon_model *m, uint64_t sp[7]);
 
 /* ------------------------------------------------------------------------
  * Between model.c and its helpers

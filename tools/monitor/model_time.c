@@ -186,16 +186,34 @@ static double mon_share(uint64_t now, uint64_t prev, uint64_t span)
     return d >= span ? 1.0 : (double)d / (double)span;
 }
 
+/* Note [After the end]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * Once a stream has ended nothing more comes, so a view's last interval
+ * would hold nothing: rates and time in GC of 0, no cost-centre samples,
+ * a program that stopped looking idle.  Every tick after the end is
+ * therefore over the stream's whole span, as for a saved file: rates are
+ * the run's averages (over its span, first to last event), the tables
+ * the run's totals, and the views say so (whole_run).  A thread left in
+ * the table ran no further than the end: the views count it by its last
+ * state "at the end", none running or runnable (mon_thread_counts()). */
+
 void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
 {
-    double dt = whole_run ? (double)m->now / 1e9 : (double)wall_ns / 1e9;
-    uint64_t since = whole_run ? 0 : m->prev_now;
+    if (m->ended)
+        whole_run = true;
+    m->whole_run = whole_run;
+    /* The run so far is the stream's own span, from its first event
+     * (Note [Mid-run streams] in model.c). */
+    uint64_t first = m->first_seen && m->first < m->now ? m->first : m->now;
+    double dt = whole_run ? (double)(m->now - first) / 1e9 : (double)wall_ns / 1e9;
+    uint64_t since = whole_run ? first : m->prev_now;
     mon_tevs_release(m, false);
     if (whole_run) {
-        m->prev_events = m->prev_gcs = m->prev_gc_ns = m->prev_alloc = 0;
+        m->prev_events = m->prev_gcs = m->prev_gc_ns = 0;
+        m->prev_alloc = mon_alloc_base(m);
         m->prev_user = m->prev_bytes = 0;
         memset(m->prev_class, 0, sizeof m->prev_class);
-        memset(m->prev_sp, 0, sizeof m->prev_sp);
+        mon_spark_base(m, m->prev_sp);
         memset(m->prev_kind_samples, 0, sizeof m->prev_kind_samples);
         for (unsigned i = 0; i < m->nccs; i++)
             m->ccs[i].prev_samples = 0;

@@ -204,6 +204,25 @@ static void mon_json_texts(struct strbuf *sb, const struct mon_text *ring,
     sb_puts(sb, "]");
 }
 
+/* Spark counters' totals as of the last tick: the change within the
+ * stream for one that starts mid-run (Note [Mid-run streams] in
+ * model.c); the pool (SP_REMAINING) as it is. */
+static void mon_spark_totals(const struct mon_model *m, uint64_t sp[7])
+{
+    uint64_t base[7];
+    mon_spark_base(m, base);
+    for (int k = 0; k < 7; k++)
+        sp[k] = m->prev_sp[k] > base[k] ? m->prev_sp[k] - base[k] : 0;
+}
+
+/* Allocation: the capabilities' sum, less what came before a mid-run
+ * stream's start. */
+static uint64_t mon_allocated(const struct mon_model *m)
+{
+    uint64_t base = mon_alloc_base(m);
+    return m->heap_alloc > base ? m->heap_alloc - base : 0;
+}
+
 void mon_model_json(const struct mon_model *m, struct strbuf *sb)
 {
     uint64_t runnable, running, blocked;
@@ -228,7 +247,10 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_json_str(sb, m->error, strlen(m->error));
     else
         sb_puts(sb, "null");
-    sb_printf(sb, "},\"time_ns\":%" PRIu64 ",\"interval_s\":", m->now);
+    sb_printf(sb, "},\"time_ns\":%" PRIu64 ",\"first_ns\":%" PRIu64
+              ",\"midrun\":%s,\"whole_run\":%s,\"interval_s\":", m->now,
+              m->first_seen ? m->first : 0, m->midrun ? "true" : "false",
+              m->whole_run ? "true" : "false");
     sb_json_num(sb, m->interval_s);
 
     sb_printf(sb, ",\"events\":{\"total\":%" PRIu64 ",\"per_s\":", m->events);
@@ -267,7 +289,8 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_puts(sb, ",\"gc\":");
         sb_json_num(sb, cp->gc_frac);
         sb_printf(sb, ",\"gc_starts\":%" PRIu64 ",\"allocated\":%" PRIu64
-                  ",\"spark_pool\":%" PRIu64 "}", cp->gc_starts, cp->alloc,
+                  ",\"spark_pool\":%" PRIu64 "}", cp->gc_starts,
+                  m->midrun && cp->alloc_seen ? cp->alloc - cp->alloc_first : cp->alloc,
                   cp->sp[SP_REMAINING]);
     }
     /* Collections, their pauses and generations: Note [Collections]. */
@@ -306,9 +329,10 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
 
     sb_printf(sb, "},\"heap\":{\"size\":%" PRIu64 ",\"live\":%" PRIu64
               ",\"allocated\":%" PRIu64 ",\"max\":%" PRIu64 ",\"alloc_per_s\":",
-              m->heap_size, m->heap_live, m->heap_alloc, m->heap_max);
+              m->heap_size, m->heap_live, mon_allocated(m), m->heap_max);
     sb_json_num(sb, m->rate_alloc);
     const struct mon_census *cs = &m->census;
+    sb_printf(sb, ",\"live_time_ns\":%" PRIu64, m->heap_live_t);
     sb_printf(sb, ",\"samples\":%" PRIu64 ",\"census\":{\"time_ns\":%" PRIu64
               ",\"breakdown\":\"%s\",\"bands\":%" PRIu64 ",\"bytes\":%" PRIu64
               "},\"by_label\":[", m->heap_samples, cs->t,
@@ -325,11 +349,19 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     }
     sb_free(&name);
 
+    /* After the end no thread runs (Note [After the end]): the threads
+     * left are counted by their last state in at_end. */
     sb_printf(sb, "]},\"threads\":{\"created\":%" PRIu64 ",\"alive\":%" PRIu32
               ",\"running\":%" PRIu64 ",\"runnable\":%" PRIu64
               ",\"blocked\":%" PRIu64 ",\"untracked\":%" PRIu64,
-              m->threads_created, m->threads.used, running, runnable, blocked,
-              m->threads_untracked);
+              m->threads_created, m->threads.used, m->ended ? 0 : running,
+              m->ended ? 0 : runnable, m->ended ? 0 : blocked, m->threads_untracked);
+    if (m->ended)
+        sb_printf(sb, ",\"at_end\":{\"left\":%" PRIu32 ",\"running\":%" PRIu64
+                  ",\"runnable\":%" PRIu64 ",\"blocked\":%" PRIu64 "}",
+                  m->threads.used, running, runnable, blocked);
+    else
+        sb_puts(sb, ",\"at_end\":null");
     /* Stops by status, most first; stopped_s: stop to next run, over
      * the paired ones (Note [Stopped time]). */
     sb_puts(sb, ",\"stops\":[");
@@ -349,9 +381,10 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
               m->stops_untracked);
 
     sb_printf(sb, ",\"sparks\":{\"events\":%" PRIu64 ",\"total\":{", m->spark_events);
+    uint64_t sp[7];
+    mon_spark_totals(m, sp);
     for (int k = 0; k < 7; k++)
-        sb_printf(sb, "%s\"%s\":%" PRIu64, k ? "," : "", mon_spark_names[k],
-                  m->prev_sp[k]);
+        sb_printf(sb, "%s\"%s\":%" PRIu64, k ? "," : "", mon_spark_names[k], sp[k]);
     sb_puts(sb, "},\"per_s\":{");
     for (int k = 0; k < 6; k++) {
         sb_printf(sb, "%s\"%s\":", k ? "," : "", mon_spark_names[k]);
@@ -384,12 +417,13 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     mon_json_texts(sb, m->msgs, m->user_messages, MON_RECENT, MON_RECENT);
     sb_puts(sb, ",\"recent_markers\":");
     mon_json_texts(sb, m->marks, m->markers, MON_MARKS, MON_RECENT);
-    sb_printf(sb, "},\"loss\":{\"notes\":%" PRIu64 ",\"dropped_units\":%" PRIu64
+    sb_printf(sb, "},\"loss\":{\"notes\":%" PRIu64 ",\"loss_notes\":%" PRIu64
+              ",\"dropped_units\":%" PRIu64
               ",\"dropped_bytes\":%" PRIu64 ",\"missed_units\":%" PRIu64
               ",\"missed_bytes\":%" PRIu64 ",\"joined_late_units\":%" PRIu64
               ",\"joined_late_bytes\":%" PRIu64 ",\"bytes_unread\":%" PRIu64
               ",\"joined_at_snapshot\":%s,\"recent\":",
-              m->notes, m->dropped_units, m->dropped_bytes, m->missed_units,
+              m->notes, m->loss_notes, m->dropped_units, m->dropped_bytes, m->missed_units,
               m->missed_bytes, m->late_units, m->late_bytes, m->bytes_skipped,
               m->joined_at_snapshot ? "true" : "false");
     mon_json_texts(sb, m->note_texts, m->notes, MON_RECENT, MON_RECENT);
@@ -749,7 +783,7 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
         break;
     case PF_HEAP_SIZE: mon_prom(m, sb, name, "", (double)m->heap_size); break;
     case PF_HEAP_LIVE: mon_prom(m, sb, name, "", (double)m->heap_live); break;
-    case PF_HEAP_ALLOC: mon_prom(m, sb, name, "", (double)m->heap_alloc); break;
+    case PF_HEAP_ALLOC: mon_prom(m, sb, name, "", (double)mon_allocated(m)); break;
     case PF_CENSUS_BYTES: {
         unsigned order[MON_BANDS];
         struct strbuf band = { 0 };
@@ -770,6 +804,8 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
     case PF_CENSUSES: mon_prom(m, sb, name, "", (double)m->heap_samples); break;
     case PF_THREADS:
         mon_thread_counts(m, &runnable, &running, &blocked);
+        if (m->ended)           /* Note [After the end] */
+            runnable = running = blocked = 0;
         mon_prom(m, sb, name, "state=\"running\"", (double)running);
         mon_prom(m, sb, name, "state=\"runnable\"", (double)runnable);
         mon_prom(m, sb, name, "state=\"blocked\"", (double)blocked);
@@ -787,12 +823,15 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
                                                      : (double)m->stop_ns[rank[i]] / 1e9);
         }
         break;
-    case PF_SPARKS:
+    case PF_SPARKS: {
+        uint64_t sp[7];
+        mon_spark_totals(m, sp);
         for (int k = 0; k < 6; k++) {
             snprintf(lab, sizeof lab, "outcome=\"%s\"", mon_spark_names[k]);
-            mon_prom(m, sb, name, lab, (double)m->prev_sp[k]);
+            mon_prom(m, sb, name, lab, (double)sp[k]);
         }
         break;
+    }
     case PF_GC_STARTS: case PF_SPARK_POOL: case PF_CAP_UTIL: case PF_CAP_GC:
         for (unsigned c = 0; c < m->ncaps; c++) {
             if (!m->caps[c].seen)
@@ -898,6 +937,33 @@ static void mon_safe(struct strbuf *sb, const char *s, size_t n, size_t max)
     }
 }
 
+/* As mon_safe(), but a name too long for max loses its start, not its
+ * end: "...Data.Map.Internal.Bin" (a closure's or module's last part
+ * tells it apart).  Cut at a character. */
+static void mon_safe_tail(struct strbuf *sb, const char *s, size_t n, size_t max)
+{
+    char c[SAFETEXT_CHAR_MAX];
+    size_t need = 0;
+    for (size_t i = 0; i < n;) {
+        size_t l;
+        i += safetext_char(s + i, n - i, c, &l);
+        need += l;
+    }
+    if (need <= max || max < 4) {
+        mon_safe(sb, s, n, max);
+        return;
+    }
+    /* Skip characters until the rest fits after "...". */
+    size_t i = 0;
+    while (i < n && need > max - 3) {
+        size_t l;
+        i += safetext_char(s + i, n - i, c, &l);
+        need -= l;
+    }
+    sb_puts(sb, "...");
+    mon_safe(sb, s + i, n - i, max - 3);
+}
+
 static void mon_safe_str(struct strbuf *sb, const char *s, size_t max)
 {
     mon_safe(sb, s, strlen(s), max);
@@ -957,13 +1023,39 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
 
     sb_puts(sb, "eventlog-sink top: ");
     if (m->program[0])
-        mon_safe_str(sb, m->program, width);
+        mon_safe_tail(sb, m->program, strlen(m->program), width - 55);
     else
         sb_puts(sb, "(program?)");
-    sb_printf(sb, " pid %" PRIu32 "  run %" PRIu64 "  t=%.1f s  ", m->pid,
+    sb_printf(sb, " pid %" PRIu32 "  run %" PRIu64 "  t=%.1f s\n", m->pid,
               m->connections, (double)m->now / 1e9);
-    mon_safe_str(sb, m->source_state, SIZE_MAX);
-    sb_puts(sb, "\n");
+    /* The source's state (a path, a reason) on lines of its own, wrapped
+     * at spaces, so that the header never wraps on a narrow terminal. */
+    {
+        struct strbuf word = { 0 };
+        const char *p = m->source_state;
+        size_t col = 0;
+        sb_puts(sb, "Source  ");
+        col = 8;
+        while (*p != '\0') {
+            size_t n = strcspn(p, " ");
+            if (n > 0) {
+                sb_clear(&word);
+                mon_safe(&word, p, n, width - 9);
+                if (col > 8 && col + 1 + word.len > width) {
+                    sb_puts(sb, "\n        ");
+                    col = 8;
+                }
+                sb_puts(sb, " ");
+                sb_put(sb, word.p, word.len);
+                col += 1 + word.len;
+            }
+            p += n;
+            while (*p == ' ')
+                p++;
+        }
+        sb_puts(sb, "\n");
+        sb_free(&word);
+    }
     mon_human(a, sizeof a, (double)m->bytes, "B");
     mon_human(b, sizeof b, m->rate_bytes, "B/s");
     mon_human(c, sizeof c, (double)m->events, "");
@@ -977,10 +1069,10 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         sb_puts(sb, "\n");
     }
     uint64_t lost = m->dropped_units + m->missed_units + m->late_units;
-    if (m->notes > 0)
+    if (m->loss_notes > 0)
         sb_printf(sb, "LOSS: %" PRIu64 " units (%" PRIu64 " dropped, %" PRIu64
                   " missed, %" PRIu64 " before joining), %" PRIu64 " notes\n",
-                  lost, m->dropped_units, m->missed_units, m->late_units, m->notes);
+                  lost, m->dropped_units, m->missed_units, m->late_units, m->loss_notes);
     else
         sb_puts(sb, "Loss: none reported\n");
     if (m->joined_at_snapshot)
@@ -1006,8 +1098,10 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     sb_printf(sb, "\nGC       %" PRIu64 " collections", mon_collections(m));
     for (unsigned g = 0; g < m->ngens; g++)
         sb_printf(sb, "%sgen %u: %" PRIu64, g ? ", " : " (", g, m->gen_colls[g]);
-    sb_printf(sb, "%s  %.1f/s  pause p50 %.2f ms  max %.2f ms\n", m->ngens ? ")" : "",
-              m->rate_gcs, (double)p50 / 1e6, (double)m->pause_max / 1e6);
+    /* Lines of at most 80 columns for the usual figures. */
+    sb_printf(sb, "%s  %.1f/s\n         pause p50 %.2f ms  max %.2f ms\n",
+              m->ngens ? ")" : "", m->rate_gcs, (double)p50 / 1e6,
+              (double)m->pause_max / 1e6);
     if (m->ngens > 0) {
         sb_puts(sb, "         max pause");
         for (unsigned g = 0; g < m->ngens; g++)
@@ -1015,18 +1109,34 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
                       (double)m->gen_pause_max[g] / 1e6);
         sb_puts(sb, "\n");
     }
-    sb_printf(sb, "         GC starts %" PRIu64 " (every capability's)  time in GC %.1f%%"
-              " of %u cap%s' time (%.2f s summed)\n", m->gc_starts,
-              m->gc_frac * 100, m->gc_caps, m->gc_caps == 1 ? "" : "s",
-              (double)m->gc_ns / 1e9);
+    sb_printf(sb, "         GC starts %" PRIu64 " (every capability's)\n"
+              "         time in GC %.1f%% of %u cap%s' time (%.2f s summed)%s\n",
+              m->gc_starts, m->gc_frac * 100, m->gc_caps, m->gc_caps == 1 ? "" : "s",
+              (double)m->gc_ns / 1e9, m->whole_run ? ", whole run" : "");
     mon_human(a, sizeof a, (double)m->heap_size, "B");
     mon_human(b, sizeof b, (double)m->heap_live, "B");
     mon_human(c, sizeof c, m->rate_alloc, "B/s");
-    mon_human(d, sizeof d, (double)m->heap_alloc, "B");
+    mon_human(d, sizeof d, (double)mon_allocated(m), "B");
     sb_printf(sb, "Heap     size %s  live %s  alloc %s (total %s)\n", a, b, c, d);
-    sb_printf(sb, "Threads  alive %" PRIu32 "  running %" PRIu64 "  runnable %" PRIu64
-              "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads.used,
-              running, runnable, blocked, m->threads_created);
+    /* After the end the last census stands beside the live bytes; they
+     * come from different moments (a census runs every -i of mutator
+     * time, live data is the last collection's). */
+    if (m->ended && m->heap_samples > 0) {
+        mon_human(a, sizeof a, (double)m->census.bytes, "B");
+        mon_human(b, sizeof b, (double)m->heap_live, "B");
+        sb_printf(sb, "         census %" PRIu64 " %s at %.1f s, live %s at %.1f s:"
+                  " different moments\n", m->heap_samples, a,
+                  (double)m->census.t / 1e9, b, (double)m->heap_live_t / 1e9);
+    }
+    if (m->ended)               /* Note [After the end] */
+        sb_printf(sb, "Threads  at the end: %" PRIu32 " not finished  (created %" PRIu64
+                  ")\n         last seen running %" PRIu64 ", runnable %" PRIu64
+                  ", blocked %" PRIu64 "\n", m->threads.used, m->threads_created,
+                  running, runnable, blocked);
+    else
+        sb_printf(sb, "Threads  alive %" PRIu32 "  running %" PRIu64 "  runnable %" PRIu64
+                  "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads.used,
+                  running, runnable, blocked, m->threads_created);
     /* Stops by reason, most first, with the time to the next run. */
     unsigned rank[MON_TAGS + 1];
     unsigned n = mon_rank(m->stop_n, MON_STOPS, rank);
@@ -1044,6 +1154,14 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
               "  GC'd %.0f  pool %.0f\n", m->rate_sp[SP_CREATED],
               m->rate_sp[SP_CONVERTED], m->rate_sp[SP_FIZZLED],
               m->rate_sp[SP_OVERFLOWED], m->rate_sp[SP_GCD], m->rate_sp[SP_REMAINING]);
+    uint64_t sp[7];
+    mon_spark_totals(m, sp);
+    if (sp[SP_CREATED] || sp[SP_DUD] || sp[SP_OVERFLOWED])
+        sb_printf(sb, "Sparks   %s created %" PRIu64 "  converted %" PRIu64
+                  "  fizzled %" PRIu64 "  overflowed %" PRIu64 "  GC'd %" PRIu64
+                  "  dud %" PRIu64 "\n", m->midrun ? "in the stream" : "in all",
+                  sp[SP_CREATED], sp[SP_CONVERTED], sp[SP_FIZZLED],
+                  sp[SP_OVERFLOWED], sp[SP_GCD], sp[SP_DUD]);
     sb_puts(sb, "Events/s");
     for (int i = 0; i < MON_CLASS_N; i++)
         if (m->by_class[i] > 0)
@@ -1101,7 +1219,7 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
             mon_band_name(m, bd, &item);
             mon_human(a, sizeof a, (double)bd->bytes, "B");
             sb_printf(sb, "  %10s  ", a);
-            mon_safe(sb, item.p ? item.p : "", item.len, width - 14);
+            mon_safe_tail(sb, item.p ? item.p : "", item.len, width - 14);
             sb_puts(sb, "\n");
             shown += bd->bytes;
         }
@@ -1113,7 +1231,8 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     }
     sb_free(&item);
     if (m->ntop > 0) {
-        sb_puts(sb, "Top cost centres (samples in the last interval):\n");
+        sb_puts(sb, m->whole_run ? "Top cost centres (samples over the whole run):\n"
+                                 : "Top cost centres (samples in the last interval):\n");
         for (unsigned i = 0; i < m->ntop && i < 5; i++) {
             sb_printf(sb, "  %8" PRIu64 "  ", m->top[i].n);
             mon_safe_str(sb, mon_cc_name(m, m->top[i].id), width - 12);
@@ -1126,7 +1245,8 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     for (int k = MON_CC_GC; k < MON_CC_BUILTINS; k++)
         rts_total += m->cc_kind_samples[k];
     if (rts_total > 0) {
-        sb_puts(sb, "RTS cost centres (samples in the last interval):");
+        sb_puts(sb, m->whole_run ? "RTS cost centres (samples over the whole run):"
+                                 : "RTS cost centres (samples in the last interval):");
         for (int k = MON_CC_GC; k < MON_CC_BUILTINS; k++)
             sb_printf(sb, " %s %" PRIu64, mon_builtin_names[k], m->kind_interval[k]);
         sb_puts(sb, "\n");

@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 let windowMode = null;        // "live" (last 30 s) or "all"; null: not chosen yet
 let state = null;
 let busy = false;
+const NAME_MAX = 40;          // characters of a heap band's name shown
 
 function fmt(n, unit) {
   if (n === null || n === undefined) return "?";
@@ -52,9 +53,10 @@ function showState(s) {
           (s.source.error ? " MALFORMED: " + s.source.error : ""));
   setText("clock", "t = " + (s.time_ns / 1e9).toFixed(2) + " s of the run");
   const l = s.loss, lost = l.dropped_units + l.missed_units + l.joined_late_units;
+  // Only the loss notes count: a dump's own note, say, is no loss.
   const loss = $("loss");
-  loss.className = l.notes > 0 ? "bad" : "ok";
-  loss.textContent = l.notes > 0
+  loss.className = l.loss_notes > 0 ? "bad" : "ok";
+  loss.textContent = l.loss_notes > 0
     ? "LOSS: " + lost + " units (" + fmt(l.dropped_bytes + l.missed_bytes + l.joined_late_bytes, "B") + ")"
     : "no loss reported";
   list("notes", l.recent.map((n) => (n.t / 1e9).toFixed(3) + " s: " + n.text));
@@ -69,30 +71,62 @@ function showState(s) {
   setText("gc-gen-max", s.gc.by_gen.map((g) => "gen " + g.gen + ": " + g.pause_max_ms.toFixed(3) + " ms").join(", ") || "?");
   setText("gc-starts", s.gc.starts);
   // time_frac: the share of the capabilities' time in GC (at most 1).
+  // whole_run: the rates and tables are the stream's whole span (a
+  // saved file, or a stream that ended), not the last interval.
+  const over = s.whole_run ? "whole run" : "last interval";
   setText("gc-time", s.gc.time_s.toFixed(3) + " s summed over capabilities (" +
           (100 * s.gc.time_frac).toFixed(1) + "% of " + s.gc.time_frac_caps +
-          " capabilities' time, last interval)");
+          " capabilities' time, " + over + ")");
   setText("heap-size", fmt(s.heap.size, "B"));
-  setText("heap-live", fmt(s.heap.live, "B"));
+  setText("heap-live", fmt(s.heap.live, "B") +
+          (s.heap.live_time_ns ? " (GC at " + (s.heap.live_time_ns / 1e9).toFixed(1) + " s)" : ""));
   setText("heap-alloc", fmt(s.heap.alloc_per_s, "B/s") + " (total " + fmt(s.heap.allocated, "B") + ")");
   // The last census, its bands largest first (the model ranks them).
   const c = s.heap.census, bands = s.heap.by_label;
-  setText("heap-census", s.heap.samples ? "census " + s.heap.samples + " at " + (c.time_ns / 1e9).toFixed(3) +
-          " s by " + c.breakdown + ": " + c.bands + " bands, " + fmt(c.bytes, "B") : "");
+  // The census's own moment: censuses come every -i of mutator time, so
+  // after the end the last one and the live bytes are of different moments.
+  setText("heap-census", s.heap.samples ? "census " + s.heap.samples + " at " + (c.time_ns / 1e9).toFixed(1) +
+          " s by " + c.breakdown + ": " + c.bands + " bands, " + fmt(c.bytes, "B") +
+          (s.source.ended ? "; at the end beside live " + fmt(s.heap.live, "B") + " (GC at " +
+           (s.heap.live_time_ns / 1e9).toFixed(1) + " s): different moments" : "") : "");
+  // A long name loses its start, not its end ("...Data.Map.Internal.Bin"):
+  // the last part tells closures apart; the whole name is the title.
   const shown = bands.slice(0, 8), rest = c.bands - shown.length;
-  const lines = shown.map((x) => fmt(x.bytes, "B").padStart(10) + "  " + x.label);
-  if (rest > 0)
-    lines.push(fmt(c.bytes - shown.reduce((a, x) => a + x.bytes, 0), "B").padStart(10) +
-               "  (" + rest + " more bands)");
-  $("heap-labels").textContent = lines.join("\n");
+  const cut = (n) => n.length > NAME_MAX ? "\u2026" + n.slice(n.length - NAME_MAX + 1) : n;
+  const trs = shown.map((x) => {
+    const tr = document.createElement("tr");
+    const b = document.createElement("td"); b.textContent = fmt(x.bytes, "B");
+    const n = document.createElement("th"); n.className = "band"; n.textContent = cut(x.label);
+    n.title = x.label;
+    tr.append(b, n);
+    return tr;
+  });
+  if (rest > 0) {
+    const tr = document.createElement("tr");
+    const b = document.createElement("td");
+    b.textContent = fmt(c.bytes - shown.reduce((a, x) => a + x.bytes, 0), "B");
+    const n = document.createElement("th"); n.textContent = "(" + rest + " more bands)";
+    tr.append(b, n);
+    trs.push(tr);
+  }
+  $("heap-labels").replaceChildren(...trs);
   setText("threads-created", s.threads.created);
-  setText("threads-alive", s.threads.alive);
-  setText("threads-running", s.threads.running);
-  setText("threads-runnable", s.threads.runnable);
-  setText("threads-blocked", s.threads.blocked);
+  // After the end no thread runs: those left are counted by their last
+  // state, labelled so.
+  const th = s.threads.at_end || s.threads;
+  setText("threads-alive-label", s.threads.at_end ? "not finished at the end" : "alive");
+  setText("threads-state-label", s.threads.at_end ? "last seen running / runnable / blocked"
+                                                  : "running / runnable / blocked");
+  setText("threads-alive", s.threads.at_end ? th.left : s.threads.alive);
+  setText("threads-running", th.running);
+  setText("threads-runnable", th.runnable);
+  setText("threads-blocked", th.blocked);
   rows3("stops", s.threads.stops.map((x) => [x.reason, x.count, x.stopped_s.toFixed(3) + " s"]));
-  rows("sparks", Object.entries(s.sparks.per_s).map(([k, v]) => [k, v.toFixed(1)])
-    .concat([["pool (all caps)", s.sparks.total.pool]]));
+  // Per second and in all (in the stream, for one that starts mid-run).
+  setText("sparks-title", "Sparks (per second" + (s.whole_run ? ", over the whole run" : "") +
+          "; " + (s.midrun ? "in the stream" : "in all") + ")");
+  rows3("sparks", Object.entries(s.sparks.per_s).map(([k, v]) => [k, v.toFixed(1), s.sparks.total[k]])
+    .concat([["pool (all caps)", "", s.sparks.total.pool]]));
   setText("events-total", s.events.total);
   setText("events-rate", fmt(s.events.per_s, "/s"));
   setText("bytes", fmt(s.source.bytes, "B") + " (" + fmt(s.source.bytes_per_s, "B/s") + ")");
@@ -105,12 +139,13 @@ function showState(s) {
   setText("markers", s.user.markers);
   list("recent-markers", s.user.recent_markers.slice().reverse()
     .map((m) => (m.t / 1e9).toFixed(3) + " s  cap " + m.cap + ": " + m.text));
+  setText("cc-title", "Cost centres (" + over + ")");
   if (s.profile.top.length)
     rows("top-cc", s.profile.top.map((c) => [c.cc + " (" + c.module + ")", c.samples]));
   // The RTS's own cost centres, apart from the program's.
   const k = s.profile.by_kind, own = Object.entries(k).filter(([n]) => n !== "program");
   setText("rts-cc", own.some(([, v]) => v.samples > 0)
-    ? "RTS (last interval): " + own.map(([n, v]) => n + " " + v.interval).join(", ") : "");
+    ? "RTS (" + over + "): " + own.map(([n, v]) => n + " " + v.interval).join(", ") : "");
 
   if (windowMode === null) pickWindow(s.source.ended ? "all" : "live");
   refreshTimeline();
@@ -122,9 +157,11 @@ function pickWindow(mode) {
   $("win-all").className = mode === "all" ? "on" : "";
 }
 
+// The stream's time starts at its first event: a flight recorder's dump
+// or a stream joined mid-run starts well into the run.
 function windowRange() {
-  const now = state ? state.time_ns : 0;
-  return windowMode === "live" ? [Math.max(0, now - 30e9), now] : [0, now];
+  const now = state ? state.time_ns : 0, first = state ? Math.min(state.first_ns, now) : 0;
+  return windowMode === "live" ? [Math.max(first, now - 30e9), now] : [first, now];
 }
 
 async function refreshTimeline() {
@@ -138,10 +175,13 @@ async function refreshTimeline() {
     const tl = await r.json();
     $("speedscope").href = "api/speedscope?from=" + Math.floor(from) + "&to=" + Math.floor(to);
     drawTimeline(tl);
-    chart("chart-gc", [[tl.series.gc_ms, "#e08a00"]], "GC ms per column");
-    chart("chart-heap", [[tl.series.heap_size, "#3465a4"], [tl.series.heap_live, "#2e9d4f"]], "heap size, live");
-    chart("chart-threads", [[tl.series.threads, "#75507b"]], "threads alive");
-    chart("chart-events", [[tl.series.events_per_s, "#23303f"], [tl.series.user_per_s, "#c4a000"]], "events/s, user/s");
+    const t = [tl.from_ns, tl.from_ns + tl.col_ns * Math.max(1, tl.cols)];
+    chart("chart-gc", [[tl.series.gc_ms, "#e08a00"]], "GC time per column", "ms", t);
+    chart("chart-heap", [[tl.series.heap_size, "#3465a4"], [tl.series.heap_live, "#2e9d4f"]],
+          "heap size (blue), live (green)", "B", t);
+    chart("chart-threads", [[tl.series.threads, "#75507b"]], "threads alive", "", t);
+    chart("chart-events", [[tl.series.events_per_s, "#23303f"], [tl.series.user_per_s, "#c4a000"]],
+          "events (dark), user events (yellow)", "/s", t);
   } catch (e) {
     // The server went away between two updates: the next event retries.
     console.error("timeline: " + e);
@@ -208,23 +248,42 @@ function drawTimeline(tl) {
   }
 }
 
-function chart(id, lines, label) {
+// A chart with its axes: the value axis from 0 to the window's largest
+// value in the series' unit (SI prefixes, powers of 1000), the time axis
+// the window's start and end in seconds of the run.
+function chart(id, lines, label, unit, t) {
   const [ctx, w, h] = fit($(id));
+  const left = 52, top = 14, bottom = 14, pw = w - left - 4, ph = h - top - bottom;
   let max = 0;
   lines.forEach(([v]) => v.forEach((x) => { if (x > max) max = x; }));
+  ctx.strokeStyle = "#99a";
+  ctx.beginPath();
+  ctx.moveTo(left, top); ctx.lineTo(left, top + ph); ctx.lineTo(left + pw, top + ph);
+  ctx.stroke();
   lines.forEach(([v, color]) => {
     ctx.strokeStyle = color;
     ctx.beginPath();
     v.forEach((x, i) => {
-      const px = (i / Math.max(1, v.length - 1)) * (w - 2) + 1;
-      const py = h - 2 - (max > 0 ? (x / max) * (h - 14) : 0);
+      const px = left + (i / Math.max(1, v.length - 1)) * pw;
+      const py = top + ph - (max > 0 ? (x / max) * ph : 0);
       if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
     });
     ctx.stroke();
   });
   ctx.fillStyle = "#667";
   ctx.font = "10px sans-serif";
-  ctx.fillText(label + "  (max " + fmt(max) + ")", 3, 10);
+  ctx.fillText(label, left + 4, 10);
+  ctx.textAlign = "right";
+  ctx.fillText(fmt(max, unit), left - 3, top + 8);
+  ctx.fillText(fmt(0, unit), left - 3, top + ph);
+  ctx.textAlign = "left";
+  ctx.fillText((t[0] / 1e9).toFixed(1) + " s", left, h - 2);
+  ctx.textAlign = "right";
+  ctx.fillText((t[1] / 1e9).toFixed(1) + " s", left + pw, h - 2);
+  ctx.textAlign = "left";
+  // The figures drawn, for tests and screen readers.
+  $(id).setAttribute("aria-label", label + ": 0 to " + fmt(max, unit) + ", " +
+                     (t[0] / 1e9).toFixed(1) + " s to " + (t[1] / 1e9).toFixed(1) + " s");
 }
 
 $("win-live").onclick = () => { pickWindow("live"); refreshTimeline(); };
