@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build.sh: build eventlog-sink out of tree in _build/.
 #
-# Installs missing Debian packages (scripts/install-deps.sh), regenerates
+# Installs missing Debian packages (scripts/install-deps.sh) and the
+# tests' npm packages (scripts/install-node-deps.sh), regenerates
 # the build system with `autoreconf -fi` when configure is missing or older
 # than configure.ac / Makefile.am, configures _build/ when it is new (or
 # when CONFIGURE-ARGS are given), and runs make.  Safe to run again: each
@@ -25,6 +26,8 @@ jobs=${MAKE_JOBS:-2}
 if [ -z "${ELS_SKIP_DEPS:-}" ]; then
     # shellcheck disable=SC2086
     "$top/scripts/install-deps.sh" ${ELS_DEPS:-}
+    # The tests' npm packages (tests/node), pinned by their lockfile.
+    [ "${ELS_DEPS:-}" = --demo ] || "$top/scripts/install-node-deps.sh"
 else
     echo "build: ELS_SKIP_DEPS=$ELS_SKIP_DEPS: not checking the Debian packages (scripts/install-deps.sh)"
 fi
