@@ -122,7 +122,7 @@ void els_set_log_hook(els_log_fn fn, void *user, enum els_log_level max_level);
  * Writers
  *
  * A writer is one sink (chosen by a spec string) with its bounded queue and
- * its writer thread.  Spec grammar: SCHEME:REST[?key=value&...]; see README.
+ * its writer thread.  Spec grammar: SCHEME:REST[?key=value&...]; see docs/SINKS.md.
  * ------------------------------------------------------------------------ */
 
 struct els_writer;
@@ -400,7 +400,7 @@ int els_writer_flush(struct els_writer *w);
  * and frees w afterwards.  Consumers still behind at the deadline get a
  * stream without the end marker; the losses are logged (one line per
  * kind) before close returns.
- * In a forked child it only releases memory: see README, "fork". */
+ * In a forked child it only releases memory: see docs/C-API.md, "fork". */
 int els_writer_close(struct els_writer *w);
 
 /* Copy the counters into out, which has size bytes (the caller's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# monitor-screenshots.sh: remake the README's pictures of the live
+# monitor-screenshots.sh: remake docs/MONITORS.md's pictures of the live
 # monitor, docs/monitor-serve.png (the page of `eventlog-sink serve`) and
 # docs/monitor-top.png (`eventlog-sink top` in a terminal), from the demo
 # program examples/live-service running `steady` at -N2 on the patched

@@ -599,7 +599,7 @@ int rotate_sink_register(void)
  * Runs before main(), and so before hs_init() parses
  * +RTS --eventlog-sink=rotate:...  libeventlog-sink forwards every scheme
  * registered with it to the RTS (registerEventLogSink), custom ones
- * included: see README, "Writing a custom sink".  A failure has been
+ * included: see docs/CUSTOM-SINKS.md.  A failure has been
  * logged by els_sink_register(); the RTS then refuses a rotate: spec.
  * Build with -DROTATE_NO_CONSTRUCTOR to register from a C main instead.
  */

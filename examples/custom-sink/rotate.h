@@ -1,6 +1,6 @@
 /*
  * rotate.h: the "rotate:" eventlog sink, an example of a custom sink
- * (see rotate.c and README, "Writing a custom sink").
+ * (see rotate.c and docs/CUSTOM-SINKS.md).
  *
  *   rotate:DIR/PREFIX[?size=SIZE][&keep=N][&mode=OCTAL]
  *

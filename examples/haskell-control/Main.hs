@@ -1,7 +1,7 @@
 -- haskell-control: a Haskell program that flushes, stops, restarts and
 -- watches its own live eventlog through the eventlog-sink package
--- (haskell/eventlog-sink, module GHC.Eventlog.Sink).  README, "From
--- Haskell", shows how to build and run it; tests/rts/test_haskell_package.sh
+-- (haskell/eventlog-sink, module GHC.Eventlog.Sink).  docs/HASKELL.md
+-- shows how to build and run it; tests/rts/test_haskell_package.sh
 -- runs it.
 --
 -- Usage: haskell-control [--restart-on SPEC2] [N] +RTS --eventlog-sink=SPEC
