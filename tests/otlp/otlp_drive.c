@@ -14,12 +14,15 @@
  *       then the counters at once (nothing waits for delivery).
  *   otlp_drive [--otlp-* ...] check
  *       only the configuration.
+ *   otlp_drive retry-after VALUE
+ *       the wait (ms) a Retry-After header value asks for, -1 if none.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "otlp/config.h"
@@ -212,6 +215,10 @@ int main(int argc, char **argv)
         return 2;
     if (strcmp(argv[i], "check") == 0)
         return 0;
+    if (strcmp(argv[i], "retry-after") == 0 && i + 1 < argc) {
+        printf("%lld\n", otlp_retry_after_ms(argv[i + 1], (long long)time(NULL)));
+        return 0;
+    }
     struct otlp_attr rattrs[OTLP_RESOURCE_MAX + 1];
     size_t nr = 0;
     rattrs[nr++] = (struct otlp_attr){ .key = "service.name", .type = OTLP_ATTR_STR,

@@ -12,7 +12,8 @@
 #     time), every "req start"/"req end" marker pair and "START phase"/
 #     "STOP phase" pair a span with the duration ghc-events shows.
 #  3. a receiver answering 503 with Retry-After: 1, then 200: every batch
-#     arrives, is taken exactly once, and the retries are counted.
+#     arrives, is taken exactly once, and the retries are counted;
+#     Retry-After's two forms (seconds, HTTP-date).
 #  4. partial success: the rejected count is read and counted.
 #  5. a receiver that never answers: held bytes stay within the bound and
 #     the drops are counted (enqueued = sent + dropped + queued + in flight).
@@ -155,6 +156,13 @@ retries=$(( $(stat_of logs.retries "$d/stats") + $(stat_of traces.retries "$d/st
     fail "retry: $refused refused, $retries retries counted, $batches batches"
 note "retry: $batches batches each refused once with Retry-After, then taken once"
 kill "$RECV_PID"
+
+# Retry-After as seconds or as an HTTP-date (RFC 9110), anything else ignored.
+[ "$("$DRIVE" retry-after 7)" = 7000 ] || fail "Retry-After: 7 not read as 7 s"
+[ "$("$DRIVE" retry-after 'Wed, 21 Oct 2015 07:28:00 GMT')" = 0 ] || fail "Retry-After: a past date"
+ra=$("$DRIVE" retry-after "$(LC_ALL=C date -u -d '+30 sec' '+%a, %d %b %Y %H:%M:%S GMT')")
+[ "$ra" -ge 0 ] && [ "$ra" -le 30000 ] || fail "Retry-After: a date 30 s ahead read as $ra ms"
+[ "$("$DRIVE" retry-after soon)" = -1 ] || fail "Retry-After: soon was not ignored"
 
 # ---- 4. partial success ----
 for proto in http/protobuf http/json; do
