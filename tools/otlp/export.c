@@ -163,14 +163,27 @@ struct otlp_reply {
     char buf[OTLP_RESPONSE_MAX + 1];
 };
 
-static int otlp_wait_fd(int fd, short events, uint64_t deadline)
+/* true once otlp_exporter_free()'s flush time is over: a request in
+ * flight gives up then instead of at its own timeout.  Read without the
+ * lock (atomics: written under it, before the broadcast). */
+static bool otlp_cancelled(struct otlp_exporter *e)
+{
+    return __atomic_load_n(&e->stop, __ATOMIC_ACQUIRE) &&
+           otlp_now_ms() >= __atomic_load_n(&e->flush_deadline_ms, __ATOMIC_RELAXED);
+}
+
+/* Wait for events on fd until deadline, looking at otlp_cancelled() every
+ * 100 ms. */
+static int otlp_wait_fd(struct otlp_exporter *e, int fd, short events, uint64_t deadline)
 {
     for (;;) {
         uint64_t now = otlp_now_ms();
+        if (otlp_cancelled(e))
+            return -ECANCELED;
         if (now >= deadline)
             return -ETIMEDOUT;
         struct pollfd pfd = { .fd = fd, .events = events };
-        int n = poll(&pfd, 1, (int)(deadline - now > 1000000 ? 1000000 : deadline - now));
+        int n = poll(&pfd, 1, (int)(deadline - now > 100 ? 100 : deadline - now));
         if (n > 0)
             return 0;
         if (n < 0 && errno != EINTR)
@@ -178,7 +191,7 @@ static int otlp_wait_fd(int fd, short events, uint64_t deadline)
     }
 }
 
-static int otlp_connect(const struct otlp_url *u, uint64_t deadline, char *why, size_t wl)
+static int otlp_connect(struct otlp_exporter *e, const struct otlp_url *u, uint64_t deadline, char *why, size_t wl)
 {
     struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res;
     int rc = getaddrinfo(u->host, u->port, &hints, &res);
@@ -196,7 +209,7 @@ static int otlp_connect(const struct otlp_url *u, uint64_t deadline, char *why, 
         if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
             err = errno;
         } else {
-            int w = otlp_wait_fd(fd, POLLOUT, deadline);
+            int w = otlp_wait_fd(e, fd, POLLOUT, deadline);
             socklen_t sl = sizeof err;
             if (w < 0)
                 err = -w;
@@ -214,7 +227,7 @@ static int otlp_connect(const struct otlp_url *u, uint64_t deadline, char *why, 
     return fd;
 }
 
-static int otlp_send_all(int fd, const void *d, size_t n, uint64_t deadline)
+static int otlp_send_all(struct otlp_exporter *e, int fd, const void *d, size_t n, uint64_t deadline)
 {
     const char *p = d;
     while (n > 0) {
@@ -223,7 +236,7 @@ static int otlp_send_all(int fd, const void *d, size_t n, uint64_t deadline)
             p += w;
             n -= (size_t)w;
         } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            int rc = otlp_wait_fd(fd, POLLOUT, deadline);
+            int rc = otlp_wait_fd(e, fd, POLLOUT, deadline);
             if (rc < 0)
                 return rc;
         } else if (w < 0 && errno != EINTR) {
@@ -318,7 +331,7 @@ static void otlp_post(struct otlp_exporter *e, const struct otlp_batch *b, struc
     r->body = NULL;
     r->body_len = 0;
     r->why[0] = '\0';
-    int fd = otlp_connect(u, deadline, r->why, sizeof r->why);
+    int fd = otlp_connect(e, u, deadline, r->why, sizeof r->why);
     if (fd < 0)
         return;
     struct otlp_buf h = { 0 };
@@ -335,10 +348,10 @@ static void otlp_post(struct otlp_exporter *e, const struct otlp_batch *b, struc
         otlp_buf_puts(&h, "\r\n");
     }
     otlp_buf_puts(&h, "\r\n");
-    int rc = h.failed ? -ENOMEM : otlp_send_all(fd, h.p, h.len, deadline);
+    int rc = h.failed ? -ENOMEM : otlp_send_all(e, fd, h.p, h.len, deadline);
     otlp_buf_free(&h);
     if (rc == 0)
-        rc = otlp_send_all(fd, b->body, b->len, deadline);
+        rc = otlp_send_all(e, fd, b->body, b->len, deadline);
     if (rc < 0) {
         snprintf(r->why, sizeof r->why, "sending to %.200s: %s", u->text, strerror(-rc));
         close(fd);
@@ -354,7 +367,7 @@ static void otlp_post(struct otlp_exporter *e, const struct otlp_batch *b, struc
         } else if (n == 0) {
             break;
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            if ((rc = otlp_wait_fd(fd, POLLIN, deadline)) < 0) {
+            if ((rc = otlp_wait_fd(e, fd, POLLIN, deadline)) < 0) {
                 snprintf(r->why, sizeof r->why, "no answer from %.200s within %u ms", u->text, c->timeout_ms);
                 close(fd);
                 return;
@@ -660,8 +673,8 @@ void otlp_exporter_free(struct otlp_exporter *e, unsigned flush_ms)
     if (e == NULL)
         return;
     pthread_mutex_lock(&e->mu);
-    e->stop = true;
-    e->flush_deadline_ms = otlp_now_ms() + flush_ms;
+    __atomic_store_n(&e->flush_deadline_ms, otlp_now_ms() + flush_ms, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->stop, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&e->cond);
     pthread_mutex_unlock(&e->mu);
     pthread_join(e->thread, NULL);

@@ -81,7 +81,9 @@ int otlp_exporter_enqueue(struct otlp_exporter *e, enum otlp_signal s,
 void otlp_exporter_stats(struct otlp_exporter *e, struct otlp_stats *out);
 
 /* Stop: keep delivering for up to flush_ms (0: not at all), then drop
- * what is left (counted as shutdown), join the thread and free. */
+ * what is left (counted as shutdown; a request in flight is abandoned
+ * within 100 ms of that time, whatever its timeout), join the thread and
+ * free. */
 void otlp_exporter_free(struct otlp_exporter *e, unsigned flush_ms);
 
 /* Exposed for the tests: the wait a Retry-After value asks for, in ms
