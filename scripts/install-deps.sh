@@ -12,7 +12,10 @@
 # sanitizer and fuzzing builds, and what the live monitor's tests drive
 # (tmux for `top`, chromium for `serve`'s page, prometheus for its
 # /metrics and its rules, prometheus-alertmanager for the alerts that
-# `serve --all` takes, curl and python3 to talk to them).  Already-installed packages are
+# `serve --all` takes, curl and python3 to talk to them), and the OTLP
+# exporter's schema checkers (protobuf-compiler's protoc decodes a request
+# body strictly; python3-protobuf parses OTLP/JSON strictly with the
+# modules protoc generates).  Already-installed packages are
 # detected with dpkg-query, so a second run does nothing and needs no
 # network.  Uses sudo only when not root and sudo exists.  Package sources
 # are whatever apt is configured with: this script names no mirror.
@@ -29,7 +32,8 @@ set -euo pipefail
 demo_packages=(build-essential autoconf automake libtool pkg-config
                ghc libghc-ghc-events-dev)
 packages=("${demo_packages[@]}" binutils ghc-prof cabal-install clang libclang-rt-dev
-          tmux chromium prometheus prometheus-alertmanager curl python3)
+          tmux chromium prometheus prometheus-alertmanager curl python3
+          protobuf-compiler python3-protobuf)
 
 check_only=0
 for a in "$@"; do
