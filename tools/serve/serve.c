@@ -4,22 +4,22 @@
  * listener, and the one poll loop of its one thread.  The loop pumps the
  * eventlog source (tools/monitor/source.c) into the model (model.c),
  * closes a rate interval and pushes the state to every open page at each
- * interval, and hands ready clients to serve_conn.c, which reads their
- * requests for serve_routes.c to answer (the routes and the rules of
+ * interval, and hands ready clients to conn.c, which reads their
+ * requests for routes.c to answer (the routes and the rules of
  * control are described there).  It listens on loopback unless told a
  * host; on loopback it answers only requests that name loopback in
  * their Host field (see http_host_is_loopback()).
  *
  * The token keeps out the other local users who can reach a loopback
  * port: the programs' data crosses no user boundary that their 0600
- * sockets keep (serve_routes.c, Note [The session cookie]).  192 random
+ * sockets keep (routes.c, Note [The session cookie]).  192 random
  * bits made at each start (or read from --token-file, a 0600 file of
  * ours), printed on the start-up line in the page's URL
  * ("/?token=..."), which a browser trades for a session cookie (a
  * second random value made here) and a URL without the token.  Scrapers
  * send "Authorization: Bearer TOKEN"; the page's buttons (--control)
  * send X-Eventlog-Sink-Token; with --all --control it is also
- * Alertmanager's, sent with each webhook (serve_alert.c).
+ * Alertmanager's, sent with each webhook (alert.c).
  * --public-read opens the reads to anyone who can connect, with a
  * warning.  Not its job: TLS (put a proxy in front to expose it).
  *
@@ -39,11 +39,11 @@
 #include <sys/random.h>
 
 #include "eventlog-sink.h"
-#include "monitor/run.h"
+#include "../monitor/run.h"
 #include "serve.h"
-#include "discover.h"
-#include "tool.h"
-#include "util.h"
+#include "../discover.h"
+#include "../tool.h"
+#include "../util.h"
 
 #define SERVE_DEADLINE_STEP_MS 250      /* how late a deadline may be seen */
 #define SERVE_TOKEN_BYTES 24            /* random bytes of a made token */

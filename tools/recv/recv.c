@@ -3,7 +3,7 @@
  *
  * It connects to a UNIX or TCP socket (or opens a FIFO), or with --listen
  * waits on one for the single producer that a unix-connect or tcp-connect
- * sink sends from (recv_listen.c), copies the eventlog stream it reads to a file or
+ * sink sends from (listen.c), copies the eventlog stream it reads to a file or
  * standard output, runs every byte through the library's parser
  * (<eventlog-sink/parse.h>), and says in its exit status whether the
  * stream was complete and well formed.  It does not interpret events (use ghc-events for that), serves
@@ -45,10 +45,10 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
 #include "recv.h"
-#include "safetext.h"
-#include "discover.h"
-#include "tool.h"
-#include "util.h"
+#include "../safetext.h"
+#include "../discover.h"
+#include "../tool.h"
+#include "../util.h"
 
 /* Exit statuses of recv (documented in its --help). */
 enum {
