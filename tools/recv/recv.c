@@ -551,6 +551,18 @@ struct recv_opts {
     bool listen, quiet;
 };
 
+/* --retry or --timeout (opt) SECS (arg): into *ms, with *given set;
+ * TOOL_CONTINUE, or the exit status of a usage error. */
+static int recv_parse_wait(const char *opt, const char *arg, uint64_t *ms,
+                           bool *given)
+{
+    if (!tool_parse_secs(arg, ms))
+        return recv_usage_error("%s: '%s' is not a number of seconds from "
+                                "0 to 86400", opt, arg);
+    *given = true;
+    return TOOL_CONTINUE;
+}
+
 /* The command line into *o: TOOL_CONTINUE, or the exit status (after
  * --help or a usage error). */
 static int recv_parse(int argc, char **argv, struct recv_opts *o)
@@ -577,19 +589,19 @@ static int recv_parse(int argc, char **argv, struct recv_opts *o)
             o->output = optarg;
             break;
         case 'r':
-            if (!tool_parse_secs(optarg, &o->retry_ms))
-                return recv_usage_error("--retry: '%s' is not a number of "
-                                        "seconds from 0 to 86400", optarg);
-            o->retry_given = true;
+            c = recv_parse_wait("--retry", optarg, &o->retry_ms,
+                                &o->retry_given);
+            if (c != TOOL_CONTINUE)
+                return c;
             break;
         case 'l':
             o->listen = true;
             break;
         case 't':
-            if (!tool_parse_secs(optarg, &o->timeout_ms))
-                return recv_usage_error("--timeout: '%s' is not a number of "
-                                        "seconds from 0 to 86400", optarg);
-            o->timeout_given = true;
+            c = recv_parse_wait("--timeout", optarg, &o->timeout_ms,
+                                &o->timeout_given);
+            if (c != TOOL_CONTINUE)
+                return c;
             break;
         case 'q':
             o->quiet = true;

@@ -21,6 +21,15 @@ static bool http_tchar(unsigned char c)
            (c >= 'A' && c <= 'Z') || (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
+/* Is [p, e) made of token characters only (a method, a field's name)? */
+static bool http_token(const char *p, const char *e)
+{
+    for (const char *q = p; q < e; q++)
+        if (!http_tchar((unsigned char)*q))
+            return false;
+    return true;
+}
+
 /* The end of the line starting at p (the LF), or NULL if none before end. */
 static const char *http_eol(const char *p, const char *end)
 {
@@ -99,11 +108,8 @@ static int http_request_line(const char *p, const char *line_end,
                              struct http_request *req, const char **mend)
 {
     const char *sp1 = memchr(p, ' ', (size_t)(line_end - p));
-    if (sp1 == NULL || sp1 == p)
+    if (sp1 == NULL || sp1 == p || !http_token(p, sp1))
         return -400;
-    for (const char *q = p; q < sp1; q++)
-        if (!http_tchar((unsigned char)*q))
-            return -400;
     *mend = sp1;
     const char *t = sp1 + 1;
     const char *sp2 = memchr(t, ' ', (size_t)(line_end - t));
@@ -222,11 +228,8 @@ static int http_header_fields(const char *p, const char *end,
         if (*p == ' ' || *p == '\t')
             return -400;                /* obsolete line folding */
         const char *colon = memchr(p, ':', (size_t)(ve - p));
-        if (colon == NULL || colon == p)
+        if (colon == NULL || colon == p || !http_token(p, colon))
             return -400;
-        for (const char *q = p; q < colon; q++)
-            if (!http_tchar((unsigned char)*q))
-                return -400;
         const char *vp = colon + 1, *vq = ve;
         http_trim(&vp, &vq);
         for (const char *q = vp; q < vq; q++)
