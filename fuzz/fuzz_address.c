@@ -20,7 +20,7 @@
  *      quoter in this file produces, with fewer a prefix of that cut
  *      between two input bytes and ended by "...".
  * Messages must be one printable line.  The receiver's own spec splitting
- * (tools/recv.c, recv_target_parse, through els_endpoint_resolve() in
+ * (tools/recv/recv.c, recv_target_parse, through els_endpoint_resolve() in
  * lib/sinks/endpoint.c) resolves host names, so it is covered here
  * through the two parsers it calls, not directly.
  */

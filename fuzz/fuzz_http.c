@@ -1,6 +1,6 @@
 /*
  * fuzz_http.c: the request-head parser of `eventlog-sink serve`
- * (tools/monitor/http.c), the only code that reads what the network
+ * (tools/serve/http.c), the only code that reads what the network
  * sends it.
  *
  * Properties, for any bytes: the parser returns a head length within the
@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "../tools/monitor/http.c"
+#include "../tools/serve/http.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

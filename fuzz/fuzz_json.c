@@ -1,6 +1,6 @@
 /*
  * fuzz_json.c: the JSON reader of serve --all's webhook
- * (tools/monitor/json.c), which reads what anyone holding the token, or
+ * (tools/serve/json.c), which reads what anyone holding the token, or
  * anyone who can reach the port before the token is checked, sends it.
  *
  * Properties, for any bytes: only the documented results, and a
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "../tools/monitor/json.c"
+#include "../tools/serve/json.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -125,7 +125,7 @@ mapfile -t lib_sources < <(cd "$top/lib" && find . -name '*.c' ! -path './ghc/*'
 
 # The stamp holds the compiler, its flags and the newest input's time; any
 # change rebuilds everything (a full build takes seconds).
-newest=$(find "$top/lib" "$top/include" "$top/fuzz" "$top/tests/evgen.h" "$top/tools/monitor" \
+newest=$(find "$top/lib" "$top/include" "$top/fuzz" "$top/tests/evgen.h" "$top/tools/monitor" "$top/tools/serve" \
               "${BASH_SOURCE[0]}" -type f \( -name '*.c' -o -name '*.h' -o -name '*.sh' \) \
               -printf '%T@\n' | sort -n | tail -n 1)
 stamp="$cc $("$cc" --version | head -n 1) ${cflags[*]} $newest"

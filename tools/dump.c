@@ -210,7 +210,17 @@ static void dump_usage(FILE *out)
 "  3  the stream was truncated or malformed (said on stderr)\n");
 }
 
-int dump_main(int argc, char **argv)
+/* What dump's command line asks for (dump_parse()); --counts goes
+ * into struct dump. */
+struct dump_opts {
+    const char *name;                   /* FILE, "-" for standard input */
+    const char *hp_path, *prof_path;    /* --hp, --prof */
+};
+
+/* The command line into *o and d: TOOL_CONTINUE, or the exit status
+ * (after --help or a usage error). */
+static int dump_parse(int argc, char **argv, struct dump_opts *o,
+                      struct dump *d)
 {
     static const struct option longopts[] = {
         { "counts", no_argument, NULL, 'c' },
@@ -219,27 +229,23 @@ int dump_main(int argc, char **argv)
         { "prof", required_argument, NULL, 'P' },
         { NULL, 0, NULL, 0 },
     };
-    static struct dump d;
-    memset(&d, 0, sizeof d);
-    d.out = stdout;
-
+    *o = (struct dump_opts){ .name = "-" };
     opterr = 0;
     optind = 1;
     int c;
-    const char *hp_path = NULL, *prof_path = NULL;
     while ((c = getopt_long(argc, argv, ":ch", longopts, NULL)) != -1) {
         switch (c) {
         case 'H':
-            hp_path = optarg;
+            o->hp_path = optarg;
             break;
         case 'P':
-            prof_path = optarg;
+            o->prof_path = optarg;
             break;
         case ':':
             return tool_usage_error("dump", "option '%s' needs a file name",
                                     argv[optind - 1]);
         case 'c':
-            d.counts = true;
+            d->counts = true;
             break;
         case 'h':
             return tool_help(dump_usage);
@@ -250,45 +256,23 @@ int dump_main(int argc, char **argv)
     }
     if (argc - optind > 1)
         return tool_usage_error("dump", "one FILE only");
-    const char *name = optind < argc ? argv[optind] : "-";
+    if (optind < argc)
+        o->name = argv[optind];
+    return TOOL_CONTINUE;
+}
 
-    int rc, fd = STDIN_FILENO;
-    if (strcmp(name, "-") != 0) {
-        fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-            fprintf(stderr, TOOL_NAME " dump: cannot open %s: %s\n", name,
-                    strerror(errno));
-            return DUMP_EXIT_UNREADABLE;
-        }
-    }
-
-    if (hp_path != NULL && (rc = profile_hp_open(&d.hp, hp_path, stderr)) < 0) {
-        fprintf(stderr, TOOL_NAME " dump: cannot write %s: %s\n", hp_path, strerror(-rc));
-        return DUMP_EXIT_UNREADABLE;
-    }
-    if (prof_path != NULL && (rc = profile_prof_open(&d.prof, prof_path, stderr)) < 0) {
-        fprintf(stderr, TOOL_NAME " dump: %s: %s\n", prof_path, strerror(-rc));
-        profile_hp_free(d.hp);
-        return DUMP_EXIT_UNREADABLE;
-    }
-
-    struct els_parse_callbacks cb = {
-        .struct_size = sizeof cb, .on_event = dump_on_event,
-    };
-    struct els_parser *p;
-    rc = els_parser_new(&p, &cb, &d, ELS_PARSE_RESTART);
-    if (rc < 0) {
-        fprintf(stderr, TOOL_NAME " dump: %s\n", els_strerror(rc));
-        return DUMP_EXIT_UNREADABLE;
-    }
-    d.parser = p;
-
+/* Feed fd to the parser to its end, a stop from the parser, or an
+ * error: DUMP_EXIT_OK, or DUMP_EXIT_UNREADABLE after a message (a
+ * profile file's error is left in d->profile_error). */
+static int dump_read(struct dump *d, struct els_parser *p, int fd,
+                     const char *name)
+{
     static uint8_t buf[64 * 1024];
-    int status = DUMP_EXIT_OK;
+    int rc;
     for (;;) {
-        if (d.prof != NULL && (rc = dump_wait(&d, fd)) < 0) {
-            d.profile_error = rc;
-            break;
+        if (d->prof != NULL && (rc = dump_wait(d, fd)) < 0) {
+            d->profile_error = rc;
+            return DUMP_EXIT_OK;
         }
         ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
@@ -296,27 +280,30 @@ int dump_main(int argc, char **argv)
         if (n < 0) {
             fprintf(stderr, TOOL_NAME " dump: cannot read %s: %s\n", name,
                     strerror(errno));
-            status = DUMP_EXIT_UNREADABLE;
-            break;
+            return DUMP_EXIT_UNREADABLE;
         }
         if (n == 0 || els_parser_feed(p, buf, (size_t)n, NULL) != 0)
-            break;
+            return DUMP_EXIT_OK;
         /* A live stream: the report follows, at a bounded cadence. */
-        if (d.prof != NULL && (rc = profile_prof_flush(d.prof, dump_now_ns())) < 0) {
-            d.profile_error = rc;
-            break;
+        if (d->prof != NULL &&
+            (rc = profile_prof_flush(d->prof, dump_now_ns())) < 0) {
+            d->profile_error = rc;
+            return DUMP_EXIT_OK;
         }
     }
-    if (fd != STDIN_FILENO)
-        close(fd);
+}
 
+/* --counts' table, the verdict on the stream and the profile files'
+ * last words: the exit status, from status (dump_read()'s) on. */
+static int dump_finish(struct dump *d, struct els_parser *p, int status)
+{
     struct els_parse_status st;
     els_parser_status(p, &st);
-    if (d.counts) {
+    if (d->counts) {
         const struct els_event_type *types;
         size_t nt = els_parser_event_types(p, &types);
         for (size_t i = 0; i < nt; i++) {
-            printf("%" PRIu64 " %u ", d.n[types[i].tag],
+            printf("%" PRIu64 " %u ", d->n[types[i].tag],
                    (unsigned)types[i].tag);
             dump_cstr(stdout, types[i].desc);
             putchar('\n');
@@ -335,20 +322,72 @@ int dump_main(int argc, char **argv)
                 st.offset, els_parse_where_name(st.where), st.item_offset);
         status = DUMP_EXIT_BAD_STREAM;
     }
-    if (d.hp != NULL || d.prof != NULL) {
+    if (d->hp != NULL || d->prof != NULL) {
         bool clean = st.where == ELS_PARSE_ENDED;
-        if (d.profile_error == 0 && d.hp != NULL)
-            d.profile_error = profile_hp_finish(d.hp, clean);
-        if (d.profile_error == 0 && d.prof != NULL)
-            d.profile_error = profile_prof_finish(d.prof, clean);
-        if (d.profile_error < 0) {
+        if (d->profile_error == 0 && d->hp != NULL)
+            d->profile_error = profile_hp_finish(d->hp, clean);
+        if (d->profile_error == 0 && d->prof != NULL)
+            d->profile_error = profile_prof_finish(d->prof, clean);
+        if (d->profile_error < 0) {
             fprintf(stderr, TOOL_NAME " dump: cannot write the profile files: %s\n",
-                    strerror(-d.profile_error));
+                    strerror(-d->profile_error));
             status = DUMP_EXIT_UNREADABLE;
         }
-        profile_hp_free(d.hp);
-        profile_prof_free(d.prof);
+        profile_hp_free(d->hp);
+        profile_prof_free(d->prof);
     }
+    return status;
+}
+
+int dump_main(int argc, char **argv)
+{
+    static struct dump d;
+    memset(&d, 0, sizeof d);
+    d.out = stdout;
+    struct dump_opts o;
+    int rc = dump_parse(argc, argv, &o, &d);
+    if (rc != TOOL_CONTINUE)
+        return rc;
+
+    int fd = STDIN_FILENO;
+    if (strcmp(o.name, "-") != 0) {
+        fd = open(o.name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+            fprintf(stderr, TOOL_NAME " dump: cannot open %s: %s\n", o.name,
+                    strerror(errno));
+            return DUMP_EXIT_UNREADABLE;
+        }
+    }
+
+    if (o.hp_path != NULL &&
+        (rc = profile_hp_open(&d.hp, o.hp_path, stderr)) < 0) {
+        fprintf(stderr, TOOL_NAME " dump: cannot write %s: %s\n", o.hp_path,
+                strerror(-rc));
+        return DUMP_EXIT_UNREADABLE;
+    }
+    if (o.prof_path != NULL &&
+        (rc = profile_prof_open(&d.prof, o.prof_path, stderr)) < 0) {
+        fprintf(stderr, TOOL_NAME " dump: %s: %s\n", o.prof_path,
+                strerror(-rc));
+        profile_hp_free(d.hp);
+        return DUMP_EXIT_UNREADABLE;
+    }
+
+    struct els_parse_callbacks cb = {
+        .struct_size = sizeof cb, .on_event = dump_on_event,
+    };
+    struct els_parser *p;
+    rc = els_parser_new(&p, &cb, &d, ELS_PARSE_RESTART);
+    if (rc < 0) {
+        fprintf(stderr, TOOL_NAME " dump: %s\n", els_strerror(rc));
+        return DUMP_EXIT_UNREADABLE;
+    }
+    d.parser = p;
+
+    int status = dump_read(&d, p, fd, o.name);
+    if (fd != STDIN_FILENO)
+        close(fd);
+    status = dump_finish(&d, p, status);
     els_parser_free(p);
     if (fflush(stdout) != 0 && status == DUMP_EXIT_OK)
         status = DUMP_EXIT_UNREADABLE;

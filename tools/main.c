@@ -3,8 +3,26 @@
  *
  * Chooses a subcommand by its exact name and hands it the rest of the
  * command line, and holds the option helpers the commands share.  What
- * each command does is its own file's business (recv.c, dump.c, top.c, serve.c,
- * ps.c).
+ * each command does is its own file's business.  The map of tools/:
+ *
+ *   main.c tool.h      this table and the helpers every command shares
+ *   util.c util.h      descriptor plumbing (close-on-exec, non-blocking)
+ *   dump.c ctl.c ps.c top.c
+ *                      one file per small command
+ *   recv/              recv: recv.c (connecting, copying, the command
+ *                      line) and listen.c (--listen)
+ *   serve/             serve: serve.c (command line, poll loop),
+ *                      conn.c (connections), routes.c (what each path
+ *                      answers), all.c (--all), alert.c (Alertmanager's
+ *                      webhook), http.c (request parser), json.c (the
+ *                      webhook's JSON reader)
+ *   monitor/           the live model, its source and renderers, shared
+ *                      by top and serve, and the page serve embeds
+ *   discover.c         the discovery directory's reader (ps, ctl, top,
+ *                      serve, recv)
+ *   ctlclient.c        the control channel's client (ctl, top, serve)
+ *   safetext.c         untrusted text made safe to print
+ *   profile*.c         dump's .hp and .prof converters
  */
 #if defined(HAVE_CONFIG_H)
 #include "config.h"

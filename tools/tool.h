@@ -19,6 +19,10 @@
 /* Exit status of a usage error, for every command. */
 #define TOOL_EXIT_USAGE 2
 
+/* What a command's option parser returns when the command goes on (any
+ * other value is the exit status: --help, or a usage error). */
+#define TOOL_CONTINUE (-1)
+
 struct tool_command {
     const char *name;
     const char *summary;

@@ -235,7 +235,17 @@ static bool top_key(struct mon_control *mc, struct top_keys *k, char key)
     return true;
 }
 
-int top_main(int argc, char **argv)
+/* What top's command line asks for (top_parse()). */
+struct top_opts {
+    const char *spec;
+    const char *save, *secret_file;     /* --save, --secret-file */
+    uint64_t interval_ms;               /* --interval */
+    bool once, json, lines, control;
+};
+
+/* The command line into *o: TOOL_CONTINUE, or the exit status (after
+ * --help or a usage error). */
+static int top_parse(int argc, char **argv, struct top_opts *o)
 {
     static const struct option opts[] = {
         { "once", no_argument, NULL, 'o' },
@@ -248,24 +258,21 @@ int top_main(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    bool once = false, json = false, lines = false, control = false;
-    const char *secret_file = NULL;
-    uint64_t interval_ms = 1000;
-    const char *save = NULL;
+    *o = (struct top_opts){ .interval_ms = 1000 };
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': once = true; break;
-        case 'j': json = true; break;
-        case 'l': lines = true; break;
+        case 'o': o->once = true; break;
+        case 'j': o->json = true; break;
+        case 'l': o->lines = true; break;
         case 'i':
-            if ((c = mon_parse_interval("top", optarg, &interval_ms)) != 0)
+            if ((c = mon_parse_interval("top", optarg, &o->interval_ms)) != 0)
                 return c;
             break;
-        case 's': save = optarg; break;
-        case 'c': control = true; break;
-        case 'S': secret_file = optarg; break;
+        case 's': o->save = optarg; break;
+        case 'c': o->control = true; break;
+        case 'S': o->secret_file = optarg; break;
         case 'h': return tool_help(top_usage);
         default: return tool_usage_error("top", "unknown option");
         }
@@ -274,28 +281,77 @@ int top_main(int argc, char **argv)
         return tool_usage_error("top", "expected one SPEC or FILE");
     if ((c = disc_resolve_arg("top", &argv[optind], false)) != 0)
         return c;
+    o->spec = argv[optind];
+    return TOOL_CONTINUE;
+}
+
+/* How long to wait for input before the next tick or retry. */
+static uint64_t top_wait_ms(struct mon_source *src, struct mon_control *mc,
+                            uint64_t now, uint64_t next_tick, bool more)
+{
+    /* Files have nothing to poll: look again 5 times a second. */
+    uint64_t wait = next_tick > now ? next_tick - now : 0;
+    if ((mon_source_is_file(src) || mon_source_fd(src) < 0) && wait > 200)
+        wait = 200;
+    /* A source waiting for its path retries sooner (source.c's Note
+     * [Waiting for a path]). */
+    uint64_t src_wait = mon_source_wait_ms(src, now);
+    if (src_wait < wait)
+        wait = src_wait;
+    uint64_t ctl_wait = mon_control_wait_ms(mc, now);
+    if (ctl_wait < wait)
+        wait = ctl_wait;
+    if (more)
+        wait = 0;               /* the source has more: read on after a look */
+    return wait;
+}
+
+/* The keys waiting on the terminal: false when one of them quits. */
+static bool top_read_keys(struct mon_control *mc, struct top_keys *keys,
+                          bool *redraw)
+{
+    char k[16];
+    ssize_t r = read(STDIN_FILENO, k, sizeof k);
+    bool go_on = true;
+    for (ssize_t i = 0; i < r && go_on; i++) {
+        if (k[i] == '\x1b')
+            break;          /* an escape sequence (arrows...): not ours */
+        go_on = top_key(mc, keys, k[i]);
+    }
+    *redraw = r > 0;
+    return go_on;
+}
+
+int top_main(int argc, char **argv)
+{
+    struct top_opts o;
+    int c = top_parse(argc, argv, &o);
+    if (c != TOOL_CONTINUE)
+        return c;
 
     static struct mon_control mc;
-    if ((c = mon_control_init(&mc, "top", control ? argv[optind] : NULL,
-                              secret_file)) != 0)
+    if ((c = mon_control_init(&mc, "top", o.control ? o.spec : NULL,
+                              o.secret_file)) != 0)
         return c;
     struct mon_source src;
     struct mon_model *m;
-    if ((c = mon_open("top", argv[optind], save, once, &src, &m)) != 0) {
+    if ((c = mon_open("top", o.spec, o.save, o.once, &src, &m)) != 0) {
         mon_control_close(&mc);
         return c;
     }
     struct top_keys keys_state = { 0 };
     mon_catch_stop_signals();
 
-    bool ansi = !json && !once && !lines && isatty(STDOUT_FILENO);
+    bool once = o.once, json = o.json;
+    bool ansi = !json && !once && !o.lines && isatty(STDOUT_FILENO);
     bool keys = ansi && isatty(STDIN_FILENO);
     struct top_term term = { 0 };
     if (ansi)
         top_term_enter(&term);
 
     struct strbuf sb = { 0 };
-    uint64_t start = mon_now_ms(), last_tick = start, next_tick = start + interval_ms;
+    uint64_t start = mon_now_ms(), last_tick = start;
+    uint64_t next_tick = start + o.interval_ms;
     int status = 0;
     /* --once on a file reads all of it, however long that takes: no
      * interval ends it, as a view of part of the file would pass for
@@ -326,7 +382,7 @@ int top_main(int argc, char **argv)
                 break;
             mon_model_tick(m, (now - last_tick) * 1000000ull, false);
             last_tick = now;
-            next_tick = now + interval_ms;
+            next_tick = now + o.interval_ms;
             top_render(m, &mc, json, ansi, &keys_state, &sb);
             if (once) {
                 status = mon_model_error(m) != NULL ? 1 : 0;
@@ -342,37 +398,16 @@ int top_main(int argc, char **argv)
             }
             break;
         }
-        /* Files have nothing to poll: look again 5 times a second. */
-        uint64_t wait = next_tick > now ? next_tick - now : 0;
-        if ((mon_source_is_file(&src) || mon_source_fd(&src) < 0) && wait > 200)
-            wait = 200;
-        /* A source waiting for its path retries sooner (source.c's Note
-         * [Waiting for a path]). */
-        uint64_t src_wait = mon_source_wait_ms(&src, now);
-        if (src_wait < wait)
-            wait = src_wait;
-        uint64_t ctl_wait = mon_control_wait_ms(&mc, now);
-        if (ctl_wait < wait)
-            wait = ctl_wait;
-        if (more)
-            wait = 0;           /* the source has more: read on after a look */
         struct pollfd pfd[2] = {
             { .fd = mon_source_fd(&src), .events = POLLIN },
             { .fd = keys ? STDIN_FILENO : -1, .events = POLLIN },
         };
-        int n = poll(pfd, 2, (int)wait);
+        int n = poll(pfd, 2, (int)top_wait_ms(&src, &mc, now, next_tick, more));
         if (n > 0 && (pfd[1].revents & POLLIN)) {
-            char k[16];
-            ssize_t r = read(STDIN_FILENO, k, sizeof k);
-            bool go_on = true;
-            for (ssize_t i = 0; i < r && go_on; i++) {
-                if (k[i] == '\x1b')
-                    break;      /* an escape sequence (arrows...): not ours */
-                go_on = top_key(&mc, &keys_state, k[i]);
-            }
-            if (!go_on)
+            bool redraw;
+            if (!top_read_keys(&mc, &keys_state, &redraw))
                 break;
-            if (r > 0)
+            if (redraw)
                 top_render(m, &mc, json, ansi, &keys_state, &sb);
         }
     }

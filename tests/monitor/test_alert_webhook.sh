@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_alert_webhook.sh: serve --all's webhook for Alertmanager (POST
-# /api/alertmanager, tools/serve_alert.c) driven directly with curl, the
+# /api/alertmanager, tools/serve/alert.c) driven directly with curl, the
 # way Alertmanager posts, against a real GHC program (tests/ghc/Trigger.hs
 # pauses, with its eventlog to a unix: sink serve follows and to a ring:
 # flight recorder with a control socket, both from one +RTS

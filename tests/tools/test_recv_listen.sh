@@ -7,7 +7,7 @@
 #   nobody connected (a silent connection may be a probe, never a
 #   producer until its first byte).
 # - The producer is found among other connections (Note [Waiting for the
-#   producer] in tools/recv_listen.c): with a connection that sends
+#   producer] in tools/recv/listen.c): with a connection that sends
 #   garbage and ten that send nothing (more than the 8 that may wait),
 #   the real producer connecting last is received byte for byte, within
 #   --timeout; the garbage and the excess are closed at once while the

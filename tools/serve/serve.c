@@ -4,22 +4,22 @@
  * listener, and the one poll loop of its one thread.  The loop pumps the
  * eventlog source (tools/monitor/source.c) into the model (model.c),
  * closes a rate interval and pushes the state to every open page at each
- * interval, and hands ready clients to serve_conn.c, which reads their
- * requests for serve_routes.c to answer (the routes and the rules of
+ * interval, and hands ready clients to conn.c, which reads their
+ * requests for routes.c to answer (the routes and the rules of
  * control are described there).  It listens on loopback unless told a
  * host; on loopback it answers only requests that name loopback in
  * their Host field (see http_host_is_loopback()).
  *
  * The token keeps out the other local users who can reach a loopback
  * port: the programs' data crosses no user boundary that their 0600
- * sockets keep (serve_routes.c, Note [The session cookie]).  192 random
+ * sockets keep (routes.c, Note [The session cookie]).  192 random
  * bits made at each start (or read from --token-file, a 0600 file of
  * ours), printed on the start-up line in the page's URL
  * ("/?token=..."), which a browser trades for a session cookie (a
  * second random value made here) and a URL without the token.  Scrapers
  * send "Authorization: Bearer TOKEN"; the page's buttons (--control)
  * send X-Eventlog-Sink-Token; with --all --control it is also
- * Alertmanager's, sent with each webhook (serve_alert.c).
+ * Alertmanager's, sent with each webhook (alert.c).
  * --public-read opens the reads to anyone who can connect, with a
  * warning.  Not its job: TLS (put a proxy in front to expose it).
  *
@@ -39,11 +39,11 @@
 #include <sys/random.h>
 
 #include "eventlog-sink.h"
-#include "monitor/run.h"
+#include "../monitor/run.h"
 #include "serve.h"
-#include "discover.h"
-#include "tool.h"
-#include "util.h"
+#include "../discover.h"
+#include "../tool.h"
+#include "../util.h"
 
 #define SERVE_DEADLINE_STEP_MS 250      /* how late a deadline may be seen */
 #define SERVE_TOKEN_BYTES 24            /* random bytes of a made token */
@@ -238,7 +238,20 @@ static void serve_close_source(struct serve *s)
     }
 }
 
-int serve_main(int argc, char **argv)
+/* What serve's command line asks for (serve_parse()). */
+struct serve_opts {
+    const char *listen_at;              /* --listen */
+    const char *spec;                   /* SPEC or FILE; NULL with --all */
+    const char *save, *save_dir;        /* --save, --save-dir */
+    const char *secret_file, *token_file;
+    uint64_t interval_ms, cooldown_ms;  /* --interval, --dump-cooldown */
+    bool all, control, public_read;
+    bool cooldown_given;
+};
+
+/* The command line into *o: TOOL_CONTINUE, or the exit status (after
+ * --help or a usage error). */
+static int serve_parse(int argc, char **argv, struct serve_opts *o)
 {
     static const struct option opts[] = {
         { "listen", required_argument, NULL, 'l' },
@@ -254,251 +267,318 @@ int serve_main(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *listen_at = "127.0.0.1:8089";
-    const char *secret_file = NULL, *token_file = NULL;
-    bool control = false, public_read = false;
-    uint64_t interval_ms = 1000, cooldown_ms = SERVE_ALERT_COOLDOWN_MS;
-    bool cooldown_given = false;
-    const char *save = NULL, *save_dir = NULL;
-    bool all = false;
+    *o = (struct serve_opts){
+        .listen_at = "127.0.0.1:8089", .interval_ms = 1000,
+        .cooldown_ms = SERVE_ALERT_COOLDOWN_MS,
+    };
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'l': listen_at = optarg; break;
+        case 'l': o->listen_at = optarg; break;
         case 'i':
-            if ((c = mon_parse_interval("serve", optarg, &interval_ms)) != 0)
+            if ((c = mon_parse_interval("serve", optarg, &o->interval_ms)) != 0)
                 return c;
             break;
-        case 's': save = optarg; break;
-        case 'a': all = true; break;
-        case 'D': save_dir = optarg; break;
-        case 'c': control = true; break;
-        case 'S': secret_file = optarg; break;
-        case 'T': token_file = optarg; break;
-        case 'P': public_read = true; break;
+        case 's': o->save = optarg; break;
+        case 'a': o->all = true; break;
+        case 'D': o->save_dir = optarg; break;
+        case 'c': o->control = true; break;
+        case 'S': o->secret_file = optarg; break;
+        case 'T': o->token_file = optarg; break;
+        case 'P': o->public_read = true; break;
         case 'C':
-            if (!tool_parse_secs(optarg, &cooldown_ms))
+            if (!tool_parse_secs(optarg, &o->cooldown_ms))
                 return tool_usage_error("serve", "--dump-cooldown takes "
                                         "seconds, not '%s'", optarg);
-            cooldown_given = true;
+            o->cooldown_given = true;
             break;
         case 'h': return tool_help(serve_usage);
         default: return tool_usage_error("serve", "unknown option");
         }
     }
-    if (all) {
+    if (o->all) {
         if (optind != argc)
             return tool_usage_error("serve", "--all takes no SPEC");
-        if (save != NULL)
+        if (o->save != NULL)
             return tool_usage_error("serve", "--all does not take --save "
                                     "(see --save-dir)");
     } else {
-        if (save_dir != NULL)
+        if (o->save_dir != NULL)
             return tool_usage_error("serve", "--save-dir needs --all");
-        if (cooldown_given)
+        if (o->cooldown_given)
             return tool_usage_error("serve", "--dump-cooldown needs --all");
         if (optind + 1 != argc)
             return tool_usage_error("serve", "expected one SPEC or FILE");
         if ((c = disc_resolve_arg("serve", &argv[optind], false)) != 0)
             return c;
+        o->spec = argv[optind];
     }
-    if (cooldown_given && !control)
+    if (o->cooldown_given && !o->control)
         return tool_usage_error("serve", "--dump-cooldown needs --control");
+    return TOOL_CONTINUE;
+}
 
-    static struct serve s;
-    s.src.fd = -1;
-    s.public_read = public_read;
-    s.actions = control;
-    if ((c = serve_make_token(&s, token_file)) != 0 ||
-        (c = serve_random_hex(s.cookie, "the session cookie")) != 0)
+/* The token, the cookie, the control session, the source(s) and the
+ * listener (its name into name): 0, or the exit status after a message,
+ * with nothing left open. */
+static int serve_setup(struct serve *s, const struct serve_opts *o,
+                       char *name, size_t name_len)
+{
+    int c;
+    s->src.fd = -1;
+    s->public_read = o->public_read;
+    s->actions = o->control;
+    if ((c = serve_make_token(s, o->token_file)) != 0 ||
+        (c = serve_random_hex(s->cookie, "the session cookie")) != 0)
         return c;
     /* With --all the token is the webhook's: no control session. */
-    if ((c = mon_control_init(&s.control, "serve",
-                              control && !all ? argv[optind] : NULL,
-                              secret_file)) != 0)
+    if ((c = mon_control_init(&s->control, "serve",
+                              o->control && !o->all ? o->spec : NULL,
+                              o->secret_file)) != 0)
         return c;
-    if (all && ((s.all = serve_all_new(save_dir)) == NULL ||
-                (control && (s.alerts = serve_alerts_new(cooldown_ms)) == NULL))) {
+    if (o->all && ((s->all = serve_all_new(o->save_dir)) == NULL ||
+                   (o->control &&
+                    (s->alerts = serve_alerts_new(o->cooldown_ms)) == NULL))) {
         fprintf(stderr, TOOL_NAME " serve: out of memory\n");
-        serve_all_free(s.all);
-        serve_alerts_free(s.alerts);
-        mon_control_close(&s.control);
+        serve_all_free(s->all);
+        serve_alerts_free(s->alerts);
+        mon_control_close(&s->control);
         return 1;
     }
-    if (!all && (c = mon_open("serve", argv[optind], save, false, &s.src,
-                         &s.model)) != 0) {
-        mon_control_close(&s.control);
+    if (!o->all && (c = mon_open("serve", o->spec, o->save, false, &s->src,
+                                 &s->model)) != 0) {
+        mon_control_close(&s->control);
         return c;
     }
-    char name[300];
-    s.listen_fd = serve_listen(listen_at, name, sizeof name);
-    if (s.listen_fd < 0) {
+    s->listen_fd = serve_listen(o->listen_at, name, name_len);
+    if (s->listen_fd < 0) {
         fprintf(stderr, TOOL_NAME " serve: %s\n", name);
-        serve_close_source(&s);
-        mon_control_close(&s.control);
-        return s.listen_fd == ELS_EINVAL ? TOOL_EXIT_USAGE : 1;
+        serve_close_source(s);
+        mon_control_close(&s->control);
+        return s->listen_fd == ELS_EINVAL ? TOOL_EXIT_USAGE : 1;
     }
     for (unsigned i = 0; i < SERVE_CLIENTS; i++)
-        s.clients[i].fd = -1;
-    serve_limits(&s.limits);
+        s->clients[i].fd = -1;
+    serve_limits(&s->limits);
+    return 0;
+}
 
-    mon_catch_stop_signals();
-
-    /* els_endpoint_name gives "tcp:HOST:PORT". */
+/* The cookie's name and the loopback rule from where the listener is
+ * (name, "tcp:HOST:PORT"), then the warnings and the line with the URL. */
+static void serve_announce(struct serve *s, const struct serve_opts *o,
+                           const char *name)
+{
     const char *hp = strncmp(name, "tcp:", 4) == 0 ? name + 4 : name;
     const char *port = strrchr(hp, ':');
-    snprintf(s.cookie_name, sizeof s.cookie_name, "eventlog-sink-%s",
+    snprintf(s->cookie_name, sizeof s->cookie_name, "eventlog-sink-%s",
              port != NULL ? port + 1 : "serve");
-    s.loopback = strncmp(hp, "127.", 4) == 0 || strncmp(hp, "[::1]", 5) == 0;
-    if (!s.loopback)
+    s->loopback = strncmp(hp, "127.", 4) == 0 || strncmp(hp, "[::1]", 5) == 0;
+    if (!s->loopback)
         fprintf(stderr, TOOL_NAME " serve: warning: serving beyond this "
                 "machine over plain HTTP: the token and the programs' data "
                 "cross the network unencrypted (put a TLS proxy in front)%s\n",
-                control && !all ? "; control requests are refused (loopback "
-                "only)" : "");
-    if (public_read)
+                o->control && !o->all ? "; control requests are refused "
+                "(loopback only)" : "");
+    if (o->public_read)
         fprintf(stderr, TOOL_NAME " serve: warning: --public-read: the page, "
                 "/api and /metrics answer %s without the token (actions "
-                "still need it)\n", s.loopback ? "every user of this machine" :
+                "still need it)\n", s->loopback ? "every user of this machine" :
                 "anyone who can reach this port");
     /* One line, so that whoever waits for it reads the URL whole: the
      * page's URL with the token (or where the token is), and with --all
      * --control where alerts go. */
     char alerts[400] = "";
-    if (all && control)
+    if (o->all && o->control)
         snprintf(alerts, sizeof alerts, " (alerts: POST http://%s/api/"
                  "alertmanager with 'Authorization: Bearer' and the token)",
                  hp);
-    if (token_file != NULL)
+    if (o->token_file != NULL)
         fprintf(stderr, TOOL_NAME " serve: serving http://%s/ (open "
                 "http://%s/?token= followed by the token in %s, or send "
                 "'Authorization: Bearer' and that token)%s\n", hp, hp,
-                token_file, alerts);
+                o->token_file, alerts);
     else
         fprintf(stderr, TOOL_NAME " serve: serving http://%s/?token=%s%s\n",
-                hp, s.token, alerts);
+                hp, s->token, alerts);
+}
 
-    uint64_t last_tick = mon_now_ms(), next_tick = last_tick + interval_ms;
-    bool whole_run_ticked = false, more = false;
-    while (!mon_stop) {
-        uint64_t now = mon_now_ms();
-        uint64_t got = 0;
-        if (s.all != NULL) {
-            serve_all_scan(s.all, now);
-            /* The programs' input: read after the poll below. */
-        } else {
-            got = mon_source_pump(&s.src, s.model, now, MON_PUMP_MAX);
-            more = got == MON_PUMP_MAX;
-            mon_control_poll(&s.control, now, s.src.opens,
-                             mon_source_up(&s.src));
-        }
-        if (got > 0)
-            whole_run_ticked = false;
-        if (now >= next_tick) {
-            if (s.all != NULL) {
-                serve_all_tick(s.all, (now - last_tick) * 1000000ull);
-            } else {
-                /* A file read to its end and not growing: rates are the
-                 * run's averages (a saved eventlog); otherwise the last
-                 * interval's. */
-                bool whole = mon_source_is_file(&s.src) && s.src.eof && got == 0;
-                if (!(whole && whole_run_ticked))
-                    mon_model_tick(s.model, (now - last_tick) * 1000000ull, whole);
-                whole_run_ticked = whole;
-            }
-            last_tick = now;
-            next_tick = now + interval_ms;
-            serve_push(&s);
-        }
-        serve_deadlines(&s, now);
+/* The loop's clock: when the model last ticked and ticks next. */
+struct serve_clock {
+    uint64_t interval_ms, last_tick, next_tick;
+    bool whole_run_ticked;
+    bool more;                  /* a source has more to read at once */
+};
 
-        /* The listener, the clients, then (single) the source or
-         * (--all) the discovery watch and each program's source. */
-        static struct pollfd pfd[1 + SERVE_CLIENTS + 1 + SERVE_ALL_MAX];
-        const unsigned base = 1 + SERVE_CLIENTS;
-        unsigned npfd = base;
-        uint64_t wait = next_tick > now ? next_tick - now : 0;
-        pfd[0] = (struct pollfd){ .fd = s.listen_fd, .events = POLLIN };
-        if (s.all != NULL) {
-            npfd += serve_all_pollfds(s.all, pfd + base, now, &wait);
+/* Read the source (single) or rescan (--all), tick the model(s) when
+ * due and push the new figures to the event streams, and judge the
+ * clients' deadlines. */
+static void serve_step(struct serve *s, struct serve_clock *k, uint64_t now)
+{
+    uint64_t got = 0;
+    if (s->all != NULL) {
+        serve_all_scan(s->all, now);
+        /* The programs' input: read after the poll (serve_wait()). */
+    } else {
+        got = mon_source_pump(&s->src, s->model, now, MON_PUMP_MAX);
+        k->more = got == MON_PUMP_MAX;
+        mon_control_poll(&s->control, now, s->src.opens,
+                         mon_source_up(&s->src));
+    }
+    if (got > 0)
+        k->whole_run_ticked = false;
+    if (now >= k->next_tick) {
+        if (s->all != NULL) {
+            serve_all_tick(s->all, (now - k->last_tick) * 1000000ull);
         } else {
-            pfd[npfd++] = (struct pollfd){ .fd = mon_source_fd(&s.src),
-                                           .events = POLLIN };
-            if ((mon_source_is_file(&s.src) || mon_source_fd(&s.src) < 0) &&
-                wait > 200)
-                wait = 200;
-            /* A source waiting for its path retries sooner (source.c's
-             * Note [Waiting for a path]). */
-            uint64_t src_wait = mon_source_wait_ms(&s.src, now);
-            if (src_wait < wait)
-                wait = src_wait;
-            uint64_t ctl_wait = mon_control_wait_ms(&s.control, now);
-            if (ctl_wait < wait)
-                wait = ctl_wait;
+            /* A file read to its end and not growing: rates are the
+             * run's averages (a saved eventlog); otherwise the last
+             * interval's. */
+            bool whole = mon_source_is_file(&s->src) && s->src.eof && got == 0;
+            if (!(whole && k->whole_run_ticked))
+                mon_model_tick(s->model, (now - k->last_tick) * 1000000ull,
+                               whole);
+            k->whole_run_ticked = whole;
         }
-        bool clients = false;
-        for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
-            struct serve_client *cl = &s.clients[i];
-            pfd[1 + i] = (struct pollfd){ .fd = cl->fd };
-            if (cl->fd < 0)
-                continue;
-            clients = true;
-            /* A paused client's input waits in the kernel (POLLIN would
-             * wake us for ever for bytes we will not read). */
-            if (!serve_paused(cl))
-                pfd[1 + i].events |= POLLIN;
-            if (cl->out.len > cl->out_off)
-                pfd[1 + i].events |= POLLOUT;
-        }
-        if (clients && wait > SERVE_DEADLINE_STEP_MS)
-            wait = SERVE_DEADLINE_STEP_MS;  /* deadlines are judged in time */
-        if (more)
-            wait = 0;           /* a source has more: read on after a look */
-        int n = poll(pfd, npfd, (int)wait);
-        now = mon_now_ms();
-        if (s.all != NULL)
-            more = serve_all_pump(s.all, pfd + base, npfd - base, now);
-        if (n <= 0)
+        k->last_tick = now;
+        k->next_tick = now + k->interval_ms;
+        serve_push(s);
+    }
+    serve_deadlines(s, now);
+}
+
+/* Fill pfd: the listener, the clients, then (single) the source or
+ * (--all) the discovery watch and each program's source.  Their count,
+ * and in *wait how long poll() may wait. */
+static unsigned serve_pollfds(struct serve *s, const struct serve_clock *k,
+                              struct pollfd *pfd, uint64_t now, uint64_t *wait)
+{
+    const unsigned base = 1 + SERVE_CLIENTS;
+    unsigned npfd = base;
+    *wait = k->next_tick > now ? k->next_tick - now : 0;
+    pfd[0] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+    if (s->all != NULL) {
+        npfd += serve_all_pollfds(s->all, pfd + base, now, wait);
+    } else {
+        pfd[npfd++] = (struct pollfd){ .fd = mon_source_fd(&s->src),
+                                       .events = POLLIN };
+        if ((mon_source_is_file(&s->src) || mon_source_fd(&s->src) < 0) &&
+            *wait > 200)
+            *wait = 200;
+        /* A source waiting for its path retries sooner (source.c's
+         * Note [Waiting for a path]). */
+        uint64_t src_wait = mon_source_wait_ms(&s->src, now);
+        if (src_wait < *wait)
+            *wait = src_wait;
+        uint64_t ctl_wait = mon_control_wait_ms(&s->control, now);
+        if (ctl_wait < *wait)
+            *wait = ctl_wait;
+    }
+    bool clients = false;
+    for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+        struct serve_client *cl = &s->clients[i];
+        pfd[1 + i] = (struct pollfd){ .fd = cl->fd };
+        if (cl->fd < 0)
             continue;
-        if (pfd[0].revents & POLLIN)
-            serve_accept(&s, now);
-        for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
-            struct serve_client *cl = &s.clients[i];
-            short re = pfd[1 + i].revents;
-            if (cl->fd < 0 || pfd[1 + i].fd != cl->fd || re == 0)
-                continue;
-            if ((re & (POLLHUP | POLLERR)) && serve_paused(cl)) {
-                serve_close(&s, cl);    /* gone, with its answers unread */
-                continue;
-            }
-            if (re & (POLLIN | POLLHUP | POLLERR))
-                serve_read(&s, cl, now);
-            if (cl->fd >= 0 && !serve_flush(cl, now))
-                serve_close(&s, cl);
+        clients = true;
+        /* A paused client's input waits in the kernel (POLLIN would
+         * wake us for ever for bytes we will not read). */
+        if (!serve_paused(cl))
+            pfd[1 + i].events |= POLLIN;
+        if (cl->out.len > cl->out_off)
+            pfd[1 + i].events |= POLLOUT;
+    }
+    if (clients && *wait > SERVE_DEADLINE_STEP_MS)
+        *wait = SERVE_DEADLINE_STEP_MS; /* deadlines are judged in time */
+    if (k->more)
+        *wait = 0;              /* a source has more: read on after a look */
+    return npfd;
+}
+
+/* After poll(): accept, read and write the clients whose descriptors
+ * are ready, then send what this round's requests queued. */
+static void serve_clients(struct serve *s, const struct pollfd *pfd,
+                          uint64_t now)
+{
+    if (pfd[0].revents & POLLIN)
+        serve_accept(s, now);
+    for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+        struct serve_client *cl = &s->clients[i];
+        short re = pfd[1 + i].revents;
+        if (cl->fd < 0 || pfd[1 + i].fd != cl->fd || re == 0)
+            continue;
+        if ((re & (POLLHUP | POLLERR)) && serve_paused(cl)) {
+            serve_close(s, cl);         /* gone, with its answers unread */
+            continue;
         }
-        /* Responses queued by this round's requests go out at once; a
-         * client back under its output bound has its waiting requests
-         * handled. */
-        for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
-            struct serve_client *cl = &s.clients[i];
-            if (cl->fd >= 0 && cl->out.len > cl->out_off && !serve_flush(cl, now))
-                serve_close(&s, cl);
-            if (cl->fd >= 0 && cl->in_len > 0 && !cl->closing && !cl->sse &&
-                !serve_paused(cl)) {
-                serve_requests(&s, cl, now);
-                if (cl->out.len > cl->out_off && !serve_flush(cl, now))
-                    serve_close(&s, cl);
-            }
+        if (re & (POLLIN | POLLHUP | POLLERR))
+            serve_read(s, cl, now);
+        if (cl->fd >= 0 && !serve_flush(cl, now))
+            serve_close(s, cl);
+    }
+    /* Responses queued by this round's requests go out at once; a
+     * client back under its output bound has its waiting requests
+     * handled. */
+    for (unsigned i = 0; i < SERVE_CLIENTS; i++) {
+        struct serve_client *cl = &s->clients[i];
+        if (cl->fd >= 0 && cl->out.len > cl->out_off && !serve_flush(cl, now))
+            serve_close(s, cl);
+        if (cl->fd >= 0 && cl->in_len > 0 && !cl->closing && !cl->sse &&
+            !serve_paused(cl)) {
+            serve_requests(s, cl, now);
+            if (cl->out.len > cl->out_off && !serve_flush(cl, now))
+                serve_close(s, cl);
         }
     }
+}
+
+/* Until a stop signal: read, tick, poll, serve. */
+static void serve_loop(struct serve *s, uint64_t interval_ms)
+{
+    static struct pollfd pfd[1 + SERVE_CLIENTS + 1 + SERVE_ALL_MAX];
+    const unsigned base = 1 + SERVE_CLIENTS;
+    struct serve_clock k = { .interval_ms = interval_ms };
+    k.last_tick = mon_now_ms();
+    k.next_tick = k.last_tick + interval_ms;
+    while (!mon_stop) {
+        uint64_t now = mon_now_ms();
+        serve_step(s, &k, now);
+        uint64_t wait;
+        unsigned npfd = serve_pollfds(s, &k, pfd, now, &wait);
+        int n = poll(pfd, npfd, (int)wait);
+        now = mon_now_ms();
+        if (s->all != NULL)
+            k.more = serve_all_pump(s->all, pfd + base, npfd - base, now);
+        if (n > 0)
+            serve_clients(s, pfd, now);
+    }
+}
+
+static void serve_teardown(struct serve *s)
+{
     for (unsigned i = 0; i < SERVE_CLIENTS; i++)
-        serve_close(&s, &s.clients[i]);
-    util_close(s.listen_fd);
-    sb_free(&s.scratch);
-    serve_close_source(&s);
-    mon_control_close(&s.control);
-    explicit_bzero(s.token, sizeof s.token);
-    explicit_bzero(s.cookie, sizeof s.cookie);
+        serve_close(s, &s->clients[i]);
+    util_close(s->listen_fd);
+    sb_free(&s->scratch);
+    serve_close_source(s);
+    mon_control_close(&s->control);
+    explicit_bzero(s->token, sizeof s->token);
+    explicit_bzero(s->cookie, sizeof s->cookie);
+}
+
+int serve_main(int argc, char **argv)
+{
+    struct serve_opts o;
+    int c = serve_parse(argc, argv, &o);
+    if (c != TOOL_CONTINUE)
+        return c;
+    static struct serve s;
+    char name[300];
+    if ((c = serve_setup(&s, &o, name, sizeof name)) != 0)
+        return c;
+    mon_catch_stop_signals();
+    serve_announce(&s, &o, name);
+    serve_loop(&s, o.interval_ms);
+    serve_teardown(&s);
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * serve_conn.c: `eventlog-sink serve`'s connections: a slot for each
+ * conn.c: `eventlog-sink serve`'s connections: a slot for each
  * client, reading its requests (pipelined ones in order), sending its
  * answers, and closing it: at its end, on error, past a deadline, or
  * with a lingering close after the last answer.  Hostile neighbours: any
@@ -7,8 +7,8 @@
  * server's memory or its slots.  Each client's pending output is bounded
  * (SERVE_OUT_MAX: its requests are not read meanwhile, so pipelining
  * cannot amplify), each request has deadlines (see Note [Connection
- * deadlines] in monitor/http.c), event streams take at most
- * SERVE_SSE_MAX of the SERVE_CLIENTS slots (serve_routes.c counts
+ * deadlines] in http.c), event streams take at most
+ * SERVE_SSE_MAX of the SERVE_CLIENTS slots (routes.c counts
  * them), and a connection beyond the slots is answered 503 and closed
  * at once.  Bodies: only a route that takes one (serve_body_max(): the
  * webhook of --all, SERVE_ALERT_BODY_MAX) reads it, once the request
@@ -20,8 +20,8 @@
  * ELS_SERVE_TEST_STALL_MS shorten the deadlines (serve_limits()).  Sends
  * use MSG_NOSIGNAL, so a browser closing its end is an error we handle,
  * not a SIGPIPE.  Not its job: what a request is answered
- * (serve_routes.c), HTTP parsing and the deadline bookkeeping
- * (monitor/http.c), or the poll loop (serve.c).
+ * (routes.c), HTTP parsing and the deadline bookkeeping
+ * (http.c), or the poll loop (serve.c).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -30,7 +30,7 @@
 #include <sys/socket.h>
 
 #include "serve.h"
-#include "util.h"
+#include "../util.h"
 
 /* Pending output over which a client's requests are not read (and an
  * event stream's updates skipped: each carries the whole state, the next
@@ -39,7 +39,7 @@
  * above one update of the state (tens of KiB), so a page that reads
  * never meets it. */
 #define SERVE_OUT_MAX (256u << 10)
-/* Note [Connection deadlines] in monitor/http.c.  A browser sends a
+/* Note [Connection deadlines] in http.c.  A browser sends a
  * head in one piece within milliseconds: 10 s is only for a slow link.
  * 60 s for a whole request covers a speedscope export of megabytes on a
  * slow link.  15 s over the output bound: a page stopped reading (a
@@ -325,7 +325,7 @@ void serve_read(struct serve *s, struct serve_client *c, uint64_t now)
  * ------------------------------------------------------------------------ */
 
 /* Close the clients whose deadline passed (Note [Connection deadlines]
- * in monitor/http.c). */
+ * in http.c). */
 void serve_deadlines(struct serve *s, uint64_t now)
 {
     for (unsigned i = 0; i < SERVE_CLIENTS; i++) {

@@ -1,6 +1,6 @@
 /*
  * test_json.c: the JSON reader of serve --all's webhook
- * (tools/monitor/json.c) on what Alertmanager sends and on hostile
+ * (tools/serve/json.c) on what Alertmanager sends and on hostile
  * documents: every departure from RFC 8259 refused with where it is,
  * nesting past JSON_DEPTH_MAX and more values than tokens refused
  * without recursion (a 1 MiB run of '[' and a million-value array),
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "monitor/json.h"
+#include "serve/json.h"
 
 static struct json_tok toks[4096];
 static char err[200];

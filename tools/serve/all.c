@@ -1,5 +1,5 @@
 /*
- * serve_all.c: the set of programs `eventlog-sink serve --all` follows:
+ * all.c: the set of programs `eventlog-sink serve --all` follows:
  * every program announced in the discovery directory (tools/discover.c
  * reads it), each with its own connection to its sink (a mon_source), its
  * own model and, with --save-dir, its own copy of each run of its stream
@@ -24,7 +24,7 @@
  * is scanned once a second, not per turn.  The order in which programs
  * are read rotates, so that none is always read last.
  *
- * Not its job: the routes (serve_routes.c), the clients (serve_conn.c),
+ * Not its job: the routes (routes.c), the clients (conn.c),
  * what an announce file says or when an entry is stale (discover.c).
  */
 #include <errno.h>
@@ -38,11 +38,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "discover.h"
-#include "monitor/run.h"
+#include "../discover.h"
+#include "../monitor/run.h"
 #include "serve.h"
-#include "tool.h"
-#include "util.h"
+#include "../tool.h"
+#include "../util.h"
 
 #define SERVE_ALL_SCAN_MS 1000
 #define SERVE_ALL_PUMP_MIN (64u << 10)

@@ -3,7 +3,7 @@
  *
  * It connects to a UNIX or TCP socket (or opens a FIFO), or with --listen
  * waits on one for the single producer that a unix-connect or tcp-connect
- * sink sends from (recv_listen.c), copies the eventlog stream it reads to a file or
+ * sink sends from (listen.c), copies the eventlog stream it reads to a file or
  * standard output, runs every byte through the library's parser
  * (<eventlog-sink/parse.h>), and says in its exit status whether the
  * stream was complete and well formed.  It does not interpret events (use ghc-events for that), serves
@@ -45,10 +45,10 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
 #include "recv.h"
-#include "safetext.h"
-#include "discover.h"
-#include "tool.h"
-#include "util.h"
+#include "../safetext.h"
+#include "../discover.h"
+#include "../tool.h"
+#include "../util.h"
 
 /* Exit statuses of recv (documented in its --help). */
 enum {
@@ -542,7 +542,30 @@ static void recv_usage(FILE *out)
 
 #define recv_usage_error(...) tool_usage_error("recv", __VA_ARGS__)
 
-int recv_main(int argc, char **argv)
+/* What recv's command line asks for (recv_parse()). */
+struct recv_opts {
+    const char *spec;
+    const char *output;                 /* -o; NULL: standard output */
+    uint64_t retry_ms, timeout_ms;      /* --retry, --timeout */
+    bool retry_given, timeout_given;
+    bool listen, quiet;
+};
+
+/* --retry or --timeout (opt) SECS (arg): into *ms, with *given set;
+ * TOOL_CONTINUE, or the exit status of a usage error. */
+static int recv_parse_wait(const char *opt, const char *arg, uint64_t *ms,
+                           bool *given)
+{
+    if (!tool_parse_secs(arg, ms))
+        return recv_usage_error("%s: '%s' is not a number of seconds from "
+                                "0 to 86400", opt, arg);
+    *given = true;
+    return TOOL_CONTINUE;
+}
+
+/* The command line into *o: TOOL_CONTINUE, or the exit status (after
+ * --help or a usage error). */
+static int recv_parse(int argc, char **argv, struct recv_opts *o)
 {
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
@@ -553,13 +576,7 @@ int recv_main(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *output = NULL;
-    uint64_t retry_ms = 0;
-    bool retry_given = false;
-    bool listen = false;
-    uint64_t timeout_ms = 0;
-    bool timeout_given = false;
-    bool quiet = false;
+    *o = (struct recv_opts){ .output = NULL };
 
     opterr = 0;
     optind = 1;
@@ -569,25 +586,25 @@ int recv_main(int argc, char **argv)
         case 'o':
             if (optarg[0] == '\0')
                 return recv_usage_error("empty output file name");
-            output = optarg;
+            o->output = optarg;
             break;
         case 'r':
-            if (!tool_parse_secs(optarg, &retry_ms))
-                return recv_usage_error("--retry: '%s' is not a number of "
-                                        "seconds from 0 to 86400", optarg);
-            retry_given = true;
+            c = recv_parse_wait("--retry", optarg, &o->retry_ms,
+                                &o->retry_given);
+            if (c != TOOL_CONTINUE)
+                return c;
             break;
         case 'l':
-            listen = true;
+            o->listen = true;
             break;
         case 't':
-            if (!tool_parse_secs(optarg, &timeout_ms))
-                return recv_usage_error("--timeout: '%s' is not a number of "
-                                        "seconds from 0 to 86400", optarg);
-            timeout_given = true;
+            c = recv_parse_wait("--timeout", optarg, &o->timeout_ms,
+                                &o->timeout_given);
+            if (c != TOOL_CONTINUE)
+                return c;
             break;
         case 'q':
-            quiet = true;
+            o->quiet = true;
             break;
         case 'h':
             return tool_help(recv_usage);
@@ -606,24 +623,99 @@ int recv_main(int argc, char **argv)
         return recv_usage_error("one SPEC only, got '%s' after '%s'",
                                 argv[optind + 1], argv[optind]);
     int dr;
-    if (!listen && (dr = disc_resolve_arg("recv", &argv[optind], false)) != 0)
+    if (!o->listen &&
+        (dr = disc_resolve_arg("recv", &argv[optind], false)) != 0)
         return dr;
-    const char *spec = argv[optind];
+    o->spec = argv[optind];
     /* Each wait belongs to one direction; accepting the other silently
      * would leave the user believing it took effect. */
-    if (retry_given && listen)
+    if (o->retry_given && o->listen)
         return recv_usage_error("--retry is for connecting; with --listen "
                                 "use --timeout");
-    if (timeout_given && !listen)
+    if (o->timeout_given && !o->listen)
         return recv_usage_error("--timeout is for --listen; when "
                                 "connecting use --retry");
-    if (output == NULL && isatty(STDOUT_FILENO))
+    if (o->output == NULL && isatty(STDOUT_FILENO))
         return recv_usage_error("refusing to write a binary stream to a "
                                 "terminal; use -o FILE or a redirection");
+    return TOOL_CONTINUE;
+}
+
+/* Connect to t (or, with --listen, wait for the producer), then free
+ * t: the input descriptor, with what a producer already sent in
+ * *prefix, or -1 after a message. */
+static int recv_connect(const struct recv_opts *o,
+                        const struct recv_signals *sigs,
+                        struct recv_target *t, struct recv_prefix *prefix)
+{
+    char err[512];
+    int in;
+    if (o->listen)
+        in = recv_listen_accept(sigs, t,
+                                o->timeout_given ? (long)o->timeout_ms : -1,
+                                prefix, err, sizeof err);
+    else
+        in = recv_open(sigs, t, o->retry_ms, err, sizeof err);
+    recv_target_free(t);
+    if (in < 0) {
+        if (in == -EINTR && !o->listen)
+            fprintf(stderr, TOOL_NAME " recv: stopped before %s was "
+                    "reached\n", o->spec);
+        else
+            fprintf(stderr, TOOL_NAME " recv: %s\n", err);
+        return -1;
+    }
+    return in;
+}
+
+/* The summary line (unless --quiet) and the verdict on the copy: the
+ * exit status. */
+static int recv_report(const struct recv_opts *o, const struct recv_result *res,
+                       const struct els_parse_status *st, const char *out_name)
+{
+    if (!o->quiet)
+        fprintf(stderr, TOOL_NAME " recv: received %llu bytes, %llu events, "
+                "%llu blocks\n", (unsigned long long)res->bytes,
+                (unsigned long long)st->events,
+                (unsigned long long)st->blocks);
+
+    if (res->write_error != 0) {
+        fprintf(stderr, TOOL_NAME " recv: cannot write to %s: %s\n", out_name,
+                strerror(-res->write_error));
+        return RECV_EXIT_UNREACHABLE;
+    }
+    if (st->where == ELS_PARSE_FAILED) {
+        /* The parser's words, but about bytes the stream chose. */
+        fputs(TOOL_NAME " recv: stream malformed at ", stderr);
+        safetext_fput(stderr, st->error, strlen(st->error));
+        fputc('\n', stderr);
+        return RECV_EXIT_BAD_STREAM;
+    }
+    if (st->where != ELS_PARSE_ENDED) {
+        char why[128] = "";
+        if (res->read_error != 0)
+            snprintf(why, sizeof why, ": %s", strerror(-res->read_error));
+        else if (res->interrupted)
+            snprintf(why, sizeof why, ": stopped by %s",
+                     recv_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        fprintf(stderr, TOOL_NAME " recv: stream truncated after %llu bytes "
+                "(%llu events)%s\n", (unsigned long long)res->bytes,
+                (unsigned long long)st->events, why);
+        return RECV_EXIT_BAD_STREAM;
+    }
+    return RECV_EXIT_OK;
+}
+
+int recv_main(int argc, char **argv)
+{
+    struct recv_opts o;
+    int rc = recv_parse(argc, argv, &o);
+    if (rc != TOOL_CONTINUE)
+        return rc;
 
     char err[512];
     struct recv_target target;
-    int rc = recv_target_parse(&target, spec, listen, err, sizeof err);
+    rc = recv_target_parse(&target, o.spec, o.listen, err, sizeof err);
     if (rc == RECV_EXIT_USAGE)
         return recv_usage_error("%s", err);
     if (rc != 0) {
@@ -641,22 +733,10 @@ int recv_main(int argc, char **argv)
     struct recv_signals sigs;
     recv_signals_setup(&sigs);
 
-    int in;
     struct recv_prefix prefix = { NULL, 0 };
-    if (listen)
-        in = recv_listen_accept(&sigs, &target,
-                                timeout_given ? (long)timeout_ms : -1,
-                                &prefix, err, sizeof err);
-    else
-        in = recv_open(&sigs, &target, retry_ms, err, sizeof err);
-    recv_target_free(&target);
+    int in = recv_connect(&o, &sigs, &target, &prefix);
     if (in < 0) {
         els_parser_free(parser);
-        if (in == -EINTR && !listen)
-            fprintf(stderr, TOOL_NAME " recv: stopped before %s was "
-                    "reached\n", spec);
-        else
-            fprintf(stderr, TOOL_NAME " recv: %s\n", err);
         return RECV_EXIT_UNREACHABLE;
     }
 
@@ -665,18 +745,18 @@ int recv_main(int argc, char **argv)
      * truncates the file of an earlier capture. */
     int out = STDOUT_FILENO;
     const char *out_name = "standard output";
-    if (output != NULL) {
-        out = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY,
+    if (o.output != NULL) {
+        out = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY,
                    0644);
         if (out < 0) {
-            fprintf(stderr, TOOL_NAME " recv: cannot create %s: %s\n", output,
-                    strerror(errno));
+            fprintf(stderr, TOOL_NAME " recv: cannot create %s: %s\n",
+                    o.output, strerror(errno));
             util_close(in);
             free(prefix.bytes);
             els_parser_free(parser);
             return RECV_EXIT_UNREACHABLE;
         }
-        out_name = output;
+        out_name = o.output;
     }
 
     struct recv_result res = { 0 };
@@ -689,36 +769,7 @@ int recv_main(int argc, char **argv)
         res.write_error == 0)
         res.write_error = -errno;
 
-    if (!quiet)
-        fprintf(stderr, TOOL_NAME " recv: received %llu bytes, %llu events, "
-                "%llu blocks\n", (unsigned long long)res.bytes,
-                (unsigned long long)st.events,
-                (unsigned long long)st.blocks);
-
-    if (res.write_error != 0) {
-        fprintf(stderr, TOOL_NAME " recv: cannot write to %s: %s\n", out_name,
-                strerror(-res.write_error));
-        rc = RECV_EXIT_UNREACHABLE;
-    } else if (st.where == ELS_PARSE_FAILED) {
-        /* The parser's words, but about bytes the stream chose. */
-        fputs(TOOL_NAME " recv: stream malformed at ", stderr);
-        safetext_fput(stderr, st.error, strlen(st.error));
-        fputc('\n', stderr);
-        rc = RECV_EXIT_BAD_STREAM;
-    } else if (st.where != ELS_PARSE_ENDED) {
-        char why[128] = "";
-        if (res.read_error != 0)
-            snprintf(why, sizeof why, ": %s", strerror(-res.read_error));
-        else if (res.interrupted)
-            snprintf(why, sizeof why, ": stopped by %s",
-                     recv_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
-        fprintf(stderr, TOOL_NAME " recv: stream truncated after %llu bytes "
-                "(%llu events)%s\n", (unsigned long long)res.bytes,
-                (unsigned long long)st.events, why);
-        rc = RECV_EXIT_BAD_STREAM;
-    } else {
-        rc = RECV_EXIT_OK;
-    }
+    rc = recv_report(&o, &res, &st, out_name);
     els_parser_free(parser);
     return rc;
 }

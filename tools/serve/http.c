@@ -21,6 +21,15 @@ static bool http_tchar(unsigned char c)
            (c >= 'A' && c <= 'Z') || (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
+/* Is [p, e) made of token characters only (a method, a field's name)? */
+static bool http_token(const char *p, const char *e)
+{
+    for (const char *q = p; q < e; q++)
+        if (!http_tchar((unsigned char)*q))
+            return false;
+    return true;
+}
+
 /* The end of the line starting at p (the LF), or NULL if none before end. */
 static const char *http_eol(const char *p, const char *end)
 {
@@ -69,47 +78,39 @@ static bool http_field(const char *p, const char *e, char *out, size_t len,
     return true;
 }
 
-int http_parse_request(const char *buf, size_t len, struct http_request *req)
+/* The end of the head in buf (after its empty line), or NULL with *rc
+ * set: 0 to wait for more bytes, or the status of a head too long. */
+static const char *http_head_end(const char *buf, size_t len, int *rc)
 {
-    /* Find the end of the head: an empty line. */
-    const char *end = NULL;
     size_t scan = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
     for (size_t i = 0; i < scan; i++) {
         if (buf[i] != '\n')
             continue;
-        if (i >= 1 && buf[i - 1] == '\n') { end = buf + i + 1; break; }
-        if (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n') { end = buf + i + 1; break; }
+        if (i >= 1 && buf[i - 1] == '\n')
+            return buf + i + 1;
+        if (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n')
+            return buf + i + 1;
     }
-    /* Leading empty lines before a request line are allowed (RFC 9112
-     * section 2.2) but a head that is only empty lines is not complete. */
-    if (end == NULL) {
-        const char *line_end = http_eol(buf, buf + scan);
-        if (line_end != NULL && (size_t)(line_end - buf) > HTTP_TARGET_MAX + 32) {
-            /* The request line alone is too long. */
-            return -414;
-        }
-        return len >= HTTP_HEAD_MAX ? -431 : 0;
-    }
-    const char *p = buf;
-    while (p < end && (*p == '\r' || *p == '\n'))
-        p++;
-    if (p == end)
-        return -400;
-    const char *mstart = p;
+    const char *line_end = http_eol(buf, buf + scan);
+    if (line_end != NULL && (size_t)(line_end - buf) > HTTP_TARGET_MAX + 32)
+        *rc = -414;                     /* the request line alone is too long */
+    else
+        *rc = len >= HTTP_HEAD_MAX ? -431 : 0;
+    return NULL;
+}
 
-    memset(req, 0, sizeof *req);
-    const char *le = http_eol(p, end);
-    const char *line_end = le;
-    if (line_end > p && line_end[-1] == '\r')
-        line_end--;
-
-    /* method SP target SP version */
+/* The request line [p, line_end) (no CR): "method SP target SP version".
+ * The version, path and query go into req, the method's span into
+ * *mend (the method ends there) for http_method(), which judges it once
+ * the fields are read.
+ * 0, or a negative status. */
+static int http_request_line(const char *p, const char *line_end,
+                             struct http_request *req, const char **mend)
+{
     const char *sp1 = memchr(p, ' ', (size_t)(line_end - p));
-    if (sp1 == NULL || sp1 == p)
+    if (sp1 == NULL || sp1 == p || !http_token(p, sp1))
         return -400;
-    for (const char *q = p; q < sp1; q++)
-        if (!http_tchar((unsigned char)*q))
-            return -400;
+    *mend = sp1;
     const char *t = sp1 + 1;
     const char *sp2 = memchr(t, ' ', (size_t)(line_end - t));
     if (sp2 == NULL || sp2 == t)
@@ -141,9 +142,83 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
         memcpy(req->query, qm + 1, tlen - plen - 1);
         req->query[tlen - plen - 1] = '\0';
     }
+    return 0;
+}
 
-    bool has_host = false, has_type = false, has_length = false;
-    for (p = le + 1; p < end;) {
+/* Which of the once-only fields the head has given so far. */
+struct http_seen {
+    bool host, type, length;
+};
+
+/* One field: name [p, colon), value [vp, vq) trimmed.  0, or a negative
+ * status. */
+static int http_header_field(const char *p, const char *colon, const char *vp,
+                             const char *vq, struct http_request *req,
+                             struct http_seen *seen)
+{
+    size_t nlen = (size_t)(colon - p);
+    if (http_ieq(p, nlen, "host")) {
+        if (!http_field(vp, vq, req->host, sizeof req->host, &seen->host))
+            return -400;
+    } else if (http_ieq(p, nlen, "origin")) {
+        if (!http_field(vp, vq, req->origin, sizeof req->origin,
+                        &req->has_origin))
+            return -400;
+    } else if (http_ieq(p, nlen, "x-eventlog-sink-token")) {
+        if (!http_field(vp, vq, req->token, sizeof req->token,
+                        &req->has_token))
+            return -400;
+    } else if (http_ieq(p, nlen, "authorization")) {
+        if (!http_field(vp, vq, req->authorization,
+                        sizeof req->authorization, &req->has_authorization))
+            return -400;
+    } else if (http_ieq(p, nlen, "cookie")) {
+        /* Joined, not refused when repeated: see struct
+         * http_request.  Fits, as the head does. */
+        size_t have = strlen(req->cookie), add = (size_t)(vq - vp);
+        size_t sep = have > 0 ? 2 : 0;
+        if (have + sep + add >= sizeof req->cookie)
+            return -431;
+        memcpy(req->cookie + have, "; ", sep);
+        memcpy(req->cookie + have + sep, vp, add);
+        req->cookie[have + sep + add] = '\0';
+        req->has_cookie = true;
+    } else if (http_ieq(p, nlen, "content-type")) {
+        if (!http_field(vp, vq, req->content_type,
+                        sizeof req->content_type, &seen->type))
+            return -400;
+    } else if (http_ieq(p, nlen, "content-length")) {
+        if (seen->length || vp == vq)
+            return -400;
+        seen->length = true;
+        for (const char *q = vp; q < vq; q++)
+            if (*q < '0' || *q > '9')
+                return -400;
+        if (vq - vp > HTTP_LENGTH_DIGITS)
+            return -413;
+        for (const char *q = vp; q < vq; q++)
+            req->content_length = req->content_length * 10 +
+                                  (uint64_t)(*q - '0');
+    } else if (http_ieq(p, nlen, "expect")) {
+        if (http_ieq(vp, (size_t)(vq - vp), "100-continue"))
+            req->expect_continue = true;
+    } else if (http_ieq(p, nlen, "transfer-encoding")) {
+        return -411;
+    } else if (http_ieq(p, nlen, "connection")) {
+        if (http_has_token(vp, vq, "close"))
+            req->keep_alive = false;
+        else if (http_has_token(vp, vq, "keep-alive"))
+            req->keep_alive = true;
+    }
+    return 0;
+}
+
+/* The field lines from p to the empty line before end.  0, or a
+ * negative status. */
+static int http_header_fields(const char *p, const char *end,
+                              struct http_request *req, struct http_seen *seen)
+{
+    while (p < end) {
         const char *e = http_eol(p, end);
         const char *ve = e;
         if (ve > p && ve[-1] == '\r')
@@ -153,85 +228,67 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
         if (*p == ' ' || *p == '\t')
             return -400;                /* obsolete line folding */
         const char *colon = memchr(p, ':', (size_t)(ve - p));
-        if (colon == NULL || colon == p)
+        if (colon == NULL || colon == p || !http_token(p, colon))
             return -400;
-        for (const char *q = p; q < colon; q++)
-            if (!http_tchar((unsigned char)*q))
-                return -400;
         const char *vp = colon + 1, *vq = ve;
         http_trim(&vp, &vq);
         for (const char *q = vp; q < vq; q++)
             if ((unsigned char)*q < 0x20 && *q != '\t')
                 return -400;
-        size_t nlen = (size_t)(colon - p);
-        if (http_ieq(p, nlen, "host")) {
-            if (!http_field(vp, vq, req->host, sizeof req->host, &has_host))
-                return -400;
-        } else if (http_ieq(p, nlen, "origin")) {
-            if (!http_field(vp, vq, req->origin, sizeof req->origin,
-                            &req->has_origin))
-                return -400;
-        } else if (http_ieq(p, nlen, "x-eventlog-sink-token")) {
-            if (!http_field(vp, vq, req->token, sizeof req->token,
-                            &req->has_token))
-                return -400;
-        } else if (http_ieq(p, nlen, "authorization")) {
-            if (!http_field(vp, vq, req->authorization,
-                            sizeof req->authorization, &req->has_authorization))
-                return -400;
-        } else if (http_ieq(p, nlen, "cookie")) {
-            /* Joined, not refused when repeated: see struct
-             * http_request.  Fits, as the head does. */
-            size_t have = strlen(req->cookie), add = (size_t)(vq - vp);
-            size_t sep = have > 0 ? 2 : 0;
-            if (have + sep + add >= sizeof req->cookie)
-                return -431;
-            memcpy(req->cookie + have, "; ", sep);
-            memcpy(req->cookie + have + sep, vp, add);
-            req->cookie[have + sep + add] = '\0';
-            req->has_cookie = true;
-        } else if (http_ieq(p, nlen, "content-type")) {
-            if (!http_field(vp, vq, req->content_type,
-                            sizeof req->content_type, &has_type))
-                return -400;
-        } else if (http_ieq(p, nlen, "content-length")) {
-            if (has_length || vp == vq)
-                return -400;
-            has_length = true;
-            for (const char *q = vp; q < vq; q++)
-                if (*q < '0' || *q > '9')
-                    return -400;
-            if (vq - vp > HTTP_LENGTH_DIGITS)
-                return -413;
-            for (const char *q = vp; q < vq; q++)
-                req->content_length = req->content_length * 10 +
-                                      (uint64_t)(*q - '0');
-        } else if (http_ieq(p, nlen, "expect")) {
-            if (http_ieq(vp, (size_t)(vq - vp), "100-continue"))
-                req->expect_continue = true;
-        } else if (http_ieq(p, nlen, "transfer-encoding")) {
-            return -411;
-        } else if (http_ieq(p, nlen, "connection")) {
-            if (http_has_token(vp, vq, "close"))
-                req->keep_alive = false;
-            else if (http_has_token(vp, vq, "keep-alive"))
-                req->keep_alive = true;
-        }
+        int rc = http_header_field(p, colon, vp, vq, req, seen);
+        if (rc != 0)
+            return rc;
         p = e + 1;
     }
-    /* RFC 9112 section 3.2: a 1.1 request without Host is a 400. */
-    if (req->minor >= 1 && !has_host)
-        return -400;
+    return 0;
+}
 
-    size_t ml = (size_t)(sp1 - mstart);
-    if (ml == 3 && memcmp(mstart, "GET", 3) == 0)
+/* The method [m, e): 0, or -405 for one the server does not take. */
+static int http_method(const char *m, const char *e, struct http_request *req)
+{
+    size_t ml = (size_t)(e - m);
+    if (ml == 3 && memcmp(m, "GET", 3) == 0)
         req->method = HTTP_GET;
-    else if (ml == 4 && memcmp(mstart, "HEAD", 4) == 0)
+    else if (ml == 4 && memcmp(m, "HEAD", 4) == 0)
         req->method = HTTP_HEAD;
-    else if (ml == 4 && memcmp(mstart, "POST", 4) == 0)
+    else if (ml == 4 && memcmp(m, "POST", 4) == 0)
         req->method = HTTP_POST;
     else
         return -405;
+    return 0;
+}
+
+int http_parse_request(const char *buf, size_t len, struct http_request *req)
+{
+    int rc;
+    const char *end = http_head_end(buf, len, &rc);
+    if (end == NULL)
+        return rc;
+    /* Leading empty lines before a request line are allowed (RFC 9112
+     * section 2.2) but a head that is only empty lines is not complete. */
+    const char *p = buf;
+    while (p < end && (*p == '\r' || *p == '\n'))
+        p++;
+    if (p == end)
+        return -400;
+    const char *mstart = p, *mend;
+
+    memset(req, 0, sizeof *req);
+    const char *le = http_eol(p, end);
+    const char *line_end = le;
+    if (line_end > p && line_end[-1] == '\r')
+        line_end--;
+    if ((rc = http_request_line(p, line_end, req, &mend)) != 0)
+        return rc;
+    struct http_seen seen = { false, false, false };
+    if ((rc = http_header_fields(le + 1, end, req, &seen)) != 0)
+        return rc;
+    /* RFC 9112 section 3.2: a 1.1 request without Host is a 400. */
+    if (req->minor >= 1 && !seen.host)
+        return -400;
+    /* The method last: a malformed head is a 400 whatever its method. */
+    if ((rc = http_method(mstart, mend, req)) != 0)
+        return rc;
     return (int)(end - buf);
 }
 

@@ -6,14 +6,14 @@
  * takes anything (fuzz/fuzz_http.c) and answers with the status code a
  * bad request deserves.  It reads a body's length (Content-Length), not
  * the body: which routes take one, and how much, is the server's
- * business (serve_conn.c), as is routing; it does not decode percent
+ * business (conn.c), as is routing; it does not decode percent
  * escapes or take chunked bodies (Transfer-Encoding is refused).  Beside it,
  * a connection's deadlines (struct http_clock): pure bookkeeping, with
  * the time passed in, so that a unit test can play a slow client in
  * microseconds; the server owns the socket and does the closing.
  */
-#ifndef ELS_MON_HTTP_H
-#define ELS_MON_HTTP_H
+#ifndef ELS_SERVE_HTTP_H
+#define ELS_SERVE_HTTP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,7 +36,7 @@ struct http_request {
     char origin[256];               /* the Origin field, "" if none */
     bool has_origin;
     /* X-Eventlog-Sink-Token: serve's token as the page sends it with
-     * each action (serve_routes.c compares it); "" if none. */
+     * each action (routes.c compares it); "" if none. */
     char token[HTTP_TOKEN_MAX + 1];
     bool has_token;
     /* Authorization, as scrapers and the webhook of serve --all send
@@ -160,4 +160,4 @@ enum http_late http_clock_late(const struct http_clock *c, uint64_t now,
                                const struct http_limits *l);
 const char *http_late_name(enum http_late late);
 
-#endif /* ELS_MON_HTTP_H */
+#endif /* ELS_SERVE_HTTP_H */

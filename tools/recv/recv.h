@@ -1,6 +1,6 @@
 /*
  * recv.h: what the two halves of `eventlog-sink recv` share: recv.c
- * (connecting, copying, the command line) and recv_listen.c (--listen:
+ * (connecting, copying, the command line) and listen.c (--listen:
  * waiting for the one producer among whatever else connects).
  */
 #ifndef ELS_TOOL_RECV_H

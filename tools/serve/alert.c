@@ -1,5 +1,5 @@
 /*
- * serve_alert.c: `serve --all`'s webhook for Prometheus' Alertmanager,
+ * alert.c: `serve --all`'s webhook for Prometheus' Alertmanager,
  * POST /api/alertmanager: a firing alert whose labels name a program on
  * this host (pid, else program) makes that program's ring: flight
  * recorder write a dump, through the recorder's control socket
@@ -14,14 +14,14 @@
  *
  * Note [Alerts from outside]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
- * Who may ask, serve_routes.c decides (serve's token, as
+ * Who may ask, routes.c decides (serve's token, as
  * "Authorization: Bearer TOKEN", on any listener: a fleet's
  * Alertmanager runs elsewhere); what they send is still judged here,
  * and bounded, so that the token's holder can make dumps and nothing
  * more, and not many:
- *  - the body: at most SERVE_ALERT_BODY_MAX bytes (serve_conn.c refuses
+ *  - the body: at most SERVE_ALERT_BODY_MAX bytes (conn.c refuses
  *    more with 413 before reading it), Content-Type application/json
- *    (else 415), strict JSON (monitor/json.c: no recursion, at most
+ *    (else 415), strict JSON (json.c: no recursion, at most
  *    SERVE_ALERT_TOKENS values, else 413) of Alertmanager's webhook
  *    version "4" (else 400, and nothing is done: a batch is judged whole
  *    before any dump);
@@ -41,8 +41,8 @@
  * program announced here, a program without a recorder, a resolved
  * alert: each is an answer for that alert, never an error of the batch.
  *
- * Not its job: authentication and the HTTP exchange (serve_routes.c,
- * serve_conn.c), what a dump holds (the library's ring: sink).
+ * Not its job: authentication and the HTTP exchange (routes.c,
+ * conn.c), what a dump holds (the library's ring: sink).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -53,12 +53,12 @@
 #include <sys/stat.h>
 
 #include "eventlog-sink.h"
-#include "ctlclient.h"
-#include "discover.h"
-#include "monitor/json.h"
-#include "safetext.h"
+#include "../ctlclient.h"
+#include "../discover.h"
+#include "json.h"
+#include "../safetext.h"
 #include "serve.h"
-#include "tool.h"
+#include "../tool.h"
 
 #define SERVE_ALERT_TOKENS 16384    /* JSON values in a body */
 #define SERVE_ALERT_MAX 64          /* alerts looked at per request */

@@ -1,5 +1,5 @@
 /*
- * test_http.c: serve's request parser (tools/monitor/http.c) on the
+ * test_http.c: serve's request parser (tools/serve/http.c) on the
  * fields that guard serve (Host, Origin, the token's
  * X-Eventlog-Sink-Token and Authorization's Bearer scheme, the session
  * cookie), the token and cookie comparisons, the query that a login
@@ -20,7 +20,7 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "monitor/http.h"
+#include "serve/http.h"
 #include "monitor/strbuf.h"
 #include "util.h"
 

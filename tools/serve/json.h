@@ -1,7 +1,7 @@
 /*
  * json.h: a small, strict and bounded JSON reader, for the one JSON
  * document `serve --all` takes from outside: Alertmanager's webhook
- * (tools/serve_alert.c).  The caller gives the text and an array of
+ * (tools/serve/alert.c).  The caller gives the text and an array of
  * tokens; the reader fills the array with one token per value, in
  * document order, each knowing where its subtree ends, so that walking
  * it needs no recursion either.  Bounds: the caller's token array (a
@@ -14,8 +14,8 @@
  * hold it).  Not its job: numbers' values (kept as text), what the
  * document means.
  */
-#ifndef ELS_MON_JSON_H
-#define ELS_MON_JSON_H
+#ifndef ELS_SERVE_JSON_H
+#define ELS_SERVE_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,4 +78,4 @@ bool json_str_eq(const struct json_doc *d, unsigned i, const char *s);
 
 const char *json_type_name(enum json_type t);
 
-#endif /* ELS_MON_JSON_H */
+#endif /* ELS_SERVE_JSON_H */

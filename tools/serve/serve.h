@@ -1,11 +1,11 @@
 /*
  * serve.h: what the parts of `eventlog-sink serve` share: serve.c (the
  * command line, the token, the listener and the poll loop),
- * serve_conn.c (each client's connection: slots, input, request bodies,
- * the output bound, deadlines), serve_routes.c (what each path answers),
- * and with --all serve_all.c (the programs followed) and serve_alert.c
+ * conn.c (each client's connection: slots, input, request bodies,
+ * the output bound, deadlines), routes.c (what each path answers),
+ * and with --all all.c (the programs followed) and alert.c
  * (Alertmanager's webhook).  Not its job:
- * HTTP parsing and the deadline bookkeeping (monitor/http.h), the model
+ * HTTP parsing and the deadline bookkeeping (http.h), the model
  * and its source (monitor/).
  */
 #ifndef ELS_TOOL_SERVE_H
@@ -15,11 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "monitor/control.h"
-#include "monitor/http.h"
-#include "monitor/model.h"
-#include "monitor/source.h"
-#include "monitor/strbuf.h"
+#include "../monitor/control.h"
+#include "http.h"
+#include "../monitor/model.h"
+#include "../monitor/source.h"
+#include "../monitor/strbuf.h"
 
 #define SERVE_CLIENTS 64
 /* Event streams stay open: without a share of their own, 64 pages (or
@@ -76,7 +76,7 @@ struct serve {
     /* The session cookie that a GET with ?token= sets: its name (with
      * the port: cookies do not tell ports apart) and its value, random
      * at each start and not the token (Note [The session cookie] in
-     * serve_routes.c). */
+     * routes.c). */
     char cookie_name[32];
     char cookie[HTTP_TOKEN_MAX + 1];
     /* --public-read: GET and HEAD need no token (POST still does). */
@@ -94,7 +94,7 @@ struct serve_alerts;
 struct pollfd;
 
 /* ------------------------------------------------------------------------
- * serve_all.c
+ * all.c
  * ------------------------------------------------------------------------ */
 
 /* The most programs `serve --all` follows at once (those beyond are
@@ -130,7 +130,7 @@ void serve_all_index_json(struct serve_all *a, struct strbuf *b);
 void serve_all_prometheus(struct serve_all *a, struct strbuf *b);
 
 /* ------------------------------------------------------------------------
- * serve_alert.c
+ * alert.c
  * ------------------------------------------------------------------------ */
 
 /* The largest body POST /api/alertmanager takes (a larger one is a 413,
@@ -149,10 +149,10 @@ int serve_alerts_handle(struct serve_alerts *a, const struct http_request *r,
                         uint64_t now, struct strbuf *b, const char **type);
 
 /* ------------------------------------------------------------------------
- * serve_conn.c
+ * conn.c
  * ------------------------------------------------------------------------ */
 
-/* The deadlines: serve_conn.c's constants, or shorter ones for a test. */
+/* The deadlines: conn.c's constants, or shorter ones for a test. */
 void serve_limits(struct http_limits *l);
 /* Take every waiting connection into a free slot (beyond the slots: a
  * 503 and closed at once). */
@@ -172,7 +172,7 @@ void serve_deadlines(struct serve *s, uint64_t now);
 bool serve_paused(const struct serve_client *c);
 
 /* ------------------------------------------------------------------------
- * serve_routes.c
+ * routes.c
  * ------------------------------------------------------------------------ */
 
 /* May request r go to its route?  True if it carries the token

@@ -1,17 +1,17 @@
 /*
- * serve_routes.c: what `eventlog-sink serve` answers: / (the page and
+ * routes.c: what `eventlog-sink serve` answers: / (the page and
  * its script, built into the binary: assets.c, from tools/monitor/web),
  * /api/state, /api/timeline?from=NS&to=NS&cols=N,
  * /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
  * the model's JSON, at once and then at each interval: serve_push()),
  * /metrics (Prometheus text) and /api/control.  It answers GET and HEAD,
  * and POST for control only, and takes no request bodies.  With --all
- * (serve_all.c): / is the index of the programs followed, /api/programs
+ * (all.c): / is the index of the programs followed, /api/programs
  * its JSON, /metrics every program's series, and /p/PID/PATH answers
  * PATH as above for that program's model (the page's URLs are
  * relative, so the same page works there); the control buttons are off,
  * and with --control POST /api/alertmanager takes Alertmanager's
- * webhook (serve_alert.c), the one route with a body.
+ * webhook (alert.c), the one route with a body.
  *
  * Every request needs serve's token first (serve_authorize(), before
  * any route is looked at, so that an answer tells nothing of what
@@ -37,14 +37,14 @@
  * (serve_act_refusal()), its token sent as "Authorization: Bearer
  * TOKEN", which is what Alertmanager's http_config.authorization sends,
  * but also beyond loopback: a fleet's Alertmanager runs elsewhere, and
- * what an alert can do is bounded (serve_alert.c, Note [Alerts from
+ * what an alert can do is bounded (alert.c, Note [Alerts from
  * outside]); the token then crosses the network as it is, which the
  * start-up line warns of (put a TLS proxy in front).  An action holds
  * the loop until the program answers (milliseconds; MON_CTL_TIMEOUT_MS
  * at most).
  *
  * Not its job: reading requests and sending the answers queued here
- * (serve_conn.c), or refusing a Host that is not loopback (serve_conn.c
+ * (conn.c), or refusing a Host that is not loopback (conn.c
  * does, before a request is routed).
  */
 #include <stdio.h>
@@ -52,7 +52,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "monitor/assets.h"
+#include "../monitor/assets.h"
 #include "serve.h"
 
 /* ------------------------------------------------------------------------
@@ -276,7 +276,7 @@ static void serve_control(struct serve *s, struct serve_client *c,
 }
 
 /* POST /api/alertmanager (--all): Alertmanager's webhook, with the token
- * as "Authorization: Bearer TOKEN" (serve_alert.c does the rest). */
+ * as "Authorization: Bearer TOKEN" (alert.c does the rest). */
 static void serve_alert_route(struct serve *s, struct serve_client *c,
                               const struct http_request *r, uint64_t now)
 {

@@ -1,5 +1,5 @@
 /*
- * recv_listen.c: `eventlog-sink recv --listen`, the collector end of the
+ * listen.c: `eventlog-sink recv --listen`, the collector end of the
  * unix-connect and tcp-connect sinks.
  *
  * Bind (a UNIX socket file only where nothing but a stale socket is in
@@ -37,8 +37,8 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
 #include "recv.h"
-#include "tool.h"
-#include "util.h"
+#include "../tool.h"
+#include "../util.h"
 
 /* Room in the kernel for a burst of connections between two accepts. */
 #define RECV_LISTEN_BACKLOG 16
