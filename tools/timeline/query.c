@@ -14,7 +14,8 @@
  * start state, which is exact for caps; a thread's state is known only
  * from its first event in the replay on.  A cap with no chunk reaching
  * t0 keeps, throughout the window, the state its next chunk starts with,
- * or its state now when it has none.
+ * or its state now when it has none.  Events a little out of order
+ * within a lane are put in order on the way (see replay_run()).
  */
 #include "timeline/query.h"
 
@@ -565,13 +566,108 @@ static void replay_caps_init(struct replay *r, struct tl_index *ix)
     }
 }
 
+/* A cap's buffer is not strictly in time order (an event may carry a
+ * time taken a little before an earlier one's), while ghc-events sorts
+ * every event by time.  So the merged events pass through a heap of
+ * TL_REORDER events ordered by (time, stream offset), and each lane is
+ * read TL_SLACK_NS past t1: disorder shorter than either comes out
+ * sorted, as a stable sort of the stream has it. */
+#define TL_REORDER 4096
+#define TL_SLACK_NS 10000000ull
+
+struct held {
+    struct els_event ev;
+    uint8_t *big;                 /* a payload longer than small */
+    uint8_t small[48];
+};
+
+static bool held_less(const struct held *a, const struct held *b)
+{
+    return a->ev.time < b->ev.time
+        || (a->ev.time == b->ev.time && a->ev.offset < b->ev.offset);
+}
+
+static void heap_push(struct held *h, size_t *n, const struct els_event *ev)
+{
+    size_t i = (*n)++;
+    struct held x = { .ev = *ev };
+    if (ev->payload_len <= sizeof x.small) {
+        memcpy(x.small, ev->payload, ev->payload_len);
+    } else {
+        x.big = malloc(ev->payload_len);
+        if (x.big)
+            memcpy(x.big, ev->payload, ev->payload_len);
+        else
+            x.ev.payload_len = 0;
+    }
+    while (i && held_less(&x, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+static void heap_pop(struct held *h, size_t *n, struct held *top)
+{
+    struct held x = h[--*n];
+    *top = h[0];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && held_less(&h[c + 1], &h[c]))
+            c++;
+        if (!held_less(&h[c], &x))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = x;
+    /* the payload moves with the struct: point at it only now */
+    top->ev.payload = top->big ? top->big : top->small;
+}
+
+/* One event in order: false when the replay may stop. */
+static bool replay_one(struct replay *r, const struct tl_index *ix,
+                       const struct els_event *ev)
+{
+    if (ev->time > r->w.t1)
+        return true;
+    if (r->full)
+        replay_event(r, ev);
+    if (ev->time < r->w.t0)
+        return true;
+    r->total++;
+    if (r->listed < r->list_max) {
+        if (r->listed++)
+            sb_puts(&r->events, ",");
+        sb_printf(&r->events, "[%" PRIu64 ",%d,", ev->time, (int)ev->cap);
+        struct strbuf d = { 0 };
+        tl_describe(ix, ev, &d);
+        sb_json_str(&r->events, d.p ? d.p : "", d.len);
+        sb_free(&d);
+        sb_puts(&r->events, "]");
+        return true;
+    }
+    return r->full || r->count_all;
+}
+
 static int replay_run(struct replay *r, struct tl_index *ix, struct tl_spool *sp)
 {
     unsigned nl = r->ncaps + 1;
     struct cursor *cur = calloc(nl, sizeof *cur);
-    if (!cur)
-        return -ENOMEM;
+    struct held *heap = malloc(TL_REORDER * sizeof *heap);
+    size_t nheap = 0;
+    uint64_t horizon = r->w.t1 > UINT64_MAX - TL_SLACK_NS ? UINT64_MAX
+                                                          : r->w.t1 + TL_SLACK_NS;
     int err = 0;
+    bool going = true;
+    if (!cur || !heap) {
+        err = -ENOMEM;
+        goto out;
+    }
     for (unsigned i = 0; i < nl; i++) {
         unsigned lane = i < r->ncaps ? i : TL_LANE_GLOBAL;
         struct cursor *c = &cur[i];
@@ -588,7 +684,7 @@ static int replay_run(struct replay *r, struct tl_index *ix, struct tl_spool *sp
         if (cursor_chunk(c))
             cursor_next(c);
     }
-    for (;;) {
+    while (going) {
         struct cursor *best = NULL;
         for (unsigned i = 0; i < nl; i++) {
             struct cursor *c = &cur[i];
@@ -596,7 +692,7 @@ static int replay_run(struct replay *r, struct tl_index *ix, struct tl_spool *sp
                 err = c->err;
                 goto out;
             }
-            if (!c->have || c->ev.time > r->w.t1)
+            if (!c->have || c->ev.time > horizon)
                 continue;
             if (!best || c->ev.time < best->ev.time
                 || (c->ev.time == best->ev.time && c->ev.offset < best->ev.offset))
@@ -604,28 +700,30 @@ static int replay_run(struct replay *r, struct tl_index *ix, struct tl_spool *sp
         }
         if (!best)
             break;
-        const struct els_event *ev = &best->ev;
-        if (r->full)
-            replay_event(r, ev);
-        if (ev->time >= r->w.t0) {
-            r->total++;
-            if (r->listed < r->list_max) {
-                if (r->listed++)
-                    sb_puts(&r->events, ",");
-                sb_printf(&r->events, "[%" PRIu64 ",%d,", ev->time, (int)ev->cap);
-                struct strbuf d = { 0 };
-                tl_describe(ix, ev, &d);
-                sb_json_str(&r->events, d.p ? d.p : "", d.len);
-                sb_free(&d);
-                sb_puts(&r->events, "]");
-            } else if (!r->full && !r->count_all) {
-                break;
-            }
+        if (nheap == TL_REORDER) {
+            struct held h;
+            heap_pop(heap, &nheap, &h);
+            going = replay_one(r, ix, &h.ev);
+            free(h.big);
         }
+        heap_push(heap, &nheap, &best->ev);
         cursor_next(best);
     }
+    while (nheap) {
+        struct held h;
+        heap_pop(heap, &nheap, &h);
+        if (going)
+            going = replay_one(r, ix, &h.ev);
+        free(h.big);
+    }
 out:
-    for (unsigned i = 0; i < nl; i++)
+    while (heap && nheap) {
+        struct held h;
+        heap_pop(heap, &nheap, &h);
+        free(h.big);
+    }
+    free(heap);
+    for (unsigned i = 0; cur && i < nl; i++)
         free(cur[i].buf);
     free(cur);
     return err;
