@@ -13,12 +13,14 @@
  *  - threads: at most TL_THREADS_MAX x ~96 bytes = 6 MiB, plus its hash;
  *  - the header and the event-type table (256 KiB + descriptions), and
  *    the parser (about 520 KiB);
- *  - chunks: 64 bytes per block still in the spool.  The RTS writes
- *    blocks of its 2 MiB buffers (a flush writes a partial one), so a
- *    1 GiB spool holds about 512 of them when full and far fewer than
- *    1 per KiB in any case that the writer's flush interval allows;
- *    for a file, 64 bytes per block of the file (1300 for 2.6 GB).
- * So about 10 MiB + 3 MiB per HEC + 64 bytes per block, which
+ *  - chunks: 64 bytes per block, or per TL_CHUNK_EVENTS (8192) events
+ *    of a longer block, still in the spool: for a 1 GiB spool of
+ *    15-byte events about 8700 chunks, 0.6 MiB; for a 2.6 GB file of
+ *    170 M events about 21000, 1.3 MiB.  Blocks shorter than that (a
+ *    writer flushing often) cost 64 bytes each: at least one per flush
+ *    per HEC, 0.5 MiB a day per HEC at one flush a second, less the
+ *    spool's drops.
+ * So about 10 MiB + 3 MiB per HEC + 64 bytes per chunk, which
  * tests/timeline/test_timeline.c (pyramid_bounded) measures.
  */
 #include "timeline/index.h"
@@ -394,9 +396,27 @@ static struct tl_chunk *chunk_for(struct tl_index *ix, const struct els_event *e
                                   uint64_t ev_end)
 {
     struct tl_chunk *c = cur_chunk(ix);
-    if (c && !c->synthetic && ev->offset >= ix->cur_block_end)
+    if (c && c->synthetic != 1 && ev->offset >= ix->cur_block_end)
         c = NULL;                   /* past the block */
-    if (c && c->synthetic && c->events >= TL_SYNTH_EVENTS)
+    if (c && c->synthetic != 1 && c->events >= TL_CHUNK_EVENTS && c->cap >= 0) {
+        /* A checkpoint inside a long block: the cap's state here (before
+         * this event) lets a window start replaying from this event. */
+        c->len = (uint32_t)(ev->offset - c->off);
+        struct tl_capstate *cs = &ix->caps[c->cap];
+        int16_t cap = c->cap;
+        c = chunk_push(ix, (unsigned)cap);
+        if (!c)
+            return NULL;
+        c->off = ev->offset;
+        c->len = (uint32_t)(ix->cur_block_end - ev->offset);
+        c->cap = cap;
+        c->synthetic = 2;
+        c->thread0 = cs->in_gc ? 0 : cs->running;
+        c->gc0 = cs->in_gc;
+        c->alloc0 = cs->alloc;
+        c->t_first = ev->time;
+    }
+    if (c && c->synthetic == 1 && c->events >= TL_SYNTH_EVENTS)
         c = NULL;
     if (!c) {
         c = chunk_push(ix, TL_LANE_GLOBAL);
@@ -408,7 +428,7 @@ static struct tl_chunk *chunk_for(struct tl_index *ix, const struct els_event *e
         c->t_first = ev->time;
         ix->cur_block_end = 0;
     }
-    if (c->synthetic)
+    if (c->synthetic == 1)
         c->len = (uint32_t)(ev_end - c->off);
     if (c->events == 0 || ev->time < c->t_first)
         c->t_first = c->events ? c->t_first : ev->time;

@@ -7,7 +7,9 @@
  *    one capability it covers, in time order) as (offset, length, cap,
  *    first and last event time, events, the cap's state at its start);
  *    events outside any block form synthetic chunks of at most
- *    TL_SYNTH_EVENTS events.  One array per capability (and one for the
+ *    TL_SYNTH_EVENTS events, and a block is cut every TL_CHUNK_EVENTS
+ *    events (a checkpoint of its cap's state), so that a window replays
+ *    at most that many events per lane before its start.  One array per capability (and one for the
  *    global lane), in stream order, so that [t0,t1] finds its chunks by
  *    binary search.  Chunks whose bytes the spool dropped are removed and
  *    counted (tl_index_trim()).
@@ -34,6 +36,7 @@
 #include <stdint.h>
 
 #define TL_SYNTH_EVENTS 4096
+#define TL_CHUNK_EVENTS 8192      /* a block is cut into chunks this long */
 #define TL_NOTES_MAX 16384
 #define TL_NOTE_TEXT 96
 #define TL_THREADS_MAX 65536
@@ -52,7 +55,9 @@ struct tl_chunk {
     uint32_t thread0;             /* thread running on the cap at its start */
     int16_t cap;                  /* -1: global lane */
     uint8_t gc0;                  /* the cap was in GC at its start */
-    uint8_t synthetic;            /* events outside any block */
+    /* 0: a block (from its marker); 1: events outside any block; 2: the
+     * rest of a block after TL_CHUNK_EVENTS events (no marker) */
+    uint8_t synthetic;
 };
 
 struct tl_lane {

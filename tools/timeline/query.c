@@ -30,7 +30,7 @@
 
 #define TL_BUF (256u << 10)
 #define TL_LIST_NOTES 1000u
-#define TL_THREADS_OUT 2000u
+#define TL_THREAD_PX 500u        /* thread lanes' grid, at most */
 
 /* ------------------------------------------------------------------------
  * Reading a lane's events back
@@ -65,7 +65,7 @@ static bool cursor_chunk(struct cursor *c)
         c->end = k->off + k->len;
         if (c->end > tl_spool_end(c->sp))
             c->end = tl_spool_end(c->sp);
-        if (!k->synthetic)
+        if (k->synthetic == 0)
             c->pos += 10 + 14;    /* the block marker */
         return true;
     }
@@ -327,6 +327,7 @@ struct thr {
 struct replay {
     const struct tl_index *ix;
     struct win w;
+    struct win wt;                /* the thread lanes' coarser grid */
     bool full;                    /* state and accumulators, not only a list */
     bool count_all;               /* a list: count past its end */
     unsigned ncaps;
@@ -397,7 +398,7 @@ static void thr_set(struct replay *r, uint32_t id, uint64_t t, int state,
         uint64_t e = t < r->w.t1 ? t : r->w.t1;
         if (e > s)
             th->ns[th->state] += e - s;
-        seg_add(&th->seg, &r->w, th->since, t, th->state, th->reason);
+        seg_add(&th->seg, &r->wt, th->since, t, th->state, th->reason);
     }
     th->state = state;
     th->reason = reason;
@@ -745,7 +746,7 @@ static void replay_finish(struct replay *r)
             thr_set(r, th->id, r->w.t1, th->state, th->reason);
         else if (th->state == 3)
             thr_set(r, th->id, r->w.t1, 3, 0);
-        seg_end(&th->seg, &r->w);
+        seg_end(&th->seg, &r->wt);
     }
 }
 
@@ -756,6 +757,11 @@ static int replay_init(struct replay *r, struct tl_index *ix, const struct win *
     r->ix = ix;
     r->w = *w;
     r->full = full;
+    r->wt = *w;
+    if (r->wt.px > TL_THREAD_PX) {
+        r->wt.px = TL_THREAD_PX;
+        r->wt.nspp = (double)(w->t1 - w->t0 + 1) / TL_THREAD_PX;
+    }
     r->ncaps = tl_index_ncaps(ix);
     r->caps = calloc(r->ncaps ? r->ncaps : 1, sizeof *r->caps);
     size_t W = w->px;
@@ -1002,6 +1008,14 @@ static void put_notes(struct strbuf *out, struct tl_index *ix, uint64_t t0,
     sb_puts(out, "]");
 }
 
+static int cmp_busy(const void *a, const void *b)
+{
+    const struct thr *x = *(const struct thr *const *)a, *y = *(const struct thr *const *)b;
+    if (x->ns[0] != y->ns[0])
+        return x->ns[0] > y->ns[0] ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int cmp_thr(const void *a, const void *b)
 {
     const struct thr *x = *(const struct thr *const *)a, *y = *(const struct thr *const *)b;
@@ -1215,14 +1229,26 @@ int tl_query(struct tl_index *ix, struct tl_spool *sp, const struct tl_query *q,
         sb_put(out, r.msgs.p ? r.msgs.p : "", r.msgs.len);
         sb_puts(out, "],\"threads\":[");
         struct thr **v = threads_sorted(&r);
-        size_t shown = 0;
-        for (size_t i = 0; v && v[i]; i++) {
+        size_t nv = 0, shown = 0;
+        while (v && v[nv])
+            nv++;
+        /* the busiest threads get lanes, shown in id order */
+        if (v)
+            qsort(v, nv, sizeof *v, cmp_busy);
+        unsigned maxt = q->max_threads ? q->max_threads : TL_THREADS_DEFAULT;
+        size_t keep = 0;
+        for (size_t i = 0; i < nv; i++) {
             if (!v[i]->seg.sb.len)
                 continue;
-            if (shown == TL_THREADS_OUT) {
+            if (keep == maxt) {
                 r.thr_more++;
                 continue;
             }
+            v[keep++] = v[i];
+        }
+        if (v)
+            qsort(v, keep, sizeof *v, cmp_thr);
+        for (size_t i = 0; i < keep; i++) {
             if (shown++)
                 sb_puts(out, ",");
             sb_printf(out, "{\"id\":%" PRIu32 ",\"label\":", v[i]->id);
@@ -1300,11 +1326,15 @@ int timeline_route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
     tl_index_stats(ix, &st);
     q.t0 = st.t_first;
     q.t1 = st.t_last;
-    uint64_t px = 1000, n = 1000;
+    uint64_t px = 1000, n = 1000, nt = TL_THREADS_DEFAULT;
     bool g;
     if (qs_u64(qs, "t0", &q.t0, &g) < 0 || qs_u64(qs, "t1", &q.t1, &g) < 0
-        || qs_u64(qs, "px", &px, &g) < 0 || qs_u64(qs, "n", &n, &g) < 0)
-        return fail(out, 400, "t0, t1, px and n are decimal integers%s", "");
+        || qs_u64(qs, "px", &px, &g) < 0 || qs_u64(qs, "n", &n, &g) < 0
+        || qs_u64(qs, "threads", &nt, &g) < 0)
+        return fail(out, 400, "t0, t1, px, n and threads are decimal integers%s", "");
+    q.max_threads = nt > TL_THREADS_MAX_OUT ? TL_THREADS_MAX_OUT : (unsigned)nt;
+    if (!q.max_threads)
+        q.max_threads = TL_THREADS_DEFAULT;
     if (px > TL_PX_MAX)
         return fail(out, 400, "px must be 1 .. 8192%s", "");
     q.px = (unsigned)px;

@@ -19,7 +19,7 @@
  *    "dropped":{"chunks":N,"events":N,"bytes":N,"t_first":T,"t_last":T},
  *    "spool":{"base":O,"end":O,"on_disk":N,"segments_dropped":N}}
  *
- * kind=timeline (t0, t1, px):
+ * kind=timeline (t0, t1, px, threads):
  *   {"t0":T,"t1":T,"px":W,"ns_per_px":F (a float),"mode":"raw"|"summary",
  *    "resolution_ns":R (the finest time step drawn: 1 raw, else the bin),
  *    "events_estimate":N,
@@ -36,7 +36,9 @@
  *    "messages":[[T,CAP,"text"]...] | null  (user messages; raw mode, at
  *        most 1000),
  *    "threads":[{"id":N,"label":"text","segments":[SEG...]}...] | null
- *        (raw mode; at most 2000 threads, "threads_more":N the rest)}
+ *        (raw mode; the `threads` (default 64, at most 2000) threads that
+ *        ran longest in the window, in id order, drawn on a grid of at
+ *        most 500 cells; "threads_more":N the threads left out)}
  *   SEG, a cap's: [S,E,"run",THREAD] | [S,E,"gc"] | [S,E,"idle"] |
  *       [S,E,"mixed",RUN_FRACTION,GC_FRACTION,THREAD] (a pixel that
  *       holds intervals shorter than itself; THREAD the longest running).
@@ -84,7 +86,11 @@
 #include "timeline/index.h"
 #include "timeline/spool.h"
 
-#define TL_RAW_BUDGET_DEFAULT 2000000u   /* events replayed at most */
+/* Events a window may hold to be replayed (a replay runs at 2-5 M events
+ * a second on one core: 250 000 keeps a loaded machine under 100 ms). */
+#define TL_RAW_BUDGET_DEFAULT 250000u
+#define TL_THREADS_DEFAULT 64u
+#define TL_THREADS_MAX_OUT 2000u
 #define TL_PX_MAX 8192u
 #define TL_EVENTS_MAX 100000u
 
@@ -96,6 +102,7 @@ struct tl_query {
     unsigned px;                  /* timeline: pixels, 1 .. TL_PX_MAX */
     unsigned max_events;          /* events: list at most this many */
     uint64_t raw_budget;          /* 0: TL_RAW_BUDGET_DEFAULT */
+    unsigned max_threads;         /* timeline: thread lanes (0: default) */
 };
 
 /* Answer q as JSON appended to out: 200, or 400 (q makes no sense: t1 <
