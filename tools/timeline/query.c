@@ -144,6 +144,43 @@ static void cursor_next(struct cursor *c)
 }
 
 /* ------------------------------------------------------------------------
+ * Numbers: printf's floating point costs a microsecond a number, and a
+ * drawing holds tens of thousands.
+ * ------------------------------------------------------------------------ */
+
+static void put_u64(struct strbuf *sb, uint64_t v)
+{
+    char b[24];
+    int i = sizeof b;
+    do {
+        b[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    sb_put(sb, b + i, sizeof b - (size_t)i);
+}
+
+/* v with at most 4 decimals, trailing zeros dropped (0 for non-finite
+ * or negative values, which no figure here has). */
+static void put_num(struct strbuf *sb, double v)
+{
+    if (!(v > 0) || v > 1e15) {
+        sb_put(sb, "0", 1);
+        return;
+    }
+    uint64_t x = (uint64_t)(v * 10000 + 0.5);
+    put_u64(sb, x / 10000);
+    unsigned f = (unsigned)(x % 10000);
+    if (!f)
+        return;
+    char d[6] = { '.', (char)('0' + f / 1000), (char)('0' + f / 100 % 10),
+                  (char)('0' + f / 10 % 10), (char)('0' + f % 10), 0 };
+    size_t n = 5;
+    while (d[n - 1] == '0')
+        n--;
+    sb_put(sb, d, n);
+}
+
+/* ------------------------------------------------------------------------
  * Segments, at most about two per pixel
  * ------------------------------------------------------------------------ */
 
@@ -188,11 +225,21 @@ static void seg_flush_open(struct segem *m)
         return;
     seg_sep(m);
     const char *k = m->thread ? thr_kinds[m->kind] : cap_kinds[m->kind];
-    sb_printf(&m->sb, "[%" PRIu64 ",%" PRIu64 ",\"%s\"", m->s, m->e, k);
-    if (!m->thread && m->kind == 0)
-        sb_printf(&m->sb, ",%" PRIu32, m->arg);
-    else if (m->thread && (m->kind == 1 || m->kind == 2) && m->arg)
-        sb_printf(&m->sb, ",\"%s\"", tl_stop_name(m->arg));
+    sb_put(&m->sb, "[", 1);
+    put_u64(&m->sb, m->s);
+    sb_put(&m->sb, ",", 1);
+    put_u64(&m->sb, m->e);
+    sb_puts(&m->sb, ",\"");
+    sb_puts(&m->sb, k);
+    sb_puts(&m->sb, "\"");
+    if (!m->thread && m->kind == 0) {
+        sb_put(&m->sb, ",", 1);
+        put_u64(&m->sb, m->arg);
+    } else if (m->thread && (m->kind == 1 || m->kind == 2) && m->arg) {
+        sb_puts(&m->sb, ",\"");
+        sb_puts(&m->sb, tl_stop_name(m->arg));
+        sb_puts(&m->sb, "\"");
+    }
     sb_puts(&m->sb, "]");
     m->open = false;
 }
@@ -208,12 +255,18 @@ static void seg_flush_cell(struct segem *m, const struct win *w)
     double span = (double)(e > s ? e - s : 1);
     seg_flush_open(m);
     seg_sep(m);
-    sb_printf(&m->sb, "[%" PRIu64 ",%" PRIu64 ",\"mixed\",", s, e);
-    sb_json_num(&m->sb, (double)m->cell_ns[0] / span);
+    sb_put(&m->sb, "[", 1);
+    put_u64(&m->sb, s);
+    sb_put(&m->sb, ",", 1);
+    put_u64(&m->sb, e);
+    sb_puts(&m->sb, ",\"mixed\",");
+    put_num(&m->sb, (double)m->cell_ns[0] / span);
     sb_puts(&m->sb, ",");
-    sb_json_num(&m->sb, (double)m->cell_ns[m->thread ? 2 : 1] / span);
-    if (!m->thread)
-        sb_printf(&m->sb, ",%" PRIu32, m->cell_arg);
+    put_num(&m->sb, (double)m->cell_ns[m->thread ? 2 : 1] / span);
+    if (!m->thread) {
+        sb_put(&m->sb, ",", 1);
+        put_u64(&m->sb, m->cell_arg);
+    }
     sb_puts(&m->sb, "]");
     m->cell = -1;
     memset(m->cell_ns, 0, sizeof m->cell_ns);
@@ -582,52 +635,75 @@ struct held {
     uint8_t small[48];
 };
 
-static bool held_less(const struct held *a, const struct held *b)
+/* The heap orders small keys; the events wait in slots. */
+struct hkey {
+    uint64_t t, off;
+    uint32_t slot;
+};
+
+struct reorder {
+    struct hkey *k;
+    struct held *slot;
+    uint32_t *free_slots;
+    size_t n, nfree;
+};
+
+static bool key_less(const struct hkey *a, const struct hkey *b)
 {
-    return a->ev.time < b->ev.time
-        || (a->ev.time == b->ev.time && a->ev.offset < b->ev.offset);
+    return a->t < b->t || (a->t == b->t && a->off < b->off);
 }
 
-static void heap_push(struct held *h, size_t *n, const struct els_event *ev)
+static void heap_push(struct reorder *h, const struct els_event *ev)
 {
-    size_t i = (*n)++;
-    struct held x = { .ev = *ev };
-    if (ev->payload_len <= sizeof x.small) {
-        memcpy(x.small, ev->payload, ev->payload_len);
+    uint32_t s = h->free_slots[--h->nfree];
+    struct held *x = &h->slot[s];
+    x->ev = *ev;
+    x->big = NULL;
+    if (ev->payload_len <= sizeof x->small) {
+        memcpy(x->small, ev->payload, ev->payload_len);
     } else {
-        x.big = malloc(ev->payload_len);
-        if (x.big)
-            memcpy(x.big, ev->payload, ev->payload_len);
+        x->big = malloc(ev->payload_len);
+        if (x->big)
+            memcpy(x->big, ev->payload, ev->payload_len);
         else
-            x.ev.payload_len = 0;
+            x->ev.payload_len = 0;
     }
-    while (i && held_less(&x, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
+    x->ev.payload = x->big ? x->big : x->small;
+    struct hkey key = { ev->time, ev->offset, s };
+    size_t i = h->n++;
+    while (i && key_less(&key, &h->k[(i - 1) / 2])) {
+        h->k[i] = h->k[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    h[i] = x;
+    h->k[i] = key;
 }
 
-static void heap_pop(struct held *h, size_t *n, struct held *top)
+/* The earliest event's slot; release it with heap_release(). */
+static struct held *heap_pop(struct reorder *h)
 {
-    struct held x = h[--*n];
-    *top = h[0];
+    struct hkey top = h->k[0], x = h->k[--h->n];
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
-        if (c >= *n)
+        if (c >= h->n)
             break;
-        if (c + 1 < *n && held_less(&h[c + 1], &h[c]))
+        if (c + 1 < h->n && key_less(&h->k[c + 1], &h->k[c]))
             c++;
-        if (!held_less(&h[c], &x))
+        if (!key_less(&h->k[c], &x))
             break;
-        h[i] = h[c];
+        h->k[i] = h->k[c];
         i = c;
     }
-    if (*n)
-        h[i] = x;
-    /* the payload moves with the struct: point at it only now */
-    top->ev.payload = top->big ? top->big : top->small;
+    if (h->n)
+        h->k[i] = x;
+    h->free_slots[h->nfree++] = top.slot;
+    return &h->slot[top.slot];
+}
+
+static void heap_release(struct held *x)
+{
+    free(x->big);
+    x->big = NULL;
 }
 
 /* One event in order: false when the replay may stop. */
@@ -659,16 +735,21 @@ static int replay_run(struct replay *r, struct tl_index *ix, struct tl_spool *sp
 {
     unsigned nl = r->ncaps + 1;
     struct cursor *cur = calloc(nl, sizeof *cur);
-    struct held *heap = malloc(TL_REORDER * sizeof *heap);
-    size_t nheap = 0;
+    struct reorder h = {
+        .k = malloc(TL_REORDER * sizeof *h.k),
+        .slot = malloc(TL_REORDER * sizeof *h.slot),
+        .free_slots = malloc(TL_REORDER * sizeof *h.free_slots),
+    };
     uint64_t horizon = r->w.t1 > UINT64_MAX - TL_SLACK_NS ? UINT64_MAX
                                                           : r->w.t1 + TL_SLACK_NS;
     int err = 0;
     bool going = true;
-    if (!cur || !heap) {
+    if (!cur || !h.k || !h.slot || !h.free_slots) {
         err = -ENOMEM;
         goto out;
     }
+    for (uint32_t i = 0; i < TL_REORDER; i++)
+        h.free_slots[h.nfree++] = TL_REORDER - 1 - i;
     for (unsigned i = 0; i < nl; i++) {
         unsigned lane = i < r->ncaps ? i : TL_LANE_GLOBAL;
         struct cursor *c = &cur[i];
@@ -701,29 +782,26 @@ static int replay_run(struct replay *r, struct tl_index *ix, struct tl_spool *sp
         }
         if (!best)
             break;
-        if (nheap == TL_REORDER) {
-            struct held h;
-            heap_pop(heap, &nheap, &h);
-            going = replay_one(r, ix, &h.ev);
-            free(h.big);
+        if (h.n == TL_REORDER) {
+            struct held *x = heap_pop(&h);
+            going = replay_one(r, ix, &x->ev);
+            heap_release(x);
         }
-        heap_push(heap, &nheap, &best->ev);
+        heap_push(&h, &best->ev);
         cursor_next(best);
     }
-    while (nheap) {
-        struct held h;
-        heap_pop(heap, &nheap, &h);
+    while (h.n) {
+        struct held *x = heap_pop(&h);
         if (going)
-            going = replay_one(r, ix, &h.ev);
-        free(h.big);
+            going = replay_one(r, ix, &x->ev);
+        heap_release(x);
     }
 out:
-    while (heap && nheap) {
-        struct held h;
-        heap_pop(heap, &nheap, &h);
-        free(h.big);
-    }
-    free(heap);
+    while (h.k && h.n)
+        heap_release(heap_pop(&h));
+    free(h.k);
+    free(h.slot);
+    free(h.free_slots);
     for (unsigned i = 0; cur && i < nl; i++)
         free(cur[i].buf);
     free(cur);
@@ -960,8 +1038,8 @@ static void put_arr(struct strbuf *sb, const double *v, unsigned n)
     sb_puts(sb, "[");
     for (unsigned i = 0; i < n; i++) {
         if (i)
-            sb_puts(sb, ",");
-        sb_json_num(sb, v[i]);
+            sb_put(sb, ",", 1);
+        put_num(sb, v[i]);
     }
     sb_puts(sb, "]");
 }
