@@ -54,7 +54,8 @@ struct tl_index {
 
     /* Pyramid. */
     unsigned nbins;
-    uint64_t width;
+    uint64_t width;               /* 1 << shift */
+    unsigned shift;
     size_t used;
     struct tl_capbin *pcap[TL_CAPS_MAX];
     struct tl_gbin *pglob;
@@ -152,15 +153,16 @@ static void coarsen(struct tl_index *ix)
     }
     memset(g + h, 0, h * sizeof *g);
     ix->width *= 2;
+    ix->shift++;
     ix->used = (ix->used + 1) / 2;
 }
 
 /* The bin of time t, coarsening until the pyramid covers it. */
 static size_t bin_of(struct tl_index *ix, uint64_t t)
 {
-    while (t / ix->width >= ix->nbins)
+    while ((t >> ix->shift) >= ix->nbins)
         coarsen(ix);
-    size_t b = (size_t)(t / ix->width);
+    size_t b = (size_t)(t >> ix->shift);
     if (b + 1 > ix->used)
         ix->used = b + 1;
     return b;
@@ -188,7 +190,19 @@ static void cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
     size_t b1 = bin_of(ix, t);
     v = ix->pcap[cap];
     uint64_t a = cs->since;
-    for (size_t b = (size_t)(a / ix->width); b <= b1; b++) {
+    size_t b0 = (size_t)(a >> ix->shift);
+    if (b0 == b1) {               /* the common case: one bin */
+        if (cs->in_gc)
+            v[b1].gc_ns += t - a;
+        else if (cs->running)
+            v[b1].run_ns += t - a;
+        v[b1].thread_end = in_gc ? 0 : running;
+        cs->running = running;
+        cs->in_gc = in_gc;
+        cs->since = t;
+        return;
+    }
+    for (size_t b = b0; b <= b1; b++) {
         uint64_t lo = b * ix->width, hi = lo + ix->width;
         uint64_t s = a > lo ? a : lo, e = t < hi ? t : hi;
         if (e > s) {
@@ -444,12 +458,35 @@ static struct tl_chunk *chunk_for(struct tl_index *ix, const struct els_event *e
  * Events
  * ------------------------------------------------------------------------ */
 
+/* The tags apply() reads; the others only count. */
+static bool applies(uint16_t tag)
+{
+    switch (tag) {
+    case ELS_EV_RUN_THREAD: case ELS_EV_STOP_THREAD: case ELS_EV_CREATE_THREAD:
+    case ELS_EV_THREAD_LABEL: case ELS_EV_GC_START: case ELS_EV_GC_WORK:
+    case ELS_EV_GC_IDLE: case ELS_EV_GC_DONE: case ELS_EV_GC_END:
+    case ELS_EV_HEAP_ALLOCATED: case ELS_EV_SPARK_COUNTERS:
+    case ELS_EV_HEAP_SIZE: case ELS_EV_HEAP_LIVE: case ELS_EV_USER_MARKER:
+    case ELS_EV_USER_MSG:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static int apply(struct tl_index *ix, const struct els_event *ev)
 {
+    if (!applies(ev->tag))
+        return 0;
     struct els_event_data d;
-    int dr = els_event_decode(ev, &d);
-    if (dr < 0)
+    if (ev->tag == ELS_EV_RUN_THREAD && ev->payload_len >= 4) {
+        /* the most frequent event: read it here */
+        const uint8_t *p = ev->payload;
+        d.u.thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
+                          | (uint32_t)p[2] << 8 | p[3];
+    } else if (els_event_decode(ev, &d) < 0) {
         return 0;                   /* short payload: counted, not applied */
+    }
     int cap = ev->cap;
     struct tl_capstate *cs = NULL;
     if (cap >= 0) {
@@ -623,6 +660,7 @@ int tl_index_new(struct tl_index **out, unsigned bins)
     ix->cur_lane = -1;
     ix->nbins = bins;
     ix->width = TL_PYR_WIDTH0;
+    ix->shift = 10;               /* log2(TL_PYR_WIDTH0) */
     ix->pglob = calloc(bins, sizeof *ix->pglob);
     ix->notes = calloc(TL_NOTES_MAX, sizeof *ix->notes);
     struct els_parse_callbacks cb = {
