@@ -290,7 +290,7 @@ static int run(const char *path, unsigned px)
     double index_ms = now_ms() - t;
     struct tl_index_stats s;
     tl_index_stats(ix, &s);
-    printf("file: %s, %.2f GB, %llu events, %llu caps, %llu blocks, %.1f s of run\n",
+    printf("file: %s, %.2f GB, %llu events, %llu caps, %llu chunks, %.1f s of run\n",
            path, s.bytes / 1e9, (unsigned long long)s.events,
            (unsigned long long)s.caps, (unsigned long long)s.chunks,
            (s.t_last - s.t_first) / 1e9);

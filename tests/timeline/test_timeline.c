@@ -355,10 +355,6 @@ static void window_and_figures(void)
         j = route(ix, sp, "timeline", qs);
         CHECK_CONTAINS(j, "\"mode\":\"raw\"");
         CHECK_CONTAINS(j, "{\"cap\":1,");
-        size_t segs = 0;
-        for (const char *q = strstr(j, "\"caps\":"); (q = strstr(q + 1, "[1")); )
-            segs++;
-        (void)segs;
         const char *c0 = strstr(j, "{\"cap\":0,\"segments\":[");
         const char *c1 = strstr(j, "{\"cap\":1,");
         size_t n0 = 0;

@@ -281,17 +281,11 @@ static void seg_add(struct segem *m, const struct win *w, uint64_t s, uint64_t e
         s = w->t0;
     if (e > w->t1)
         e = w->t1;
-    if (e <= s && !(e == s && s == w->t0 && 0))
+    if (e <= s)
         return;
     if ((double)(e - s) >= w->nspp) {
-        long first = (long)((double)(s - w->t0) / w->nspp);
-        if (m->cell >= 0 && m->cell != first)
-            seg_flush_cell(m, w);
-        else if (m->cell >= 0) {
-            /* the interval starts inside the pending cell: the cell
-             * ends where the interval begins */
-            seg_flush_cell(m, w);
-        }
+        /* a pixel or longer: drawn as itself, after the pending cell */
+        seg_flush_cell(m, w);
         if (m->open && m->kind == kind && m->arg == arg && m->e >= s) {
             m->e = e;
             return;
