@@ -4,7 +4,7 @@
  * terminal view's text.  Reads the state model.c builds (model_impl.h);
  * changes nothing.  The model keeps a stream's strings as the bytes
  * arrived: the JSON renderers escape them as JSON (exact text), the
- * terminal view shows them through tools/safetext.c (nothing a stream
+ * terminal view shows them through safetext.c (nothing a stream
  * sends can drive the terminal).
  */
 #include <inttypes.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../safetext.h"
+#include "safetext.h"
 #include "model_impl.h"
 
 static int mon_cmp_u64(const void *a, const void *b)
@@ -921,7 +921,7 @@ void mon_model_health(const struct mon_model *m, struct mon_health *h)
  * The terminal view's text
  * ------------------------------------------------------------------------ */
 
-/* s (n bytes from the stream) in its safe form (tools/safetext.h), at
+/* s (n bytes from the stream) in its safe form (safetext.h), at
  * most max bytes of it, cut at a character; "" when n is 0. */
 static void mon_safe(struct strbuf *sb, const char *s, size_t n, size_t max)
 {
