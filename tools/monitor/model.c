@@ -131,32 +131,32 @@ static size_t mon_span_stem(const char *s, size_t n, bool *opens)
 static void mon_marker(struct mon_model *m, const struct els_event *ev,
                        struct els_str text)
 {
-    struct mon_text *mt = &m->marks[m->markers % MON_MARKS];
+    struct mon_text *mt = &m->user.marks[m->user.markers % MON_MARKS];
     mt->t = ev->time;
     mt->cap = ev->cap;
     mon_copy(mt->s, sizeof mt->s, text.ptr, text.len);
-    m->markers++;
+    m->user.markers++;
 
     bool opens;
     size_t stem = mon_span_stem(text.ptr, text.len, &opens);
     if (stem == 0 || stem >= MON_TEXT)
         return;
     if (opens) {
-        if (m->nopen == MON_OPEN_SPANS)
+        if (m->user.nopen == MON_OPEN_SPANS)
             return;
-        struct mon_text *o = &m->open_spans[m->nopen++];
+        struct mon_text *o = &m->user.open_spans[m->user.nopen++];
         o->t = ev->time;
         mon_copy(o->s, sizeof o->s, text.ptr, stem);
         return;
     }
-    for (unsigned i = m->nopen; i-- > 0;) {
-        struct mon_text *o = &m->open_spans[i];
+    for (unsigned i = m->user.nopen; i-- > 0;) {
+        struct mon_text *o = &m->user.open_spans[i];
         if (strlen(o->s) == stem && memcmp(o->s, text.ptr, stem) == 0) {
-            struct mon_span *sp = &m->spans[m->nspans++ % MON_SPANS];
+            struct mon_span *sp = &m->user.spans[m->user.nspans++ % MON_SPANS];
             sp->t0 = o->t;
             sp->t1 = ev->time;
             memcpy(sp->s, o->s, sizeof sp->s);
-            m->open_spans[i] = m->open_spans[--m->nopen];
+            m->user.open_spans[i] = m->user.open_spans[--m->user.nopen];
             return;
         }
     }
@@ -204,26 +204,26 @@ static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
         return;
     if (depth == 0) {
         /* CCS_MAIN, the program's (no cost centre to name or keep). */
-        m->cc_kind_samples[MON_CC_PROGRAM]++;
+        m->prof.kind_samples[MON_CC_PROGRAM]++;
         return;
     }
-    if (m->samples == NULL) {
-        m->samples = calloc(MON_SAMPLES, sizeof *m->samples);
-        if (m->samples == NULL)
+    if (m->prof.ring == NULL) {
+        m->prof.ring = calloc(MON_SAMPLES, sizeof *m->prof.ring);
+        if (m->prof.ring == NULL)
             return;
-        m->mem += MON_SAMPLES * sizeof *m->samples;
+        m->mem += MON_SAMPLES * sizeof *m->prof.ring;
     }
-    struct mon_sample *s = &m->samples[m->prof_samples % MON_SAMPLES];
+    struct mon_sample *s = &m->prof.ring[m->prof.samples % MON_SAMPLES];
     s->t = ev->time;
     s->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
     for (unsigned i = 0; i < s->depth; i++)
         s->ids[i] = be32(ev->payload + 13 + 4 * i);
-    m->prof_samples++;
+    m->prof.samples++;
     struct mon_cc *c = mon_cc(m, s->ids[0], true);
     /* A tick of the RTS's own (a stack of one of its cost centres) is
      * not the program's: counted apart, as GHC's report does. */
     unsigned kind = c != NULL && depth == 1 ? c->builtin : MON_CC_PROGRAM;
-    m->cc_kind_samples[kind]++;
+    m->prof.kind_samples[kind]++;
     if (c != NULL && kind == MON_CC_PROGRAM)
         c->samples++;
 }
@@ -233,7 +233,7 @@ static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
  * not).  The census's totals count every band. */
 static struct mon_band *mon_census_band(struct mon_model *m, uint64_t bytes)
 {
-    struct mon_census *st = &m->staging;
+    struct mon_census *st = &m->heap.staging;
     uint32_t seq = (uint32_t)st->bands_all;
     st->bands_all++;
     st->bytes += bytes;
@@ -256,7 +256,7 @@ static struct mon_band *mon_census_band(struct mon_model *m, uint64_t bytes)
 static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
 {
     /* profile:8 residency:64 depth:8 ids:32*depth, innermost first */
-    if (ev->payload_len < 10 || !m->in_sample)
+    if (ev->payload_len < 10 || !m->heap.in_sample)
         return;
     unsigned depth = ev->payload[9];
     if (ev->payload_len < 10 + 4 * (size_t)depth)
@@ -280,7 +280,7 @@ static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
 static void mon_heap_sample_string(struct mon_model *m, uint64_t res,
                                    struct els_str label)
 {
-    if (!m->in_sample)
+    if (!m->heap.in_sample)
         return;
     struct mon_band *b = mon_census_band(m, res);
     if (b == NULL)
@@ -291,26 +291,26 @@ static void mon_heap_sample_string(struct mon_model *m, uint64_t res,
 
 static void mon_heap_sample_begin(struct mon_model *m, uint64_t t)
 {
-    m->in_sample = true;
-    m->staging.nbands = 0;
-    m->staging.bands_all = m->staging.bytes = 0;
-    m->staging.t = t;
+    m->heap.in_sample = true;
+    m->heap.staging.nbands = 0;
+    m->heap.staging.bands_all = m->heap.staging.bytes = 0;
+    m->heap.staging.t = t;
 }
 
 /* The census under way is complete: it becomes the one the views show
  * (an END without a BEGIN, as after a join mid-census, changes nothing). */
 static void mon_heap_sample_end(struct mon_model *m)
 {
-    if (!m->in_sample)
+    if (!m->heap.in_sample)
         return;
-    struct mon_census *st = &m->staging;
-    m->census.nbands = st->nbands;
-    memcpy(m->census.bands, st->bands, st->nbands * sizeof st->bands[0]);
-    m->census.t = st->t;
-    m->census.bands_all = st->bands_all;
-    m->census.bytes = st->bytes;
-    m->in_sample = false;
-    m->heap_samples++;
+    struct mon_census *st = &m->heap.staging;
+    m->heap.census.nbands = st->nbands;
+    memcpy(m->heap.census.bands, st->bands, st->nbands * sizeof st->bands[0]);
+    m->heap.census.t = st->t;
+    m->heap.census.bands_all = st->bands_all;
+    m->heap.census.bytes = st->bytes;
+    m->heap.in_sample = false;
+    m->heap.censuses++;
 }
 
 /* ------------------------------------------------------------------------
@@ -350,19 +350,19 @@ static void mon_heap_sample_end(struct mon_model *m)
 /* A collection's pause p, of generation gen (-1: not known). */
 static void mon_pause(struct mon_model *m, uint64_t p, int gen)
 {
-    m->pause_ns += p;
-    if (p > m->pause_max)
-        m->pause_max = p;
-    m->pauses[m->npauses++ % MON_PAUSES] = p;
+    m->gc.pause_ns += p;
+    if (p > m->gc.pause_max)
+        m->gc.pause_max = p;
+    m->gc.pauses[m->gc.npauses++ % MON_PAUSES] = p;
     unsigned b = 0;
     while (b < MON_PAUSE_BUCKETS && (double)p / 1e9 > mon_pause_bounds[b])
         b++;
-    m->pause_hist[b]++;
+    m->gc.pause_hist[b]++;
     if (gen >= 0 && gen < MON_GENS) {
-        m->gen_npauses[gen]++;
-        m->gen_pause_ns[gen] += p;
-        if (p > m->gen_pause_max[gen])
-            m->gen_pause_max[gen] = p;
+        m->gc.gen_npauses[gen]++;
+        m->gc.gen_pause_ns[gen] += p;
+        if (p > m->gc.gen_pause_max[gen])
+            m->gc.gen_pause_max[gen] = p;
     }
 }
 
@@ -395,24 +395,24 @@ static void mon_pause(struct mon_model *m, uint64_t p, int gen)
 
 uint64_t mon_alloc_base(const struct mon_model *m)
 {
-    if (!m->midrun)
+    if (!m->run.midrun)
         return 0;
-    uint64_t base = m->alloc_nocap_first;
-    for (unsigned c = 0; c < m->ncaps; c++)
-        if (m->caps[c].seen && m->caps[c].alloc_seen)
-            base += m->caps[c].alloc_first;
+    uint64_t base = m->heap.alloc_nocap_first;
+    for (unsigned c = 0; c < m->caps.n; c++)
+        if (m->caps.at[c].seen && m->caps.at[c].alloc_seen)
+            base += m->caps.at[c].alloc_first;
     return base;
 }
 
 void mon_spark_base(const struct mon_model *m, uint64_t sp[7])
 {
     memset(sp, 0, 7 * sizeof sp[0]);
-    if (!m->midrun)
+    if (!m->run.midrun)
         return;
-    for (unsigned c = 0; c < m->ncaps; c++)
-        if (m->caps[c].seen && m->caps[c].sp_seen)
+    for (unsigned c = 0; c < m->caps.n; c++)
+        if (m->caps.at[c].seen && m->caps.at[c].sp_seen)
             for (int k = 0; k < SP_REMAINING; k++)
-                sp[k] += m->caps[c].sp_first[k];
+                sp[k] += m->caps.at[c].sp_first[k];
 }
 
 /* ------------------------------------------------------------------------
@@ -426,8 +426,8 @@ void mon_spark_base(const struct mon_model *m, uint64_t sp[7])
 static inline void mon_count_type(struct mon_model *m, const struct els_event *ev)
 {
     unsigned k = ev->tag < MON_TAGS ? ev->tag : MON_TAGS;
-    m->type_n[k]++;
-    m->type_payload[k] += ev->payload_len;
+    m->counts.type_n[k]++;
+    m->counts.type_payload[k] += ev->payload_len;
 }
 
 /* ------------------------------------------------------------------------
@@ -478,20 +478,20 @@ static bool mon_tev_before(const struct mon_tev *a, const struct mon_tev *b)
 /* The least of the latest event times of the capabilities seen. */
 static uint64_t mon_watermark(const struct mon_model *m)
 {
-    if (!m->caps_known)
+    if (!m->caps.known)
         return 0;
     uint64_t w = UINT64_MAX;
-    for (unsigned i = 0; i < m->ncaps; i++)
-        if (m->caps[i].seen && m->caps[i].last < w)
-            w = m->caps[i].last;
+    for (unsigned i = 0; i < m->caps.n; i++)
+        if (m->caps.at[i].seen && m->caps.at[i].last < w)
+            w = m->caps.at[i].last;
     return w;
 }
 
 /* The earliest waiting run or stop, in time order: pair it. */
 static void mon_tevs_pop(struct mon_model *m)
 {
-    struct mon_tev e = m->tevs[0], *h = m->tevs;
-    uint32_t n = --m->ntevs, i = 0;
+    struct mon_tev e = m->stops.tevs[0], *h = m->stops.tevs;
+    uint32_t n = --m->stops.ntevs, i = 0;
     if (n > 0) {
         struct mon_tev last = h[n];
         for (;;) {
@@ -508,23 +508,23 @@ static void mon_tevs_pop(struct mon_model *m)
         h[i] = last;
     }
     if (e.reason == MON_STOPS) {
-        struct mon_thread *s = mon_tid_get(m, &m->stopped, e.thread, false);
+        struct mon_thread *s = mon_tid_get(m, &m->stops.stopped, e.thread, false);
         if (s != NULL) {
-            uint64_t t = *mon_tid_time(&m->stopped, s);
+            uint64_t t = *mon_tid_time(&m->stops.stopped, s);
             if (e.t >= t) {
-                m->stop_ns[s->state] += e.t - t;
-                m->stop_paired[s->state]++;
+                m->stops.ns[s->state] += e.t - t;
+                m->stops.paired[s->state]++;
             }
-            mon_tid_del(m, &m->stopped, e.thread);
+            mon_tid_del(m, &m->stops.stopped, e.thread);
         }
     } else if (e.reason != 5) {         /* a finished thread runs no more */
-        struct mon_thread *s = mon_tid_get(m, &m->stopped, e.thread, true);
+        struct mon_thread *s = mon_tid_get(m, &m->stops.stopped, e.thread, true);
         if (s == NULL) {
-            m->stops_untracked++;
+            m->stops.untracked++;
             return;
         }
         s->state = e.reason;
-        *mon_tid_time(&m->stopped, s) = e.t;
+        *mon_tid_time(&m->stops.stopped, s) = e.t;
     }
 }
 
@@ -533,7 +533,7 @@ static void mon_tevs_pop(struct mon_model *m)
 void mon_tevs_release(struct mon_model *m, bool all)
 {
     uint64_t w = all ? UINT64_MAX : mon_watermark(m);
-    while (m->ntevs > 0 && m->tevs[0].t <= w)
+    while (m->stops.ntevs > 0 && m->stops.tevs[0].t <= w)
         mon_tevs_pop(m);
 }
 
@@ -542,24 +542,24 @@ static void mon_tevs_push(struct mon_model *m, uint32_t thread, uint8_t reason,
 {
     if (thread == 0)
         return;
-    if (m->tevs == NULL) {
-        m->tevs = malloc(MON_REORDER * sizeof *m->tevs);
-        if (m->tevs == NULL)
+    if (m->stops.tevs == NULL) {
+        m->stops.tevs = malloc(MON_REORDER * sizeof *m->stops.tevs);
+        if (m->stops.tevs == NULL)
             return;
-        m->mem += MON_REORDER * sizeof *m->tevs;
+        m->mem += MON_REORDER * sizeof *m->stops.tevs;
     }
-    if (m->ntevs == MON_REORDER) {
-        m->tevs_early++;
+    if (m->stops.ntevs == MON_REORDER) {
+        m->stops.tevs_early++;
         mon_tevs_pop(m);
     }
-    struct mon_tev e = { .t = t, .seq = m->tev_seq++, .thread = thread,
+    struct mon_tev e = { .t = t, .seq = m->stops.tev_seq++, .thread = thread,
                          .reason = reason };
-    uint32_t i = m->ntevs++;
-    while (i > 0 && mon_tev_before(&e, &m->tevs[(i - 1) / 2])) {
-        m->tevs[i] = m->tevs[(i - 1) / 2];
+    uint32_t i = m->stops.ntevs++;
+    while (i > 0 && mon_tev_before(&e, &m->stops.tevs[(i - 1) / 2])) {
+        m->stops.tevs[i] = m->stops.tevs[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    m->tevs[i] = e;
+    m->stops.tevs[i] = e;
     mon_tevs_release(m, false);
 }
 
@@ -567,7 +567,7 @@ static void mon_thread_stop(struct mon_model *m, uint32_t id, uint16_t status,
                             uint64_t t)
 {
     uint8_t r = (uint8_t)(status < MON_STOPS ? status : MON_STOPS - 1);
-    m->stop_n[r]++;
+    m->stops.n[r]++;
     if (status == 5)
         mon_thread_del(m, id);
     else
@@ -618,16 +618,16 @@ static void mon_user_msg(struct mon_model *m, const struct els_event *ev)
                             ev->payload != NULL ? ev->payload_len : 0 };
     if (text.len > 0 && text.ptr[text.len - 1] == '\0')
         text.len--;
-    unsigned i = (unsigned)(m->user_messages++ % MON_RECENT);
-    struct mon_text *t = &m->msgs[i];
+    unsigned i = (unsigned)(m->user.messages++ % MON_RECENT);
+    struct mon_text *t = &m->user.msgs[i];
     t->t = ev->time;
     t->cap = ev->cap;
     uintptr_t a = (uintptr_t)text.ptr;
-    if (a >= m->feed_lo && a < m->feed_hi && text.len <= m->feed_hi - a) {
-        m->msg_src[i] = text;
+    if (a >= m->user.feed_lo && a < m->user.feed_hi && text.len <= m->user.feed_hi - a) {
+        m->user.msg_src[i] = text;
     } else {
         mon_copy(t->s, sizeof t->s, text.ptr, text.len);
-        m->msg_src[i].ptr = NULL;
+        m->user.msg_src[i].ptr = NULL;
     }
 }
 
@@ -635,9 +635,9 @@ static void mon_user_msg(struct mon_model *m, const struct els_event *ev)
 static void mon_user_msgs_copy(struct mon_model *m)
 {
     for (unsigned i = 0; i < MON_RECENT; i++) {
-        struct els_str *src = &m->msg_src[i];
+        struct els_str *src = &m->user.msg_src[i];
         if (src->ptr != NULL) {
-            mon_copy(m->msgs[i].s, sizeof m->msgs[i].s, src->ptr, src->len);
+            mon_copy(m->user.msgs[i].s, sizeof m->user.msgs[i].s, src->ptr, src->len);
             src->ptr = NULL;
         }
     }
@@ -647,8 +647,8 @@ static int mon_on_header(void *user, const struct els_parser *p)
 {
     (void)p;
     struct mon_model *m = user;
-    m->streams++;
-    m->ended = false;
+    m->run.streams++;
+    m->run.ended = false;
     return 0;
 }
 
@@ -656,7 +656,7 @@ static int mon_on_end(void *user, uint64_t offset)
 {
     (void)offset;
     struct mon_model *m = user;
-    m->ended = true;
+    m->run.ended = true;
     mon_tevs_release(m, true);      /* nothing else will come */
     return 0;
 }
@@ -666,14 +666,14 @@ static int mon_on_event(void *user, const struct els_event *ev)
     struct mon_model *m = user;
     if (ev->tag == ELS_EV_BLOCK_MARKER)
         return 0;
-    m->events++;
-    m->by_class[ev->tag < 256 ? mon_classes[ev->tag] : MON_CLASS_OTHER]++;
+    m->counts.events++;
+    m->counts.by_class[ev->tag < 256 ? mon_classes[ev->tag] : MON_CLASS_OTHER]++;
     mon_count_type(m, ev);
-    if (ev->time > m->now)
-        m->now = ev->time;
-    if (!m->first_seen || ev->time < m->first) {
-        m->first = ev->time;
-        m->first_seen = true;
+    if (ev->time > m->run.now)
+        m->run.now = ev->time;
+    if (!m->run.first_seen || ev->time < m->run.first) {
+        m->run.first = ev->time;
+        m->run.first_seen = true;
     }
     struct mon_gbin *gb = mon_gbin_at(m, ev->time);
     gb->events++;
@@ -684,7 +684,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
     if (ev->tag == ELS_EV_USER_MSG) {
         mon_user_msg(m, ev);
         gb->user++;
-        gb->threads = m->threads.used;
+        gb->threads = m->threads.alive.used;
         return 0;
     }
     struct els_event_data d;
@@ -694,7 +694,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
 
     switch (ev->tag) {
     case ELS_EV_CREATE_THREAD:
-        m->threads_created++;
+        m->threads.created++;
         mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
         break;
     case ELS_EV_RUN_THREAD:
@@ -717,7 +717,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
     case ELS_EV_REQUEST_SEQ_GC:
     case ELS_EV_REQUEST_PAR_GC: {
         uint64_t before = mon_collections(m);
-        m->gc_requests++;
+        m->gc.requests++;
         gb->gcs += (uint32_t)(mon_collections(m) - before);
         if (c != NULL)
             c->gc_lead = true;
@@ -728,10 +728,10 @@ static int mon_on_event(void *user, const struct els_event *ev)
         unsigned g = d.u.gc_stats.generation;
         if (g >= MON_GENS)
             g = MON_GENS - 1;
-        m->gc_stats++;
-        m->gen_colls[g]++;
-        if (g + 1 > m->ngens)
-            m->ngens = g + 1;
+        m->gc.stats++;
+        m->gc.gen_colls[g]++;
+        if (g + 1 > m->gc.ngens)
+            m->gc.ngens = g + 1;
         gb->gcs += (uint32_t)(mon_collections(m) - before);
         if (c != NULL) {
             c->gc_lead = true;
@@ -740,7 +740,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
         break;
     }
     case ELS_EV_GC_START:
-        m->gc_starts++;
+        m->gc.starts++;
         if (c != NULL) {
             c->gc_starts++;
             c->gc_start = ev->time ? ev->time : 1;
@@ -760,7 +760,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
         if (c != NULL) {
             if (c->gc_start != 0 && ev->time >= c->gc_start) {
                 uint64_t p = ev->time - c->gc_start;
-                m->gc_ns += p;
+                m->gc.ns += p;
                 c->gc_pause_ns += p;
                 gb->gc_ns += p;
                 if (c->gc_lead)
@@ -777,36 +777,36 @@ static int mon_on_event(void *user, const struct els_event *ev)
         if (els_note_decode(ev, &note) == 0) {
             switch (note.kind) {
             case ELS_NOTE_DROPPED:
-                m->loss_notes++;
-                m->dropped_units += note.units;
-                m->dropped_bytes += note.bytes;
+                m->loss.loss_notes++;
+                m->loss.dropped_units += note.units;
+                m->loss.dropped_bytes += note.bytes;
                 break;
             case ELS_NOTE_CONSUMER_MISSED:
-                m->loss_notes++;
-                m->missed_units += note.units;
-                m->missed_bytes += note.bytes;
+                m->loss.loss_notes++;
+                m->loss.missed_units += note.units;
+                m->loss.missed_bytes += note.bytes;
                 break;
             case ELS_NOTE_JOINED_LATE:
-                m->loss_notes++;
-                m->midrun = true;
-                m->late_units += note.units;
-                m->late_bytes += note.bytes;
+                m->loss.loss_notes++;
+                m->run.midrun = true;
+                m->loss.late_units += note.units;
+                m->loss.late_bytes += note.bytes;
                 break;
             case ELS_NOTE_JOINED_AT_SNAPSHOT:
-                m->joined_at_snapshot = true;
-                m->midrun = true;
+                m->loss.joined_at_snapshot = true;
+                m->run.midrun = true;
                 break;
             default:
                 /* Not a loss (Note [Mid-run streams]): a flight
                  * recorder's dump says which it is. */
                 if (note.text.len >= 20 &&
                     memcmp(note.text.ptr, "eventlog-sink: dump ", 20) == 0)
-                    m->midrun = true;
+                    m->run.midrun = true;
                 break;
             }
             if (note.kind != ELS_NOTE_JOINED_AT_SNAPSHOT) {
-                mon_recent(m->note_texts, m->notes, ev, note.text.ptr, note.text.len);
-                m->notes++;
+                mon_recent(m->loss.note_texts, m->loss.notes, ev, note.text.ptr, note.text.len);
+                m->loss.notes++;
             }
         }
         break;
@@ -816,7 +816,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
         gb->user++;
         break;
     case ELS_EV_RTS_IDENTIFIER:
-        mon_copy(m->rts, sizeof m->rts, d.u.capset_text.text.ptr,
+        mon_copy(m->run.rts, sizeof m->run.rts, d.u.capset_text.text.ptr,
                  d.u.capset_text.text.len);
         break;
     case ELS_EV_PROGRAM_ARGS: {
@@ -825,17 +825,17 @@ static int mon_on_event(void *user, const struct els_event *ev)
             const char *b = first.ptr + first.len;
             while (b > first.ptr && b[-1] != '/')
                 b--;
-            mon_copy(m->program, sizeof m->program, b,
+            mon_copy(m->run.program, sizeof m->run.program, b,
                      first.len - (size_t)(b - first.ptr));
         }
         break;
     }
     case ELS_EV_OSPROCESS_PID:
-        m->pid = d.u.os_pid.pid;
+        m->run.pid = d.u.os_pid.pid;
         break;
     case ELS_EV_CAP_CREATE:
         mon_cap(m, d.u.cap.cap);
-        m->caps_known = true;
+        m->caps.known = true;
         break;
     case ELS_EV_SPARK_COUNTERS:
         if (c != NULL) {
@@ -855,40 +855,40 @@ static int mon_on_event(void *user, const struct els_event *ev)
     case ELS_EV_SPARK_CREATE: case ELS_EV_SPARK_DUD: case ELS_EV_SPARK_OVERFLOW:
     case ELS_EV_SPARK_RUN: case ELS_EV_SPARK_STEAL: case ELS_EV_SPARK_FIZZLE:
     case ELS_EV_SPARK_GC:
-        m->spark_events++;
+        m->sparks.events++;
         break;
     case ELS_EV_HEAP_ALLOCATED: {
         /* Each capability's own running total (Note [Allocation]). */
-        uint64_t *last = c != NULL ? &c->alloc : &m->alloc_nocap;
+        uint64_t *last = c != NULL ? &c->alloc : &m->heap.alloc_nocap;
         uint64_t now = d.u.heap.bytes;
-        bool *seen = c != NULL ? &c->alloc_seen : &m->alloc_nocap_seen;
+        bool *seen = c != NULL ? &c->alloc_seen : &m->heap.alloc_nocap_seen;
         if (!*seen) {
             *seen = true;
-            *(c != NULL ? &c->alloc_first : &m->alloc_nocap_first) = now;
+            *(c != NULL ? &c->alloc_first : &m->heap.alloc_nocap_first) = now;
         }
-        m->heap_alloc = m->heap_alloc - *last + now;
+        m->heap.alloc = m->heap.alloc - *last + now;
         if (now > *last)
             gb->alloc += now - *last;
         *last = now;
         break;
     }
     case ELS_EV_HEAP_SIZE:
-        m->heap_size = d.u.heap.bytes;
-        gb->heap_size = m->heap_size;
+        m->heap.size = d.u.heap.bytes;
+        gb->heap_size = m->heap.size;
         break;
     case ELS_EV_HEAP_LIVE:
-        m->heap_live = d.u.heap.bytes;
-        m->heap_live_t = ev->time;
-        gb->heap_live = m->heap_live;
+        m->heap.live = d.u.heap.bytes;
+        m->heap.live_t = ev->time;
+        gb->heap_live = m->heap.live;
         break;
     case ELS_EV_HEAP_INFO_GHC:
-        m->heap_max = d.u.heap_info.max_heap_size;
-        if (d.u.heap_info.generations > m->ngens)
-            m->ngens = d.u.heap_info.generations < MON_GENS
+        m->heap.max = d.u.heap_info.max_heap_size;
+        if (d.u.heap_info.generations > m->gc.ngens)
+            m->gc.ngens = d.u.heap_info.generations < MON_GENS
                        ? d.u.heap_info.generations : MON_GENS;
         break;
     case ELS_EV_HEAP_PROF_BEGIN:
-        m->heap_breakdown = d.u.heap_prof_begin.breakdown;
+        m->heap.breakdown = d.u.heap_prof_begin.breakdown;
         break;
     case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
     case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
@@ -914,7 +914,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
     default:
         break;
     }
-    gb->threads = m->threads.used;
+    gb->threads = m->threads.alive.used;
     return 0;
 }
 
@@ -925,18 +925,18 @@ static int mon_on_event(void *user, const struct els_event *ev)
 static void mon_clear_run(struct mon_model *m)
 {
     for (unsigned c = 0; c < MON_MAX_CAPS; c++)
-        free(m->caps[c].bins);
-    for (uint32_t i = 0; i < m->nccs; i++) {
-        free(m->ccs[i].label);
-        free(m->ccs[i].module);
+        free(m->caps.at[c].bins);
+    for (uint32_t i = 0; i < m->prof.nccs; i++) {
+        free(m->prof.ccs[i].label);
+        free(m->prof.ccs[i].module);
     }
-    free(m->ccs);
-    free(m->threads.slots);
-    free(m->stopped.slots);
-    free(m->stopped.times);
-    free(m->tevs);
-    free(m->samples);
-    free(m->gbins);
+    free(m->prof.ccs);
+    free(m->threads.alive.slots);
+    free(m->stops.stopped.slots);
+    free(m->stops.stopped.times);
+    free(m->stops.tevs);
+    free(m->prof.ring);
+    free(m->tl.gbins);
 }
 
 
@@ -959,9 +959,9 @@ int mon_model_new(struct mon_model **out)
         free(m);
         return rc;
     }
-    m->bin_ns = MON_BIN0_NS;
-    m->gbins = calloc(MON_BINS, sizeof *m->gbins);
-    if (m->gbins == NULL) {
+    m->tl.bin_ns = MON_BIN0_NS;
+    m->tl.gbins = calloc(MON_BINS, sizeof *m->tl.gbins);
+    if (m->tl.gbins == NULL) {
         els_parser_free(m->parser);
         free(m);
         return ELS_ENOMEM;
@@ -988,25 +988,25 @@ void mon_model_reset(struct mon_model *m)
     memset(m, 0, sizeof *m);
     m->parser = p;
     mon_tids_init(m);
-    m->bin_ns = MON_BIN0_NS;
-    m->gbins = calloc(MON_BINS, sizeof *m->gbins);
-    memcpy(m->spec, keep.spec, sizeof m->spec);
-    memcpy(m->source_state, keep.source_state, sizeof m->source_state);
-    m->connections = keep.connections;
+    m->tl.bin_ns = MON_BIN0_NS;
+    m->tl.gbins = calloc(MON_BINS, sizeof *m->tl.gbins);
+    memcpy(m->src.spec, keep.src.spec, sizeof m->src.spec);
+    memcpy(m->src.state, keep.src.state, sizeof m->src.state);
+    m->src.connections = keep.src.connections;
 }
 
 int mon_model_feed(struct mon_model *m, const void *buf, size_t len)
 {
-    if (m->failed || m->gbins == NULL) {
-        m->bytes_skipped += len;
+    if (m->failed || m->tl.gbins == NULL) {
+        m->src.bytes_skipped += len;
         return ELS_EINVAL;
     }
-    m->bytes += len;
-    m->feed_lo = (uintptr_t)buf;
-    m->feed_hi = m->feed_lo + len;
+    m->src.bytes += len;
+    m->user.feed_lo = (uintptr_t)buf;
+    m->user.feed_hi = m->user.feed_lo + len;
     int rc = els_parser_feed(m->parser, buf, len, NULL);
     mon_user_msgs_copy(m);
-    m->feed_lo = m->feed_hi = 0;
+    m->user.feed_lo = m->user.feed_hi = 0;
     if (rc < 0) {
         struct els_parse_status st;
         els_parser_status(m->parser, &st);
@@ -1026,27 +1026,27 @@ void mon_model_set_source(struct mon_model *m, const char *spec,
                           const char *state)
 {
     if (spec != NULL)
-        snprintf(m->spec, sizeof m->spec, "%s", spec);
-    snprintf(m->source_state, sizeof m->source_state, "%s", state);
+        snprintf(m->src.spec, sizeof m->src.spec, "%s", spec);
+    snprintf(m->src.state, sizeof m->src.state, "%s", state);
 }
 
 void mon_model_note_connection(struct mon_model *m)
 {
-    m->connections++;
+    m->src.connections++;
 }
 
 
 void mon_model_summary(const struct mon_model *m, struct mon_summary *out)
 {
     *out = (struct mon_summary){
-        .now_ns = m->now, .bytes = m->bytes, .events = m->events,
-        .collections = mon_collections(m), .gc_starts = m->gc_starts,
-        .heap_allocated = m->heap_alloc - mon_alloc_base(m), .threads_created = m->threads_created,
-        .threads_alive = m->threads.used, .user_messages = m->user_messages,
-        .markers = m->markers, .streams = m->streams, .caps = m->ncaps,
-        .ended = m->ended, .probes = m->probes,
-        .threads_untracked = m->threads_untracked,
-        .ccs_refused = m->ccs_refused, .strings_cut = m->strings_cut,
+        .now_ns = m->run.now, .bytes = m->src.bytes, .events = m->counts.events,
+        .collections = mon_collections(m), .gc_starts = m->gc.starts,
+        .heap_allocated = m->heap.alloc - mon_alloc_base(m), .threads_created = m->threads.created,
+        .threads_alive = m->threads.alive.used, .user_messages = m->user.messages,
+        .markers = m->user.markers, .streams = m->run.streams, .caps = m->caps.n,
+        .ended = m->run.ended, .probes = m->threads.probes,
+        .threads_untracked = m->threads.untracked,
+        .ccs_refused = m->prof.ccs_refused, .strings_cut = m->prof.strings_cut,
         .memory = mon_model_memory(m),
     };
 }

@@ -29,12 +29,12 @@ static int mon_cmp_u64(const void *a, const void *b)
 static void mon_pause_pcts(const struct mon_model *m, uint64_t *p50,
                            uint64_t *recent_max)
 {
-    unsigned n = m->npauses < MON_PAUSES ? m->npauses : MON_PAUSES;
+    unsigned n = m->gc.npauses < MON_PAUSES ? m->gc.npauses : MON_PAUSES;
     *p50 = *recent_max = 0;
     if (n == 0)
         return;
     uint64_t tmp[MON_PAUSES];
-    memcpy(tmp, m->pauses, n * sizeof tmp[0]);
+    memcpy(tmp, m->gc.pauses, n * sizeof tmp[0]);
     qsort(tmp, n, sizeof tmp[0], mon_cmp_u64);
     *p50 = tmp[(n - 1) / 2];
     *recent_max = tmp[n - 1];
@@ -59,8 +59,8 @@ static void mon_band_order(const struct mon_census *c, unsigned *order)
 
 static const char *mon_cc_name(const struct mon_model *m, uint32_t id)
 {
-    if (id < m->nccs && m->ccs[id].label != NULL)
-        return m->ccs[id].label;
+    if (id < m->prof.nccs && m->prof.ccs[id].label != NULL)
+        return m->prof.ccs[id].label;
     return "?";
 }
 
@@ -83,8 +83,8 @@ static void mon_band_name(const struct mon_model *m, const struct mon_band *b,
         const char *l = mon_cc_name(m, id);
         if (i > 0)
             sb_puts(out, "/");
-        if (strcmp(l, "CAF") == 0 && m->ccs[id].module != NULL) {
-            sb_puts(out, m->ccs[id].module);
+        if (strcmp(l, "CAF") == 0 && m->prof.ccs[id].module != NULL) {
+            sb_puts(out, m->prof.ccs[id].module);
             sb_puts(out, ".CAF");
         } else {
             sb_puts(out, l);
@@ -154,14 +154,14 @@ static uint64_t mon_type_bytes(const struct mon_model *m, unsigned k)
     const struct els_event_type *ty =
         k < MON_TAGS ? els_parser_event_type(m->parser, (uint16_t)k) : NULL;
     bool var = ty != NULL && ty->size == ELS_EVENT_SIZE_VARIABLE;
-    return m->type_n[k] * (var ? 12 : 10) + m->type_payload[k];
+    return m->counts.type_n[k] * (var ? 12 : 10) + m->counts.type_payload[k];
 }
 
 /* Every event type's bytes (for ranking). */
 static void mon_types_bytes(const struct mon_model *m, uint64_t *out)
 {
     for (unsigned k = 0; k <= MON_TAGS; k++)
-        out[k] = m->type_n[k] ? mon_type_bytes(m, k) : 0;
+        out[k] = m->counts.type_n[k] ? mon_type_bytes(m, k) : 0;
 }
 
 /* Indexes of the non-zero entries of v[0..n), largest first (ties:
@@ -212,7 +212,7 @@ static void mon_spark_totals(const struct mon_model *m, uint64_t sp[7])
     uint64_t base[7];
     mon_spark_base(m, base);
     for (int k = 0; k < 7; k++)
-        sp[k] = m->prev_sp[k] > base[k] ? m->prev_sp[k] - base[k] : 0;
+        sp[k] = m->rate.prev_sp[k] > base[k] ? m->rate.prev_sp[k] - base[k] : 0;
 }
 
 /* Allocation: the capabilities' sum, less what came before a mid-run
@@ -220,7 +220,7 @@ static void mon_spark_totals(const struct mon_model *m, uint64_t sp[7])
 static uint64_t mon_allocated(const struct mon_model *m)
 {
     uint64_t base = mon_alloc_base(m);
-    return m->heap_alloc > base ? m->heap_alloc - base : 0;
+    return m->heap.alloc > base ? m->heap.alloc - base : 0;
 }
 
 void mon_model_json(const struct mon_model *m, struct strbuf *sb)
@@ -231,55 +231,55 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     mon_pause_pcts(m, &p50, &rmax);
 
     sb_puts(sb, "{\"program\":{\"name\":");
-    sb_json_str(sb, m->program, strlen(m->program));
-    sb_printf(sb, ",\"pid\":%" PRIu32 ",\"rts\":", m->pid);
-    sb_json_str(sb, m->rts, strlen(m->rts));
+    sb_json_str(sb, m->run.program, strlen(m->run.program));
+    sb_printf(sb, ",\"pid\":%" PRIu32 ",\"rts\":", m->run.pid);
+    sb_json_str(sb, m->run.rts, strlen(m->run.rts));
     sb_puts(sb, "},\"source\":{\"spec\":");
-    sb_json_str(sb, m->spec, strlen(m->spec));
+    sb_json_str(sb, m->src.spec, strlen(m->src.spec));
     sb_puts(sb, ",\"state\":");
-    sb_json_str(sb, m->source_state, strlen(m->source_state));
-    sb_printf(sb, ",\"bytes\":%" PRIu64 ",\"bytes_per_s\":", m->bytes);
-    sb_json_num(sb, m->rate_bytes);
+    sb_json_str(sb, m->src.state, strlen(m->src.state));
+    sb_printf(sb, ",\"bytes\":%" PRIu64 ",\"bytes_per_s\":", m->src.bytes);
+    sb_json_num(sb, m->rate.bytes);
     sb_printf(sb, ",\"connections\":%" PRIu64 ",\"streams\":%" PRIu64
-              ",\"ended\":%s,\"error\":", m->connections, m->streams,
-              m->ended ? "true" : "false");
+              ",\"ended\":%s,\"error\":", m->src.connections, m->run.streams,
+              m->run.ended ? "true" : "false");
     if (m->failed)
         sb_json_str(sb, m->error, strlen(m->error));
     else
         sb_puts(sb, "null");
     sb_printf(sb, "},\"time_ns\":%" PRIu64 ",\"first_ns\":%" PRIu64
-              ",\"midrun\":%s,\"whole_run\":%s,\"interval_s\":", m->now,
-              m->first_seen ? m->first : 0, m->midrun ? "true" : "false",
-              m->whole_run ? "true" : "false");
-    sb_json_num(sb, m->interval_s);
+              ",\"midrun\":%s,\"whole_run\":%s,\"interval_s\":", m->run.now,
+              m->run.first_seen ? m->run.first : 0, m->run.midrun ? "true" : "false",
+              m->rate.whole_run ? "true" : "false");
+    sb_json_num(sb, m->rate.interval_s);
 
-    sb_printf(sb, ",\"events\":{\"total\":%" PRIu64 ",\"per_s\":", m->events);
-    sb_json_num(sb, m->rate_events);
+    sb_printf(sb, ",\"events\":{\"total\":%" PRIu64 ",\"per_s\":", m->counts.events);
+    sb_json_num(sb, m->rate.events);
     sb_puts(sb, ",\"by_class\":{");
     for (int i = 0; i < MON_CLASS_N; i++)
         sb_printf(sb, "%s\"%s\":%" PRIu64, i ? "," : "", mon_class_name((enum mon_class)i),
-                  m->by_class[i]);
+                  m->counts.by_class[i]);
     sb_puts(sb, "},\"per_s_by_class\":{");
     for (int i = 0; i < MON_CLASS_N; i++) {
         sb_printf(sb, "%s\"%s\":", i ? "," : "", mon_class_name((enum mon_class)i));
-        sb_json_num(sb, m->rate_class[i]);
+        sb_json_num(sb, m->rate.class[i]);
     }
     /* Every type seen, most events first. */
     sb_puts(sb, "},\"by_type\":[");
     unsigned rank[MON_TAGS + 1];
-    unsigned nt = mon_rank(m->type_n, MON_TAGS + 1, rank);
+    unsigned nt = mon_rank(m->counts.type_n, MON_TAGS + 1, rank);
     for (unsigned i = 0; i < nt; i++) {
         char buf[48];
         const char *name = mon_type_name(m, rank[i], buf, sizeof buf);
         sb_printf(sb, "%s{\"tag\":%u,\"name\":", i ? "," : "", rank[i]);
         sb_json_str(sb, name, strlen(name));
         sb_printf(sb, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
-                  m->type_n[rank[i]], mon_type_bytes(m, rank[i]));
+                  m->counts.type_n[rank[i]], mon_type_bytes(m, rank[i]));
     }
     sb_puts(sb, "]},\"caps\":[");
     bool first = true;
-    for (unsigned c = 0; c < m->ncaps; c++) {
-        const struct mon_cap *cp = &m->caps[c];
+    for (unsigned c = 0; c < m->caps.n; c++) {
+        const struct mon_cap *cp = &m->caps.at[c];
         if (!cp->seen)
             continue;
         sb_printf(sb, "%s{\"cap\":%u,\"state\":\"%s\",\"util\":", first ? "" : ",",
@@ -290,53 +290,53 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
         sb_json_num(sb, cp->gc_frac);
         sb_printf(sb, ",\"gc_starts\":%" PRIu64 ",\"allocated\":%" PRIu64
                   ",\"spark_pool\":%" PRIu64 "}", cp->gc_starts,
-                  m->midrun && cp->alloc_seen ? cp->alloc - cp->alloc_first : cp->alloc,
+                  m->run.midrun && cp->alloc_seen ? cp->alloc - cp->alloc_first : cp->alloc,
                   cp->sp[SP_REMAINING]);
     }
     /* Collections, their pauses and generations: Note [Collections]. */
     sb_printf(sb, "],\"gc\":{\"collections\":%" PRIu64 ",\"requests\":%" PRIu64
               ",\"stats\":%" PRIu64 ",\"per_s\":", mon_collections(m),
-              m->gc_requests, m->gc_stats);
-    sb_json_num(sb, m->rate_gcs);
+              m->gc.requests, m->gc.stats);
+    sb_json_num(sb, m->rate.gcs);
     sb_puts(sb, ",\"by_gen\":[");
-    for (unsigned g = 0; g < m->ngens; g++) {
+    for (unsigned g = 0; g < m->gc.ngens; g++) {
         sb_printf(sb, "%s{\"gen\":%u,\"collections\":%" PRIu64 ",\"pauses\":%"
                   PRIu64 ",\"pause_max_ns\":%" PRIu64 ",\"pause_total_ns\":%" PRIu64
-                  ",\"pause_max_ms\":", g ? "," : "", g, m->gen_colls[g],
-                  m->gen_npauses[g], m->gen_pause_max[g], m->gen_pause_ns[g]);
-        sb_json_num(sb, (double)m->gen_pause_max[g] / 1e6);
+                  ",\"pause_max_ms\":", g ? "," : "", g, m->gc.gen_colls[g],
+                  m->gc.gen_npauses[g], m->gc.gen_pause_max[g], m->gc.gen_pause_ns[g]);
+        sb_json_num(sb, (double)m->gc.gen_pause_max[g] / 1e6);
         sb_puts(sb, ",\"pause_total_s\":");
-        sb_json_num(sb, (double)m->gen_pause_ns[g] / 1e9);
+        sb_json_num(sb, (double)m->gc.gen_pause_ns[g] / 1e9);
         sb_puts(sb, "}");
     }
     sb_printf(sb, "],\"pauses\":%" PRIu64 ",\"pause_p50_ns\":%" PRIu64
               ",\"pause_max_ns\":%" PRIu64 ",\"pause_total_ns\":%" PRIu64
-              ",\"pause_p50_ms\":", m->npauses, p50, m->pause_max, m->pause_ns);
+              ",\"pause_p50_ms\":", m->gc.npauses, p50, m->gc.pause_max, m->gc.pause_ns);
     sb_json_num(sb, (double)p50 / 1e6);
     sb_puts(sb, ",\"pause_max_ms\":");
-    sb_json_num(sb, (double)m->pause_max / 1e6);
+    sb_json_num(sb, (double)m->gc.pause_max / 1e6);
     sb_puts(sb, ",\"pause_recent_max_ms\":");
     sb_json_num(sb, (double)rmax / 1e6);
     sb_puts(sb, ",\"pause_total_s\":");
-    sb_json_num(sb, (double)m->pause_ns / 1e9);
+    sb_json_num(sb, (double)m->gc.pause_ns / 1e9);
     /* starts, time_s, time_frac: every capability's GC_START..GC_END
      * (Note [Time in GC]). */
-    sb_printf(sb, ",\"starts\":%" PRIu64 ",\"time_s\":", m->gc_starts);
-    sb_json_num(sb, (double)m->gc_ns / 1e9);
+    sb_printf(sb, ",\"starts\":%" PRIu64 ",\"time_s\":", m->gc.starts);
+    sb_json_num(sb, (double)m->gc.ns / 1e9);
     sb_puts(sb, ",\"time_frac\":");
-    sb_json_num(sb, m->gc_frac);
-    sb_printf(sb, ",\"time_frac_caps\":%u", m->gc_caps);
+    sb_json_num(sb, m->rate.gc_frac);
+    sb_printf(sb, ",\"time_frac_caps\":%u", m->gc.caps);
 
     sb_printf(sb, "},\"heap\":{\"size\":%" PRIu64 ",\"live\":%" PRIu64
               ",\"allocated\":%" PRIu64 ",\"max\":%" PRIu64 ",\"alloc_per_s\":",
-              m->heap_size, m->heap_live, mon_allocated(m), m->heap_max);
-    sb_json_num(sb, m->rate_alloc);
-    const struct mon_census *cs = &m->census;
-    sb_printf(sb, ",\"live_time_ns\":%" PRIu64, m->heap_live_t);
+              m->heap.size, m->heap.live, mon_allocated(m), m->heap.max);
+    sb_json_num(sb, m->rate.alloc);
+    const struct mon_census *cs = &m->heap.census;
+    sb_printf(sb, ",\"live_time_ns\":%" PRIu64, m->heap.live_t);
     sb_printf(sb, ",\"samples\":%" PRIu64 ",\"census\":{\"time_ns\":%" PRIu64
               ",\"breakdown\":\"%s\",\"bands\":%" PRIu64 ",\"bytes\":%" PRIu64
-              "},\"by_label\":[", m->heap_samples, cs->t,
-              mon_breakdown_name(m->heap_breakdown), cs->bands_all, cs->bytes);
+              "},\"by_label\":[", m->heap.censuses, cs->t,
+              mon_breakdown_name(m->heap.breakdown), cs->bands_all, cs->bytes);
     unsigned order[MON_BANDS];
     mon_band_order(cs, order);
     struct strbuf name = { 0 };
@@ -354,33 +354,33 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     sb_printf(sb, "]},\"threads\":{\"created\":%" PRIu64 ",\"alive\":%" PRIu32
               ",\"running\":%" PRIu64 ",\"runnable\":%" PRIu64
               ",\"blocked\":%" PRIu64 ",\"untracked\":%" PRIu64,
-              m->threads_created, m->threads.used, m->ended ? 0 : running,
-              m->ended ? 0 : runnable, m->ended ? 0 : blocked, m->threads_untracked);
-    if (m->ended)
+              m->threads.created, m->threads.alive.used, m->run.ended ? 0 : running,
+              m->run.ended ? 0 : runnable, m->run.ended ? 0 : blocked, m->threads.untracked);
+    if (m->run.ended)
         sb_printf(sb, ",\"at_end\":{\"left\":%" PRIu32 ",\"running\":%" PRIu64
                   ",\"runnable\":%" PRIu64 ",\"blocked\":%" PRIu64 "}",
-                  m->threads.used, running, runnable, blocked);
+                  m->threads.alive.used, running, runnable, blocked);
     else
         sb_puts(sb, ",\"at_end\":null");
     /* Stops by status, most first; stopped_s: stop to next run, over
      * the paired ones (Note [Stopped time]). */
     sb_puts(sb, ",\"stops\":[");
-    unsigned nst = mon_rank(m->stop_n, MON_STOPS, rank);
+    unsigned nst = mon_rank(m->stops.n, MON_STOPS, rank);
     for (unsigned i = 0; i < nst; i++) {
         char buf[48];
         const char *r = mon_stop_name(rank[i], buf, sizeof buf);
         sb_printf(sb, "%s{\"status\":%u,\"reason\":\"%s\",\"count\":%" PRIu64
                   ",\"paired\":%" PRIu64 ",\"stopped_ns\":%" PRIu64 ",\"stopped_s\":",
-                  i ? "," : "", rank[i], r, m->stop_n[rank[i]], m->stop_paired[rank[i]],
-                  m->stop_ns[rank[i]]);
-        sb_json_num(sb, (double)m->stop_ns[rank[i]] / 1e9);
+                  i ? "," : "", rank[i], r, m->stops.n[rank[i]], m->stops.paired[rank[i]],
+                  m->stops.ns[rank[i]]);
+        sb_json_num(sb, (double)m->stops.ns[rank[i]] / 1e9);
         sb_puts(sb, "}");
     }
     sb_printf(sb, "],\"stops_waiting\":%" PRIu32 ",\"stops_out_of_order\":%" PRIu64
-              ",\"stops_untracked\":%" PRIu64 "}", m->ntevs, m->tevs_early,
-              m->stops_untracked);
+              ",\"stops_untracked\":%" PRIu64 "}", m->stops.ntevs, m->stops.tevs_early,
+              m->stops.untracked);
 
-    sb_printf(sb, ",\"sparks\":{\"events\":%" PRIu64 ",\"total\":{", m->spark_events);
+    sb_printf(sb, ",\"sparks\":{\"events\":%" PRIu64 ",\"total\":{", m->sparks.events);
     uint64_t sp[7];
     mon_spark_totals(m, sp);
     for (int k = 0; k < 7; k++)
@@ -388,56 +388,56 @@ void mon_model_json(const struct mon_model *m, struct strbuf *sb)
     sb_puts(sb, "},\"per_s\":{");
     for (int k = 0; k < 6; k++) {
         sb_printf(sb, "%s\"%s\":", k ? "," : "", mon_spark_names[k]);
-        sb_json_num(sb, m->rate_sp[k]);
+        sb_json_num(sb, m->rate.sp[k]);
     }
     sb_printf(sb, "}},\"profile\":{\"samples\":%" PRIu64 ",\"cost_centres_refused\":%"
-              PRIu64 ",\"names_cut\":%" PRIu64, m->prof_samples,
-              m->ccs_refused, m->strings_cut);
+              PRIu64 ",\"names_cut\":%" PRIu64, m->prof.samples,
+              m->prof.ccs_refused, m->prof.strings_cut);
     /* The RTS's own cost centres apart from the program's (top). */
     sb_puts(sb, ",\"by_kind\":{");
     for (int k = 0; k < MON_CC_BUILTINS; k++)
         sb_printf(sb, "%s\"%s\":{\"samples\":%" PRIu64 ",\"interval\":%" PRIu64 "}",
-                  k ? "," : "", mon_builtin_names[k], m->cc_kind_samples[k],
-                  m->kind_interval[k]);
+                  k ? "," : "", mon_builtin_names[k], m->prof.kind_samples[k],
+                  m->prof.kind_interval[k]);
     sb_puts(sb, "},\"top\":[");
-    for (unsigned i = 0; i < m->ntop; i++) {
+    for (unsigned i = 0; i < m->prof.ntop; i++) {
         sb_printf(sb, "%s{\"cc\":", i ? "," : "");
-        const char *n = mon_cc_name(m, m->top[i].id);
+        const char *n = mon_cc_name(m, m->prof.top[i].id);
         sb_json_str(sb, n, strlen(n));
         sb_puts(sb, ",\"module\":");
-        const char *mod = m->top[i].id < m->nccs && m->ccs[m->top[i].id].module
-                          ? m->ccs[m->top[i].id].module : "";
+        const char *mod = m->prof.top[i].id < m->prof.nccs && m->prof.ccs[m->prof.top[i].id].module
+                          ? m->prof.ccs[m->prof.top[i].id].module : "";
         sb_json_str(sb, mod, strlen(mod));
-        sb_printf(sb, ",\"samples\":%" PRIu64 "}", m->top[i].n);
+        sb_printf(sb, ",\"samples\":%" PRIu64 "}", m->prof.top[i].n);
     }
     sb_printf(sb, "]},\"user\":{\"messages\":%" PRIu64 ",\"markers\":%" PRIu64
-              ",\"per_s\":", m->user_messages, m->markers);
-    sb_json_num(sb, m->rate_user);
+              ",\"per_s\":", m->user.messages, m->user.markers);
+    sb_json_num(sb, m->rate.user);
     sb_puts(sb, ",\"recent_messages\":");
-    mon_json_texts(sb, m->msgs, m->user_messages, MON_RECENT, MON_RECENT);
+    mon_json_texts(sb, m->user.msgs, m->user.messages, MON_RECENT, MON_RECENT);
     sb_puts(sb, ",\"recent_markers\":");
-    mon_json_texts(sb, m->marks, m->markers, MON_MARKS, MON_RECENT);
+    mon_json_texts(sb, m->user.marks, m->user.markers, MON_MARKS, MON_RECENT);
     sb_printf(sb, "},\"loss\":{\"notes\":%" PRIu64 ",\"loss_notes\":%" PRIu64
               ",\"dropped_units\":%" PRIu64
               ",\"dropped_bytes\":%" PRIu64 ",\"missed_units\":%" PRIu64
               ",\"missed_bytes\":%" PRIu64 ",\"joined_late_units\":%" PRIu64
               ",\"joined_late_bytes\":%" PRIu64 ",\"bytes_unread\":%" PRIu64
               ",\"joined_at_snapshot\":%s,\"recent\":",
-              m->notes, m->loss_notes, m->dropped_units, m->dropped_bytes, m->missed_units,
-              m->missed_bytes, m->late_units, m->late_bytes, m->bytes_skipped,
-              m->joined_at_snapshot ? "true" : "false");
-    mon_json_texts(sb, m->note_texts, m->notes, MON_RECENT, MON_RECENT);
+              m->loss.notes, m->loss.loss_notes, m->loss.dropped_units, m->loss.dropped_bytes, m->loss.missed_units,
+              m->loss.missed_bytes, m->loss.late_units, m->loss.late_bytes, m->src.bytes_skipped,
+              m->loss.joined_at_snapshot ? "true" : "false");
+    mon_json_texts(sb, m->loss.note_texts, m->loss.notes, MON_RECENT, MON_RECENT);
     sb_puts(sb, "}}");
 }
 
 void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
                              uint64_t to_ns, unsigned cols, struct strbuf *sb)
 {
-    if (to_ns == 0 || to_ns > m->now)
-        to_ns = m->now;
+    if (to_ns == 0 || to_ns > m->run.now)
+        to_ns = m->run.now;
     if (from_ns > to_ns)
         from_ns = to_ns;
-    uint64_t w = m->bin_ns;
+    uint64_t w = m->tl.bin_ns;
     /* Bins [b0, b1) cover [from_ns, to_ns]; a window ending on a bin
      * boundary does not take the empty bin after it. */
     uint64_t b0 = from_ns / w, b1 = to_ns / w + (to_ns % w != 0);
@@ -456,10 +456,10 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
     unsigned ncols = (unsigned)((nb + per - 1) / per);
     sb_printf(sb, "{\"from_ns\":%" PRIu64 ",\"col_ns\":%" PRIu64
               ",\"cols\":%u,\"now_ns\":%" PRIu64 ",\"caps\":[",
-              b0 * w, per * w, ncols, m->now);
+              b0 * w, per * w, ncols, m->run.now);
     bool first = true;
-    for (unsigned c = 0; c < m->ncaps; c++) {
-        const struct mon_cap *cp = &m->caps[c];
+    for (unsigned c = 0; c < m->caps.n; c++) {
+        const struct mon_cap *cp = &m->caps.at[c];
         if (!cp->seen)
             continue;
         sb_printf(sb, "%s{\"cap\":%u,\"run\":[", first ? "" : ",", c);
@@ -492,7 +492,7 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
         for (unsigned k = 0; k < ncols; k++) {
             double v = 0, secs = (double)(per * w) / 1e9;
             for (uint64_t i = b0 + k * per; i < b0 + (k + 1) * per && i < b1; i++) {
-                const struct mon_gbin *g = &m->gbins[i];
+                const struct mon_gbin *g = &m->tl.gbins[i];
                 switch (s) {
                 case 0: v += g->events / secs; break;
                 case 1: v += g->gcs; break;
@@ -517,10 +517,10 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
         sb_puts(sb, "]");
     }
     sb_puts(sb, "},\"markers\":[");
-    unsigned k = m->markers < MON_MARKS ? (unsigned)m->markers : MON_MARKS;
+    unsigned k = m->user.markers < MON_MARKS ? (unsigned)m->user.markers : MON_MARKS;
     first = true;
     for (unsigned i = 0; i < k; i++) {
-        const struct mon_text *t = &m->marks[(m->markers - k + i) % MON_MARKS];
+        const struct mon_text *t = &m->user.marks[(m->user.markers - k + i) % MON_MARKS];
         if (t->t < b0 * w || t->t > to_ns)
             continue;
         sb_printf(sb, "%s{\"t\":%" PRIu64 ",\"cap\":%d,\"text\":", first ? "" : ",",
@@ -532,7 +532,7 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
     sb_puts(sb, "],\"spans\":[");
     first = true;
     for (unsigned i = 0; i < MON_SPANS; i++) {
-        const struct mon_span *sp = &m->spans[i];
+        const struct mon_span *sp = &m->user.spans[i];
         if (sp->t1 == 0 || sp->t1 < b0 * w || sp->t0 > to_ns)
             continue;
         sb_printf(sb, "%s{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"text\":",
@@ -541,11 +541,11 @@ void mon_model_timeline_json(const struct mon_model *m, uint64_t from_ns,
         sb_json_str(sb, sp->s, strlen(sp->s));
         sb_puts(sb, "}");
     }
-    for (unsigned i = 0; i < m->nopen; i++) {
+    for (unsigned i = 0; i < m->user.nopen; i++) {
         sb_printf(sb, "%s{\"t0\":%" PRIu64 ",\"t1\":null,\"text\":",
-                  first ? "" : ",", m->open_spans[i].t);
+                  first ? "" : ",", m->user.open_spans[i].t);
         first = false;
-        sb_json_str(sb, m->open_spans[i].s, strlen(m->open_spans[i].s));
+        sb_json_str(sb, m->user.open_spans[i].s, strlen(m->user.open_spans[i].s));
         sb_puts(sb, "}");
     }
     sb_puts(sb, "]}");
@@ -558,11 +558,11 @@ void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
         to_ns = UINT64_MAX;
     sb_puts(sb, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
                 "\"exporter\":\"eventlog-sink serve\",\"name\":");
-    sb_json_str(sb, m->program, strlen(m->program));
+    sb_json_str(sb, m->run.program, strlen(m->run.program));
     sb_puts(sb, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
-    for (uint32_t i = 0; i < m->nccs; i++) {
-        const char *n = m->ccs[i].label ? m->ccs[i].label : "?";
-        const char *f = m->ccs[i].module ? m->ccs[i].module : "";
+    for (uint32_t i = 0; i < m->prof.nccs; i++) {
+        const char *n = m->prof.ccs[i].label ? m->prof.ccs[i].label : "?";
+        const char *f = m->prof.ccs[i].module ? m->prof.ccs[i].module : "";
         sb_printf(sb, "%s{\"name\":", i ? "," : "");
         sb_json_str(sb, n, strlen(n));
         sb_puts(sb, ",\"file\":");
@@ -570,16 +570,16 @@ void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
         sb_puts(sb, "}");
     }
     sb_puts(sb, "]},\"profiles\":[{\"type\":\"sampled\",\"name\":");
-    sb_json_str(sb, m->program, strlen(m->program));
+    sb_json_str(sb, m->run.program, strlen(m->run.program));
     sb_puts(sb, ",\"unit\":\"nanoseconds\"");
-    uint64_t n = m->prof_samples < MON_SAMPLES ? m->prof_samples : MON_SAMPLES;
+    uint64_t n = m->prof.samples < MON_SAMPLES ? m->prof.samples : MON_SAMPLES;
     uint64_t t_first = 0, t_last = 0;
     struct strbuf weights = { 0 };
     sb_puts(sb, ",\"samples\":[");
     bool first = true;
     uint64_t prev_t = 0;
     for (uint64_t i = 0; i < n; i++) {
-        const struct mon_sample *s = &m->samples[(m->prof_samples - n + i) % MON_SAMPLES];
+        const struct mon_sample *s = &m->prof.ring[(m->prof.samples - n + i) % MON_SAMPLES];
         if (s->t < from_ns || s->t > to_ns)
             continue;
         if (first)
@@ -589,7 +589,7 @@ void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
         /* speedscope stacks are outermost first. */
         for (unsigned d = s->depth; d-- > 0;)
             sb_printf(sb, "%s%" PRIu32, d + 1 == s->depth ? "" : ",",
-                      s->ids[d] < m->nccs ? s->ids[d] : 0);
+                      s->ids[d] < m->prof.nccs ? s->ids[d] : 0);
         sb_puts(sb, "]");
         /* Each sample weighs the time since the previous one (the
          * profiling interval), the first one as much as the next. */
@@ -625,8 +625,8 @@ static void mon_prom(const struct mon_model *m, struct strbuf *sb,
     sb_printf(sb, "%s{program=", name);
     /* The program's name comes from the stream (argv[0]): any bytes.
      * Not JSON's escaping: a scraper refuses its \u0009. */
-    sb_prom_label(sb, m->program, strlen(m->program));
-    sb_printf(sb, ",pid=\"%" PRIu32 "\"%s%s} ", m->pid, *extra ? "," : "", extra);
+    sb_prom_label(sb, m->run.program, strlen(m->run.program));
+    sb_printf(sb, ",pid=\"%" PRIu32 "\"%s%s} ", m->run.pid, *extra ? "," : "", extra);
     mon_prom_num(sb, v);
     sb_puts(sb, "\n");
 }
@@ -639,8 +639,8 @@ static void mon_prom_text(const struct mon_model *m, struct strbuf *sb,
                           size_t len, const char *extra, double v)
 {
     sb_printf(sb, "%s{program=", name);
-    sb_prom_label(sb, m->program, strlen(m->program));
-    sb_printf(sb, ",pid=\"%" PRIu32 "\",%s=", m->pid, key);
+    sb_prom_label(sb, m->run.program, strlen(m->run.program));
+    sb_printf(sb, ",pid=\"%" PRIu32 "\",%s=", m->run.pid, key);
     sb_prom_label(sb, text, len);
     sb_printf(sb, "%s%s} ", *extra ? "," : "", extra);
     mon_prom_num(sb, v);
@@ -754,42 +754,42 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
     switch (f) {
     case PF_PAUSE:
         for (size_t b = 0; b <= MON_PAUSE_BUCKETS; b++) {
-            cum += m->pause_hist[b];
+            cum += m->gc.pause_hist[b];
             if (b < MON_PAUSE_BUCKETS)
                 snprintf(lab, sizeof lab, "le=\"%g\"", mon_pause_bounds[b]);
             else
                 snprintf(lab, sizeof lab, "le=\"+Inf\"");
             mon_prom(m, sb, "ghc_gc_pause_seconds_bucket", lab, (double)cum);
         }
-        mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->pause_ns / 1e9);
+        mon_prom(m, sb, "ghc_gc_pause_seconds_sum", "", (double)m->gc.pause_ns / 1e9);
         mon_prom(m, sb, "ghc_gc_pause_seconds_count", "", (double)cum);
         break;
-    case PF_GC_RATIO: mon_prom(m, sb, name, "", m->gc_frac); break;
+    case PF_GC_RATIO: mon_prom(m, sb, name, "", m->rate.gc_frac); break;
     case PF_COLLECTIONS: {
-        for (unsigned g = 0; g < m->ngens; g++) {
+        for (unsigned g = 0; g < m->gc.ngens; g++) {
             snprintf(lab, sizeof lab, "gen=\"%u\"", g);
-            mon_prom(m, sb, name, lab, (double)m->gen_colls[g]);
+            mon_prom(m, sb, name, lab, (double)m->gc.gen_colls[g]);
         }
-        uint64_t unknown = mon_collections(m) - m->gc_stats;
-        if (unknown > 0 || m->ngens == 0)
+        uint64_t unknown = mon_collections(m) - m->gc.stats;
+        if (unknown > 0 || m->gc.ngens == 0)
             mon_prom(m, sb, name, "gen=\"unknown\"", (double)unknown);
         break;
     }
     case PF_GEN_PAUSE_MAX:
-        for (unsigned g = 0; g < m->ngens; g++) {
+        for (unsigned g = 0; g < m->gc.ngens; g++) {
             snprintf(lab, sizeof lab, "gen=\"%u\"", g);
-            mon_prom(m, sb, name, lab, (double)m->gen_pause_max[g] / 1e9);
+            mon_prom(m, sb, name, lab, (double)m->gc.gen_pause_max[g] / 1e9);
         }
         break;
-    case PF_HEAP_SIZE: mon_prom(m, sb, name, "", (double)m->heap_size); break;
-    case PF_HEAP_LIVE: mon_prom(m, sb, name, "", (double)m->heap_live); break;
+    case PF_HEAP_SIZE: mon_prom(m, sb, name, "", (double)m->heap.size); break;
+    case PF_HEAP_LIVE: mon_prom(m, sb, name, "", (double)m->heap.live); break;
     case PF_HEAP_ALLOC: mon_prom(m, sb, name, "", (double)mon_allocated(m)); break;
     case PF_CENSUS_BYTES: {
         unsigned order[MON_BANDS];
         struct strbuf band = { 0 };
-        mon_band_order(&m->census, order);
-        for (unsigned i = 0; i < m->census.nbands && i < MON_PROM_BANDS; i++) {
-            const struct mon_band *b = &m->census.bands[order[i]];
+        mon_band_order(&m->heap.census, order);
+        for (unsigned i = 0; i < m->heap.census.nbands && i < MON_PROM_BANDS; i++) {
+            const struct mon_band *b = &m->heap.census.bands[order[i]];
             mon_band_name(m, b, &band);
             mon_prom_text(m, sb, name, "band", band.p ? band.p : "", band.len, "",
                           (double)b->bytes);
@@ -798,29 +798,29 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
         break;
     }
     case PF_CENSUS_TIME:
-        if (m->heap_samples > 0)
-            mon_prom(m, sb, name, "", (double)m->census.t / 1e9);
+        if (m->heap.censuses > 0)
+            mon_prom(m, sb, name, "", (double)m->heap.census.t / 1e9);
         break;
-    case PF_CENSUSES: mon_prom(m, sb, name, "", (double)m->heap_samples); break;
+    case PF_CENSUSES: mon_prom(m, sb, name, "", (double)m->heap.censuses); break;
     case PF_THREADS:
         mon_thread_counts(m, &runnable, &running, &blocked);
-        if (m->ended)           /* Note [After the end] */
+        if (m->run.ended)           /* Note [After the end] */
             runnable = running = blocked = 0;
         mon_prom(m, sb, name, "state=\"running\"", (double)running);
         mon_prom(m, sb, name, "state=\"runnable\"", (double)runnable);
         mon_prom(m, sb, name, "state=\"blocked\"", (double)blocked);
         break;
     case PF_THREADS_CREATED:
-        mon_prom(m, sb, name, "", (double)m->threads_created);
+        mon_prom(m, sb, name, "", (double)m->threads.created);
         break;
     case PF_STOPS: case PF_STOPPED:
-        n = mon_rank(m->stop_n, MON_STOPS, rank);
+        n = mon_rank(m->stops.n, MON_STOPS, rank);
         for (unsigned i = 0; i < n; i++) {
             char buf[48];
             snprintf(lab, sizeof lab, "reason=\"%s\"",
                      mon_stop_name(rank[i], buf, sizeof buf));
-            mon_prom(m, sb, name, lab, f == PF_STOPS ? (double)m->stop_n[rank[i]]
-                                                     : (double)m->stop_ns[rank[i]] / 1e9);
+            mon_prom(m, sb, name, lab, f == PF_STOPS ? (double)m->stops.n[rank[i]]
+                                                     : (double)m->stops.ns[rank[i]] / 1e9);
         }
         break;
     case PF_SPARKS: {
@@ -833,13 +833,13 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
         break;
     }
     case PF_GC_STARTS: case PF_SPARK_POOL: case PF_CAP_UTIL: case PF_CAP_GC:
-        for (unsigned c = 0; c < m->ncaps; c++) {
-            if (!m->caps[c].seen)
+        for (unsigned c = 0; c < m->caps.n; c++) {
+            if (!m->caps.at[c].seen)
                 continue;
             snprintf(lab, sizeof lab, "cap=\"%u\"", c);
-            mon_prom(m, sb, name, lab, f == PF_GC_STARTS ? (double)m->caps[c].gc_starts :
-                     f == PF_SPARK_POOL ? (double)m->caps[c].sp[SP_REMAINING] :
-                     f == PF_CAP_UTIL ? m->caps[c].util : m->caps[c].gc_frac);
+            mon_prom(m, sb, name, lab, f == PF_GC_STARTS ? (double)m->caps.at[c].gc_starts :
+                     f == PF_SPARK_POOL ? (double)m->caps.at[c].sp[SP_REMAINING] :
+                     f == PF_CAP_UTIL ? m->caps.at[c].util : m->caps.at[c].gc_frac);
         }
         break;
     case PF_EVENTS: case PF_EVENTS_RATE:
@@ -847,36 +847,36 @@ static void mon_prom_family(const struct mon_model *m, struct strbuf *sb, int f)
             snprintf(lab, sizeof lab, "class=\"%s\"",
                      mon_class_name((enum mon_class)i));
             mon_prom(m, sb, name, lab, f == PF_EVENTS ?
-                     (double)m->by_class[i] : m->rate_class[i]);
+                     (double)m->counts.by_class[i] : m->rate.class[i]);
         }
         break;
     case PF_TYPE_EVENTS: case PF_TYPE_BYTES:
-        n = mon_rank(m->type_n, MON_TAGS + 1, rank);
+        n = mon_rank(m->counts.type_n, MON_TAGS + 1, rank);
         for (unsigned i = 0; i < n; i++) {
             char buf[48];
             const char *t = mon_type_name(m, rank[i], buf, sizeof buf);
             snprintf(lab, sizeof lab, "tag=\"%u\"", rank[i]);
             mon_prom_text(m, sb, name, "type", t, strlen(t), lab,
-                          f == PF_TYPE_EVENTS ? (double)m->type_n[rank[i]]
+                          f == PF_TYPE_EVENTS ? (double)m->counts.type_n[rank[i]]
                                               : (double)mon_type_bytes(m, rank[i]));
         }
         break;
     case PF_USER:
-        mon_prom(m, sb, name, "kind=\"message\"", (double)m->user_messages);
-        mon_prom(m, sb, name, "kind=\"marker\"", (double)m->markers);
+        mon_prom(m, sb, name, "kind=\"message\"", (double)m->user.messages);
+        mon_prom(m, sb, name, "kind=\"marker\"", (double)m->user.markers);
         break;
-    case PF_BYTES: mon_prom(m, sb, name, "", (double)m->bytes); break;
+    case PF_BYTES: mon_prom(m, sb, name, "", (double)m->src.bytes); break;
     case PF_LOST_UNITS:
-        mon_prom(m, sb, name, "kind=\"dropped\"", (double)m->dropped_units);
-        mon_prom(m, sb, name, "kind=\"missed\"", (double)m->missed_units);
-        mon_prom(m, sb, name, "kind=\"joined_late\"", (double)m->late_units);
+        mon_prom(m, sb, name, "kind=\"dropped\"", (double)m->loss.dropped_units);
+        mon_prom(m, sb, name, "kind=\"missed\"", (double)m->loss.missed_units);
+        mon_prom(m, sb, name, "kind=\"joined_late\"", (double)m->loss.late_units);
         break;
     case PF_LOST_BYTES:
-        mon_prom(m, sb, name, "kind=\"dropped\"", (double)m->dropped_bytes);
-        mon_prom(m, sb, name, "kind=\"missed\"", (double)m->missed_bytes);
-        mon_prom(m, sb, name, "kind=\"joined_late\"", (double)m->late_bytes);
+        mon_prom(m, sb, name, "kind=\"dropped\"", (double)m->loss.dropped_bytes);
+        mon_prom(m, sb, name, "kind=\"missed\"", (double)m->loss.missed_bytes);
+        mon_prom(m, sb, name, "kind=\"joined_late\"", (double)m->loss.late_bytes);
         break;
-    case PF_UNREAD: mon_prom(m, sb, name, "", (double)m->bytes_skipped); break;
+    case PF_UNREAD: mon_prom(m, sb, name, "", (double)m->src.bytes_skipped); break;
     }
 }
 
@@ -887,7 +887,7 @@ void mon_models_prometheus(const struct mon_model *const *ms, size_t n,
         mon_prom_head(sb, mon_prom_families[f].name, mon_prom_families[f].type,
                       mon_prom_families[f].help);
         for (size_t i = 0; i < n; i++)
-            if (ms[i] != NULL && (!need_pid || ms[i]->pid != 0))
+            if (ms[i] != NULL && (!need_pid || ms[i]->run.pid != 0))
                 mon_prom_family(ms[i], sb, f);
     }
 }
@@ -900,21 +900,21 @@ void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb)
 void mon_model_health(const struct mon_model *m, struct mon_health *h)
 {
     memset(h, 0, sizeof *h);
-    unsigned n = m->npauses < MON_PAUSES ? m->npauses : MON_PAUSES;
+    unsigned n = m->gc.npauses < MON_PAUSES ? m->gc.npauses : MON_PAUSES;
     if (n > 0) {
         uint64_t tmp[MON_PAUSES];
-        memcpy(tmp, m->pauses, n * sizeof tmp[0]);
+        memcpy(tmp, m->gc.pauses, n * sizeof tmp[0]);
         qsort(tmp, n, sizeof tmp[0], mon_cmp_u64);
         h->pause_p99_ns = tmp[(size_t)((n - 1) * 99 / 100)];
     }
     h->collections = mon_collections(m);
-    h->heap_size = m->heap_size;
-    h->heap_live = m->heap_live;
-    h->lost_units = m->dropped_units + m->missed_units + m->late_units;
-    h->bytes = m->bytes;
-    h->pid = m->pid;
-    h->program = m->program;
-    h->ended = m->ended;
+    h->heap_size = m->heap.size;
+    h->heap_live = m->heap.live;
+    h->lost_units = m->loss.dropped_units + m->loss.missed_units + m->loss.late_units;
+    h->bytes = m->src.bytes;
+    h->pid = m->run.pid;
+    h->program = m->run.program;
+    h->ended = m->run.ended;
 }
 
 /* ------------------------------------------------------------------------
@@ -1022,17 +1022,17 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         width = 60;
 
     sb_puts(sb, "eventlog-sink top: ");
-    if (m->program[0])
-        mon_safe_tail(sb, m->program, strlen(m->program), width - 55);
+    if (m->run.program[0])
+        mon_safe_tail(sb, m->run.program, strlen(m->run.program), width - 55);
     else
         sb_puts(sb, "(program?)");
-    sb_printf(sb, " pid %" PRIu32 "  run %" PRIu64 "  t=%.1f s\n", m->pid,
-              m->connections, (double)m->now / 1e9);
+    sb_printf(sb, " pid %" PRIu32 "  run %" PRIu64 "  t=%.1f s\n", m->run.pid,
+              m->src.connections, (double)m->run.now / 1e9);
     /* The source's state (a path, a reason) on lines of its own, wrapped
      * at spaces, so that the header never wraps on a narrow terminal. */
     {
         struct strbuf word = { 0 };
-        const char *p = m->source_state;
+        const char *p = m->src.state;
         size_t col = 0;
         sb_puts(sb, "Source  ");
         col = 8;
@@ -1056,32 +1056,32 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         sb_puts(sb, "\n");
         sb_free(&word);
     }
-    mon_human(a, sizeof a, (double)m->bytes, "B");
-    mon_human(b, sizeof b, m->rate_bytes, "B/s");
-    mon_human(c, sizeof c, (double)m->events, "");
-    mon_human(d, sizeof d, m->rate_events, "/s");
+    mon_human(a, sizeof a, (double)m->src.bytes, "B");
+    mon_human(b, sizeof b, m->rate.bytes, "B/s");
+    mon_human(c, sizeof c, (double)m->counts.events, "");
+    mon_human(d, sizeof d, m->rate.events, "/s");
     sb_printf(sb, "Received %s (%s)  events %s(%s)  streams %" PRIu64 "%s%s\n",
-              a, b, c, d, m->streams, m->ended ? "  [ended]" : "",
+              a, b, c, d, m->run.streams, m->run.ended ? "  [ended]" : "",
               m->failed ? "  [malformed]" : "");
     if (m->failed) {
         sb_puts(sb, "Error: ");
         mon_safe_str(sb, m->error, SIZE_MAX);
         sb_puts(sb, "\n");
     }
-    uint64_t lost = m->dropped_units + m->missed_units + m->late_units;
-    if (m->loss_notes > 0)
+    uint64_t lost = m->loss.dropped_units + m->loss.missed_units + m->loss.late_units;
+    if (m->loss.loss_notes > 0)
         sb_printf(sb, "LOSS: %" PRIu64 " units (%" PRIu64 " dropped, %" PRIu64
                   " missed, %" PRIu64 " before joining), %" PRIu64 " notes\n",
-                  lost, m->dropped_units, m->missed_units, m->late_units, m->loss_notes);
+                  lost, m->loss.dropped_units, m->loss.missed_units, m->loss.late_units, m->loss.loss_notes);
     else
         sb_puts(sb, "Loss: none reported\n");
-    if (m->joined_at_snapshot)
+    if (m->loss.joined_at_snapshot)
         sb_puts(sb, "Joined mid-run, at a snapshot of the program's state\n");
 
     sb_puts(sb, "\nHEC state    util   gc    pool  activity\n");
     unsigned barw = width > 40 ? width - 36 : 4;
-    for (unsigned i = 0; i < m->ncaps; i++) {
-        const struct mon_cap *cp = &m->caps[i];
+    for (unsigned i = 0; i < m->caps.n; i++) {
+        const struct mon_cap *cp = &m->caps.at[i];
         if (!cp->seen)
             continue;
         sb_printf(sb, "%3u %-8s %4.0f%% %4.0f%% %5" PRIu64 "  ", i,
@@ -1096,82 +1096,82 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
     }
     /* Collections (Note [Collections]) and their pauses. */
     sb_printf(sb, "\nGC       %" PRIu64 " collections", mon_collections(m));
-    for (unsigned g = 0; g < m->ngens; g++)
-        sb_printf(sb, "%sgen %u: %" PRIu64, g ? ", " : " (", g, m->gen_colls[g]);
+    for (unsigned g = 0; g < m->gc.ngens; g++)
+        sb_printf(sb, "%sgen %u: %" PRIu64, g ? ", " : " (", g, m->gc.gen_colls[g]);
     /* Lines of at most 80 columns for the usual figures. */
     sb_printf(sb, "%s  %.1f/s\n         pause p50 %.2f ms  max %.2f ms\n",
-              m->ngens ? ")" : "", m->rate_gcs, (double)p50 / 1e6,
-              (double)m->pause_max / 1e6);
-    if (m->ngens > 0) {
+              m->gc.ngens ? ")" : "", m->rate.gcs, (double)p50 / 1e6,
+              (double)m->gc.pause_max / 1e6);
+    if (m->gc.ngens > 0) {
         sb_puts(sb, "         max pause");
-        for (unsigned g = 0; g < m->ngens; g++)
+        for (unsigned g = 0; g < m->gc.ngens; g++)
             sb_printf(sb, "%s gen %u %.2f ms", g ? "," : "", g,
-                      (double)m->gen_pause_max[g] / 1e6);
+                      (double)m->gc.gen_pause_max[g] / 1e6);
         sb_puts(sb, "\n");
     }
     sb_printf(sb, "         GC starts %" PRIu64 " (every capability's)\n"
               "         time in GC %.1f%% of %u cap%s' time (%.2f s summed)%s\n",
-              m->gc_starts, m->gc_frac * 100, m->gc_caps, m->gc_caps == 1 ? "" : "s",
-              (double)m->gc_ns / 1e9, m->whole_run ? ", whole run" : "");
-    mon_human(a, sizeof a, (double)m->heap_size, "B");
-    mon_human(b, sizeof b, (double)m->heap_live, "B");
-    mon_human(c, sizeof c, m->rate_alloc, "B/s");
+              m->gc.starts, m->rate.gc_frac * 100, m->gc.caps, m->gc.caps == 1 ? "" : "s",
+              (double)m->gc.ns / 1e9, m->rate.whole_run ? ", whole run" : "");
+    mon_human(a, sizeof a, (double)m->heap.size, "B");
+    mon_human(b, sizeof b, (double)m->heap.live, "B");
+    mon_human(c, sizeof c, m->rate.alloc, "B/s");
     mon_human(d, sizeof d, (double)mon_allocated(m), "B");
     sb_printf(sb, "Heap     size %s  live %s  alloc %s (total %s)\n", a, b, c, d);
     /* After the end the last census stands beside the live bytes; they
      * come from different moments (a census runs every -i of mutator
      * time, live data is the last collection's). */
-    if (m->ended && m->heap_samples > 0) {
-        mon_human(a, sizeof a, (double)m->census.bytes, "B");
-        mon_human(b, sizeof b, (double)m->heap_live, "B");
+    if (m->run.ended && m->heap.censuses > 0) {
+        mon_human(a, sizeof a, (double)m->heap.census.bytes, "B");
+        mon_human(b, sizeof b, (double)m->heap.live, "B");
         sb_printf(sb, "         census %" PRIu64 " %s at %.1f s, live %s at %.1f s:"
-                  " different moments\n", m->heap_samples, a,
-                  (double)m->census.t / 1e9, b, (double)m->heap_live_t / 1e9);
+                  " different moments\n", m->heap.censuses, a,
+                  (double)m->heap.census.t / 1e9, b, (double)m->heap.live_t / 1e9);
     }
-    if (m->ended)               /* Note [After the end] */
+    if (m->run.ended)               /* Note [After the end] */
         sb_printf(sb, "Threads  at the end: %" PRIu32 " not finished  (created %" PRIu64
                   ")\n         last seen running %" PRIu64 ", runnable %" PRIu64
-                  ", blocked %" PRIu64 "\n", m->threads.used, m->threads_created,
+                  ", blocked %" PRIu64 "\n", m->threads.alive.used, m->threads.created,
                   running, runnable, blocked);
     else
         sb_printf(sb, "Threads  alive %" PRIu32 "  running %" PRIu64 "  runnable %" PRIu64
-                  "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads.used,
-                  running, runnable, blocked, m->threads_created);
+                  "  blocked %" PRIu64 "  (created %" PRIu64 ")\n", m->threads.alive.used,
+                  running, runnable, blocked, m->threads.created);
     /* Stops by reason, most first, with the time to the next run. */
     unsigned rank[MON_TAGS + 1];
-    unsigned n = mon_rank(m->stop_n, MON_STOPS, rank);
+    unsigned n = mon_rank(m->stops.n, MON_STOPS, rank);
     struct strbuf item = { 0 };
     struct mon_wrap w = { sb, width, 0, "Stops    " };
     for (unsigned i = 0; i < n; i++) {
         char buf[48];
         sb_clear(&item);
         sb_printf(&item, "%s %" PRIu64 " (%.3f s)", mon_stop_name(rank[i], buf, sizeof buf),
-                  m->stop_n[rank[i]], (double)m->stop_ns[rank[i]] / 1e9);
+                  m->stops.n[rank[i]], (double)m->stops.ns[rank[i]] / 1e9);
         mon_wrap_item(&w, &item);
     }
     mon_wrap_end(&w);
     sb_printf(sb, "Sparks/s created %.0f  converted %.0f  fizzled %.0f  overflowed %.0f"
-              "  GC'd %.0f  pool %.0f\n", m->rate_sp[SP_CREATED],
-              m->rate_sp[SP_CONVERTED], m->rate_sp[SP_FIZZLED],
-              m->rate_sp[SP_OVERFLOWED], m->rate_sp[SP_GCD], m->rate_sp[SP_REMAINING]);
+              "  GC'd %.0f  pool %.0f\n", m->rate.sp[SP_CREATED],
+              m->rate.sp[SP_CONVERTED], m->rate.sp[SP_FIZZLED],
+              m->rate.sp[SP_OVERFLOWED], m->rate.sp[SP_GCD], m->rate.sp[SP_REMAINING]);
     uint64_t sp[7];
     mon_spark_totals(m, sp);
     if (sp[SP_CREATED] || sp[SP_DUD] || sp[SP_OVERFLOWED])
         sb_printf(sb, "Sparks   %s created %" PRIu64 "  converted %" PRIu64
                   "  fizzled %" PRIu64 "  overflowed %" PRIu64 "  GC'd %" PRIu64
-                  "  dud %" PRIu64 "\n", m->midrun ? "in the stream" : "in all",
+                  "  dud %" PRIu64 "\n", m->run.midrun ? "in the stream" : "in all",
                   sp[SP_CREATED], sp[SP_CONVERTED], sp[SP_FIZZLED],
                   sp[SP_OVERFLOWED], sp[SP_GCD], sp[SP_DUD]);
     sb_puts(sb, "Events/s");
     for (int i = 0; i < MON_CLASS_N; i++)
-        if (m->by_class[i] > 0)
-            sb_printf(sb, " %s %.0f", mon_class_name((enum mon_class)i), m->rate_class[i]);
+        if (m->counts.by_class[i] > 0)
+            sb_printf(sb, " %s %.0f", mon_class_name((enum mon_class)i), m->rate.class[i]);
     sb_puts(sb, "\n");
     /* Event types: the most events, and the most bytes. */
     uint64_t tbytes[MON_TAGS + 1];
     mon_types_bytes(m, tbytes);
     for (int by_bytes = 0; by_bytes < 2; by_bytes++) {
-        n = mon_rank(by_bytes ? tbytes : m->type_n, MON_TAGS + 1, rank);
+        n = mon_rank(by_bytes ? tbytes : m->counts.type_n, MON_TAGS + 1, rank);
         w = (struct mon_wrap){ sb, width, 0, by_bytes ? "  bytes  " : "  count  " };
         for (unsigned i = 0; i < n && i < 6; i++) {
             char buf[48];
@@ -1182,33 +1182,33 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
                 mon_human(a, sizeof a, (double)tbytes[rank[i]], "B");
                 sb_printf(&item, " %s", a);
             } else {
-                sb_printf(&item, " %" PRIu64, m->type_n[rank[i]]);
+                sb_printf(&item, " %" PRIu64, m->counts.type_n[rank[i]]);
             }
             mon_wrap_item(&w, &item);
         }
         mon_wrap_end(&w);
     }
     sb_printf(sb, "User     messages %" PRIu64 "  markers %" PRIu64 "  (%.0f/s)\n",
-              m->user_messages, m->markers, m->rate_user);
-    if (m->markers > 0) {
-        const struct mon_text *t = &m->marks[(m->markers - 1) % MON_MARKS];
+              m->user.messages, m->user.markers, m->rate.user);
+    if (m->user.markers > 0) {
+        const struct mon_text *t = &m->user.marks[(m->user.markers - 1) % MON_MARKS];
         sb_printf(sb, "  last marker at %.3f s: ", (double)t->t / 1e9);
         mon_safe_str(sb, t->s, width - 30);
         sb_puts(sb, "\n");
     }
-    if (m->user_messages > 0) {
-        const struct mon_text *t = &m->msgs[(m->user_messages - 1) % MON_RECENT];
+    if (m->user.messages > 0) {
+        const struct mon_text *t = &m->user.msgs[(m->user.messages - 1) % MON_RECENT];
         sb_printf(sb, "  last message at %.3f s: ", (double)t->t / 1e9);
         mon_safe_str(sb, t->s, width - 30);
         sb_puts(sb, "\n");
     }
     /* The last heap census, largest bands first. */
-    const struct mon_census *cs = &m->census;
-    if (m->heap_samples > 0) {
+    const struct mon_census *cs = &m->heap.census;
+    if (m->heap.censuses > 0) {
         mon_human(a, sizeof a, (double)cs->bytes, "B");
         sb_printf(sb, "Heap census %" PRIu64 " at %.3f s by %s: %" PRIu64 " band%s, %s\n",
-                  m->heap_samples, (double)cs->t / 1e9,
-                  mon_breakdown_name(m->heap_breakdown), cs->bands_all,
+                  m->heap.censuses, (double)cs->t / 1e9,
+                  mon_breakdown_name(m->heap.breakdown), cs->bands_all,
                   cs->bands_all == 1 ? "" : "s", a);
         unsigned order[MON_BANDS];
         mon_band_order(cs, order);
@@ -1230,12 +1230,12 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
         }
     }
     sb_free(&item);
-    if (m->ntop > 0) {
-        sb_puts(sb, m->whole_run ? "Top cost centres (samples over the whole run):\n"
+    if (m->prof.ntop > 0) {
+        sb_puts(sb, m->rate.whole_run ? "Top cost centres (samples over the whole run):\n"
                                  : "Top cost centres (samples in the last interval):\n");
-        for (unsigned i = 0; i < m->ntop && i < 5; i++) {
-            sb_printf(sb, "  %8" PRIu64 "  ", m->top[i].n);
-            mon_safe_str(sb, mon_cc_name(m, m->top[i].id), width - 12);
+        for (unsigned i = 0; i < m->prof.ntop && i < 5; i++) {
+            sb_printf(sb, "  %8" PRIu64 "  ", m->prof.top[i].n);
+            mon_safe_str(sb, mon_cc_name(m, m->prof.top[i].id), width - 12);
             sb_puts(sb, "\n");
         }
     }
@@ -1243,20 +1243,20 @@ void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width
      * out of its tables). */
     uint64_t rts_total = 0;
     for (int k = MON_CC_GC; k < MON_CC_BUILTINS; k++)
-        rts_total += m->cc_kind_samples[k];
+        rts_total += m->prof.kind_samples[k];
     if (rts_total > 0) {
-        sb_puts(sb, m->whole_run ? "RTS cost centres (samples over the whole run):"
+        sb_puts(sb, m->rate.whole_run ? "RTS cost centres (samples over the whole run):"
                                  : "RTS cost centres (samples in the last interval):");
         for (int k = MON_CC_GC; k < MON_CC_BUILTINS; k++)
-            sb_printf(sb, " %s %" PRIu64, mon_builtin_names[k], m->kind_interval[k]);
+            sb_printf(sb, " %s %" PRIu64, mon_builtin_names[k], m->prof.kind_interval[k]);
         sb_puts(sb, "\n");
     }
-    if (m->threads_untracked || m->ccs_refused || m->strings_cut)
+    if (m->threads.untracked || m->prof.ccs_refused || m->prof.strings_cut)
         sb_printf(sb, "Refused  threads untracked %" PRIu64 "  cost centres %" PRIu64
                   "  names cut %" PRIu64 " (the monitor's limits)\n",
-                  m->threads_untracked, m->ccs_refused, m->strings_cut);
-    if (m->notes > 0) {
-        const struct mon_text *t = &m->note_texts[(m->notes - 1) % MON_RECENT];
+                  m->threads.untracked, m->prof.ccs_refused, m->prof.strings_cut);
+    if (m->loss.notes > 0) {
+        const struct mon_text *t = &m->loss.note_texts[(m->loss.notes - 1) % MON_RECENT];
         sb_puts(sb, "Last note: ");
         mon_safe_str(sb, t->s, width - 11);
         sb_puts(sb, "\n");
