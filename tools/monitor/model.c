@@ -1,10 +1,12 @@
 /*
  * model.c: the monitor's aggregation of a GHC eventlog (see model.h):
  * the model's life (new, reset, feed) and its one parser callback,
- * mon_on_event(), which sorts each event into its class and updates the
- * state of that class: capabilities and GC pauses, threads, heap and
- * heap samples, sparks, user messages, markers and their spans, the
- * sink's loss notes, cost-centre samples, the program's identity.
+ * mon_on_event(), which decodes each event with the public
+ * els_event_decode() and hands it to its family's handler, which
+ * updates that family's part of the model (Note [The model's owners] in
+ * model_impl.h): threads and capabilities, GC pauses, heap, sparks,
+ * user messages, markers and their spans, the sink's loss notes, heap
+ * censuses and cost-centre samples, the program's identity.
  * Per-capability activity is a state (idle, running a thread, in GC)
  * changed only by that capability's own events, so blocks arriving out
  * of order across capabilities do not confuse it.  Nothing here does
@@ -97,16 +99,6 @@ static void mon_copy(char *dst, size_t cap, const char *s, size_t n)
     dst[n] = '\0';
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t be64(const uint8_t *p)
-{
-    return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
-
 /* ------------------------------------------------------------------------
  * User markers: "NAME start"/"NAME begin" opens a span that "NAME end"/
  * "NAME stop" closes.
@@ -166,42 +158,21 @@ static void mon_marker(struct mon_model *m, const struct els_event *ev,
  * Profiling
  * ------------------------------------------------------------------------ */
 
-/* A NUL-terminated string at *p within [*p, end); false if none. */
-static bool mon_cstr(const uint8_t **p, const uint8_t *end, struct els_str *s)
+/* HEAP_PROF_COST_CENTRE: a cost centre's names. */
+static void mon_prof_cc(struct mon_model *m, const struct els_event_data *d)
 {
-    const uint8_t *z = memchr(*p, 0, (size_t)(end - *p));
-    if (z == NULL)
-        return false;
-    s->ptr = (const char *)*p;
-    s->len = (size_t)(z - *p);
-    *p = z + 1;
-    return true;
-}
-
-static void mon_prof_cc(struct mon_model *m, const struct els_event *ev)
-{
-    const uint8_t *p = ev->payload, *end = p + ev->payload_len;
-    if (ev->payload_len < 4)
-        return;
-    uint32_t id = be32(p);
-    p += 4;
-    struct els_str label, module;
-    if (!mon_cstr(&p, end, &label) || !mon_cstr(&p, end, &module))
-        return;
-    struct mon_cc *c = mon_cc(m, id, true);
+    struct mon_cc *c = mon_cc(m, d->u.cost_centre.id, true);
     if (c != NULL)
-        mon_cc_set_names(m, c, label, module);
+        mon_cc_set_names(m, c, d->u.cost_centre.label, d->u.cost_centre.module);
 }
 
-
-static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
+/* PROF_SAMPLE_COST_CENTRE: one time-profiler tick, its stack kept in
+ * the ring (MON_STACK frames of it, innermost first). */
+static void mon_prof_sample(struct mon_model *m, const struct els_event *ev,
+                            const struct els_event_data *d)
 {
-    /* capability:32 tick:64 depth:8 ids:32*depth, innermost first */
-    if (ev->payload_len < 13)
-        return;
-    unsigned depth = ev->payload[12];
-    if (ev->payload_len < 13 + 4 * (size_t)depth)
-        return;
+    const struct els_ccs *stack = &d->u.prof_sample.stack;
+    unsigned depth = stack->depth;
     if (depth == 0) {
         /* CCS_MAIN, the program's (no cost centre to name or keep). */
         m->prof.kind_samples[MON_CC_PROGRAM]++;
@@ -217,7 +188,7 @@ static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
     s->t = ev->time;
     s->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
     for (unsigned i = 0; i < s->depth; i++)
-        s->ids[i] = be32(ev->payload + 13 + 4 * i);
+        s->ids[i] = els_ccs_id(stack, i);
     m->prof.samples++;
     struct mon_cc *c = mon_cc(m, s->ids[0], true);
     /* A tick of the RTS's own (a stack of one of its cost centres) is
@@ -253,15 +224,15 @@ static struct mon_band *mon_census_band(struct mon_model *m, uint64_t bytes)
     return slot;
 }
 
-static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
+/* HEAP_PROF_SAMPLE_COST_CENTRE: one cost-centre stack's band of the
+ * census under way (-hc). */
+static void mon_heap_cc_sample(struct mon_model *m, const struct els_event_data *d)
 {
-    /* profile:8 residency:64 depth:8 ids:32*depth, innermost first */
-    if (ev->payload_len < 10 || !m->heap.in_sample)
+    if (!m->heap.in_sample)
         return;
-    unsigned depth = ev->payload[9];
-    if (ev->payload_len < 10 + 4 * (size_t)depth)
-        return;
-    struct mon_band *b = mon_census_band(m, be64(ev->payload + 1));
+    const struct els_ccs *stack = &d->u.heap_sample_ccs.stack;
+    unsigned depth = stack->depth;
+    struct mon_band *b = mon_census_band(m, d->u.heap_sample_ccs.residency);
     if (b == NULL)
         return;
     if (depth == 0) {
@@ -274,7 +245,7 @@ static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
     b->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
     b->deeper = depth > MON_STACK;
     for (unsigned i = 0; i < b->depth; i++)
-        b->u.ids[i] = be32(ev->payload + 10 + 4 * i);
+        b->u.ids[i] = els_ccs_id(stack, i);
 }
 
 static void mon_heap_sample_string(struct mon_model *m, uint64_t res,
@@ -661,11 +632,301 @@ static int mon_on_end(void *user, uint64_t offset)
     return 0;
 }
 
-static int mon_on_event(void *user, const struct els_event *ev)
+/* One event as a family's handler sees it: decoded (d), with its
+ * capability (c: NULL outside a capability's block or beyond
+ * MON_MAX_CAPS) and its timeline bin (gb). */
+struct mon_ev {
+    const struct els_event *ev;
+    const struct els_event_data *d;
+    struct mon_cap *c;
+    struct mon_gbin *gb;
+};
+
+/* Threads and capabilities (the threads and stops parts). */
+static void mon_on_sched(struct mon_model *m, const struct mon_ev *e)
 {
-    struct mon_model *m = user;
-    if (ev->tag == ELS_EV_BLOCK_MARKER)
-        return 0;
+    const struct els_event_data *d = e->d;
+    uint64_t t = e->ev->time;
+    switch (e->ev->tag) {
+    case ELS_EV_CREATE_THREAD:
+        m->threads.created++;
+        mon_thread_set(m, d->u.thread.thread, TH_RUNNABLE);
+        break;
+    case ELS_EV_RUN_THREAD:
+        mon_thread_run(m, d->u.thread.thread, t);
+        if (e->c != NULL)
+            mon_cap_set(m, e->c, CAP_RUN, t);
+        break;
+    case ELS_EV_STOP_THREAD:
+        mon_thread_stop(m, d->u.stop_thread.thread, d->u.stop_thread.status, t);
+        if (e->c != NULL && e->c->state == CAP_RUN)
+            mon_cap_set(m, e->c, CAP_IDLE, t);
+        break;
+    case ELS_EV_THREAD_RUNNABLE:
+        mon_thread_set(m, d->u.thread.thread, TH_RUNNABLE);
+        break;
+    case ELS_EV_THREAD_WAKEUP:
+        mon_thread_set(m, d->u.thread_cap.thread, TH_RUNNABLE);
+        break;
+    case ELS_EV_CAP_CREATE:
+        mon_cap(m, d->u.cap.cap);
+        m->caps.known = true;
+        break;
+    }
+}
+
+/* A collection is announced (its request, or its GC_STATS_GHC of
+ * generation gen, -1 for a request): this capability leads it (Note
+ * [Collections]). */
+static void mon_gc_lead(struct mon_model *m, const struct mon_ev *e, int gen)
+{
+    uint64_t before = mon_collections(m);
+    if (gen < 0) {
+        m->gc.requests++;
+    } else {
+        m->gc.stats++;
+        m->gc.gen_colls[gen]++;
+        if ((unsigned)gen + 1 > m->gc.ngens)
+            m->gc.ngens = (unsigned)gen + 1;
+    }
+    e->gb->gcs += (uint32_t)(mon_collections(m) - before);
+    if (e->c != NULL) {
+        e->c->gc_lead = true;
+        if (gen >= 0)
+            e->c->gc_gen = gen;
+    }
+}
+
+/* GC_END on capability c: its time in GC, and the pause if it led the
+ * collection. */
+static void mon_gc_end(struct mon_model *m, const struct mon_ev *e)
+{
+    struct mon_cap *c = e->c;
+    uint64_t t = e->ev->time;
+    if (c->gc_start != 0 && t >= c->gc_start) {
+        uint64_t p = t - c->gc_start;
+        m->gc.ns += p;
+        c->gc_pause_ns += p;
+        e->gb->gc_ns += p;
+        if (c->gc_lead)
+            mon_pause(m, p, c->gc_gen);
+    }
+    c->gc_start = 0;
+    c->gc_lead = false;
+    c->gc_gen = -1;
+    mon_cap_set(m, c, CAP_IDLE, t);
+}
+
+/* Collections and each capability's GC phases (the GC part). */
+static void mon_on_gc(struct mon_model *m, const struct mon_ev *e)
+{
+    struct mon_cap *c = e->c;
+    uint64_t t = e->ev->time;
+    switch (e->ev->tag) {
+    case ELS_EV_REQUEST_SEQ_GC:
+    case ELS_EV_REQUEST_PAR_GC:
+        mon_gc_lead(m, e, -1);
+        break;
+    case ELS_EV_GC_STATS_GHC: {
+        unsigned g = e->d->u.gc_stats.generation;
+        mon_gc_lead(m, e, g >= MON_GENS ? MON_GENS - 1 : (int)g);
+        break;
+    }
+    case ELS_EV_GC_START:
+        m->gc.starts++;
+        if (c != NULL) {
+            c->gc_starts++;
+            c->gc_start = t ? t : 1;
+            mon_cap_set(m, c, CAP_GC, t);
+        }
+        break;
+    case ELS_EV_GC_WORK:
+        if (c != NULL)
+            mon_cap_set(m, c, CAP_GC, t);
+        break;
+    case ELS_EV_GC_DONE:
+    case ELS_EV_GC_IDLE:
+        if (c != NULL && c->gc_start == 0)
+            mon_cap_set(m, c, CAP_IDLE, t);
+        break;
+    case ELS_EV_GC_END:
+        if (c != NULL)
+            mon_gc_end(m, e);
+        break;
+    }
+}
+
+/* HEAP_ALLOCATED: each capability's own running total (Note
+ * [Allocation]). */
+static void mon_heap_allocated(struct mon_model *m, const struct mon_ev *e)
+{
+    struct mon_cap *c = e->c;
+    uint64_t *last = c != NULL ? &c->alloc : &m->heap.alloc_nocap;
+    uint64_t now = e->d->u.heap.bytes;
+    bool *seen = c != NULL ? &c->alloc_seen : &m->heap.alloc_nocap_seen;
+    if (!*seen) {
+        *seen = true;
+        *(c != NULL ? &c->alloc_first : &m->heap.alloc_nocap_first) = now;
+    }
+    m->heap.alloc = m->heap.alloc - *last + now;
+    if (now > *last)
+        e->gb->alloc += now - *last;
+    *last = now;
+}
+
+/* Heap sizes and allocation (the heap part). */
+static void mon_on_heap(struct mon_model *m, const struct mon_ev *e)
+{
+    const struct els_event_data *d = e->d;
+    switch (e->ev->tag) {
+    case ELS_EV_HEAP_ALLOCATED:
+        mon_heap_allocated(m, e);
+        break;
+    case ELS_EV_HEAP_SIZE:
+        m->heap.size = d->u.heap.bytes;
+        e->gb->heap_size = m->heap.size;
+        break;
+    case ELS_EV_HEAP_LIVE:
+        m->heap.live = d->u.heap.bytes;
+        m->heap.live_t = e->ev->time;
+        e->gb->heap_live = m->heap.live;
+        break;
+    case ELS_EV_HEAP_INFO_GHC:
+        m->heap.max = d->u.heap_info.max_heap_size;
+        if (d->u.heap_info.generations > m->gc.ngens)
+            m->gc.ngens = d->u.heap_info.generations < MON_GENS
+                          ? d->u.heap_info.generations : MON_GENS;
+        break;
+    }
+}
+
+/* Spark counters (each capability's) and spark events (the sparks
+ * part). */
+static void mon_on_spark(struct mon_model *m, const struct mon_ev *e)
+{
+    struct mon_cap *c = e->c;
+    if (e->ev->tag != ELS_EV_SPARK_COUNTERS) {
+        m->sparks.events++;
+        return;
+    }
+    if (c == NULL)
+        return;
+    bool first = !c->sp_seen;
+    c->sp_seen = true;
+    c->sp[SP_CREATED] = e->d->u.spark_counters.created;
+    c->sp[SP_DUD] = e->d->u.spark_counters.dud;
+    c->sp[SP_OVERFLOWED] = e->d->u.spark_counters.overflowed;
+    c->sp[SP_CONVERTED] = e->d->u.spark_counters.converted;
+    c->sp[SP_GCD] = e->d->u.spark_counters.gcd;
+    c->sp[SP_FIZZLED] = e->d->u.spark_counters.fizzled;
+    c->sp[SP_REMAINING] = e->d->u.spark_counters.remaining;
+    if (first)
+        memcpy(c->sp_first, c->sp, sizeof c->sp_first);
+}
+
+/* A LOG_MSG: the sink's in-band notes (the loss part). */
+static void mon_on_note(struct mon_model *m, const struct mon_ev *e)
+{
+    struct els_note note;
+    if (els_note_decode(e->ev, &note) != 0)
+        return;
+    struct mon_loss_part *l = &m->loss;
+    switch (note.kind) {
+    case ELS_NOTE_DROPPED:
+        l->loss_notes++;
+        l->dropped_units += note.units;
+        l->dropped_bytes += note.bytes;
+        break;
+    case ELS_NOTE_CONSUMER_MISSED:
+        l->loss_notes++;
+        l->missed_units += note.units;
+        l->missed_bytes += note.bytes;
+        break;
+    case ELS_NOTE_JOINED_LATE:
+        l->loss_notes++;
+        m->run.midrun = true;
+        l->late_units += note.units;
+        l->late_bytes += note.bytes;
+        break;
+    case ELS_NOTE_JOINED_AT_SNAPSHOT:
+        l->joined_at_snapshot = true;
+        m->run.midrun = true;
+        return;
+    default:
+        /* Not a loss (Note [Mid-run streams]): a flight recorder's
+         * dump says which it is. */
+        if (note.text.len >= 20 &&
+            memcmp(note.text.ptr, "eventlog-sink: dump ", 20) == 0)
+            m->run.midrun = true;
+        break;
+    }
+    mon_recent(l->note_texts, l->notes, e->ev, note.text.ptr, note.text.len);
+    l->notes++;
+}
+
+/* The program's identity (the run part). */
+static void mon_on_identity(struct mon_model *m, const struct mon_ev *e)
+{
+    const struct els_event_data *d = e->d;
+    switch (e->ev->tag) {
+    case ELS_EV_RTS_IDENTIFIER:
+        mon_copy(m->run.rts, sizeof m->run.rts, d->u.capset_text.text.ptr,
+                 d->u.capset_text.text.len);
+        break;
+    case ELS_EV_PROGRAM_ARGS: {
+        struct els_str list = d->u.capset_strings.strings, first;
+        if (els_str_next(&list, &first)) {
+            const char *b = first.ptr + first.len;
+            while (b > first.ptr && b[-1] != '/')
+                b--;
+            mon_copy(m->run.program, sizeof m->run.program, b,
+                     first.len - (size_t)(b - first.ptr));
+        }
+        break;
+    }
+    case ELS_EV_OSPROCESS_PID:
+        m->run.pid = d->u.os_pid.pid;
+        break;
+    }
+}
+
+/* Heap censuses and cost-centre samples (the heap and profiling
+ * parts). */
+static void mon_on_prof(struct mon_model *m, const struct mon_ev *e)
+{
+    const struct els_event_data *d = e->d;
+    switch (e->ev->tag) {
+    case ELS_EV_HEAP_PROF_BEGIN:
+        m->heap.breakdown = d->u.heap_prof_begin.breakdown;
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
+    case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
+        mon_heap_sample_end(m);
+        mon_heap_sample_begin(m, e->ev->time);
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_END:
+        mon_heap_sample_end(m);
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_STRING:
+        mon_heap_sample_string(m, d->u.heap_sample_string.residency,
+                               d->u.heap_sample_string.label);
+        break;
+    case ELS_EV_HEAP_PROF_COST_CENTRE:
+        mon_prof_cc(m, d);
+        break;
+    case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
+        mon_heap_cc_sample(m, d);
+        break;
+    case ELS_EV_PROF_SAMPLE_COST_CENTRE:
+        mon_prof_sample(m, e->ev, d);
+        break;
+    }
+}
+
+/* Every event: the counts part, the run's span, its timeline bin. */
+static struct mon_gbin *mon_count_event(struct mon_model *m,
+                                        const struct els_event *ev)
+{
     m->counts.events++;
     m->counts.by_class[ev->tag < 256 ? mon_classes[ev->tag] : MON_CLASS_OTHER]++;
     mon_count_type(m, ev);
@@ -677,244 +938,72 @@ static int mon_on_event(void *user, const struct els_event *ev)
     }
     struct mon_gbin *gb = mon_gbin_at(m, ev->time);
     gb->events++;
+    return gb;
+}
 
-    struct mon_cap *c = mon_cap(m, ev->cap);
-    if (c != NULL)
-        c->last = ev->time;     /* Note [Stopped time]: a lower bound */
+/* The parser's callback: count the event, then hand it, decoded, to its
+ * family's handler. */
+static int mon_on_event(void *user, const struct els_event *ev)
+{
+    struct mon_model *m = user;
+    if (ev->tag == ELS_EV_BLOCK_MARKER)
+        return 0;
+    struct mon_ev e = { .ev = ev };
+    e.gb = mon_count_event(m, ev);
+    e.c = mon_cap(m, ev->cap);
+    if (e.c != NULL)
+        e.c->last = ev->time;   /* Note [Stopped time]: a lower bound */
     if (ev->tag == ELS_EV_USER_MSG) {
         mon_user_msg(m, ev);
-        gb->user++;
-        gb->threads = m->threads.alive.used;
+        e.gb->user++;
+        e.gb->threads = m->threads.alive.used;
         return 0;
     }
     struct els_event_data d;
-    int dr = els_event_decode(ev, &d);
-    if (dr < 0)
+    if (els_event_decode(ev, &d) < 0)
         return 0;           /* short payload: counted, not interpreted */
+    e.d = &d;
 
     switch (ev->tag) {
-    case ELS_EV_CREATE_THREAD:
-        m->threads.created++;
-        mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
+    case ELS_EV_CREATE_THREAD: case ELS_EV_RUN_THREAD: case ELS_EV_STOP_THREAD:
+    case ELS_EV_THREAD_RUNNABLE: case ELS_EV_THREAD_WAKEUP: case ELS_EV_CAP_CREATE:
+        mon_on_sched(m, &e);
         break;
-    case ELS_EV_RUN_THREAD:
-        mon_thread_run(m, d.u.thread.thread, ev->time);
-        if (c != NULL)
-            mon_cap_set(m, c, CAP_RUN, ev->time);
+    case ELS_EV_REQUEST_SEQ_GC: case ELS_EV_REQUEST_PAR_GC: case ELS_EV_GC_STATS_GHC:
+    case ELS_EV_GC_START: case ELS_EV_GC_WORK: case ELS_EV_GC_DONE:
+    case ELS_EV_GC_IDLE: case ELS_EV_GC_END:
+        mon_on_gc(m, &e);
         break;
-    case ELS_EV_STOP_THREAD:
-        mon_thread_stop(m, d.u.stop_thread.thread, d.u.stop_thread.status,
-                        ev->time);
-        if (c != NULL && c->state == CAP_RUN)
-            mon_cap_set(m, c, CAP_IDLE, ev->time);
-        break;
-    case ELS_EV_THREAD_RUNNABLE:
-        mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
-        break;
-    case ELS_EV_THREAD_WAKEUP:
-        mon_thread_set(m, d.u.thread_cap.thread, TH_RUNNABLE);
-        break;
-    case ELS_EV_REQUEST_SEQ_GC:
-    case ELS_EV_REQUEST_PAR_GC: {
-        uint64_t before = mon_collections(m);
-        m->gc.requests++;
-        gb->gcs += (uint32_t)(mon_collections(m) - before);
-        if (c != NULL)
-            c->gc_lead = true;
-        break;
-    }
-    case ELS_EV_GC_STATS_GHC: {
-        uint64_t before = mon_collections(m);
-        unsigned g = d.u.gc_stats.generation;
-        if (g >= MON_GENS)
-            g = MON_GENS - 1;
-        m->gc.stats++;
-        m->gc.gen_colls[g]++;
-        if (g + 1 > m->gc.ngens)
-            m->gc.ngens = g + 1;
-        gb->gcs += (uint32_t)(mon_collections(m) - before);
-        if (c != NULL) {
-            c->gc_lead = true;
-            c->gc_gen = (int)g;
-        }
-        break;
-    }
-    case ELS_EV_GC_START:
-        m->gc.starts++;
-        if (c != NULL) {
-            c->gc_starts++;
-            c->gc_start = ev->time ? ev->time : 1;
-            mon_cap_set(m, c, CAP_GC, ev->time);
-        }
-        break;
-    case ELS_EV_GC_WORK:
-        if (c != NULL)
-            mon_cap_set(m, c, CAP_GC, ev->time);
-        break;
-    case ELS_EV_GC_DONE:
-    case ELS_EV_GC_IDLE:
-        if (c != NULL && c->gc_start == 0)
-            mon_cap_set(m, c, CAP_IDLE, ev->time);
-        break;
-    case ELS_EV_GC_END:
-        if (c != NULL) {
-            if (c->gc_start != 0 && ev->time >= c->gc_start) {
-                uint64_t p = ev->time - c->gc_start;
-                m->gc.ns += p;
-                c->gc_pause_ns += p;
-                gb->gc_ns += p;
-                if (c->gc_lead)
-                    mon_pause(m, p, c->gc_gen);
-            }
-            c->gc_start = 0;
-            c->gc_lead = false;
-            c->gc_gen = -1;
-            mon_cap_set(m, c, CAP_IDLE, ev->time);
-        }
-        break;
-    case ELS_EV_LOG_MSG: {
-        struct els_note note;
-        if (els_note_decode(ev, &note) == 0) {
-            switch (note.kind) {
-            case ELS_NOTE_DROPPED:
-                m->loss.loss_notes++;
-                m->loss.dropped_units += note.units;
-                m->loss.dropped_bytes += note.bytes;
-                break;
-            case ELS_NOTE_CONSUMER_MISSED:
-                m->loss.loss_notes++;
-                m->loss.missed_units += note.units;
-                m->loss.missed_bytes += note.bytes;
-                break;
-            case ELS_NOTE_JOINED_LATE:
-                m->loss.loss_notes++;
-                m->run.midrun = true;
-                m->loss.late_units += note.units;
-                m->loss.late_bytes += note.bytes;
-                break;
-            case ELS_NOTE_JOINED_AT_SNAPSHOT:
-                m->loss.joined_at_snapshot = true;
-                m->run.midrun = true;
-                break;
-            default:
-                /* Not a loss (Note [Mid-run streams]): a flight
-                 * recorder's dump says which it is. */
-                if (note.text.len >= 20 &&
-                    memcmp(note.text.ptr, "eventlog-sink: dump ", 20) == 0)
-                    m->run.midrun = true;
-                break;
-            }
-            if (note.kind != ELS_NOTE_JOINED_AT_SNAPSHOT) {
-                mon_recent(m->loss.note_texts, m->loss.notes, ev, note.text.ptr, note.text.len);
-                m->loss.notes++;
-            }
-        }
-        break;
-    }
-    case ELS_EV_USER_MARKER:
-        mon_marker(m, ev, d.u.text);
-        gb->user++;
-        break;
-    case ELS_EV_RTS_IDENTIFIER:
-        mon_copy(m->run.rts, sizeof m->run.rts, d.u.capset_text.text.ptr,
-                 d.u.capset_text.text.len);
-        break;
-    case ELS_EV_PROGRAM_ARGS: {
-        struct els_str list = d.u.capset_strings.strings, first;
-        if (els_str_next(&list, &first)) {
-            const char *b = first.ptr + first.len;
-            while (b > first.ptr && b[-1] != '/')
-                b--;
-            mon_copy(m->run.program, sizeof m->run.program, b,
-                     first.len - (size_t)(b - first.ptr));
-        }
-        break;
-    }
-    case ELS_EV_OSPROCESS_PID:
-        m->run.pid = d.u.os_pid.pid;
-        break;
-    case ELS_EV_CAP_CREATE:
-        mon_cap(m, d.u.cap.cap);
-        m->caps.known = true;
+    case ELS_EV_HEAP_ALLOCATED: case ELS_EV_HEAP_SIZE: case ELS_EV_HEAP_LIVE:
+    case ELS_EV_HEAP_INFO_GHC:
+        mon_on_heap(m, &e);
         break;
     case ELS_EV_SPARK_COUNTERS:
-        if (c != NULL) {
-            bool first = !c->sp_seen;
-            c->sp_seen = true;
-            c->sp[SP_CREATED] = d.u.spark_counters.created;
-            c->sp[SP_DUD] = d.u.spark_counters.dud;
-            c->sp[SP_OVERFLOWED] = d.u.spark_counters.overflowed;
-            c->sp[SP_CONVERTED] = d.u.spark_counters.converted;
-            c->sp[SP_GCD] = d.u.spark_counters.gcd;
-            c->sp[SP_FIZZLED] = d.u.spark_counters.fizzled;
-            c->sp[SP_REMAINING] = d.u.spark_counters.remaining;
-            if (first)
-                memcpy(c->sp_first, c->sp, sizeof c->sp_first);
-        }
-        break;
     case ELS_EV_SPARK_CREATE: case ELS_EV_SPARK_DUD: case ELS_EV_SPARK_OVERFLOW:
     case ELS_EV_SPARK_RUN: case ELS_EV_SPARK_STEAL: case ELS_EV_SPARK_FIZZLE:
     case ELS_EV_SPARK_GC:
-        m->sparks.events++;
+        mon_on_spark(m, &e);
         break;
-    case ELS_EV_HEAP_ALLOCATED: {
-        /* Each capability's own running total (Note [Allocation]). */
-        uint64_t *last = c != NULL ? &c->alloc : &m->heap.alloc_nocap;
-        uint64_t now = d.u.heap.bytes;
-        bool *seen = c != NULL ? &c->alloc_seen : &m->heap.alloc_nocap_seen;
-        if (!*seen) {
-            *seen = true;
-            *(c != NULL ? &c->alloc_first : &m->heap.alloc_nocap_first) = now;
-        }
-        m->heap.alloc = m->heap.alloc - *last + now;
-        if (now > *last)
-            gb->alloc += now - *last;
-        *last = now;
+    case ELS_EV_LOG_MSG:
+        mon_on_note(m, &e);
         break;
-    }
-    case ELS_EV_HEAP_SIZE:
-        m->heap.size = d.u.heap.bytes;
-        gb->heap_size = m->heap.size;
+    case ELS_EV_USER_MARKER:
+        mon_marker(m, ev, d.u.text);
+        e.gb->user++;
         break;
-    case ELS_EV_HEAP_LIVE:
-        m->heap.live = d.u.heap.bytes;
-        m->heap.live_t = ev->time;
-        gb->heap_live = m->heap.live;
+    case ELS_EV_RTS_IDENTIFIER: case ELS_EV_PROGRAM_ARGS: case ELS_EV_OSPROCESS_PID:
+        mon_on_identity(m, &e);
         break;
-    case ELS_EV_HEAP_INFO_GHC:
-        m->heap.max = d.u.heap_info.max_heap_size;
-        if (d.u.heap_info.generations > m->gc.ngens)
-            m->gc.ngens = d.u.heap_info.generations < MON_GENS
-                       ? d.u.heap_info.generations : MON_GENS;
-        break;
-    case ELS_EV_HEAP_PROF_BEGIN:
-        m->heap.breakdown = d.u.heap_prof_begin.breakdown;
-        break;
-    case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
-    case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
-        mon_heap_sample_end(m);
-        mon_heap_sample_begin(m, ev->time);
-        break;
-    case ELS_EV_HEAP_PROF_SAMPLE_END:
-        mon_heap_sample_end(m);
-        break;
-    case ELS_EV_HEAP_PROF_SAMPLE_STRING:
-        mon_heap_sample_string(m, d.u.heap_sample_string.residency,
-                               d.u.heap_sample_string.label);
-        break;
-    case ELS_EV_HEAP_PROF_COST_CENTRE:
-        mon_prof_cc(m, ev);
-        break;
-    case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
-        mon_heap_cc_sample(m, ev);
-        break;
-    case MON_EV_PROF_SAMPLE_COST_CENTRE:
-        mon_prof_sample(m, ev);
+    case ELS_EV_HEAP_PROF_BEGIN: case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
+    case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN: case ELS_EV_HEAP_PROF_SAMPLE_END:
+    case ELS_EV_HEAP_PROF_SAMPLE_STRING: case ELS_EV_HEAP_PROF_COST_CENTRE:
+    case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE: case ELS_EV_PROF_SAMPLE_COST_CENTRE:
+        mon_on_prof(m, &e);
         break;
     default:
         break;
     }
-    gb->threads = m->threads.alive.used;
+    e.gb->threads = m->threads.alive.used;
     return 0;
 }
 

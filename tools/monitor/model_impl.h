@@ -15,10 +15,6 @@
 #include "eventlog-sink/parse.h"
 #include "model.h"
 
-/* Tags the public enum does not name (GHC 9.0.2 EventLogFormat.h). */
-#define MON_EV_PROF_SAMPLE_COST_CENTRE 167
-#define MON_EV_PROF_BEGIN 168
-
 #define MON_MAX_CAPS 256
 #define MON_BINS 4096               /* timeline bins before coarsening */
 #define MON_BIN0_NS 10000000ull     /* first bin width: 10 ms */
