@@ -20,6 +20,10 @@
 #include "../tools/monitor/model_tables.c"
 #include "../tools/monitor/model_time.c"
 #include "../tools/monitor/render.c"
+#include "../tools/monitor/render_json.c"
+#include "../tools/monitor/render_text.c"
+#include "../tools/monitor/render_prom.c"
+#include "../tools/monitor/series.c"
 #include "../tools/monitor/strbuf.c"
 #include "../tools/monitor/safetext.c"
 

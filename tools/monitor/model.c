@@ -13,7 +13,7 @@
  * I/O.  Not its job: the timelines and rate intervals (model_time.c),
  * the thread and cost-centre tables and what bounds the model's memory
  * when the stream is hostile (model_tables.c, Note [Stream-chosen
- * keys]), or rendering (render.c).
+ * keys]), or rendering (render*.c, series.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,10 +1,12 @@
 /*
  * model_impl.h: the monitor model's state, shared by the files that
  * build it from events (model.c, with model_time.c for time and
- * timelines and model_tables.c for the keyed tables) and render.c, which
- * turns it into JSON, timelines, speedscope profiles, Prometheus and
- * terminal text.  Nothing outside tools/monitor/model*.c and render.c
- * includes it: the rest of the tool sees only model.h.
+ * timelines and model_tables.c for the keyed tables) and the renderers
+ * that read it (render*.c: JSON, timelines, speedscope profiles,
+ * Prometheus and terminal text; series.c: the metrics).  Each part of
+ * the state names the file that writes it (Note [The model's owners]).
+ * Nothing outside tools/monitor/ includes it: the rest of the tool sees
+ * only model.h.
  */
 #ifndef ELS_MON_MODEL_IMPL_H
 #define ELS_MON_MODEL_IMPL_H

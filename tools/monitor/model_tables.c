@@ -6,7 +6,7 @@
  * every key and string kept here, so Note [Stream-chosen keys] lives
  * here.  Not its job: reading events (model.c decides which thread or
  * cost centre an event names and what happens to it), time and
- * timelines (model_time.c), or rendering (render.c).
+ * timelines (model_time.c), or rendering (render*.c).
  */
 #include <fcntl.h>
 #include <stdlib.h>

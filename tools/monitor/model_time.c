@@ -7,7 +7,7 @@
  * whenever the run outgrows them, so the whole run stays visible at
  * bounded memory.  Not its job: which event changes a capability's state
  * (model.c), the keyed tables (model_tables.c), or drawing the timelines
- * (render.c).
+ * (render*.c).
  */
 #include <stdlib.h>
 #include <string.h>
