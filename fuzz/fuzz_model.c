@@ -18,6 +18,7 @@
 #include "fuzz.h"
 #include "../tools/monitor/model.c"
 #include "../tools/monitor/model_tables.c"
+#include "../tools/monitor/model_stops.c"
 #include "../tools/monitor/model_time.c"
 #include "../tools/monitor/render.c"
 #include "../tools/monitor/render_json.c"

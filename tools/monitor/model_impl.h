@@ -107,7 +107,7 @@ struct mon_span {
 
 /* An entry of a table keyed by thread id: the thread table's (state:
  * enum mon_thread_state) or the stop table's (state: the stop's
- * MON_STOPS index; Note [Stopped time] in model.c). */
+ * MON_STOPS index; Note [Stopped time] in model_stops.c). */
 struct mon_thread {
     uint32_t id;                    /* 0: empty slot */
     uint8_t state;
@@ -125,7 +125,7 @@ struct mon_tids {
 };
 
 /* A thread's run (reason MON_STOPS) or stop, waiting for its turn in
- * time order (Note [Stopped time] in model.c). */
+ * time order (Note [Stopped time] in model_stops.c). */
 struct mon_tev {
     uint64_t t, seq;
     uint32_t thread;
@@ -212,7 +212,7 @@ struct mon_counts_part {
 };
 
 /* The capabilities (model.c, model_time.c): n is the highest seen + 1;
- * known: a CAP_CREATE came (Note [Stopped time] in model.c). */
+ * known: a CAP_CREATE came (Note [Stopped time] in model_stops.c). */
 struct mon_caps_part {
     struct mon_cap at[MON_MAX_CAPS];
     unsigned n;
@@ -273,7 +273,7 @@ struct mon_threads_part {
 
 /* Thread stops by status (MON_STOPS - 1: all larger), the time from
  * each stop to the thread's next run and how many stops that time
- * covers (model.c, Note [Stopped time]). */
+ * covers (model_stops.c, Note [Stopped time]). */
 struct mon_stops_part {
     uint64_t n[MON_STOPS], ns[MON_STOPS], paired[MON_STOPS];
     struct mon_tids stopped;        /* threads stopped, in time order */
@@ -406,9 +406,14 @@ static inline struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
 void mon_cap_set(struct mon_model *m, struct mon_cap *c,
                  enum mon_cap_state s, uint64_t t);
 
-/* model.c: pair the waiting runs and stops whose turn came, or all of
- * them (Note [Stopped time]). */
+/* model_stops.c: pair the waiting runs and stops whose turn came, or
+ * all of them (Note [Stopped time] in model_stops.c). */
 void mon_tevs_release(struct mon_model *m, bool all);
+/* model_stops.c: thread id stopped with status (STOP_THREAD's), or ran,
+ * at event time t: its state in the thread table, and its turn in the
+ * pairing of stops with the next runs. */
+void mon_thread_stop(struct mon_model *m, uint32_t id, uint16_t status, uint64_t t);
+void mon_thread_run(struct mon_model *m, uint32_t id, uint64_t t);
 
 /* model_tables.c: draw the process's hash key, once (before any table
  * is used: mon_model_new()). */
