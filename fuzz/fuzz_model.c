@@ -9,7 +9,7 @@
  * every renderer (JSON, timeline, speedscope, Prometheus, terminal text)
  * produces text without NUL bytes, and the JSON ones start and end as
  * objects; the terminal text holds no control character but newlines
- * (no ESC, DEL or C1: tools/safetext.c).  Built with the monitor's own source files.
+ * (no ESC, DEL or C1: tools/monitor/safetext.c).  Built with the monitor's own source files.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,10 +18,15 @@
 #include "fuzz.h"
 #include "../tools/monitor/model.c"
 #include "../tools/monitor/model_tables.c"
+#include "../tools/monitor/model_stops.c"
 #include "../tools/monitor/model_time.c"
 #include "../tools/monitor/render.c"
+#include "../tools/monitor/render_json.c"
+#include "../tools/monitor/render_text.c"
+#include "../tools/monitor/render_prom.c"
+#include "../tools/monitor/series.c"
 #include "../tools/monitor/strbuf.c"
-#include "../tools/safetext.c"
+#include "../tools/monitor/safetext.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -27,9 +27,9 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
-#include "ctlclient.h"
+#include "monitor/ctlclient.h"
 #include "discover.h"
-#include "safetext.h"
+#include "monitor/safetext.h"
 #include "tool.h"
 
 enum {

@@ -22,7 +22,7 @@
 #include "discover.h"
 #include "eventlog-sink/discovery.h"
 #include "tool.h"
-#include "safetext.h"
+#include "monitor/safetext.h"
 #include "util.h"
 
 #define DISC_FILE_MAX (256 * 1024)

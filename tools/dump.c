@@ -27,7 +27,7 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
 #include "profile.h"
-#include "safetext.h"
+#include "monitor/safetext.h"
 #include "tool.h"
 
 enum {

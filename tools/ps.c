@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctlclient.h"
+#include "monitor/ctlclient.h"
 #include "discover.h"
-#include "safetext.h"
+#include "monitor/safetext.h"
 #include "tool.h"
 
 static void ps_usage(FILE *out)

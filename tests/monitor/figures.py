@@ -174,7 +174,7 @@ def rts_stop_names():
 
 
 def safetext(s):
-    """tools/safetext.h's rule, for the characters these runs' names hold:
+    """tools/monitor/safetext.h's rule, for the characters these runs' names hold:
     a backslash doubled, controls escaped."""
     out = []
     for ch in s:

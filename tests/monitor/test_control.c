@@ -1,6 +1,6 @@
 /*
  * test_control.c: the monitor's control actions (tools/monitor/control.c)
- * over the shared client (tools/ctlclient.c), against a real writer with
+ * over the shared client (tools/monitor/ctlclient.c), against a real writer with
  * control=1 on a UNIX socket.  The program's commands flush, get-classes
  * and set-classes are stood in for by commands this test registers under
  * those names (the library's own are built in only with the runtime

@@ -1,9 +1,9 @@
 /*
- * test_safetext.c: tools/safetext.c, the one rule for showing bytes from a
+ * test_safetext.c: tools/monitor/safetext.c, the one rule for showing bytes from a
  * stream, a file or a peer on a terminal.
  */
 #include "check.h"
-#include "../tools/safetext.h"
+#include "../tools/monitor/safetext.h"
 
 static void show(const char *s, size_t n, char *out, size_t cap)
 {

@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
-#include "../safetext.h"
-#include "../tool.h"
+#include "safetext.h"
+#include "usage.h"
 #include "control.h"
 
 struct mon_action {
@@ -161,19 +161,19 @@ int mon_control_init(struct mon_control *mc, const char *cmd,
     if (spec == NULL) {
         snprintf(mc->state, sizeof mc->state, "off (no --control)");
         return secret_file == NULL ? 0
-             : tool_usage_error(cmd, "--secret-file needs --control");
+             : mon_usage_error(cmd, "--secret-file needs --control");
     }
     if (strncmp(spec, "unix:", 5) != 0 && strncmp(spec, "tcp:", 4) != 0)
-        return tool_usage_error(cmd, "--control needs a unix: or tcp: SPEC, "
+        return mon_usage_error(cmd, "--control needs a unix: or tcp: SPEC, "
                                 "not '%s'", spec);
     if (strlen(spec) >= sizeof mc->spec)
-        return tool_usage_error(cmd, "'%.40s...' is too long", spec);
+        return mon_usage_error(cmd, "'%.40s...' is too long", spec);
     snprintf(mc->spec, sizeof mc->spec, "%s", spec);
     if (secret_file != NULL) {
         char err[160];
         if (ctlc_read_secret(secret_file, mc->secret, &mc->secret_len, err,
                              sizeof err) != 0) {
-            fprintf(stderr, TOOL_NAME " %s: %s: %s\n", cmd, secret_file, err);
+            fprintf(stderr, MON_TOOL_NAME " %s: %s: %s\n", cmd, secret_file, err);
             return 1;
         }
     }
@@ -250,7 +250,7 @@ uint64_t mon_control_wait_ms(const struct mon_control *mc, uint64_t now_ms)
 }
 
 /* The program's answer (or a reason naming what it sent) in its safe
- * form (tools/safetext.h): a line for a terminal, whatever the peer
+ * form (safetext.h): a line for a terminal, whatever the peer
  * answered. */
 static void mon_control_safe(struct strbuf *sb, const char *s)
 {

@@ -1,7 +1,7 @@
 /*
  * control.h: the monitor's control buttons and keys (`top --control`,
  * `serve --control`): a control-only session with the program whose
- * stream the monitor shows, over tools/ctlclient.c.
+ * stream the monitor shows, over ctlclient.c.
  *
  * The monitor offers a fixed set of actions (the allowlist below), each
  * one or two commands of docs/CONTROL.md; nothing else can be sent
@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../ctlclient.h"
+#include "ctlclient.h"
 #include "strbuf.h"
 
 #define MON_CTL_TIMEOUT_MS 5000
@@ -79,7 +79,7 @@ int mon_control_run(struct mon_control *mc, const char *action,
                     const char *arg, struct mon_ctl_result *r);
 
 /* "flush: ok" / "flush: ELS_EINVAL: unknown command ..." (one line, for
- * a terminal: the program's text in its safe form, tools/safetext.h). */
+ * a terminal: the program's text in its safe form, safetext.h). */
 void mon_control_result_text(const struct mon_ctl_result *r, struct strbuf *sb);
 /* The session's state in words, as mon_control_result_text() shows
  * text (it may quote what the program sent). */

@@ -1,17 +1,19 @@
 /*
  * model.c: the monitor's aggregation of a GHC eventlog (see model.h):
  * the model's life (new, reset, feed) and its one parser callback,
- * mon_on_event(), which sorts each event into its class and updates the
- * state of that class: capabilities and GC pauses, threads, heap and
- * heap samples, sparks, user messages, markers and their spans, the
- * sink's loss notes, cost-centre samples, the program's identity.
+ * mon_on_event(), which decodes each event with the public
+ * els_event_decode() and hands it to its family's handler, which
+ * updates that family's part of the model (Note [The model's owners] in
+ * model_impl.h): threads and capabilities, GC pauses, heap, sparks,
+ * user messages, markers and their spans, the sink's loss notes, heap
+ * censuses and cost-centre samples, the program's identity.
  * Per-capability activity is a state (idle, running a thread, in GC)
  * changed only by that capability's own events, so blocks arriving out
  * of order across capabilities do not confuse it.  Nothing here does
  * I/O.  Not its job: the timelines and rate intervals (model_time.c),
  * the thread and cost-centre tables and what bounds the model's memory
  * when the stream is hostile (model_tables.c, Note [Stream-chosen
- * keys]), or rendering (render.c).
+ * keys]), or rendering (render*.c, series.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,16 +99,6 @@ static void mon_copy(char *dst, size_t cap, const char *s, size_t n)
     dst[n] = '\0';
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t be64(const uint8_t *p)
-{
-    return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
-
 /* ------------------------------------------------------------------------
  * User markers: "NAME start"/"NAME begin" opens a span that "NAME end"/
  * "NAME stop" closes.
@@ -131,32 +123,32 @@ static size_t mon_span_stem(const char *s, size_t n, bool *opens)
 static void mon_marker(struct mon_model *m, const struct els_event *ev,
                        struct els_str text)
 {
-    struct mon_text *mt = &m->marks[m->markers % MON_MARKS];
+    struct mon_text *mt = &m->user.marks[m->user.markers % MON_MARKS];
     mt->t = ev->time;
     mt->cap = ev->cap;
     mon_copy(mt->s, sizeof mt->s, text.ptr, text.len);
-    m->markers++;
+    m->user.markers++;
 
     bool opens;
     size_t stem = mon_span_stem(text.ptr, text.len, &opens);
     if (stem == 0 || stem >= MON_TEXT)
         return;
     if (opens) {
-        if (m->nopen == MON_OPEN_SPANS)
+        if (m->user.nopen == MON_OPEN_SPANS)
             return;
-        struct mon_text *o = &m->open_spans[m->nopen++];
+        struct mon_text *o = &m->user.open_spans[m->user.nopen++];
         o->t = ev->time;
         mon_copy(o->s, sizeof o->s, text.ptr, stem);
         return;
     }
-    for (unsigned i = m->nopen; i-- > 0;) {
-        struct mon_text *o = &m->open_spans[i];
+    for (unsigned i = m->user.nopen; i-- > 0;) {
+        struct mon_text *o = &m->user.open_spans[i];
         if (strlen(o->s) == stem && memcmp(o->s, text.ptr, stem) == 0) {
-            struct mon_span *sp = &m->spans[m->nspans++ % MON_SPANS];
+            struct mon_span *sp = &m->user.spans[m->user.nspans++ % MON_SPANS];
             sp->t0 = o->t;
             sp->t1 = ev->time;
             memcpy(sp->s, o->s, sizeof sp->s);
-            m->open_spans[i] = m->open_spans[--m->nopen];
+            m->user.open_spans[i] = m->user.open_spans[--m->user.nopen];
             return;
         }
     }
@@ -166,64 +158,43 @@ static void mon_marker(struct mon_model *m, const struct els_event *ev,
  * Profiling
  * ------------------------------------------------------------------------ */
 
-/* A NUL-terminated string at *p within [*p, end); false if none. */
-static bool mon_cstr(const uint8_t **p, const uint8_t *end, struct els_str *s)
+/* HEAP_PROF_COST_CENTRE: a cost centre's names. */
+static void mon_prof_cc(struct mon_model *m, const struct els_event_data *d)
 {
-    const uint8_t *z = memchr(*p, 0, (size_t)(end - *p));
-    if (z == NULL)
-        return false;
-    s->ptr = (const char *)*p;
-    s->len = (size_t)(z - *p);
-    *p = z + 1;
-    return true;
-}
-
-static void mon_prof_cc(struct mon_model *m, const struct els_event *ev)
-{
-    const uint8_t *p = ev->payload, *end = p + ev->payload_len;
-    if (ev->payload_len < 4)
-        return;
-    uint32_t id = be32(p);
-    p += 4;
-    struct els_str label, module;
-    if (!mon_cstr(&p, end, &label) || !mon_cstr(&p, end, &module))
-        return;
-    struct mon_cc *c = mon_cc(m, id, true);
+    struct mon_cc *c = mon_cc(m, d->u.cost_centre.id, true);
     if (c != NULL)
-        mon_cc_set_names(m, c, label, module);
+        mon_cc_set_names(m, c, d->u.cost_centre.label, d->u.cost_centre.module);
 }
 
-
-static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
+/* PROF_SAMPLE_COST_CENTRE: one time-profiler tick, its stack kept in
+ * the ring (MON_STACK frames of it, innermost first). */
+static void mon_prof_sample(struct mon_model *m, const struct els_event *ev,
+                            const struct els_event_data *d)
 {
-    /* capability:32 tick:64 depth:8 ids:32*depth, innermost first */
-    if (ev->payload_len < 13)
-        return;
-    unsigned depth = ev->payload[12];
-    if (ev->payload_len < 13 + 4 * (size_t)depth)
-        return;
+    const struct els_ccs *stack = &d->u.prof_sample.stack;
+    unsigned depth = stack->depth;
     if (depth == 0) {
         /* CCS_MAIN, the program's (no cost centre to name or keep). */
-        m->cc_kind_samples[MON_CC_PROGRAM]++;
+        m->prof.kind_samples[MON_CC_PROGRAM]++;
         return;
     }
-    if (m->samples == NULL) {
-        m->samples = calloc(MON_SAMPLES, sizeof *m->samples);
-        if (m->samples == NULL)
+    if (m->prof.ring == NULL) {
+        m->prof.ring = calloc(MON_SAMPLES, sizeof *m->prof.ring);
+        if (m->prof.ring == NULL)
             return;
-        m->mem += MON_SAMPLES * sizeof *m->samples;
+        m->mem += MON_SAMPLES * sizeof *m->prof.ring;
     }
-    struct mon_sample *s = &m->samples[m->prof_samples % MON_SAMPLES];
+    struct mon_sample *s = &m->prof.ring[m->prof.samples % MON_SAMPLES];
     s->t = ev->time;
     s->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
     for (unsigned i = 0; i < s->depth; i++)
-        s->ids[i] = be32(ev->payload + 13 + 4 * i);
-    m->prof_samples++;
+        s->ids[i] = els_ccs_id(stack, i);
+    m->prof.samples++;
     struct mon_cc *c = mon_cc(m, s->ids[0], true);
     /* A tick of the RTS's own (a stack of one of its cost centres) is
      * not the program's: counted apart, as GHC's report does. */
     unsigned kind = c != NULL && depth == 1 ? c->builtin : MON_CC_PROGRAM;
-    m->cc_kind_samples[kind]++;
+    m->prof.kind_samples[kind]++;
     if (c != NULL && kind == MON_CC_PROGRAM)
         c->samples++;
 }
@@ -233,7 +204,7 @@ static void mon_prof_sample(struct mon_model *m, const struct els_event *ev)
  * not).  The census's totals count every band. */
 static struct mon_band *mon_census_band(struct mon_model *m, uint64_t bytes)
 {
-    struct mon_census *st = &m->staging;
+    struct mon_census *st = &m->heap.staging;
     uint32_t seq = (uint32_t)st->bands_all;
     st->bands_all++;
     st->bytes += bytes;
@@ -253,15 +224,15 @@ static struct mon_band *mon_census_band(struct mon_model *m, uint64_t bytes)
     return slot;
 }
 
-static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
+/* HEAP_PROF_SAMPLE_COST_CENTRE: one cost-centre stack's band of the
+ * census under way (-hc). */
+static void mon_heap_cc_sample(struct mon_model *m, const struct els_event_data *d)
 {
-    /* profile:8 residency:64 depth:8 ids:32*depth, innermost first */
-    if (ev->payload_len < 10 || !m->in_sample)
+    if (!m->heap.in_sample)
         return;
-    unsigned depth = ev->payload[9];
-    if (ev->payload_len < 10 + 4 * (size_t)depth)
-        return;
-    struct mon_band *b = mon_census_band(m, be64(ev->payload + 1));
+    const struct els_ccs *stack = &d->u.heap_sample_ccs.stack;
+    unsigned depth = stack->depth;
+    struct mon_band *b = mon_census_band(m, d->u.heap_sample_ccs.residency);
     if (b == NULL)
         return;
     if (depth == 0) {
@@ -274,13 +245,13 @@ static void mon_heap_cc_sample(struct mon_model *m, const struct els_event *ev)
     b->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
     b->deeper = depth > MON_STACK;
     for (unsigned i = 0; i < b->depth; i++)
-        b->u.ids[i] = be32(ev->payload + 10 + 4 * i);
+        b->u.ids[i] = els_ccs_id(stack, i);
 }
 
 static void mon_heap_sample_string(struct mon_model *m, uint64_t res,
                                    struct els_str label)
 {
-    if (!m->in_sample)
+    if (!m->heap.in_sample)
         return;
     struct mon_band *b = mon_census_band(m, res);
     if (b == NULL)
@@ -291,26 +262,26 @@ static void mon_heap_sample_string(struct mon_model *m, uint64_t res,
 
 static void mon_heap_sample_begin(struct mon_model *m, uint64_t t)
 {
-    m->in_sample = true;
-    m->staging.nbands = 0;
-    m->staging.bands_all = m->staging.bytes = 0;
-    m->staging.t = t;
+    m->heap.in_sample = true;
+    m->heap.staging.nbands = 0;
+    m->heap.staging.bands_all = m->heap.staging.bytes = 0;
+    m->heap.staging.t = t;
 }
 
 /* The census under way is complete: it becomes the one the views show
  * (an END without a BEGIN, as after a join mid-census, changes nothing). */
 static void mon_heap_sample_end(struct mon_model *m)
 {
-    if (!m->in_sample)
+    if (!m->heap.in_sample)
         return;
-    struct mon_census *st = &m->staging;
-    m->census.nbands = st->nbands;
-    memcpy(m->census.bands, st->bands, st->nbands * sizeof st->bands[0]);
-    m->census.t = st->t;
-    m->census.bands_all = st->bands_all;
-    m->census.bytes = st->bytes;
-    m->in_sample = false;
-    m->heap_samples++;
+    struct mon_census *st = &m->heap.staging;
+    m->heap.census.nbands = st->nbands;
+    memcpy(m->heap.census.bands, st->bands, st->nbands * sizeof st->bands[0]);
+    m->heap.census.t = st->t;
+    m->heap.census.bands_all = st->bands_all;
+    m->heap.census.bytes = st->bytes;
+    m->heap.in_sample = false;
+    m->heap.censuses++;
 }
 
 /* ------------------------------------------------------------------------
@@ -350,19 +321,19 @@ static void mon_heap_sample_end(struct mon_model *m)
 /* A collection's pause p, of generation gen (-1: not known). */
 static void mon_pause(struct mon_model *m, uint64_t p, int gen)
 {
-    m->pause_ns += p;
-    if (p > m->pause_max)
-        m->pause_max = p;
-    m->pauses[m->npauses++ % MON_PAUSES] = p;
+    m->gc.pause_ns += p;
+    if (p > m->gc.pause_max)
+        m->gc.pause_max = p;
+    m->gc.pauses[m->gc.npauses++ % MON_PAUSES] = p;
     unsigned b = 0;
     while (b < MON_PAUSE_BUCKETS && (double)p / 1e9 > mon_pause_bounds[b])
         b++;
-    m->pause_hist[b]++;
+    m->gc.pause_hist[b]++;
     if (gen >= 0 && gen < MON_GENS) {
-        m->gen_npauses[gen]++;
-        m->gen_pause_ns[gen] += p;
-        if (p > m->gen_pause_max[gen])
-            m->gen_pause_max[gen] = p;
+        m->gc.gen_npauses[gen]++;
+        m->gc.gen_pause_ns[gen] += p;
+        if (p > m->gc.gen_pause_max[gen])
+            m->gc.gen_pause_max[gen] = p;
     }
 }
 
@@ -395,24 +366,24 @@ static void mon_pause(struct mon_model *m, uint64_t p, int gen)
 
 uint64_t mon_alloc_base(const struct mon_model *m)
 {
-    if (!m->midrun)
+    if (!m->run.midrun)
         return 0;
-    uint64_t base = m->alloc_nocap_first;
-    for (unsigned c = 0; c < m->ncaps; c++)
-        if (m->caps[c].seen && m->caps[c].alloc_seen)
-            base += m->caps[c].alloc_first;
+    uint64_t base = m->heap.alloc_nocap_first;
+    for (unsigned c = 0; c < m->caps.n; c++)
+        if (m->caps.at[c].seen && m->caps.at[c].alloc_seen)
+            base += m->caps.at[c].alloc_first;
     return base;
 }
 
 void mon_spark_base(const struct mon_model *m, uint64_t sp[7])
 {
     memset(sp, 0, 7 * sizeof sp[0]);
-    if (!m->midrun)
+    if (!m->run.midrun)
         return;
-    for (unsigned c = 0; c < m->ncaps; c++)
-        if (m->caps[c].seen && m->caps[c].sp_seen)
+    for (unsigned c = 0; c < m->caps.n; c++)
+        if (m->caps.at[c].seen && m->caps.at[c].sp_seen)
             for (int k = 0; k < SP_REMAINING; k++)
-                sp[k] += m->caps[c].sp_first[k];
+                sp[k] += m->caps.at[c].sp_first[k];
 }
 
 /* ------------------------------------------------------------------------
@@ -426,159 +397,8 @@ void mon_spark_base(const struct mon_model *m, uint64_t sp[7])
 static inline void mon_count_type(struct mon_model *m, const struct els_event *ev)
 {
     unsigned k = ev->tag < MON_TAGS ? ev->tag : MON_TAGS;
-    m->type_n[k]++;
-    m->type_payload[k] += ev->payload_len;
-}
-
-/* ------------------------------------------------------------------------
- * Thread stops
- * ------------------------------------------------------------------------ */
-
-/* Note [Stopped time]
- * ~~~~~~~~~~~~~~~~~~~
- * Each thread stop counts under its status (STOP_THREAD: heap overflow,
- * yielding, finished, a foreign call, or blocked and on what: GHC 9.0.2
- * posts 6 + the TSO's why_blocked, rts/Schedule.c), and the time from
- * the stop to the thread's next run counts under the same status: how
- * long a reason kept threads off a capability, waiting to be woken or
- * to be scheduled again.
- *
- * "Next" is in time, and a thread's stop and its next run may lie in
- * different capabilities' blocks (it migrated, or came back from a safe
- * foreign call on another capability), which arrive in any order: a
- * file written at exit holds all of capability 0's events before any of
- * capability 1's.  So runs and stops wait in a heap ordered by time
- * (mon_tevs_push()) until every capability's blocks have passed their
- * time: each capability's events are in order, so once all of them
- * posted something later (the least of their latest times), nothing
- * earlier can still come.  Then they are paired in time order through
- * the stop table (a thread's stop waits there for its run).  A
- * capability's latest time is its last event's: the RTS posts GC_END
- * with the time its statistics took a little before (stat_endGC()), so
- * that one may be older than the event before it, which only holds the
- * others back a little longer.  A
- * capability that never posts holds them back until the stream ends or
- * MON_REORDER wait (the earliest then goes on: tevs_early counts them,
- * and their pairing may be off).  A capability's first block may be
- * older than others' (it had nothing to write yet), which is why a
- * capability seen only in CAP_CREATE holds them back too, and why
- * nothing goes before the first CAP_CREATE has told which capabilities
- * there are: GHC posts them at start-up into the buffer of events
- * without a capability, which a stock RTS writes only when it fills or
- * at exit, after blocks of every capability (a -N2 file began with
- * capability 0's block at 156 ms, capability 1's from 80 ms came
- * later).
- */
-
-static bool mon_tev_before(const struct mon_tev *a, const struct mon_tev *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-/* The least of the latest event times of the capabilities seen. */
-static uint64_t mon_watermark(const struct mon_model *m)
-{
-    if (!m->caps_known)
-        return 0;
-    uint64_t w = UINT64_MAX;
-    for (unsigned i = 0; i < m->ncaps; i++)
-        if (m->caps[i].seen && m->caps[i].last < w)
-            w = m->caps[i].last;
-    return w;
-}
-
-/* The earliest waiting run or stop, in time order: pair it. */
-static void mon_tevs_pop(struct mon_model *m)
-{
-    struct mon_tev e = m->tevs[0], *h = m->tevs;
-    uint32_t n = --m->ntevs, i = 0;
-    if (n > 0) {
-        struct mon_tev last = h[n];
-        for (;;) {
-            uint32_t c = 2 * i + 1;
-            if (c >= n)
-                break;
-            if (c + 1 < n && mon_tev_before(&h[c + 1], &h[c]))
-                c++;
-            if (!mon_tev_before(&h[c], &last))
-                break;
-            h[i] = h[c];
-            i = c;
-        }
-        h[i] = last;
-    }
-    if (e.reason == MON_STOPS) {
-        struct mon_thread *s = mon_tid_get(m, &m->stopped, e.thread, false);
-        if (s != NULL) {
-            uint64_t t = *mon_tid_time(&m->stopped, s);
-            if (e.t >= t) {
-                m->stop_ns[s->state] += e.t - t;
-                m->stop_paired[s->state]++;
-            }
-            mon_tid_del(m, &m->stopped, e.thread);
-        }
-    } else if (e.reason != 5) {         /* a finished thread runs no more */
-        struct mon_thread *s = mon_tid_get(m, &m->stopped, e.thread, true);
-        if (s == NULL) {
-            m->stops_untracked++;
-            return;
-        }
-        s->state = e.reason;
-        *mon_tid_time(&m->stopped, s) = e.t;
-    }
-}
-
-/* Pair the runs and stops whose turn came: all of them with all (the
- * stream ended), else those no capability can still precede. */
-void mon_tevs_release(struct mon_model *m, bool all)
-{
-    uint64_t w = all ? UINT64_MAX : mon_watermark(m);
-    while (m->ntevs > 0 && m->tevs[0].t <= w)
-        mon_tevs_pop(m);
-}
-
-static void mon_tevs_push(struct mon_model *m, uint32_t thread, uint8_t reason,
-                          uint64_t t)
-{
-    if (thread == 0)
-        return;
-    if (m->tevs == NULL) {
-        m->tevs = malloc(MON_REORDER * sizeof *m->tevs);
-        if (m->tevs == NULL)
-            return;
-        m->mem += MON_REORDER * sizeof *m->tevs;
-    }
-    if (m->ntevs == MON_REORDER) {
-        m->tevs_early++;
-        mon_tevs_pop(m);
-    }
-    struct mon_tev e = { .t = t, .seq = m->tev_seq++, .thread = thread,
-                         .reason = reason };
-    uint32_t i = m->ntevs++;
-    while (i > 0 && mon_tev_before(&e, &m->tevs[(i - 1) / 2])) {
-        m->tevs[i] = m->tevs[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    m->tevs[i] = e;
-    mon_tevs_release(m, false);
-}
-
-static void mon_thread_stop(struct mon_model *m, uint32_t id, uint16_t status,
-                            uint64_t t)
-{
-    uint8_t r = (uint8_t)(status < MON_STOPS ? status : MON_STOPS - 1);
-    m->stop_n[r]++;
-    if (status == 5)
-        mon_thread_del(m, id);
-    else
-        mon_thread_set(m, id, status <= 3 ? TH_RUNNABLE : TH_BLOCKED);
-    mon_tevs_push(m, id, r, t);
-}
-
-static void mon_thread_run(struct mon_model *m, uint32_t id, uint64_t t)
-{
-    mon_thread_set(m, id, TH_RUNNING);
-    mon_tevs_push(m, id, MON_STOPS, t);
+    m->counts.type_n[k]++;
+    m->counts.type_payload[k] += ev->payload_len;
 }
 
 /* ------------------------------------------------------------------------
@@ -618,16 +438,16 @@ static void mon_user_msg(struct mon_model *m, const struct els_event *ev)
                             ev->payload != NULL ? ev->payload_len : 0 };
     if (text.len > 0 && text.ptr[text.len - 1] == '\0')
         text.len--;
-    unsigned i = (unsigned)(m->user_messages++ % MON_RECENT);
-    struct mon_text *t = &m->msgs[i];
+    unsigned i = (unsigned)(m->user.messages++ % MON_RECENT);
+    struct mon_text *t = &m->user.msgs[i];
     t->t = ev->time;
     t->cap = ev->cap;
     uintptr_t a = (uintptr_t)text.ptr;
-    if (a >= m->feed_lo && a < m->feed_hi && text.len <= m->feed_hi - a) {
-        m->msg_src[i] = text;
+    if (a >= m->user.feed_lo && a < m->user.feed_hi && text.len <= m->user.feed_hi - a) {
+        m->user.msg_src[i] = text;
     } else {
         mon_copy(t->s, sizeof t->s, text.ptr, text.len);
-        m->msg_src[i].ptr = NULL;
+        m->user.msg_src[i].ptr = NULL;
     }
 }
 
@@ -635,9 +455,9 @@ static void mon_user_msg(struct mon_model *m, const struct els_event *ev)
 static void mon_user_msgs_copy(struct mon_model *m)
 {
     for (unsigned i = 0; i < MON_RECENT; i++) {
-        struct els_str *src = &m->msg_src[i];
+        struct els_str *src = &m->user.msg_src[i];
         if (src->ptr != NULL) {
-            mon_copy(m->msgs[i].s, sizeof m->msgs[i].s, src->ptr, src->len);
+            mon_copy(m->user.msgs[i].s, sizeof m->user.msgs[i].s, src->ptr, src->len);
             src->ptr = NULL;
         }
     }
@@ -647,8 +467,8 @@ static int mon_on_header(void *user, const struct els_parser *p)
 {
     (void)p;
     struct mon_model *m = user;
-    m->streams++;
-    m->ended = false;
+    m->run.streams++;
+    m->run.ended = false;
     return 0;
 }
 
@@ -656,265 +476,383 @@ static int mon_on_end(void *user, uint64_t offset)
 {
     (void)offset;
     struct mon_model *m = user;
-    m->ended = true;
+    m->run.ended = true;
     mon_tevs_release(m, true);      /* nothing else will come */
     return 0;
 }
 
-static int mon_on_event(void *user, const struct els_event *ev)
+/* One event as a family's handler sees it: decoded (d), with its
+ * capability (c: NULL outside a capability's block or beyond
+ * MON_MAX_CAPS) and its timeline bin (gb). */
+struct mon_ev {
+    const struct els_event *ev;
+    const struct els_event_data *d;
+    struct mon_cap *c;
+    struct mon_gbin *gb;
+};
+
+/* Threads and capabilities (the threads and stops parts). */
+static void mon_on_sched(struct mon_model *m, const struct mon_ev *e)
 {
-    struct mon_model *m = user;
-    if (ev->tag == ELS_EV_BLOCK_MARKER)
-        return 0;
-    m->events++;
-    m->by_class[ev->tag < 256 ? mon_classes[ev->tag] : MON_CLASS_OTHER]++;
-    mon_count_type(m, ev);
-    if (ev->time > m->now)
-        m->now = ev->time;
-    if (!m->first_seen || ev->time < m->first) {
-        m->first = ev->time;
-        m->first_seen = true;
-    }
-    struct mon_gbin *gb = mon_gbin_at(m, ev->time);
-    gb->events++;
-
-    struct mon_cap *c = mon_cap(m, ev->cap);
-    if (c != NULL)
-        c->last = ev->time;     /* Note [Stopped time]: a lower bound */
-    if (ev->tag == ELS_EV_USER_MSG) {
-        mon_user_msg(m, ev);
-        gb->user++;
-        gb->threads = m->threads.used;
-        return 0;
-    }
-    struct els_event_data d;
-    int dr = els_event_decode(ev, &d);
-    if (dr < 0)
-        return 0;           /* short payload: counted, not interpreted */
-
-    switch (ev->tag) {
+    const struct els_event_data *d = e->d;
+    uint64_t t = e->ev->time;
+    switch (e->ev->tag) {
     case ELS_EV_CREATE_THREAD:
-        m->threads_created++;
-        mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
+        m->threads.created++;
+        mon_thread_set(m, d->u.thread.thread, TH_RUNNABLE);
         break;
     case ELS_EV_RUN_THREAD:
-        mon_thread_run(m, d.u.thread.thread, ev->time);
-        if (c != NULL)
-            mon_cap_set(m, c, CAP_RUN, ev->time);
+        mon_thread_run(m, d->u.thread.thread, t);
+        if (e->c != NULL)
+            mon_cap_set(m, e->c, CAP_RUN, t);
         break;
     case ELS_EV_STOP_THREAD:
-        mon_thread_stop(m, d.u.stop_thread.thread, d.u.stop_thread.status,
-                        ev->time);
-        if (c != NULL && c->state == CAP_RUN)
-            mon_cap_set(m, c, CAP_IDLE, ev->time);
+        mon_thread_stop(m, d->u.stop_thread.thread, d->u.stop_thread.status, t);
+        if (e->c != NULL && e->c->state == CAP_RUN)
+            mon_cap_set(m, e->c, CAP_IDLE, t);
         break;
     case ELS_EV_THREAD_RUNNABLE:
-        mon_thread_set(m, d.u.thread.thread, TH_RUNNABLE);
+        mon_thread_set(m, d->u.thread.thread, TH_RUNNABLE);
         break;
     case ELS_EV_THREAD_WAKEUP:
-        mon_thread_set(m, d.u.thread_cap.thread, TH_RUNNABLE);
+        mon_thread_set(m, d->u.thread_cap.thread, TH_RUNNABLE);
         break;
-    case ELS_EV_REQUEST_SEQ_GC:
-    case ELS_EV_REQUEST_PAR_GC: {
-        uint64_t before = mon_collections(m);
-        m->gc_requests++;
-        gb->gcs += (uint32_t)(mon_collections(m) - before);
-        if (c != NULL)
-            c->gc_lead = true;
+    case ELS_EV_CAP_CREATE:
+        mon_cap(m, d->u.cap.cap);
+        m->caps.known = true;
         break;
     }
+}
+
+/* A collection is announced (its request, or its GC_STATS_GHC of
+ * generation gen, -1 for a request): this capability leads it (Note
+ * [Collections]). */
+static void mon_gc_lead(struct mon_model *m, const struct mon_ev *e, int gen)
+{
+    uint64_t before = mon_collections(m);
+    if (gen < 0) {
+        m->gc.requests++;
+    } else {
+        m->gc.stats++;
+        m->gc.gen_colls[gen]++;
+        if ((unsigned)gen + 1 > m->gc.ngens)
+            m->gc.ngens = (unsigned)gen + 1;
+    }
+    e->gb->gcs += (uint32_t)(mon_collections(m) - before);
+    if (e->c != NULL) {
+        e->c->gc_lead = true;
+        if (gen >= 0)
+            e->c->gc_gen = gen;
+    }
+}
+
+/* GC_END on capability c: its time in GC, and the pause if it led the
+ * collection. */
+static void mon_gc_end(struct mon_model *m, const struct mon_ev *e)
+{
+    struct mon_cap *c = e->c;
+    uint64_t t = e->ev->time;
+    if (c->gc_start != 0 && t >= c->gc_start) {
+        uint64_t p = t - c->gc_start;
+        m->gc.ns += p;
+        c->gc_pause_ns += p;
+        e->gb->gc_ns += p;
+        if (c->gc_lead)
+            mon_pause(m, p, c->gc_gen);
+    }
+    c->gc_start = 0;
+    c->gc_lead = false;
+    c->gc_gen = -1;
+    mon_cap_set(m, c, CAP_IDLE, t);
+}
+
+/* Collections and each capability's GC phases (the GC part). */
+static void mon_on_gc(struct mon_model *m, const struct mon_ev *e)
+{
+    struct mon_cap *c = e->c;
+    uint64_t t = e->ev->time;
+    switch (e->ev->tag) {
+    case ELS_EV_REQUEST_SEQ_GC:
+    case ELS_EV_REQUEST_PAR_GC:
+        mon_gc_lead(m, e, -1);
+        break;
     case ELS_EV_GC_STATS_GHC: {
-        uint64_t before = mon_collections(m);
-        unsigned g = d.u.gc_stats.generation;
-        if (g >= MON_GENS)
-            g = MON_GENS - 1;
-        m->gc_stats++;
-        m->gen_colls[g]++;
-        if (g + 1 > m->ngens)
-            m->ngens = g + 1;
-        gb->gcs += (uint32_t)(mon_collections(m) - before);
-        if (c != NULL) {
-            c->gc_lead = true;
-            c->gc_gen = (int)g;
-        }
+        unsigned g = e->d->u.gc_stats.generation;
+        mon_gc_lead(m, e, g >= MON_GENS ? MON_GENS - 1 : (int)g);
         break;
     }
     case ELS_EV_GC_START:
-        m->gc_starts++;
+        m->gc.starts++;
         if (c != NULL) {
             c->gc_starts++;
-            c->gc_start = ev->time ? ev->time : 1;
-            mon_cap_set(m, c, CAP_GC, ev->time);
+            c->gc_start = t ? t : 1;
+            mon_cap_set(m, c, CAP_GC, t);
         }
         break;
     case ELS_EV_GC_WORK:
         if (c != NULL)
-            mon_cap_set(m, c, CAP_GC, ev->time);
+            mon_cap_set(m, c, CAP_GC, t);
         break;
     case ELS_EV_GC_DONE:
     case ELS_EV_GC_IDLE:
         if (c != NULL && c->gc_start == 0)
-            mon_cap_set(m, c, CAP_IDLE, ev->time);
+            mon_cap_set(m, c, CAP_IDLE, t);
         break;
     case ELS_EV_GC_END:
-        if (c != NULL) {
-            if (c->gc_start != 0 && ev->time >= c->gc_start) {
-                uint64_t p = ev->time - c->gc_start;
-                m->gc_ns += p;
-                c->gc_pause_ns += p;
-                gb->gc_ns += p;
-                if (c->gc_lead)
-                    mon_pause(m, p, c->gc_gen);
-            }
-            c->gc_start = 0;
-            c->gc_lead = false;
-            c->gc_gen = -1;
-            mon_cap_set(m, c, CAP_IDLE, ev->time);
-        }
-        break;
-    case ELS_EV_LOG_MSG: {
-        struct els_note note;
-        if (els_note_decode(ev, &note) == 0) {
-            switch (note.kind) {
-            case ELS_NOTE_DROPPED:
-                m->loss_notes++;
-                m->dropped_units += note.units;
-                m->dropped_bytes += note.bytes;
-                break;
-            case ELS_NOTE_CONSUMER_MISSED:
-                m->loss_notes++;
-                m->missed_units += note.units;
-                m->missed_bytes += note.bytes;
-                break;
-            case ELS_NOTE_JOINED_LATE:
-                m->loss_notes++;
-                m->midrun = true;
-                m->late_units += note.units;
-                m->late_bytes += note.bytes;
-                break;
-            case ELS_NOTE_JOINED_AT_SNAPSHOT:
-                m->joined_at_snapshot = true;
-                m->midrun = true;
-                break;
-            default:
-                /* Not a loss (Note [Mid-run streams]): a flight
-                 * recorder's dump says which it is. */
-                if (note.text.len >= 20 &&
-                    memcmp(note.text.ptr, "eventlog-sink: dump ", 20) == 0)
-                    m->midrun = true;
-                break;
-            }
-            if (note.kind != ELS_NOTE_JOINED_AT_SNAPSHOT) {
-                mon_recent(m->note_texts, m->notes, ev, note.text.ptr, note.text.len);
-                m->notes++;
-            }
-        }
+        if (c != NULL)
+            mon_gc_end(m, e);
         break;
     }
-    case ELS_EV_USER_MARKER:
-        mon_marker(m, ev, d.u.text);
-        gb->user++;
+}
+
+/* HEAP_ALLOCATED: each capability's own running total (Note
+ * [Allocation]). */
+static void mon_heap_allocated(struct mon_model *m, const struct mon_ev *e)
+{
+    struct mon_cap *c = e->c;
+    uint64_t *last = c != NULL ? &c->alloc : &m->heap.alloc_nocap;
+    uint64_t now = e->d->u.heap.bytes;
+    bool *seen = c != NULL ? &c->alloc_seen : &m->heap.alloc_nocap_seen;
+    if (!*seen) {
+        *seen = true;
+        *(c != NULL ? &c->alloc_first : &m->heap.alloc_nocap_first) = now;
+    }
+    m->heap.alloc = m->heap.alloc - *last + now;
+    if (now > *last)
+        e->gb->alloc += now - *last;
+    *last = now;
+}
+
+/* Heap sizes and allocation (the heap part). */
+static void mon_on_heap(struct mon_model *m, const struct mon_ev *e)
+{
+    const struct els_event_data *d = e->d;
+    switch (e->ev->tag) {
+    case ELS_EV_HEAP_ALLOCATED:
+        mon_heap_allocated(m, e);
         break;
+    case ELS_EV_HEAP_SIZE:
+        m->heap.size = d->u.heap.bytes;
+        e->gb->heap_size = m->heap.size;
+        break;
+    case ELS_EV_HEAP_LIVE:
+        m->heap.live = d->u.heap.bytes;
+        m->heap.live_t = e->ev->time;
+        e->gb->heap_live = m->heap.live;
+        break;
+    case ELS_EV_HEAP_INFO_GHC:
+        m->heap.max = d->u.heap_info.max_heap_size;
+        if (d->u.heap_info.generations > m->gc.ngens)
+            m->gc.ngens = d->u.heap_info.generations < MON_GENS
+                          ? d->u.heap_info.generations : MON_GENS;
+        break;
+    }
+}
+
+/* Spark counters (each capability's) and spark events (the sparks
+ * part). */
+static void mon_on_spark(struct mon_model *m, const struct mon_ev *e)
+{
+    struct mon_cap *c = e->c;
+    if (e->ev->tag != ELS_EV_SPARK_COUNTERS) {
+        m->sparks.events++;
+        return;
+    }
+    if (c == NULL)
+        return;
+    bool first = !c->sp_seen;
+    c->sp_seen = true;
+    c->sp[SP_CREATED] = e->d->u.spark_counters.created;
+    c->sp[SP_DUD] = e->d->u.spark_counters.dud;
+    c->sp[SP_OVERFLOWED] = e->d->u.spark_counters.overflowed;
+    c->sp[SP_CONVERTED] = e->d->u.spark_counters.converted;
+    c->sp[SP_GCD] = e->d->u.spark_counters.gcd;
+    c->sp[SP_FIZZLED] = e->d->u.spark_counters.fizzled;
+    c->sp[SP_REMAINING] = e->d->u.spark_counters.remaining;
+    if (first)
+        memcpy(c->sp_first, c->sp, sizeof c->sp_first);
+}
+
+/* A LOG_MSG: the sink's in-band notes (the loss part). */
+static void mon_on_note(struct mon_model *m, const struct mon_ev *e)
+{
+    struct els_note note;
+    if (els_note_decode(e->ev, &note) != 0)
+        return;
+    struct mon_loss_part *l = &m->loss;
+    switch (note.kind) {
+    case ELS_NOTE_DROPPED:
+        l->loss_notes++;
+        l->dropped_units += note.units;
+        l->dropped_bytes += note.bytes;
+        break;
+    case ELS_NOTE_CONSUMER_MISSED:
+        l->loss_notes++;
+        l->missed_units += note.units;
+        l->missed_bytes += note.bytes;
+        break;
+    case ELS_NOTE_JOINED_LATE:
+        l->loss_notes++;
+        m->run.midrun = true;
+        l->late_units += note.units;
+        l->late_bytes += note.bytes;
+        break;
+    case ELS_NOTE_JOINED_AT_SNAPSHOT:
+        l->joined_at_snapshot = true;
+        m->run.midrun = true;
+        return;
+    default:
+        /* Not a loss (Note [Mid-run streams]): a flight recorder's
+         * dump says which it is. */
+        if (note.text.len >= 20 &&
+            memcmp(note.text.ptr, "eventlog-sink: dump ", 20) == 0)
+            m->run.midrun = true;
+        break;
+    }
+    mon_recent(l->note_texts, l->notes, e->ev, note.text.ptr, note.text.len);
+    l->notes++;
+}
+
+/* The program's identity (the run part). */
+static void mon_on_identity(struct mon_model *m, const struct mon_ev *e)
+{
+    const struct els_event_data *d = e->d;
+    switch (e->ev->tag) {
     case ELS_EV_RTS_IDENTIFIER:
-        mon_copy(m->rts, sizeof m->rts, d.u.capset_text.text.ptr,
-                 d.u.capset_text.text.len);
+        mon_copy(m->run.rts, sizeof m->run.rts, d->u.capset_text.text.ptr,
+                 d->u.capset_text.text.len);
         break;
     case ELS_EV_PROGRAM_ARGS: {
-        struct els_str list = d.u.capset_strings.strings, first;
+        struct els_str list = d->u.capset_strings.strings, first;
         if (els_str_next(&list, &first)) {
             const char *b = first.ptr + first.len;
             while (b > first.ptr && b[-1] != '/')
                 b--;
-            mon_copy(m->program, sizeof m->program, b,
+            mon_copy(m->run.program, sizeof m->run.program, b,
                      first.len - (size_t)(b - first.ptr));
         }
         break;
     }
     case ELS_EV_OSPROCESS_PID:
-        m->pid = d.u.os_pid.pid;
-        break;
-    case ELS_EV_CAP_CREATE:
-        mon_cap(m, d.u.cap.cap);
-        m->caps_known = true;
-        break;
-    case ELS_EV_SPARK_COUNTERS:
-        if (c != NULL) {
-            bool first = !c->sp_seen;
-            c->sp_seen = true;
-            c->sp[SP_CREATED] = d.u.spark_counters.created;
-            c->sp[SP_DUD] = d.u.spark_counters.dud;
-            c->sp[SP_OVERFLOWED] = d.u.spark_counters.overflowed;
-            c->sp[SP_CONVERTED] = d.u.spark_counters.converted;
-            c->sp[SP_GCD] = d.u.spark_counters.gcd;
-            c->sp[SP_FIZZLED] = d.u.spark_counters.fizzled;
-            c->sp[SP_REMAINING] = d.u.spark_counters.remaining;
-            if (first)
-                memcpy(c->sp_first, c->sp, sizeof c->sp_first);
-        }
-        break;
-    case ELS_EV_SPARK_CREATE: case ELS_EV_SPARK_DUD: case ELS_EV_SPARK_OVERFLOW:
-    case ELS_EV_SPARK_RUN: case ELS_EV_SPARK_STEAL: case ELS_EV_SPARK_FIZZLE:
-    case ELS_EV_SPARK_GC:
-        m->spark_events++;
-        break;
-    case ELS_EV_HEAP_ALLOCATED: {
-        /* Each capability's own running total (Note [Allocation]). */
-        uint64_t *last = c != NULL ? &c->alloc : &m->alloc_nocap;
-        uint64_t now = d.u.heap.bytes;
-        bool *seen = c != NULL ? &c->alloc_seen : &m->alloc_nocap_seen;
-        if (!*seen) {
-            *seen = true;
-            *(c != NULL ? &c->alloc_first : &m->alloc_nocap_first) = now;
-        }
-        m->heap_alloc = m->heap_alloc - *last + now;
-        if (now > *last)
-            gb->alloc += now - *last;
-        *last = now;
+        m->run.pid = d->u.os_pid.pid;
         break;
     }
-    case ELS_EV_HEAP_SIZE:
-        m->heap_size = d.u.heap.bytes;
-        gb->heap_size = m->heap_size;
-        break;
-    case ELS_EV_HEAP_LIVE:
-        m->heap_live = d.u.heap.bytes;
-        m->heap_live_t = ev->time;
-        gb->heap_live = m->heap_live;
-        break;
-    case ELS_EV_HEAP_INFO_GHC:
-        m->heap_max = d.u.heap_info.max_heap_size;
-        if (d.u.heap_info.generations > m->ngens)
-            m->ngens = d.u.heap_info.generations < MON_GENS
-                       ? d.u.heap_info.generations : MON_GENS;
-        break;
+}
+
+/* Heap censuses and cost-centre samples (the heap and profiling
+ * parts). */
+static void mon_on_prof(struct mon_model *m, const struct mon_ev *e)
+{
+    const struct els_event_data *d = e->d;
+    switch (e->ev->tag) {
     case ELS_EV_HEAP_PROF_BEGIN:
-        m->heap_breakdown = d.u.heap_prof_begin.breakdown;
+        m->heap.breakdown = d->u.heap_prof_begin.breakdown;
         break;
     case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
     case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
         mon_heap_sample_end(m);
-        mon_heap_sample_begin(m, ev->time);
+        mon_heap_sample_begin(m, e->ev->time);
         break;
     case ELS_EV_HEAP_PROF_SAMPLE_END:
         mon_heap_sample_end(m);
         break;
     case ELS_EV_HEAP_PROF_SAMPLE_STRING:
-        mon_heap_sample_string(m, d.u.heap_sample_string.residency,
-                               d.u.heap_sample_string.label);
+        mon_heap_sample_string(m, d->u.heap_sample_string.residency,
+                               d->u.heap_sample_string.label);
         break;
     case ELS_EV_HEAP_PROF_COST_CENTRE:
-        mon_prof_cc(m, ev);
+        mon_prof_cc(m, d);
         break;
     case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
-        mon_heap_cc_sample(m, ev);
+        mon_heap_cc_sample(m, d);
         break;
-    case MON_EV_PROF_SAMPLE_COST_CENTRE:
-        mon_prof_sample(m, ev);
+    case ELS_EV_PROF_SAMPLE_COST_CENTRE:
+        mon_prof_sample(m, e->ev, d);
+        break;
+    }
+}
+
+/* Every event: the counts part, the run's span, its timeline bin. */
+static struct mon_gbin *mon_count_event(struct mon_model *m,
+                                        const struct els_event *ev)
+{
+    m->counts.events++;
+    m->counts.by_class[ev->tag < 256 ? mon_classes[ev->tag] : MON_CLASS_OTHER]++;
+    mon_count_type(m, ev);
+    if (ev->time > m->run.now)
+        m->run.now = ev->time;
+    if (!m->run.first_seen || ev->time < m->run.first) {
+        m->run.first = ev->time;
+        m->run.first_seen = true;
+    }
+    struct mon_gbin *gb = mon_gbin_at(m, ev->time);
+    gb->events++;
+    return gb;
+}
+
+/* The parser's callback: count the event, then hand it, decoded, to its
+ * family's handler. */
+static int mon_on_event(void *user, const struct els_event *ev)
+{
+    struct mon_model *m = user;
+    if (ev->tag == ELS_EV_BLOCK_MARKER)
+        return 0;
+    struct mon_ev e = { .ev = ev };
+    e.gb = mon_count_event(m, ev);
+    e.c = mon_cap(m, ev->cap);
+    if (e.c != NULL)
+        e.c->last = ev->time;   /* Note [Stopped time] in model_stops.c */
+    if (ev->tag == ELS_EV_USER_MSG) {
+        mon_user_msg(m, ev);
+        e.gb->user++;
+        e.gb->threads = m->threads.alive.used;
+        return 0;
+    }
+    struct els_event_data d;
+    if (els_event_decode(ev, &d) < 0)
+        return 0;           /* short payload: counted, not interpreted */
+    e.d = &d;
+
+    switch (ev->tag) {
+    case ELS_EV_CREATE_THREAD: case ELS_EV_RUN_THREAD: case ELS_EV_STOP_THREAD:
+    case ELS_EV_THREAD_RUNNABLE: case ELS_EV_THREAD_WAKEUP: case ELS_EV_CAP_CREATE:
+        mon_on_sched(m, &e);
+        break;
+    case ELS_EV_REQUEST_SEQ_GC: case ELS_EV_REQUEST_PAR_GC: case ELS_EV_GC_STATS_GHC:
+    case ELS_EV_GC_START: case ELS_EV_GC_WORK: case ELS_EV_GC_DONE:
+    case ELS_EV_GC_IDLE: case ELS_EV_GC_END:
+        mon_on_gc(m, &e);
+        break;
+    case ELS_EV_HEAP_ALLOCATED: case ELS_EV_HEAP_SIZE: case ELS_EV_HEAP_LIVE:
+    case ELS_EV_HEAP_INFO_GHC:
+        mon_on_heap(m, &e);
+        break;
+    case ELS_EV_SPARK_COUNTERS:
+    case ELS_EV_SPARK_CREATE: case ELS_EV_SPARK_DUD: case ELS_EV_SPARK_OVERFLOW:
+    case ELS_EV_SPARK_RUN: case ELS_EV_SPARK_STEAL: case ELS_EV_SPARK_FIZZLE:
+    case ELS_EV_SPARK_GC:
+        mon_on_spark(m, &e);
+        break;
+    case ELS_EV_LOG_MSG:
+        mon_on_note(m, &e);
+        break;
+    case ELS_EV_USER_MARKER:
+        mon_marker(m, ev, d.u.text);
+        e.gb->user++;
+        break;
+    case ELS_EV_RTS_IDENTIFIER: case ELS_EV_PROGRAM_ARGS: case ELS_EV_OSPROCESS_PID:
+        mon_on_identity(m, &e);
+        break;
+    case ELS_EV_HEAP_PROF_BEGIN: case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
+    case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN: case ELS_EV_HEAP_PROF_SAMPLE_END:
+    case ELS_EV_HEAP_PROF_SAMPLE_STRING: case ELS_EV_HEAP_PROF_COST_CENTRE:
+    case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE: case ELS_EV_PROF_SAMPLE_COST_CENTRE:
+        mon_on_prof(m, &e);
         break;
     default:
         break;
     }
-    gb->threads = m->threads.used;
+    e.gb->threads = m->threads.alive.used;
     return 0;
 }
 
@@ -925,18 +863,18 @@ static int mon_on_event(void *user, const struct els_event *ev)
 static void mon_clear_run(struct mon_model *m)
 {
     for (unsigned c = 0; c < MON_MAX_CAPS; c++)
-        free(m->caps[c].bins);
-    for (uint32_t i = 0; i < m->nccs; i++) {
-        free(m->ccs[i].label);
-        free(m->ccs[i].module);
+        free(m->caps.at[c].bins);
+    for (uint32_t i = 0; i < m->prof.nccs; i++) {
+        free(m->prof.ccs[i].label);
+        free(m->prof.ccs[i].module);
     }
-    free(m->ccs);
-    free(m->threads.slots);
-    free(m->stopped.slots);
-    free(m->stopped.times);
-    free(m->tevs);
-    free(m->samples);
-    free(m->gbins);
+    free(m->prof.ccs);
+    free(m->threads.alive.slots);
+    free(m->stops.stopped.slots);
+    free(m->stops.stopped.times);
+    free(m->stops.tevs);
+    free(m->prof.ring);
+    free(m->tl.gbins);
 }
 
 
@@ -959,9 +897,9 @@ int mon_model_new(struct mon_model **out)
         free(m);
         return rc;
     }
-    m->bin_ns = MON_BIN0_NS;
-    m->gbins = calloc(MON_BINS, sizeof *m->gbins);
-    if (m->gbins == NULL) {
+    m->tl.bin_ns = MON_BIN0_NS;
+    m->tl.gbins = calloc(MON_BINS, sizeof *m->tl.gbins);
+    if (m->tl.gbins == NULL) {
         els_parser_free(m->parser);
         free(m);
         return ELS_ENOMEM;
@@ -988,25 +926,25 @@ void mon_model_reset(struct mon_model *m)
     memset(m, 0, sizeof *m);
     m->parser = p;
     mon_tids_init(m);
-    m->bin_ns = MON_BIN0_NS;
-    m->gbins = calloc(MON_BINS, sizeof *m->gbins);
-    memcpy(m->spec, keep.spec, sizeof m->spec);
-    memcpy(m->source_state, keep.source_state, sizeof m->source_state);
-    m->connections = keep.connections;
+    m->tl.bin_ns = MON_BIN0_NS;
+    m->tl.gbins = calloc(MON_BINS, sizeof *m->tl.gbins);
+    memcpy(m->src.spec, keep.src.spec, sizeof m->src.spec);
+    memcpy(m->src.state, keep.src.state, sizeof m->src.state);
+    m->src.connections = keep.src.connections;
 }
 
 int mon_model_feed(struct mon_model *m, const void *buf, size_t len)
 {
-    if (m->failed || m->gbins == NULL) {
-        m->bytes_skipped += len;
+    if (m->failed || m->tl.gbins == NULL) {
+        m->src.bytes_skipped += len;
         return ELS_EINVAL;
     }
-    m->bytes += len;
-    m->feed_lo = (uintptr_t)buf;
-    m->feed_hi = m->feed_lo + len;
+    m->src.bytes += len;
+    m->user.feed_lo = (uintptr_t)buf;
+    m->user.feed_hi = m->user.feed_lo + len;
     int rc = els_parser_feed(m->parser, buf, len, NULL);
     mon_user_msgs_copy(m);
-    m->feed_lo = m->feed_hi = 0;
+    m->user.feed_lo = m->user.feed_hi = 0;
     if (rc < 0) {
         struct els_parse_status st;
         els_parser_status(m->parser, &st);
@@ -1026,27 +964,27 @@ void mon_model_set_source(struct mon_model *m, const char *spec,
                           const char *state)
 {
     if (spec != NULL)
-        snprintf(m->spec, sizeof m->spec, "%s", spec);
-    snprintf(m->source_state, sizeof m->source_state, "%s", state);
+        snprintf(m->src.spec, sizeof m->src.spec, "%s", spec);
+    snprintf(m->src.state, sizeof m->src.state, "%s", state);
 }
 
 void mon_model_note_connection(struct mon_model *m)
 {
-    m->connections++;
+    m->src.connections++;
 }
 
 
 void mon_model_summary(const struct mon_model *m, struct mon_summary *out)
 {
     *out = (struct mon_summary){
-        .now_ns = m->now, .bytes = m->bytes, .events = m->events,
-        .collections = mon_collections(m), .gc_starts = m->gc_starts,
-        .heap_allocated = m->heap_alloc - mon_alloc_base(m), .threads_created = m->threads_created,
-        .threads_alive = m->threads.used, .user_messages = m->user_messages,
-        .markers = m->markers, .streams = m->streams, .caps = m->ncaps,
-        .ended = m->ended, .probes = m->probes,
-        .threads_untracked = m->threads_untracked,
-        .ccs_refused = m->ccs_refused, .strings_cut = m->strings_cut,
+        .now_ns = m->run.now, .bytes = m->src.bytes, .events = m->counts.events,
+        .collections = mon_collections(m), .gc_starts = m->gc.starts,
+        .heap_allocated = m->heap.alloc - mon_alloc_base(m), .threads_created = m->threads.created,
+        .threads_alive = m->threads.alive.used, .user_messages = m->user.messages,
+        .markers = m->user.markers, .streams = m->run.streams, .caps = m->caps.n,
+        .ended = m->run.ended, .probes = m->threads.probes,
+        .threads_untracked = m->threads.untracked,
+        .ccs_refused = m->prof.ccs_refused, .strings_cut = m->prof.strings_cut,
         .memory = mon_model_memory(m),
     };
 }

@@ -87,7 +87,7 @@ void mon_model_speedscope(const struct mon_model *m, uint64_t from_ns,
 void mon_model_text(const struct mon_model *m, struct strbuf *sb, unsigned width);
 void mon_model_prometheus(const struct mon_model *m, struct strbuf *sb);
 /* n programs' models in one exposition, each family once (Note [Metric
- * families of many programs] in render.c); with need_pid, models that
+ * families of many programs] in render_prom.c); with need_pid, models that
  * have not read their program's pid yet are left out. */
 void mon_models_prometheus(const struct mon_model *const *ms, size_t n,
                            bool need_pid, struct strbuf *sb);

@@ -1,10 +1,12 @@
 /*
  * model_impl.h: the monitor model's state, shared by the files that
  * build it from events (model.c, with model_time.c for time and
- * timelines and model_tables.c for the keyed tables) and render.c, which
- * turns it into JSON, timelines, speedscope profiles, Prometheus and
- * terminal text.  Nothing outside tools/monitor/model*.c and render.c
- * includes it: the rest of the tool sees only model.h.
+ * timelines and model_tables.c for the keyed tables) and the renderers
+ * that read it (render*.c: JSON, timelines, speedscope profiles,
+ * Prometheus and terminal text; series.c: the metrics).  Each part of
+ * the state names the file that writes it (Note [The model's owners]).
+ * Nothing outside tools/monitor/ includes it: the rest of the tool sees
+ * only model.h.
  */
 #ifndef ELS_MON_MODEL_IMPL_H
 #define ELS_MON_MODEL_IMPL_H
@@ -14,10 +16,6 @@
 
 #include "eventlog-sink/parse.h"
 #include "model.h"
-
-/* Tags the public enum does not name (GHC 9.0.2 EventLogFormat.h). */
-#define MON_EV_PROF_SAMPLE_COST_CENTRE 167
-#define MON_EV_PROF_BEGIN 168
 
 #define MON_MAX_CAPS 256
 #define MON_BINS 4096               /* timeline bins before coarsening */
@@ -109,7 +107,7 @@ struct mon_span {
 
 /* An entry of a table keyed by thread id: the thread table's (state:
  * enum mon_thread_state) or the stop table's (state: the stop's
- * MON_STOPS index; Note [Stopped time] in model.c). */
+ * MON_STOPS index; Note [Stopped time] in model_stops.c). */
 struct mon_thread {
     uint32_t id;                    /* 0: empty slot */
     uint8_t state;
@@ -127,7 +125,7 @@ struct mon_tids {
 };
 
 /* A thread's run (reason MON_STOPS) or stop, waiting for its turn in
- * time order (Note [Stopped time] in model.c). */
+ * time order (Note [Stopped time] in model_stops.c). */
 struct mon_tev {
     uint64_t t, seq;
     uint32_t thread;
@@ -176,91 +174,125 @@ struct mon_census {
     uint64_t t, bands_all, bytes;
 };
 
-struct mon_model {
-    struct els_parser *parser;
-    bool failed;
-    char error[256];
-    char spec[512], source_state[768];
-    uint64_t connections;
+/* Note [The model's owners]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * struct mon_model is a set of parts, each written by one file (named
+ * at its struct) and read by the renderers (render_*.c, series.c),
+ * which change nothing.  model.c's event dispatch updates a family's
+ * part from that family's events only; model_time.c closes the rate
+ * intervals from the parts' totals; model_tables.c owns the keyed
+ * tables inside the thread, stop and profiling parts. */
 
-    /* stream */
-    uint64_t bytes, bytes_skipped, now, streams;
+/* The source: what mon_model_set_source() says and the bytes fed
+ * (model.c; spec, state and connections survive a reset). */
+struct mon_source_part {
+    char spec[512], state[768];
+    uint64_t connections;
+    uint64_t bytes, bytes_skipped;  /* fed; fed after a malformation */
+};
+
+/* The run: the stream's span and the program's identity (model.c).
+ * first: the first event's time (first_seen: one came); midrun: the
+ * stream starts mid-run (Note [Mid-run streams] in model.c). */
+struct mon_run_part {
+    uint64_t now, streams;
     bool ended;
-    /* first: the first event's time (first_seen: one came); midrun: the
-     * stream starts mid-run (Note [Mid-run streams] in model.c) */
     uint64_t first;
     bool first_seen, midrun;
-    uint64_t events, by_class[MON_CLASS_N];
     char program[128], rts[128];
     uint32_t pid;
+};
 
-    /* capabilities and timeline */
-    struct mon_cap caps[MON_MAX_CAPS];
-    unsigned ncaps;                 /* highest seen + 1 */
+/* Events by class and by type: events and their payloads' bytes by tag
+ * (MON_TAGS: all larger tags; model.c's mon_count_type());
+ * mon_type_bytes() in render.c adds the rest. */
+struct mon_counts_part {
+    uint64_t events, by_class[MON_CLASS_N];
+    uint64_t type_n[MON_TAGS + 1], type_payload[MON_TAGS + 1];
+};
+
+/* The capabilities (model.c, model_time.c): n is the highest seen + 1;
+ * known: a CAP_CREATE came (Note [Stopped time] in model_stops.c). */
+struct mon_caps_part {
+    struct mon_cap at[MON_MAX_CAPS];
+    unsigned n;
+    bool known;
+};
+
+/* The run-wide timeline (model_time.c): gbins (MON_BINS) of bin_ns
+ * each.  The bin of the last event, [gbin_lo, gbin_hi): most events
+ * fall in it, and finding a bin otherwise costs two divisions. */
+struct mon_timeline_part {
     uint64_t bin_ns;
-    struct mon_gbin *gbins;         /* MON_BINS */
+    struct mon_gbin *gbins;
     unsigned last_bin;
-    /* The bin of the last event, [gbin_lo, gbin_hi): most events fall in
-     * it, and finding a bin otherwise costs two divisions. */
     uint64_t gbin_lo, gbin_hi;
     unsigned gbin_idx;
+};
 
-    /* GC (Note [Collections] in model.c): collections counted by their
-     * requests and by their GC_STATS_GHC (per generation); pauses are
-     * collections' (the leading capability's GC_START to GC_END).
-     * gc_starts counts every capability's GC_START; gc_ns sums every
-     * capability's GC_START..GC_END, and gc_frac, the last interval's
-     * share of the capabilities' time in them (see mon_model_tick()),
-     * is at most 1. */
-    unsigned gc_caps;               /* capabilities gc_frac divides by */
-    uint64_t gc_requests, gc_stats, gen_colls[MON_GENS];
+/* GC (model.c; caps: model_time.c's tick).  Note [Collections] in
+ * model.c: collections counted by their requests and by their
+ * GC_STATS_GHC (per generation); pauses are collections' (the leading
+ * capability's GC_START to GC_END).  starts counts every capability's
+ * GC_START; ns sums every capability's GC_START..GC_END, and the rate
+ * part's gc_frac, the last interval's share of the capabilities' time
+ * in them (see mon_model_tick()), is at most 1. */
+struct mon_gc_part {
+    unsigned caps;                  /* capabilities gc_frac divides by */
+    uint64_t requests, stats, gen_colls[MON_GENS];
     unsigned ngens;                 /* generations seen (stats, heap info) */
-    uint64_t gc_starts, gc_ns;
+    uint64_t starts, ns;
     uint64_t pause_max, pause_ns, npauses, gen_pause_max[MON_GENS],
              gen_pause_ns[MON_GENS], gen_npauses[MON_GENS];
     uint64_t pauses[MON_PAUSES];    /* recent collections' pauses */
     uint64_t pause_hist[MON_PAUSE_BUCKETS + 1];
+};
 
-    /* heap: heap_alloc is the sum of every capability's last
-     * HEAP_ALLOCATED (alloc_nocap: such events outside a capability's
-     * block); census is the last complete heap census, staging the one
-     * under way; heap_breakdown: HEAP_PROF_BEGIN's (GHC's HEAP_BY_*
-     * number, 0 before it came) */
-    uint64_t heap_size, heap_live, heap_alloc, alloc_nocap, heap_max;
+/* The heap (model.c): alloc is the sum of every capability's last
+ * HEAP_ALLOCATED (alloc_nocap: such events outside a capability's
+ * block); census is the last complete heap census, staging the one
+ * under way; breakdown: HEAP_PROF_BEGIN's (GHC's HEAP_BY_* number, 0
+ * before it came). */
+struct mon_heap_part {
+    uint64_t size, live, alloc, alloc_nocap, max;
     uint64_t alloc_nocap_first;
-    uint64_t heap_live_t;           /* the last HEAP_LIVE's time */
+    uint64_t live_t;                /* the last HEAP_LIVE's time */
     bool alloc_nocap_seen;
     struct mon_census census, staging;
-    uint64_t heap_samples;
-    uint32_t heap_breakdown;
+    uint64_t censuses;
+    uint32_t breakdown;
     bool in_sample;
+};
 
-    /* event types: events and their payloads' bytes by tag (MON_TAGS:
-     * all larger tags); mon_type_bytes() in render.c adds the rest */
-    uint64_t type_n[MON_TAGS + 1], type_payload[MON_TAGS + 1];
+/* Threads alive by state (model.c; the table: model_tables.c). */
+struct mon_threads_part {
+    struct mon_tids alive;
+    uint64_t created, untracked;
+    uint64_t probes;                /* table slots looked at, for tests */
+};
 
-    /* thread stops by status (MON_STOPS - 1: all larger), the time from
-     * each stop to the thread's next run (Note [Stopped time] in
-     * model.c) and how many stops that time covers */
-    uint64_t stop_n[MON_STOPS], stop_ns[MON_STOPS], stop_paired[MON_STOPS];
+/* Thread stops by status (MON_STOPS - 1: all larger), the time from
+ * each stop to the thread's next run and how many stops that time
+ * covers (model_stops.c, Note [Stopped time]). */
+struct mon_stops_part {
+    uint64_t n[MON_STOPS], ns[MON_STOPS], paired[MON_STOPS];
     struct mon_tids stopped;        /* threads stopped, in time order */
     struct mon_tev *tevs;           /* a min-heap by (t, seq) of MON_REORDER */
     uint32_t ntevs;
-    uint64_t tev_seq, tevs_early, stops_untracked;
-    bool caps_known;                /* a CAP_CREATE came */
+    uint64_t tev_seq, tevs_early, untracked;
+};
 
-    /* threads: alive ones by state */
-    struct mon_tids threads;
-    uint64_t threads_created, threads_untracked;
-    uint64_t probes;                /* table slots looked at, for tests */
+/* Spark events (model.c); the counters are each capability's
+ * (struct mon_cap's sp). */
+struct mon_sparks_part {
+    uint64_t events;
+};
 
-    /* sparks: sum over caps of SPARK_COUNTERS; spark events */
-    uint64_t spark_events;
-
-    /* user events: msgs[i]'s text is copied from msg_src[i] when the
-     * feed call ends, if msg_src[i].ptr is set (Note [Recent messages]
-     * in model.c) */
-    uint64_t user_messages, markers;
+/* User messages and markers (model.c): msgs[i]'s text is copied from
+ * msg_src[i] when the feed call ends, if msg_src[i].ptr is set (Note
+ * [Recent messages] in model.c). */
+struct mon_user_part {
+    uint64_t messages, markers;
     struct mon_text msgs[MON_RECENT];
     struct els_str msg_src[MON_RECENT];
     uintptr_t feed_lo, feed_hi;     /* the piece being fed, else 0, 0 */
@@ -269,43 +301,72 @@ struct mon_model {
     struct mon_text open_spans[MON_OPEN_SPANS];
     unsigned nopen;
     uint64_t nspans;
+};
 
-    /* loss notes (a join at a snapshot is no loss: joined_at_snapshot) */
+/* The sink's in-band notes (model.c); a join at a snapshot is no loss
+ * (joined_at_snapshot). */
+struct mon_loss_part {
     bool joined_at_snapshot;
-    uint64_t notes, loss_notes, dropped_units, dropped_bytes, missed_units, missed_bytes,
-             late_units, late_bytes;
+    uint64_t notes, loss_notes, dropped_units, dropped_bytes, missed_units,
+             missed_bytes, late_units, late_bytes;
     struct mon_text note_texts[MON_RECENT];
+};
 
-    /* profiling */
+/* Cost-centre profiling (model.c; the table: model_tables.c; the
+ * intervals and top: model_time.c's tick).  kind_samples: time samples
+ * of the RTS's own cost centres (depth 1), by enum mon_builtin
+ * (MON_CC_PROGRAM: the program's own). */
+struct mon_prof_part {
     struct mon_cc *ccs;             /* indexed by cost-centre id */
     uint32_t nccs;
     size_t cc_text;                 /* names' charge (MON_CC_CHARGE) */
     uint64_t ccs_refused, strings_cut;
-    size_t mem;                     /* allocated beyond the struct, gbins */
-    uint64_t prof_samples;
-    struct mon_sample *samples;     /* ring of MON_SAMPLES */
-    /* time samples of the RTS's own cost centres (depth 1), by
-     * enum mon_builtin (MON_CC_PROGRAM: the program's own) */
-    uint64_t cc_kind_samples[MON_CC_BUILTINS],
+    uint64_t samples;
+    struct mon_sample *ring;        /* MON_SAMPLES samples */
+    uint64_t kind_samples[MON_CC_BUILTINS],
              prev_kind_samples[MON_CC_BUILTINS], kind_interval[MON_CC_BUILTINS];
+    struct mon_text_topcc { uint32_t id; uint64_t n; } top[10];
+    unsigned ntop;
+};
 
-    /* the last tick's interval; whole_run: it was the stream's whole
-     * span (a saved file, or a stream that ended: Note [After the end]
-     * in model_time.c) */
+/* The last tick's interval and rates (model_time.c); whole_run: it was
+ * the stream's whole span (a saved file, or a stream that ended: Note
+ * [After the end] in model_time.c). */
+struct mon_rate_part {
     double interval_s;
     bool whole_run;
     uint64_t prev_now, prev_events, prev_class[MON_CLASS_N], prev_gcs,
              prev_gc_ns, prev_alloc, prev_sp[7], prev_user, prev_bytes;
-    double rate_events, rate_class[MON_CLASS_N], rate_gcs, gc_frac,
-           rate_alloc, rate_sp[7], rate_user, rate_bytes;
-    struct mon_text_topcc { uint32_t id; uint64_t n; } top[10];
-    unsigned ntop;
+    double events, class[MON_CLASS_N], gcs, gc_frac, alloc, sp[7], user,
+           bytes;
+};
+
+struct mon_model {
+    struct els_parser *parser;
+    bool failed;                    /* the stream is malformed: error says */
+    char error[256];
+    size_t mem;                     /* allocated beyond the struct, gbins */
+
+    struct mon_source_part src;
+    struct mon_run_part run;
+    struct mon_counts_part counts;
+    struct mon_caps_part caps;
+    struct mon_timeline_part tl;
+    struct mon_gc_part gc;
+    struct mon_heap_part heap;
+    struct mon_threads_part threads;
+    struct mon_stops_part stops;
+    struct mon_sparks_part sparks;
+    struct mon_user_part user;
+    struct mon_loss_part loss;
+    struct mon_prof_part prof;
+    struct mon_rate_part rate;
 };
 
 /* Collections so far: Note [Collections] in model.c. */
 static inline uint64_t mon_collections(const struct mon_model *m)
 {
-    return m->gc_stats > m->gc_requests ? m->gc_stats : m->gc_requests;
+    return m->gc.stats > m->gc.requests ? m->gc.stats : m->gc.requests;
 }
 
 /* The part of the cumulative counters (HEAP_ALLOCATED, SPARK_COUNTERS)
@@ -326,8 +387,8 @@ void mon_spark_base(const struct mon_model *m, uint64_t sp[7]);
 struct mon_gbin *mon_gbin_find(struct mon_model *m, uint64_t t);
 static inline struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
 {
-    if (t >= m->gbin_lo && t < m->gbin_hi)
-        return &m->gbins[m->gbin_idx];     /* in range, so no refit due */
+    if (t >= m->tl.gbin_lo && t < m->tl.gbin_hi)
+        return &m->tl.gbins[m->tl.gbin_idx];     /* in range, so no refit due */
     return mon_gbin_find(m, t);
 }
 /* model_time.c: capability cap, its timeline allocated when first seen;
@@ -336,8 +397,8 @@ static inline struct mon_gbin *mon_gbin_at(struct mon_model *m, uint64_t t)
 struct mon_cap *mon_cap_first(struct mon_model *m, int32_t cap);
 static inline struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
 {
-    if ((uint32_t)cap < MON_MAX_CAPS && m->caps[cap].seen)
-        return &m->caps[cap];
+    if ((uint32_t)cap < MON_MAX_CAPS && m->caps.at[cap].seen)
+        return &m->caps.at[cap];
     return mon_cap_first(m, cap);
 }
 /* model_time.c: c enters state s at event time t (never before the
@@ -345,9 +406,14 @@ static inline struct mon_cap *mon_cap(struct mon_model *m, int32_t cap)
 void mon_cap_set(struct mon_model *m, struct mon_cap *c,
                  enum mon_cap_state s, uint64_t t);
 
-/* model.c: pair the waiting runs and stops whose turn came, or all of
- * them (Note [Stopped time]). */
+/* model_stops.c: pair the waiting runs and stops whose turn came, or
+ * all of them (Note [Stopped time] in model_stops.c). */
 void mon_tevs_release(struct mon_model *m, bool all);
+/* model_stops.c: thread id stopped with status (STOP_THREAD's), or ran,
+ * at event time t: its state in the thread table, and its turn in the
+ * pairing of stops with the next runs. */
+void mon_thread_stop(struct mon_model *m, uint32_t id, uint16_t status, uint64_t t);
+void mon_thread_run(struct mon_model *m, uint32_t id, uint64_t t);
 
 /* model_tables.c: draw the process's hash key, once (before any table
  * is used: mon_model_new()). */

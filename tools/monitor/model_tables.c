@@ -6,7 +6,7 @@
  * every key and string kept here, so Note [Stream-chosen keys] lives
  * here.  Not its job: reading events (model.c decides which thread or
  * cost centre an event names and what happens to it), time and
- * timelines (model_time.c), or rendering (render.c).
+ * timelines (model_time.c), or rendering (render*.c).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,7 +31,7 @@
  *    2654435761) ids can be chosen to land in one cluster: 120,000
  *    thread creations took 20 s instead of 0.1 s, in serve's only loop.
  *    Without the key an attacker cannot aim, so probes per lookup stay
- *    what random ids give.  (m->probes counts them for the tests.)
+ *    what random ids give.  (m->threads.probes counts them for the tests.)
  *  - Every table has a cap and every stored string a length limit:
  *    threads alive MON_THREADS_MAX slots, threads stopped
  *    MON_STOPPED_MAX, runs and stops waiting for their turn MON_REORDER, cost centres ids below
@@ -121,7 +121,7 @@ static struct mon_thread *mon_tid_find(struct mon_model *m,
         return NULL;
     uint32_t mask = tab->cap - 1;
     for (uint32_t i = mon_hash(id) & mask;; i = (i + 1) & mask) {
-        m->probes++;
+        m->threads.probes++;
         if (tab->slots[i].id == id)
             return &tab->slots[i];
         if (tab->slots[i].id == 0)
@@ -145,7 +145,7 @@ static bool mon_tid_grow(struct mon_model *m, struct mon_tids *tab)
         if (tab->slots[j].id == 0)
             continue;
         uint32_t i = mon_hash(tab->slots[j].id) & (ncap - 1);
-        while (m->probes++, t[i].id != 0)
+        while (m->threads.probes++, t[i].id != 0)
             i = (i + 1) & (ncap - 1);
         t[i] = tab->slots[j];
         if (times != NULL)
@@ -171,7 +171,7 @@ struct mon_thread *mon_tid_get(struct mon_model *m, struct mon_tids *tab,
     if ((tab->used + 1) * 4 > tab->cap * 3 && !mon_tid_grow(m, tab))
         return NULL;
     uint32_t mask = tab->cap - 1, i = mon_hash(id) & mask;
-    while (m->probes++, tab->slots[i].id != 0)
+    while (m->threads.probes++, tab->slots[i].id != 0)
         i = (i + 1) & mask;
     tab->slots[i] = (struct mon_thread){ .id = id };
     if (tab->timed)
@@ -191,7 +191,7 @@ void mon_tid_del(struct mon_model *m, struct mon_tids *tab, uint32_t id)
     /* Backward shift: move later entries of the cluster into the hole
      * when their home slot is not between the hole and them. */
     for (uint32_t j = (i + 1) & mask; tab->slots[j].id != 0; j = (j + 1) & mask) {
-        m->probes++;
+        m->threads.probes++;
         uint32_t home = mon_hash(tab->slots[j].id) & mask;
         bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
         if (!stays) {
@@ -206,18 +206,18 @@ void mon_tid_del(struct mon_model *m, struct mon_tids *tab, uint32_t id)
 
 void mon_tids_init(struct mon_model *m)
 {
-    m->threads.max = MON_THREADS_MAX;
-    m->stopped.max = MON_STOPPED_MAX;
-    m->stopped.timed = true;
+    m->threads.alive.max = MON_THREADS_MAX;
+    m->stops.stopped.max = MON_STOPPED_MAX;
+    m->stops.stopped.timed = true;
 }
 
 void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state)
 {
     if (id == 0)
         return;
-    struct mon_thread *t = mon_tid_get(m, &m->threads, id, true);
+    struct mon_thread *t = mon_tid_get(m, &m->threads.alive, id, true);
     if (t == NULL) {
-        m->threads_untracked++;
+        m->threads.untracked++;
         return;
     }
     t->state = state;
@@ -225,17 +225,17 @@ void mon_thread_set(struct mon_model *m, uint32_t id, uint8_t state)
 
 void mon_thread_del(struct mon_model *m, uint32_t id)
 {
-    mon_tid_del(m, &m->threads, id);
+    mon_tid_del(m, &m->threads.alive, id);
 }
 
 void mon_thread_counts(const struct mon_model *m, uint64_t *runnable,
                        uint64_t *running, uint64_t *blocked)
 {
     *runnable = *running = *blocked = 0;
-    for (uint32_t i = 0; i < m->threads.cap; i++) {
-        if (m->threads.slots[i].id == 0)
+    for (uint32_t i = 0; i < m->threads.alive.cap; i++) {
+        if (m->threads.alive.slots[i].id == 0)
             continue;
-        switch (m->threads.slots[i].state) {
+        switch (m->threads.alive.slots[i].state) {
         case TH_RUNNABLE: (*runnable)++; break;
         case TH_RUNNING: (*running)++; break;
         default: (*blocked)++; break;
@@ -251,24 +251,24 @@ struct mon_cc *mon_cc(struct mon_model *m, uint32_t id, bool create)
 {
     if (id >= MON_CCS_MAX) {
         if (create)
-            m->ccs_refused++;
+            m->prof.ccs_refused++;
         return NULL;
     }
-    if (id >= m->nccs) {
+    if (id >= m->prof.nccs) {
         if (!create)
             return NULL;
-        uint32_t n = m->nccs ? m->nccs : 256;
+        uint32_t n = m->prof.nccs ? m->prof.nccs : 256;
         while (n <= id)
             n *= 2;
-        struct mon_cc *c = realloc(m->ccs, n * sizeof *c);
+        struct mon_cc *c = realloc(m->prof.ccs, n * sizeof *c);
         if (c == NULL)
             return NULL;
-        memset(c + m->nccs, 0, (n - m->nccs) * sizeof *c);
-        m->mem += (size_t)(n - m->nccs) * sizeof *c;
-        m->ccs = c;
-        m->nccs = n;
+        memset(c + m->prof.nccs, 0, (n - m->prof.nccs) * sizeof *c);
+        m->mem += (size_t)(n - m->prof.nccs) * sizeof *c;
+        m->prof.ccs = c;
+        m->prof.nccs = n;
     }
-    return &m->ccs[id];
+    return &m->prof.ccs[id];
 }
 
 /* A copy of a cost centre's name, cut to MON_CC_NAME bytes (counted in
@@ -278,13 +278,13 @@ static char *mon_cc_strdup(struct mon_model *m, struct els_str s)
     size_t n = s.len;
     if (n > MON_CC_NAME) {
         n = MON_CC_NAME;
-        m->strings_cut++;
+        m->prof.strings_cut++;
     }
     char *d = malloc(n + 1);
     if (d != NULL) {
         memcpy(d, s.ptr, n);
         d[n] = '\0';
-        m->cc_text += MON_CC_CHARGE(n);
+        m->prof.cc_text += MON_CC_CHARGE(n);
         m->mem += MON_CC_CHARGE(n);
     }
     return d;
@@ -295,7 +295,7 @@ static void mon_cc_strfree(struct mon_model *m, char **s)
     if (*s == NULL)
         return;
     size_t n = MON_CC_CHARGE(strlen(*s));
-    m->cc_text -= n;
+    m->prof.cc_text -= n;
     m->mem -= n;
     free(*s);
     *s = NULL;
@@ -327,8 +327,8 @@ void mon_cc_set_names(struct mon_model *m, struct mon_cc *c,
     mon_cc_strfree(m, &c->module);
     size_t need = MON_CC_CHARGE(label.len < MON_CC_NAME ? label.len : MON_CC_NAME)
                 + MON_CC_CHARGE(module.len < MON_CC_NAME ? module.len : MON_CC_NAME);
-    if (m->cc_text + need > MON_CC_TEXT_MAX) {
-        m->ccs_refused++;   /* shown as "?" */
+    if (m->prof.cc_text + need > MON_CC_TEXT_MAX) {
+        m->prof.ccs_refused++;   /* shown as "?" */
         return;
     }
     c->label = mon_cc_strdup(m, label);
@@ -341,7 +341,7 @@ void mon_cc_set_names(struct mon_model *m, struct mon_cc *c,
 
 size_t mon_model_memory(const struct mon_model *m)
 {
-    return sizeof *m + MON_BINS * sizeof *m->gbins + m->mem;
+    return sizeof *m + MON_BINS * sizeof *m->tl.gbins + m->mem;
 }
 
 size_t mon_model_memory_max(void)

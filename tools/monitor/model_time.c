@@ -7,7 +7,7 @@
  * whenever the run outgrows them, so the whole run stays visible at
  * bounded memory.  Not its job: which event changes a capability's state
  * (model.c), the keyed tables (model_tables.c), or drawing the timelines
- * (render.c).
+ * (render*.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +23,12 @@
 static void mon_fit(struct mon_model *m, uint64_t t)
 {
     unsigned k = 0;
-    while (k < 63 && (t / m->bin_ns) >> k >= MON_BINS)
+    while (k < 63 && (t / m->tl.bin_ns) >> k >= MON_BINS)
         k++;
     if (k == 0)
         return;
-    for (unsigned c = 0; c < m->ncaps; c++) {
-        struct mon_bin *b = m->caps[c].bins;
+    for (unsigned c = 0; c < m->caps.n; c++) {
+        struct mon_bin *b = m->caps.at[c].bins;
         if (b == NULL)
             continue;
         for (unsigned i = 0; i < MON_BINS; i++) {
@@ -44,7 +44,7 @@ static void mon_fit(struct mon_model *m, uint64_t t)
             b[i].run_us = b[i].gc_us = 0;
         }
     }
-    struct mon_gbin *g = m->gbins;
+    struct mon_gbin *g = m->tl.gbins;
     for (unsigned i = 0; i < MON_BINS; i++) {
         unsigned j = i >> k;
         if (j == i)
@@ -63,28 +63,28 @@ static void mon_fit(struct mon_model *m, uint64_t t)
             g[j].heap_live = z.heap_live;
         memset(&g[i], 0, sizeof g[i]);
     }
-    m->bin_ns = k < 63 && m->bin_ns <= UINT64_MAX >> k ? m->bin_ns << k : UINT64_MAX;
-    m->last_bin >>= k;
-    m->gbin_hi = 0;             /* the bins moved: forget the last one */
+    m->tl.bin_ns = k < 63 && m->tl.bin_ns <= UINT64_MAX >> k ? m->tl.bin_ns << k : UINT64_MAX;
+    m->tl.last_bin >>= k;
+    m->tl.gbin_hi = 0;             /* the bins moved: forget the last one */
 }
 
 struct mon_gbin *mon_gbin_find(struct mon_model *m, uint64_t t)
 {
     mon_fit(m, t);
-    unsigned i = (unsigned)(t / m->bin_ns);
-    if (i > m->last_bin) {
+    unsigned i = (unsigned)(t / m->tl.bin_ns);
+    if (i > m->tl.last_bin) {
         /* Levels carry forward into bins no event touched. */
-        for (unsigned j = m->last_bin + 1; j <= i; j++) {
-            m->gbins[j].threads = m->gbins[m->last_bin].threads;
-            m->gbins[j].heap_size = m->gbins[m->last_bin].heap_size;
-            m->gbins[j].heap_live = m->gbins[m->last_bin].heap_live;
+        for (unsigned j = m->tl.last_bin + 1; j <= i; j++) {
+            m->tl.gbins[j].threads = m->tl.gbins[m->tl.last_bin].threads;
+            m->tl.gbins[j].heap_size = m->tl.gbins[m->tl.last_bin].heap_size;
+            m->tl.gbins[j].heap_live = m->tl.gbins[m->tl.last_bin].heap_live;
         }
-        m->last_bin = i;
+        m->tl.last_bin = i;
     }
-    m->gbin_idx = i;
-    m->gbin_lo = (uint64_t)i * m->bin_ns;
-    m->gbin_hi = m->bin_ns <= UINT64_MAX - m->gbin_lo ? m->gbin_lo + m->bin_ns : UINT64_MAX;
-    return &m->gbins[i];
+    m->tl.gbin_idx = i;
+    m->tl.gbin_lo = (uint64_t)i * m->tl.bin_ns;
+    m->tl.gbin_hi = m->tl.bin_ns <= UINT64_MAX - m->tl.gbin_lo ? m->tl.gbin_lo + m->tl.bin_ns : UINT64_MAX;
+    return &m->tl.gbins[i];
 }
 
 /* Add [a, b) in state s to capability c's bins. */
@@ -101,8 +101,8 @@ static void mon_cap_span(struct mon_model *m, struct mon_cap *c,
     while (a < b) {
         /* Saturate: near 2^64 (bad timestamps) the product wraps, and a
          * wrapped end would send a backwards for ever. */
-        uint64_t i = a / m->bin_ns;
-        uint64_t end = i + 1 <= UINT64_MAX / m->bin_ns ? (i + 1) * m->bin_ns
+        uint64_t i = a / m->tl.bin_ns;
+        uint64_t end = i + 1 <= UINT64_MAX / m->tl.bin_ns ? (i + 1) * m->tl.bin_ns
                                                         : UINT64_MAX;
         uint64_t upto = end < b ? end : b;
         uint32_t us = (uint32_t)((upto - a) / 1000u);
@@ -118,7 +118,7 @@ struct mon_cap *mon_cap_first(struct mon_model *m, int32_t cap)
 {
     if (cap < 0 || cap >= MON_MAX_CAPS)
         return NULL;
-    struct mon_cap *c = &m->caps[cap];
+    struct mon_cap *c = &m->caps.at[cap];
     if (!c->seen) {
         c->bins = calloc(MON_BINS, sizeof *c->bins);
         if (c->bins == NULL)
@@ -126,8 +126,8 @@ struct mon_cap *mon_cap_first(struct mon_model *m, int32_t cap)
         m->mem += MON_BINS * sizeof *c->bins;
         c->seen = true;
         c->gc_gen = -1;
-        if ((unsigned)cap + 1 > m->ncaps)
-            m->ncaps = (unsigned)cap + 1;
+        if ((unsigned)cap + 1 > m->caps.n)
+            m->caps.n = (unsigned)cap + 1;
     }
     return c;
 }
@@ -199,100 +199,100 @@ static double mon_share(uint64_t now, uint64_t prev, uint64_t span)
 
 void mon_model_tick(struct mon_model *m, uint64_t wall_ns, bool whole_run)
 {
-    if (m->ended)
+    if (m->run.ended)
         whole_run = true;
-    m->whole_run = whole_run;
+    m->rate.whole_run = whole_run;
     /* The run so far is the stream's own span, from its first event
      * (Note [Mid-run streams] in model.c). */
-    uint64_t first = m->first_seen && m->first < m->now ? m->first : m->now;
-    double dt = whole_run ? (double)(m->now - first) / 1e9 : (double)wall_ns / 1e9;
-    uint64_t since = whole_run ? first : m->prev_now;
+    uint64_t first = m->run.first_seen && m->run.first < m->run.now ? m->run.first : m->run.now;
+    double dt = whole_run ? (double)(m->run.now - first) / 1e9 : (double)wall_ns / 1e9;
+    uint64_t since = whole_run ? first : m->rate.prev_now;
     mon_tevs_release(m, false);
     if (whole_run) {
-        m->prev_events = m->prev_gcs = m->prev_gc_ns = 0;
-        m->prev_alloc = mon_alloc_base(m);
-        m->prev_user = m->prev_bytes = 0;
-        memset(m->prev_class, 0, sizeof m->prev_class);
-        mon_spark_base(m, m->prev_sp);
-        memset(m->prev_kind_samples, 0, sizeof m->prev_kind_samples);
-        for (unsigned i = 0; i < m->nccs; i++)
-            m->ccs[i].prev_samples = 0;
-        for (unsigned c = 0; c < m->ncaps; c++)
-            m->caps[c].prev_run = m->caps[c].prev_gc = m->caps[c].prev_pause = 0;
+        m->rate.prev_events = m->rate.prev_gcs = m->rate.prev_gc_ns = 0;
+        m->rate.prev_alloc = mon_alloc_base(m);
+        m->rate.prev_user = m->rate.prev_bytes = 0;
+        memset(m->rate.prev_class, 0, sizeof m->rate.prev_class);
+        mon_spark_base(m, m->rate.prev_sp);
+        memset(m->prof.prev_kind_samples, 0, sizeof m->prof.prev_kind_samples);
+        for (unsigned i = 0; i < m->prof.nccs; i++)
+            m->prof.ccs[i].prev_samples = 0;
+        for (unsigned c = 0; c < m->caps.n; c++)
+            m->caps.at[c].prev_run = m->caps.at[c].prev_gc = m->caps.at[c].prev_pause = 0;
     }
-    m->interval_s = dt;
+    m->rate.interval_s = dt;
     double inv = dt > 0 ? 1.0 / dt : 0;
-    m->rate_events = (double)(m->events - m->prev_events) * inv;
+    m->rate.events = (double)(m->counts.events - m->rate.prev_events) * inv;
     for (int i = 0; i < MON_CLASS_N; i++) {
-        m->rate_class[i] = (double)(m->by_class[i] - m->prev_class[i]) * inv;
-        m->prev_class[i] = m->by_class[i];
+        m->rate.class[i] = (double)(m->counts.by_class[i] - m->rate.prev_class[i]) * inv;
+        m->rate.prev_class[i] = m->counts.by_class[i];
     }
     uint64_t colls = mon_collections(m);
-    m->rate_gcs = (double)(colls - m->prev_gcs) * inv;
+    m->rate.gcs = (double)(colls - m->rate.prev_gcs) * inv;
     for (int k = 0; k < MON_CC_BUILTINS; k++) {
-        m->kind_interval[k] = m->cc_kind_samples[k] - m->prev_kind_samples[k];
-        m->prev_kind_samples[k] = m->cc_kind_samples[k];
+        m->prof.kind_interval[k] = m->prof.kind_samples[k] - m->prof.prev_kind_samples[k];
+        m->prof.prev_kind_samples[k] = m->prof.kind_samples[k];
     }
-    m->rate_alloc = (double)(m->heap_alloc - m->prev_alloc) * inv;
-    uint64_t user = m->user_messages + m->markers;
-    m->rate_user = (double)(user - m->prev_user) * inv;
-    m->rate_bytes = (double)(m->bytes - m->prev_bytes) * inv;
+    m->rate.alloc = (double)(m->heap.alloc - m->rate.prev_alloc) * inv;
+    uint64_t user = m->user.messages + m->user.markers;
+    m->rate.user = (double)(user - m->rate.prev_user) * inv;
+    m->rate.bytes = (double)(m->src.bytes - m->rate.prev_bytes) * inv;
 
     /* Utilisation in event time: the share of [since, now] each
      * capability spent running or in GC.  See Note [Time in GC]. */
-    uint64_t span = m->now > since ? m->now - since : 0;
+    uint64_t span = m->run.now > since ? m->run.now - since : 0;
     uint64_t sp[7] = { 0 }, pause = 0;
     unsigned caps = 0;
-    for (unsigned c = 0; c < m->ncaps; c++) {
-        struct mon_cap *cp = &m->caps[c];
+    for (unsigned c = 0; c < m->caps.n; c++) {
+        struct mon_cap *cp = &m->caps.at[c];
         if (!cp->seen)
             continue;
         caps++;
         uint64_t run, gc;
-        mon_cap_upto(cp, m->now, &run, &gc);
+        mon_cap_upto(cp, m->run.now, &run, &gc);
         cp->util = mon_share(run, cp->prev_run, span);
         cp->gc_frac = mon_share(gc, cp->prev_gc, span);
         cp->prev_run = run > cp->prev_run ? run : cp->prev_run;
         cp->prev_gc = gc > cp->prev_gc ? gc : cp->prev_gc;
         uint64_t p = cp->gc_pause_ns;
-        if (cp->gc_start != 0 && m->now > cp->gc_start)
-            p += m->now - cp->gc_start;
+        if (cp->gc_start != 0 && m->run.now > cp->gc_start)
+            p += m->run.now - cp->gc_start;
         uint64_t d = p > cp->prev_pause ? p - cp->prev_pause : 0;
         pause += d < span ? d : span;
         cp->prev_pause = p > cp->prev_pause ? p : cp->prev_pause;
         for (int k = 0; k < 7; k++)
             sp[k] += cp->sp[k];
     }
-    m->gc_caps = caps;
-    m->gc_frac = span && caps ? (double)pause / ((double)span * caps) : 0;
+    m->gc.caps = caps;
+    m->rate.gc_frac = span && caps ? (double)pause / ((double)span * caps) : 0;
     for (int k = 0; k < 7; k++) {
-        m->rate_sp[k] = k == SP_REMAINING ? (double)sp[k]
-                        : (double)(sp[k] >= m->prev_sp[k] ? sp[k] - m->prev_sp[k] : 0) * inv;
-        m->prev_sp[k] = sp[k];
+        m->rate.sp[k] = k == SP_REMAINING ? (double)sp[k]
+                        : (double)(sp[k] >= m->rate.prev_sp[k] ? sp[k] - m->rate.prev_sp[k] : 0) * inv;
+        m->rate.prev_sp[k] = sp[k];
     }
 
     /* Top cost centres of the interval. */
-    m->ntop = 0;
-    for (uint32_t i = 0; i < m->nccs; i++) {
-        uint64_t n = m->ccs[i].samples - m->ccs[i].prev_samples;
-        m->ccs[i].prev_samples = m->ccs[i].samples;
+    m->prof.ntop = 0;
+    for (uint32_t i = 0; i < m->prof.nccs; i++) {
+        uint64_t n = m->prof.ccs[i].samples - m->prof.ccs[i].prev_samples;
+        m->prof.ccs[i].prev_samples = m->prof.ccs[i].samples;
         if (n == 0)
             continue;
-        unsigned pos = m->ntop < 10 ? m->ntop++ : 10;
-        while (pos > 0 && m->top[pos - 1].n < n) {
+        unsigned pos = m->prof.ntop < 10 ? m->prof.ntop++ : 10;
+        while (pos > 0 && m->prof.top[pos - 1].n < n) {
             if (pos < 10)
-                m->top[pos] = m->top[pos - 1];
+                m->prof.top[pos] = m->prof.top[pos - 1];
             pos--;
         }
         if (pos < 10)
-            m->top[pos] = (struct mon_text_topcc){ i, n };
+            m->prof.top[pos] = (struct mon_text_topcc){ i, n };
     }
 
-    m->prev_now = m->now;
-    m->prev_events = m->events;
-    m->prev_gcs = colls;
-    m->prev_gc_ns = m->gc_ns;
-    m->prev_alloc = m->heap_alloc;
-    m->prev_user = user;
-    m->prev_bytes = m->bytes;
+    m->rate.prev_now = m->run.now;
+    m->rate.prev_events = m->counts.events;
+    m->rate.prev_gcs = colls;
+    m->rate.prev_gc_ns = m->gc.ns;
+    m->rate.prev_alloc = m->heap.alloc;
+    m->rate.prev_user = user;
+    m->rate.prev_bytes = m->src.bytes;
 }

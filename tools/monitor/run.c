@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tool.h"
+#include "usage.h"
 #include "run.h"
 
 volatile sig_atomic_t mon_stop;
@@ -35,16 +35,16 @@ static void mon_say_waiting(const char *cmd, const struct mon_source *src)
     mon_source_why(src, why, sizeof why);
     mon_source_how(src, how, sizeof how);
     if (src->no_writer)
-        fprintf(stderr, TOOL_NAME " %s: waiting for a writer on %s (%s)\n",
+        fprintf(stderr, MON_TOOL_NAME " %s: waiting for a writer on %s (%s)\n",
                 cmd, src->spec, how);
     else if (src->open_err == -ENOENT)
-        fprintf(stderr, TOOL_NAME " %s: waiting for %s to appear (%s yet; "
+        fprintf(stderr, MON_TOOL_NAME " %s: waiting for %s to appear (%s yet; "
                 "%s)\n", cmd, src->spec, why, how);
     else if (src->open_err == -ECONNREFUSED)
-        fprintf(stderr, TOOL_NAME " %s: waiting for %s to accept (%s yet; "
+        fprintf(stderr, MON_TOOL_NAME " %s: waiting for %s to accept (%s yet; "
                 "%s)\n", cmd, src->spec, why, how);
     else
-        fprintf(stderr, TOOL_NAME " %s: waiting for %s (%s; %s)\n", cmd,
+        fprintf(stderr, MON_TOOL_NAME " %s: waiting for %s (%s; %s)\n", cmd,
                 src->spec, why, how);
 }
 
@@ -53,16 +53,16 @@ int mon_open(const char *cmd, const char *arg, const char *save, bool once,
 {
     char err[300];
     if (mon_source_init(src, arg, err, sizeof err) < 0)
-        return tool_usage_error(cmd, "%s", err);
+        return mon_usage_error(cmd, "%s", err);
     int rc;
     if (save != NULL && (rc = mon_source_save(src, save)) < 0) {
-        fprintf(stderr, TOOL_NAME " %s: cannot write %s: %s\n", cmd, save,
+        fprintf(stderr, MON_TOOL_NAME " %s: cannot write %s: %s\n", cmd, save,
                 strerror(-rc));
         mon_source_close(src);
         return 1;
     }
     if (mon_model_new(m) < 0) {
-        fprintf(stderr, TOOL_NAME " %s: out of memory\n", cmd);
+        fprintf(stderr, MON_TOOL_NAME " %s: out of memory\n", cmd);
         mon_source_close(src);
         return 1;
     }
@@ -74,7 +74,7 @@ int mon_open(const char *cmd, const char *arg, const char *save, bool once,
     if (once && !src->no_writer) {
         char why[160];
         mon_source_why(src, why, sizeof why);
-        fprintf(stderr, TOOL_NAME " %s: cannot read %s: %s\n", cmd, src->spec,
+        fprintf(stderr, MON_TOOL_NAME " %s: cannot read %s: %s\n", cmd, src->spec,
                 why);
         mon_close(src, *m);
         *m = NULL;
@@ -93,7 +93,7 @@ int mon_once_reached(const char *cmd, const struct mon_source *src)
         return 0;
     char why[160];
     mon_source_why(src, why, sizeof why);
-    fprintf(stderr, TOOL_NAME " %s: cannot read %s within the interval: %s\n",
+    fprintf(stderr, MON_TOOL_NAME " %s: cannot read %s within the interval: %s\n",
             cmd, src->spec, why);
     return 1;
 }
@@ -106,8 +106,8 @@ void mon_close(struct mon_source *src, struct mon_model *m)
 
 int mon_parse_interval(const char *cmd, const char *text, uint64_t *ms)
 {
-    if (!tool_parse_secs(text, ms) || *ms < 50)
-        return tool_usage_error(cmd, "--interval takes seconds from 0.05 to "
+    if (!mon_parse_secs(text, ms) || *ms < 50)
+        return mon_usage_error(cmd, "--interval takes seconds from 0.05 to "
                                 "86400, not '%s'", text);
     return 0;
 }

@@ -23,7 +23,7 @@
 
 #include "eventlog-sink.h"
 #include "source.h"
-#include "../tool.h"
+#include "usage.h"
 
 /* Note [Waiting for a path]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -240,7 +240,7 @@ static void mon_save_open_run(struct mon_source *s)
         e = errno;
     }
     s->save_errors++;
-    fprintf(stderr, TOOL_NAME " serve: cannot save a run of %s as %s: %s\n",
+    fprintf(stderr, MON_TOOL_NAME " serve: cannot save a run of %s as %s: %s\n",
             s->spec, path, strerror(e));
 }
 

@@ -45,7 +45,7 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
 #include "recv.h"
-#include "../safetext.h"
+#include "monitor/safetext.h"
 #include "../discover.h"
 #include "../tool.h"
 #include "../util.h"

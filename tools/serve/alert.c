@@ -53,10 +53,10 @@
 #include <sys/stat.h>
 
 #include "eventlog-sink.h"
-#include "../ctlclient.h"
+#include "monitor/ctlclient.h"
 #include "../discover.h"
 #include "json.h"
-#include "../safetext.h"
+#include "monitor/safetext.h"
 #include "serve.h"
 #include "../tool.h"
 
