@@ -5,7 +5,7 @@
  * and the check of its proof.
  *
  * Not this file's job: deciding who is trusted to begin with
- * (deliver/consumer.c, Note [Trusted consumers]), a control client's
+ * (writer/consumer.c, Note [Trusted consumers]), a control client's
  * proof (auth.c).
  */
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /*
  * control.c: a writer's control state and the hooks delivery calls
- * (deliver/hooks.h): at open, the secrets and the control=unix: socket;
+ * (writer/hooks.h): at open, the secrets and the control=unix: socket;
  * at the writer thread's end, detaching, so that commands still running
  * never touch a freed writer; each round, the answers of finished
  * commands; the counters and dumps commands ask for.  See control.h for
@@ -8,7 +8,7 @@
  *
  * Not this file's job: the command table (table.c), running commands
  * (worker.c), a client's session (session.c, auth.c), the byte layout
- * (codec.c), sending stream bytes (deliver/).
+ * (codec.c), sending stream bytes (writer/).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -245,7 +245,7 @@ static void control_tick(struct els_writer *w, void *state)
 }
 
 // ---------------------------------------------------------------------------
-// The hooks delivery calls (deliver/hooks.h)
+// The hooks delivery calls (writer/hooks.h)
 // ---------------------------------------------------------------------------
 
 static int control_listen_fd(void *state)

@@ -2,14 +2,14 @@
  * control.h: the control channel's server side (docs/CONTROL.md).  The
  * writer thread owns the sessions (one per consumer that sends input) and
  * calls in here from its poll loop, through the hooks of
- * deliver/hooks.h only; commands run on one process-wide
+ * writer/hooks.h only; commands run on one process-wide
  * control thread, never on the writer thread, because an RTS call may stop
  * every capability while the writer must keep delivering.  The command
  * table holds the library's commands (registered by the GHC glue,
  * lib/ghc/commands.c) and the program's (els_control_register()).
  *
  * Not its job: the byte layout (codec.c), sending stream bytes
- * (deliver/consumer.c).
+ * (writer/consumer.c).
  */
 #ifndef ELS_CONTROL_H
 #define ELS_CONTROL_H
@@ -58,7 +58,7 @@ int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
                              size_t name_len);
 
 // ---------------------------------------------------------------------------
-// For the writer (lib/deliver sees only this table: deliver/hooks.h)
+// For the writer (lib/writer sees only this table: writer/hooks.h)
 // ---------------------------------------------------------------------------
 
 /* What the control channel does for a writer, as delivery's hooks: at

@@ -8,7 +8,7 @@
  * answers, commands), auth.c (who may control: peers, challenges,
  * proofs), collector.c (a connect-out collector's proof), listener.c
  * (control=unix:PATH's socket).  Not its job: what delivery offers
- * (deliver/hooks.h), the byte layout (codec.h).
+ * (writer/hooks.h), the byte layout (codec.h).
  */
 #ifndef ELS_CONTROL_IMPL_H
 #define ELS_CONTROL_IMPL_H
@@ -20,7 +20,7 @@
 
 #include "control/codec.h"
 #include "control/control.h"
-#include "deliver/hooks.h"
+#include "writer/hooks.h"
 
 #define CTL_NAME_MAX 31
 
@@ -142,7 +142,7 @@ void elsi_ctl_table_unlock(void);
 int elsi_ctl_worker_submit(struct ctl_job *j);
 void elsi_ctl_free_jobs(struct ctl_job *j);
 
-/* session.c: delivery's session hooks (deliver/hooks.h), a new session
+/* session.c: delivery's session hooks (writer/hooks.h), a new session
  * in a consumer's slot (0, ELS_ENOMEM, -ENOBUFS over consumer-memory=),
  * a control=unix: client's session, an answer on c (a frame for a
  * control-only client, else an in-band note due after every unit

@@ -8,7 +8,7 @@
  *
  * Not this file's job: who may do what (auth.c), running commands
  * (worker.c), the byte layout (codec.c), sending stream bytes
- * (deliver/).
+ * (writer/).
  */
 #include <errno.h>
 #include <inttypes.h>

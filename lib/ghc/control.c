@@ -4,7 +4,7 @@
  * size.  Every RTS function it calls is a weak reference, as in ghc.c, so
  * the library still links into programs with a stock RTS (or none); there
  * each call returns ELS_ENOTSUP.  Not its job: the letter syntax
- * (classes.c) or the writer (ghc.c, lib/deliver).
+ * (classes.c) or the writer (ghc.c, lib/writer).
  */
 #include <errno.h>
 #include <stdbool.h>

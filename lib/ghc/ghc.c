@@ -456,7 +456,7 @@ static bool ghc_write_unit(void *eventlog, size_t size,
         if (info->kind == EVENTLOG_UNIT_HEADER && requestEventLogSnapshot != NULL)
             elsi_ghc_sinks_set_snapshot_source(w, ghc_request_join_snapshot, NULL);
         /* A block the RTS lets us keep (Note [Units handed over] in
-         * lib/deliver/producer.c), by one writer at most. */
+         * lib/writer/producer.c), by one writer at most. */
         bool may_keep = eventLogUnitsMayBeKept != NULL && info->keep != NULL &&
                         info->buffer_size > 0;
         void *buf = eventlog;

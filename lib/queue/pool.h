@@ -1,7 +1,7 @@
 /*
  * pool.h: the spare buffers the writer hands to producers in exchange for
  * the full ones they hand over (Note [Units handed over],
- * lib/deliver/producer.c).
+ * lib/writer/producer.c).
  *
  * A stack of malloc'd buffers of one size, most recently returned first
  * (still warm in the cache).  A buffer given back is kept while the

@@ -10,13 +10,13 @@
  *
  * This file does no I/O, takes no locks and starts no threads: the writer
  * serialises every call with its own mutex (see Note [Queue locking] in
- * lib/deliver/writer_impl.h).  What the ring guarantees is memory-level:
+ * lib/writer/writer_impl.h).  What the ring guarantees is memory-level:
  * the bytes of a retained unit never move and are never overwritten until
  * it is released, so a reader may read them without the lock once it has
  * seen the unit committed under the lock.
  *
  * A unit may also live outside the byte ring, in a buffer handed over by
- * its producer (Note [Units handed over], lib/deliver/producer.c): its
+ * its producer (Note [Units handed over], lib/writer/producer.c): its
  * descriptor then points at that buffer, which the ring owns until the
  * unit is released.  Such buffers count against the same capacity, by
  * their whole size, and so do the byte ring's touched bytes and the spare
@@ -60,7 +60,7 @@
  * tail reaches it), and the byte ring grows only when neither place has
  * room.  A full buffer that finds no room is copied instead only where
  * that touches no new byte (elsi_ring_has_room_touched,
- * lib/deliver/producer.c): bytes touched stay taken from the buffers for
+ * lib/writer/producer.c): bytes touched stay taken from the buffers for
  * good.  A ring no unit was ever handed over to wraps as before and keeps
  * the whole capacity for copies.
  */
@@ -128,7 +128,7 @@ struct elsi_ring {
     uint64_t ring_bytes;     /* lengths of the units retained in the byte ring */
     uint64_t ext_bytes;      /* sizes of the handed-over buffers retained */
     /* Lengths of the units copied in, ever: a measure of the stream
-     * that no jump to the front inflates (lib/deliver/recorder.c). */
+     * that no jump to the front inflates (lib/writer/recorder.c). */
     uint64_t copied_in;
     /* Note [The queue's memory]: the byte ring's bytes [0, touched) have
      * been used (resident from then on); a unit was ever handed over; the

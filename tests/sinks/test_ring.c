@@ -1,6 +1,6 @@
 /*
  * test_ring.c: the "ring" flight recorder (lib/sinks/ring.c and the
- * writer's side of it, lib/deliver/recorder.c, Note [Flight recorder]), end to
+ * writer's side of it, lib/writer/recorder.c, Note [Flight recorder]), end to
  * end inside one process on real files: each dump is a new file, never
  * replacing one; a dump is a whole stream on its own (header, the
  * stream's start or a join snapshot, the units up to the dump, the end
@@ -20,7 +20,7 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "deliver/writer_test.h"
+#include "writer/writer_test.h"
 #include "control/codec.h"
 #include "control/frames.h"
 

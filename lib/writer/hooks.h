@@ -11,8 +11,8 @@
  * Not this header's job: the writer's own parts (writer_impl.h), what the
  * hooks do (lib/control/), putting the two together (lib/open.c).
  */
-#ifndef ELS_DELIVER_HOOKS_H
-#define ELS_DELIVER_HOOKS_H
+#ifndef ELS_WRITER_HOOKS_H
+#define ELS_WRITER_HOOKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -188,4 +188,4 @@ void elsi_consumer_memory_give(struct els_writer *w, size_t n);
 void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
                                const char *what);
 
-#endif /* ELS_DELIVER_HOOKS_H */
+#endif /* ELS_WRITER_HOOKS_H */

@@ -5,7 +5,7 @@
  * Under policy=drop it keeps room for the producers by freeing the oldest
  * units and cutting loose the consumers still in them; under policy=block
  * it never frees a unit a trusted consumer still needs, so producers wait
- * (in lib/deliver/producer.c), and serves the untrusted ones as under drop.
+ * (in lib/writer/producer.c), and serves the untrusted ones as under drop.
  * See Note [What is dropped, and who is told] and Note [Trusted
  * consumers].
  *
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "deliver/writer_impl.h"
+#include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "queue/ring.h"

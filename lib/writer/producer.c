@@ -10,7 +10,7 @@
  * Not this file's job: the ring's own bookkeeping (lib/queue/ring.c),
  * taking units out and delivering them (loop.c, send.c), what is released
  * when (release.c).  Who may touch what: Note [Queue locking] in
- * lib/deliver/writer_impl.h.
+ * lib/writer/writer_impl.h.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deliver/writer_impl.h"
+#include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "base/log.h"

@@ -1,5 +1,5 @@
 /*
- * test_consumer.c: delivery to each kind of consumer (lib/deliver/
+ * test_consumer.c: delivery to each kind of consumer (lib/writer/
  * consumer.c), end to end inside one process: units go in through
  * els_writer_write() and come out of real UNIX sockets, FIFOs and files,
  * byte for byte; late joiners start with the header and are told what
@@ -20,8 +20,8 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "deliver/writer_test.h"
-#include "deliver/writer_impl.h"
+#include "writer/writer_test.h"
+#include "writer/writer_impl.h"
 #include "control/sha256.h"
 
 static void writer_unix_roundtrip(void)

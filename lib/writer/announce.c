@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "deliver/announce.h"
+#include "writer/announce.h"
 #include "eventlog-sink/discovery.h"
 #include "base/log.h"
 #include "base/fdutil.h"

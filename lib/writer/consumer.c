@@ -5,7 +5,7 @@
  * whether it is trusted (Note [Trusted consumers]), where it starts (Note
  * [Late joiners]), keeps its private bytes within consumer-memory= (Note
  * [Consumer memory]), reads its input (handing it to the layer above,
- * deliver/hooks.h), and reaps it when it fails or hangs up; and it
+ * writer/hooks.h), and reaps it when it fails or hangs up; and it
  * offers the layer above its view of a consumer.
  *
  * Not this file's job: what a consumer is sent and in what order
@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "deliver/writer_impl.h"
+#include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "base/log.h"
@@ -533,7 +533,7 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
 }
 
 // ---------------------------------------------------------------------------
-// For the layer above (deliver/hooks.h)
+// For the layer above (writer/hooks.h)
 // ---------------------------------------------------------------------------
 
 ssize_t elsi_consumer_read(struct els_writer *w, struct consumer *c,

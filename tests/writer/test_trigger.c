@@ -1,5 +1,5 @@
 /*
- * test_trigger.c: a flight recorder's triggers (lib/deliver/trigger.c,
+ * test_trigger.c: a flight recorder's triggers (lib/writer/trigger.c,
  * Note [Triggered dumps]).  The syntax of dump-on=, after=, cooldown= and
  * max-dumps= and its refusals; durations and sizes; each condition on
  * hand-made units (a GC pause per capability, heap-live, marker and
@@ -11,7 +11,7 @@
  */
 #include "check.h"
 #include "eventlog-sink.h"
-#include "deliver/trigger.h"
+#include "writer/trigger.h"
 #include "evgen.h"
 
 #define EQ_INT(a, b) CHECK_INT(a, ==, b)

@@ -8,7 +8,7 @@
  *
  * Not this file's job: what a consumer is sent and in what order
  * (consumer.c), what is released or dropped when (release.c), putting
- * units in (lib/deliver/producer.c), opening and closing (writer.c).
+ * units in (lib/writer/producer.c), opening and closing (writer.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "deliver/writer_impl.h"
+#include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "base/log.h"
 #include "queue/ring.h"

@@ -16,7 +16,7 @@
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
 #include "base/log.h"
-#include "deliver/trigger.h"
+#include "writer/trigger.h"
 #include "sinks/spec.h"
 
 /*

@@ -1,5 +1,5 @@
 /*
- * test_writer.c: the writer's life (lib/deliver/writer.c): open errors,
+ * test_writer.c: the writer's life (lib/writer/writer.c): open errors,
  * wait= for a first consumer, stop with a consumer that never reads, and
  * fork (the child's copy drops its units and leaves the parent's endpoint
  * and consumers alone).  Stop always finishes by its deadline (linger=),
@@ -11,7 +11,7 @@
  */
 #include "check.h"
 #include "testutil.h"
-#include "deliver/writer_test.h"
+#include "writer/writer_test.h"
 
 /* A consumer that never reads is still behind at the stop deadline: close
  * returns anyway, its stream is a well-formed prefix without the end

@@ -1,6 +1,6 @@
 /*
  * test_announce.c: the discovery entry a writer leaves for `eventlog-sink
- * ps` (lib/deliver/announce.c, Note [Writing the entry]), the rules both
+ * ps` (lib/writer/announce.c, Note [Writing the entry]), the rules both
  * ends share (lib/discovery/discovery.c, Note [Announce files], Note
  * [Proof of life]) and the reader (tools/discover.c): the file appears
  * at open with mode 0600 in a 0700 directory, lists the endpoint and
@@ -23,7 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 
-#include "deliver/announce.h"
+#include "writer/announce.h"
 #include "discover.h"
 #include "eventlog-sink/discovery.h"
 #include "eventlog-sink.h"

@@ -1,5 +1,5 @@
 /*
- * test_release.c: the release policy (lib/deliver/release.c) and what it
+ * test_release.c: the release policy (lib/writer/release.c) and what it
  * means for producers: under policy=drop a slow consumer is cut loose and
  * told in-band what it missed while the others get everything, and drops
  * are counted and announced; under policy=block nothing is lost, and
@@ -11,7 +11,7 @@
  */
 #include "check.h"
 #include "testutil.h"
-#include "deliver/writer_test.h"
+#include "writer/writer_test.h"
 
 /*
  * One consumer reads, another does not read at all.  The reader must get

@@ -13,12 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "deliver/writer_impl.h"
+#include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "base/log.h"
 #include "queue/ring.h"
 #include "base/fdutil.h"
-#include "deliver/trigger.h"
+#include "writer/trigger.h"
 
 /*
  * Note [Flight recorder]
@@ -64,7 +64,7 @@
  * deadline.
  *
  * With dump-on= the writer thread also reads every committed unit (Note
- * [Triggered dumps] in deliver/trigger.c) and starts a dump itself
+ * [Triggered dumps] in writer/trigger.c) and starts a dump itself
  * when a condition met after= ago asks for one.  It reads a unit without
  * the lock as a dump does, and producers likewise evict nothing from the
  * unit being read (eval_seq) while it is read.
@@ -410,7 +410,7 @@ void elsi_recorder_tick(struct els_writer *w)
 }
 
 // ---------------------------------------------------------------------------
-// Triggered dumps (Note [Triggered dumps] in deliver/trigger.c)
+// Triggered dumps (Note [Triggered dumps] in writer/trigger.c)
 // ---------------------------------------------------------------------------
 
 /* The value of the sink option key as the spec gave it, or NULL. */

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "deliver/writer_impl.h"
+#include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "base/log.h"

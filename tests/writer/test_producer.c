@@ -1,5 +1,5 @@
 /*
- * test_producer.c: the producer side (lib/deliver/producer.c): what
+ * test_producer.c: the producer side (lib/writer/producer.c): what
  * els_writer_write() returns and counts for units it cannot take, and
  * writes racing els_writer_close(): a producer still copying a unit when
  * close begins keeps the writer alive until it has left (Note [Producers
@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "deliver/writer_impl.h"
-#include "deliver/writer_test.h"
+#include "writer/writer_impl.h"
+#include "writer/writer_test.h"
 
 static void writer_unit_too_big(void)
 {

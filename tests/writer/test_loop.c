@@ -1,5 +1,5 @@
 /*
- * test_loop.c: the writer thread's loop (lib/deliver/loop.c) facing more
+ * test_loop.c: the writer thread's loop (lib/writer/loop.c) facing more
  * than it should serve: connections over max-consumers= are refused at
  * once and counted; when accept() runs out of descriptors the listener
  * rests instead of spinning, and recovers; a sink that keeps failing does
@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "testutil.h"
-#include "deliver/writer_test.h"
+#include "writer/writer_test.h"
 
 static void loop_max_consumers(void)
 {

@@ -1,8 +1,8 @@
 /*
  * writer_impl.h: what the pieces of the writer share.  The writer is one
  * object (struct els_writer) worked on from two sides: posting threads
- * (lib/deliver/producer.c) and its own writer thread (lib/deliver/loop.c,
- * consumer.c, release.c); lib/deliver/writer.c opens, closes and reports
+ * (lib/writer/producer.c) and its own writer thread (lib/writer/loop.c,
+ * consumer.c, release.c); lib/writer/writer.c opens, closes and reports
  * on it.  This header holds the object, its consumers, and the Notes that
  * say who may touch what and when.  Not its job: the ring itself
  * (queue/ring.h), sinks (sinks/), the eventlog format (format/).
@@ -19,13 +19,13 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "deliver/hooks.h"
+#include "writer/hooks.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "base/log.h"
 #include "queue/pool.h"
 #include "queue/ring.h"
-#include "deliver/trigger.h"
+#include "writer/trigger.h"
 #include "sinks/spec.h"
 
 /*
@@ -270,14 +270,14 @@ struct consumer {
     int dump_error;             /* the write that failed it */
     uint64_t await_since_ms;
     /* The layer above's state for it (a control session, once it sent
-     * something, or a collector's challenge): deliver/hooks.h. */
+     * something, or a collector's challenge): writer/hooks.h. */
     void *session;
 };
 
 /*
  * The writer, grouped by concern.  Each group names the file that changes
  * it and the rule for touching it; "lock" is w->lock (Note [Queue
- * locking]), "writer thread" means lib/deliver's own thread only.
+ * locking]), "writer thread" means lib/writer's own thread only.
  */
 struct els_writer {
     /* Set at open (writer.c) and never changed: read anywhere without
@@ -295,7 +295,7 @@ struct els_writer {
     pthread_mutex_t lock;
     pthread_cond_t changed;
 
-    /* The queue: units in, units out.  Owners: lib/deliver/producer.c puts
+    /* The queue: units in, units out.  Owners: lib/writer/producer.c puts
      * units in, release.c takes them out; loop.c sets join_reserve and
      * clears flush_requested.  Lock, except that ring bytes of committed
      * units are read without it (Note [Queue locking]). */
@@ -379,7 +379,7 @@ struct els_writer {
         unsigned max_dumps, dumps_counted;
         bool recorder_asked;        /* a join snapshot was asked for ... */
         uint64_t recorder_asked_join, recorder_asked_ms;   /* ... when */
-        /* Note [Triggered dumps] (deliver/trigger.c): the evaluator
+        /* Note [Triggered dumps] (writer/trigger.c): the evaluator
          * (NULL without dump-on=; writer thread), the next unit it reads
          * (writer thread), and the unit it is reading without the lock
          * (eval_active, eval_seq: lock; producers evict nothing from
@@ -391,7 +391,7 @@ struct els_writer {
         uint64_t eval_seq;
     } rec;
 
-    /* The layer above (deliver/hooks.h): set by writer.c at open, read by
+    /* The layer above (writer/hooks.h): set by writer.c at open, read by
      * the writer thread and at free; state is the layer's, never looked
      * into here. */
     struct {

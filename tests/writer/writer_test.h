@@ -1,7 +1,7 @@
 /*
  * writer_test.h: what the tests of the writer's parts share (test_writer,
  * test_consumer, test_release, test_loop, test_producer, in
- * tests/deliver/): opening writers on real endpoints, readers that
+ * tests/writer/): opening writers on real endpoints, readers that
  * consume on their own thread, checks on the stream (parses, counts of
  * blocks and notes) and on the counters (conservation), and a custom
  * callback sink ("test-slow:") that can be slowed down or held.

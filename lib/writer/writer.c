@@ -3,7 +3,7 @@
  * open the sink, start the writer thread, wait= for a first consumer),
  * close (stop, linger, join, report losses, free), fork handling, and the
  * counters anyone may read.  The writer is the only place where the queue
- * and the sinks meet; its parts are lib/deliver/producer.c (posting
+ * and the sinks meet; its parts are lib/writer/producer.c (posting
  * threads), loop.c, consumer.c and release.c (the writer thread), sharing
  * writer_impl.h.
  *
@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "deliver/announce.h"
-#include "deliver/writer_impl.h"
+#include "writer/announce.h"
+#include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "base/log.h"
 #include "queue/ring.h"
@@ -148,7 +148,7 @@ int els_writer_endpoint(struct els_writer *w, char *buf, size_t len)
 }
 
 // ---------------------------------------------------------------------------
-// For the layer above (deliver/hooks.h)
+// For the layer above (writer/hooks.h)
 // ---------------------------------------------------------------------------
 
 const struct elsi_spec *elsi_writer_spec(const struct els_writer *w)
@@ -256,7 +256,7 @@ int els_spec_check(const char *spec, char *err, size_t err_len)
     return r;
 }
 
-/* Does the table keep the contract of deliver/hooks.h? */
+/* Does the table keep the contract of writer/hooks.h? */
 static bool hooks_valid(const struct elsi_writer_hooks *h)
 {
     return h != NULL && h->struct_size >= sizeof *h && h->open != NULL &&
