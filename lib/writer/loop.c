@@ -5,10 +5,12 @@
  * redials) a connect-out sink, feeds a callback sink, notices consumers
  * that hang up, sleeps when there is nothing to do (woken by producers
  * through a pipe), and at stop delivers what is queued until the deadline.
+ * Its round is a few named steps: Note [The writer thread's round].
  *
  * Not this file's job: what a consumer is sent and in what order
- * (consumer.c), what is released or dropped when (release.c), putting
- * units in (lib/writer/producer.c), opening and closing (writer.c).
+ * (send.c), attaching, input and reaping (consumer.c), what is released
+ * or dropped when (release.c), putting units in (producer.c), opening and
+ * closing (writer.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -233,250 +235,344 @@ static void behind_describe(struct els_writer *w, size_t *off, uint64_t nth,
         *off += (size_t)n;
 }
 
-void *elsi_writer_main(void *arg)
+// ---------------------------------------------------------------------------
+// One round of the writer thread
+// ---------------------------------------------------------------------------
+
+/*
+ * Note [The writer thread's round]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * elsi_writer_main() goes round these steps until the stop is done:
+ *
+ *   1. round_deliver: read under the lock what is visible (the header,
+ *      the committed units) and whether the stop deadline has passed;
+ *      then, lock released, start the joiners and send every consumer
+ *      what it takes now.
+ *   2. round_settle: under the lock, release what every consumer has,
+ *      publish the counters, ask again for a join snapshot, and decide:
+ *      go round again at once (more came in meanwhile), end (the stop is
+ *      done, stop_done), or sleep.  A sleep sets queue.polling under the
+ *      same lock hold that found nothing to do, so a producer that
+ *      commits after it wakes the thread (Note [Waking the writer
+ *      thread]).
+ *   3. poll_set_build: the descriptors to wait on and one timeout, the
+ *      nearest of every timer (wake_by).
+ *   4. poll_dispatch: poll(), then accept, start a signalled dump, or
+ *      read a consumer's input, for each descriptor that is ready.
+ *
+ * At the end, drain_at_stop counts what was not delivered and closes the
+ * consumers, and thread_end hands the writer back to close.
+ */
+
+/* What a round read, and what its end leaves for the sleep after it. */
+struct round {
+    const uint8_t *header;
+    size_t header_len;
+    uint64_t visible;           /* committed_seq at the round's start */
+    bool stopping;
+    uint64_t stop_deadline;
+    bool end_dump_due;          /* see round_settle */
+    size_t n_cons;
+};
+
+enum round_next { ROUND_SLEEP, ROUND_AGAIN, ROUND_STOP };
+
+/* The descriptors the thread sleeps on: the wake pipe first, then the
+ * writer's own (listeners, the recorder's signal), then consumers.
+ * pcons[i] is the consumer of pfds[i], NULL for the writer's own. */
+struct poll_set {
+    struct pollfd *pfds;
+    struct consumer **pcons;
+    size_t n, cap;
+    int listen_fd, ctl_fd, signal_fd;   /* -1: not polled this round */
+    int timeout;                        /* ms for poll(); -1: none */
+};
+
+/* The one clamp of every timer the thread sleeps on: wake by `at`
+ * (CLOCK_MONOTONIC ms) at the latest, at once if it has passed. */
+static void wake_by(int *timeout, uint64_t at, uint64_t now)
 {
-    struct els_writer *w = arg;
-    struct pollfd *pfds = NULL;
-    struct consumer **pcons = NULL;
-    size_t pcap = 0;
+    int d = at > now ? (int)(at - now) : 0;
+    if (*timeout < 0 || d < *timeout)
+        *timeout = d;
+}
 
-    if (w->ops->style == ELS_SINK_CALLBACK)
-        elsi_consumer_attach(w, -1, CONSUMER_CALLBACK, false);
+/* Step 1.  false when the stop deadline has passed: past it nothing more
+ * is sent (a sink call that returns after it must not start another):
+ * Note [Stop deadline]. */
+static bool round_deliver(struct els_writer *w, struct round *r)
+{
+    uint64_t now = elsi_now_ms();
+    if (w->ops->style == ELS_SINK_DIAL)
+        dial_maybe(w, now);
+    w->ctl.hooks->tick(w, w->ctl.state);
 
-    for (;;) {
-        uint64_t now = elsi_now_ms();
-        if (w->ops->style == ELS_SINK_DIAL)
-            dial_maybe(w, now);
-        w->ctl.hooks->tick(w, w->ctl.state);
+    pthread_mutex_lock(&w->lock);
+    r->header = w->queue.header;
+    r->header_len = w->queue.header_len;
+    r->visible = w->queue.ring.committed_seq;
+    uint64_t join_seq = w->queue.join_seq, tail = w->queue.ring.tail_seq;
+    bool ending = w->life.stopping;
+    bool flush = w->queue.flush_requested;
+    w->queue.flush_requested = false;
+    bool expired = w->life.stopping && now >= w->life.stop_deadline_ms;
+    pthread_mutex_unlock(&w->lock);
+    if (expired)
+        return false;
 
-        pthread_mutex_lock(&w->lock);
-        const uint8_t *header = w->queue.header;
-        size_t header_len = w->queue.header_len;
-        uint64_t visible = w->queue.ring.committed_seq;
-        uint64_t join_seq = w->queue.join_seq, tail = w->queue.ring.tail_seq;
-        bool ending = w->life.stopping;
-        bool flush = w->queue.flush_requested;
-        w->queue.flush_requested = false;
-        /* Past the stop deadline nothing more is sent (a sink call that
-         * returns after it must not start another): Note [Stop deadline]. */
-        bool expired = w->life.stopping && now >= w->life.stop_deadline_ms;
+    elsi_consumers_join(w, join_seq, r->visible, tail, ending);
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
+        elsi_consumer_pump(w, c, r->header, r->header_len, r->visible);
+    elsi_consumers_reap(w);
+    if (flush && w->ops->flush != NULL)
+        w->ops->flush(w->sink);
+
+    elsi_recorder_tick(w);
+    elsi_trigger_service(w);
+    elsi_dump_service(w, false);
+    return true;
+}
+
+/* Note [Asking again for a join snapshot], made outside the lock.  Lock
+ * held. */
+static void join_ask_maybe(struct els_writer *w)
+{
+    els_snapshot_request_fn ask;
+    void *ask_ctx;
+    if (join_ask_again(w, &ask, &ask_ctx)) {
         pthread_mutex_unlock(&w->lock);
-        if (expired)
-            break;
-
-        elsi_consumers_join(w, join_seq, visible, tail, ending);
-        for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
-            elsi_consumer_pump(w, c, header, header_len, visible);
-        elsi_consumers_reap(w);
-        if (flush && w->ops->flush != NULL)
-            w->ops->flush(w->sink);
-
-        elsi_recorder_tick(w);
-        elsi_trigger_service(w);
-        elsi_dump_service(w, false);
-
+        ask(ask_ctx);
         pthread_mutex_lock(&w->lock);
-        if (elsi_release_units(w) && w->queue.room_waiters > 0)
-            pthread_cond_broadcast(&w->queue.room);
-        publish_counters(w);
-        els_snapshot_request_fn ask;
-        void *ask_ctx;
-        if (join_ask_again(w, &ask, &ask_ctx)) {
-            pthread_mutex_unlock(&w->lock);
-            ask(ask_ctx);
-            pthread_mutex_lock(&w->lock);
-        }
-        bool all_caught_up = true, any_dead = false, any_awaiting = false;
-        size_t n_cons = 0;
-        for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
-            n_cons++;
-            any_dead |= c->dead;    /* cut loose and closed: reap now */
-            any_awaiting |= c->awaiting_snapshot && !c->dead;
-            if (!elsi_consumer_caught_up(c, header_len, w->queue.ring.committed_seq))
-                all_caught_up = false;
-        }
-        bool more_now = w->queue.ring.committed_seq != visible || any_dead ||
-                        w->queue.header_len != header_len || w->queue.flush_requested ||
-                        w->rec.dumping != NULL ||
-                        w->rec.dump_tickets > w->rec.dump_answered;
-        bool stopping = w->life.stopping;
-        uint64_t stop_deadline = w->life.stop_deadline_ms;
-        /* A recorder's dump at the end is still to come.  The stop may
-         * have begun after this turn's elsi_dump_service(), and nothing
-         * will wake this thread again: go round at once, or, while
-         * producers are still in flight (their leaving wakes nobody),
-         * look again soon. */
-        bool end_dump_due = stopping && elsi_dump_pending(w);
-        if (end_dump_due && w->life.producers == 0)
-            more_now = true;
-        /* The stop began after this turn's joins were judged: a joiner
-         * still waiting starts now (Note [Late joiners]), next turn. */
-        if (stopping && any_awaiting)
-            more_now = true;
-        if (stopping && w->ops->style == ELS_SINK_LISTEN && !w->life.sink_closed) {
-            /* Stop listening as soon as the stream is ending: a client that
-             * connected later would be queued by the kernel and then cut
-             * off with nothing; refused, it can retry and reach the next
-             * stream (after a restart) instead. */
-            w->life.sink_closed = true;
-            pthread_mutex_unlock(&w->lock);
-            accept_all(w, false);   /* those already queued get the rest */
-            w->ops->close(w->sink);
-            pthread_mutex_lock(&w->lock);
-        }
-        if (stopping) {
-            bool done = ((all_caught_up && !more_now &&
-                          w->queue.ring.committed_seq == w->queue.ring.head_seq) ||
-                         n_cons == 0) && !elsi_dump_pending(w);
-            done |= elsi_now_ms() >= w->life.stop_deadline_ms;
-            if (done) {
-                pthread_mutex_unlock(&w->lock);
-                break;
-            }
-        }
-        if (more_now) {
-            pthread_mutex_unlock(&w->lock);
-            continue;
-        }
-        w->queue.polling = true;
-        pthread_mutex_unlock(&w->lock);
-
-        /* Build the poll set. */
-        size_t need = 3 + n_cons;
-        if (need > pcap) {
-            size_t cap = need * 2;
-            struct pollfd *np = realloc(pfds, cap * sizeof *np);
-            if (np != NULL)
-                pfds = np;
-            struct consumer **nc = realloc(pcons, cap * sizeof *nc);
-            if (nc != NULL)
-                pcons = nc;
-            if (np == NULL || nc == NULL) {
-                elsi_log_limited(&w->cons.loop_log, ELSI_LOG_INTERVAL_MS,
-                                 ELS_LOG_ERROR, "%s: out of memory in the "
-                                 "writer thread", w->endpoint);
-                writer_pause(w);
-                continue;
-            }
-            pcap = cap;
-        }
-        size_t n = 0;
-        pfds[n] = (struct pollfd){ .fd = w->life.wake[0], .events = POLLIN };
-        pcons[n++] = NULL;
-        int listen_fd = -1;
-        int timeout = -1;
-        uint64_t t = elsi_now_ms();
-        int signal_fd = -1;
-        if (w->ops->style == ELS_SINK_RECORD && w->ops->listen_fd != NULL &&
-            w->rec.dumping == NULL && !stopping) {
-            /* Note [Dump on a signal] (ring.c); polled only between dumps,
-             * since it stays readable until a dump drains it. */
-            signal_fd = w->ops->listen_fd(w->sink);
-            if (signal_fd >= 0) {
-                pfds[n] = (struct pollfd){ .fd = signal_fd, .events = POLLIN };
-                pcons[n++] = NULL;
-            }
-        }
-        int ctl_fd = w->ctl.hooks->listen_fd != NULL
-                         ? w->ctl.hooks->listen_fd(w->ctl.state) : -1;
-        if (ctl_fd >= 0 && !stopping) {
-            if (t >= w->cons.listen_resume_ms) {
-                pfds[n] = (struct pollfd){ .fd = ctl_fd, .events = POLLIN };
-                pcons[n++] = NULL;
-            } else {
-                timeout = (int)(w->cons.listen_resume_ms - t);
-            }
-        }
-        if (w->ops->style == ELS_SINK_LISTEN && !stopping) {
-            if (t >= w->cons.listen_resume_ms) {
-                listen_fd = w->ops->listen_fd(w->sink);
-                pfds[n] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
-                pcons[n++] = NULL;
-            } else {
-                timeout = (int)(w->cons.listen_resume_ms - t);
-            }
-        }
-        for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
-            if (c->awaiting_snapshot) {     /* Note [Late joiners] */
-                uint64_t until = c->await_since_ms + ELS_SNAPSHOT_WAIT_MS;
-                int d = until > t ? (int)(until - t) : 0;
-                if (timeout < 0 || d < timeout)
-                    timeout = d;
-            }
-            if (c->retry_at_ms) {
-                int d = c->retry_at_ms > t ? (int)(c->retry_at_ms - t) : 0;
-                if (timeout < 0 || d < timeout)
-                    timeout = d;
-            }
-            if (c->fd < 0)
-                continue;
-            short ev = 0;
-            if (!c->read_closed && !c->is_regular)
-                ev |= POLLIN;
-            if (c->want_out || c->connecting)
-                ev |= POLLOUT;
-            if (c->is_regular)
-                continue;   /* regular files are always ready */
-            pfds[n] = (struct pollfd){ .fd = c->fd, .events = ev };
-            pcons[n++] = c;
-        }
-        if (w->ops->style == ELS_SINK_DIAL && !w->cons.dial_active) {
-            int d = w->cons.next_dial_ms > t ? (int)(w->cons.next_dial_ms - t) : 0;
-            if (timeout < 0 || d < timeout)
-                timeout = d;
-        }
-        uint64_t due = elsi_trigger_wake_ms(w);    /* Note [Triggered dumps] */
-        if (due != 0) {
-            int d = due > t ? (int)(due - t) : 0;
-            if (timeout < 0 || d < timeout)
-                timeout = d;
-        }
-        if (stopping) {
-            int d = stop_deadline > t ? (int)(stop_deadline - t) : 0;
-            if (timeout < 0 || d < timeout)
-                timeout = d;
-        }
-        if (end_dump_due && (timeout < 0 || timeout > END_DUMP_RECHECK_MS))
-            timeout = END_DUMP_RECHECK_MS;
-
-        int pr = poll(pfds, (nfds_t)n, timeout);
-        int poll_errno = errno;
-
-        pthread_mutex_lock(&w->lock);
-        w->queue.polling = false;
-        w->queue.wake_pending = false;
-        pthread_mutex_unlock(&w->lock);
-
-        if (pr < 0) {
-            if (poll_errno != EINTR) {
-                elsi_log_limited(&w->cons.loop_log, ELSI_LOG_INTERVAL_MS,
-                                 ELS_LOG_ERROR, "%s: poll: %s", w->endpoint,
-                                 strerror(poll_errno));
-                writer_pause(w);
-            }
-            continue;
-        }
-        if (pfds[0].revents & POLLIN) {
-            while (read(w->life.wake[0], w->cons.scratch, sizeof w->cons.scratch) > 0) {
-            }
-        }
-        for (size_t i = 1; i < n; i++) {
-            if (pfds[i].revents == 0)
-                continue;
-            if (pfds[i].fd == listen_fd && pcons[i] == NULL)
-                accept_all(w, false);
-            else if (pfds[i].fd == ctl_fd && pcons[i] == NULL)
-                accept_all(w, true);
-            else if (pfds[i].fd == signal_fd && pcons[i] == NULL)
-                elsi_dump_service(w, true);
-            else if (pcons[i] != NULL)
-                elsi_consumer_input(w, pcons[i], pfds[i].revents);
-        }
-        elsi_consumers_reap(w);
     }
+}
 
-    /* Stopped: whatever is still queued was not delivered in time, to a
-     * consumer that was too slow, or for want of one. */
+/* Stop listening as soon as the stream is ending: a client that
+ * connected later would be queued by the kernel and then cut off with
+ * nothing; refused, it can retry and reach the next stream (after a
+ * restart) instead.  Lock held. */
+static void stop_listening(struct els_writer *w)
+{
+    if (w->ops->style != ELS_SINK_LISTEN || w->life.sink_closed)
+        return;
+    w->life.sink_closed = true;
+    pthread_mutex_unlock(&w->lock);
+    accept_all(w, false);   /* those already queued get the rest */
+    w->ops->close(w->sink);
+    pthread_mutex_lock(&w->lock);
+}
+
+/* Is the stop done: everything delivered (or no one to deliver it to),
+ * no dump still owed, or the deadline reached?  Lock held. */
+static bool stop_done(struct els_writer *w, bool all_caught_up, bool more_now,
+                      size_t n_cons)
+{
+    bool done = ((all_caught_up && !more_now &&
+                  w->queue.ring.committed_seq == w->queue.ring.head_seq) ||
+                 n_cons == 0) && !elsi_dump_pending(w);
+    return done || elsi_now_ms() >= w->life.stop_deadline_ms;
+}
+
+/* Step 2: see Note [The writer thread's round]. */
+static enum round_next round_settle(struct els_writer *w, struct round *r)
+{
+    pthread_mutex_lock(&w->lock);
+    if (elsi_release_units(w) && w->queue.room_waiters > 0)
+        pthread_cond_broadcast(&w->queue.room);
+    publish_counters(w);
+    join_ask_maybe(w);
+    bool all_caught_up = true, any_dead = false, any_awaiting = false;
+    r->n_cons = 0;
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
+        r->n_cons++;
+        any_dead |= c->dead;    /* cut loose and closed: reap now */
+        any_awaiting |= c->awaiting_snapshot && !c->dead;
+        if (!elsi_consumer_caught_up(c, r->header_len, w->queue.ring.committed_seq))
+            all_caught_up = false;
+    }
+    bool more_now = w->queue.ring.committed_seq != r->visible || any_dead ||
+                    w->queue.header_len != r->header_len || w->queue.flush_requested ||
+                    w->rec.dumping != NULL ||
+                    w->rec.dump_tickets > w->rec.dump_answered;
+    r->stopping = w->life.stopping;
+    r->stop_deadline = w->life.stop_deadline_ms;
+    /* A recorder's dump at the end is still to come.  The stop may have
+     * begun after this round's elsi_dump_service(), and nothing will wake
+     * this thread again: go round at once, or, while producers are still
+     * in flight (their leaving wakes nobody), look again soon. */
+    r->end_dump_due = r->stopping && elsi_dump_pending(w);
+    if (r->end_dump_due && w->life.producers == 0)
+        more_now = true;
+    /* The stop began after this round's joins were judged: a joiner
+     * still waiting starts now (Note [Late joiners]), next round. */
+    if (r->stopping && any_awaiting)
+        more_now = true;
+    if (r->stopping)
+        stop_listening(w);
+    enum round_next next = ROUND_SLEEP;
+    if (r->stopping && stop_done(w, all_caught_up, more_now, r->n_cons))
+        next = ROUND_STOP;
+    else if (more_now)
+        next = ROUND_AGAIN;
+    else
+        w->queue.polling = true;
+    pthread_mutex_unlock(&w->lock);
+    return next;
+}
+
+// ---------------------------------------------------------------------------
+// Sleeping: the poll set, and what is ready
+// ---------------------------------------------------------------------------
+
+/* Room for `need` descriptors; false (logged) when out of memory. */
+static bool poll_set_reserve(struct els_writer *w, struct poll_set *ps, size_t need)
+{
+    if (need <= ps->cap)
+        return true;
+    size_t cap = need * 2;
+    struct pollfd *np = realloc(ps->pfds, cap * sizeof *np);
+    if (np != NULL)
+        ps->pfds = np;
+    struct consumer **nc = realloc(ps->pcons, cap * sizeof *nc);
+    if (nc != NULL)
+        ps->pcons = nc;
+    if (np == NULL || nc == NULL) {
+        elsi_log_limited(&w->cons.loop_log, ELSI_LOG_INTERVAL_MS,
+                         ELS_LOG_ERROR, "%s: out of memory in the "
+                         "writer thread", w->endpoint);
+        return false;
+    }
+    ps->cap = cap;
+    return true;
+}
+
+static void poll_set_add(struct poll_set *ps, int fd, short events,
+                         struct consumer *c)
+{
+    ps->pfds[ps->n] = (struct pollfd){ .fd = fd, .events = events };
+    ps->pcons[ps->n++] = c;
+}
+
+/* The writer's own descriptors: the recorder's signal, the control
+ * endpoint and the sink's listener.  A listener resting after accept()
+ * failed (accept_all) is not polled: its rest's end is a timer. */
+static void poll_set_own(struct els_writer *w, struct poll_set *ps,
+                         const struct round *r, uint64_t now)
+{
+    if (w->ops->style == ELS_SINK_RECORD && w->ops->listen_fd != NULL &&
+        w->rec.dumping == NULL && !r->stopping) {
+        /* Note [Dump on a signal] (ring.c); polled only between dumps,
+         * since it stays readable until a dump drains it. */
+        ps->signal_fd = w->ops->listen_fd(w->sink);
+        if (ps->signal_fd >= 0)
+            poll_set_add(ps, ps->signal_fd, POLLIN, NULL);
+    }
+    ps->ctl_fd = w->ctl.hooks->listen_fd != NULL
+                     ? w->ctl.hooks->listen_fd(w->ctl.state) : -1;
+    bool resting = now < w->cons.listen_resume_ms;
+    if (ps->ctl_fd >= 0 && !r->stopping) {
+        if (!resting)
+            poll_set_add(ps, ps->ctl_fd, POLLIN, NULL);
+        else
+            wake_by(&ps->timeout, w->cons.listen_resume_ms, now);
+    }
+    if (w->ops->style == ELS_SINK_LISTEN && !r->stopping) {
+        if (!resting) {
+            ps->listen_fd = w->ops->listen_fd(w->sink);
+            poll_set_add(ps, ps->listen_fd, POLLIN, NULL);
+        } else {
+            wake_by(&ps->timeout, w->cons.listen_resume_ms, now);
+        }
+    }
+}
+
+/* Step 3: what to wait on, and for how long.  false when out of memory. */
+static bool poll_set_build(struct els_writer *w, struct poll_set *ps,
+                           const struct round *r)
+{
+    if (!poll_set_reserve(w, ps, 3 + r->n_cons))
+        return false;
+    ps->n = 0;
+    ps->listen_fd = ps->ctl_fd = ps->signal_fd = -1;
+    ps->timeout = -1;
+    uint64_t now = elsi_now_ms();
+    poll_set_add(ps, w->life.wake[0], POLLIN, NULL);
+    poll_set_own(w, ps, r, now);
+    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
+        if (c->awaiting_snapshot)   /* Note [Late joiners] */
+            wake_by(&ps->timeout, c->await_since_ms + ELS_SNAPSHOT_WAIT_MS, now);
+        if (c->retry_at_ms)
+            wake_by(&ps->timeout, c->retry_at_ms, now);
+        if (c->fd < 0 || c->is_regular)
+            continue;   /* regular files are always ready */
+        short ev = 0;
+        if (!c->read_closed)
+            ev |= POLLIN;
+        if (c->want_out || c->connecting)
+            ev |= POLLOUT;
+        poll_set_add(ps, c->fd, ev, c);
+    }
+    if (w->ops->style == ELS_SINK_DIAL && !w->cons.dial_active)
+        wake_by(&ps->timeout, w->cons.next_dial_ms, now);
+    uint64_t due = elsi_trigger_wake_ms(w);    /* Note [Triggered dumps] */
+    if (due != 0)
+        wake_by(&ps->timeout, due, now);
+    if (r->stopping)
+        wake_by(&ps->timeout, r->stop_deadline, now);
+    if (r->end_dump_due)
+        wake_by(&ps->timeout, now + END_DUMP_RECHECK_MS, now);
+    return true;
+}
+
+/* Step 4: sleep in poll(), then serve each descriptor that is ready. */
+static void poll_dispatch(struct els_writer *w, struct poll_set *ps)
+{
+    int pr = poll(ps->pfds, (nfds_t)ps->n, ps->timeout);
+    int poll_errno = errno;
+
+    pthread_mutex_lock(&w->lock);
+    w->queue.polling = false;
+    w->queue.wake_pending = false;
+    pthread_mutex_unlock(&w->lock);
+
+    if (pr < 0) {
+        if (poll_errno != EINTR) {
+            elsi_log_limited(&w->cons.loop_log, ELSI_LOG_INTERVAL_MS,
+                             ELS_LOG_ERROR, "%s: poll: %s", w->endpoint,
+                             strerror(poll_errno));
+            writer_pause(w);
+        }
+        return;
+    }
+    if (ps->pfds[0].revents & POLLIN) {
+        while (read(w->life.wake[0], w->cons.scratch, sizeof w->cons.scratch) > 0) {
+        }
+    }
+    for (size_t i = 1; i < ps->n; i++) {
+        const struct pollfd *p = &ps->pfds[i];
+        struct consumer *c = ps->pcons[i];
+        if (p->revents == 0)
+            continue;
+        if (c != NULL)
+            elsi_consumer_input(w, c, p->revents);
+        else if (p->fd == ps->listen_fd)
+            accept_all(w, false);
+        else if (p->fd == ps->ctl_fd)
+            accept_all(w, true);
+        else if (p->fd == ps->signal_fd)
+            elsi_dump_service(w, true);
+    }
+    elsi_consumers_reap(w);
+}
+
+// ---------------------------------------------------------------------------
+// The end
+// ---------------------------------------------------------------------------
+
+/* Stopped: whatever is still queued was not delivered in time, to a
+ * consumer that was too slow, or for want of one.  Count it, then close
+ * every consumer gracefully (it sees a clean end of stream). */
+static void drain_at_stop(struct els_writer *w)
+{
     pthread_mutex_lock(&w->lock);
     uint64_t behind = 0;
     bool any = false;
@@ -503,12 +599,15 @@ void *elsi_writer_main(void *arg)
     pthread_mutex_unlock(&w->lock);
     for (struct consumer *c = w->cons.list; c != NULL;) {
         struct consumer *next = c->next;
-        /* Graceful: the consumer sees a clean end of stream. */
         elsi_consumer_free(w, c, true);
         c = next;
     }
-    free(pfds);
-    free(pcons);
+}
+
+/* Hand the writer back: close may be waiting for this thread, or may
+ * have given up on it. */
+static void thread_end(struct els_writer *w)
+{
     /* Note [Control lifetimes]: detached before w can be freed. */
     w->ctl.hooks->detach(w, w->ctl.state);
     pthread_mutex_lock(&w->lock);
@@ -525,5 +624,34 @@ void *elsi_writer_main(void *arg)
     pthread_mutex_unlock(&w->lock);
     if (abandoned)
         elsi_writer_finish(w);
+}
+
+/* The writer thread: Note [The writer thread's round]. */
+void *elsi_writer_main(void *arg)
+{
+    struct els_writer *w = arg;
+    struct poll_set ps = { 0 };
+
+    if (w->ops->style == ELS_SINK_CALLBACK)
+        elsi_consumer_attach(w, -1, CONSUMER_CALLBACK, false);
+    for (;;) {
+        struct round r;
+        if (!round_deliver(w, &r))
+            break;
+        enum round_next next = round_settle(w, &r);
+        if (next == ROUND_STOP)
+            break;
+        if (next == ROUND_AGAIN)
+            continue;
+        if (!poll_set_build(w, &ps, &r)) {
+            writer_pause(w);
+            continue;
+        }
+        poll_dispatch(w, &ps);
+    }
+    drain_at_stop(w);
+    free(ps.pfds);
+    free(ps.pcons);
+    thread_end(w);
     return NULL;
 }
