@@ -3,20 +3,18 @@
  * attach to free.  A consumer is an accepted client, a dialled descriptor
  * (FIFO, file, connect-out socket) or a callback sink; this file decides
  * whether it is trusted (Note [Trusted consumers]), where it starts (Note
- * [Late joiners]), keeps its private bytes within consumer-memory= (Note
- * [Consumer memory]), reads its input (handing it to the layer above,
- * writer/hooks.h), and reaps it when it fails or hangs up; and it
- * offers the layer above its view of a consumer.
+ * [Late joiners]), reads its input (handing it to the layer above,
+ * writer/hooks.h), and closes and reaps it when it fails or hangs up;
+ * and it offers the layer above its view of a consumer.
  *
- * Not this file's job: what a consumer is sent and in what order
- * (send.c), deciding when it is too slow (release.c), polling (loop.c),
- * the note encoding (format/evformat.c).
+ * Not this file's job: every byte a consumer is sent, its private bytes
+ * and their bound among them (outgoing.c), deciding when it is too slow
+ * (release.c), polling (loop.c).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,122 +29,6 @@
 #include "base/log.h"
 #include "queue/ring.h"
 #include "base/fdutil.h"
-
-/* Give back c's private buffer once it is sent: an idle consumer holds
- * no memory (Note [Consumer memory]). */
-void elsi_consumer_priv_drop(struct els_writer *w, struct consumer *c)
-{
-    w->stats.priv_bytes -= c->priv_cap;
-    free(c->priv);
-    c->priv = NULL;
-    c->priv_cap = c->priv_len = c->priv_off = 0;
-}
-
-/* Append to c's private bytes within consumer-memory=.  0, ELS_ENOMEM,
- * or -ENOBUFS when the bound would be exceeded (Note [Consumer memory]). */
-int elsi_consumer_priv_append(struct els_writer *w, struct consumer *c,
-                              const void *data, size_t len)
-{
-    if (c->priv_off == c->priv_len)
-        c->priv_off = c->priv_len = 0;
-    size_t need = c->priv_len + len;
-    if (need > c->priv_cap) {
-        size_t cap = c->priv_cap ? c->priv_cap : 256;
-        while (cap < need)
-            cap *= 2;
-        uint64_t others = w->stats.priv_bytes - c->priv_cap;
-        if (others + cap > w->spec.consumer_memory)
-            cap = need;     /* exactly what it takes, if that fits */
-        if (others + cap > w->spec.consumer_memory)
-            return -ENOBUFS;
-        uint8_t *p = realloc(c->priv, cap);
-        if (p == NULL)
-            return ELS_ENOMEM;
-        w->stats.priv_bytes = others + cap;
-        if (w->stats.priv_bytes > w->stats.priv_bytes_peak)
-            w->stats.priv_bytes_peak = w->stats.priv_bytes;
-        c->priv = p;
-        c->priv_cap = cap;
-    }
-    memcpy(c->priv + c->priv_len, data, len);
-    c->priv_len = need;
-    return 0;
-}
-
-/* Note [Control memory] (lib/control/session.c): a control session's bytes count
- * against the same bound as the consumers' private bytes. */
-bool elsi_consumer_memory_take(struct els_writer *w, size_t n)
-{
-    if (w->stats.priv_bytes + n > w->spec.consumer_memory)
-        return false;
-    w->stats.priv_bytes += n;
-    if (w->stats.priv_bytes > w->stats.priv_bytes_peak)
-        w->stats.priv_bytes_peak = w->stats.priv_bytes;
-    return true;
-}
-
-void elsi_consumer_memory_give(struct els_writer *w, size_t n)
-{
-    w->stats.priv_bytes -= n;
-}
-
-void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
-                               const char *what)
-{
-    if (c->dead)
-        return;
-    w->stats.dropped_for_memory++;
-    char why[160];
-    snprintf(why, sizeof why, "%s would pass the consumer-memory= bound "
-             "(%" PRIu64 " bytes)", what, w->spec.consumer_memory);
-    elsi_consumer_kill(w, c, why, 0);
-}
-
-/* c cannot be given bytes it must have (a note about its losses, the rest
- * of a unit it is in the middle of): its stream cannot go on well formed,
- * so it is closed, and counted when for want of consumer-memory=. */
-void elsi_consumer_starved(struct els_writer *w, struct consumer *c, int err)
-{
-    if (c->dead)
-        return;
-    if (err == -ENOBUFS) {
-        w->stats.dropped_for_memory++;
-        elsi_consumer_kill(w, c, "over the consumer-memory= bound", 0);
-    } else {
-        elsi_consumer_kill(w, c, "out of memory", err);
-    }
-}
-
-/* Queue an in-band note for c (a global block with one log message). */
-void elsi_consumer_note(struct els_writer *w, struct consumer *c,
-                        uint64_t timestamp, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    uint8_t block[512];
-    size_t n = elsi_note_encode(block, sizeof block, timestamp, msg);
-    int r = n == 0 ? ELS_EINVAL : elsi_consumer_priv_append(w, c, block, n);
-    if (r != 0)
-        elsi_consumer_starved(w, c, r);
-}
-
-void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
-                             const char *msg)
-{
-    elsi_consumer_note(w, c, c->last_time, "%s", msg);
-}
-
-/* The note a consumer that starts mid-stream without a snapshot gets. */
-static void consumer_note_missed(struct els_writer *w, struct consumer *c,
-                                 const char *why, uint64_t units, uint64_t bytes)
-{
-    elsi_consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run%s; "
-                       "%" PRIu64 " earlier units (%" PRIu64 " bytes) were no "
-                       "longer queued", c->id, why, units, bytes);
-}
 
 /* Who is at the other end of a socket: its family (AF_UNSPEC if fd is
  * not a socket) and, for a UNIX socket, the peer's uid (-1 when unknown:
@@ -296,7 +178,7 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     if (request != NULL)
         request(request_ctx);
     else if (missed_units > 0)
-        consumer_note_missed(w, c, "", missed_units, missed_bytes);
+        elsi_consumer_note_missed(w, c, "", missed_units, missed_bytes);
     elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " attached%s", c->id,
              request != NULL ? ", waiting for a join snapshot" : "");
     return c;
@@ -355,13 +237,6 @@ struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
     return c;
 }
 
-/* Add a note to c's private bytes (for recorder.c). */
-void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
-                               const char *why, uint64_t units, uint64_t bytes)
-{
-    consumer_note_missed(w, c, why, units, bytes);
-}
-
 /* Note [Late joiners]. */
 void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
                          uint64_t visible, uint64_t tail, bool ending)
@@ -404,7 +279,7 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
                                "mid-run; its stream starts at a snapshot of the "
                                "program's state taken then", c->id);
         else
-            consumer_note_missed(w, c, ending ? " (no snapshot before the end)"
+            elsi_consumer_note_missed(w, c, ending ? " (no snapshot before the end)"
                                               : " (no snapshot in time)",
                                  missed_units, missed_bytes);
         elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " starts %s", c->id,
@@ -551,15 +426,6 @@ ssize_t elsi_consumer_read(struct els_writer *w, struct consumer *c,
     if (n < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
     return n;
-}
-
-ssize_t elsi_consumer_send(struct consumer *c, const void *p, size_t n)
-{
-    struct iovec iov = { (void *)p, n };
-    ssize_t r = elsi_write_iov(c->fd, c->is_socket, &iov, 1);
-    if (r == -EAGAIN)
-        c->want_out = true;
-    return r;
 }
 
 struct consumer *elsi_consumer_find(struct els_writer *w, uint64_t id)

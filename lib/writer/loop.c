@@ -8,7 +8,7 @@
  * Its round is a few named steps: Note [The writer thread's round].
  *
  * Not this file's job: what a consumer is sent and in what order
- * (send.c), attaching, input and reaping (consumer.c), what is released
+ * (outgoing.c), attaching, input and reaping (consumer.c), what is released
  * or dropped when (release.c), putting units in (producer.c), opening and
  * closing (writer.c).
  */

@@ -1,17 +1,21 @@
 /*
- * send.c: what a consumer is sent, on the writer thread, in stream order:
- * the cached header, its private bytes (the rest of a unit it was cut
- * loose in, in-band notes about what it missed), then ring units, as
- * fast as it takes them; regular files rolled back to a unit boundary
- * after a failed write; and cutting a consumer loose (Note [What is
- * dropped, and who is told]).
+ * outgoing.c: a consumer's outgoing bytes, on the writer thread, every
+ * one of them: what it is sent and in what order (the cached header, its
+ * private bytes, then ring units, as fast as it takes them), its private
+ * bytes themselves (the rest of a unit it was cut loose in, in-band notes
+ * about what it missed, a dump's end marker) kept within consumer-memory=
+ * (Note [Consumer memory]), regular files rolled back to a unit boundary
+ * after a failed write, cutting a consumer loose (Note [What is dropped,
+ * and who is told]), and the layer above's own bytes to its clients.
  *
  * Not this file's job: deciding when a consumer is too slow (release.c
- * decides and calls elsi_consumer_cut()), attaching, reaping and input
- * (consumer.c), polling (loop.c), the note encoding (format/evformat.c).
+ * decides and calls elsi_consumer_cut()), attaching, input and reaping
+ * (consumer.c: a consumer that cannot be written is closed there), polling
+ * (loop.c), the note encoding (format/evformat.c).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +29,141 @@
 #include "base/log.h"
 #include "queue/ring.h"
 #include "base/fdutil.h"
+
+// ---------------------------------------------------------------------------
+// Private bytes: what c is owed beside the ring (Note [Consumer memory])
+// ---------------------------------------------------------------------------
+
+/* Give back c's private buffer once it is sent: an idle consumer holds
+ * no memory (Note [Consumer memory]). */
+void elsi_consumer_priv_drop(struct els_writer *w, struct consumer *c)
+{
+    w->stats.priv_bytes -= c->priv_cap;
+    free(c->priv);
+    c->priv = NULL;
+    c->priv_cap = c->priv_len = c->priv_off = 0;
+}
+
+/* Append to c's private bytes within consumer-memory=.  0, ELS_ENOMEM,
+ * or -ENOBUFS when the bound would be exceeded (Note [Consumer memory]). */
+int elsi_consumer_priv_append(struct els_writer *w, struct consumer *c,
+                              const void *data, size_t len)
+{
+    if (c->priv_off == c->priv_len)
+        c->priv_off = c->priv_len = 0;
+    size_t need = c->priv_len + len;
+    if (need > c->priv_cap) {
+        size_t cap = c->priv_cap ? c->priv_cap : 256;
+        while (cap < need)
+            cap *= 2;
+        uint64_t others = w->stats.priv_bytes - c->priv_cap;
+        if (others + cap > w->spec.consumer_memory)
+            cap = need;     /* exactly what it takes, if that fits */
+        if (others + cap > w->spec.consumer_memory)
+            return -ENOBUFS;
+        uint8_t *p = realloc(c->priv, cap);
+        if (p == NULL)
+            return ELS_ENOMEM;
+        w->stats.priv_bytes = others + cap;
+        if (w->stats.priv_bytes > w->stats.priv_bytes_peak)
+            w->stats.priv_bytes_peak = w->stats.priv_bytes;
+        c->priv = p;
+        c->priv_cap = cap;
+    }
+    memcpy(c->priv + c->priv_len, data, len);
+    c->priv_len = need;
+    return 0;
+}
+
+/* Note [Control memory] (lib/control/session.c): a control session's bytes count
+ * against the same bound as the consumers' private bytes. */
+bool elsi_consumer_memory_take(struct els_writer *w, size_t n)
+{
+    if (w->stats.priv_bytes + n > w->spec.consumer_memory)
+        return false;
+    w->stats.priv_bytes += n;
+    if (w->stats.priv_bytes > w->stats.priv_bytes_peak)
+        w->stats.priv_bytes_peak = w->stats.priv_bytes;
+    return true;
+}
+
+void elsi_consumer_memory_give(struct els_writer *w, size_t n)
+{
+    w->stats.priv_bytes -= n;
+}
+
+void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
+                               const char *what)
+{
+    if (c->dead)
+        return;
+    w->stats.dropped_for_memory++;
+    char why[160];
+    snprintf(why, sizeof why, "%s would pass the consumer-memory= bound "
+             "(%" PRIu64 " bytes)", what, w->spec.consumer_memory);
+    elsi_consumer_kill(w, c, why, 0);
+}
+
+/* c cannot be given bytes it must have (a note about its losses, the rest
+ * of a unit it is in the middle of): its stream cannot go on well formed,
+ * so it is closed, and counted when for want of consumer-memory=. */
+void elsi_consumer_starved(struct els_writer *w, struct consumer *c, int err)
+{
+    if (c->dead)
+        return;
+    if (err == -ENOBUFS) {
+        w->stats.dropped_for_memory++;
+        elsi_consumer_kill(w, c, "over the consumer-memory= bound", 0);
+    } else {
+        elsi_consumer_kill(w, c, "out of memory", err);
+    }
+}
+
+/* Queue an in-band note for c (a global block with one log message). */
+void elsi_consumer_note(struct els_writer *w, struct consumer *c,
+                        uint64_t timestamp, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    uint8_t block[512];
+    size_t n = elsi_note_encode(block, sizeof block, timestamp, msg);
+    int r = n == 0 ? ELS_EINVAL : elsi_consumer_priv_append(w, c, block, n);
+    if (r != 0)
+        elsi_consumer_starved(w, c, r);
+}
+
+void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
+                             const char *msg)
+{
+    elsi_consumer_note(w, c, c->last_time, "%s", msg);
+}
+
+/* The note a consumer that starts mid-stream without a snapshot gets. */
+void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
+                                 const char *why, uint64_t units, uint64_t bytes)
+{
+    elsi_consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run%s; "
+                       "%" PRIu64 " earlier units (%" PRIu64 " bytes) were no "
+                       "longer queued", c->id, why, units, bytes);
+}
+
+// ---------------------------------------------------------------------------
+// Writing to c
+// ---------------------------------------------------------------------------
+
+/* For the layer above (writer/hooks.h): its own bytes to a consumer
+ * that takes no stream (a control client's answers). */
+ssize_t elsi_consumer_send(struct consumer *c, const void *p, size_t n)
+{
+    struct iovec iov = { (void *)p, n };
+    ssize_t r = elsi_write_iov(c->fd, c->is_socket, &iov, 1);
+    if (r == -EAGAIN)
+        c->want_out = true;
+    return r;
+}
 
 /*
  * Write one piece (up to two iovecs) to c.  Returns bytes written (>= 0)
@@ -181,143 +320,197 @@ static void consumer_next_unit(struct consumer *c)
     c->unit_announced = false;
 }
 
-/*
- * Send c as much as it takes now, in stream order: header, private bytes
- * (carry and notes), then ring units below visible.  Lock not held; see
- * Note [Queue locking] for why reading ring bytes is safe.
- */
-void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
-                          const uint8_t *header, size_t header_len,
-                          uint64_t visible)
+/* What a step of elsi_consumer_pump() leaves it to do: go on to the
+ * next step, go round again from the top, or stop for now. */
+enum pump_next { PUMP_ON, PUMP_AGAIN, PUMP_STOP };
+
+/* Before sending anything: false when c is to be sent nothing now (dead,
+ * connecting, no header yet, resting after a failure), or never (a
+ * control client that takes no stream). */
+static bool pump_ready(struct els_writer *w, struct consumer *c,
+                       const uint8_t *header, size_t header_len,
+                       uint64_t visible)
 {
     if (c->dead || c->connecting)
-        return;
+        return false;
     if (c->session != NULL && w->ctl.hooks->serve_only(w, c, c->session)) {
         /* No stream: always caught up, never holding a unit back. */
         c->header_off = header_len;
         c->seq = visible;
         c->unit_off = 0;
         c->priv_off = c->priv_len;
-        return;
+        return false;
     }
     if (header == NULL)
-        return;
+        return false;
     if (c->retry_at_ms && elsi_now_ms() < c->retry_at_ms)
-        return;
+        return false;
     c->retry_at_ms = 0;
     c->want_out = false;
+    return true;
+}
 
+/* The rest of the header; false until c has it all. */
+static bool pump_header(struct els_writer *w, struct consumer *c,
+                        const uint8_t *header, size_t header_len)
+{
     while (c->header_off < header_len) {
         struct iovec iov = { (void *)(header + c->header_off),
                              header_len - c->header_off };
         ssize_t n = consumer_write(w, c, &iov, 1);
         if (n <= 0)
-            return;     /* blocked, dead, or (file) retry later */
+            return false;   /* blocked, dead, or (file) retry later */
         c->header_off += (size_t)n;
         if (c->header_off == header_len)
             consumer_piece_done(c);
     }
+    return true;
+}
 
+/* c's private bytes (carry and notes), before any ring unit. */
+static enum pump_next pump_private(struct els_writer *w, struct consumer *c)
+{
+    if (c->priv_off == c->priv_len)
+        return PUMP_ON;
+    struct iovec iov = { c->priv + c->priv_off, c->priv_len - c->priv_off };
+    ssize_t n = consumer_write(w, c, &iov, 1);
+    if (n < 0) {
+        if (consumer_outlives_failure(c)) {
+            /* The notes are lost with the write: what they announced is
+             * owed again, before the next unit. */
+            c->lost_units += c->noted_units;
+            c->lost_bytes += c->noted_bytes;
+            c->lost_causes |= c->noted_causes;
+            c->noted_units = c->noted_bytes = 0;
+            c->noted_causes = 0;
+            elsi_consumer_priv_drop(w, c);
+        }
+        return PUMP_STOP;
+    }
+    if (n == 0)
+        return PUMP_STOP;
+    c->priv_off += (size_t)n;
+    if (c->priv_off < c->priv_len)
+        return PUMP_AGAIN;
+    elsi_consumer_priv_drop(w, c);
+    c->noted_units = c->noted_bytes = 0;
+    c->noted_causes = 0;
+    consumer_piece_done(c);
+    return PUMP_ON;
+}
+
+/* Control answers go in at the point the command took effect. */
+static enum pump_next pump_control_due(struct els_writer *w, struct consumer *c,
+                                       uint64_t visible)
+{
+    if (c->session == NULL || c->unit_off != 0 || c->awaiting_snapshot)
+        return PUMP_ON;
+    bool at_end = c->seq < visible &&
+                  elsi_ring_unit_at(&w->queue.ring, c->seq)->kind ==
+                      ELSI_UNIT_KIND_END;
+    w->ctl.hooks->due(w, c, c->session, c->seq, at_end);
+    if (c->dead)
+        return PUMP_STOP;
+    return c->priv_off < c->priv_len ? PUMP_AGAIN : PUMP_ON;
+}
+
+/* Note [Flight recorder]: a dump ends as a stream does, with the end
+ * marker, then is done. */
+static enum pump_next pump_dump_end(struct els_writer *w, struct consumer *c)
+{
+    if (!c->dump || c->seq < c->dump_end)
+        return PUMP_ON;
+    if (!c->dump_closed) {
+        c->dump_closed = true;
+        if (c->last_kind != ELSI_UNIT_KIND_END) {
+            int r = elsi_consumer_priv_append(w, c, elsi_data_end,
+                                              sizeof elsi_data_end);
+            if (r != 0)
+                elsi_consumer_starved(w, c, r);
+        }
+        return PUMP_AGAIN;
+    }
+    c->dump_done = true;
+    c->dead = true;
+    return PUMP_STOP;
+}
+
+/* The next ring unit below visible, or the rest of it. */
+static enum pump_next pump_unit(struct els_writer *w, struct consumer *c,
+                                uint64_t visible)
+{
+    if (c->seq >= visible || c->awaiting_snapshot)
+        return PUMP_STOP;
+    /* c->seq < visible and the tail never passes a consumer, so the unit
+     * is retained (Note [Queue locking]). */
+    struct elsi_unit *u = elsi_ring_unit_at(&w->queue.ring, c->seq);
+    if (u->kind == ELSI_UNIT_KIND_JOIN && c->seq != c->join_start) {
+        consumer_next_unit(c);  /* Note [Late joiners]: not ours */
+        return PUMP_AGAIN;
+    }
+    if (c->unit_off == 0 && !c->unit_announced) {
+        consumer_announce(w, c, u);
+        if (c->dead)
+            return PUMP_STOP;
+        if (c->priv_off < c->priv_len)
+            return PUMP_AGAIN;
+    }
+    struct iovec iov[2];
+    int cnt = elsi_ring_iov(&w->queue.ring, u, c->unit_off, iov);
+    ssize_t n = consumer_write(w, c, iov, cnt);
+    if (n < 0) {
+        if (consumer_outlives_failure(c)) { /* the unit is lost for c */
+            c->lost_units++;
+            c->lost_bytes += u->len;
+            c->lost_causes |= 1u << ELS_DROP_SINK_ERROR;
+            u->failed = true;
+            consumer_next_unit(c);
+        }
+        return PUMP_STOP;
+    }
+    if (n == 0)
+        return PUMP_STOP;
+    c->unit_off += (size_t)n;
+    if (c->unit_off < u->len)
+        return PUMP_AGAIN;
+    consumer_piece_done(c);
+    c->last_kind = u->kind;
+    /* Only this thread writes delivered; producers never read it. */
+    u->delivered = true;
+    if (u->end_time)
+        c->last_time = u->end_time;
+    consumer_next_unit(c);
+    if (c->dump)    /* Note [Flight recorder]: what producers may evict */
+        atomic_store_explicit(&w->rec.dump_floor, c->seq, memory_order_release);
+    return PUMP_AGAIN;
+}
+
+/*
+ * Send c as much as it takes now, in stream order: header, private bytes
+ * (carry and notes), control answers that are due, then ring units below
+ * visible (a dump: up to its end, then the end marker).  Lock not held;
+ * see Note [Queue locking] for why reading ring bytes is safe.
+ */
+void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
+                        const uint8_t *header, size_t header_len,
+                        uint64_t visible)
+{
+    if (!pump_ready(w, c, header, header_len, visible) ||
+        !pump_header(w, c, header, header_len))
+        return;
     for (;;) {
         /* Note [Stop deadline]: close has given up on this thread. */
         if (atomic_load_explicit(&w->life.abandoned, memory_order_relaxed))
             return;
-        if (c->priv_off < c->priv_len) {
-            struct iovec iov = { c->priv + c->priv_off, c->priv_len - c->priv_off };
-            ssize_t n = consumer_write(w, c, &iov, 1);
-            if (n < 0) {
-                if (consumer_outlives_failure(c)) {
-                    /* The notes are lost with the write: what they
-                     * announced is owed again, before the next unit. */
-                    c->lost_units += c->noted_units;
-                    c->lost_bytes += c->noted_bytes;
-                    c->lost_causes |= c->noted_causes;
-                    c->noted_units = c->noted_bytes = 0;
-                    c->noted_causes = 0;
-                    elsi_consumer_priv_drop(w, c);
-                }
-                return;
-            }
-            if (n == 0)
-                return;
-            c->priv_off += (size_t)n;
-            if (c->priv_off < c->priv_len)
-                continue;
-            elsi_consumer_priv_drop(w, c);
-            c->noted_units = c->noted_bytes = 0;
-            c->noted_causes = 0;
-            consumer_piece_done(c);
-        }
-        if (c->session != NULL && c->unit_off == 0 && !c->awaiting_snapshot) {
-            /* Control answers go in at the point the command took effect. */
-            bool at_end = c->seq < visible &&
-                          elsi_ring_unit_at(&w->queue.ring, c->seq)->kind ==
-                              ELSI_UNIT_KIND_END;
-            w->ctl.hooks->due(w, c, c->session, c->seq, at_end);
-            if (c->dead)
-                return;
-            if (c->priv_off < c->priv_len)
-                continue;
-        }
-        if (c->dump && c->seq >= c->dump_end) {
-            /* Note [Flight recorder]: a dump ends as a stream does. */
-            if (!c->dump_closed) {
-                c->dump_closed = true;
-                if (c->last_kind != ELSI_UNIT_KIND_END) {
-                    int r = elsi_consumer_priv_append(w, c, elsi_data_end,
-                                                      sizeof elsi_data_end);
-                    if (r != 0)
-                        elsi_consumer_starved(w, c, r);
-                }
-                continue;
-            }
-            c->dump_done = true;
-            c->dead = true;
+        enum pump_next next = pump_private(w, c);
+        if (next == PUMP_ON)
+            next = pump_control_due(w, c, visible);
+        if (next == PUMP_ON)
+            next = pump_dump_end(w, c);
+        if (next == PUMP_ON)
+            next = pump_unit(w, c, visible);
+        if (next == PUMP_STOP)
             return;
-        }
-        if (c->seq >= visible || c->awaiting_snapshot)
-            return;
-        /* c->seq < visible and the tail never passes a consumer, so the
-         * unit is retained (Note [Queue locking]). */
-        struct elsi_unit *u = elsi_ring_unit_at(&w->queue.ring, c->seq);
-        if (u->kind == ELSI_UNIT_KIND_JOIN && c->seq != c->join_start) {
-            consumer_next_unit(c);  /* Note [Late joiners]: not ours */
-            continue;
-        }
-        if (c->unit_off == 0 && !c->unit_announced) {
-            consumer_announce(w, c, u);
-            if (c->dead)
-                return;
-            if (c->priv_off < c->priv_len)
-                continue;
-        }
-        struct iovec iov[2];
-        int cnt = elsi_ring_iov(&w->queue.ring, u, c->unit_off, iov);
-        ssize_t n = consumer_write(w, c, iov, cnt);
-        if (n < 0) {
-            if (consumer_outlives_failure(c)) { /* the unit is lost for c */
-                c->lost_units++;
-                c->lost_bytes += u->len;
-                c->lost_causes |= 1u << ELS_DROP_SINK_ERROR;
-                u->failed = true;
-                consumer_next_unit(c);
-            }
-            return;
-        }
-        if (n == 0)
-            return;
-        c->unit_off += (size_t)n;
-        if (c->unit_off < u->len)
-            continue;
-        consumer_piece_done(c);
-        c->last_kind = u->kind;
-        /* Only this thread writes delivered; producers never read it. */
-        u->delivered = true;
-        if (u->end_time)
-            c->last_time = u->end_time;
-        consumer_next_unit(c);
-        if (c->dump)    /* Note [Flight recorder]: what producers may evict */
-            atomic_store_explicit(&w->rec.dump_floor, c->seq, memory_order_release);
     }
 }
 

@@ -8,7 +8,7 @@
  * and remembered as a gap to announce to the consumers.
  *
  * Not this file's job: the ring's own bookkeeping (lib/queue/ring.c),
- * taking units out and delivering them (loop.c, send.c), what is released
+ * taking units out and delivering them (loop.c, outgoing.c), what is released
  * when (release.c).  Who may touch what: Note [Queue locking] in
  * lib/writer/writer_impl.h.
  */
@@ -203,6 +203,182 @@ static int queue_reserve_copy(struct els_writer *w, size_t len,
     return elsi_ring_reserve(ring, len, meta, seq, iov);
 }
 
+/* One unit on its way in: what producer_put()'s steps share. */
+struct put {
+    const void *unit;
+    size_t len;
+    struct elsi_unit_info info;
+    /* Handed over (Note [Units handed over]): the size of the unit's
+     * buffer, and the spare the producer gets for it (NULL: copied). */
+    size_t take_size;
+    uint8_t *spare;
+    size_t need;                /* the room it takes */
+    struct elsi_unit meta;
+    uint64_t seq;
+    struct iovec iov[2];        /* where its copy goes */
+    /* How long it may wait for room: Note [How long producers wait]. */
+    bool may_wait;
+    uint64_t deadline_ms;
+    struct timespec deadline;
+    enum els_drop_cause timeout_cause;
+};
+
+/* Drop p at the door for cause, give its spare back and leave (waking
+ * the writer thread if asked).  Returns 1.  Lock held. */
+static int put_drop(struct els_writer *w, struct put *p,
+                    enum els_drop_cause cause, bool wake)
+{
+    drop_at_door(w, p->len, p->info.cap, cause);
+    elsi_pool_give(&w->queue.pool, p->spare, p->take_size, elsi_pool_room(w));
+    return producer_leave(w, wake, 1);
+}
+
+/* Try once to reserve room for p that leaves kept_room free: 0, or
+ * not (as elsi_ring_reserve()).  Lock held. */
+static int put_try_reserve(struct els_writer *w, struct put *p,
+                           uint64_t kept_room)
+{
+    struct elsi_ring *ring = &w->queue.ring;
+    if (p->spare == NULL)
+        return kept_room == 0 ||
+               elsi_ring_has_room_without_spares(ring, p->len + kept_room)
+               ? queue_reserve_copy(w, p->len, &p->meta, &p->seq, p->iov) : -ENOBUFS;
+    if (kept_room == 0 || elsi_ring_has_room_ext(ring, p->take_size + kept_room))
+        return elsi_ring_reserve_ext(ring, (uint8_t *)p->unit, p->len,
+                                     p->take_size, &p->meta, &p->seq);
+    return -ENOBUFS;
+}
+
+/* Wait for the writer thread to make room, until p's deadline.  false
+ * when the deadline passed and there is still no room.  Lock held. */
+static bool put_wait_room(struct els_writer *w, struct put *p, uint64_t kept_room)
+{
+    w->queue.room_waiters++;
+    int rc = 0;
+    if (p->deadline_ms == UINT64_MAX)
+        pthread_cond_wait(&w->queue.room, &w->lock);
+    else
+        rc = pthread_cond_timedwait(&w->queue.room, &w->lock, &p->deadline);
+    w->queue.room_waiters--;
+    struct elsi_ring *ring = &w->queue.ring;
+    bool room = p->spare != NULL
+                    ? elsi_ring_has_room_ext(ring, p->need + kept_room) ||
+                          elsi_ring_has_room_touched(ring, p->len + kept_room)
+                    : elsi_ring_has_room_without_spares(ring, p->len + kept_room);
+    return rc != ETIMEDOUT || room;
+}
+
+/* Reserve room for p, waiting for it as the policy allows.  true:
+ * reserved (lock held, still in flight); false: dropped, and the
+ * producer has left (Note [Producers in flight]).  Lock held. */
+static bool put_reserve(struct els_writer *w, struct put *p)
+{
+    for (;;) {
+        p->meta.gap_units = w->queue.gap_units;
+        p->meta.gap_bytes = w->queue.gap_bytes;
+        p->meta.gap_cause = w->queue.gap_cause;
+        p->meta.gap_caps = w->queue.gap_caps;
+        p->meta.gap_global = w->queue.gap_global;
+        /* Room kept for a join snapshot: Note [Asking again for a join
+         * snapshot]. */
+        uint64_t kept_room = p->info.kind != ELSI_UNIT_KIND_END ? w->queue.join_reserve : 0;
+        if (put_try_reserve(w, p, kept_room) == 0)
+            return true;
+        if (recorder_evict(w))
+            continue;
+        /* No room for its buffer, but for its bytes where the byte ring
+         * has been already: copied, and the spare goes back.  Not where
+         * the copy would touch new bytes, which would stay taken from the
+         * buffers for good (Note [The queue's memory] in ring.h): that
+         * unit waits, or is dropped, as one that found no room. */
+        if (p->spare != NULL &&
+            elsi_ring_has_room_touched(&w->queue.ring, p->len + kept_room)) {
+            elsi_pool_give(&w->queue.pool, p->spare, p->take_size, elsi_pool_room(w));
+            p->spare = NULL;
+            p->need = p->len;
+            continue;
+        }
+        bool wake = elsi_writer_need_wake(w);   /* the writer may free room */
+        if (!p->may_wait || w->life.stopping) {
+            put_drop(w, p, w->life.stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL,
+                     wake);
+            return false;
+        }
+        if (wake)
+            elsi_writer_send_wake(w);
+        if (!put_wait_room(w, p, kept_room)) {
+            put_drop(w, p, p->timeout_cause, false);
+            return false;
+        }
+    }
+}
+
+/* p is queued: count it accepted and queued, and clear the gap it
+ * carries to the consumers.  Lock held. */
+static void put_count(struct els_writer *w, const struct put *p)
+{
+    w->queue.gap_units = w->queue.gap_bytes = 0;
+    w->queue.gap_caps = 0;
+    w->queue.gap_global = false;
+    if (p->info.cap < ELS_MAX_CAPS) {
+        w->stats.caps[p->info.cap].units_accepted++;
+        w->stats.caps[p->info.cap].bytes_accepted += p->len;
+    }
+    if (p->need > w->queue.max_unit_seen)
+        w->queue.max_unit_seen = p->need;  /* the room it took */
+    w->stats.st.units_accepted++;
+    w->stats.st.bytes_accepted += p->len;
+    w->stats.st.units_queued++;
+    w->stats.st.bytes_queued += p->len;
+}
+
+/* Queue p, already in flight and not a header: reserve room, then copy
+ * it in with the lock released, or retain its buffer.  Lock held; left
+ * by producer_leave().  0 queued, 1 dropped. */
+static int put_queue(struct els_writer *w, struct put *p,
+                     enum els_write_reason reason, void **spare_out)
+{
+    /* A unit is counted as accepted in the same critical section that
+     * queues or drops it, so accepted == sent + dropped + queued holds in
+     * every snapshot, even while a producer waits for room. */
+    if (p->len > w->queue.ring.cap || p->len > UINT32_MAX)
+        return put_drop(w, p, ELS_DROP_TOO_BIG, false);
+
+    p->meta = (struct elsi_unit){
+        .kind = (uint8_t)p->info.kind,
+        .cap = p->info.cap,
+        .start_time = p->info.start_time,
+        .end_time = p->info.end_time,
+    };
+    uint64_t now = elsi_now_ms();
+    p->deadline_ms = 0;
+    p->timeout_cause = ELS_DROP_BLOCK_TIMEOUT;
+    p->may_wait = elsi_room_deadline(w, p->info.kind, reason, now,
+                                     &p->deadline_ms, &p->timeout_cause);
+    if (p->may_wait && p->deadline_ms != UINT64_MAX)
+        elsi_deadline_timespec(p->deadline_ms > now ? p->deadline_ms - now : 0,
+                               &p->deadline);
+
+    /* Counted once, whatever happens to the unit next. */
+    w->stats.st.units_by_reason[reason]++;
+    if (!put_reserve(w, p))
+        return 1;
+    put_count(w, p);
+    if (p->spare != NULL) {
+        /* Complete already: visible at once (Note [Units handed over]). */
+        *spare_out = p->spare;
+        w->stats.st.units_handed_over++;
+        elsi_ring_commit(&w->queue.ring, p->seq);
+        return producer_leave(w, elsi_writer_need_wake(w), 0);
+    }
+    pthread_mutex_unlock(&w->lock);
+
+    copy_in(p->iov, p->unit);
+    pthread_mutex_lock(&w->lock);
+    elsi_ring_commit(&w->queue.ring, p->seq);
+    return producer_leave(w, elsi_writer_need_wake(w), 0);
+}
+
 /* Queue a unit (bytes at unit): copied into the ring, or with take_size
  * set, retained in its own buffer (unit, of take_size bytes) while *spare
  * gets the buffer the producer fills next; *spare is left alone when the
@@ -216,12 +392,12 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         (unsigned)reason >= ELS_REASON__COUNT)
         return ELS_EINVAL;
 
-    struct elsi_unit_info info;
-    elsi_unit_classify(unit, len, &info);
+    struct put p = { .unit = unit, .len = len, .take_size = take_size };
+    elsi_unit_classify(unit, len, &p.info);
 
     pthread_mutex_lock(&w->lock);
     if (w->life.forked) {
-        drop_at_door(w, len, info.cap, ELS_DROP_FORKED_CHILD);
+        drop_at_door(w, len, p.info.cap, ELS_DROP_FORKED_CHILD);
         pthread_mutex_unlock(&w->lock);
         return 1;
     }
@@ -230,136 +406,19 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         return ELS_ESTOPPED;
     }
     w->life.producers++;
-    if (info.kind == ELSI_UNIT_KIND_HEADER) {
+    if (p.info.kind == ELSI_UNIT_KIND_HEADER) {
         int r = cache_header(w, unit, len);
         return producer_leave(w, elsi_writer_need_wake(w), r);
     }
     /* A ring of fewer than eight buffers copies: handed over, each unit
      * would take a whole buffer's room (Note [Units handed over]). */
-    uint8_t *spare = NULL;
     if (take_size > 0 && take_size <= w->queue.ring.cap / 8 &&
-        (spare = producer_spare(w, take_size)) != NULL && w->life.stopping) {
-        elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
+        (p.spare = producer_spare(w, take_size)) != NULL && w->life.stopping) {
+        elsi_pool_give(&w->queue.pool, p.spare, take_size, elsi_pool_room(w));
         return producer_leave(w, false, ELS_ESTOPPED);
     }
-    bool take = spare != NULL;
-    size_t need = take ? take_size : len;
-
-    /* A unit is counted as accepted in the same critical section that
-     * queues or drops it, so accepted == sent + dropped + queued holds in
-     * every snapshot, even while a producer waits for room. */
-    if (len > w->queue.ring.cap || len > UINT32_MAX) {
-        drop_at_door(w, len, info.cap, ELS_DROP_TOO_BIG);
-        elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
-        return producer_leave(w, false, 1);
-    }
-
-    struct elsi_unit meta = {
-        .kind = (uint8_t)info.kind,
-        .cap = info.cap,
-        .start_time = info.start_time,
-        .end_time = info.end_time,
-    };
-    uint64_t seq;
-    struct iovec iov[2];
-    /* How long this unit may wait for room: Note [How long producers
-     * wait]. */
-    uint64_t now = elsi_now_ms(), deadline_ms = 0;
-    enum els_drop_cause timeout_cause = ELS_DROP_BLOCK_TIMEOUT;
-    bool may_wait = elsi_room_deadline(w, info.kind, reason, now, &deadline_ms,
-                                       &timeout_cause);
-    struct timespec deadline;
-    if (may_wait && deadline_ms != UINT64_MAX)
-        elsi_deadline_timespec(deadline_ms > now ? deadline_ms - now : 0,
-                               &deadline);
-
-    /* Counted once, whatever happens to the unit next. */
-    w->stats.st.units_by_reason[reason]++;
-    for (;;) {
-        meta.gap_units = w->queue.gap_units;
-        meta.gap_bytes = w->queue.gap_bytes;
-        meta.gap_cause = w->queue.gap_cause;
-        meta.gap_caps = w->queue.gap_caps;
-        meta.gap_global = w->queue.gap_global;
-        /* Room kept for a join snapshot: Note [Asking again for a join
-         * snapshot]. */
-        uint64_t kept_room = info.kind != ELSI_UNIT_KIND_END ? w->queue.join_reserve : 0;
-        int r = -ENOBUFS;
-        if (!take)
-            r = kept_room == 0 ||
-                elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room)
-                ? queue_reserve_copy(w, len, &meta, &seq, iov) : -ENOBUFS;
-        else if (kept_room == 0 ||
-                 elsi_ring_has_room_ext(&w->queue.ring, take_size + kept_room))
-            r = elsi_ring_reserve_ext(&w->queue.ring, (uint8_t *)unit, len,
-                                      take_size, &meta, &seq);
-        if (r == 0)
-            break;
-        if (recorder_evict(w))
-            continue;
-        /* No room for its buffer, but for its bytes where the byte ring
-         * has been already: copied, and the spare goes back.  Not where
-         * the copy would touch new bytes, which would stay taken from the
-         * buffers for good (Note [The queue's memory] in ring.h): that
-         * unit waits, or is dropped, as one that found no room. */
-        if (take && elsi_ring_has_room_touched(&w->queue.ring, len + kept_room)) {
-            take = false;
-            need = len;
-            elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
-            spare = NULL;
-            continue;
-        }
-        bool wake = elsi_writer_need_wake(w);   /* the writer may free room */
-        if (!may_wait || w->life.stopping) {
-            drop_at_door(w, len, info.cap,
-                         w->life.stopping ? ELS_DROP_STOPPED : ELS_DROP_QUEUE_FULL);
-            elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
-            return producer_leave(w, wake, 1);
-        }
-        if (wake)
-            elsi_writer_send_wake(w);
-        w->queue.room_waiters++;
-        int rc = 0;
-        if (deadline_ms == UINT64_MAX)
-            pthread_cond_wait(&w->queue.room, &w->lock);
-        else
-            rc = pthread_cond_timedwait(&w->queue.room, &w->lock, &deadline);
-        w->queue.room_waiters--;
-        bool room = take ? elsi_ring_has_room_ext(&w->queue.ring, need + kept_room) ||
-                               elsi_ring_has_room_touched(&w->queue.ring, len + kept_room)
-                         : elsi_ring_has_room_without_spares(&w->queue.ring, len + kept_room);
-        if (rc == ETIMEDOUT && !room) {
-            drop_at_door(w, len, info.cap, timeout_cause);
-            elsi_pool_give(&w->queue.pool, spare, take_size, elsi_pool_room(w));
-            return producer_leave(w, false, 1);
-        }
-    }
-    w->queue.gap_units = w->queue.gap_bytes = 0;
-    w->queue.gap_caps = 0;
-    w->queue.gap_global = false;
-    if (info.cap < ELS_MAX_CAPS) {
-        w->stats.caps[info.cap].units_accepted++;
-        w->stats.caps[info.cap].bytes_accepted += len;
-    }
-    if (need > w->queue.max_unit_seen)
-        w->queue.max_unit_seen = need;     /* the room it took */
-    w->stats.st.units_accepted++;
-    w->stats.st.bytes_accepted += len;
-    w->stats.st.units_queued++;
-    w->stats.st.bytes_queued += len;
-    if (take) {
-        /* Complete already: visible at once (Note [Units handed over]). */
-        *spare_out = spare;
-        w->stats.st.units_handed_over++;
-        elsi_ring_commit(&w->queue.ring, seq);
-        return producer_leave(w, elsi_writer_need_wake(w), 0);
-    }
-    pthread_mutex_unlock(&w->lock);
-
-    copy_in(iov, unit);
-    pthread_mutex_lock(&w->lock);
-    elsi_ring_commit(&w->queue.ring, seq);
-    return producer_leave(w, elsi_writer_need_wake(w), 0);
+    p.need = p.spare != NULL ? take_size : len;
+    return put_queue(w, &p, reason, spare_out);
 }
 
 int els_writer_write_reason(struct els_writer *w, const void *unit, size_t len,

@@ -491,7 +491,7 @@ void elsi_writer_finish(struct els_writer *w);
 bool elsi_writer_need_wake(struct els_writer *w);
 
 // ---------------------------------------------------------------------------
-// Consumers (consumer.c, send.c; writer thread only, except where said)
+// Consumers (consumer.c, outgoing.c; writer thread only, except where said)
 // ---------------------------------------------------------------------------
 
 struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
