@@ -1,5 +1,5 @@
 # ghcprog.sh: building the Haskell test programs in tests/ghc/ and setting
-# up the tests that run them (sourced by those tests, after tests/lib.sh).
+# up the tests that run them (sourced by those tests, after tests/harness.sh).
 # It runs no test itself.
 #
 # build_ghc_program OUT SRC GHC-ARGS...: compile tests/ghc/SRC.hs with

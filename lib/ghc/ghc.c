@@ -4,7 +4,7 @@
  * (init / write / flush / stop) and, on an RTS with the eventlog-sink
  * patches (rts-patches/), as an EventLogUnitWriter that
  * +RTS --eventlog-sink=SPEC[|SPEC...] can select; it tells hooks.c when a
- * snapshot starts a stream.  It and its neighbours in lib/ghc/ (control.c,
+ * snapshot starts a stream.  It and its neighbours in lib/ghc/ (runtime.c,
  * prof.c, commands.c, hooks.c, sinkset.c) are the only files that include
  * RTS headers.  Everything it uses from the RTS beyond the EventLogWriter
  * type is a weak reference, so the library links into programs built

@@ -4,7 +4,7 @@
  * (FIFO, file, connect-out socket) or a callback sink; this file decides
  * whether it is trusted (Note [Trusted consumers]), where it starts (Note
  * [Late joiners]), reads its input (handing it to the layer above,
- * writer/hooks.h), and closes and reaps it when it fails or hangs up;
+ * writer/writer_ops.h), and closes and reaps it when it fails or hangs up;
  * and it offers the layer above its view of a consumer.
  *
  * Not this file's job: every byte a consumer is sent, its private bytes
@@ -27,7 +27,7 @@
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "base/log.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 #include "base/fdutil.h"
 
 /* Who is at the other end of a socket: its family (AF_UNSPEC if fd is
@@ -59,11 +59,11 @@ bool elsi_peer_uid_trusted(long uid, uid_t self)
     return uid >= 0 && ((uid_t)uid == self || uid == 0);
 }
 
-bool elsi_consumer_trust_rule(enum consumer_style style, int family,
+bool elsi_consumer_trust_rule(enum elsi_consumer_style style, int family,
                               long uid, bool dialled, bool vouched,
                               uid_t self)
 {
-    if (style == CONSUMER_CALLBACK)
+    if (style == ELSI_CONSUMER_CALLBACK)
         return true;
     if (family == AF_UNSPEC)
         return dialled;     /* a file or FIFO: its mode says who reads */
@@ -75,10 +75,10 @@ bool elsi_consumer_trust_rule(enum consumer_style style, int family,
 /* May a consumer on fd hold producers back under policy=block?  The
  * rule on what fd's peer is (Note [Trusted consumers]). */
 static bool consumer_is_trusted(const struct els_writer *w, int fd,
-                                enum consumer_style style, bool dialled)
+                                enum elsi_consumer_style style, bool dialled)
 {
     long uid = -1;
-    int family = style == CONSUMER_CALLBACK ? AF_UNSPEC
+    int family = style == ELSI_CONSUMER_CALLBACK ? AF_UNSPEC
                                             : consumer_peer(fd, &uid);
     return elsi_consumer_trust_rule(style, family, uid, dialled,
                                     w->spec.trust, geteuid());
@@ -87,7 +87,7 @@ static bool consumer_is_trusted(const struct els_writer *w, int fd,
 /* Under policy=block, say why a collector the program dialled is served
  * as under policy=drop (Note [Trusted consumers]). */
 static void consumer_untrusted_collector(struct els_writer *w,
-                                         const struct consumer *c)
+                                         const struct elsi_consumer *c)
 {
     if (c->trusted || !c->dialled || w->spec.policy != ELSI_POLICY_BLOCK)
         return;
@@ -109,10 +109,10 @@ static void consumer_untrusted_collector(struct els_writer *w,
 }
 
 /* A new consumer on fd, not yet in the list. */
-static struct consumer *consumer_new(struct els_writer *w, int fd,
-                                     enum consumer_style style, bool dialled)
+static struct elsi_consumer *consumer_new(struct els_writer *w, int fd,
+                                     enum elsi_consumer_style style, bool dialled)
 {
-    struct consumer *c = calloc(1, sizeof *c);
+    struct elsi_consumer *c = calloc(1, sizeof *c);
     if (c == NULL) {
         if (fd >= 0)
             elsi_close(fd);
@@ -141,16 +141,16 @@ static struct consumer *consumer_new(struct els_writer *w, int fd,
     return c;
 }
 
-struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
-                                        enum consumer_style style, bool dialled)
+struct elsi_consumer *elsi_consumer_attach(struct els_writer *w, int fd,
+                                        enum elsi_consumer_style style, bool dialled)
 {
-    struct consumer *c = consumer_new(w, fd, style, dialled);
+    struct elsi_consumer *c = consumer_new(w, fd, style, dialled);
     if (c == NULL)
         return NULL;
     pthread_mutex_lock(&w->lock);
     /* A late joiner starts at a join snapshot if the producer can give one
      * (Note [Late joiners]), else at the oldest unit still queued. */
-    c->seq = w->queue.ring.tail_seq;
+    c->seq = w->queue.uq.tail_seq;
     uint64_t missed_units = w->queue.released_units, missed_bytes = w->queue.released_bytes;
     els_snapshot_request_fn request = NULL;
     void *request_ctx = w->queue.snapshot_ctx;
@@ -158,7 +158,7 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
         !w->life.stopping) {
         request = w->queue.snapshot_request;
         c->awaiting_snapshot = true;
-        c->join_after = c->seq = w->queue.ring.head_seq;
+        c->join_after = c->seq = w->queue.uq.head_seq;
         c->await_since_ms = elsi_now_ms();
         w->cons.awaiting++;
     }
@@ -172,7 +172,7 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     if (dialled && !c->trusted && c->is_socket) {
         /* Note [Collector proof]: its challenge is the first note. */
         consumer_untrusted_collector(w, c);
-        w->ctl.hooks->attach(w, w->ctl.state, c,
+        w->ctl.ops->attach(w, w->ctl.state, c,
                          ELSI_ATTACH_UNTRUSTED_COLLECTOR, &c->session);
     }
     if (request != NULL)
@@ -184,13 +184,13 @@ struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
     return c;
 }
 
-struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
+struct elsi_consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
 {
-    struct consumer *c = consumer_new(w, fd, CONSUMER_FD, false);
+    struct elsi_consumer *c = consumer_new(w, fd, ELSI_CONSUMER_FD, false);
     if (c == NULL)
         return NULL;
     c->trusted = false;     /* it never holds a unit */
-    int r = w->ctl.hooks->attach(w, w->ctl.state, c, ELSI_ATTACH_ENDPOINT,
+    int r = w->ctl.ops->attach(w, w->ctl.state, c, ELSI_ATTACH_ENDPOINT,
                              &c->session);
     if (r != 0) {
         if (r == -ENOBUFS) {
@@ -207,7 +207,7 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
         return NULL;
     }
     pthread_mutex_lock(&w->lock);
-    c->seq = w->queue.ring.committed_seq;
+    c->seq = w->queue.uq.committed_seq;
     c->next = w->cons.list;
     w->cons.list = c;
     w->stats.st.consumers_connected++;
@@ -218,11 +218,11 @@ struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd)
 }
 
 /* Note [Flight recorder]: units [start, end) to fd, then the end marker. */
-struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
+struct elsi_consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
                                            uint64_t start, uint64_t join_start,
                                            uint64_t end)
 {
-    struct consumer *c = consumer_new(w, fd, CONSUMER_FD, false);
+    struct elsi_consumer *c = consumer_new(w, fd, ELSI_CONSUMER_FD, false);
     if (c == NULL)
         return NULL;
     c->dump = true;
@@ -245,7 +245,7 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
         return;
     uint64_t now = elsi_now_ms();
     bool ask_again = false;
-    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
+    for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next) {
         if (!c->awaiting_snapshot || c->dead)
             continue;
         bool have = join_seq != JOIN_NONE && join_seq >= c->join_after &&
@@ -265,7 +265,7 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
             c->seq = c->join_start = join_seq;
             w->stats.st.joiners_with_snapshot++;
         } else {
-            c->seq = w->queue.ring.tail_seq;
+            c->seq = w->queue.uq.tail_seq;
             w->stats.st.joiners_without_snapshot++;
         }
         pthread_mutex_unlock(&w->lock);
@@ -295,7 +295,7 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
     }
 }
 
-void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
+void elsi_consumer_free(struct els_writer *w, struct elsi_consumer *c, bool graceful)
 {
     if (c->fd >= 0) {
         /* In a forked child the descriptor is shared with the parent:
@@ -306,7 +306,7 @@ void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
     }
     elsi_consumer_priv_drop(w, c);
     if (c->session != NULL)
-        w->ctl.hooks->session_free(w, c->session);
+        w->ctl.ops->session_free(w, c->session);
     free(c);
 }
 
@@ -314,9 +314,9 @@ void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful)
 void elsi_consumers_reap(struct els_writer *w)
 {
     pthread_mutex_lock(&w->lock);
-    struct consumer *dead = NULL;
-    for (struct consumer **p = &w->cons.list; *p != NULL;) {
-        struct consumer *c = *p;
+    struct elsi_consumer *dead = NULL;
+    for (struct elsi_consumer **p = &w->cons.list; *p != NULL;) {
+        struct elsi_consumer *c = *p;
         if (c->dead) {
             *p = c->next;
             c->next = dead;
@@ -333,10 +333,10 @@ void elsi_consumers_reap(struct els_writer *w)
     }
     pthread_mutex_unlock(&w->lock);
     while (dead != NULL) {
-        struct consumer *c = dead;
+        struct elsi_consumer *c = dead;
         dead = c->next;
         /* Whatever this consumer had not received is its loss; the other
-         * consumers and the ring accounting are unaffected. */
+         * consumers and the queue accounting are unaffected. */
         elsi_log(ELS_LOG_DEBUG, "consumer %" PRIu64 " detached", c->id);
         if (c->dialled) {
             w->cons.dial_active = false;
@@ -348,7 +348,7 @@ void elsi_consumers_reap(struct els_writer *w)
     }
 }
 
-void elsi_consumer_kill(struct els_writer *w, struct consumer *c,
+void elsi_consumer_kill(struct els_writer *w, struct elsi_consumer *c,
                         const char *why, int err)
 {
     if (!c->dead) {
@@ -365,7 +365,7 @@ void elsi_consumer_kill(struct els_writer *w, struct consumer *c,
     c->dead = true;
 }
 
-void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents)
+void elsi_consumer_input(struct els_writer *w, struct elsi_consumer *c, short revents)
 {
     if (c->connecting) {
         if (revents & (POLLOUT | POLLERR | POLLHUP)) {
@@ -385,7 +385,7 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
                 if (!c->trusted && consumer_is_trusted(w, c->fd, c->style,
                                                        c->dialled))
                     c->trusted = true;  /* a UNIX listener of ours */
-                else if (!c->trusted && c->style == CONSUMER_FD) {
+                else if (!c->trusted && c->style == ELSI_CONSUMER_FD) {
                     long uid;
                     if (consumer_peer(c->fd, &uid) == AF_UNIX)
                         consumer_untrusted_collector(w, c);  /* now known */
@@ -395,7 +395,7 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
         return;
     }
     if ((revents & POLLIN) &&
-        !w->ctl.hooks->input(w, w->ctl.state, c, &c->session)) {
+        !w->ctl.ops->input(w, w->ctl.state, c, &c->session)) {
         /* Without control=1 consumers have nothing to say: read and
          * discard, and notice end of input. */
         const uint8_t *data;
@@ -408,10 +408,10 @@ void elsi_consumer_input(struct els_writer *w, struct consumer *c, short revents
 }
 
 // ---------------------------------------------------------------------------
-// For the layer above (writer/hooks.h)
+// For the layer above (writer/writer_ops.h)
 // ---------------------------------------------------------------------------
 
-ssize_t elsi_consumer_read(struct els_writer *w, struct consumer *c,
+ssize_t elsi_consumer_read(struct els_writer *w, struct elsi_consumer *c,
                            size_t max, const uint8_t **data)
 {
     ssize_t n;
@@ -428,15 +428,15 @@ ssize_t elsi_consumer_read(struct els_writer *w, struct consumer *c,
     return n;
 }
 
-struct consumer *elsi_consumer_find(struct els_writer *w, uint64_t id)
+struct elsi_consumer *elsi_consumer_find(struct els_writer *w, uint64_t id)
 {
-    for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
+    for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next)
         if (c->id == id)
             return c;
     return NULL;
 }
 
-void elsi_consumer_stream_off(struct els_writer *w, struct consumer *c)
+void elsi_consumer_stream_off(struct els_writer *w, struct elsi_consumer *c)
 {
     pthread_mutex_lock(&w->lock);
     if (c->awaiting_snapshot) {
@@ -447,28 +447,28 @@ void elsi_consumer_stream_off(struct els_writer *w, struct consumer *c)
     pthread_mutex_unlock(&w->lock);
 }
 
-uint64_t elsi_consumer_id(const struct consumer *c) { return c->id; }
-int elsi_consumer_fd(const struct consumer *c) { return c->fd; }
-bool elsi_consumer_dead(const struct consumer *c) { return c->dead; }
-void *elsi_consumer_session(const struct consumer *c) { return c->session; }
-void elsi_consumer_close(struct consumer *c) { c->dead = true; }
-void elsi_consumer_stop_reading(struct consumer *c) { c->read_closed = true; }
-void elsi_consumer_wake_at(struct consumer *c, uint64_t ms)
+uint64_t elsi_consumer_id(const struct elsi_consumer *c) { return c->id; }
+int elsi_consumer_fd(const struct elsi_consumer *c) { return c->fd; }
+bool elsi_consumer_dead(const struct elsi_consumer *c) { return c->dead; }
+void *elsi_consumer_session(const struct elsi_consumer *c) { return c->session; }
+void elsi_consumer_close(struct elsi_consumer *c) { c->dead = true; }
+void elsi_consumer_stop_reading(struct elsi_consumer *c) { c->read_closed = true; }
+void elsi_consumer_wake_at(struct elsi_consumer *c, uint64_t ms)
 {
     c->retry_at_ms = ms;
 }
 
-bool elsi_consumer_accepted(const struct consumer *c)
+bool elsi_consumer_accepted(const struct elsi_consumer *c)
 {
     return c->is_socket && !c->dialled;
 }
 
-bool elsi_consumer_input_ended(const struct consumer *c)
+bool elsi_consumer_input_ended(const struct elsi_consumer *c)
 {
     return c->read_closed;
 }
 
-void elsi_consumer_set_trusted(struct consumer *c, bool trusted)
+void elsi_consumer_set_trusted(struct elsi_consumer *c, bool trusted)
 {
     c->trusted = trusted;
 }

@@ -1,6 +1,6 @@
 /*
  * loop.c: the writer thread.  One poll() loop per writer takes units out
- * of the ring and hands them to every consumer at its own pace, with
+ * of the queue and hands them to every consumer at its own pace, with
  * non-blocking I/O: it accepts the clients of a listening sink, dials (and
  * redials) a connect-out sink, feeds a callback sink, notices consumers
  * that hang up, sleeps when there is nothing to do (woken by producers
@@ -26,7 +26,7 @@
 #include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "base/log.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 #include "base/fdutil.h"
 
 /* How often a stopping recorder looks again for its dump at the end while
@@ -60,7 +60,7 @@ static void dial_maybe(struct els_writer *w, uint64_t now)
     int fd = -1;
     int r = w->ops->dial(w->sink, &fd);
     if (r == 0 || r == -EINPROGRESS) {
-        struct consumer *c = elsi_consumer_attach(w, fd, CONSUMER_FD, true);
+        struct elsi_consumer *c = elsi_consumer_attach(w, fd, ELSI_CONSUMER_FD, true);
         if (c != NULL) {
             c->connecting = r == -EINPROGRESS;
             w->cons.dial_active = true;
@@ -82,7 +82,7 @@ static void dial_maybe(struct els_writer *w, uint64_t now)
 static size_t live_consumers(const struct els_writer *w)
 {
     size_t n = 0;
-    for (const struct consumer *c = w->cons.list; c != NULL; c = c->next)
+    for (const struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next)
         n += !c->dead && !c->dump;
     return n;
 }
@@ -95,7 +95,7 @@ static void accept_all(struct els_writer *w, bool control)
     size_t live = live_consumers(w);
     for (;;) {
         int fd = -1;
-        int r = control ? w->ctl.hooks->accept(w->ctl.state, &fd)
+        int r = control ? w->ctl.ops->accept(w->ctl.state, &fd)
                         : w->ops->accept(w->sink, &fd);
         if (r == -EAGAIN) {
             w->cons.accept_backoff_ms = 0;
@@ -129,7 +129,7 @@ static void accept_all(struct els_writer *w, bool control)
             continue;
         }
         if ((control ? elsi_consumer_attach_control(w, fd)
-                     : elsi_consumer_attach(w, fd, CONSUMER_FD, false)) != NULL)
+                     : elsi_consumer_attach(w, fd, ELSI_CONSUMER_FD, false)) != NULL)
             live++;
     }
 }
@@ -167,17 +167,17 @@ static bool join_ask_again(struct els_writer *w, els_snapshot_request_fn *reques
     if (refused) {
         w->cons.join_ask_due = true;
         uint64_t want = w->queue.join_refused_len;
-        if (want > w->queue.ring.cap / 2)
-            want = w->queue.ring.cap / 2;
+        if (want > w->queue.uq.cap / 2)
+            want = w->queue.uq.cap / 2;
         if (w->spec.policy == ELSI_POLICY_BLOCK && want > w->queue.join_reserve)
             w->queue.join_reserve = want;
     }
     if (!w->cons.join_ask_due)
         return false;
-    uint64_t room = w->queue.join_refused_len < w->queue.ring.cap ? w->queue.join_refused_len
-                                                      : w->queue.ring.cap;
+    uint64_t room = w->queue.join_refused_len < w->queue.uq.cap ? w->queue.join_refused_len
+                                                      : w->queue.uq.cap;
     /* Spares would make way for it (Note [The queue's memory]). */
-    if (!elsi_ring_has_room_without_spares(&w->queue.ring, (size_t)room))
+    if (!elsi_unitq_has_room_without_spares(&w->queue.uq, (size_t)room))
         return false;
     w->cons.join_ask_due = false;
     w->cons.join_asks++;
@@ -201,13 +201,13 @@ static void writer_pause(struct els_writer *w)
 /* What consumer c, still behind at the stop deadline, never received:
  * the units it had not received in full (join units aside: not part of
  * the stream) and their bytes it had not received.  Lock held. */
-static void behind_missed(struct els_writer *w, const struct consumer *c,
+static void behind_missed(struct els_writer *w, const struct elsi_consumer *c,
                           uint64_t *units, uint64_t *bytes)
 {
     *units = *bytes = 0;
-    uint64_t seq = c->seq > w->queue.ring.tail_seq ? c->seq : w->queue.ring.tail_seq;
-    for (; seq < w->queue.ring.committed_seq; seq++) {
-        const struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, seq);
+    uint64_t seq = c->seq > w->queue.uq.tail_seq ? c->seq : w->queue.uq.tail_seq;
+    for (; seq < w->queue.uq.committed_seq; seq++) {
+        const struct elsi_unit *u = elsi_unitq_unit(&w->queue.uq, seq);
         if (u->kind == ELSI_UNIT_KIND_JOIN)
             continue;
         size_t sent = seq == c->seq ? c->unit_off : 0;
@@ -282,7 +282,7 @@ enum round_next { ROUND_SLEEP, ROUND_AGAIN, ROUND_STOP };
  * pcons[i] is the consumer of pfds[i], NULL for the writer's own. */
 struct poll_set {
     struct pollfd *pfds;
-    struct consumer **pcons;
+    struct elsi_consumer **pcons;
     size_t n, cap;
     int listen_fd, ctl_fd, signal_fd;   /* -1: not polled this round */
     int timeout;                        /* ms for poll(); -1: none */
@@ -305,13 +305,13 @@ static bool round_deliver(struct els_writer *w, struct round *r)
     uint64_t now = elsi_now_ms();
     if (w->ops->style == ELS_SINK_DIAL)
         dial_maybe(w, now);
-    w->ctl.hooks->tick(w, w->ctl.state);
+    w->ctl.ops->tick(w, w->ctl.state);
 
     pthread_mutex_lock(&w->lock);
     r->header = w->queue.header;
     r->header_len = w->queue.header_len;
-    r->visible = w->queue.ring.committed_seq;
-    uint64_t join_seq = w->queue.join_seq, tail = w->queue.ring.tail_seq;
+    r->visible = w->queue.uq.committed_seq;
+    uint64_t join_seq = w->queue.join_seq, tail = w->queue.uq.tail_seq;
     bool ending = w->life.stopping;
     bool flush = w->queue.flush_requested;
     w->queue.flush_requested = false;
@@ -321,7 +321,7 @@ static bool round_deliver(struct els_writer *w, struct round *r)
         return false;
 
     elsi_consumers_join(w, join_seq, r->visible, tail, ending);
-    for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
+    for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next)
         elsi_consumer_pump(w, c, r->header, r->header_len, r->visible);
     elsi_consumers_reap(w);
     if (flush && w->ops->flush != NULL)
@@ -367,7 +367,7 @@ static bool stop_done(struct els_writer *w, bool all_caught_up, bool more_now,
                       size_t n_cons)
 {
     bool done = ((all_caught_up && !more_now &&
-                  w->queue.ring.committed_seq == w->queue.ring.head_seq) ||
+                  w->queue.uq.committed_seq == w->queue.uq.head_seq) ||
                  n_cons == 0) && !elsi_dump_pending(w);
     return done || elsi_now_ms() >= w->life.stop_deadline_ms;
 }
@@ -382,14 +382,14 @@ static enum round_next round_settle(struct els_writer *w, struct round *r)
     join_ask_maybe(w);
     bool all_caught_up = true, any_dead = false, any_awaiting = false;
     r->n_cons = 0;
-    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
+    for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next) {
         r->n_cons++;
         any_dead |= c->dead;    /* cut loose and closed: reap now */
         any_awaiting |= c->awaiting_snapshot && !c->dead;
-        if (!elsi_consumer_caught_up(c, r->header_len, w->queue.ring.committed_seq))
+        if (!elsi_consumer_caught_up(c, r->header_len, w->queue.uq.committed_seq))
             all_caught_up = false;
     }
-    bool more_now = w->queue.ring.committed_seq != r->visible || any_dead ||
+    bool more_now = w->queue.uq.committed_seq != r->visible || any_dead ||
                     w->queue.header_len != r->header_len || w->queue.flush_requested ||
                     w->rec.dumping != NULL ||
                     w->rec.dump_tickets > w->rec.dump_answered;
@@ -432,7 +432,7 @@ static bool poll_set_reserve(struct els_writer *w, struct poll_set *ps, size_t n
     struct pollfd *np = realloc(ps->pfds, cap * sizeof *np);
     if (np != NULL)
         ps->pfds = np;
-    struct consumer **nc = realloc(ps->pcons, cap * sizeof *nc);
+    struct elsi_consumer **nc = realloc(ps->pcons, cap * sizeof *nc);
     if (nc != NULL)
         ps->pcons = nc;
     if (np == NULL || nc == NULL) {
@@ -446,7 +446,7 @@ static bool poll_set_reserve(struct els_writer *w, struct poll_set *ps, size_t n
 }
 
 static void poll_set_add(struct poll_set *ps, int fd, short events,
-                         struct consumer *c)
+                         struct elsi_consumer *c)
 {
     ps->pfds[ps->n] = (struct pollfd){ .fd = fd, .events = events };
     ps->pcons[ps->n++] = c;
@@ -460,14 +460,14 @@ static void poll_set_own(struct els_writer *w, struct poll_set *ps,
 {
     if (w->ops->style == ELS_SINK_RECORD && w->ops->listen_fd != NULL &&
         w->rec.dumping == NULL && !r->stopping) {
-        /* Note [Dump on a signal] (ring.c); polled only between dumps,
+        /* Note [Dump on a signal] (lib/sinks/ring.c); polled only between dumps,
          * since it stays readable until a dump drains it. */
         ps->signal_fd = w->ops->listen_fd(w->sink);
         if (ps->signal_fd >= 0)
             poll_set_add(ps, ps->signal_fd, POLLIN, NULL);
     }
-    ps->ctl_fd = w->ctl.hooks->listen_fd != NULL
-                     ? w->ctl.hooks->listen_fd(w->ctl.state) : -1;
+    ps->ctl_fd = w->ctl.ops->listen_fd != NULL
+                     ? w->ctl.ops->listen_fd(w->ctl.state) : -1;
     bool resting = now < w->cons.listen_resume_ms;
     if (ps->ctl_fd >= 0 && !r->stopping) {
         if (!resting)
@@ -497,7 +497,7 @@ static bool poll_set_build(struct els_writer *w, struct poll_set *ps,
     uint64_t now = elsi_now_ms();
     poll_set_add(ps, w->life.wake[0], POLLIN, NULL);
     poll_set_own(w, ps, r, now);
-    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
+    for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next) {
         if (c->awaiting_snapshot)   /* Note [Late joiners] */
             wake_by(&ps->timeout, c->await_since_ms + ELS_SNAPSHOT_WAIT_MS, now);
         if (c->retry_at_ms)
@@ -549,7 +549,7 @@ static void poll_dispatch(struct els_writer *w, struct poll_set *ps)
     }
     for (size_t i = 1; i < ps->n; i++) {
         const struct pollfd *p = &ps->pfds[i];
-        struct consumer *c = ps->pcons[i];
+        struct elsi_consumer *c = ps->pcons[i];
         if (p->revents == 0)
             continue;
         if (c != NULL)
@@ -577,11 +577,11 @@ static void drain_at_stop(struct els_writer *w)
     uint64_t behind = 0;
     bool any = false;
     size_t off = 0;
-    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
+    for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next) {
         if (c->dead)
             continue;
         any = true;
-        if (elsi_consumer_caught_up(c, w->queue.header_len, w->queue.ring.committed_seq))
+        if (elsi_consumer_caught_up(c, w->queue.header_len, w->queue.uq.committed_seq))
             continue;
         behind++;
         uint64_t units, bytes;
@@ -591,14 +591,14 @@ static void drain_at_stop(struct els_writer *w)
         behind_describe(w, &off, behind, c->id, units, bytes);
     }
     w->stats.st.consumers_behind_at_stop += behind;
-    while (w->queue.ring.tail_seq < w->queue.ring.committed_seq)
+    while (w->queue.uq.tail_seq < w->queue.uq.committed_seq)
         elsi_release_oldest(w, any ? ELS_DROP_STOPPED : ELS_DROP_NO_CONSUMER);
     publish_counters(w);
-    for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
+    for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next)
         c->dead = true;
     pthread_mutex_unlock(&w->lock);
-    for (struct consumer *c = w->cons.list; c != NULL;) {
-        struct consumer *next = c->next;
+    for (struct elsi_consumer *c = w->cons.list; c != NULL;) {
+        struct elsi_consumer *next = c->next;
         elsi_consumer_free(w, c, true);
         c = next;
     }
@@ -609,7 +609,7 @@ static void drain_at_stop(struct els_writer *w)
 static void thread_end(struct els_writer *w)
 {
     /* Note [Control lifetimes]: detached before w can be freed. */
-    w->ctl.hooks->detach(w, w->ctl.state);
+    w->ctl.ops->detach(w, w->ctl.state);
     pthread_mutex_lock(&w->lock);
     w->cons.list = NULL;
     w->stats.st.consumers_connected = 0;
@@ -633,7 +633,7 @@ void *elsi_writer_main(void *arg)
     struct poll_set ps = { 0 };
 
     if (w->ops->style == ELS_SINK_CALLBACK)
-        elsi_consumer_attach(w, -1, CONSUMER_CALLBACK, false);
+        elsi_consumer_attach(w, -1, ELSI_CONSUMER_CALLBACK, false);
     for (;;) {
         struct round r;
         if (!round_deliver(w, &r))

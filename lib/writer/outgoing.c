@@ -1,7 +1,7 @@
 /*
  * outgoing.c: a consumer's outgoing bytes, on the writer thread, every
  * one of them: what it is sent and in what order (the cached header, its
- * private bytes, then ring units, as fast as it takes them), its private
+ * private bytes, then queued units, as fast as it takes them), its private
  * bytes themselves (the rest of a unit it was cut loose in, in-band notes
  * about what it missed, a dump's end marker) kept within consumer-memory=
  * (Note [Consumer memory]), regular files rolled back to a unit boundary
@@ -27,16 +27,16 @@
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "base/log.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 #include "base/fdutil.h"
 
 // ---------------------------------------------------------------------------
-// Private bytes: what c is owed beside the ring (Note [Consumer memory])
+// Private bytes: what c is owed beside the queue (Note [Consumer memory])
 // ---------------------------------------------------------------------------
 
 /* Give back c's private buffer once it is sent: an idle consumer holds
  * no memory (Note [Consumer memory]). */
-void elsi_consumer_priv_drop(struct els_writer *w, struct consumer *c)
+void elsi_consumer_priv_drop(struct els_writer *w, struct elsi_consumer *c)
 {
     w->stats.priv_bytes -= c->priv_cap;
     free(c->priv);
@@ -46,7 +46,7 @@ void elsi_consumer_priv_drop(struct els_writer *w, struct consumer *c)
 
 /* Append to c's private bytes within consumer-memory=.  0, ELS_ENOMEM,
  * or -ENOBUFS when the bound would be exceeded (Note [Consumer memory]). */
-int elsi_consumer_priv_append(struct els_writer *w, struct consumer *c,
+int elsi_consumer_priv_append(struct els_writer *w, struct elsi_consumer *c,
                               const void *data, size_t len)
 {
     if (c->priv_off == c->priv_len)
@@ -92,7 +92,7 @@ void elsi_consumer_memory_give(struct els_writer *w, size_t n)
     w->stats.priv_bytes -= n;
 }
 
-void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
+void elsi_consumer_over_memory(struct els_writer *w, struct elsi_consumer *c,
                                const char *what)
 {
     if (c->dead)
@@ -107,7 +107,7 @@ void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
 /* c cannot be given bytes it must have (a note about its losses, the rest
  * of a unit it is in the middle of): its stream cannot go on well formed,
  * so it is closed, and counted when for want of consumer-memory=. */
-void elsi_consumer_starved(struct els_writer *w, struct consumer *c, int err)
+void elsi_consumer_starved(struct els_writer *w, struct elsi_consumer *c, int err)
 {
     if (c->dead)
         return;
@@ -120,7 +120,7 @@ void elsi_consumer_starved(struct els_writer *w, struct consumer *c, int err)
 }
 
 /* Queue an in-band note for c (a global block with one log message). */
-void elsi_consumer_note(struct els_writer *w, struct consumer *c,
+void elsi_consumer_note(struct els_writer *w, struct elsi_consumer *c,
                         uint64_t timestamp, const char *fmt, ...)
 {
     char msg[256];
@@ -135,14 +135,14 @@ void elsi_consumer_note(struct els_writer *w, struct consumer *c,
         elsi_consumer_starved(w, c, r);
 }
 
-void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
+void elsi_consumer_note_text(struct els_writer *w, struct elsi_consumer *c,
                              const char *msg)
 {
     elsi_consumer_note(w, c, c->last_time, "%s", msg);
 }
 
 /* The note a consumer that starts mid-stream without a snapshot gets. */
-void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
+void elsi_consumer_note_missed(struct els_writer *w, struct elsi_consumer *c,
                                  const char *why, uint64_t units, uint64_t bytes)
 {
     elsi_consumer_note(w, c, 0, "eventlog-sink: consumer %" PRIu64 " joined mid-run%s; "
@@ -154,9 +154,9 @@ void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
 // Writing to c
 // ---------------------------------------------------------------------------
 
-/* For the layer above (writer/hooks.h): its own bytes to a consumer
+/* For the layer above (writer/writer_ops.h): its own bytes to a consumer
  * that takes no stream (a control client's answers). */
-ssize_t elsi_consumer_send(struct consumer *c, const void *p, size_t n)
+ssize_t elsi_consumer_send(struct elsi_consumer *c, const void *p, size_t n)
 {
     struct iovec iov = { (void *)p, n };
     ssize_t r = elsi_write_iov(c->fd, c->is_socket, &iov, 1);
@@ -170,12 +170,12 @@ ssize_t elsi_consumer_send(struct consumer *c, const void *p, size_t n)
  * when the consumer lives on, or -1 when it failed: for a regular file the
  * piece is rolled back and the caller skips it; otherwise c is dead.
  */
-static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
+static ssize_t consumer_write(struct els_writer *w, struct elsi_consumer *c,
                               const struct iovec *iov, int iovcnt)
 {
-    if (c->style == CONSUMER_CALLBACK) {
+    if (c->style == ELSI_CONSUMER_CALLBACK) {
         /* The contract promises whole units in one call: join a unit that
-         * wraps around the end of the ring. */
+         * wraps around the end of the queue. */
         const void *buf = iov[0].iov_base;
         size_t total = iov[0].iov_len;
         if (iovcnt > 1 && iov[1].iov_len > 0) {
@@ -240,15 +240,15 @@ static ssize_t consumer_write(struct els_writer *w, struct consumer *c,
  * pass) and a callback sink do: the failed piece is skipped (a unit: lost
  * for c, counted and announced) or, for the header, retried.  A socket or
  * pipe that fails is gone. */
-static bool consumer_outlives_failure(const struct consumer *c)
+static bool consumer_outlives_failure(const struct elsi_consumer *c)
 {
     /* A dump that cannot be written whole is a failed dump. */
-    return !c->dump && (c->is_regular || c->style == CONSUMER_CALLBACK);
+    return !c->dump && (c->is_regular || c->style == ELSI_CONSUMER_CALLBACK);
 }
 
 /* Note a piece fully written to a regular file (the next may roll back to
  * here). */
-static void consumer_piece_done(struct consumer *c)
+static void consumer_piece_done(struct elsi_consumer *c)
 {
     if (c->is_regular)
         c->file_piece_start = lseek(c->fd, 0, SEEK_CUR);
@@ -275,7 +275,7 @@ static void gap_owners(const struct elsi_unit *u, char *buf, size_t len)
 
 /* What c's losses since its last note were, in the words of the drop
  * causes (README, "Losses and counters"). */
-static const char *consumer_loss_text(const struct consumer *c)
+static const char *consumer_loss_text(const struct elsi_consumer *c)
 {
     bool slow = c->lost_causes & (1u << ELS_DROP_SLOW_CONSUMER);
     bool failed = c->lost_causes & (1u << ELS_DROP_SINK_ERROR);
@@ -287,7 +287,7 @@ static const char *consumer_loss_text(const struct consumer *c)
 }
 
 /* Before c starts unit u: queue the notes it is owed. */
-static void consumer_announce(struct els_writer *w, struct consumer *c,
+static void consumer_announce(struct els_writer *w, struct elsi_consumer *c,
                               const struct elsi_unit *u)
 {
     uint64_t ts = u->start_time ? u->start_time : c->last_time;
@@ -313,7 +313,7 @@ static void consumer_announce(struct els_writer *w, struct consumer *c,
     c->unit_announced = true;
 }
 
-static void consumer_next_unit(struct consumer *c)
+static void consumer_next_unit(struct elsi_consumer *c)
 {
     c->seq++;
     c->unit_off = 0;
@@ -327,13 +327,13 @@ enum pump_next { PUMP_ON, PUMP_AGAIN, PUMP_STOP };
 /* Before sending anything: false when c is to be sent nothing now (dead,
  * connecting, no header yet, resting after a failure), or never (a
  * control client that takes no stream). */
-static bool pump_ready(struct els_writer *w, struct consumer *c,
+static bool pump_ready(struct els_writer *w, struct elsi_consumer *c,
                        const uint8_t *header, size_t header_len,
                        uint64_t visible)
 {
     if (c->dead || c->connecting)
         return false;
-    if (c->session != NULL && w->ctl.hooks->serve_only(w, c, c->session)) {
+    if (c->session != NULL && w->ctl.ops->serve_only(w, c, c->session)) {
         /* No stream: always caught up, never holding a unit back. */
         c->header_off = header_len;
         c->seq = visible;
@@ -351,7 +351,7 @@ static bool pump_ready(struct els_writer *w, struct consumer *c,
 }
 
 /* The rest of the header; false until c has it all. */
-static bool pump_header(struct els_writer *w, struct consumer *c,
+static bool pump_header(struct els_writer *w, struct elsi_consumer *c,
                         const uint8_t *header, size_t header_len)
 {
     while (c->header_off < header_len) {
@@ -367,8 +367,8 @@ static bool pump_header(struct els_writer *w, struct consumer *c,
     return true;
 }
 
-/* c's private bytes (carry and notes), before any ring unit. */
-static enum pump_next pump_private(struct els_writer *w, struct consumer *c)
+/* c's private bytes (carry and notes), before any queued unit. */
+static enum pump_next pump_private(struct els_writer *w, struct elsi_consumer *c)
 {
     if (c->priv_off == c->priv_len)
         return PUMP_ON;
@@ -400,15 +400,15 @@ static enum pump_next pump_private(struct els_writer *w, struct consumer *c)
 }
 
 /* Control answers go in at the point the command took effect. */
-static enum pump_next pump_control_due(struct els_writer *w, struct consumer *c,
+static enum pump_next pump_control_due(struct els_writer *w, struct elsi_consumer *c,
                                        uint64_t visible)
 {
     if (c->session == NULL || c->unit_off != 0 || c->awaiting_snapshot)
         return PUMP_ON;
     bool at_end = c->seq < visible &&
-                  elsi_ring_unit_at(&w->queue.ring, c->seq)->kind ==
+                  elsi_unitq_unit_at(&w->queue.uq, c->seq)->kind ==
                       ELSI_UNIT_KIND_END;
-    w->ctl.hooks->due(w, c, c->session, c->seq, at_end);
+    w->ctl.ops->due(w, c, c->session, c->seq, at_end);
     if (c->dead)
         return PUMP_STOP;
     return c->priv_off < c->priv_len ? PUMP_AGAIN : PUMP_ON;
@@ -416,7 +416,7 @@ static enum pump_next pump_control_due(struct els_writer *w, struct consumer *c,
 
 /* Note [Flight recorder]: a dump ends as a stream does, with the end
  * marker, then is done. */
-static enum pump_next pump_dump_end(struct els_writer *w, struct consumer *c)
+static enum pump_next pump_dump_end(struct els_writer *w, struct elsi_consumer *c)
 {
     if (!c->dump || c->seq < c->dump_end)
         return PUMP_ON;
@@ -435,15 +435,15 @@ static enum pump_next pump_dump_end(struct els_writer *w, struct consumer *c)
     return PUMP_STOP;
 }
 
-/* The next ring unit below visible, or the rest of it. */
-static enum pump_next pump_unit(struct els_writer *w, struct consumer *c,
+/* The next queued unit below visible, or the rest of it. */
+static enum pump_next pump_unit(struct els_writer *w, struct elsi_consumer *c,
                                 uint64_t visible)
 {
     if (c->seq >= visible || c->awaiting_snapshot)
         return PUMP_STOP;
     /* c->seq < visible and the tail never passes a consumer, so the unit
      * is retained (Note [Queue locking]). */
-    struct elsi_unit *u = elsi_ring_unit_at(&w->queue.ring, c->seq);
+    struct elsi_unit *u = elsi_unitq_unit_at(&w->queue.uq, c->seq);
     if (u->kind == ELSI_UNIT_KIND_JOIN && c->seq != c->join_start) {
         consumer_next_unit(c);  /* Note [Late joiners]: not ours */
         return PUMP_AGAIN;
@@ -456,7 +456,7 @@ static enum pump_next pump_unit(struct els_writer *w, struct consumer *c,
             return PUMP_AGAIN;
     }
     struct iovec iov[2];
-    int cnt = elsi_ring_iov(&w->queue.ring, u, c->unit_off, iov);
+    int cnt = elsi_unitq_iov(&w->queue.uq, u, c->unit_off, iov);
     ssize_t n = consumer_write(w, c, iov, cnt);
     if (n < 0) {
         if (consumer_outlives_failure(c)) { /* the unit is lost for c */
@@ -487,11 +487,11 @@ static enum pump_next pump_unit(struct els_writer *w, struct consumer *c,
 
 /*
  * Send c as much as it takes now, in stream order: header, private bytes
- * (carry and notes), control answers that are due, then ring units below
+ * (carry and notes), control answers that are due, then queued units below
  * visible (a dump: up to its end, then the end marker).  Lock not held;
- * see Note [Queue locking] for why reading ring bytes is safe.
+ * see Note [Queue locking] for why reading queued bytes is safe.
  */
-void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
+void elsi_consumer_pump(struct els_writer *w, struct elsi_consumer *c,
                         const uint8_t *header, size_t header_len,
                         uint64_t visible)
 {
@@ -515,7 +515,7 @@ void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
 }
 
 /* Has c received everything up to visible? */
-bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
+bool elsi_consumer_caught_up(const struct elsi_consumer *c, size_t header_len,
                                uint64_t visible)
 {
     /* A consumer still waiting for its join snapshot has not started,
@@ -526,7 +526,7 @@ bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
 }
 
 /* Cut c loose so that it resumes at unit `to` (Note [What is dropped...]). */
-void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
+void elsi_consumer_cut(struct els_writer *w, struct elsi_consumer *c, uint64_t to)
 {
     if (c->awaiting_snapshot) {
         c->seq = to;    /* it has not started: nothing is its loss */
@@ -536,9 +536,9 @@ void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
     uint64_t lost_units = 0, lost_bytes = 0;
     if (c->unit_off > 0) {
         /* Finish the unit it is in the middle of from a private copy. */
-        struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, seq);
+        struct elsi_unit *u = elsi_unitq_unit(&w->queue.uq, seq);
         struct iovec iov[2];
-        int cnt = elsi_ring_iov(&w->queue.ring, u, c->unit_off, iov);
+        int cnt = elsi_unitq_iov(&w->queue.uq, u, c->unit_off, iov);
         size_t len_before = c->priv_len;
         int r = 0;
         for (int i = 0; i < cnt && r == 0; i++)
@@ -557,7 +557,7 @@ void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to)
         seq++;
     }
     for (; seq < to; seq++) {
-        struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, seq);
+        struct elsi_unit *u = elsi_unitq_unit(&w->queue.uq, seq);
         if (u->kind == ELSI_UNIT_KIND_JOIN)
             continue;   /* not part of the stream */
         lost_units++;

@@ -1,13 +1,13 @@
 /*
  * producer.c: the producer side of the writer, what posting threads (the
  * RTS's capabilities) call.  els_writer_write() copies a unit into the
- * ring and returns; its only system call is one byte to the writer
+ * queue and returns; its only system call is one byte to the writer
  * thread's wake-up pipe when that thread sleeps.  els_writer_flush() asks
  * the writer thread to push out what is queued.  Units lost at the door
  * (no room, too big, stopping, a forked child) are counted here by cause
  * and remembered as a gap to announce to the consumers.
  *
- * Not this file's job: the ring's own bookkeeping (lib/queue/ring.c),
+ * Not this file's job: the queue's own bookkeeping (lib/queue/unitq.c),
  * taking units out and delivering them (loop.c, outgoing.c), what is released
  * when (release.c).  Who may touch what: Note [Queue locking] in
  * lib/writer/writer_impl.h.
@@ -22,7 +22,7 @@
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "base/log.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 #include "sinks/spec.h"
 
 /* Count a unit lost at the door and remember the gap for the consumers.
@@ -53,16 +53,16 @@ static void drop_at_door(struct els_writer *w, size_t len, uint16_t cap,
 static bool recorder_evict(struct els_writer *w)
 {
     if (w->ops->style != ELS_SINK_RECORD ||
-        w->queue.ring.tail_seq >= w->queue.ring.committed_seq)
+        w->queue.uq.tail_seq >= w->queue.uq.committed_seq)
         return false;
-    /* A dump reads the ring without the lock: only what it has written
+    /* A dump reads the queue without the lock: only what it has written
      * may go. */
     if (w->rec.dump_active &&
-        w->queue.ring.tail_seq >= atomic_load_explicit(&w->rec.dump_floor, memory_order_acquire))
+        w->queue.uq.tail_seq >= atomic_load_explicit(&w->rec.dump_floor, memory_order_acquire))
         return false;
     /* Nor the unit the dump-on= evaluator is reading (Note [Triggered
      * dumps]). */
-    if (w->rec.eval_active && w->queue.ring.tail_seq >= w->rec.eval_seq)
+    if (w->rec.eval_active && w->queue.uq.tail_seq >= w->rec.eval_seq)
         return false;
     elsi_release_oldest(w, ELS_DROP_NO_CONSUMER);
     return true;
@@ -118,26 +118,26 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
 /*
  * Note [Units handed over]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
- * Copying a unit into the ring is most of what a producer pays for a full
+ * Copying a unit into the queue is most of what a producer pays for a full
  * 2 MiB buffer.  els_writer_hand_over() lets the producer give the buffer
- * itself instead: the ring retains it as the unit's bytes (its whole size
- * counted against buffer=, like bytes in the ring) and the producer gets
+ * itself instead: the queue retains it as the unit's bytes (its whole size
+ * counted against buffer=, like bytes in the queue) and the producer gets
  * a spare buffer of the same size to fill next, from the pool when one is
  * kept, else a new one malloc'd before the producer queues (never under
  * the lock).  When the unit is released (every consumer has it, or a
  * policy let it go), its buffer goes back to the pool (release.c), which
  * keeps spares while they fit in what buffer= has left: a producer that
  * runs ahead of its consumer then finds a spare rather than paying for a
- * fresh buffer's malloc and page faults.  The byte ring's touched bytes,
+ * fresh buffer's malloc and page faults.  The byte buffer's touched bytes,
  * the buffers retained and the spares stay within buffer= together (Note
- * [The queue's memory] in ring.h): a buffer that does not fit beside them
- * is copied if its bytes fit where the byte ring has been already, and
+ * [The queue's memory] in unitq.h): a buffer that does not fit beside them
+ * is copied if its bytes fit where the byte buffer has been already, and
  * spares that alone keep a copy out are freed.
  *
  * Why it is safe: the buffer moves whole, under the lock, in the same
  * critical section that reserves and commits the unit, so its bytes are
  * complete before any reader can see it; from then on only readers touch
- * it, without the lock, under exactly the rules of ring bytes (Note
+ * it, without the lock, under exactly the rules of queued bytes (Note
  * [Queue locking]): nothing is released while a consumer, a dump or the
  * dump-on= evaluator is inside it, so a buffer is never handed out again
  * while a sink reads it.  The producer never touches it after the call.
@@ -146,7 +146,7 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
  * the buffers that filled up), when buffer= (or a recorder's size=)
  * holds at least eight such buffers.  A smaller unit (a flush, a stop) is
  * copied as before: holding a 2 MiB buffer for a few hundred bytes would
- * fill buffer= with empty space; so is every unit of a smaller ring, which
+ * fill buffer= with empty space; so is every unit of a smaller queue, which
  * would keep too few units (a recorder's window would shrink to a few
  * buffers, its snapshots with it).  The header is always copied (it is kept
  * apart for ever).  Room, policies, waiting and every loss count are the
@@ -154,7 +154,7 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
  * producer's buffer, which the producer keeps.
  *
  * What the bound costs the producer: taking a spare and retaining the
- * buffer read the spares' count and size beside the ring's own fields (a
+ * buffer read the spares' count and size beside the queue's own fields (a
  * few loads, under the lock it already takes); no call is added to that
  * path.  Only slow paths free memory: a new buffer size (the old spares,
  * with the lock released, beside the malloc of a fresh spare that path
@@ -166,7 +166,7 @@ static int producer_leave(struct els_writer *w, bool wake, int result)
  * the pool, else malloc'd with the lock released (the producer is in
  * flight, so the writer stays).  A size the pool does not keep is the
  * RTS's new buffer size: the spares of the old one are freed then, with
- * the lock released too (Note [The queue's memory] in ring.h).  NULL if
+ * the lock released too (Note [The queue's memory] in unitq.h).  NULL if
  * none could be had.  Lock held. */
 static uint8_t *producer_spare(struct els_writer *w, size_t size)
 {
@@ -187,20 +187,20 @@ static uint8_t *producer_spare(struct els_writer *w, size_t size)
 
 /* Reserve room to copy a unit of len bytes in.  Spares are let go when
  * only they stand in the way: they are memory kept in case, and a unit
- * is the stream (Note [The queue's memory]).  As elsi_ring_reserve().
+ * is the stream (Note [The queue's memory]).  As elsi_unitq_reserve().
  * Lock held. */
 static int queue_reserve_copy(struct els_writer *w, size_t len,
                               const struct elsi_unit *meta, uint64_t *seq,
                               struct iovec iov[2])
 {
-    struct elsi_ring *ring = &w->queue.ring;
-    int r = elsi_ring_reserve(ring, len, meta, seq, iov);
+    struct elsi_unitq *uq = &w->queue.uq;
+    int r = elsi_unitq_reserve(uq, len, meta, seq, iov);
     if (r != -ENOBUFS || w->queue.pool.n == 0 ||
-        !elsi_ring_has_room_without_spares(ring, len))
+        !elsi_unitq_has_room_without_spares(uq, len))
         return r;
-    while (w->queue.pool.n > 0 && !elsi_ring_has_room(ring, len))
+    while (w->queue.pool.n > 0 && !elsi_unitq_has_room(uq, len))
         free(elsi_pool_take(&w->queue.pool, w->queue.pool.size));
-    return elsi_ring_reserve(ring, len, meta, seq, iov);
+    return elsi_unitq_reserve(uq, len, meta, seq, iov);
 }
 
 /* One unit on its way in: what producer_put()'s steps share. */
@@ -234,17 +234,17 @@ static int put_drop(struct els_writer *w, struct put *p,
 }
 
 /* Try once to reserve room for p that leaves kept_room free: 0, or
- * not (as elsi_ring_reserve()).  Lock held. */
+ * not (as elsi_unitq_reserve()).  Lock held. */
 static int put_try_reserve(struct els_writer *w, struct put *p,
                            uint64_t kept_room)
 {
-    struct elsi_ring *ring = &w->queue.ring;
+    struct elsi_unitq *uq = &w->queue.uq;
     if (p->spare == NULL)
         return kept_room == 0 ||
-               elsi_ring_has_room_without_spares(ring, p->len + kept_room)
+               elsi_unitq_has_room_without_spares(uq, p->len + kept_room)
                ? queue_reserve_copy(w, p->len, &p->meta, &p->seq, p->iov) : -ENOBUFS;
-    if (kept_room == 0 || elsi_ring_has_room_ext(ring, p->take_size + kept_room))
-        return elsi_ring_reserve_ext(ring, (uint8_t *)p->unit, p->len,
+    if (kept_room == 0 || elsi_unitq_has_room_ext(uq, p->take_size + kept_room))
+        return elsi_unitq_reserve_ext(uq, (uint8_t *)p->unit, p->len,
                                      p->take_size, &p->meta, &p->seq);
     return -ENOBUFS;
 }
@@ -260,11 +260,11 @@ static bool put_wait_room(struct els_writer *w, struct put *p, uint64_t kept_roo
     else
         rc = pthread_cond_timedwait(&w->queue.room, &w->lock, &p->deadline);
     w->queue.room_waiters--;
-    struct elsi_ring *ring = &w->queue.ring;
+    struct elsi_unitq *uq = &w->queue.uq;
     bool room = p->spare != NULL
-                    ? elsi_ring_has_room_ext(ring, p->need + kept_room) ||
-                          elsi_ring_has_room_touched(ring, p->len + kept_room)
-                    : elsi_ring_has_room_without_spares(ring, p->len + kept_room);
+                    ? elsi_unitq_has_room_ext(uq, p->need + kept_room) ||
+                          elsi_unitq_has_room_touched(uq, p->len + kept_room)
+                    : elsi_unitq_has_room_without_spares(uq, p->len + kept_room);
     return rc != ETIMEDOUT || room;
 }
 
@@ -286,13 +286,13 @@ static bool put_reserve(struct els_writer *w, struct put *p)
             return true;
         if (recorder_evict(w))
             continue;
-        /* No room for its buffer, but for its bytes where the byte ring
+        /* No room for its buffer, but for its bytes where the byte buffer
          * has been already: copied, and the spare goes back.  Not where
          * the copy would touch new bytes, which would stay taken from the
-         * buffers for good (Note [The queue's memory] in ring.h): that
+         * buffers for good (Note [The queue's memory] in unitq.h): that
          * unit waits, or is dropped, as one that found no room. */
         if (p->spare != NULL &&
-            elsi_ring_has_room_touched(&w->queue.ring, p->len + kept_room)) {
+            elsi_unitq_has_room_touched(&w->queue.uq, p->len + kept_room)) {
             elsi_pool_give(&w->queue.pool, p->spare, p->take_size, elsi_pool_room(w));
             p->spare = NULL;
             p->need = p->len;
@@ -341,7 +341,7 @@ static int put_queue(struct els_writer *w, struct put *p,
     /* A unit is counted as accepted in the same critical section that
      * queues or drops it, so accepted == sent + dropped + queued holds in
      * every snapshot, even while a producer waits for room. */
-    if (p->len > w->queue.ring.cap || p->len > UINT32_MAX)
+    if (p->len > w->queue.uq.cap || p->len > UINT32_MAX)
         return put_drop(w, p, ELS_DROP_TOO_BIG, false);
 
     p->meta = (struct elsi_unit){
@@ -368,18 +368,18 @@ static int put_queue(struct els_writer *w, struct put *p,
         /* Complete already: visible at once (Note [Units handed over]). */
         *spare_out = p->spare;
         w->stats.st.units_handed_over++;
-        elsi_ring_commit(&w->queue.ring, p->seq);
+        elsi_unitq_commit(&w->queue.uq, p->seq);
         return producer_leave(w, elsi_writer_need_wake(w), 0);
     }
     pthread_mutex_unlock(&w->lock);
 
     copy_in(p->iov, p->unit);
     pthread_mutex_lock(&w->lock);
-    elsi_ring_commit(&w->queue.ring, p->seq);
+    elsi_unitq_commit(&w->queue.uq, p->seq);
     return producer_leave(w, elsi_writer_need_wake(w), 0);
 }
 
-/* Queue a unit (bytes at unit): copied into the ring, or with take_size
+/* Queue a unit (bytes at unit): copied into the queue, or with take_size
  * set, retained in its own buffer (unit, of take_size bytes) while *spare
  * gets the buffer the producer fills next; *spare is left alone when the
  * unit was copied or dropped.  0 queued or cached, 1 dropped, or a
@@ -410,9 +410,9 @@ static int producer_put(struct els_writer *w, const void *unit, size_t len,
         int r = cache_header(w, unit, len);
         return producer_leave(w, elsi_writer_need_wake(w), r);
     }
-    /* A ring of fewer than eight buffers copies: handed over, each unit
+    /* A queue of fewer than eight buffers copies: handed over, each unit
      * would take a whole buffer's room (Note [Units handed over]). */
-    if (take_size > 0 && take_size <= w->queue.ring.cap / 8 &&
+    if (take_size > 0 && take_size <= w->queue.uq.cap / 8 &&
         (p.spare = producer_spare(w, take_size)) != NULL && w->life.stopping) {
         elsi_pool_give(&w->queue.pool, p.spare, take_size, elsi_pool_room(w));
         return producer_leave(w, false, ELS_ESTOPPED);
@@ -462,7 +462,7 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
         return r;
     }
     struct elsi_unit meta = { .kind = ELSI_UNIT_KIND_JOIN, .cap = ELSI_CAP_GLOBAL };
-    uint64_t seq, at = w->queue.ring.copied_in;
+    uint64_t seq, at = w->queue.uq.copied_in;
     struct iovec iov[2];
     if (len > UINT32_MAX || queue_reserve_copy(w, len, &meta, &seq, iov) != 0) {
         w->stats.st.snapshots_not_queued++;
@@ -477,7 +477,7 @@ int els_writer_write_snapshot(struct els_writer *w, const void *unit, size_t len
 
     copy_in(iov, unit);
     pthread_mutex_lock(&w->lock);
-    elsi_ring_commit(&w->queue.ring, seq);
+    elsi_unitq_commit(&w->queue.uq, seq);
     w->queue.join_seq = seq;
     w->queue.join_at = at;
     return producer_leave(w, elsi_writer_need_wake(w), 0);

@@ -16,7 +16,7 @@
 #include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "base/log.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 #include "base/fdutil.h"
 #include "writer/trigger.h"
 
@@ -40,7 +40,7 @@
  * newest usable start is more than a quarter of the window behind the
  * head (or gone), at most once until the answer comes or a second
  * passes.  So a dump covers at least the newest three quarters of the
- * window minus what the ring keeps free for the next unit, and the memory
+ * window minus what the queue keeps free for the next unit, and the memory
  * held is size= (the queue, snapshots included) plus the dump's private
  * bytes (an end marker, a note).  Without a snapshot source (a stock RTS)
  * a dump of a window whose start was evicted starts at the oldest unit,
@@ -49,7 +49,7 @@
  * Eviction is the producers' job here: with no consumer to wait for, a
  * producer that finds no room evicts the oldest committed unit itself
  * rather than drop its own.  While a dump is being written (dump_active,
- * under the lock) the dump reads ring bytes without the lock (Note [Queue
+ * under the lock) the dump reads queued bytes without the lock (Note [Queue
  * locking]), so a producer evicts only units below dump_floor, which the
  * writer thread advances as the dump writes them; past that it drops its
  * own unit (queue-full, counted and noted like any loss).  The writer
@@ -71,9 +71,9 @@
  *
  * Every dump ends in one of two ways, each answered to whoever asked and
  * counted: written whole, then made durable and given its final name by
- * the sink (dump_close; ring.c's Note [A dump's name]), or failed, and
+ * the sink (dump_close; lib/sinks/ring.c's Note [A dump's name]), or failed, and
  * then removed.  The fsync and rename happen on the writer thread
- * without the lock, after the dump stopped reading the ring, so that
+ * without the lock, after the dump stopped reading the queue, so that
  * producers never wait for a disk.  A dump is refused before any file
  * is opened, with an answer saying why, when max-dumps= dumps were
  * written (whoever asks: els_writer_dump(), a control command, a
@@ -150,7 +150,7 @@ static void dump_answer(struct els_writer *w, uint64_t serving, int result,
 }
 
 /* Drain the sink's signal descriptor for a dump that is not written
- * (Note [Dump on a signal] in ring.c: it stays readable until drained),
+ * (Note [Dump on a signal] in lib/sinks/ring.c: it stays readable until drained),
  * without blocking whatever the descriptor is.  Was anything read? */
 static bool dump_drain_signal(struct els_writer *w)
 {
@@ -254,25 +254,25 @@ static void dump_start(struct els_writer *w, enum els_dump_reason reason,
     }
 
     pthread_mutex_lock(&w->lock);
-    struct elsi_ring *ring = &w->queue.ring;
-    uint64_t start = ring->tail_seq, join = JOIN_NONE;
+    struct elsi_unitq *uq = &w->queue.uq;
+    uint64_t start = uq->tail_seq, join = JOIN_NONE;
     bool from_start = w->queue.released_units == 0;
     if (!from_start) {
-        for (uint64_t s = ring->tail_seq; s < ring->committed_seq; s++) {
-            if (elsi_ring_unit(ring, s)->kind == ELSI_UNIT_KIND_JOIN) {
+        for (uint64_t s = uq->tail_seq; s < uq->committed_seq; s++) {
+            if (elsi_unitq_unit(uq, s)->kind == ELSI_UNIT_KIND_JOIN) {
                 start = join = s;
                 break;
             }
         }
     }
-    uint64_t end = ring->committed_seq;
+    uint64_t end = uq->committed_seq;
     /* Producers evict only what the dump has written. */
     atomic_store_explicit(&w->rec.dump_floor, start, memory_order_release);
     w->rec.dump_active = true;
     uint64_t missed_units = w->queue.released_units, missed_bytes = w->queue.released_bytes;
     pthread_mutex_unlock(&w->lock);
 
-    struct consumer *c = elsi_consumer_attach_dump(w, fd, start, join, end);
+    struct elsi_consumer *c = elsi_consumer_attach_dump(w, fd, start, join, end);
     if (c == NULL) {    /* closed fd; nothing written */
         dump_discard(w, -1, name, sizeof name);
         pthread_mutex_lock(&w->lock);
@@ -322,13 +322,13 @@ bool elsi_dump_pending(struct els_writer *w)
                               w->rec.dump_tickets > w->rec.dump_answered);
 }
 
-void elsi_dump_ended(struct els_writer *w, struct consumer *c)
+void elsi_dump_ended(struct els_writer *w, struct elsi_consumer *c)
 {
     if (c == w->rec.dumping)
         w->rec.dump_active = false;
 }
 
-void elsi_dump_finish(struct els_writer *w, struct consumer *c)
+void elsi_dump_finish(struct els_writer *w, struct elsi_consumer *c)
 {
     if (c != w->rec.dumping)
         return;
@@ -378,23 +378,23 @@ void elsi_recorder_tick(struct els_writer *w)
         return;
     uint64_t now = elsi_now_ms();
     pthread_mutex_lock(&w->lock);
-    struct elsi_ring *ring = &w->queue.ring;
+    struct elsi_unitq *uq = &w->queue.uq;
     els_snapshot_request_fn request = w->queue.snapshot_request;
     void *ctx = w->queue.snapshot_ctx;
     bool ask = false;
     if (request != NULL && !w->life.stopping && w->queue.header != NULL) {
-        bool join_kept = w->queue.join_seq != JOIN_NONE && w->queue.join_seq >= ring->tail_seq;
+        bool join_kept = w->queue.join_seq != JOIN_NONE && w->queue.join_seq >= uq->tail_seq;
         uint64_t anchor = 0;
         bool have_anchor = true;
-        /* Measured in bytes copied in, as the byte ring's offsets once
+        /* Measured in bytes copied in, as the byte buffer's offsets once
          * were: those offsets also jump (Note [The queue's memory]). */
         if (join_kept)
             anchor = w->queue.join_at;
         else if (w->queue.released_units == 0)
-            anchor = ring->copied_in - ring->ring_bytes;    /* the stream's own start */
+            anchor = uq->copied_in - uq->buf_bytes;    /* the stream's own start */
         else
             have_anchor = false;
-        bool stale = !have_anchor || ring->copied_in - anchor > ring->cap / 4;
+        bool stale = !have_anchor || uq->copied_in - anchor > uq->cap / 4;
         bool waiting = w->rec.recorder_asked && w->rec.recorder_asked_join == w->queue.join_seq &&
                        now - w->rec.recorder_asked_ms < RECORDER_ASK_AGAIN_MS;
         if (stale && !waiting) {
@@ -458,7 +458,7 @@ void elsi_trigger_teardown(struct els_writer *w)
 static void trigger_read_units(struct els_writer *w, uint64_t now)
 {
     struct elsi_trigger *t = w->rec.trigger;
-    struct elsi_ring *ring = &w->queue.ring;
+    struct elsi_unitq *uq = &w->queue.uq;
     for (;;) {
         pthread_mutex_lock(&w->lock);
         if (!w->rec.trigger_header_fed && w->queue.header != NULL) {
@@ -472,23 +472,23 @@ static void trigger_read_units(struct els_writer *w, uint64_t now)
             continue;
         }
         uint64_t seq = w->rec.eval_next;
-        if (seq < ring->tail_seq) {
-            w->stats.st.trigger_units_missed += ring->tail_seq - seq;
-            seq = ring->tail_seq;
+        if (seq < uq->tail_seq) {
+            w->stats.st.trigger_units_missed += uq->tail_seq - seq;
+            seq = uq->tail_seq;
         }
         uint64_t lost = 0;
         for (int i = 0; i < ELS_DROP__COUNT; i++)
             lost += w->stats.st.units_dropped[i];
-        if (seq >= ring->committed_seq || !w->rec.trigger_header_fed) {
+        if (seq >= uq->committed_seq || !w->rec.trigger_header_fed) {
             w->rec.eval_next = seq;
             pthread_mutex_unlock(&w->lock);
             elsi_trigger_loss(t, lost, now);
             return;
         }
-        const struct elsi_unit *u = elsi_ring_unit(ring, seq);
+        const struct elsi_unit *u = elsi_unitq_unit(uq, seq);
         struct iovec iov[2] = { { NULL, 0 }, { NULL, 0 } };
         bool join = u->kind == ELSI_UNIT_KIND_JOIN;
-        int n = join ? 0 : elsi_ring_iov(ring, u, 0, iov);
+        int n = join ? 0 : elsi_unitq_iov(uq, u, 0, iov);
         w->rec.eval_seq = seq;
         w->rec.eval_active = true;
         pthread_mutex_unlock(&w->lock);

@@ -1,6 +1,6 @@
 /*
  * release.c: the release policy, on the writer thread with the lock held.
- * Decides when a unit leaves the ring and how that is counted: sent (some
+ * Decides when a unit leaves the queue and how that is counted: sent (some
  * consumer received it in full), a consumer's loss, or dropped by cause.
  * Under policy=drop it keeps room for the producers by freeing the oldest
  * units and cutting loose the consumers still in them; under policy=block
@@ -10,7 +10,7 @@
  * consumers].
  *
  * Not this file's job: sending (consumer.c), waiting for room (producer
- * side), the ring's mechanics (ring.c).
+ * side), the queue's mechanics (lib/queue/unitq.c).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,7 +18,7 @@
 #include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 #include "sinks/spec.h"
 
 /* See writer_impl.h and Note [How long producers wait]. */
@@ -60,22 +60,22 @@ void elsi_stop_clock(struct els_writer *w, uint64_t now)
 
 uint64_t elsi_pool_room(struct els_writer *w)
 {
-    return elsi_ring_spare_room(&w->queue.ring);
+    return elsi_unitq_spare_room(&w->queue.uq);
 }
 
-/* Release the ring's oldest unit; a handed-over buffer goes back to the
+/* Release the queue's oldest unit; a handed-over buffer goes back to the
  * pool (Note [Units handed over]).  Lock held. */
 static void release_ring_oldest(struct els_writer *w)
 {
     uint8_t *ext;
     size_t ext_size;
-    if (elsi_ring_release(&w->queue.ring, &ext, &ext_size))
+    if (elsi_unitq_release(&w->queue.uq, &ext, &ext_size))
         elsi_pool_give(&w->queue.pool, ext, ext_size, elsi_pool_room(w));
 }
 
 void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
 {
-    struct elsi_unit *u = elsi_ring_unit(&w->queue.ring, w->queue.ring.tail_seq);
+    struct elsi_unit *u = elsi_unitq_unit(&w->queue.uq, w->queue.uq.tail_seq);
     uint64_t len = u->len;
     if (u->kind == ELSI_UNIT_KIND_JOIN) {
         /* Not part of the stream: Note [Late joiners]. */
@@ -113,16 +113,16 @@ void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause)
 }
 
 /*
- * Release every unit no consumer needs.  When the ring could not take
+ * Release every unit no consumer needs.  When the queue could not take
  * another unit as large as the largest seen, free the oldest units down
- * to half the ring, cutting loose the consumers still in them: every
+ * to half the queue, cutting loose the consumers still in them: every
  * consumer under policy=drop, only untrusted ones under policy=block
  * (never past a trusted consumer).  Returns whether anything was
  * released.
  */
 bool elsi_release_units(struct els_writer *w)
 {
-    struct elsi_ring *r = &w->queue.ring;
+    struct elsi_unitq *r = &w->queue.uq;
     uint64_t before = r->tail_seq;
     /* A flight recorder keeps everything until its producers need the
      * room, and never what a dump still has to write (Note [Flight
@@ -132,7 +132,7 @@ bool elsi_release_units(struct els_writer *w)
 
     uint64_t min_seq = r->committed_seq, min_trusted = r->committed_seq;
     bool have_consumers = false;
-    for (struct consumer *c = w->cons.list; c != NULL; c = c->next) {
+    for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next) {
         if (c->dead)
             continue;
         have_consumers = true;
@@ -150,33 +150,33 @@ bool elsi_release_units(struct els_writer *w)
 
     /* Headroom: with two of the largest units free after this pass, a
      * producer can post once more before the next pass without finding
-     * the ring full because of a consumer that is about to be cut.  Rings
+     * the queue full because of a consumer that is about to be cut.  Rings
      * under four units big cannot afford that and keep room for one. */
     uint64_t max = w->queue.max_unit_seen;
     uint64_t headroom = r->cap >= 4 * max ? 2 * max : max;
     /* Once units are handed over, what runs out is memory: the byte
-     * ring's touched bytes stay, so the room is what they leave, and only
+     * byte buffer's touched bytes stay, so the room is what they leave, and only
      * the buffers free any of it (Note [The queue's memory]).  Where they
      * leave less than the headroom, the units retained are measured. */
     bool by_buffers = r->ext_seen && r->touched + headroom <= r->cap;
     uint64_t cap = by_buffers ? r->cap - r->touched : r->cap;
-    uint64_t used = by_buffers ? r->ext_bytes : elsi_ring_bytes(r);
+    uint64_t used = by_buffers ? r->ext_bytes : elsi_unitq_bytes(r);
     bool pressure = used + headroom > cap;
     bool block = w->spec.policy == ELSI_POLICY_BLOCK;
     /* Under block with no consumer at all, producers wait for one. */
     if (pressure && (!block || have_consumers)) {
         /* Free the oldest units until at most half the room (or, for a
-         * small ring, all but the headroom) is in use. */
+         * small queue, all but the headroom) is in use. */
         uint64_t target = cap / 2 < cap - headroom ? cap / 2 : cap - headroom;
         uint64_t limit = block ? min_trusted : r->committed_seq;
         uint64_t to = r->tail_seq;
         while (to < limit && used > target) {
-            const struct elsi_unit *u = elsi_ring_unit(r, to);
+            const struct elsi_unit *u = elsi_unitq_unit(r, to);
             used -= by_buffers ? (u->ext != NULL ? u->ext_size : 0)
                                : elsi_unit_room(u);
             to++;
         }
-        for (struct consumer *c = w->cons.list; c != NULL; c = c->next)
+        for (struct elsi_consumer *c = w->cons.list; c != NULL; c = c->next)
             if (!c->dead && c->seq < to)
                 elsi_consumer_cut(w, c, to);
         while (r->tail_seq < to)

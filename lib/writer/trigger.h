@@ -6,8 +6,8 @@
  * lib/sinks/ring_options.h, which the ring sink checks at open.
  * The evaluator reads units with the public parser (eventlog-sink/parse.h)
  * and keeps no pointer into them; it never touches the writer, its lock or
- * its ring, and takes the time as an argument, so a test drives it with a
- * clock of its own.  Not its job: reading the ring, opening or writing a
+ * its queue, and takes the time as an argument, so a test drives it with a
+ * clock of its own.  Not its job: reading the queue, opening or writing a
  * dump (recorder.c, lib/sinks/ring.c).
  */
 #ifndef ELS_TRIGGER_H
@@ -32,7 +32,7 @@ void elsi_trigger_free(struct elsi_trigger *t);
  * it.  Bytes are not kept. */
 void elsi_trigger_header(struct elsi_trigger *t, const void *hdr, size_t len);
 /* One unit (a block, or DATA_END), in up to two pieces (a unit that wraps
- * in the ring), seen at now_ms.  A unit that does not parse as whole
+ * in the queue), seen at now_ms.  A unit that does not parse as whole
  * events is counted (bad_units) and skipped. */
 void elsi_trigger_unit(struct elsi_trigger *t, const void *a, size_t alen,
                        const void *b, size_t blen, uint64_t now_ms);

@@ -1,5 +1,5 @@
 /*
- * writer.c: the writer's life: open (parse the spec, allocate the ring,
+ * writer.c: the writer's life: open (parse the spec, allocate the queue,
  * open the sink, start the writer thread, wait= for a first consumer),
  * close (stop, linger, join, report losses, free), fork handling, and the
  * counters anyone may read.  The writer is the only place where the queue
@@ -25,7 +25,7 @@
 #include "writer/writer_impl.h"
 #include "eventlog-sink.h"
 #include "base/log.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 #include "base/fdutil.h"
 #include "sinks/spec.h"
 
@@ -148,7 +148,7 @@ int els_writer_endpoint(struct els_writer *w, char *buf, size_t len)
 }
 
 // ---------------------------------------------------------------------------
-// For the layer above (writer/hooks.h)
+// For the layer above (writer/writer_ops.h)
 // ---------------------------------------------------------------------------
 
 const struct elsi_spec *elsi_writer_spec(const struct els_writer *w)
@@ -169,7 +169,7 @@ struct elsi_ratelimit *elsi_writer_consumer_log(struct els_writer *w)
 uint64_t elsi_writer_committed(struct els_writer *w)
 {
     pthread_mutex_lock(&w->lock);
-    uint64_t seq = w->queue.ring.committed_seq;
+    uint64_t seq = w->queue.uq.committed_seq;
     pthread_mutex_unlock(&w->lock);
     return seq;
 }
@@ -219,10 +219,10 @@ static void writer_free(struct els_writer *w)
         elsi_close(w->life.wake[0]);
     if (w->life.wake[1] >= 0)
         elsi_close(w->life.wake[1]);
-    elsi_ring_destroy(&w->queue.ring);
+    elsi_unitq_destroy(&w->queue.uq);
     elsi_pool_destroy(&w->queue.pool);
-    if (w->ctl.hooks != NULL)
-        w->ctl.hooks->release(w->ctl.state);
+    if (w->ctl.ops != NULL)
+        w->ctl.ops->release(w->ctl.state);
     elsi_trigger_teardown(w);
     elsi_spec_free(&w->spec);
     free(w->queue.header);
@@ -256,8 +256,8 @@ int els_spec_check(const char *spec, char *err, size_t err_len)
     return r;
 }
 
-/* Does the table keep the contract of writer/hooks.h? */
-static bool hooks_valid(const struct elsi_writer_hooks *h)
+/* Does the table keep the contract of writer/writer_ops.h? */
+static bool ops_valid(const struct elsi_writer_ops *h)
 {
     return h != NULL && h->struct_size >= sizeof *h && h->open != NULL &&
            (h->listen_fd == NULL || h->accept != NULL) &&
@@ -287,11 +287,11 @@ static void writer_announce(struct els_writer *w, bool whole)
     };
     char control[sizeof w->endpoint];
     if (w->spec.control) {
-        int n = w->ctl.hooks->endpoint == NULL ? -1
-                : w->ctl.hooks->endpoint(w->ctl.state, control, sizeof control);
+        int n = w->ctl.ops->endpoint == NULL ? -1
+                : w->ctl.ops->endpoint(w->ctl.state, control, sizeof control);
         if (n >= 0 && (size_t)n < sizeof control) {
             a.control = control;
-            a.control_fd = w->ctl.hooks->listen_fd(w->ctl.state);  /* given */
+            a.control_fd = w->ctl.ops->listen_fd(w->ctl.state);  /* given */
         } else if (n < 0) {
             a.control = w->endpoint;    /* served on the sink's socket */
         } else {
@@ -303,7 +303,7 @@ static void writer_announce(struct els_writer *w, bool whole)
     elsi_announce_add(w, &w->spec, &a);
 }
 
-int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
+int elsi_writer_open(const char *spec, const struct elsi_writer_ops *ctl_ops,
                      struct els_writer **out, char *err, size_t err_len)
 {
     if (err != NULL && err_len > 0)
@@ -311,8 +311,8 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
     if (spec == NULL || out == NULL)
         return elsi_fail(err, err_len, ELS_EINVAL, "no spec given");
     *out = NULL;
-    if (!hooks_valid(hooks))
-        return elsi_fail(err, err_len, ELS_EINVAL, "the writer's hooks lack "
+    if (!ops_valid(ctl_ops))
+        return elsi_fail(err, err_len, ELS_EINVAL, "the writer's ops table lacks "
                          "a member they must have");
     pthread_once(&atfork_once, atfork_register);
 
@@ -332,13 +332,13 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
         goto fail;
     w->ops = w->spec.ops;
     uint64_t units = w->spec.buffer_bytes >> UNITS_PER_BYTE_SHIFT;
-    r = elsi_ring_init(&w->queue.ring, w->spec.buffer_bytes, units < 1024 ? 1024 : units);
+    r = elsi_unitq_init(&w->queue.uq, w->spec.buffer_bytes, units < 1024 ? 1024 : units);
     if (r != 0) {
         elsi_fail(err, err_len, r, "spec \"%s\": cannot allocate a %" PRIu64
                   "-byte buffer", spec, w->spec.buffer_bytes);
         goto fail;
     }
-    w->queue.ring.spares = &w->queue.pool;  /* Note [The queue's memory] */
+    w->queue.uq.spares = &w->queue.pool;  /* Note [The queue's memory] */
     r = elsi_pipe_nb(w->life.wake);
     if (r != 0) {
         elsi_fail(err, err_len, r, "cannot create the wake-up pipe: %s",
@@ -366,12 +366,12 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
         w->ops->close(w->sink);
         goto fail;
     }
-    r = hooks->open(w, &w->ctl.state, err, err_len);
+    r = ctl_ops->open(w, &w->ctl.state, err, err_len);
     if (r != 0) {
         w->ops->close(w->sink);
         goto fail;
     }
-    w->ctl.hooks = hooks;
+    w->ctl.ops = ctl_ops;
 
     /* The writer thread must never take a signal meant for the program
      * (the RTS's timer, SIGINT...) and must hold SIGPIPE blocked for pipe
@@ -512,8 +512,8 @@ int els_writer_close(struct els_writer *w)
 
     if (forked) {
         /* Note [Fork]: no thread to join; descriptors are shared. */
-        for (struct consumer *c = w->cons.list; c != NULL;) {
-            struct consumer *next = c->next;
+        for (struct elsi_consumer *c = w->cons.list; c != NULL;) {
+            struct elsi_consumer *next = c->next;
             elsi_consumer_free(w, c, false);
             c = next;
         }
@@ -563,7 +563,7 @@ int els_writer_close(struct els_writer *w)
 
     pthread_mutex_lock(&w->lock);
     /* Units committed after the writer thread finished were never sent. */
-    while (w->queue.ring.tail_seq < w->queue.ring.committed_seq)
+    while (w->queue.uq.tail_seq < w->queue.uq.committed_seq)
         elsi_release_oldest(w, ELS_DROP_STOPPED);
     struct els_stats s = w->stats.st;
     pthread_mutex_unlock(&w->lock);

@@ -4,8 +4,8 @@
  * (lib/writer/producer.c) and its own writer thread (lib/writer/loop.c,
  * consumer.c, release.c); lib/writer/writer.c opens, closes and reports
  * on it.  This header holds the object, its consumers, and the Notes that
- * say who may touch what and when.  Not its job: the ring itself
- * (queue/ring.h), sinks (sinks/), the eventlog format (format/).
+ * say who may touch what and when.  Not its job: the queue itself
+ * (queue/unitq.h), sinks (sinks/), the eventlog format (format/).
  */
 #ifndef ELS_WRITER_IMPL_H
 #define ELS_WRITER_IMPL_H
@@ -19,19 +19,19 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "writer/hooks.h"
+#include "writer/writer_ops.h"
 #include "eventlog-sink.h"
 #include "format/evformat.h"
 #include "base/log.h"
 #include "queue/pool.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 #include "writer/trigger.h"
 #include "sinks/spec.h"
 
 /*
  * Note [Queue locking]
  * ~~~~~~~~~~~~~~~~~~~~
- * w->lock guards the ring (head, tail, descriptors), the cached header,
+ * w->lock guards the queue (head, tail, descriptors), the cached header,
  * the counters, the consumer list's membership and every field of struct
  * els_writer whose group says "lock".  It is held only for bookkeeping,
  * never across I/O or a large copy:
@@ -67,7 +67,7 @@
  * The writer thread sleeps in poll() with no timeout unless it has a timer
  * (a redial, the stop deadline), so an idle program costs nothing.  Before
  * sleeping it sets w->queue.polling under the lock after its last look at the
- * ring; a producer that commits afterwards sees polling set and writes one
+ * queue; a producer that commits afterwards sees polling set and writes one
  * byte to the wake pipe (at most one until the thread drains it:
  * wake_pending).  A producer that committed before that look needs no
  * wake-up.  So the common case of a busy writer costs producers no system
@@ -77,10 +77,10 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * A unit can be lost in three places, each counted by cause:
  *   1. At the door (producer side): policy=drop and no room, block:MS
- *      expired, or the unit is larger than the whole ring.  The loss is
+ *      expired, or the unit is larger than the whole queue.  The loss is
  *      remembered as a gap carried by the next unit that does get in, and
  *      every consumer that reaches that unit is first sent a note.
- *   2. In the ring (writer side): under policy=drop, when the ring cannot
+ *   2. In the queue (writer side): under policy=drop, when the queue cannot
  *      take another unit as large as the largest seen, the writer frees the
  *      oldest half.  Consumers still behind that point are cut loose: each
  *      finishes the unit it was in the middle of (copied aside, so the
@@ -151,7 +151,7 @@
  *
  * Note [Consumer memory]
  * ~~~~~~~~~~~~~~~~~~~~~~
- * Besides the ring, the writer holds memory for individual consumers:
+ * Besides the queue, the writer holds memory for individual consumers:
  * the rest of a unit a consumer was cut loose in (up to a whole unit: for
  * the GHC RTS one capability's buffer, +RTS --eventlog-buffer-size, 2 MiB
  * unless changed; the glue refuses a size above consumer-memory=, Note
@@ -199,31 +199,31 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * A join unit comes while the producer has every thread stopped (the RTS
  * takes it with every capability stopped), so it cannot wait for room;
- * but under policy=block with a slow trusted consumer the ring is full
+ * but under policy=block with a slow trusted consumer the queue is full
  * exactly then, and again whenever room appears, since the producers
  * waiting for room take it first.  Asking again at once would only be
  * refused again.  So the writer thread, seeing a refusal
  * (snapshots_not_queued grew) while consumers await a snapshot, asks
- * again only once the ring has room for the refused unit, and from the
+ * again only once the queue has room for the refused unit, and from the
  * refusal until then, under policy=block, producers leave that much room
  * free (join_reserve: a stream unit other than DATA_END waits until the
- * ring holds it and the reserve).  Between the request and the answer the
+ * queue holds it and the reserve).  Between the request and the answer the
  * producer only posts units that leave the reserve free, so a snapshot no
  * larger than the refused one fits.  A larger one is refused again and
  * the reserve grows to it.  Bounded: at most JOIN_ASKS_MAX requests again
- * while consumers wait, a reserve of at most half the ring, and no
+ * while consumers wait, a reserve of at most half the queue, and no
  * consumer waits past ELS_SNAPSHOT_WAIT_MS; the reserve ends when no
  * consumer waits any more or the writer stops.  Under policy=drop the
  * writer frees room itself (release.c), so the request again needs no
  * reserve.
  */
 
-enum consumer_style { CONSUMER_FD, CONSUMER_CALLBACK };
+enum elsi_consumer_style { ELSI_CONSUMER_FD, ELSI_CONSUMER_CALLBACK };
 
-struct consumer {
-    struct consumer *next;
+struct elsi_consumer {
+    struct elsi_consumer *next;
     uint64_t id;
-    enum consumer_style style;
+    enum elsi_consumer_style style;
     int fd;                     /* -1 for callback sinks */
     bool is_socket, is_regular;
     bool dialled;               /* from dial(): redial after it goes */
@@ -236,12 +236,12 @@ struct consumer {
     bool trusted;
 
     size_t header_off;          /* header bytes sent */
-    /* Private bytes to send before the next ring unit: the rest of a unit
+    /* Private bytes to send before the next queued unit: the rest of a unit
      * the consumer was cut loose in (see Note [What is dropped...]) and
      * notes. */
     uint8_t *priv;
     size_t priv_len, priv_off, priv_cap;
-    uint64_t seq;               /* next ring unit */
+    uint64_t seq;               /* next queued unit */
     size_t unit_off;            /* bytes of unit seq already sent */
     bool unit_announced;        /* notes for unit seq already queued */
     uint64_t lost_units, lost_bytes;    /* missed, not yet announced */
@@ -270,7 +270,7 @@ struct consumer {
     int dump_error;             /* the write that failed it */
     uint64_t await_since_ms;
     /* The layer above's state for it (a control session, once it sent
-     * something, or a collector's challenge): writer/hooks.h. */
+     * something, or a collector's challenge): writer/writer_ops.h. */
     void *session;
 };
 
@@ -297,12 +297,12 @@ struct els_writer {
 
     /* The queue: units in, units out.  Owners: lib/writer/producer.c puts
      * units in, release.c takes them out; loop.c sets join_reserve and
-     * clears flush_requested.  Lock, except that ring bytes of committed
+     * clears flush_requested.  Lock, except that queued bytes of committed
      * units are read without it (Note [Queue locking]). */
     struct {
         pthread_cond_t room;        /* producers waiting for room */
         unsigned room_waiters;
-        struct elsi_ring ring;
+        struct elsi_unitq uq;
         struct elsi_pool pool;      /* Note [Units handed over] */
         uint64_t max_unit_seen;
         uint8_t *header;
@@ -317,7 +317,7 @@ struct els_writer {
         /* Note [Late joiners]: the newest join unit's sequence number
          * (JOIN_NONE if none was queued), and the source to ask for one. */
         uint64_t join_seq;
-        uint64_t join_at;           /* ring.copied_in before it */
+        uint64_t join_at;           /* uq.copied_in before it */
         els_snapshot_request_fn snapshot_request;
         void *snapshot_ctx;
         /* Note [Asking again for a join snapshot]: the size of the last
@@ -332,7 +332,7 @@ struct els_writer {
      * and loop.c (accept, dial, poll).  list's membership and awaiting:
      * lock; the rest: writer thread. */
     struct {
-        struct consumer *list;
+        struct elsi_consumer *list;
         unsigned awaiting;          /* consumers awaiting_snapshot */
         uint64_t next_consumer_id;
         bool dial_active;           /* a dialled consumer exists */
@@ -359,13 +359,13 @@ struct els_writer {
      * written and the recorder's own snapshot requests: writer thread. */
     struct {
         uint64_t dump_tickets, dump_answered;
-        bool dump_active;           /* a dump consumer reads the ring */
+        bool dump_active;           /* a dump consumer reads the queue */
         /* While dump_active: the dump has written every unit below this
          * (writer thread stores, producers load under the lock). */
         _Atomic uint64_t dump_floor;
         int dump_result;
         char dump_name[4096];       /* the file, or why there is none */
-        struct consumer *dumping;   /* the dump being written, or NULL */
+        struct elsi_consumer *dumping;   /* the dump being written, or NULL */
         uint64_t dump_serving;      /* tickets it answers */
         char dump_file[4096];
         enum els_dump_reason dump_why;
@@ -391,11 +391,11 @@ struct els_writer {
         uint64_t eval_seq;
     } rec;
 
-    /* The layer above (writer/hooks.h): set by writer.c at open, read by
+    /* The layer above (writer/writer_ops.h): set by writer.c at open, read by
      * the writer thread and at free; state is the layer's, never looked
      * into here. */
     struct {
-        const struct elsi_writer_hooks *hooks;
+        const struct elsi_writer_ops *ops;
         void *state;
     } ctl;
 
@@ -450,7 +450,7 @@ struct els_writer {
 /* After a failed write to a consumer that stays attached (a regular file,
  * a callback sink): when to try that consumer again. */
 #define RETRY_AFTER_FAILURE_MS 100u
-/* Descriptors per byte of ring: RTS units are at most one capability's
+/* Descriptors per byte of queue: RTS units are at most one capability's
  * buffer (2 MiB by default, 64 KiB at the least) but flushes make small
  * ones; allow one descriptor per 4 KiB, at least 1024. */
 #define UNITS_PER_BYTE_SHIFT 12
@@ -494,56 +494,56 @@ bool elsi_writer_need_wake(struct els_writer *w);
 // Consumers (consumer.c, outgoing.c; writer thread only, except where said)
 // ---------------------------------------------------------------------------
 
-struct consumer *elsi_consumer_attach(struct els_writer *w, int fd,
-                                      enum consumer_style style, bool dialled);
+struct elsi_consumer *elsi_consumer_attach(struct els_writer *w, int fd,
+                                      enum elsi_consumer_style style, bool dialled);
 /* Note [Trusted consumers], as a decision on what is known of a
  * consumer: its style, its peer's address family (AF_UNSPEC: not a
  * socket, a file or FIFO) and, for a UNIX peer, its SO_PEERCRED uid (-1:
  * not known yet), whether the program dialled it, whether the spec
  * vouches for a dialled collector (trust=1), and the program's effective
  * uid.  Pure: the tests feed it peers no test can be. */
-bool elsi_consumer_trust_rule(enum consumer_style style, int family,
+bool elsi_consumer_trust_rule(enum elsi_consumer_style style, int family,
                               long uid, bool dialled, bool vouched,
                               uid_t self);
 /* Close c's descriptor (shutdown first if graceful) and free it; c must
  * be off the list.  Also used by els_writer_close() in a forked child. */
-void elsi_consumer_free(struct els_writer *w, struct consumer *c, bool graceful);
+void elsi_consumer_free(struct els_writer *w, struct elsi_consumer *c, bool graceful);
 void elsi_consumers_reap(struct els_writer *w);
-void elsi_consumer_pump(struct els_writer *w, struct consumer *c,
+void elsi_consumer_pump(struct els_writer *w, struct elsi_consumer *c,
                         const uint8_t *header, size_t header_len,
                         uint64_t visible);
-bool elsi_consumer_caught_up(const struct consumer *c, size_t header_len,
+bool elsi_consumer_caught_up(const struct elsi_consumer *c, size_t header_len,
                              uint64_t visible);
-void elsi_consumer_input(struct els_writer *w, struct consumer *c,
+void elsi_consumer_input(struct els_writer *w, struct elsi_consumer *c,
                          short revents);
 /* Lock held. */
-void elsi_consumer_cut(struct els_writer *w, struct consumer *c, uint64_t to);
+void elsi_consumer_cut(struct els_writer *w, struct elsi_consumer *c, uint64_t to);
 /* A client of the layer above's own endpoint (control=unix:PATH): never
  * sent stream bytes; NULL (fd closed) when out of memory. */
-struct consumer *elsi_consumer_attach_control(struct els_writer *w, int fd);
+struct elsi_consumer *elsi_consumer_attach_control(struct els_writer *w, int fd);
 /* A consumer writing units [start, end) to fd, then the end marker; see
  * Note [Flight recorder].  Not counted as a connected consumer. */
-struct consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
+struct elsi_consumer *elsi_consumer_attach_dump(struct els_writer *w, int fd,
                                            uint64_t start, uint64_t join_start,
                                            uint64_t end);
 /* c's private bytes (Note [Consumer memory]): give them back once sent,
  * or append within consumer-memory= (0, ELS_ENOMEM, or -ENOBUFS when the
  * bound would be exceeded). */
-void elsi_consumer_priv_drop(struct els_writer *w, struct consumer *c);
-int elsi_consumer_priv_append(struct els_writer *w, struct consumer *c,
+void elsi_consumer_priv_drop(struct els_writer *w, struct elsi_consumer *c);
+int elsi_consumer_priv_append(struct els_writer *w, struct elsi_consumer *c,
                               const void *data, size_t len);
 /* Queue an in-band note for c (a global block with one log message). */
-void elsi_consumer_note(struct els_writer *w, struct consumer *c,
+void elsi_consumer_note(struct els_writer *w, struct elsi_consumer *c,
                         uint64_t timestamp, const char *fmt, ...)
     ELSI_PRINTF(4, 5);
 /* c cannot be given bytes it must have: closed, and counted when for
  * want of consumer-memory= (err -ENOBUFS). */
-void elsi_consumer_starved(struct els_writer *w, struct consumer *c, int err);
+void elsi_consumer_starved(struct els_writer *w, struct elsi_consumer *c, int err);
 /* Close c with a line saying why (err: the code, or 0). */
-void elsi_consumer_kill(struct els_writer *w, struct consumer *c,
+void elsi_consumer_kill(struct els_writer *w, struct elsi_consumer *c,
                         const char *why, int err);
 /* Queue the note for a consumer that starts mid-stream without a snapshot. */
-void elsi_consumer_note_missed(struct els_writer *w, struct consumer *c,
+void elsi_consumer_note_missed(struct els_writer *w, struct elsi_consumer *c,
                                const char *why, uint64_t units, uint64_t bytes);
 /* Start the consumers awaiting a join snapshot (Note [Late joiners]):
  * at join unit join_seq when it is visible and theirs, else, when the
@@ -559,8 +559,8 @@ void elsi_consumers_join(struct els_writer *w, uint64_t join_seq,
 
 void elsi_release_oldest(struct els_writer *w, enum els_drop_cause cause);
 /* The room spare buffers may take: what buffer= has left beside the
- * byte ring's touched bytes and the buffers retained (Note [The queue's
- * memory] in queue/ring.h).  Lock held. */
+ * byte buffer's touched bytes and the buffers retained (Note [The queue's
+ * memory] in queue/unitq.h).  Lock held. */
 uint64_t elsi_pool_room(struct els_writer *w);
 
 /* The policy for a producer that finds no room (lock held, any thread):
@@ -586,12 +586,12 @@ void elsi_dump_service(struct els_writer *w, bool signalled);
 /* Is a dump still being written, or the one at the end still due?  Lock
  * held. */
 bool elsi_dump_pending(struct els_writer *w);
-/* A dump consumer is being reaped: it reads the ring no more.  Lock
+/* A dump consumer is being reaped: it reads the queue no more.  Lock
  * held. */
-void elsi_dump_ended(struct els_writer *w, struct consumer *c);
+void elsi_dump_ended(struct els_writer *w, struct elsi_consumer *c);
 /* Then, before its descriptor is closed: give the dump its final name
  * (or remove it), count it and answer whoever asked.  Lock not held. */
-void elsi_dump_finish(struct els_writer *w, struct consumer *c);
+void elsi_dump_finish(struct els_writer *w, struct elsi_consumer *c);
 /* Ask for a join snapshot when the window's oldest usable start is
  * getting old (Note [Flight recorder]).  Lock not held. */
 void elsi_recorder_tick(struct els_writer *w);

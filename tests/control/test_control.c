@@ -1,6 +1,6 @@
 /*
  * test_control.c: the control channel through real writers and real
- * sockets (lib/control/ through its hooks in lib/writer): sessions,
+ * sockets (lib/control/ through its ops table in lib/writer): sessions,
  * answers (frames for control-only clients, in-band notes at the point a
  * command took effect for stream consumers), user commands, the
  * authorisation rules (UNIX peer uid; TCP challenge and proof, for both

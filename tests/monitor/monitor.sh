@@ -1,5 +1,5 @@
 # monitor.sh: what the live monitor's shell tests share (test_top.sh,
-# test_serve.sh, test_metrics.sh; sourced after tests/lib.sh and
+# test_serve.sh, test_metrics.sh; sourced after tests/harness.sh and
 # tests/ghcprog.sh).  It runs no test itself.
 #
 # The program is tests/ghc/Busy.hs (PHASES phases of two threads posting

@@ -32,7 +32,7 @@
 # wherever the build tree is.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_prof_files_test
 [ -n "$GHC_EVENTS" ] || skip "ghc-events not found"

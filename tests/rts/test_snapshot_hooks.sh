@@ -24,7 +24,7 @@
 # Skips (77) without the patched RTS, GHC, hsc2hs or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 require_tool

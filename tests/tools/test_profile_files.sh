@@ -47,7 +47,7 @@
 # or the tool.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_prof_files_test
 command -v hp2ps >/dev/null 2>&1 || skip "hp2ps not found (it comes with Debian's ghc)"

@@ -833,38 +833,38 @@ static void trust_rule_by_peer(void)
     uid_t me = geteuid();
     long others[] = { 65534, 1, (long)me + 1, 1000 };
     for (int dialled = 0; dialled < 2; dialled++) {
-        CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, (long)me,
+        CHECK(elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNIX, (long)me,
                                        dialled, false, me));
-        CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, 0, dialled,
+        CHECK(elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNIX, 0, dialled,
                                        false, me));
-        CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, -1, dialled,
+        CHECK(!elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNIX, -1, dialled,
                                         false, me));
         for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
             if (others[i] == (long)me || others[i] == 0)
                 continue;
-            CHECK_MSG(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX,
+            CHECK_MSG(!elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNIX,
                                                 others[i], dialled, false, me),
                       "a UNIX peer of uid %ld is trusted by uid %ld (%s)",
                       others[i], (long)me, dialled ? "dialled" : "accepted");
             CHECK(!elsi_peer_uid_trusted(others[i], me));
         }
-        CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_INET, -1, dialled,
+        CHECK(!elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_INET, -1, dialled,
                                         false, me));
-        CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_INET6, -1, dialled,
+        CHECK(!elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_INET6, -1, dialled,
                                         false, me));
-        CHECK(elsi_consumer_trust_rule(CONSUMER_CALLBACK, AF_UNSPEC, -1,
+        CHECK(elsi_consumer_trust_rule(ELSI_CONSUMER_CALLBACK, AF_UNSPEC, -1,
                                        dialled, false, me));
     }
     /* trust=1: the user vouches for the collector dialled, not for
      * whoever connects to a listener. */
-    CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_INET, -1, true, true, me));
-    CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, 65534, true, true, me));
-    CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_INET, -1, false, true, me));
-    CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, 65534, false, true,
+    CHECK(elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_INET, -1, true, true, me));
+    CHECK(elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNIX, 65534, true, true, me));
+    CHECK(!elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_INET, -1, false, true, me));
+    CHECK(!elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNIX, 65534, false, true,
                                     me == 65534 ? 65533 : me));
     /* A file or FIFO the program opened; nothing accepts one. */
-    CHECK(elsi_consumer_trust_rule(CONSUMER_FD, AF_UNSPEC, -1, true, false, me));
-    CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNSPEC, -1, false, false,
+    CHECK(elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNSPEC, -1, true, false, me));
+    CHECK(!elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNSPEC, -1, false, false,
                                     me));
     /* The control channel's rule for UNIX peers is the same one. */
     CHECK(elsi_peer_uid_trusted((long)me, me));
@@ -872,7 +872,7 @@ static void trust_rule_by_peer(void)
     CHECK(!elsi_peer_uid_trusted(-1, me));
     /* Seen from another user: this process's own uid is a stranger. */
     if (me != 0) {
-        CHECK(!elsi_consumer_trust_rule(CONSUMER_FD, AF_UNIX, (long)me, false,
+        CHECK(!elsi_consumer_trust_rule(ELSI_CONSUMER_FD, AF_UNIX, (long)me, false,
                                         false, me + 1));
         CHECK(!elsi_peer_uid_trusted((long)me, me + 1));
     }

@@ -328,7 +328,7 @@ static void hand_over_small_ring_copies(void)
 
 // ---------------------------------------------------------------------------
 // The queue's memory with units handed over (Note [The queue's memory] in
-// lib/queue/ring.h), counted by the queue and by the test
+// lib/queue/unitq.h), counted by the queue and by the test
 // ---------------------------------------------------------------------------
 
 /* Bytes malloc has handed out and not had back, in every arena and in
@@ -368,7 +368,7 @@ static uint64_t resident_bytes(const void *p, size_t len, unsigned char *vec)
 static uint64_t queue_memory(struct els_writer *w)
 {
     pthread_mutex_lock(&w->lock);
-    uint64_t m = elsi_ring_memory(&w->queue.ring);
+    uint64_t m = elsi_unitq_memory(&w->queue.uq);
     pthread_mutex_unlock(&w->lock);
     return m;
 }
@@ -404,8 +404,8 @@ static void hand_over_memory_bounded_stalled_consumer(void)
     void *cur[2] = { malloc(SIZE), malloc(SIZE) };
     CHECK(cur[0] != NULL && cur[1] != NULL);
     pthread_mutex_lock(&w->lock);
-    const uint8_t *ring_buf = w->queue.ring.buf;
-    CHECK_U64(w->queue.ring.cap, ==, CAP);
+    const uint8_t *ring_buf = w->queue.uq.buf;
+    CHECK_U64(w->queue.uq.cap, ==, CAP);
     pthread_mutex_unlock(&w->lock);
     unsigned char *vec = malloc(CAP / 4096 + 2);
     CHECK(vec != NULL);
@@ -532,7 +532,7 @@ static void hand_over_new_size_frees_old_spares(void)
     pthread_mutex_lock(&w->lock);
     size_t pool_size = w->queue.pool.size;
     unsigned pool_n = w->queue.pool.n;
-    uint64_t counted = elsi_ring_memory(&w->queue.ring);
+    uint64_t counted = elsi_unitq_memory(&w->queue.uq);
     pthread_mutex_unlock(&w->lock);
     CHECK_MSG(pool_n == 0 || pool_size == NEW, "%u spares of %zu bytes kept "
               "after the buffer size became %d", pool_n, pool_size, NEW);

@@ -1,4 +1,4 @@
-# controlled.sh (sourced by tests/lib.sh): tests/programs/Controlled.hs,
+# controlled.sh (sourced by tests/harness.sh): tests/programs/Controlled.hs,
 # a program that runs until the test says stop.
 
 # ---------------------------------------------------------------------------

@@ -1,18 +1,18 @@
 /*
- * hooks.h: what delivery offers the layer above it (the control channel,
- * lib/control/).  Delivery calls that layer only through one table of
- * hooks, struct elsi_writer_hooks, handed to elsi_writer_open() (as nng's
- * core calls a transport only through its ops, and libuv a handle's owner
- * only through the callbacks it gave); the layer sees the writer and its
- * consumers only through the functions below, under the writer's rules.
- * So delivery never names the layer above, and that layer never reaches
- * into struct els_writer, its lock or its ring.
+ * writer_ops.h: what the writer offers the layer above it (the control
+ * channel, lib/control/).  The writer calls that layer only through one
+ * ops table, struct elsi_writer_ops, handed to elsi_writer_open() (as
+ * nng's core calls a transport only through its ops, and libuv a handle's
+ * owner only through the callbacks it gave); the layer sees the writer and
+ * its consumers only through the functions below, under the writer's
+ * rules.  So the writer never names the layer above, and that layer never
+ * reaches into struct els_writer, its lock or its queue.
  *
  * Not this header's job: the writer's own parts (writer_impl.h), what the
- * hooks do (lib/control/), putting the two together (lib/open.c).
+ * ops do (lib/control/), putting the two together (lib/open.c).
  */
-#ifndef ELS_WRITER_HOOKS_H
-#define ELS_WRITER_HOOKS_H
+#ifndef ELS_WRITER_OPS_H
+#define ELS_WRITER_OPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,12 +25,12 @@
 #include "base/log.h"
 #include "sinks/spec.h"
 
-struct consumer;
+struct elsi_consumer;
 
 /* At most one line per interval for a message that can repeat. */
 #define ELSI_LOG_INTERVAL_MS 1000u
 
-/* Why delivery calls the attach hook (only then: other consumers have no
+/* Why delivery calls the attach op (only then: other consumers have no
  * business with the layer above until they send something). */
 enum elsi_attach_kind {
     /* Accepted on the layer's listen_fd: never sent stream bytes. */
@@ -50,8 +50,8 @@ enum elsi_attach_kind {
  * member is required unless it says "may be NULL"; elsi_writer_open()
  * refuses a table that lacks one (ELS_EINVAL), before it opens anything.
  */
-struct elsi_writer_hooks {
-    /* sizeof (struct elsi_writer_hooks) as the layer was built. */
+struct elsi_writer_ops {
+    /* sizeof (struct elsi_writer_ops) as the layer was built. */
     size_t struct_size;
     /* At open, after the sink opened and before the writer thread starts,
      * on the caller's thread; may block briefly (it reads files).  Sets
@@ -78,21 +78,21 @@ struct elsi_writer_hooks {
      * client ELS_ENOMEM / -ENOBUFS (over consumer-memory=): delivery then
      * closes it and counts nothing but the memory refusal; a collector's
      * attach does not fail (the layer logs).  Writer thread. */
-    int (*attach)(struct els_writer *w, void *state, struct consumer *c,
+    int (*attach)(struct els_writer *w, void *state, struct elsi_consumer *c,
                   enum elsi_attach_kind kind, void **session);
     /* c is readable (POLLIN).  Read it with elsi_consumer_read() and act;
      * false when the layer takes no input from c (delivery then reads and
      * discards it).  Writer thread. */
-    bool (*input)(struct els_writer *w, void *state, struct consumer *c,
+    bool (*input)(struct els_writer *w, void *state, struct elsi_consumer *c,
                   void **session);
     /* c has a session: when that session takes the place of c's stream (a
      * control-only client), serve it (elsi_consumer_send()) and return
      * true; delivery then counts c as caught up.  Writer thread. */
-    bool (*serve_only)(struct els_writer *w, struct consumer *c, void *session);
+    bool (*serve_only)(struct els_writer *w, struct elsi_consumer *c, void *session);
     /* Before c's unit seq (at_end: it is DATA_END), or with c caught up:
      * queue the session's in-band answers due there
      * (elsi_consumer_note_text()).  Writer thread. */
-    void (*due)(struct els_writer *w, struct consumer *c, void *session,
+    void (*due)(struct els_writer *w, struct elsi_consumer *c, void *session,
                 uint64_t seq, bool at_end);
     /* c is being freed: free its session (never NULL here).  Writer thread,
      * or the thread closing a writer in a forked child. */
@@ -107,9 +107,9 @@ struct elsi_writer_hooks {
     void (*release)(void *state);
 };
 
-/* Open a writer whose layer above is hooks (els_writer_open()'s contract
+/* Open a writer whose layer above is ctl_ops (els_writer_open()'s contract
  * otherwise).  ELS_EINVAL when the table lacks a required member. */
-int elsi_writer_open(const char *spec, const struct elsi_writer_hooks *hooks,
+int elsi_writer_open(const char *spec, const struct elsi_writer_ops *ctl_ops,
                      struct els_writer **out, char *err, size_t err_len);
 
 // ---------------------------------------------------------------------------
@@ -140,44 +140,44 @@ int elsi_writer_dump_wait(struct els_writer *w, char *name, size_t name_len);
 // Consumers, as the layer above sees them (writer thread only)
 // ---------------------------------------------------------------------------
 
-uint64_t elsi_consumer_id(const struct consumer *c);
-int elsi_consumer_fd(const struct consumer *c);
-bool elsi_consumer_dead(const struct consumer *c);
+uint64_t elsi_consumer_id(const struct elsi_consumer *c);
+int elsi_consumer_fd(const struct elsi_consumer *c);
+bool elsi_consumer_dead(const struct elsi_consumer *c);
 /* The attached consumer with this id (dead or not), or NULL. */
-struct consumer *elsi_consumer_find(struct els_writer *w, uint64_t id);
-void *elsi_consumer_session(const struct consumer *c);
+struct elsi_consumer *elsi_consumer_find(struct els_writer *w, uint64_t id);
+void *elsi_consumer_session(const struct elsi_consumer *c);
 /* An accepted socket client (not dialled, not a file, not a callback). */
-bool elsi_consumer_accepted(const struct consumer *c);
+bool elsi_consumer_accepted(const struct elsi_consumer *c);
 /* c shut its sending side, or is polled for input no more. */
-bool elsi_consumer_input_ended(const struct consumer *c);
+bool elsi_consumer_input_ended(const struct elsi_consumer *c);
 /* Mark c to be closed and freed (no line logged). */
-void elsi_consumer_close(struct consumer *c);
+void elsi_consumer_close(struct elsi_consumer *c);
 /* Poll c for input no more (it was refused, or said its last). */
-void elsi_consumer_stop_reading(struct consumer *c);
+void elsi_consumer_stop_reading(struct elsi_consumer *c);
 /* Wake the loop for c at ms (CLOCK_MONOTONIC, elsi_now_ms()); 0: never. */
-void elsi_consumer_wake_at(struct consumer *c, uint64_t ms);
+void elsi_consumer_wake_at(struct elsi_consumer *c, uint64_t ms);
 /* Whether c may hold producers back under policy=block (Note [Trusted
  * consumers]). */
-void elsi_consumer_set_trusted(struct consumer *c, bool trusted);
+void elsi_consumer_set_trusted(struct elsi_consumer *c, bool trusted);
 /* Is a UNIX peer whose SO_PEERCRED uid is uid (-1: unknown) this
  * program's user (effective uid self) or root: may it hold the program
  * back, or control it?  Any thread. */
 bool elsi_peer_uid_trusted(long uid, uid_t self);
 /* c will never read the stream (a control-only client): it stops
  * awaiting a join snapshot (Note [Late joiners]). */
-void elsi_consumer_stream_off(struct els_writer *w, struct consumer *c);
+void elsi_consumer_stream_off(struct els_writer *w, struct elsi_consumer *c);
 /* Read what c sent, once, into the writer thread's buffer (*data, good
  * until the next call; at most max bytes): n > 0; 0 when nothing came or
  * c shut its sending side (then polled for input no more); or -errno of
  * a failed read, c left as it was. */
-ssize_t elsi_consumer_read(struct els_writer *w, struct consumer *c,
+ssize_t elsi_consumer_read(struct els_writer *w, struct elsi_consumer *c,
                            size_t max, const uint8_t **data);
 /* Write to c's descriptor: bytes written, -EAGAIN (c is then polled for
  * room), or another -errno. */
-ssize_t elsi_consumer_send(struct consumer *c, const void *p, size_t n);
+ssize_t elsi_consumer_send(struct elsi_consumer *c, const void *p, size_t n);
 /* Queue an in-band note with msg for c (kills c if it cannot be queued
  * within consumer-memory=). */
-void elsi_consumer_note_text(struct els_writer *w, struct consumer *c,
+void elsi_consumer_note_text(struct els_writer *w, struct elsi_consumer *c,
                              const char *msg);
 /* Note [Control memory]: count n more bytes against consumer-memory=:
  * true, or false (nothing counted) when they would pass it. */
@@ -185,7 +185,7 @@ bool elsi_consumer_memory_take(struct els_writer *w, size_t n);
 void elsi_consumer_memory_give(struct els_writer *w, size_t n);
 /* c asked for more than consumer-memory= has room for (what: for what):
  * closed, counted in consumers_dropped_memory, logged. */
-void elsi_consumer_over_memory(struct els_writer *w, struct consumer *c,
+void elsi_consumer_over_memory(struct els_writer *w, struct elsi_consumer *c,
                                const char *what);
 
-#endif /* ELS_WRITER_HOOKS_H */
+#endif /* ELS_WRITER_OPS_H */

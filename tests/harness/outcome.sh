@@ -1,4 +1,4 @@
-# outcome.sh (sourced by tests/lib.sh): how a test ends (pass, fail,
+# outcome.sh (sourced by tests/harness.sh): how a test ends (pass, fail,
 # skip, skipped parts), its private temporary directory and background
 # processes, and waiting with deadlines that guard against hangs and are
 # never a verdict on speed.
@@ -108,7 +108,7 @@ els_cleanup() {
             rm -rf "$ELS_TMP"
         fi
     fi
-    # The discovery directories made for this test (tests/lib.sh,
+    # The discovery directories made for this test (tests/harness.sh,
     # as_user_runtime_dir).
     if [ -n "$ELS_TMP" ]; then
         rm -rf "$ELS_TMP".run-[0-9]*

@@ -1,4 +1,4 @@
-# faults.sh (sourced by tests/lib.sh): judging captured streams and loss
+# faults.sh (sourced by tests/harness.sh): judging captured streams and loss
 # reports for the fault, security and soak runs, and running things as
 # another user.
 

@@ -1,5 +1,5 @@
 /*
- * control.c: runtime control of a patched RTS's eventlog for C and
+ * runtime.c: the running RTS's eventlog, steered from C and
  * Haskell callers: flush, SYNC snapshot, classes (-l letters), buffer
  * size.  Every RTS function it calls is a weak reference, as in ghc.c, so
  * the library still links into programs with a stock RTS (or none); there

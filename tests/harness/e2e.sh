@@ -1,4 +1,4 @@
-# e2e.sh (sourced by tests/lib.sh): the steps the end-to-end tests share:
+# e2e.sh (sourced by tests/harness.sh): the steps the end-to-end tests share:
 # starting a program, a receiver or a collector, and checking how each
 # ended; late joiners.
 

@@ -1,13 +1,13 @@
 /*
- * ring.c: the bounded queue of units (see ring.h for the contract).
+ * unitq.c: the bounded queue of units (see unitq.h for the contract).
  *
  * Bytes live in one contiguous allocation used as a circular buffer; a
  * unit may wrap around its end, which is why readers get two iovecs.
  * Offsets are 64-bit and only grow, so the span in use is head_off -
  * tail_off and the position in the buffer is off % cap.  Descriptors live
- * in their own power-of-two ring indexed by seq & mask.  What may be
+ * in their own power-of-two circular table indexed by seq & mask.  What may be
  * touched, and when a unit goes to the front early: Note [The queue's
- * memory] in ring.h.
+ * memory] in unitq.h.
  *
  * Not this file's job: locking, waiting for room, deciding what to drop.
  */
@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
-#include "queue/ring.h"
+#include "queue/unitq.h"
 
-int elsi_ring_init(struct elsi_ring *r, uint64_t cap_bytes, uint64_t max_units)
+int elsi_unitq_init(struct elsi_unitq *r, uint64_t cap_bytes, uint64_t max_units)
 {
     memset(r, 0, sizeof *r);
     if (cap_bytes == 0 || max_units == 0 || cap_bytes > SIZE_MAX / 2)
@@ -32,7 +32,7 @@ int elsi_ring_init(struct elsi_ring *r, uint64_t cap_bytes, uint64_t max_units)
     r->buf = malloc((size_t)cap_bytes);
     r->units = calloc((size_t)n, sizeof *r->units);
     if (r->buf == NULL || r->units == NULL) {
-        elsi_ring_destroy(r);
+        elsi_unitq_destroy(r);
         return ELS_ENOMEM;
     }
     r->cap = cap_bytes;
@@ -40,7 +40,7 @@ int elsi_ring_init(struct elsi_ring *r, uint64_t cap_bytes, uint64_t max_units)
     return 0;
 }
 
-void elsi_ring_destroy(struct elsi_ring *r)
+void elsi_unitq_destroy(struct elsi_unitq *r)
 {
     if (r->units != NULL)
         for (uint64_t seq = r->tail_seq; seq < r->head_seq; seq++)
@@ -50,34 +50,34 @@ void elsi_ring_destroy(struct elsi_ring *r)
     memset(r, 0, sizeof *r);
 }
 
-uint64_t elsi_ring_bytes(const struct elsi_ring *r)
+uint64_t elsi_unitq_bytes(const struct elsi_unitq *r)
 {
-    return r->ring_bytes + r->ext_bytes;
+    return r->buf_bytes + r->ext_bytes;
 }
 
-uint64_t elsi_ring_count(const struct elsi_ring *r)
+uint64_t elsi_unitq_count(const struct elsi_unitq *r)
 {
     return r->head_seq - r->tail_seq;
 }
 
-static uint64_t spare_bytes(const struct elsi_ring *r)
+static uint64_t spare_bytes(const struct elsi_unitq *r)
 {
     return r->spares != NULL ? elsi_pool_bytes(r->spares) : 0;
 }
 
-uint64_t elsi_ring_memory(const struct elsi_ring *r)
+uint64_t elsi_unitq_memory(const struct elsi_unitq *r)
 {
     return r->touched + r->ext_bytes + spare_bytes(r);
 }
 
-uint64_t elsi_ring_spare_room(const struct elsi_ring *r)
+uint64_t elsi_unitq_spare_room(const struct elsi_unitq *r)
 {
     uint64_t held = r->touched + r->ext_bytes;
     return held < r->cap ? r->cap - held : 0;
 }
 
-/* What the byte ring has touched once [off, off + len) is used. */
-static uint64_t touched_after(const struct elsi_ring *r, uint64_t off, size_t len)
+/* What the byte buffer has touched once [off, off + len) is used. */
+static uint64_t touched_after(const struct elsi_unitq *r, uint64_t off, size_t len)
 {
     uint64_t end = off % r->cap + len;
     if (end > r->cap)
@@ -86,7 +86,7 @@ static uint64_t touched_after(const struct elsi_ring *r, uint64_t off, size_t le
 }
 
 /*
- * Where a unit of len bytes goes in the byte ring (*off, in ring space),
+ * Where a unit of len bytes goes in the byte buffer (*off, in queue space),
  * with held bytes of buffers and spares beside it; false if nowhere now.
  * Here is head_off; the front is the start of the next lap, which leaves
  * the rest of this one unused until the tail reaches it.  A place that
@@ -94,7 +94,7 @@ static uint64_t touched_after(const struct elsi_ring *r, uint64_t off, size_t le
  * over (Note [The queue's memory]); new bytes only if grow, and within
  * cap - held.
  */
-static bool ring_place(const struct elsi_ring *r, size_t len, uint64_t held,
+static bool ring_place(const struct elsi_unitq *r, size_t len, uint64_t held,
                        bool grow, uint64_t *off)
 {
     uint64_t head = r->head_off, tail = r->tail_off, pos = head % r->cap;
@@ -120,36 +120,36 @@ static bool ring_place(const struct elsi_ring *r, size_t len, uint64_t held,
     return true;
 }
 
-bool elsi_ring_has_room(const struct elsi_ring *r, size_t len)
+bool elsi_unitq_has_room(const struct elsi_unitq *r, size_t len)
 {
     uint64_t off;
-    return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
+    return len <= r->cap && elsi_unitq_count(r) <= r->units_mask &&
            ring_place(r, len, r->ext_bytes + spare_bytes(r), true, &off);
 }
 
-bool elsi_ring_has_room_without_spares(const struct elsi_ring *r, size_t len)
+bool elsi_unitq_has_room_without_spares(const struct elsi_unitq *r, size_t len)
 {
     uint64_t off;
-    return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
+    return len <= r->cap && elsi_unitq_count(r) <= r->units_mask &&
            ring_place(r, len, r->ext_bytes, true, &off);
 }
 
-bool elsi_ring_has_room_touched(const struct elsi_ring *r, size_t len)
+bool elsi_unitq_has_room_touched(const struct elsi_unitq *r, size_t len)
 {
     uint64_t off;
-    return len <= r->cap && elsi_ring_count(r) <= r->units_mask &&
+    return len <= r->cap && elsi_unitq_count(r) <= r->units_mask &&
            ring_place(r, len, 0, false, &off);
 }
 
-bool elsi_ring_has_room_ext(const struct elsi_ring *r, size_t size)
+bool elsi_unitq_has_room_ext(const struct elsi_unitq *r, size_t size)
 {
-    uint64_t held = elsi_ring_memory(r);
-    return elsi_ring_count(r) <= r->units_mask && held <= r->cap &&
+    uint64_t held = elsi_unitq_memory(r);
+    return elsi_unitq_count(r) <= r->units_mask && held <= r->cap &&
            size <= r->cap - held;
 }
 
-/* Up to two spans covering [off, off + len) of ring space. */
-static int ring_spans(const struct elsi_ring *r, uint64_t off, size_t len,
+/* Up to two spans covering [off, off + len) of queue space. */
+static int ring_spans(const struct elsi_unitq *r, uint64_t off, size_t len,
                       struct iovec iov[2])
 {
     size_t pos = (size_t)(off % r->cap);
@@ -164,9 +164,9 @@ static int ring_spans(const struct elsi_ring *r, uint64_t off, size_t len,
 }
 
 /* Fill the next descriptor from meta for a reserved unit of len bytes,
- * in the byte ring at off (ext NULL) or in ext, a buffer of ext_size
+ * in the byte buffer at off (ext NULL) or in ext, a buffer of ext_size
  * bytes (off is then unused, but keeps offsets in order). */
-static void ring_describe(struct elsi_ring *r, const struct elsi_unit *meta,
+static void ring_describe(struct elsi_unitq *r, const struct elsi_unit *meta,
                           uint64_t off, size_t len, uint8_t *ext,
                           size_t ext_size)
 {
@@ -184,14 +184,14 @@ static void ring_describe(struct elsi_ring *r, const struct elsi_unit *meta,
     u->failed = false;
 }
 
-int elsi_ring_reserve(struct elsi_ring *r, size_t len,
+int elsi_unitq_reserve(struct elsi_unitq *r, size_t len,
                       const struct elsi_unit *meta, uint64_t *seq,
                       struct iovec iov[2])
 {
     if (len == 0 || len > r->cap || len > UINT32_MAX)
         return ELS_EMSGSIZE;
     uint64_t off;
-    if (elsi_ring_count(r) > r->units_mask ||
+    if (elsi_unitq_count(r) > r->units_mask ||
         !ring_place(r, len, r->ext_bytes + spare_bytes(r), true, &off))
         return -ENOBUFS;
 
@@ -203,20 +203,20 @@ int elsi_ring_reserve(struct elsi_ring *r, size_t len,
     ring_spans(r, off, len, iov);
     r->touched = touched_after(r, off, len);
     r->head_off = off + len;
-    r->ring_bytes += len;
+    r->buf_bytes += len;
     r->copied_in += len;
     *seq = r->head_seq++;
     return 0;
 }
 
-int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
+int elsi_unitq_reserve_ext(struct elsi_unitq *r, uint8_t *buf, size_t len,
                           size_t size, const struct elsi_unit *meta,
                           uint64_t *seq)
 {
     if (buf == NULL || len == 0 || len > size || size > r->cap ||
         size > UINT32_MAX)
         return ELS_EMSGSIZE;
-    if (!elsi_ring_has_room_ext(r, size))
+    if (!elsi_unitq_has_room_ext(r, size))
         return -ENOBUFS;
 
     ring_describe(r, meta, r->head_off, len, buf, size);
@@ -226,9 +226,9 @@ int elsi_ring_reserve_ext(struct elsi_ring *r, uint8_t *buf, size_t len,
     return 0;
 }
 
-void elsi_ring_commit(struct elsi_ring *r, uint64_t seq)
+void elsi_unitq_commit(struct elsi_unitq *r, uint64_t seq)
 {
-    struct elsi_unit *u = elsi_ring_unit(r, seq);
+    struct elsi_unit *u = elsi_unitq_unit(r, seq);
     if (u == NULL)
         return;
     u->state = ELSI_UNIT_COMMITTED;
@@ -240,14 +240,14 @@ void elsi_ring_commit(struct elsi_ring *r, uint64_t seq)
         r->committed_seq++;
 }
 
-struct elsi_unit *elsi_ring_unit(struct elsi_ring *r, uint64_t seq)
+struct elsi_unit *elsi_unitq_unit(struct elsi_unitq *r, uint64_t seq)
 {
     if (seq < r->tail_seq || seq >= r->head_seq)
         return NULL;
     return &r->units[seq & r->units_mask];
 }
 
-int elsi_ring_iov(const struct elsi_ring *r, const struct elsi_unit *u,
+int elsi_unitq_iov(const struct elsi_unitq *r, const struct elsi_unit *u,
                   size_t from, struct iovec iov[2])
 {
     if (from >= u->len)
@@ -262,7 +262,7 @@ int elsi_ring_iov(const struct elsi_ring *r, const struct elsi_unit *u,
     return ring_spans(r, u->off + from, u->len - from, iov);
 }
 
-bool elsi_ring_release(struct elsi_ring *r, uint8_t **ext, size_t *ext_size)
+bool elsi_unitq_release(struct elsi_unitq *r, uint8_t **ext, size_t *ext_size)
 {
     if (ext != NULL)
         *ext = NULL;
@@ -282,17 +282,17 @@ bool elsi_ring_release(struct elsi_ring *r, uint8_t **ext, size_t *ext_size)
         u->ext = NULL;
     } else {
         r->tail_off = u->off + u->len;
-        r->ring_bytes -= u->len;
+        r->buf_bytes -= u->len;
         if (r->jump_to != 0 && r->tail_off == r->jump_from) {
             r->tail_off = r->jump_to;   /* the rest of that lap is free */
             r->jump_from = r->jump_to = 0;
         }
     }
     r->tail_seq++;
-    if (r->ring_bytes == 0) {
-        /* The byte ring is empty: its next unit starts at the beginning
-         * of the buffer again (Note [Reusing the start of the ring],
-         * ring.h).  Offsets only grow, so both move on to the next
+    if (r->buf_bytes == 0) {
+        /* The byte buffer is empty: its next unit starts at the beginning
+         * of the buffer again (Note [Reusing the start of the queue],
+         * unitq.h).  Offsets only grow, so both move on to the next
          * multiple of cap.  Units handed over may still be retained:
          * their offsets are not used. */
         uint64_t pos = r->head_off % r->cap;

@@ -1,4 +1,4 @@
-# lib.sh: helpers sourced by the shell tests (tests/*/test_*.sh).
+# harness.sh: helpers sourced by the shell tests (tests/*/test_*.sh).
 #
 # It finds the source and build trees (ELS_TOP_SRCDIR, ELS_TOP_BUILDDIR from
 # the Makefile's TESTS_ENVIRONMENT, else from this file's location), the
@@ -8,21 +8,21 @@
 # counter built on the independent ghc-events reader, cached builds of the
 # example programs, and, for the end-to-end tests, the steps they share:
 # starting the program, a receiver or a collector and checking how each
-# ended.  It runs no test itself.  The helpers live in tests/lib/, one
+# ended.  It runs no test itself.  The helpers live in tests/harness/, one
 # file per concern (outcome.sh, ghc.sh, e2e.sh, faults.sh, controlled.sh),
 # sourced here in that order.
 #
 # Exit statuses follow automake's harness: 0 pass, 1 fail, 77 skip.
 #
-# Usage (from a test in tests/LAYER/):  . "$(dirname "$0")/../lib.sh"
+# Usage (from a test in tests/LAYER/):  . "$(dirname "$0")/../harness.sh"
 # (after set -u if wanted)
 
 # ---------------------------------------------------------------------------
 # Trees and tools
 # ---------------------------------------------------------------------------
 
-els_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-: "${ELS_TOP_SRCDIR:=$(cd "$els_lib_dir/.." && pwd)}"
+els_harness_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${ELS_TOP_SRCDIR:=$(cd "$els_harness_dir/.." && pwd)}"
 if [ -z "${ELS_TOP_BUILDDIR:-}" ]; then
     # Run by hand: prefer the out-of-tree build scripts/build.sh makes.
     if [ -f "$ELS_TOP_SRCDIR/_build/Makefile" ]; then
@@ -50,11 +50,11 @@ export GHC GHC_EVENTS
 
 els_test_name=$(basename "$0" .sh)
 
-for els_lib_part in outcome ghc e2e faults controlled; do
+for els_harness_part in outcome ghc e2e faults controlled; do
     # shellcheck source=/dev/null
-    . "$els_lib_dir/lib/$els_lib_part.sh"
+    . "$els_harness_dir/harness/$els_harness_part.sh"
 done
-unset els_lib_part
+unset els_harness_part
 
 # A discovery directory of the test's own (Note [A discovery directory
 # per test] in Makefile.am): `make check` gives one

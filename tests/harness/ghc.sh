@@ -1,4 +1,4 @@
-# ghc.sh (sourced by tests/lib.sh): what the tests need of GHC: the
+# ghc.sh (sourced by tests/harness.sh): what the tests need of GHC: the
 # requirements (GHC, ghc-events, hsc2hs), reading eventlogs with the
 # independent ghc-events reader, the example programs, and the patched
 # RTS with examples/live-service built against it.
