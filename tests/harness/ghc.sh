@@ -187,7 +187,7 @@ setup_live_service_test() {
 }
 
 # setup_prof_files_test: the common start of the tests that run
-# tests/ghc/ProfFiles.hs: skip (77) without the tool, GHC, the patched RTS
+# tests/programs/ProfFiles.hs: skip (77) without the tool, GHC, the patched RTS
 # or GHC's profiling libraries (Debian's ghc-prof); make the temporary
 # directory T.
 setup_prof_files_test() {
@@ -203,12 +203,12 @@ setup_prof_files_test() {
 }
 
 # build_prof_files NAME GHC-FLAGS...: $T/NAME (mode 0755) from
-# tests/ghc/ProfFiles.hs on the patched RTS, linked with the library,
+# tests/programs/ProfFiles.hs on the patched RTS, linked with the library,
 # -O -threaded -rtsopts and GHC-FLAGS.  Always -O: unoptimised, a
 # profiled ProfFiles.hs meets GHC 9.0.2's "PAP object entered" crash
 # during heap censuses (README, "Profiled programs").
 build_prof_files() {
-    local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/ProfFiles.hs
+    local name=$1 src=$ELS_TOP_SRCDIR/tests/programs/ProfFiles.hs
     shift
     mkdir -p "$T/b-$name" && cp "$src" "$T/b-$name/Main.hs" || fail "cannot copy $src"
     (cd "$T/b-$name" && patched_ghc_lib -v0 -O "$@" -threaded -rtsopts \

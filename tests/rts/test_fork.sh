@@ -2,7 +2,7 @@
 # test_fork.sh: a GHC forkProcess child runs and exits normally in every
 # sink configuration, and the parent's stream is unharmed.
 #
-# tests/ghc/Fork.hs, compiled with the patched RTS and the library, posts
+# tests/programs/Fork.hs, compiled with the patched RTS and the library, posts
 # N events, forks with the RTS's forkProcess (System.Posix.Process), waits
 # for the child and posts N more.  For every built-in sink (unix, tcp,
 # fifo, file, unix-connect, tcp-connect) it runs three ways:

@@ -2,7 +2,7 @@
 # test_ghc_api.sh: the library's GHC entry points and RTS flags, from real
 # programs on the patched RTS.
 #
-# tests/ghc/Api.hs runs commands read from stdin (stop, start, emit, flush,
+# tests/programs/Api.hs runs commands read from stdin (stop, start, emit, flush,
 # stats) and answers each on stdout; the test waits for each answer, never
 # for the clock.  Checked:
 #   restart refused: with a tcp: sink on a fixed port, els_ghc_stop(), then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_join_stress.sh: consumers join and leave a busy -N2 program
-# (tests/ghc/JoinStress.hs: four threads posting and forking, worker tasks
+# (tests/programs/JoinStress.hs: four threads posting and forking, worker tasks
 # coming and going, one thread toggling the scheduler and GC classes and
 # asking for snapshots for everyone in a loop, flush interval 0.01 s,
 # buffer=3M).  A consumer attached from the start and every consumer that

@@ -5,7 +5,7 @@
 # partly filled buffers copied (README, `buffer=`; Note [The queue's
 # memory] in lib/queue/unitq.h).
 #
-# tests/ghc/Fill.hs (-N2, no periodic flush) posts, in each round, user
+# tests/programs/Fill.hs (-N2, no periodic flush) posts, in each round, user
 # events worth 1.35 of a capability's buffer and flushes: one full buffer
 # handed over, one a third full copied.  Forty rounds with 2 MiB buffers,
 # then the buffer size becomes 1 MiB while the program runs (the spares

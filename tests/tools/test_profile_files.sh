@@ -3,7 +3,7 @@
 # classic profile files from a stream, checked against the files the RTS
 # writes on the same run (tools/profile_hp.c, tools/profile_prof.c).
 #
-# tests/ghc/ProfFiles.hs runs once per case, writing its .hp (and .prof)
+# tests/programs/ProfFiles.hs runs once per case, writing its .hp (and .prof)
 # as usual while streaming:
 #   -hT (not profiled), streamed over unix: to `eventlog-sink recv`: the
 #     rebuilt .hp has the same censuses as the RTS's (count, and per

@@ -4,7 +4,7 @@
 # names, on a command over its control socket, from Haskell (ringDump) and
 # at exit, into new files that are valid eventlogs on their own.
 #
-# tests/ghc/LateJoin.hs (threads and tasks created early, labelled, many
+# tests/programs/LateJoin.hs (threads and tasks created early, labelled, many
 # megabytes of events, then "ready"; after a line on stdin, tasks released
 # and threads finished) runs with
 # ring:PATH?size=8M&signal=USR2&control=unix:SOCK.  After "ready" (its

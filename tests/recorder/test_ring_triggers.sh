@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_ring_triggers.sh: a ring: flight recorder saves itself on a
 # condition the stream shows (dump-on=, Note [Triggered dumps]), with real
-# -N2 programs (tests/ghc/Trigger.hs) and at-exit=0, so every dump is a
+# -N2 programs (tests/programs/Trigger.hs) and at-exit=0, so every dump is a
 # triggered one.
 #
 #   marker: dump-on=marker:INCIDENT&after=1s: exactly one dump, holding

@@ -1,4 +1,4 @@
--- Trigger.hs: the program of tests/control/test_ring_triggers.sh (dump-on= on a
+-- Trigger.hs: the program of tests/recorder/test_ring_triggers.sh (dump-on= on a
 -- ring: sink) and of the alert tests (tests/monitor/test_alert_*.sh).
 -- Its modes each post user messages "tick N" every 10 ms so a dump's
 -- time span can be read from it:
