@@ -303,6 +303,37 @@ static void writer_announce(struct els_writer *w, bool whole)
     elsi_announce_add(w, &w->spec, &a);
 }
 
+/* wait=: hold the opening program until the consumers the spec asks for
+ * attached (or the wait ended), with a line on what it waits for and, if
+ * they did not all come, what came. */
+static void wait_for_consumers(struct els_writer *w)
+{
+    /* wait-consumers=N: every consumer the user starts beside the
+     * program (a recorder and a monitor, say) gets the first event. */
+    uint32_t want = w->spec.wait_consumers;
+    double secs = w->spec.wait_ms / 1000.0;
+    if (want == 1)
+        elsi_log(ELS_LOG_INFO, "waiting up to %.3g s for a consumer on %s",
+                 secs, w->endpoint);
+    else
+        elsi_log(ELS_LOG_INFO, "waiting up to %.3g s for %" PRIu32
+                 " consumers on %s", secs, want, w->endpoint);
+    struct timespec deadline;
+    elsi_deadline_timespec(w->spec.wait_ms, &deadline);
+    pthread_mutex_lock(&w->lock);
+    int rc = 0;
+    while (w->stats.st.consumers_total < want && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->changed, &w->lock, &deadline);
+    uint64_t got = w->stats.st.consumers_total;
+    pthread_mutex_unlock(&w->lock);
+    if (got == 0)
+        elsi_log(ELS_LOG_WARN, "no consumer on %s after %.3g s; going on",
+                 w->endpoint, secs);
+    else if (got < want)
+        elsi_log(ELS_LOG_WARN, "%" PRIu64 " of %" PRIu32 " consumers on %s "
+                 "after %.3g s; going on", got, want, w->endpoint, secs);
+}
+
 int elsi_writer_open(const char *spec, const struct elsi_writer_ops *ctl_ops,
                      struct els_writer **out, char *err, size_t err_len)
 {
@@ -391,32 +422,8 @@ int elsi_writer_open(const char *spec, const struct elsi_writer_ops *ctl_ops,
     all_writers_add(w);
     writer_announce(w, endpoint_whole);
 
-    if (w->spec.wait_ms > 0) {
-        /* wait-consumers=N: every consumer the user starts beside the
-         * program (a recorder and a monitor, say) gets the first event. */
-        uint32_t want = w->spec.wait_consumers;
-        double secs = w->spec.wait_ms / 1000.0;
-        if (want == 1)
-            elsi_log(ELS_LOG_INFO, "waiting up to %.3g s for a consumer on %s",
-                     secs, w->endpoint);
-        else
-            elsi_log(ELS_LOG_INFO, "waiting up to %.3g s for %" PRIu32
-                     " consumers on %s", secs, want, w->endpoint);
-        struct timespec deadline;
-        elsi_deadline_timespec(w->spec.wait_ms, &deadline);
-        pthread_mutex_lock(&w->lock);
-        int rc = 0;
-        while (w->stats.st.consumers_total < want && rc != ETIMEDOUT)
-            rc = pthread_cond_timedwait(&w->changed, &w->lock, &deadline);
-        uint64_t got = w->stats.st.consumers_total;
-        pthread_mutex_unlock(&w->lock);
-        if (got == 0)
-            elsi_log(ELS_LOG_WARN, "no consumer on %s after %.3g s; going on",
-                     w->endpoint, secs);
-        else if (got < want)
-            elsi_log(ELS_LOG_WARN, "%" PRIu64 " of %" PRIu32 " consumers on %s "
-                     "after %.3g s; going on", got, want, w->endpoint, secs);
-    }
+    if (w->spec.wait_ms > 0)
+        wait_for_consumers(w);
     *out = w;
     return 0;
 
