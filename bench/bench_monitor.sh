@@ -7,7 +7,7 @@
 #    bytes per second (file size over the run's wall time) against the
 #    model's parse rate on that file (bench_monitor.c, median of 5).
 # 2. CPU of `top`, `serve` and `serve --all` at the default 1 s refresh
-#    on an idle program (tests/ghc/Busy.hs after its work, on a unix:
+#    on an idle program (tests/programs/Busy.hs after its work, on a unix:
 #    sink flushed every second), from /proc/PID/stat over
 #    BENCH_IDLE_SECS (30).
 # 3. Keep-up, each tool as a user runs it: the busiest program of the
@@ -51,7 +51,7 @@ build_hs() {  # build_hs SRC OUT
         -L"$libdir" -leventlog-sink -optl-Wl,-rpath,"$libdir" Main.hs -o "$work/$2")
 }
 build_hs "$top/bench/MonitorLoad.hs" load
-build_hs "$top/tests/ghc/Busy.hs" busy
+build_hs "$top/tests/programs/Busy.hs" busy
 build_hs "$top/bench/App.hs" app
 cc -O2 -std=gnu11 -I"$top/include" -I"$top/tools" "$top/bench/bench_monitor.c" \
     "$top/tools/monitor/model.c" "$top/tools/monitor/model_time.c" \

@@ -2,7 +2,7 @@
  * bench_parse.c: what reading every event of a stream costs, per event,
  * three ways, for bench/bench_app.sh's trigger-cost section: the public
  * parser delivering every event to a callback (as the monitors read), the
- * flight recorder's dump-on= evaluator (lib/deliver/trigger.c, which
+ * flight recorder's dump-on= evaluator (lib/writer/trigger.c, which
  * selects only what its conditions read: Note [Selected events]), and
  * the parser without a callback (as recv checks what it copies).  Reads
  * an eventlog FILE into memory, cuts it into its blocks (the units the RTS
@@ -20,7 +20,7 @@
 
 #include "eventlog-sink.h"
 #include "eventlog-sink/parse.h"
-#include "deliver/trigger.h"
+#include "writer/trigger.h"
 #include "bench_util.h"
 
 struct bp_stream {

@@ -4,7 +4,7 @@
 #
 # Usage: bench/bench_serve_all.sh TOOL BUSY [N] [SECS]
 #   TOOL  the eventlog-sink binary (_build/tools/eventlog-sink)
-#   BUSY  tests/ghc/Busy.hs built on the patched RTS (make check builds
+#   BUSY  tests/programs/Busy.hs built on the patched RTS (make check builds
 #         it: _build/tests/ghc/out/busy)
 # Starts serve --all in a discovery directory of its own, then N copies
 # of BUSY (1 phase, -N1, no idle GC, unix: sinks), waits until serve

@@ -1,6 +1,6 @@
 /*
  * fuzz_trigger.c: libFuzzer target for the dump-on= evaluator
- * (lib/deliver/trigger.c, Note [Triggered dumps]), which reads every
+ * (lib/writer/trigger.c, Note [Triggered dumps]), which reads every
  * unit a producer hands the writer, including a custom producer's garbage.
  * Input: the first byte picks a condition list; the rest is split at each
  * 0xA5 0x5A pair into units, the first being the header.  Properties: no
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "eventlog-sink.h"
-#include "deliver/trigger.h"
+#include "writer/trigger.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

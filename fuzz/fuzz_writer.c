@@ -1,6 +1,6 @@
 /*
  * fuzz_writer.c: libFuzzer target for the writer's handling of units
- * (lib/queue/, lib/deliver/): what reaches a consumer when the units,
+ * (lib/queue/, lib/writer/): what reaches a consumer when the units,
  * their sizes, their order, the sink's failures and its stalls are chosen by the
  * fuzzer.  Consumers' own input needs no target: the writer reads it only
  * to discard it (and to notice end of input), and parses none of it.

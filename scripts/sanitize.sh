@@ -10,7 +10,7 @@
 # (recv, dump, ctl, top, serve and its /metrics, serve --all's webhook:
 # TOOL_TESTS below), which then drive that tree's sanitized
 # tools/eventlog-sink (all subcommands;
-# tests/lib.sh's ELS_TOOL_UNDER_TEST).  They run in the plain build's
+# tests/harness.sh's ELS_TOOL_UNDER_TEST).  They run in the plain build's
 # setting (PLAIN_BUILD, default _build: its TESTS_ENVIRONMENT, so its GHC,
 # ghc-events, patched RTS, shared library and cached programs): the GHC
 # programs load the plain library, whose RTS is not built with

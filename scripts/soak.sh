@@ -59,13 +59,13 @@ case "$build" in /*) ;; *) build=$top/$build ;; esac
 export ELS_TOP_SRCDIR=$top ELS_TOP_BUILDDIR=$build
 [ "$keep" -eq 0 ] || export ELS_KEEP_TMP=1
 
-. "$top/tests/lib.sh"
+. "$top/tests/harness.sh"
 
 require_tool
 require_ghc
 require_patched_rts
 make_tmpdir
-# --keep: keep the directory on success too (lib.sh keeps it on failure
+# --keep: keep the directory on success too (harness.sh keeps it on failure
 # with ELS_KEEP_TMP).
 if [ "$keep" -eq 1 ]; then
     trap 'rc=$?; echo "soak: work directory kept: $ELS_TMP" >&2; ELS_TMP=; (exit $rc); els_cleanup' EXIT

@@ -224,7 +224,7 @@ add_totals() {
 
 # add_cases NAME DIR STEP_RC [SKIPS_OK]: count the cases of every test
 # that ran under DIR, layer by layer (the test's directory: tests/sinks,
-# tests/deliver, ...), so that a failure shows where it is: a unit-test
+# tests/writer, ...), so that a failure shows where it is: a unit-test
 # program (tests/check.h) counts the cases of its last "N passed, N
 # failed" line, a shell test (*.sh) counts as one case, and a program that
 # failed without a failed case (a crash, a timeout) as one failed case.  A

@@ -1,8 +1,8 @@
-# ghcprog.sh: building the Haskell test programs in tests/ghc/ and setting
-# up the tests that run them (sourced by those tests, after tests/lib.sh).
+# ghcprog.sh: building the Haskell test programs in tests/programs/ and setting
+# up the tests that run them (sourced by those tests, after tests/harness.sh).
 # It runs no test itself.
 #
-# build_ghc_program OUT SRC GHC-ARGS...: compile tests/ghc/SRC.hs with
+# build_ghc_program OUT SRC GHC-ARGS...: compile tests/programs/SRC.hs with
 # GHC-ARGS (the compiler first: e.g. patched_ghc_lib, or
 # "$ELS_PATCHED_GHC" with your own link flags) into
 # $ELS_TOP_BUILDDIR/tests/ghc/out/OUT, once per build tree: rebuilt only
@@ -13,7 +13,7 @@
 # GHC_PROGRAM.
 
 build_ghc_program() {
-    local name=$1 src=$ELS_TOP_SRCDIR/tests/ghc/$2.hs what=tests/ghc/$2.hs
+    local name=$1 src=$ELS_TOP_SRCDIR/tests/programs/$2.hs what=tests/programs/$2.hs
     local dir=$ELS_TOP_BUILDDIR/tests/ghc/out log a cfiles=()
     shift 2
     for a in "$@"; do
@@ -39,7 +39,7 @@ build_ghc_program() {
 }
 
 # setup_ghc_program_test OUT SRC [GHC-ARGS...]: the common start of the
-# tests that run a program from tests/ghc/: skip (77) without the
+# tests that run a program from tests/programs/: skip (77) without the
 # receiver, GHC, ghc-events or the patched RTS; make the temporary
 # directory T; build SRC with the patched RTS and the built library
 # (-threaded -eventlog -rtsopts, and GHC-ARGS) as OUT (GHC_PROGRAM, and
@@ -57,7 +57,7 @@ setup_ghc_program_test() {
 # check_readers_accept NAME FILE: the stream in FILE is one the readers
 # take whole: `ghc-events validate threads` and `validate tasks` find it
 # valid (they exit 0 either way: their output says), and ThreadScope's
-# rule (tests/ghc/ThreadScopeKeeps.hs) keeps every event.  Sets kept_line.
+# rule (tests/programs/ThreadScopeKeeps.hs) keeps every event.  Sets kept_line.
 check_readers_accept() {
     local name=$1 file=$2 what out
     for what in threads tasks; do

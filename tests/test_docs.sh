@@ -23,7 +23,7 @@
 # without it) and the built tool; no GHC.
 set -u -o pipefail
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 TOOL=${TOOL:-$ELS_SINK_TOOL}
 [ -x "$TOOL" ] || fail "tool not built: $TOOL"

@@ -18,7 +18,7 @@
 
 set -u
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 make_tmpdir
 seconds=${ELS_FUZZ_SECONDS:-3}

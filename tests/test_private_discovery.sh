@@ -24,7 +24,7 @@
 # Skips (77) without the tool, the library, curl or a C compiler.
 set -u -o pipefail
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 require_tool
 lib=$ELS_SHLIB

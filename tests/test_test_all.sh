@@ -28,7 +28,7 @@
 # It does not run the real steps (that is test-all.sh itself).
 set -u -o pipefail
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 make_tmpdir
 T=$ELS_TMP
@@ -41,7 +41,7 @@ cp "$ELS_TOP_SRCDIR/scripts/test-all.sh" "$top/scripts/test-all.sh"
 # The stand-ins read it from a file: test-all.sh reads the list with no
 # environment.
 cat >"$T/bin/fake-lists" <<'EOF'
-FAKE_UNIT='tests/sinks/test_spec tests/queue/test_ring'
+FAKE_UNIT='tests/sinks/test_spec tests/queue/test_unitq'
 FAKE_SHELL='tests/sinks/test_faults.sh tests/test_fuzz_smoke.sh'
 EOF
 
@@ -68,8 +68,8 @@ for k in asan tsan; do
     [ "$k" = tsan ] || list="$list tests/tools/test_recv.sh"
     echo "$list" >"$d/tests.list"
     printf '# TOTAL: 1\n# PASS:  1\n' >"$d/test-suite.log"
-    printf ':test-result: PASS\n' >"$d/tests/queue/test_ring.trs"
-    printf 'ok - a\nok - b\n2 passed, 0 failed\n' >"$d/tests/queue/test_ring.log"
+    printf ':test-result: PASS\n' >"$d/tests/queue/test_unitq.trs"
+    printf 'ok - a\nok - b\n2 passed, 0 failed\n' >"$d/tests/queue/test_unitq.log"
     if [ "$k" = asan ] || [ -z "${FAKE_SAN_SHRINK:-}" ]; then
         printf ':test-result: PASS\n' >"$d/tests/sinks/test_spec.trs"
         printf '8 passed, 0 failed\n' >"$d/tests/sinks/test_spec.log"
@@ -115,7 +115,7 @@ case " $* " in
         # TESTS does not win over it.
         n=${FAKE_DIST_TOTAL:-2}
         printf '# TOTAL: %s\n# PASS:  %s\n# SKIP:  1\n# XFAIL: 0\n# FAIL:  0\n# XPASS: 0\n# ERROR: 0\n' "$n" $((n - 1))
-        echo "SKIP: tests/queue/test_ring"
+        echo "SKIP: tests/queue/test_unitq"
         echo "inner ELS_REQUIRE_ALL=${ELS_REQUIRE_ALL:-unset}"
         exit "${FAKE_DIST_RC:-0}" ;;
     *" check "*) ;;
@@ -146,10 +146,10 @@ case ${FAKE_CHECK:-pass} in
 esac
 case ${FAKE_CHECK:-pass} in
     # Killed by a signal: no closing line.
-    crash) result tests/queue/test_ring FAIL 'ok - a\nok - b\n' ;;
+    crash) result tests/queue/test_unitq FAIL 'ok - a\nok - b\n' ;;
     # A hard error (exit 99) after its cases passed.
-    error) result tests/queue/test_ring ERROR 'ok - a\nok - b\nok - c\n3 passed, 0 failed\n' ;;
-    *) result tests/queue/test_ring PASS 'ok - a\nok - b\nok - c\n3 passed, 0 failed\n' ;;
+    error) result tests/queue/test_unitq ERROR 'ok - a\nok - b\nok - c\n3 passed, 0 failed\n' ;;
+    *) result tests/queue/test_unitq PASS 'ok - a\nok - b\nok - c\n3 passed, 0 failed\n' ;;
 esac
 case ${FAKE_CHECK:-pass} in
     # A failed shell test counts as one failure, whatever its log says.
@@ -222,7 +222,7 @@ has all-pass "test-all:   _build/tests/sinks/test_faults.sh.log: part: test_faul
 has all-pass "check: cases by layer: queue 3, sinks 9, tests 1"
 has all-pass "check: 13 passed, 0 failed, 0 skipped (cases)"
 has all-pass "check: 4 of the 4 listed tests ran"
-has all-pass "distcheck: tests/queue/test_ring (no patched RTS in distcheck)"
+has all-pass "distcheck: tests/queue/test_unitq (no patched RTS in distcheck)"
 has all-pass "distcheck: 2 of the 2 listed unit tests ran"
 has all-pass "asan: 3 of the 3 listed tests ran"
 has all-pass "tsan: 2 of the 2 listed tests ran"
@@ -267,7 +267,7 @@ has sh-fails "----- $top/_build/tests/sinks/test_faults.sh.log"
 run crash FAKE_CHECK=crash
 failed_with crash 1
 has crash "check: cases by layer: queue 0 (1 FAILED), sinks 9, tests 1"
-has crash "----- $top/_build/tests/queue/test_ring.log"
+has crash "----- $top/_build/tests/queue/test_unitq.log"
 
 # An automake hard error (exit 99) after every case passed.
 run hard-error FAKE_CHECK=error
@@ -291,7 +291,7 @@ run shrunk MAKEFLAGS='TESTS=tests/sinks/test_spec'
 failed_with shrunk 3
 has shrunk "MAKEFLAGS=TESTS=tests/sinks/test_spec is set in the environment: it may change what make runs"
 has shrunk "check: 1 of the 4 listed tests ran"
-has shrunk "check: 3 listed tests have no result (each counted as a failure): tests/queue/test_ring tests/sinks/test_faults.sh tests/test_fuzz_smoke.sh"
+has shrunk "check: 3 listed tests have no result (each counted as a failure): tests/queue/test_unitq tests/sinks/test_faults.sh tests/test_fuzz_smoke.sh"
 has shrunk "NOT EVERYTHING RAN: listed tests without a result:"
 # ... which CI neutralises: everything runs and passes.
 run shrunk-ci MAKEFLAGS='TESTS=tests/sinks/test_spec' ELS_REQUIRE_ALL=1
@@ -302,9 +302,9 @@ run dry-run MAKEFLAGS=n
 failed_with dry-run 4
 has dry-run "check: 0 of the 4 listed tests ran"
 # make -e with TESTS in the environment.
-run env-tests MAKEFLAGS=e TESTS='tests/sinks/test_spec tests/queue/test_ring'
+run env-tests MAKEFLAGS=e TESTS='tests/sinks/test_spec tests/queue/test_unitq'
 failed_with env-tests 2
-has env-tests "TESTS=tests/sinks/test_spec tests/queue/test_ring is set in the environment"
+has env-tests "TESTS=tests/sinks/test_spec tests/queue/test_unitq is set in the environment"
 # A sanitizer run that left a unit test out; a distcheck that ran fewer.
 run san-shrunk FAKE_SAN_SHRINK=1
 failed_with san-shrunk 1

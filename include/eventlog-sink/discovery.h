@@ -1,7 +1,7 @@
 /*
  * <eventlog-sink/discovery.h>: the rules of the per-user discovery directory that both of
  * its ends must apply alike: the library, which writes a program's entry
- * (lib/deliver/announce.c), and every reader (tools/discover.c, behind
+ * (lib/writer/announce.c), and every reader (tools/discover.c, behind
  * `eventlog-sink ps` and pid:/name: arguments).  Where the directory is,
  * when a directory or an entry is trusted, how a value is escaped on a
  * line, how a process is told from a later one with its pid, and how a

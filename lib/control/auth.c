@@ -21,7 +21,7 @@
 #include "base/log.h"
 
 /* Look at the peer once: who it is decides what it may do. */
-void elsi_ctl_check_peer(struct els_writer *w, struct consumer *c)
+void elsi_ctl_check_peer(struct els_writer *w, struct elsi_consumer *c)
 {
     struct elsi_ctl_session *s = elsi_consumer_session(c);
     (void)w;
@@ -67,7 +67,7 @@ void elsi_ctl_check_peer(struct els_writer *w, struct consumer *c)
 
 /* May c run commands?  0, or the error and its text. */
 int elsi_ctl_allowed(const struct elsi_control *ctl,
-                     struct consumer *c, char *why, size_t why_len)
+                     struct elsi_consumer *c, char *why, size_t why_len)
 {
     struct elsi_ctl_session *s = elsi_consumer_session(c);
     if (s->version == ELSI_CTL_VERSION_1) {
@@ -119,7 +119,7 @@ int elsi_ctl_challenge_bytes(uint8_t *p, size_t n)
 
 /* The first control-only flag switches c to answer frames; the nonce it
  * chose marks where they begin. */
-static void hello_control_only(struct els_writer *w, struct consumer *c,
+static void hello_control_only(struct els_writer *w, struct elsi_consumer *c,
                                const struct elsi_ctl_msg *m)
 {
     struct elsi_ctl_session *s = elsi_consumer_session(c);
@@ -133,7 +133,7 @@ static void hello_control_only(struct els_writer *w, struct consumer *c,
 }
 
 void elsi_ctl_on_hello(struct els_writer *w, const struct elsi_control *ctl,
-                       struct consumer *c, const struct elsi_ctl_msg *m)
+                       struct elsi_consumer *c, const struct elsi_ctl_msg *m)
 {
     struct elsi_ctl_session *s = elsi_consumer_session(c);
     char text[200];
@@ -190,7 +190,7 @@ void elsi_ctl_on_hello(struct els_writer *w, const struct elsi_control *ctl,
 
 /* A proof answers the open challenge, once (Note [Challenges]). */
 void elsi_ctl_on_proof(struct els_writer *w, const struct elsi_control *ctl,
-                       struct consumer *c, const struct elsi_ctl_msg *m)
+                       struct elsi_consumer *c, const struct elsi_ctl_msg *m)
 {
     struct elsi_ctl_session *s = elsi_consumer_session(c);
     int status;

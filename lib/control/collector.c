@@ -5,7 +5,7 @@
  * and the check of its proof.
  *
  * Not this file's job: deciding who is trusted to begin with
- * (deliver/consumer.c, Note [Trusted consumers]), a control client's
+ * (writer/consumer.c, Note [Trusted consumers]), a control client's
  * proof (auth.c).
  */
 #include <inttypes.h>
@@ -96,7 +96,7 @@ int elsi_ctl_collector_open(struct els_writer *w, char *err, size_t err_len)
 /* A dialled socket consumer that is not trusted yet and whose spec has
  * collector-secret=: queue its challenge (the first note after the
  * header) and await the proof. */
-void elsi_ctl_collector_challenge(struct els_writer *w, struct consumer *c,
+void elsi_ctl_collector_challenge(struct els_writer *w, struct elsi_consumer *c,
                                   void **slot)
 {
     const struct elsi_spec *sp = elsi_writer_spec(w);
@@ -138,7 +138,7 @@ void elsi_ctl_collector_challenge(struct els_writer *w, struct consumer *c,
 }
 
 /* Input from such a consumer: the proof, once; trusted when right. */
-void elsi_ctl_collector_input(struct els_writer *w, struct consumer *c,
+void elsi_ctl_collector_input(struct els_writer *w, struct elsi_consumer *c,
                               struct elsi_ctl_session *s)
 {
     const uint8_t *data;

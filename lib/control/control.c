@@ -1,6 +1,6 @@
 /*
- * control.c: a writer's control state and the hooks delivery calls
- * (deliver/hooks.h): at open, the secrets and the control=unix: socket;
+ * control.c: a writer's control state and the ops the writer calls
+ * (writer/writer_ops.h): at open, the secrets and the control=unix: socket;
  * at the writer thread's end, detaching, so that commands still running
  * never touch a freed writer; each round, the answers of finished
  * commands; the counters and dumps commands ask for.  See control.h for
@@ -8,7 +8,7 @@
  *
  * Not this file's job: the command table (table.c), running commands
  * (worker.c), a client's session (session.c, auth.c), the byte layout
- * (codec.c), sending stream bytes (deliver/).
+ * (codec.c), sending stream bytes (writer/).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +32,7 @@
  * very writer from the control thread.  So the writer's side (struct
  * elsi_control) is reference-counted: the writer holds one reference,
  * each queued or running command another.  ctl->w is set while the
- * writer's thread runs and cleared under ctl->mu by the detach hook
+ * writer's thread runs and cleared under ctl->mu by the detach op
  * (control_detach()) at the thread's end, before the writer can be
  * freed; the control thread
  * touches the writer (to hand a result back and wake its thread, or to
@@ -86,7 +86,7 @@ int elsi_ctl_read_secret(const char *opt, const char *path, uint8_t *secret,
     return 0;
 }
 
-/* The open hook: see control.h. */
+/* The open op: see control.h. */
 static int control_open(struct els_writer *w, void **state, char *err,
                         size_t err_len)
 {
@@ -145,7 +145,7 @@ static int control_open(struct els_writer *w, void **state, char *err,
     return 0;
 }
 
-/* The detach hook: Note [Control lifetimes]. */
+/* The detach op: Note [Control lifetimes]. */
 static void control_detach(struct els_writer *w, void *state)
 {
     struct elsi_control *ctl = state;
@@ -154,14 +154,14 @@ static void control_detach(struct els_writer *w, void *state)
         return;
     pthread_mutex_lock(&ctl->mu);
     ctl->w = NULL;
-    struct ctl_job *done = ctl->done;
+    struct elsi_ctl_job *done = ctl->done;
     ctl->done = ctl->done_tail = NULL;
     pthread_mutex_unlock(&ctl->mu);
     elsi_ctl_free_jobs(done);
     elsi_control_endpoint_close(&ctl->listener);
 }
 
-/* The release hook: the writer's reference goes. */
+/* The release op: the writer's reference goes. */
 static void control_release(void *state)
 {
     struct elsi_control *ctl = state;
@@ -175,7 +175,7 @@ void elsi_ctl_unref(struct elsi_control *ctl)
 {
     pthread_mutex_lock(&ctl->mu);
     bool last = --ctl->refs == 0;
-    struct ctl_job *done = last ? ctl->done : NULL;
+    struct elsi_ctl_job *done = last ? ctl->done : NULL;
     pthread_mutex_unlock(&ctl->mu);
     if (last) {
         elsi_ctl_free_jobs(done);
@@ -219,20 +219,20 @@ int elsi_control_writer_stats(struct elsi_control *ctl, struct els_stats *st,
     return r;
 }
 
-/* The tick hook: hand finished commands' answers to their sessions. */
+/* The tick op: hand finished commands' answers to their sessions. */
 static void control_tick(struct els_writer *w, void *state)
 {
     struct elsi_control *ctl = state;
     if (ctl == NULL)
         return;
     pthread_mutex_lock(&ctl->mu);
-    struct ctl_job *done = ctl->done;
+    struct elsi_ctl_job *done = ctl->done;
     ctl->done = ctl->done_tail = NULL;
     pthread_mutex_unlock(&ctl->mu);
     while (done != NULL) {
-        struct ctl_job *j = done;
+        struct elsi_ctl_job *j = done;
         done = j->next;
-        struct consumer *c = elsi_consumer_find(w, j->consumer_id);
+        struct elsi_consumer *c = elsi_consumer_find(w, j->consumer_id);
         struct elsi_ctl_session *s = c != NULL ? elsi_consumer_session(c)
                                                : NULL;
         if (s != NULL) {
@@ -245,7 +245,7 @@ static void control_tick(struct els_writer *w, void *state)
 }
 
 // ---------------------------------------------------------------------------
-// The hooks delivery calls (deliver/hooks.h)
+// The ops the writer calls (writer/writer_ops.h)
 // ---------------------------------------------------------------------------
 
 static int control_listen_fd(void *state)
@@ -268,7 +268,7 @@ static int control_accept(void *state, int *fd)
 }
 
 static int control_attach(struct els_writer *w, void *state,
-                          struct consumer *c, enum elsi_attach_kind kind,
+                          struct elsi_consumer *c, enum elsi_attach_kind kind,
                           void **slot)
 {
     (void)state;
@@ -278,8 +278,8 @@ static int control_attach(struct els_writer *w, void *state,
     return 0;
 }
 
-const struct elsi_writer_hooks elsi_control_hooks = {
-    .struct_size = sizeof(struct elsi_writer_hooks),
+const struct elsi_writer_ops elsi_control_ops = {
+    .struct_size = sizeof(struct elsi_writer_ops),
     .open = control_open,
     .listen_fd = control_listen_fd,
     .accept = control_accept,

@@ -1,15 +1,15 @@
 /*
  * control.h: the control channel's server side (docs/CONTROL.md).  The
  * writer thread owns the sessions (one per consumer that sends input) and
- * calls in here from its poll loop, through the hooks of
- * deliver/hooks.h only; commands run on one process-wide
+ * calls in here from its poll loop, through the ops table of
+ * writer/writer_ops.h only; commands run on one process-wide
  * control thread, never on the writer thread, because an RTS call may stop
  * every capability while the writer must keep delivering.  The command
  * table holds the library's commands (registered by the GHC glue,
  * lib/ghc/commands.c) and the program's (els_control_register()).
  *
  * Not its job: the byte layout (codec.c), sending stream bytes
- * (deliver/consumer.c).
+ * (writer/consumer.c).
  */
 #ifndef ELS_CONTROL_H
 #define ELS_CONTROL_H
@@ -58,10 +58,10 @@ int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
                              size_t name_len);
 
 // ---------------------------------------------------------------------------
-// For the writer (lib/deliver sees only this table: deliver/hooks.h)
+// For the writer (lib/writer sees only this table: writer/writer_ops.h)
 // ---------------------------------------------------------------------------
 
-/* What the control channel does for a writer, as delivery's hooks: at
+/* What the control channel does for a writer, as the writer's ops: at
  * open, when the spec says control=1, read the secret file (if any),
  * check the sink can carry control, log that control is enabled; for
  * every spec, read collector-secret= (if any) to check it as
@@ -70,8 +70,8 @@ int elsi_control_writer_dump(struct elsi_control *ctl, char *name,
  * sessions of the clients that send input, the challenge of a collector,
  * the answers of finished commands (tick), and control=unix:PATH's own
  * socket (listen_fd, accept).  lib/open.c hands it to elsi_writer_open(). */
-struct elsi_writer_hooks;
-extern const struct elsi_writer_hooks elsi_control_hooks;
+struct elsi_writer_ops;
+extern const struct elsi_writer_ops elsi_control_ops;
 
 /* Note [Control-only hello deadline]: 2000 ms; tests may shorten it. */
 extern unsigned elsi_ctl_hello_deadline_ms;

@@ -2,13 +2,13 @@
  * control_impl.h: what the files of the control channel share: the
  * writer's side (struct elsi_control), a client's session, a command and
  * a job, and the functions each file offers the others.  Which file does
- * what: control.c (a writer's control state and delivery's hooks),
+ * what: control.c (a writer's control state and the writer's ops),
  * table.c (the command table and the commands that need no RTS),
  * worker.c (the control thread), session.c (a client's session: input,
  * answers, commands), auth.c (who may control: peers, challenges,
  * proofs), collector.c (a connect-out collector's proof), listener.c
  * (control=unix:PATH's socket).  Not its job: what delivery offers
- * (deliver/hooks.h), the byte layout (codec.h).
+ * (writer/writer_ops.h), the byte layout (codec.h).
  */
 #ifndef ELS_CONTROL_IMPL_H
 #define ELS_CONTROL_IMPL_H
@@ -20,11 +20,11 @@
 
 #include "control/codec.h"
 #include "control/control.h"
-#include "deliver/hooks.h"
+#include "writer/writer_ops.h"
 
 #define CTL_NAME_MAX 31
 
-struct ctl_command {
+struct elsi_ctl_command {
     char ns[256];
     unsigned id;                        /* 0: text name only */
     char name[CTL_NAME_MAX + 1];        /* "" for id-only commands */
@@ -35,14 +35,14 @@ struct ctl_command {
     unsigned flags;
 };
 
-struct ctl_job;
+struct elsi_ctl_job;
 
 /* A writer's control state (control.c): Note [Control lifetimes]. */
 struct elsi_control {
     pthread_mutex_t mu;
     unsigned refs;                  /* Note [Control lifetimes] */
     struct els_writer *w;           /* NULL once detached */
-    struct ctl_job *done, *done_tail;
+    struct elsi_ctl_job *done, *done_tail;
     uint8_t secret[ELSI_CTL_MAX_SECRET];
     size_t secret_len;              /* 0: no secret (UNIX peers only) */
     /* control=unix:PATH: the unix: sink state of its socket
@@ -90,27 +90,27 @@ struct elsi_ctl_session {
     uint8_t collector_want[ELSI_CTL_PROOF_BYTES];
     uint8_t collector_got[ELSI_CTL_HEADER_BYTES + ELSI_CTL_PROOF_BYTES];
     size_t collector_got_len;
-    struct ctl_note *notes, *notes_tail;    /* in-band answers */
+    struct elsi_ctl_note *notes, *notes_tail;    /* in-band answers */
     size_t notes_bytes;             /* their text, at most CTL_OUT_MAX */
     struct elsi_ctl_msg msg;        /* the message being handled */
     bool ended;                     /* the stream's DATA_END is unit */
     uint64_t end_seq;
 };
 
-struct ctl_note {
-    struct ctl_note *next;
+struct elsi_ctl_note {
+    struct elsi_ctl_note *next;
     uint64_t after_seq;             /* due once units before it are sent */
     char text[ELSI_CTL_MAX_ANSWER_TEXT + 64];
 };
 
 /* A command on its way to the control thread and back (worker.c). */
-struct ctl_job {
-    struct ctl_job *next;
+struct elsi_ctl_job {
+    struct elsi_ctl_job *next;
     struct elsi_control *ctl;
     uint64_t consumer_id;
     uint32_t request_id;
     bool es;                        /* an eventlog-socket message */
-    struct ctl_command cmd;         /* a copy: the table only grows */
+    struct elsi_ctl_command cmd;         /* a copy: the table only grows */
     char label[300];                /* what the answer repeats */
     char args[ELSI_CTL_MAX_PAYLOAD + 1];
     int status;
@@ -130,57 +130,57 @@ void elsi_ctl_unref(struct elsi_control *ctl);
  * namespace and id, or from "name args" (label: what an answer repeats;
  * *args: the rest); around fork(), its lock (worker.c). */
 bool elsi_ctl_lookup_id(const char *ns, size_t ns_len, unsigned id,
-                        struct ctl_command *copy);
-struct ctl_command *elsi_ctl_lookup_text(const char *text, char *label,
+                        struct elsi_ctl_command *copy);
+struct elsi_ctl_command *elsi_ctl_lookup_text(const char *text, char *label,
                                          size_t label_len, const char **args,
-                                         struct ctl_command *copy);
+                                         struct elsi_ctl_command *copy);
 void elsi_ctl_table_lock(void);
 void elsi_ctl_table_unlock(void);
 
 /* worker.c: queue j for the control thread, starting it in this process
  * if needed: 0 or ELS_EBUSY (queue full) or the pthread_create error. */
-int elsi_ctl_worker_submit(struct ctl_job *j);
-void elsi_ctl_free_jobs(struct ctl_job *j);
+int elsi_ctl_worker_submit(struct elsi_ctl_job *j);
+void elsi_ctl_free_jobs(struct elsi_ctl_job *j);
 
-/* session.c: delivery's session hooks (deliver/hooks.h), a new session
+/* session.c: the writer's session ops (writer/writer_ops.h), a new session
  * in a consumer's slot (0, ELS_ENOMEM, -ENOBUFS over consumer-memory=),
  * a control=unix: client's session, an answer on c (a frame for a
  * control-only client, else an in-band note due after every unit
  * committed so far), and bytes for a control-only client's answers. */
 void elsi_ctl_session_free(struct els_writer *w, void *session);
-bool elsi_ctl_input(struct els_writer *w, void *state, struct consumer *c,
+bool elsi_ctl_input(struct els_writer *w, void *state, struct elsi_consumer *c,
                     void **slot);
-bool elsi_ctl_serve_only(struct els_writer *w, struct consumer *c,
+bool elsi_ctl_serve_only(struct els_writer *w, struct elsi_consumer *c,
                          void *session);
-void elsi_ctl_due(struct els_writer *w, struct consumer *c, void *session,
+void elsi_ctl_due(struct els_writer *w, struct elsi_consumer *c, void *session,
                   uint64_t seq, bool at_end);
 int elsi_ctl_session_new(struct els_writer *w, void **slot);
-int elsi_ctl_endpoint_session(struct els_writer *w, struct consumer *c,
+int elsi_ctl_endpoint_session(struct els_writer *w, struct elsi_consumer *c,
                               void **slot);
-void elsi_ctl_answer(struct els_writer *w, struct consumer *c, unsigned kind,
+void elsi_ctl_answer(struct els_writer *w, struct elsi_consumer *c, unsigned kind,
                      uint32_t id, bool es, const char *label, int status,
                      const char *text);
-void elsi_ctl_out_append(struct els_writer *w, struct consumer *c,
+void elsi_ctl_out_append(struct els_writer *w, struct elsi_consumer *c,
                          const uint8_t *p, size_t n);
 
 /* auth.c: look at c's peer once; may c run commands (0, or the error
  * and its text); fresh random bytes without blocking (0 or -errno); a
  * hello; a proof. */
-void elsi_ctl_check_peer(struct els_writer *w, struct consumer *c);
-int elsi_ctl_allowed(const struct elsi_control *ctl, struct consumer *c,
+void elsi_ctl_check_peer(struct els_writer *w, struct elsi_consumer *c);
+int elsi_ctl_allowed(const struct elsi_control *ctl, struct elsi_consumer *c,
                      char *why, size_t why_len);
 int elsi_ctl_challenge_bytes(uint8_t *p, size_t n);
 void elsi_ctl_on_hello(struct els_writer *w, const struct elsi_control *ctl,
-                       struct consumer *c, const struct elsi_ctl_msg *m);
+                       struct elsi_consumer *c, const struct elsi_ctl_msg *m);
 void elsi_ctl_on_proof(struct els_writer *w, const struct elsi_control *ctl,
-                       struct consumer *c, const struct elsi_ctl_msg *m);
+                       struct elsi_consumer *c, const struct elsi_ctl_msg *m);
 
 /* collector.c (Note [Collector proof]): at open, for every spec; a
  * dialled untrusted socket consumer's challenge; its input. */
 int elsi_ctl_collector_open(struct els_writer *w, char *err, size_t err_len);
-void elsi_ctl_collector_challenge(struct els_writer *w, struct consumer *c,
+void elsi_ctl_collector_challenge(struct els_writer *w, struct elsi_consumer *c,
                                   void **slot);
-void elsi_ctl_collector_input(struct els_writer *w, struct consumer *c,
+void elsi_ctl_collector_input(struct els_writer *w, struct elsi_consumer *c,
                               struct elsi_ctl_session *s);
 
 #endif /* ELS_CONTROL_IMPL_H */

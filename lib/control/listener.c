@@ -8,7 +8,7 @@
  * two cannot drift apart.
  *
  * Not this file's job: what a client may do and what it is answered
- * (session.c, auth.c), accepting and polling (deliver/loop.c).
+ * (session.c, auth.c), accepting and polling (writer/loop.c).
  */
 #include <stdio.h>
 

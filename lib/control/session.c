@@ -8,7 +8,7 @@
  *
  * Not this file's job: who may do what (auth.c), running commands
  * (worker.c), the byte layout (codec.c), sending stream bytes
- * (deliver/).
+ * (writer/).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,15 +48,15 @@ unsigned elsi_ctl_hello_deadline_ms = 2000u;
  * bounded separately (CTL_QUEUE_MAX jobs for the whole process).
  */
 
-/* The session_free hook. */
+/* The session_free op. */
 void elsi_ctl_session_free(struct els_writer *w, void *session)
 {
     struct elsi_ctl_session *s = session;
     if (s == NULL)
         return;
     free(s->out);
-    for (struct ctl_note *n = s->notes; n != NULL;) {
-        struct ctl_note *next = n->next;
+    for (struct elsi_ctl_note *n = s->notes; n != NULL;) {
+        struct elsi_ctl_note *next = n->next;
         free(n);
         n = next;
     }
@@ -100,7 +100,7 @@ int elsi_ctl_session_new(struct els_writer *w, void **slot)
  * control=1 socket no deadline applies: a client that says nothing is a
  * stream consumer, which is what that socket serves.
  */
-int elsi_ctl_endpoint_session(struct els_writer *w, struct consumer *c,
+int elsi_ctl_endpoint_session(struct els_writer *w, struct elsi_consumer *c,
                               void **slot)
 {
     int r = elsi_ctl_session_new(w, slot);
@@ -113,7 +113,7 @@ int elsi_ctl_endpoint_session(struct els_writer *w, struct consumer *c,
     return 0;
 }
 
-static void session_kill(struct els_writer *w, struct consumer *c,
+static void session_kill(struct els_writer *w, struct elsi_consumer *c,
                          const char *why)
 {
     if (!elsi_consumer_dead(c))
@@ -124,7 +124,7 @@ static void session_kill(struct els_writer *w, struct consumer *c,
 }
 
 /* Note [Control memory]: a session that does not fit is closed. */
-static void session_over_memory(struct els_writer *w, struct consumer *c,
+static void session_over_memory(struct els_writer *w, struct elsi_consumer *c,
                                 const char *what)
 {
     if (!elsi_consumer_dead(c))
@@ -142,7 +142,7 @@ static void out_drop(struct els_writer *w, struct elsi_ctl_session *s)
     s->out_len = s->out_off = s->out_cap = 0;
 }
 
-void elsi_ctl_out_append(struct els_writer *w, struct consumer *c,
+void elsi_ctl_out_append(struct els_writer *w, struct elsi_consumer *c,
                          const uint8_t *p, size_t n)
 {
     struct elsi_ctl_session *s = elsi_consumer_session(c);
@@ -184,7 +184,7 @@ void elsi_ctl_out_append(struct els_writer *w, struct consumer *c,
 
 /* Answer on c: a frame for a control-only client, else an in-band note
  * due after every unit committed so far. */
-void elsi_ctl_answer(struct els_writer *w, struct consumer *c, unsigned kind,
+void elsi_ctl_answer(struct els_writer *w, struct elsi_consumer *c, unsigned kind,
                      uint32_t id, bool es, const char *label, int status,
                      const char *text)
 {
@@ -206,16 +206,16 @@ void elsi_ctl_answer(struct els_writer *w, struct consumer *c, unsigned kind,
         elsi_ctl_out_append(w, c, frame, n);
         return;
     }
-    if (s->notes_bytes + sizeof(struct ctl_note) > CTL_OUT_MAX) {
+    if (s->notes_bytes + sizeof(struct elsi_ctl_note) > CTL_OUT_MAX) {
         /* Its answers wait for it to read the stream up to them. */
         session_kill(w, c, "it sends commands and does not read its stream");
         return;
     }
-    if (!elsi_consumer_memory_take(w, sizeof(struct ctl_note))) {
+    if (!elsi_consumer_memory_take(w, sizeof(struct elsi_ctl_note))) {
         session_over_memory(w, c, "its in-band answers");
         return;
     }
-    struct ctl_note *note = malloc(sizeof *note);
+    struct elsi_ctl_note *note = malloc(sizeof *note);
     if (note == NULL) {
         elsi_consumer_memory_give(w, sizeof *note);
         session_kill(w, c, "out of memory");
@@ -245,7 +245,7 @@ void elsi_ctl_answer(struct els_writer *w, struct consumer *c, unsigned kind,
 /* The one answer a client of a control=unix: socket gets when it is not
  * a control-only client (docs/CONTROL.md); it is closed once that is
  * sent, and nothing it says is read any more. */
-static void refuse_not_control_only(struct els_writer *w, struct consumer *c,
+static void refuse_not_control_only(struct els_writer *w, struct elsi_consumer *c,
                                     unsigned kind, uint32_t id)
 {
     struct elsi_ctl_session *s = elsi_consumer_session(c);
@@ -258,8 +258,8 @@ static void refuse_not_control_only(struct els_writer *w, struct consumer *c,
     elsi_consumer_wake_at(c, 0);
 }
 
-/* The due hook. */
-void elsi_ctl_due(struct els_writer *w, struct consumer *c,
+/* The due op. */
+void elsi_ctl_due(struct els_writer *w, struct elsi_consumer *c,
                   void *session, uint64_t seq, bool at_end)
 {
     struct elsi_ctl_session *s = session;
@@ -269,7 +269,7 @@ void elsi_ctl_due(struct els_writer *w, struct consumer *c,
         s->ended = true, s->end_seq = seq;
     while (s->notes != NULL && s->notes->after_seq <= seq &&
            !elsi_consumer_dead(c)) {
-        struct ctl_note *n = s->notes;
+        struct elsi_ctl_note *n = s->notes;
         s->notes = n->next;
         if (s->notes == NULL)
             s->notes_tail = NULL;
@@ -285,9 +285,9 @@ void elsi_ctl_due(struct els_writer *w, struct consumer *c,
     }
 }
 
-/* The serve_only hook: a control-only client has no stream (delivery
+/* The serve_only op: a control-only client has no stream (delivery
  * counts it caught up, never holding a unit back), only answer frames. */
-bool elsi_ctl_serve_only(struct els_writer *w, struct consumer *c,
+bool elsi_ctl_serve_only(struct els_writer *w, struct elsi_consumer *c,
                          void *session)
 {
     struct elsi_ctl_session *s = session;
@@ -328,7 +328,7 @@ bool elsi_ctl_serve_only(struct els_writer *w, struct consumer *c,
 }
 
 static void dispatch(struct els_writer *w, struct elsi_control *ctl,
-                     struct consumer *c, const struct elsi_ctl_msg *m)
+                     struct elsi_consumer *c, const struct elsi_ctl_msg *m)
 {
     struct elsi_ctl_session *s = elsi_consumer_session(c);
     bool es = m->type == ELSI_CTL_MSG_ES;
@@ -336,8 +336,8 @@ static void dispatch(struct els_writer *w, struct elsi_control *ctl,
     char label[300];
     char why[200];
     const char *args = "";
-    struct ctl_command cmd;
-    struct ctl_command *found = NULL;
+    struct elsi_ctl_command cmd;
+    struct elsi_ctl_command *found = NULL;
 
     if (es) {
         snprintf(label, sizeof label, "%.*s command %u",
@@ -364,7 +364,7 @@ static void dispatch(struct els_writer *w, struct elsi_control *ctl,
                         "next after an answer");
         return;
     }
-    struct ctl_job *j = calloc(1, sizeof *j);
+    struct elsi_ctl_job *j = calloc(1, sizeof *j);
     if (j == NULL) {
         elsi_ctl_answer(w, c, ELSI_CTL_KIND_COMMAND_ANSWER, id, es, label, ELS_ENOMEM, "");
         return;
@@ -394,10 +394,10 @@ static void dispatch(struct els_writer *w, struct elsi_control *ctl,
         s->in_flight++;
 }
 
-/* The input hook: a collector's proof (Note [Collector proof]), or a
+/* The input op: a collector's proof (Note [Collector proof]), or a
  * client's control messages when control=1. */
 bool elsi_ctl_input(struct els_writer *w, void *state,
-                    struct consumer *c, void **slot)
+                    struct elsi_consumer *c, void **slot)
 {
     struct elsi_control *ctl = state;
     if (*slot != NULL && ((struct elsi_ctl_session *)*slot)->collector) {

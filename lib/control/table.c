@@ -22,7 +22,7 @@
 #define CTL_MAX_USER_COMMANDS 256
 
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct ctl_command table[CTL_MAX_COMMANDS];
+static struct elsi_ctl_command table[CTL_MAX_COMMANDS];
 static size_t table_len, table_user;
 
 static bool name_valid(const char *name)
@@ -50,7 +50,7 @@ static bool ns_valid(const char *ns)
 }
 
 /* table_mu held. */
-static struct ctl_command *find_id(const char *ns, size_t ns_len, unsigned id)
+static struct elsi_ctl_command *find_id(const char *ns, size_t ns_len, unsigned id)
 {
     for (size_t i = 0; i < table_len; i++)
         if (table[i].id == id && id != 0 && strlen(table[i].ns) == ns_len &&
@@ -59,7 +59,7 @@ static struct ctl_command *find_id(const char *ns, size_t ns_len, unsigned id)
     return NULL;
 }
 
-static struct ctl_command *find_name(const char *name)
+static struct elsi_ctl_command *find_name(const char *name)
 {
     for (size_t i = 0; i < table_len; i++)
         if (table[i].name[0] != '\0' && strcmp(table[i].name, name) == 0)
@@ -67,7 +67,7 @@ static struct ctl_command *find_name(const char *name)
     return NULL;
 }
 
-static int table_add(const struct ctl_command *cmd, bool user)
+static int table_add(const struct elsi_ctl_command *cmd, bool user)
 {
     pthread_mutex_lock(&table_mu);
     int r = 0;
@@ -89,7 +89,7 @@ int elsi_control_register_builtin(const char *ns, unsigned id,
                                   const char *name, const char *help,
                                   elsi_ctl_builtin_fn fn, unsigned flags)
 {
-    struct ctl_command cmd = { .id = id, .help = help, .builtin = fn,
+    struct elsi_ctl_command cmd = { .id = id, .help = help, .builtin = fn,
                                .flags = flags };
     snprintf(cmd.ns, sizeof cmd.ns, "%s", ns);
     snprintf(cmd.name, sizeof cmd.name, "%s", name != NULL ? name : "");
@@ -104,7 +104,7 @@ int els_control_register(const char *ns, unsigned id, const char *name,
         strcmp(ns, ELSI_ES_NAMESPACE) == 0 ||
         (name != NULL && !name_valid(name)))
         return ELS_EINVAL;
-    struct ctl_command cmd = { .id = id, .user_fn = fn, .user = user,
+    struct elsi_ctl_command cmd = { .id = id, .user_fn = fn, .user = user,
                                .help = "a command of the program's" };
     snprintf(cmd.ns, sizeof cmd.ns, "%s", ns);
     snprintf(cmd.name, sizeof cmd.name, "%s", name != NULL ? name : "");
@@ -112,10 +112,10 @@ int els_control_register(const char *ns, unsigned id, const char *name,
 }
 
 bool elsi_ctl_lookup_id(const char *ns, size_t ns_len, unsigned id,
-                        struct ctl_command *copy)
+                        struct elsi_ctl_command *copy)
 {
     pthread_mutex_lock(&table_mu);
-    struct ctl_command *f = find_id(ns, ns_len, id);
+    struct elsi_ctl_command *f = find_id(ns, ns_len, id);
     if (f != NULL)
         *copy = *f;
     pthread_mutex_unlock(&table_mu);
@@ -123,9 +123,9 @@ bool elsi_ctl_lookup_id(const char *ns, size_t ns_len, unsigned id,
 }
 
 /* Split "name args" and find the command. */
-struct ctl_command *elsi_ctl_lookup_text(const char *text, char *label,
+struct elsi_ctl_command *elsi_ctl_lookup_text(const char *text, char *label,
                                          size_t label_len, const char **args,
-                                         struct ctl_command *copy)
+                                         struct elsi_ctl_command *copy)
 {
     size_t n = strcspn(text, " ");
     char name[CTL_NAME_MAX + 2];
@@ -135,7 +135,7 @@ struct ctl_command *elsi_ctl_lookup_text(const char *text, char *label,
         return NULL;
     memcpy(name, text, n);
     name[n] = '\0';
-    struct ctl_command *found = NULL;
+    struct elsi_ctl_command *found = NULL;
     pthread_mutex_lock(&table_mu);
     if (strcmp(name, "user") == 0) {
         /* user NAMESPACE ID [ARGS] */
@@ -181,7 +181,7 @@ static int cmd_help(struct elsi_control *ctl, const char *args, char *out,
     out[0] = '\0';
     pthread_mutex_lock(&table_mu);
     for (size_t i = 0; i < table_len && off < out_len; i++) {
-        const struct ctl_command *c = &table[i];
+        const struct elsi_ctl_command *c = &table[i];
         int n;
         if (c->name[0] == '\0')
             continue;

@@ -19,20 +19,20 @@
 
 static pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cv = PTHREAD_COND_INITIALIZER;
-static struct ctl_job *queue_head, *queue_tail;
+static struct elsi_ctl_job *queue_head, *queue_tail;
 static unsigned queue_len;
 static pid_t worker_pid;            /* the process whose thread runs */
 
-void elsi_ctl_free_jobs(struct ctl_job *j)
+void elsi_ctl_free_jobs(struct elsi_ctl_job *j)
 {
     while (j != NULL) {
-        struct ctl_job *next = j->next;
+        struct elsi_ctl_job *next = j->next;
         free(j);
         j = next;
     }
 }
 
-static void run_job(struct ctl_job *j)
+static void run_job(struct elsi_ctl_job *j)
 {
     j->out[0] = '\0';
     if (j->cmd.builtin != NULL)
@@ -51,7 +51,7 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&queue_mu);
         while (queue_head == NULL)
             pthread_cond_wait(&queue_cv, &queue_mu);
-        struct ctl_job *j = queue_head;
+        struct elsi_ctl_job *j = queue_head;
         queue_head = j->next;
         if (queue_head == NULL)
             queue_tail = NULL;
@@ -81,7 +81,7 @@ static void *worker_main(void *arg)
 
 /* Queue j for the control thread, starting it in this process if needed.
  * 0 or ELS_EBUSY (queue full) or the pthread_create error. */
-int elsi_ctl_worker_submit(struct ctl_job *j)
+int elsi_ctl_worker_submit(struct elsi_ctl_job *j)
 {
     pthread_mutex_lock(&queue_mu);
     int r = 0;

@@ -1,6 +1,6 @@
 /*
  * discovery.c: the rules of the discovery directory (discovery.h) that
- * the library's writer (lib/deliver/announce.c) and the tool's reader
+ * the library's writer (lib/writer/announce.c) and the tool's reader
  * (tools/discover.c) share: the directory's path and when it and an
  * entry are trusted, the line escapes, the start time that tells a
  * process from a later one, and the proof that a program still holds its

@@ -330,26 +330,133 @@ static int parse_magic(struct els_parser *p, uint32_t want, const char *name)
                        name, (unsigned)got);
 }
 
+/* The header's fixed markers: each is checked, then the next step is
+ * due.  (datb and ete\0 do more, in their own steps.) */
+static const struct {
+    uint32_t want;
+    const char *name;
+    enum parse_step next;
+} parse_markers[] = {
+    [STEP_HDRB] = { ELSI_EVENT_HEADER_BEGIN, "hdrb", STEP_HETB },
+    [STEP_HETB] = { ELSI_EVENT_HET_BEGIN, "hetb", STEP_ET_OR_HETE },
+    [STEP_HDRE] = { ELSI_EVENT_HEADER_END, "hdre", STEP_DATB },
+};
+
+static int parse_marker(struct els_parser *p)
+{
+    int r = parse_magic(p, parse_markers[p->step].want, parse_markers[p->step].name);
+    if (r < 0)
+        return r;
+    parse_expect(p, parse_markers[p->step].next, 4);
+    return 0;
+}
+
+/* An event type's tag, size and description length. */
+static int parse_et_head(struct els_parser *p, const uint8_t *b, uint64_t at)
+{
+    uint16_t tag = elsi_be16(b);
+    uint16_t size = elsi_be16(b + 2);
+    uint32_t desc_len = elsi_be32(b + 4);
+    if (tag == ELSI_EVENT_DATA_END)
+        return parse_error(p, at, "event type 65535 is reserved for "
+                           "DATA_END");
+    if (desc_len > PARSE_HEADER_STRING_MAX)
+        return parse_error(p, at + 4, "description of event type %u is "
+                           "%lu bytes long (limit 1 MiB)", (unsigned)tag,
+                           (unsigned long)desc_len);
+    p->et_tag = tag;
+    p->et_size = size == PARSE_WIRE_VARIABLE ? ELS_EVENT_SIZE_VARIABLE
+                                             : (int32_t)size;
+    if (parse_desc_begin(p, desc_len) < 0)
+        return parse_error(p, at, "out of memory for the event-type "
+                           "table");
+    parse_run(p, STEP_ET_DESC, desc_len);
+    return desc_len == 0 ? parse_run_done(p) : 0;
+}
+
+/* The end of an event type: enter it in the table. */
+static int parse_et_end(struct els_parser *p, uint64_t at)
+{
+    int r;
+    if ((r = parse_magic(p, ELSI_EVENT_ET_END, "ete\\0")) < 0)
+        return r;
+    /* A reader keeps one size per tag; a second declaration that
+     * disagrees leaves it unclear which one the events follow. */
+    int32_t old = p->sizes[p->et_tag];
+    if (old == PARSE_SIZE_UNKNOWN) {
+        if (parse_types_grow(p) < 0)
+            return parse_error(p, at, "out of memory for the event-type "
+                               "table");
+        struct els_event_type *t = &p->types[p->n_types];
+        t->tag = p->et_tag;
+        t->size = p->et_size;
+        t->desc = NULL;
+        p->desc_off[p->n_types] = p->et_desc_off;
+        p->type_index[p->et_tag] = (uint16_t)p->n_types;
+        p->sizes[p->et_tag] = p->et_size;
+        p->n_types++;
+    } else if (old != p->et_size) {
+        return parse_error(p, at, "event type %u declared again with "
+                           "another size", (unsigned)p->et_tag);
+    }
+    parse_expect(p, STEP_ET_OR_HETE, 4);
+    return 0;
+}
+
+/* datb: the header is complete and the events begin. */
+static int parse_datb(struct els_parser *p)
+{
+    int r;
+    if ((r = parse_magic(p, ELSI_EVENT_DATA_BEGIN, "datb")) < 0)
+        return r;
+    parse_types_publish(p);
+    p->streams++;
+    parse_expect(p, STEP_EV_TAG, 2);
+    p->where = ELS_PARSE_AT_EVENT;
+    p->item_offset = p->offset;
+    return p->cb.on_header != NULL ? p->cb.on_header(p->user, p) : 0;
+}
+
+/* An event's tag, or the end of the data. */
+static int parse_ev_tag(struct els_parser *p, const uint8_t *b, uint64_t at)
+{
+    uint16_t tag = elsi_be16(b);
+    if (tag == ELSI_EVENT_DATA_END) {
+        p->where = ELS_PARSE_ENDED;
+        p->step = STEP_NONE;
+        p->item_offset = at;
+        return p->cb.on_end != NULL ? p->cb.on_end(p->user, at) : 0;
+    }
+    if (p->sizes[tag] == PARSE_SIZE_UNKNOWN)
+        return parse_error(p, at, "event type %u was not declared in the "
+                           "header", (unsigned)tag);
+    p->ev.tag = tag;
+    p->ev.offset = at;
+    parse_expect(p, STEP_EV_TIME, 8);
+    return 0;
+}
+
+/* An event's payload of size bytes is next. */
+static int parse_ev_payload(struct els_parser *p, uint64_t size)
+{
+    p->ev.payload_len = (size_t)size;
+    p->payload_have = 0;
+    parse_run(p, STEP_EV_PAYLOAD, size);
+    return size == 0 ? parse_run_done(p) : 0;
+}
+
 /* p->pending holds a complete item for p->step: check it and move on.
  * 0, ELS_EINVAL, ELS_ENOMEM, or a callback's code. */
 static int parse_item(struct els_parser *p)
 {
     const uint8_t *b = p->pending;
     uint64_t at = p->offset - p->need;
-    int r;
 
     switch (p->step) {
     case STEP_HDRB:
-        if ((r = parse_magic(p, ELSI_EVENT_HEADER_BEGIN, "hdrb")) < 0)
-            return r;
-        parse_expect(p, STEP_HETB, 4);
-        return 0;
-
     case STEP_HETB:
-        if ((r = parse_magic(p, ELSI_EVENT_HET_BEGIN, "hetb")) < 0)
-            return r;
-        parse_expect(p, STEP_ET_OR_HETE, 4);
-        return 0;
+    case STEP_HDRE:
+        return parse_marker(p);
 
     case STEP_ET_OR_HETE: {
         uint32_t got = elsi_be32(b);
@@ -364,28 +471,8 @@ static int parse_item(struct els_parser *p)
         return parse_error(p, at, "expected \"etb\\0\" or \"hete\", found "
                            "0x%08x", (unsigned)got);
     }
-
-    case STEP_ET_HEAD: {
-        uint16_t tag = elsi_be16(b);
-        uint16_t size = elsi_be16(b + 2);
-        uint32_t desc_len = elsi_be32(b + 4);
-        if (tag == ELSI_EVENT_DATA_END)
-            return parse_error(p, at, "event type 65535 is reserved for "
-                               "DATA_END");
-        if (desc_len > PARSE_HEADER_STRING_MAX)
-            return parse_error(p, at + 4, "description of event type %u is "
-                               "%lu bytes long (limit 1 MiB)", (unsigned)tag,
-                               (unsigned long)desc_len);
-        p->et_tag = tag;
-        p->et_size = size == PARSE_WIRE_VARIABLE ? ELS_EVENT_SIZE_VARIABLE
-                                                 : (int32_t)size;
-        if ((r = parse_desc_begin(p, desc_len)) < 0)
-            return parse_error(p, at, "out of memory for the event-type "
-                               "table");
-        parse_run(p, STEP_ET_DESC, desc_len);
-        return desc_len == 0 ? parse_run_done(p) : 0;
-    }
-
+    case STEP_ET_HEAD:
+        return parse_et_head(p, b, at);
     case STEP_ET_EXTRA_LEN: {
         uint32_t extra_len = elsi_be32(b);
         if (extra_len > PARSE_HEADER_STRING_MAX)
@@ -395,66 +482,13 @@ static int parse_item(struct els_parser *p)
         parse_run(p, STEP_ET_EXTRA, extra_len);
         return extra_len == 0 ? parse_run_done(p) : 0;
     }
-
-    case STEP_ET_END: {
-        if ((r = parse_magic(p, ELSI_EVENT_ET_END, "ete\\0")) < 0)
-            return r;
-        /* A reader keeps one size per tag; a second declaration that
-         * disagrees leaves it unclear which one the events follow. */
-        int32_t old = p->sizes[p->et_tag];
-        if (old == PARSE_SIZE_UNKNOWN) {
-            if (parse_types_grow(p) < 0)
-                return parse_error(p, at, "out of memory for the event-type "
-                                   "table");
-            struct els_event_type *t = &p->types[p->n_types];
-            t->tag = p->et_tag;
-            t->size = p->et_size;
-            t->desc = NULL;
-            p->desc_off[p->n_types] = p->et_desc_off;
-            p->type_index[p->et_tag] = (uint16_t)p->n_types;
-            p->sizes[p->et_tag] = p->et_size;
-            p->n_types++;
-        } else if (old != p->et_size) {
-            return parse_error(p, at, "event type %u declared again with "
-                               "another size", (unsigned)p->et_tag);
-        }
-        parse_expect(p, STEP_ET_OR_HETE, 4);
-        return 0;
-    }
-
-    case STEP_HDRE:
-        if ((r = parse_magic(p, ELSI_EVENT_HEADER_END, "hdre")) < 0)
-            return r;
-        parse_expect(p, STEP_DATB, 4);
-        return 0;
-
+    case STEP_ET_END:
+        return parse_et_end(p, at);
     case STEP_DATB:
-        if ((r = parse_magic(p, ELSI_EVENT_DATA_BEGIN, "datb")) < 0)
-            return r;
-        parse_types_publish(p);
-        p->streams++;
-        parse_expect(p, STEP_EV_TAG, 2);
-        p->where = ELS_PARSE_AT_EVENT;
-        p->item_offset = p->offset;
-        return p->cb.on_header != NULL ? p->cb.on_header(p->user, p) : 0;
+        return parse_datb(p);
 
-    case STEP_EV_TAG: {
-        uint16_t tag = elsi_be16(b);
-        if (tag == ELSI_EVENT_DATA_END) {
-            p->where = ELS_PARSE_ENDED;
-            p->step = STEP_NONE;
-            p->item_offset = at;
-            return p->cb.on_end != NULL ? p->cb.on_end(p->user, at) : 0;
-        }
-        if (p->sizes[tag] == PARSE_SIZE_UNKNOWN)
-            return parse_error(p, at, "event type %u was not declared in the "
-                               "header", (unsigned)tag);
-        p->ev.tag = tag;
-        p->ev.offset = at;
-        parse_expect(p, STEP_EV_TIME, 8);
-        return 0;
-    }
-
+    case STEP_EV_TAG:
+        return parse_ev_tag(p, b, at);
     case STEP_EV_TIME: {
         p->ev.time = elsi_be64(b);
         int32_t size = p->sizes[p->ev.tag];
@@ -462,19 +496,10 @@ static int parse_item(struct els_parser *p)
             parse_expect(p, STEP_EV_VARLEN, 2);
             return 0;
         }
-        p->ev.payload_len = (size_t)size;
-        p->payload_have = 0;
-        parse_run(p, STEP_EV_PAYLOAD, (uint64_t)size);
-        return size == 0 ? parse_run_done(p) : 0;
+        return parse_ev_payload(p, (uint64_t)size);
     }
-
-    case STEP_EV_VARLEN: {
-        uint16_t size = elsi_be16(b);
-        p->ev.payload_len = size;
-        p->payload_have = 0;
-        parse_run(p, STEP_EV_PAYLOAD, size);
-        return size == 0 ? parse_run_done(p) : 0;
-    }
+    case STEP_EV_VARLEN:
+        return parse_ev_payload(p, elsi_be16(b));
 
     default:
         return parse_error(p, at, "internal error: step %d", p->step);

@@ -111,39 +111,53 @@ bool els_str_next(struct els_str *list, struct els_str *item)
     return true;
 }
 
-int els_event_decode(const struct els_event *ev, struct els_event_data *out)
-{
-    struct rd r = { ev->payload, ev->payload != NULL ? ev->payload_len : 0,
-                    false };
-    memset(out, 0, sizeof *out);
+/* ------------------------------------------------------------------------
+ * Decoders, one per family of events.  Each fills out for the tags it
+ * knows and returns true, or false for a tag of another family; a short
+ * payload shows in r->short_ (els_event_decode checks it once).
+ * ------------------------------------------------------------------------ */
 
-    switch (ev->tag) {
+typedef bool decode_family_fn(uint16_t tag, struct rd *r,
+                              struct els_event_data *out);
+
+/* Threads, and the messages of the program and the RTS. */
+static bool decode_thread(uint16_t tag, struct rd *r, struct els_event_data *out)
+{
+    switch (tag) {
     case ELS_EV_CREATE_THREAD:
     case ELS_EV_RUN_THREAD:
     case ELS_EV_THREAD_RUNNABLE:
     case ELS_EV_CREATE_SPARK_THREAD:
-        out->u.thread.thread = rd_u32(&r);
-        break;
+        out->u.thread.thread = rd_u32(r);
+        return true;
     case ELS_EV_STOP_THREAD:
-        out->u.stop_thread.thread = rd_u32(&r);
-        out->u.stop_thread.status = rd_u16(&r);
-        out->u.stop_thread.blocked_on = rd_u32(&r);
-        break;
+        out->u.stop_thread.thread = rd_u32(r);
+        out->u.stop_thread.status = rd_u16(r);
+        out->u.stop_thread.blocked_on = rd_u32(r);
+        return true;
     case ELS_EV_MIGRATE_THREAD:
     case ELS_EV_THREAD_WAKEUP:
-        out->u.thread_cap.thread = rd_u32(&r);
-        out->u.thread_cap.cap = rd_u16(&r);
-        break;
+        out->u.thread_cap.thread = rd_u32(r);
+        out->u.thread_cap.cap = rd_u16(r);
+        return true;
     case ELS_EV_THREAD_LABEL:
-        out->u.thread_label.thread = rd_u32(&r);
-        out->u.thread_label.label = rd_rest(&r);
-        break;
+        out->u.thread_label.thread = rd_u32(r);
+        out->u.thread_label.label = rd_rest(r);
+        return true;
     case ELS_EV_LOG_MSG:
     case ELS_EV_USER_MSG:
     case ELS_EV_USER_MARKER:
-        out->u.text = rd_rest(&r);
-        break;
+        out->u.text = rd_rest(r);
+        return true;
+    default:
+        return false;
+    }
+}
 
+/* The garbage collector, and sparks. */
+static bool decode_gc_spark(uint16_t tag, struct rd *r, struct els_event_data *out)
+{
+    switch (tag) {
     case ELS_EV_GC_START:
     case ELS_EV_GC_END:
     case ELS_EV_REQUEST_SEQ_GC:
@@ -158,151 +172,198 @@ int els_event_decode(const struct els_event *ev, struct els_event_data *out)
     case ELS_EV_SPARK_RUN:
     case ELS_EV_SPARK_FIZZLE:
     case ELS_EV_SPARK_GC:
-        break;
+        return true;    /* no fields */
     case ELS_EV_GC_STATS_GHC:
-        out->u.gc_stats.capset = rd_u32(&r);
-        out->u.gc_stats.generation = rd_u16(&r);
-        out->u.gc_stats.copied = rd_u64(&r);
-        out->u.gc_stats.slop = rd_u64(&r);
-        out->u.gc_stats.fragmentation = rd_u64(&r);
-        out->u.gc_stats.par_n_threads = rd_u32(&r);
-        out->u.gc_stats.par_max_copied = rd_u64(&r);
-        out->u.gc_stats.par_tot_copied = rd_u64(&r);
-        out->u.gc_stats.par_balanced_copied = rd_u64(&r);
-        break;
+        out->u.gc_stats.capset = rd_u32(r);
+        out->u.gc_stats.generation = rd_u16(r);
+        out->u.gc_stats.copied = rd_u64(r);
+        out->u.gc_stats.slop = rd_u64(r);
+        out->u.gc_stats.fragmentation = rd_u64(r);
+        out->u.gc_stats.par_n_threads = rd_u32(r);
+        out->u.gc_stats.par_max_copied = rd_u64(r);
+        out->u.gc_stats.par_tot_copied = rd_u64(r);
+        out->u.gc_stats.par_balanced_copied = rd_u64(r);
+        return true;
+    case ELS_EV_SPARK_COUNTERS:
+        out->u.spark_counters.created = rd_u64(r);
+        out->u.spark_counters.dud = rd_u64(r);
+        out->u.spark_counters.overflowed = rd_u64(r);
+        out->u.spark_counters.converted = rd_u64(r);
+        out->u.spark_counters.gcd = rd_u64(r);
+        out->u.spark_counters.fizzled = rd_u64(r);
+        out->u.spark_counters.remaining = rd_u64(r);
+        return true;
+    case ELS_EV_SPARK_STEAL:
+        out->u.spark_steal.victim_cap = rd_u16(r);
+        return true;
+    default:
+        return false;
+    }
+}
 
+/* The heap's size and shape. */
+static bool decode_heap(uint16_t tag, struct rd *r, struct els_event_data *out)
+{
+    switch (tag) {
     case ELS_EV_HEAP_ALLOCATED:
     case ELS_EV_HEAP_SIZE:
     case ELS_EV_HEAP_LIVE:
-        out->u.heap.capset = rd_u32(&r);
-        out->u.heap.bytes = rd_u64(&r);
-        break;
+        out->u.heap.capset = rd_u32(r);
+        out->u.heap.bytes = rd_u64(r);
+        return true;
     case ELS_EV_HEAP_INFO_GHC:
-        out->u.heap_info.capset = rd_u32(&r);
-        out->u.heap_info.generations = rd_u16(&r);
-        out->u.heap_info.max_heap_size = rd_u64(&r);
-        out->u.heap_info.alloc_area_size = rd_u64(&r);
-        out->u.heap_info.mblock_size = rd_u64(&r);
-        out->u.heap_info.block_size = rd_u64(&r);
-        break;
+        out->u.heap_info.capset = rd_u32(r);
+        out->u.heap_info.generations = rd_u16(r);
+        out->u.heap_info.max_heap_size = rd_u64(r);
+        out->u.heap_info.alloc_area_size = rd_u64(r);
+        out->u.heap_info.mblock_size = rd_u64(r);
+        out->u.heap_info.block_size = rd_u64(r);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Heap profiles and the cost-centre profiler. */
+static bool decode_prof(uint16_t tag, struct rd *r, struct els_event_data *out)
+{
+    switch (tag) {
     case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
     case ELS_EV_HEAP_PROF_SAMPLE_END:
-        out->u.heap_sample.era = rd_u64(&r);
-        break;
+        out->u.heap_sample.era = rd_u64(r);
+        return true;
     case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
-        out->u.heap_sample.era = rd_u64(&r);
-        out->u.heap_sample.time = rd_u64(&r);
-        break;
+        out->u.heap_sample.era = rd_u64(r);
+        out->u.heap_sample.time = rd_u64(r);
+        return true;
     case ELS_EV_HEAP_PROF_BEGIN:
-        out->u.heap_prof_begin.profile = rd_u8(&r);
-        out->u.heap_prof_begin.period = rd_u64(&r);
-        out->u.heap_prof_begin.breakdown = rd_u32(&r);
-        break;
+        out->u.heap_prof_begin.profile = rd_u8(r);
+        out->u.heap_prof_begin.period = rd_u64(r);
+        out->u.heap_prof_begin.breakdown = rd_u32(r);
+        return true;
     case ELS_EV_HEAP_PROF_COST_CENTRE:
-        out->u.cost_centre.id = rd_u32(&r);
-        out->u.cost_centre.label = rd_cstr(&r);
-        out->u.cost_centre.module = rd_cstr(&r);
-        out->u.cost_centre.srcloc = rd_cstr(&r);
-        out->u.cost_centre.is_caf = rd_u8(&r) != 0;
-        break;
+        out->u.cost_centre.id = rd_u32(r);
+        out->u.cost_centre.label = rd_cstr(r);
+        out->u.cost_centre.module = rd_cstr(r);
+        out->u.cost_centre.srcloc = rd_cstr(r);
+        out->u.cost_centre.is_caf = rd_u8(r) != 0;
+        return true;
     case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
-        out->u.heap_sample_ccs.profile = rd_u8(&r);
-        out->u.heap_sample_ccs.residency = rd_u64(&r);
-        out->u.heap_sample_ccs.stack = rd_ccs(&r);
-        break;
+        out->u.heap_sample_ccs.profile = rd_u8(r);
+        out->u.heap_sample_ccs.residency = rd_u64(r);
+        out->u.heap_sample_ccs.stack = rd_ccs(r);
+        return true;
     case ELS_EV_PROF_SAMPLE_COST_CENTRE:
-        out->u.prof_sample.cap = rd_u32(&r);
-        out->u.prof_sample.tick = rd_u64(&r);
-        out->u.prof_sample.stack = rd_ccs(&r);
-        break;
+        out->u.prof_sample.cap = rd_u32(r);
+        out->u.prof_sample.tick = rd_u64(r);
+        out->u.prof_sample.stack = rd_ccs(r);
+        return true;
     case ELS_EV_PROF_BEGIN:
-        out->u.prof_begin.tick_interval = rd_u64(&r);
-        break;
+        out->u.prof_begin.tick_interval = rd_u64(r);
+        return true;
     case ELS_EV_HEAP_PROF_SAMPLE_STRING:
-        out->u.heap_sample_string.profile = rd_u8(&r);
-        out->u.heap_sample_string.residency = rd_u64(&r);
-        out->u.heap_sample_string.label = rd_cstr(&r);
-        break;
+        out->u.heap_sample_string.profile = rd_u8(r);
+        out->u.heap_sample_string.residency = rd_u64(r);
+        out->u.heap_sample_string.label = rd_cstr(r);
+        return true;
+    default:
+        return false;
+    }
+}
 
-    case ELS_EV_SPARK_COUNTERS:
-        out->u.spark_counters.created = rd_u64(&r);
-        out->u.spark_counters.dud = rd_u64(&r);
-        out->u.spark_counters.overflowed = rd_u64(&r);
-        out->u.spark_counters.converted = rd_u64(&r);
-        out->u.spark_counters.gcd = rd_u64(&r);
-        out->u.spark_counters.fizzled = rd_u64(&r);
-        out->u.spark_counters.remaining = rd_u64(&r);
-        break;
-    case ELS_EV_SPARK_STEAL:
-        out->u.spark_steal.victim_cap = rd_u16(&r);
-        break;
-
+/* Capability sets: the process and what it says of itself. */
+static bool decode_capset(uint16_t tag, struct rd *r, struct els_event_data *out)
+{
+    switch (tag) {
     case ELS_EV_CAPSET_CREATE:
-        out->u.capset_create.capset = rd_u32(&r);
-        out->u.capset_create.type = rd_u16(&r);
-        break;
+        out->u.capset_create.capset = rd_u32(r);
+        out->u.capset_create.type = rd_u16(r);
+        return true;
     case ELS_EV_CAPSET_DELETE:
-        out->u.capset.capset = rd_u32(&r);
-        break;
+        out->u.capset.capset = rd_u32(r);
+        return true;
     case ELS_EV_CAPSET_ASSIGN_CAP:
     case ELS_EV_CAPSET_REMOVE_CAP:
-        out->u.capset_cap.capset = rd_u32(&r);
-        out->u.capset_cap.cap = rd_u16(&r);
-        break;
+        out->u.capset_cap.capset = rd_u32(r);
+        out->u.capset_cap.cap = rd_u16(r);
+        return true;
     case ELS_EV_RTS_IDENTIFIER:
-        out->u.capset_text.capset = rd_u32(&r);
-        out->u.capset_text.text = rd_rest(&r);
-        break;
+        out->u.capset_text.capset = rd_u32(r);
+        out->u.capset_text.text = rd_rest(r);
+        return true;
     case ELS_EV_PROGRAM_ARGS:
     case ELS_EV_PROGRAM_ENV: {
-        out->u.capset_strings.capset = rd_u32(&r);
-        struct els_str all = rd_rest(&r), it, walk = all;
+        out->u.capset_strings.capset = rd_u32(r);
+        struct els_str all = rd_rest(r), it, walk = all;
         out->u.capset_strings.strings = all;
         while (els_str_next(&walk, &it))
             out->u.capset_strings.count++;
-        break;
+        return true;
     }
     case ELS_EV_OSPROCESS_PID:
     case ELS_EV_OSPROCESS_PPID:
-        out->u.os_pid.capset = rd_u32(&r);
-        out->u.os_pid.pid = rd_u32(&r);
-        break;
+        out->u.os_pid.capset = rd_u32(r);
+        out->u.os_pid.pid = rd_u32(r);
+        return true;
     case ELS_EV_WALL_CLOCK_TIME:
-        out->u.wall_clock.capset = rd_u32(&r);
-        out->u.wall_clock.sec = rd_u64(&r);
-        out->u.wall_clock.nsec = rd_u32(&r);
-        break;
+        out->u.wall_clock.capset = rd_u32(r);
+        out->u.wall_clock.sec = rd_u64(r);
+        out->u.wall_clock.nsec = rd_u32(r);
+        return true;
+    default:
+        return false;
+    }
+}
 
+/* Capabilities, OS tasks, and the block marker. */
+static bool decode_cap_task(uint16_t tag, struct rd *r, struct els_event_data *out)
+{
+    switch (tag) {
     case ELS_EV_CAP_CREATE:
     case ELS_EV_CAP_DELETE:
     case ELS_EV_CAP_DISABLE:
     case ELS_EV_CAP_ENABLE:
-        out->u.cap.cap = rd_u16(&r);
-        break;
-
+        out->u.cap.cap = rd_u16(r);
+        return true;
     case ELS_EV_TASK_CREATE:
-        out->u.task_create.task = rd_u64(&r);
-        out->u.task_create.cap = rd_u16(&r);
-        out->u.task_create.os_thread = rd_u64(&r);
-        break;
+        out->u.task_create.task = rd_u64(r);
+        out->u.task_create.cap = rd_u16(r);
+        out->u.task_create.os_thread = rd_u64(r);
+        return true;
     case ELS_EV_TASK_MIGRATE:
-        out->u.task_migrate.task = rd_u64(&r);
-        out->u.task_migrate.cap = rd_u16(&r);
-        out->u.task_migrate.new_cap = rd_u16(&r);
-        break;
+        out->u.task_migrate.task = rd_u64(r);
+        out->u.task_migrate.cap = rd_u16(r);
+        out->u.task_migrate.new_cap = rd_u16(r);
+        return true;
     case ELS_EV_TASK_DELETE:
-        out->u.task_delete.task = rd_u64(&r);
-        break;
-
+        out->u.task_delete.task = rd_u64(r);
+        return true;
     case ELS_EV_BLOCK_MARKER:
-        out->u.block.size = rd_u32(&r);
-        out->u.block.end_time = rd_u64(&r);
-        out->u.block.cap = rd_u16(&r);
-        break;
-
+        out->u.block.size = rd_u32(r);
+        out->u.block.end_time = rd_u64(r);
+        out->u.block.cap = rd_u16(r);
+        return true;
     default:
-        return 1;
+        return false;
     }
+}
+
+static decode_family_fn *const decode_families[] = {
+    decode_thread, decode_gc_spark, decode_heap, decode_prof,
+    decode_capset, decode_cap_task,
+};
+
+int els_event_decode(const struct els_event *ev, struct els_event_data *out)
+{
+    struct rd r = { ev->payload, ev->payload != NULL ? ev->payload_len : 0,
+                    false };
+    memset(out, 0, sizeof *out);
+
+    bool known = false;
+    for (size_t i = 0; !known && i < sizeof decode_families / sizeof *decode_families; i++)
+        known = decode_families[i](ev->tag, &r, out);
+    if (!known)
+        return 1;
     if (r.short_) {
         memset(out, 0, sizeof *out);
         return ELS_EINVAL;
@@ -313,7 +374,7 @@ int els_event_decode(const struct els_event *ev, struct els_event_data *out)
 /* ------------------------------------------------------------------------
  * In-band notes
  *
- * The texts are those lib/deliver writes (consumer_note() callers):
+ * The texts are those lib/writer writes (elsi_consumer_note() callers):
  *   "eventlog-sink: U units (B bytes) dropped here: CAUSE; ..."
  *   "eventlog-sink: this consumer missed U units (B bytes) here: ..."
  *   "eventlog-sink: consumer N joined mid-run; U earlier units (B bytes)

@@ -1,6 +1,6 @@
 /*
  * classes.c: the -l letter syntax of els_ghc_set_classes(), both ways.
- * Not its job: talking to the RTS (control.c).
+ * Not its job: talking to the RTS (runtime.c).
  */
 #include <stdbool.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * classes.h: the +RTS -l letters of the eventlog's classes, parsed and
  * printed for els_ghc_set_classes()/els_ghc_get_classes().  Pure string
- * work, no RTS headers, so that a unit test reaches it; control.c applies
+ * work, no RTS headers, so that a unit test reaches it; runtime.c applies
  * the result to the RTS.
  */
 #ifndef ELSI_GHC_CLASSES_H

@@ -4,7 +4,7 @@
  * (init / write / flush / stop) and, on an RTS with the eventlog-sink
  * patches (rts-patches/), as an EventLogUnitWriter that
  * +RTS --eventlog-sink=SPEC[|SPEC...] can select; it tells hooks.c when a
- * snapshot starts a stream.  It and its neighbours in lib/ghc/ (control.c,
+ * snapshot starts a stream.  It and its neighbours in lib/ghc/ (runtime.c,
  * prof.c, commands.c, hooks.c, sinkset.c) are the only files that include
  * RTS headers.  Everything it uses from the RTS beyond the EventLogWriter
  * type is a weak reference, so the library links into programs built
@@ -456,7 +456,7 @@ static bool ghc_write_unit(void *eventlog, size_t size,
         if (info->kind == EVENTLOG_UNIT_HEADER && requestEventLogSnapshot != NULL)
             elsi_ghc_sinks_set_snapshot_source(w, ghc_request_join_snapshot, NULL);
         /* A block the RTS lets us keep (Note [Units handed over] in
-         * lib/deliver/producer.c), by one writer at most. */
+         * lib/writer/producer.c), by one writer at most. */
         bool may_keep = eventLogUnitsMayBeKept != NULL && info->keep != NULL &&
                         info->buffer_size > 0;
         void *buf = eventlog;

@@ -1,7 +1,7 @@
 /*
  * glue.h: what the files of lib/ghc/ share that is not public: the check
  * of the RTS's buffer size against the sink's limits (ghc.c), which
- * control.c applies before changing that size at runtime, and the
+ * runtime.c applies before changing that size at runtime, and the
  * request that runs the snapshot hooks (hooks.c), which ghc.c makes.
  * Not its job:
  * anything the application calls (<eventlog-sink/ghc.h>).

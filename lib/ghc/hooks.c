@@ -8,7 +8,7 @@
  * its snapshot; then it flushes the eventlog.  It also runs Haskell
  * actions for the Haskell package (els_ghc_haskell_hook).  ghc.c tells it
  * when such a snapshot was written (elsi_ghc_hooks_kick).  Not its job:
- * taking snapshots (the RTS) or delivering them (lib/deliver).
+ * taking snapshots (the RTS) or delivering them (lib/writer).
  */
 #include <errno.h>
 #include <pthread.h>

@@ -5,7 +5,7 @@
  * has it, else declared here.  ghc.c refers to each function weakly; the
  * adapter's unit tests (tests/ghc/) define them in their fake RTS against
  * these same declarations.  Include <Rts.h> first.  Not its job: the
- * runtime-control calls (control.c declares those it uses).
+ * runtime calls (runtime.c declares those it uses).
  */
 #ifndef ELS_GHC_RTSUNITS_H
 #define ELS_GHC_RTSUNITS_H

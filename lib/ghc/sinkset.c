@@ -31,7 +31,7 @@
  *
  * Every unit goes to every writer, in the list's order.  The RTS may let
  * the writer keep its buffer (Note [Units handed over] in
- * lib/deliver/producer.c), and a buffer can have one owner only: the
+ * lib/writer/producer.c), and a buffer can have one owner only: the
  * writers before the last copy the unit out of it, then the last is
  * offered the buffer, and nothing touches it afterwards (it may belong to
  * that writer by then).  The copies come first because a writer that kept

@@ -1,7 +1,7 @@
 /*
  * pool.c: spare buffers for units handed over (see pool.h for the
  * contract).  Not its job: when a buffer is handed over or given back
- * (lib/deliver/producer.c, release.c).
+ * (lib/writer/producer.c, release.c).
  */
 #include <stdlib.h>
 

@@ -1,13 +1,13 @@
 /*
  * pool.h: the spare buffers the writer hands to producers in exchange for
  * the full ones they hand over (Note [Units handed over],
- * lib/deliver/producer.c).
+ * lib/writer/producer.c).
  *
  * A stack of malloc'd buffers of one size, most recently returned first
  * (still warm in the cache).  A buffer given back is kept while the
  * spares stay within the room the caller says the queue has left (so
  * that the queue's memory, spares included, stays within buffer=: Note
- * [The queue's memory] in ring.h, which counts the spares too) and within
+ * [The queue's memory] in unitq.h, which counts the spares too) and within
  * ELSI_POOL_KEEP; buffers of another size, and any beyond, are freed.
  * The size is the one producers last asked for: when it changes (the RTS's
  * buffer size did), the spares of the old size are handed back to be
@@ -15,7 +15,7 @@
  * size: its rare full blocks make the pool start over twice.)  Keeping as many spares as the queue could fill spares a
  * producer that outruns its consumer a malloc, and the page faults of a
  * fresh buffer, per unit.  No locks, no I/O: the writer serialises every
- * call with its own mutex, like the ring's.
+ * call with its own mutex, like the queue's.
  */
 #ifndef ELS_POOL_H
 #define ELS_POOL_H

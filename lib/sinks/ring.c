@@ -9,7 +9,7 @@
  * swapped in (Note [A dump's name]).
  *
  * Not this file's job: what goes into a dump and keeping every dump a
- * valid eventlog on its own (lib/deliver/recorder.c, Note [Flight recorder]).
+ * valid eventlog on its own (lib/writer/recorder.c, Note [Flight recorder]).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * (ring:...&dump-on=...&after=...&cooldown=...&max-dumps=...), checked
  * by the ring sink at open and read again by the writer.  What the
  * conditions mean and when a dump is due is the evaluator's business
- * (lib/deliver/trigger.c, Note [Triggered dumps]); this file reads no
+ * (lib/writer/trigger.c, Note [Triggered dumps]); this file reads no
  * stream and knows nothing of the writer.
  */
 #include <errno.h>

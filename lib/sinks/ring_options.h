@@ -2,8 +2,8 @@
  * ring_options.h: the syntax of a flight recorder's (ring:) dump options,
  * dump-on=COND[,COND...] with after=, cooldown= and max-dumps=, checked
  * by the ring sink at open (ring.c) and read by the writer for the
- * evaluator (lib/deliver/trigger.h, Note [Triggered dumps] in
- * lib/deliver/trigger.c).  Not its job: reading units or deciding when a
+ * evaluator (lib/writer/trigger.h, Note [Triggered dumps] in
+ * lib/writer/trigger.c).  Not its job: reading units or deciding when a
  * dump is due.
  */
 #ifndef ELS_RING_OPTIONS_H
@@ -45,7 +45,7 @@ struct elsi_trigger_config {
  * decoded %XX once already).  0, or ELS_EINVAL with one line in err naming
  * the option.  after= and cooldown= without dump-on= are refused: they
  * would mean nothing.  max-dumps= alone bounds the dumps asked for
- * otherwise (lib/deliver/recorder.c, Note [Flight recorder]). */
+ * otherwise (lib/writer/recorder.c, Note [Flight recorder]). */
 int elsi_trigger_parse(const char *dump_on, const char *after,
                        const char *cooldown, const char *max_dumps,
                        struct elsi_trigger_config *out,

@@ -73,7 +73,7 @@ struct elsi_spec {
      * be trusted (Note [Collector proof]). */
     bool trust;
     char *collector_secret;
-    bool announce;                  /* announce=0|1: deliver/announce.h; default 1 */
+    bool announce;                  /* announce=0|1: writer/announce.h; default 1 */
 };
 
 /* Parse text into *out (which the caller then owns: elsi_spec_free()).

@@ -2,14 +2,14 @@
  * spec_options.c: the values of the options every sink shares, as a spec
  * gives them: sizes (buffer, consumer-memory), seconds (wait, linger),
  * policy, consumer limits (max-consumers, wait-consumers), control and
- * its secret, announce (the discovery entry, lib/deliver/announce.c), and a connect-out sink's trust and collector-secret; their
+ * its secret, announce (the discovery entry, lib/writer/announce.c), and a connect-out sink's trust and collector-secret; their
  * defaults, and the rules between them (control-secret= needs control=,
  * trust= and collector-secret= only for sinks that connect out, and
  * never together).  Each refusal names the option and quotes the value.
  * Also the size and seconds syntax other modules use
  * (els_sink_parse_size(), elsi_parse_seconds()).  Not its job: the
  * spec's structure, which keys exist and which are given twice (spec.c),
- * or what the options do (the writer, lib/deliver/, and the control
+ * or what the options do (the writer, lib/writer/, and the control
  * channel, lib/control/).
  */
 #include <errno.h>

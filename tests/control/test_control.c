@@ -1,6 +1,6 @@
 /*
  * test_control.c: the control channel through real writers and real
- * sockets (lib/control/ through its hooks in lib/deliver): sessions,
+ * sockets (lib/control/ through its ops table in lib/writer): sessions,
  * answers (frames for control-only clients, in-band notes at the point a
  * command took effect for stream consumers), user commands, the
  * authorisation rules (UNIX peer uid; TCP challenge and proof, for both
@@ -11,7 +11,7 @@
 #include <netinet/in.h>
 
 #include "check.h"
-#include "deliver/writer_test.h"
+#include "writer/writer_test.h"
 #include "control/codec.h"
 #include "control/frames.h"
 #include "control/sha256.h"

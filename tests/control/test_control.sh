@@ -22,7 +22,7 @@
 # against real writers by tests/control/test_control.
 set -u
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 require_tool
 require_ghc

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_control_rts.sh: the control channel's runtime-control commands on a
-# busy -N2 program (tests/ghc/LateJoin.hs: worker threads that allocate
+# busy -N2 program (tests/programs/LateJoin.hs: worker threads that allocate
 # and post until told to finish), driven by `eventlog-sink ctl` over the
 # unix sink with control=1 and again over the tcp sink with
 # control-secret= (ctl and the raw message prove the secret), their
@@ -14,7 +14,7 @@
 # Skips (77) without the patched RTS, GHC or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 setup_ghc_program_test control-rts LateJoin

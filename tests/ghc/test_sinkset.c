@@ -29,7 +29,7 @@
 #undef CHECK                    /* Rts.h's; check.h has its own */
 #include "check.h"
 #include "childcheck.h"
-#include "deliver/writer_test.h"
+#include "writer/writer_test.h"
 #include "evgen.h"
 #include "testutil.h"
 #include "eventlog-sink.h"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """figures.py: the independent side of tests/monitor/test_figures.sh.
 
-For one run of tests/ghc/Figures.hs it computes what the monitor's figures
+For one run of tests/programs/Figures.hs it computes what the monitor's figures
 must be from sources that are not the monitor: the RTS's own report
 (+RTS -s: collections and the longest and total pause per generation,
 bytes allocated), `ghc-events show` of the same eventlog (GC starts, the

@@ -1,8 +1,8 @@
 # monitor.sh: what the live monitor's shell tests share (test_top.sh,
-# test_serve.sh, test_metrics.sh; sourced after tests/lib.sh and
+# test_serve.sh, test_metrics.sh; sourced after tests/harness.sh and
 # tests/ghcprog.sh).  It runs no test itself.
 #
-# The program is tests/ghc/Busy.hs (PHASES phases of two threads posting
+# The program is tests/programs/Busy.hs (PHASES phases of two threads posting
 # user messages "work ...", marker pairs "phase I start/end", a major GC
 # each, then the marker "work done", "ready" on stdout, and it waits for
 # stdin), built with the patched RTS and the library.  Figures are
@@ -219,7 +219,7 @@ prom_ready() { curl -sf --max-time 5 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev
 # Alerts (test_alert_webhook.sh, test_alert_capture.sh)
 # ---------------------------------------------------------------------------
 
-# alert_setup: skip or build PAUSES (tests/ghc/Trigger.hs, whose pauses
+# alert_setup: skip or build PAUSES (tests/programs/Trigger.hs, whose pauses
 # mode makes long GC pauses), make T, and a discovery directory of the
 # test's own.
 alert_setup() {

@@ -13,7 +13,7 @@
 # file made from rules.yml); Alertmanager runs on loopback with its own
 # storage, clustering off, and its webhook route's group interval and
 # repeat interval shortened to 1 s and 2 s, so that it sends the
-# firing alert again and again.  The program (tests/ghc/Trigger.hs pauses) has
+# firing alert again and again.  The program (tests/programs/Trigger.hs pauses) has
 # GC pauses of tens to hundreds of milliseconds, and its eventlog goes
 # to a unix: sink serve follows and to a ring: recorder with a control
 # socket, both from one +RTS --eventlog-sink list.  Checked: Prometheus has the alert
@@ -27,7 +27,7 @@
 # the patched RTS.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 

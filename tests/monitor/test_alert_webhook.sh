@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_alert_webhook.sh: serve --all's webhook for Alertmanager (POST
 # /api/alertmanager, tools/serve/alert.c) driven directly with curl, the
-# way Alertmanager posts, against a real GHC program (tests/ghc/Trigger.hs
+# way Alertmanager posts, against a real GHC program (tests/programs/Trigger.hs
 # pauses, with its eventlog to a unix: sink serve follows and to a ring:
 # flight recorder with a control socket, both from one +RTS
 # --eventlog-sink list), in a discovery directory of the test's own.
@@ -26,7 +26,7 @@
 #   a flood of 100 alerts: 64 looked at, 36 counted as skipped;
 #   keep-alive: Alertmanager's next batch on the same connection;
 #   a full cooldown table (256 programs within their cooldown, 255 of
-#     them tests/ghc/Busy.hs with a recorder, dumped and gone): the next
+#     them tests/programs/Busy.hs with a recorder, dumped and gone): the next
 #     program is "over-limit" and not dumped, and the app's cooldown holds;
 #   a recorder with max-dumps=2 under --dump-cooldown 2: dumped,
 #     "cooldown", dumped once the cooldown ended (not before 2 s), then
@@ -34,7 +34,7 @@
 # Skips without curl, python3, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 
@@ -211,7 +211,7 @@ no_dump "at the end" 1
 
 # --- A full cooldown table refuses ------------------------------------------
 # serve keeps the cooldowns of 256 programs.  The app's is one; 255 more
-# programs (tests/ghc/Busy.hs with a recorder, 32 at a time) are dumped
+# programs (tests/programs/Busy.hs with a recorder, 32 at a time) are dumped
 # one alert each and exit, their cooldowns (3600 s) kept.  The next
 # program is then refused ("over-limit") and not dumped, and none of the
 # programs kept is forgotten: the app is still in its cooldown.

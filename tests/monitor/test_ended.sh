@@ -3,7 +3,7 @@
 # stream that ended, shown as what they are (Note [Mid-run streams] in
 # tools/monitor/model.c, Note [After the end] in model_time.c).
 #
-# tests/ghc/Sparks.hs (rounds of sparks and user messages, the marker
+# tests/programs/Sparks.hs (rounds of sparks and user messages, the marker
 # "INCIDENT" between them) runs at -N2 on the patched RTS with
 # ring:PATH?size=3M&dump-on=marker:INCIDENT&at-exit=0: the ring overflows
 # long before the marker, so the dump starts mid-run at a join snapshot
@@ -27,7 +27,7 @@
 # page's part only).
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/monitor.sh"
 

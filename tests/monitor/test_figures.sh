@@ -2,7 +2,7 @@
 # test_figures.sh: every figure the live monitor shows, against the RTS's
 # own accounts.
 #
-# tests/ghc/Figures.hs (collections of both generations, allocation on
+# tests/programs/Figures.hs (collections of both generations, allocation on
 # every capability, heap censuses, thread stops of many kinds, user
 # events; built with the patched RTS) runs at -N1, -N2 and -N4 with
 # +RTS -hT, and once more built with -prof -fprof-auto at -N2 with -hc
@@ -27,7 +27,7 @@
 # libraries (Debian's ghc-prof), curl or python3.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 

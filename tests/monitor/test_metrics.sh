@@ -19,7 +19,7 @@
 # curl, python3, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 

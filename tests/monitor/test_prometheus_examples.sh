@@ -13,7 +13,7 @@
 # curl.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 
 require_tool

@@ -9,7 +9,7 @@
 # interval, its own data directory) scrapes its /metrics with serve's
 # token (authorization.credentials_file): up; a second job without the
 # token is down, its scrapes answered 401.  Then three
-# copies of tests/ghc/Busy.hs named alpha, beta and gamma start, each on
+# copies of tests/programs/Busy.hs named alpha, beta and gamma start, each on
 # its own unix: sink, and serve follows them without a restart.
 # Checked: `promtool check metrics` passes /metrics with the three
 # programs (each metric family once); through Prometheus' query API,
@@ -24,7 +24,7 @@
 # script as single-program serve (relative URLs); after beta exits its
 # series leave /metrics and Prometheus' instant query finds none, while
 # alpha and gamma stay.  Last, a program that floods its sink and exits
-# (tests/ghc/Flood.hs: its announcement goes while its sink still holds
+# (tests/programs/Flood.hs: its announcement goes while its sink still holds
 # megabytes for serve) loses nothing: its sink reports no drop and
 # serve's copy of its stream runs to the end marker and parses.  --save-dir
 # gives each run a file of its own (DIR/NAME.PID.N.eventlog): a program
@@ -35,7 +35,7 @@
 # GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 

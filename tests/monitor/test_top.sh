@@ -45,7 +45,7 @@
 # and python3).
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 

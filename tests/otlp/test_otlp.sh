@@ -19,7 +19,7 @@
 #     the drops are counted (enqueued = sent + dropped + queued + in flight).
 #  6. refusals in one line: a non-loopback endpoint without --otlp-insecure,
 #     https, grpc, a malformed header.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 set -u
 
 DRIVE=$ELS_TOP_BUILDDIR/tests/otlp/otlp_drive
@@ -73,7 +73,7 @@ note "metrics: protobuf and JSON decode strictly with the values sent"
 # ---- 2. logs and spans from a real eventlog ----
 [ -n "$GHC" ] && command -v "$GHC" >/dev/null 2>&1 || skip "GHC not found"
 mkdir -p "$ELS_TMP/hs"
-cp "$ELS_TOP_SRCDIR/tests/otlp/Spans.hs" "$ELS_TMP/hs/"
+cp "$ELS_TOP_SRCDIR/tests/programs/Spans.hs" "$ELS_TMP/hs/"
 (cd "$ELS_TMP/hs" && "$GHC" -threaded -eventlog -rtsopts -outputdir o -o spans Spans.hs) \
     >"$ELS_TMP/hs/build.log" 2>&1 || fail "Spans.hs did not build: $(tail -5 "$ELS_TMP/hs/build.log")"
 (cd "$ELS_TMP/hs" && ./spans +RTS -N2 -l -olspans.eventlog -RTS) || fail "Spans failed"

@@ -4,7 +4,7 @@
 -- killed, reconnects many times; the test looks at what has arrived) and
 -- must not bet on how long the program runs.  This program never ends on
 -- its own: it runs until a line, or end-of-file, arrives on its standard
--- input (tests/lib.sh: start_controlled / stop_controlled), and it says on
+-- input (tests/harness.sh: start_controlled / stop_controlled), and it says on
 -- standard output when it has reached the point the test waits for.  It is
 -- not responsible for where its eventlog goes (the RTS flag, or
 -- EVENTLOG_SINK with the C main of examples/hello-stream, decides that).

@@ -2,7 +2,7 @@
 # test_fork.sh: a GHC forkProcess child runs and exits normally in every
 # sink configuration, and the parent's stream is unharmed.
 #
-# tests/ghc/Fork.hs, compiled with the patched RTS and the library, posts
+# tests/programs/Fork.hs, compiled with the patched RTS and the library, posts
 # N events, forks with the RTS's forkProcess (System.Posix.Process), waits
 # for the child and posts N more.  For every built-in sink (unix, tcp,
 # fifo, file, unix-connect, tcp-connect) it runs three ways:
@@ -21,7 +21,7 @@
 # Skips (77) without the patched RTS, GHC or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 setup_ghc_program_test fork-test Fork

@@ -2,7 +2,7 @@
 # test_ghc_api.sh: the library's GHC entry points and RTS flags, from real
 # programs on the patched RTS.
 #
-# tests/ghc/Api.hs runs commands read from stdin (stop, start, emit, flush,
+# tests/programs/Api.hs runs commands read from stdin (stop, start, emit, flush,
 # stats) and answers each on stdout; the test waits for each answer, never
 # for the clock.  Checked:
 #   restart refused: with a tcp: sink on a fixed port, els_ghc_stop(), then
@@ -21,7 +21,7 @@
 # Skips (77) without the patched RTS, GHC or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 setup_ghc_program_test api Api

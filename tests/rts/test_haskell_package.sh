@@ -35,7 +35,7 @@
 # incremental builds).
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 require_tool
 require_ghc

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_join_stress.sh: consumers join and leave a busy -N2 program
-# (tests/ghc/JoinStress.hs: four threads posting and forking, worker tasks
+# (tests/programs/JoinStress.hs: four threads posting and forking, worker tasks
 # coming and going, one thread toggling the scheduler and GC classes and
 # asking for snapshots for everyone in a loop, flush interval 0.01 s,
 # buffer=3M).  A consumer attached from the start and every consumer that
@@ -12,7 +12,7 @@
 # Skips (77) without the patched RTS, GHC or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 setup_ghc_program_test join-stress JoinStress

@@ -4,7 +4,7 @@
 # the header, a snapshot of the program's state taken for it (tasks,
 # threads with their labels, capabilities...), then everything after it.
 #
-# tests/ghc/LateJoin.hs creates OS worker tasks and labelled threads, emits
+# tests/programs/LateJoin.hs creates OS worker tasks and labelled threads, emits
 # more than buffer=3M of events, prints "ready" and waits; a consumer joins
 # then; after the join the program releases its tasks (some are deleted)
 # and threads (they finish).  Checked: the joiner's stream passes
@@ -21,7 +21,7 @@
 # Skips (77) without the patched RTS, GHC or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 setup_ghc_program_test late-join LateJoin

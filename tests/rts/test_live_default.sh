@@ -20,7 +20,7 @@
 # "noflush" case.  Skips (77) without the patched RTS, GHC or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 require_tool
 require_ghc

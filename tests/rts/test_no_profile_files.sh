@@ -3,7 +3,7 @@
 # the heap and time profiles only to the eventlog: a program profiles in
 # a directory it cannot write, and opens no .hp or .prof.
 #
-# tests/ghc/ProfFiles.hs, built -hT-capable (-eventlog) and profiled
+# tests/programs/ProfFiles.hs, built -hT-capable (-eventlog) and profiled
 # (-prof), runs as uid 65534 (setpriv; as a non-root user, as that user)
 # in a directory owned by root with mode 0555, streaming to `eventlog-sink
 # recv` over a UNIX socket in a directory of its own.  Checked:
@@ -32,7 +32,7 @@
 # wherever the build tree is.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_prof_files_test
 [ -n "$GHC_EVENTS" ] || skip "ghc-events not found"

@@ -4,7 +4,7 @@
 # controls (GHC.Eventlog.Sink.Profiling over els_ghc_heap_profiling,
 # els_ghc_heap_census, els_ghc_time_profiling; RTS patch 0011).
 #
-# tests/ghc/Prof.hs, built with ghc-eventlog-sink -prof -eventlog
+# tests/programs/Prof.hs, built with ghc-eventlog-sink -prof -eventlog
 # -threaded, runs with +RTS -N2 -p -hc -i0.1 -l --eventlog-sink=unix:...,
 # `eventlog-sink recv` receiving; it runs commands read from stdin and
 # answers each on stdout.  The test reads what recv has written so far
@@ -38,7 +38,7 @@
 # hsc2hs or the receiver.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 require_tool
 require_ghc
@@ -72,17 +72,17 @@ build_prof() {
     mkdir -p "$b" || fail "cannot create $b"
     (
         if command -v flock >/dev/null 2>&1; then exec 9>"$b/.lock"; flock 9; fi
-        ! newer_than_patched_build "$b/prof" "$ELS_TOP_SRCDIR/tests/ghc/Prof.hs" \
+        ! newer_than_patched_build "$b/prof" "$ELS_TOP_SRCDIR/tests/programs/Prof.hs" \
             "$hs/Sink.hsc" "$hs/Sink/Profiling.hs" "$0" || exit 0
         rm -rf "$b/work"
         mkdir -p "$b/work/src/GHC/Eventlog/Sink" || exit 1
         hsc2hs -I"$ELS_INCLUDEDIR" -o "$b/work/src/GHC/Eventlog/Sink.hs" "$hs/Sink.hsc" || exit 1
         cp "$hs/Sink/Profiling.hs" "$b/work/src/GHC/Eventlog/Sink/" || exit 1
-        cp "$ELS_TOP_SRCDIR/tests/ghc/Prof.hs" "$b/work/Main.hs" || exit 1
+        cp "$ELS_TOP_SRCDIR/tests/programs/Prof.hs" "$b/work/Main.hs" || exit 1
         (cd "$b/work" && patched_ghc_lib -v0 -O "$@" -eventlog -threaded -rtsopts \
             -Wall -Werror -isrc -outputdir obj Main.hs -o prof) || exit 1
         mv -f "$b/work/prof" "$b/prof" && rm -rf "$b/work"
-    ) >"$T/build-$name.log" 2>&1 || fail_showing "$T/build-$name.log" "could not build tests/ghc/Prof.hs ($name: $*)"
+    ) >"$T/build-$name.log" 2>&1 || fail_showing "$T/build-$name.log" "could not build tests/programs/Prof.hs ($name: $*)"
     note "program ($name): $b/prof"
 }
 build_prof prof -prof

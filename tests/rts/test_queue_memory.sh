@@ -3,9 +3,9 @@
 # a recorder) on a real program of the patched RTS, whose capabilities
 # hand their full buffers to the library and get spares back, with
 # partly filled buffers copied (README, `buffer=`; Note [The queue's
-# memory] in lib/queue/ring.h).
+# memory] in lib/queue/unitq.h).
 #
-# tests/ghc/Fill.hs (-N2, no periodic flush) posts, in each round, user
+# tests/programs/Fill.hs (-N2, no periodic flush) posts, in each round, user
 # events worth 1.35 of a capability's buffer and flushes: one full buffer
 # handed over, one a third full copied.  Forty rounds with 2 MiB buffers,
 # then the buffer size becomes 1 MiB while the program runs (the spares
@@ -31,7 +31,7 @@
 # python3 (its stalled consumer).
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 setup_ghc_program_test fill Fill

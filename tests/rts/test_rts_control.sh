@@ -3,7 +3,7 @@
 # (rts/EventLogControl.h: class toggles, snapshots, buffer size) on real
 # programs.
 #
-# tests/rts/Control.hs with the writer tests/rts/control_writer.c (scheme
+# tests/programs/Control.hs with the writer tests/rts/control_writer.c (scheme
 # cttest: one file per stream, plus, for each JOIN snapshot unit, a file
 # header + that unit + every later unit: what a consumer that joins gets),
 # compiled with the patched RTS for the threaded eventlog way, -N2.
@@ -33,7 +33,7 @@
 # Skips (77) without ghc-events, GHC or the patched RTS.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 [ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
@@ -48,15 +48,15 @@ build_ct() {
     mkdir -p "$dir" || fail "cannot create $dir"
     (
         if command -v flock >/dev/null 2>&1; then exec 9>"$dir/.lock-ct"; flock 9; fi
-        ! newer_than_patched_build "$CT" "$src/Control.hs" \
+        ! newer_than_patched_build "$CT" "$ELS_TOP_SRCDIR/tests/programs/Control.hs" \
             "$src/control_writer.c" || exit 0
         rm -rf "$dir/work-ct" && mkdir -p "$dir/work-ct"
-        cp "$src/Control.hs" "$src/control_writer.c" "$dir/work-ct/"
+        cp "$ELS_TOP_SRCDIR/tests/programs/Control.hs" "$src/control_writer.c" "$dir/work-ct/"
         (cd "$dir/work-ct" && "$ELS_PATCHED_GHC" -v0 -O -rtsopts -threaded \
             -eventlog -package unix -outputdir obj Control.hs control_writer.c \
             -o control-thr-l) >"$log" 2>&1 || exit 1
         mv -f "$dir/work-ct/control-thr-l" "$CT" && rm -rf "$dir/work-ct"
-    ) || { sed 's/^/#   /' "$log" >&2; fail "could not build tests/rts/Control.hs"; }
+    ) || { sed 's/^/#   /' "$log" >&2; fail "could not build tests/programs/Control.hs"; }
 }
 build_ct
 

@@ -2,7 +2,7 @@
 # test_rts_lifecycle.sh: the patched RTS's eventlog through stop, start,
 # flush, setNumCapabilities and forkProcess, on real programs.
 #
-# tests/rts/Lifecycle.hs with the checking writer tests/rts/
+# tests/programs/Lifecycle.hs with the checking writer tests/rts/
 # lifecycle_writer.c (scheme "lctest", one file per stream; it counts every
 # unit that reaches it before the header, after DATA_END or while no
 # stream runs), compiled with the patched RTS's ghc-eventlog-sink for the
@@ -29,7 +29,7 @@
 # Skips (77) without ghc-events, GHC or the patched RTS.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 [ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
 require_patched_rts
@@ -46,11 +46,11 @@ build_lc() {
     mkdir -p "$dir" || fail "cannot create $dir"
     (
         if command -v flock >/dev/null 2>&1; then exec 9>"$dir/.lock"; flock 9; fi
-        ! newer_than_patched_build "$dir/$name" "$src/Lifecycle.hs" \
+        ! newer_than_patched_build "$dir/$name" "$ELS_TOP_SRCDIR/tests/programs/Lifecycle.hs" \
             "$src/lifecycle_writer.c" || exit 0
         rm -rf "$dir/work-$name"
         mkdir -p "$dir/work-$name"
-        cp "$src/Lifecycle.hs" "$src/lifecycle_writer.c" "$dir/work-$name/"
+        cp "$ELS_TOP_SRCDIR/tests/programs/Lifecycle.hs" "$src/lifecycle_writer.c" "$dir/work-$name/"
         (cd "$dir/work-$name" && "$ELS_PATCHED_GHC" -v0 -O -rtsopts "$@" \
             -outputdir obj Lifecycle.hs lifecycle_writer.c -o "$name") >"$log" 2>&1 \
             || exit 1

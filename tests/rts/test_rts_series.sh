@@ -21,7 +21,7 @@
 # (ELS_PATCHED_RTS_DIR, default $ELS_TOP_BUILDDIR/patched-rts).
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 series=${ELS_RTS_SERIES:-$ELS_TOP_SRCDIR/rts-patches/ghc-9.0.2}
 out=${ELS_PATCHED_RTS_DIR:-$ELS_TOP_BUILDDIR/patched-rts}

@@ -3,7 +3,7 @@
 # specs", lists): +RTS --eventlog-sink='unix:SOCK|ring:FILE?...&control=unix:CTL'
 # on a real -N2 program of the patched RTS, with no C main.
 #
-# tests/ghc/Busy.hs (PHASES phases of 200 user messages "work ..." and
+# tests/programs/Busy.hs (PHASES phases of 200 user messages "work ..." and
 # two markers each, then the marker "work done" and "ready", then it
 # waits on stdin) runs in a discovery directory of the test's own.
 # Checked while it runs: `eventlog-sink ps --json` lists both sinks for
@@ -26,7 +26,7 @@
 # Skips (77) without the patched RTS, GHC or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 
@@ -103,7 +103,7 @@ shown_counts "$T/live.eventlog" live
 [ ! -e "$SOCK" ] && [ ! -e "$CTL" ] || fail "a socket outlived the program"
 
 # --- The RTS's full buffers: copied into the first, kept by the last -------
-# tests/ghc/Flood.hs posts N user events as fast as four threads can, so
+# tests/programs/Flood.hs posts N user events as fast as four threads can, so
 # the capabilities' buffers fill (no periodic flush: however slow the
 # machine, each buffer is written out full); the library's debug lines say how many
 # units each sink kept without a copy.  The consumer on the first sink

@@ -4,7 +4,7 @@
 # gets it into every stream that starts later, so that its consumer can
 # name every id it sees used.
 #
-# tests/ghc/Hooks.hs posts "name ID NAME" events, registers them (after
+# tests/programs/Hooks.hs posts "name ID NAME" events, registers them (after
 # a hook that always throws), and uses the ids ("use ID ...") in three
 # settings:
 #   late: a consumer joins a -N2 program's unix: sink (buffer=3M) after
@@ -24,7 +24,7 @@
 # Skips (77) without the patched RTS, GHC, hsc2hs or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 
 require_tool

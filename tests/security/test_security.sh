@@ -2,7 +2,7 @@
 # test_security.sh: who can reach a program's eventlog, and what a spec
 # can touch, on the patched RTS.
 #
-# examples/live-service and a one-line program (tests/lib.sh:
+# examples/live-service and a one-line program (tests/harness.sh:
 # build_tiny_program) choose their sink with +RTS --eventlog-sink=SPEC.
 # Checked here, while the program waits for its consumer (wait=): the
 # UNIX socket file is 0600 by default whatever the umask, and mode= is
@@ -23,7 +23,7 @@
 # glue; the setuid case skips with a note without root and setpriv.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_live_service_test
 

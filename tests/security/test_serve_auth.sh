@@ -5,7 +5,7 @@
 # page, /api and /metrics carry (user messages, thread labels, program
 # arguments) must not cross to another user through a loopback port.
 #
-# A live -N2 program (tests/ghc/Busy.hs, its sink with control=1, its
+# A live -N2 program (tests/programs/Busy.hs, its sink with control=1, its
 # user messages "work ...") is followed by a serve --control and by a
 # serve --all --control (the program announced in a discovery directory
 # of the test's own).  For each, every route (page, script, /api/*,
@@ -29,7 +29,7 @@
 # curl, python3, GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 

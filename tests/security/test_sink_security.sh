@@ -20,7 +20,7 @@
 # as root, and fails under ELS_REQUIRE_ALL without setpriv or perl.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_live_service_test
 

@@ -37,7 +37,7 @@
 # Skips (77) without GHC, ghc-events, the patched RTS, or the archive.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 require_ghc
 require_patched_rts

@@ -30,7 +30,7 @@
 # nothing asserts on time.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_live_service_test
 
@@ -141,7 +141,7 @@ check_startup plain "$plain_pid"
 # unix: the receiver retries until the program has made the socket.
 # With the library's debug lines, which say how many of the units the
 # RTS handed over whole (its full buffers: no copy, Note [Units handed
-# over] in lib/deliver/producer.c).
+# over] in lib/writer/producer.c).
 EVENTLOG_SINK_DEBUG=1 burst_with unix "unix:$T/s.sock?$sink_opts" --retry 60 -o "$T/unix.eventlog" "unix:$T/s.sock"
 check_program unix "$prog_rc" "emitted $N user events"
 check_recv unix "$recv_rc"

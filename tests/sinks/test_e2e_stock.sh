@@ -23,7 +23,7 @@
 # Skips (77) without GHC, ghc-events or the GHC glue of the library.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 require_tool
 require_ghc

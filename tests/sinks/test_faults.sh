@@ -25,7 +25,7 @@
 # time.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_live_service_test
 
@@ -33,7 +33,7 @@ R=${ELS_FAULT_RECONNECTS:-30}
 mnt=
 
 # Unmount the tmpfs of case e however the test ends (rm -rf cannot remove
-# a mount point), then clean up as lib.sh does.
+# a mount point), then clean up as harness.sh does.
 trap 'rc=$?; [ -z "$mnt" ] || umount -l "$mnt" 2>/dev/null; (exit $rc); els_cleanup' EXIT
 
 # run_bg NAME ARGS...: live-service ARGS in the background (ppid).

@@ -19,7 +19,7 @@
 # Skips (77) without the patched RTS, GHC, ghc-events or the receiver.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_live_service_test
 

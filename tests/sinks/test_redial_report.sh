@@ -16,7 +16,7 @@
 #   c. it never has a consumer: the loss report at exit counts every unit
 #      it accepted as dropped, under the cause for that case, and the
 #      per-cause counts add up.
-# Cause names come from tests/lib.sh (ELS_CAUSE_*).  The figures in
+# Cause names come from tests/harness.sh (ELS_CAUSE_*).  The figures in
 # in-band notes are checked where they are produced: the late joiners of
 # test_e2e_stock.sh and test_e2e_rts.sh, the full disk and the stalled
 # consumers of test_faults.sh.
@@ -26,7 +26,7 @@
 # nothing asserts on time.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 require_tool
 require_ghc

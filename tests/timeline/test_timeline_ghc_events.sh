@@ -2,7 +2,7 @@
 # test_timeline_ghc_events.sh: the timeline engine (tools/timeline) on
 # real eventlogs against the independent reader, ghc-events show.
 #
-# tests/timeline/Timeline.hs (labelled workers on -N2, collections, an
+# tests/programs/Timeline.hs (labelled workers on -N2, collections, an
 # MVar hand-over, markers) is built with the installed GHC and run with
 # +RTS -l; it and the real log in tests/data are indexed where they lie
 # and, for the program's log, through a live spool too.  figures.py
@@ -14,7 +14,7 @@
 # Skips (77) without GHC or ghc-events.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 [ -n "$GHC" ] && command -v "$GHC" >/dev/null 2>&1 || skip "GHC not found"
 [ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
@@ -23,7 +23,7 @@ driver=$ELS_TOP_BUILDDIR/tests/timeline/tl_driver
 [ -x "$driver" ] || fail "tl_driver not built: $driver"
 make_tmpdir
 T=$ELS_TMP
-src=$ELS_TOP_SRCDIR/tests/timeline
+src="$ELS_TOP_SRCDIR/tests/programs"
 
 cp "$src/Timeline.hs" "$T/"
 (cd "$T" && "$GHC" -O0 -threaded -eventlog -rtsopts Timeline.hs -o Timeline) \
@@ -34,16 +34,16 @@ cp "$src/Timeline.hs" "$T/"
 note "$(grep -c '' "$T/shown") lines shown, $(grep -c 'finished GC' "$T/shown") collections"
 [ "$(grep -c 'finished GC' "$T/shown")" -gt 2 ] || fail "the program made too few collections to test"
 
-python3 "$src/figures.py" "$driver" "$T/Timeline.eventlog" "$T/shown" \
+python3 "$ELS_TOP_SRCDIR/tests/timeline/figures.py" "$driver" "$T/Timeline.eventlog" "$T/shown" \
     "worker 2 step 20" || fail "the engine differs from ghc-events on Timeline.eventlog"
 mkdir "$T/spool"
-python3 "$src/figures.py" "$driver" "$T/Timeline.eventlog" "$T/shown" \
+python3 "$ELS_TOP_SRCDIR/tests/timeline/figures.py" "$driver" "$T/Timeline.eventlog" "$T/shown" \
     "worker 3 step 30" --live "$T/spool" 1073741824 \
     || fail "the engine differs from ghc-events on Timeline.eventlog through a live spool"
 [ -z "$(ls -A "$T/spool")" ] || fail "the live spool left files behind: $(ls -A "$T/spool")"
 
 data=$ELS_TOP_SRCDIR/tests/data/ghc-9.0.2-N2.eventlog
 "$GHC_EVENTS" show "$data" >"$T/shown-data" || fail "ghc-events show $data"
-python3 "$src/figures.py" "$driver" "$data" "$T/shown-data" "worker 1 done" \
+python3 "$ELS_TOP_SRCDIR/tests/timeline/figures.py" "$driver" "$data" "$T/shown-data" "worker 1 done" \
     || fail "the engine differs from ghc-events on $data"
 exit 0

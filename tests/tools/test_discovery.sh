@@ -2,7 +2,7 @@
 # test_discovery.sh: programs announce themselves and the tools find them
 # (README, "Finding programs: ps, pid:, name:").
 #
-# Two copies of tests/ghc/Busy.hs named alpha and beta (the name ps shows
+# Two copies of tests/programs/Busy.hs named alpha and beta (the name ps shows
 # is argv[0]'s base name) run with unix: sinks and control=1, in a
 # discovery directory of the test's own (XDG_RUNTIME_DIR).  Checked:
 # `ps --json` lists both with their pids, names, endpoints and control
@@ -20,12 +20,12 @@
 # another directory, where a socket of the same name feeds a fake
 # stream, reach the program and never that socket.  An entry writable by
 # others is left out of ps with a line saying why.  A program that
-# exec's another (tests/ghc/Exec.hs) is no longer listed or resolved,
+# exec's another (tests/programs/Exec.hs) is no longer listed or resolved,
 # though its entry, pid and start time stay and another listener holds
 # its TCP port.  Skips (77) without GHC, ghc-events or the patched RTS.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/../monitor/monitor.sh"
 
@@ -230,7 +230,7 @@ echo stop >&"$in_rel"
 wait_pid "$pid_rel" 60 || fail_showing "$T/rel.err" "the program with a relative path did not exit"
 [ ! -e "$T/appdir/app.sock" ] || fail "the relative socket outlived its program"
 
-# A program that exec's: tests/ghc/Exec.hs with a tcp: and a unix: sink
+# A program that exec's: tests/programs/Exec.hs with a tcp: and a unix: sink
 # (control on both) becomes sleep(1), keeping its pid and start time but
 # none of its sockets, and another listener takes its TCP port.  Its
 # entry stays behind; ps leaves it out (saying why) and removes it,

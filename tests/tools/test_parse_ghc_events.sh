@@ -25,7 +25,7 @@
 # lines, never on time.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 require_tool
 [ -n "$GHC" ] && command -v "$GHC" >/dev/null 2>&1 || skip "GHC not found"

@@ -3,7 +3,7 @@
 # classic profile files from a stream, checked against the files the RTS
 # writes on the same run (tools/profile_hp.c, tools/profile_prof.c).
 #
-# tests/ghc/ProfFiles.hs runs once per case, writing its .hp (and .prof)
+# tests/programs/ProfFiles.hs runs once per case, writing its .hp (and .prof)
 # as usual while streaming:
 #   -hT (not profiled), streamed over unix: to `eventlog-sink recv`: the
 #     rebuilt .hp has the same censuses as the RTS's (count, and per
@@ -47,7 +47,7 @@
 # or the tool.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 setup_prof_files_test
 command -v hp2ps >/dev/null 2>&1 || skip "hp2ps not found (it comes with Debian's ghc)"

@@ -24,7 +24,7 @@
 
 set -eu
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 RECV=${RECV:-$ELS_SINK_TOOL}
 [ -x "$RECV" ] || fail "receiver not built: $RECV"

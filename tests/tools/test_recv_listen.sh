@@ -30,7 +30,7 @@
 # fails under ELS_REQUIRE_ALL=1 (scripts/install-deps.sh installs both).
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 RECV=${RECV:-$ELS_SINK_TOOL}
 [ -x "$RECV" ] || skip "receiver not built: $RECV"

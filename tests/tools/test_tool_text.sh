@@ -16,7 +16,7 @@
 # Needs python3 (skips, 77, without it); no GHC.
 set -u -o pipefail
 
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../harness.sh"
 
 TOOL=${TOOL:-$ELS_SINK_TOOL}
 [ -x "$TOOL" ] || fail "tool not built: $TOOL"
