@@ -23,7 +23,7 @@
 #include "eventlog-sink/discovery.h"
 #include "tool.h"
 #include "monitor/safetext.h"
-#include "util.h"
+#include "monitor/util.h"
 
 #define DISC_FILE_MAX (256 * 1024)
 #define DISC_IDS_MAX (2 * DISC_SINKS_MAX)

@@ -6,7 +6,6 @@
  * each command does is its own file's business.  The map of tools/:
  *
  *   main.c tool.h      this table and the helpers every command shares
- *   util.c util.h      descriptor plumbing (close-on-exec, non-blocking)
  *   dump.c ctl.c ps.c top.c
  *                      one file per small command
  *   recv/              recv: recv.c (connecting, copying, the command
@@ -16,12 +15,17 @@
  *                      answers), all.c (--all), alert.c (Alertmanager's
  *                      webhook), http.c (request parser), json.c (the
  *                      webhook's JSON reader)
- *   monitor/           the live model, its source and renderers, shared
- *                      by top and serve, and the page serve embeds
+ *   monitor/           the floor every command stands on: the live model,
+ *                      its source and renderers (top and serve), the page
+ *                      serve embeds, ctlclient.c (the control channel's
+ *                      client), safetext.c (untrusted text made safe to
+ *                      print), util.c (descriptor plumbing); it calls
+ *                      nothing of tools/ outside it
+ *   timeline/          the zoomable timeline's spool, index and queries
+ *   otlp/              OpenTelemetry export: encoders, configuration,
+ *                      the delivery queue
  *   discover.c         the discovery directory's reader (ps, ctl, top,
  *                      serve, recv)
- *   ctlclient.c        the control channel's client (ctl, top, serve)
- *   safetext.c         untrusted text made safe to print
  *   profile*.c         dump's .hp and .prof converters
  */
 #if defined(HAVE_CONFIG_H)

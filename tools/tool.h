@@ -5,7 +5,7 @@
  * entry point, declared here.  Adding a command is one line in main.c's
  * table, one declaration here, and its file (listed in Makefile.am).  The tool uses only the
  * library's public headers; the few descriptor helpers it needs beyond
- * them are in util.c.
+ * them are in monitor/util.c.
  */
 #ifndef ELS_TOOL_H
 #define ELS_TOOL_H

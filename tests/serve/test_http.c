@@ -22,7 +22,7 @@
 #include "testutil.h"
 #include "serve/http.h"
 #include "monitor/strbuf.h"
-#include "util.h"
+#include "monitor/util.h"
 
 /* Parse "POST /api/control?cmd=status HTTP/1.1\r\nHost: h\r\n" + fields
  * + "\r\n"; the parser's answer. */

@@ -38,7 +38,7 @@
 #include "eventlog-sink/parse.h"
 #include "recv.h"
 #include "../tool.h"
-#include "../util.h"
+#include "monitor/util.h"
 
 /* Room in the kernel for a burst of connections between two accepts. */
 #define RECV_LISTEN_BACKLOG 16

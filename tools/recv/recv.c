@@ -48,7 +48,7 @@
 #include "monitor/safetext.h"
 #include "../discover.h"
 #include "../tool.h"
-#include "../util.h"
+#include "monitor/util.h"
 
 /* Exit statuses of recv (documented in its --help). */
 enum {

@@ -42,7 +42,7 @@
 #include "../monitor/run.h"
 #include "serve.h"
 #include "../tool.h"
-#include "../util.h"
+#include "monitor/util.h"
 
 #define SERVE_ALL_SCAN_MS 1000
 #define SERVE_ALL_PUMP_MIN (64u << 10)

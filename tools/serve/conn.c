@@ -30,7 +30,7 @@
 #include <sys/socket.h>
 
 #include "serve.h"
-#include "../util.h"
+#include "monitor/util.h"
 
 /* Pending output over which a client's requests are not read (and an
  * event stream's updates skipped: each carries the whole state, the next

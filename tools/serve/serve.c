@@ -43,7 +43,7 @@
 #include "serve.h"
 #include "../discover.h"
 #include "../tool.h"
-#include "../util.h"
+#include "monitor/util.h"
 
 #define SERVE_DEADLINE_STEP_MS 250      /* how late a deadline may be seen */
 #define SERVE_TOKEN_BYTES 24            /* random bytes of a made token */
