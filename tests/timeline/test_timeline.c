@@ -1,0 +1,535 @@
+/*
+ * test_timeline.c: the timeline engine (tools/timeline) on built streams
+ * whose every event the test knows, and on the real eventlog in
+ * tests/data: the spool's bound and its counted drops, the index's
+ * windows, the figures of a selection against the generator's own sums,
+ * the pyramid's memory over a two-day run, and a live spool answering as
+ * the file does.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "monitor/model_gen.h"
+#include "timeline/index.h"
+#include "timeline/query.h"
+#include "timeline/spool.h"
+
+/* model_gen.h's builders this test does not use. */
+__attribute__((unused)) static void unused_builders(void)
+{
+    (void)ev_cc; (void)ev_sample; (void)ev_gc_stats; (void)ev_heap_prof_begin;
+    (void)ev_sparks; (void)ev_census; (void)ev_band; (void)ev_cc_band;
+    (void)unused_builders;
+}
+
+/* ------------------------------------------------------------------------
+ * A generated run: two caps, threads running and stopping, collections,
+ * allocation; every event recorded for the expectations.
+ * ------------------------------------------------------------------------ */
+
+struct rec {
+    uint64_t t;
+    int cap;
+    uint16_t tag;
+    uint32_t a, b;                /* thread/status, alloc total... */
+    uint64_t off;
+};
+
+struct gen {
+    struct evgen_buf b;
+    struct rec *r;
+    size_t n, cap;
+};
+
+static void rec(struct gen *g, uint64_t t, int cap, uint16_t tag, uint32_t a,
+                uint32_t b)
+{
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 1024;
+        g->r = realloc(g->r, g->cap * sizeof *g->r);
+    }
+    g->r[g->n++] = (struct rec){ t, cap, tag, a, b, g->b.len };
+}
+
+/* blocks x per block iterations on each of two caps; each iteration
+ * 1 ms: thread runs 600 us, then (every 5th) a 100 us collection, an
+ * allocation report. */
+static void gen_run(struct gen *g, unsigned blocks, unsigned per)
+{
+    g->b = header();
+    uint64_t alloc[2] = { 0, 0 };
+    for (unsigned k = 0; k < blocks; k++) {
+        for (uint16_t c = 0; c < 2; c++) {
+            uint64_t t = (uint64_t)k * per * MS + 1000;
+            block(&g->b, c, t);
+            for (unsigned i = 0; i < per; i++, t += MS) {
+                uint32_t th = 1 + c + 2 * (i % 3);
+                rec(g, t, c, 1, th, 0);
+                ev_thread(&g->b, 1, t, th);
+                uint16_t st = (i % 4 == 0) ? 7 : 3;
+                rec(g, t + 600000, c, 2, th, st);
+                ev_stop(&g->b, t + 600000, th, st);
+                if (i % 5 == 0) {
+                    rec(g, t + 700000, c, 9, 0, 0);
+                    ev(&g->b, 9, t + 700000);
+                    rec(g, t + 800000 + c * 1000, c, 10, 0, 0);
+                    ev(&g->b, 10, t + 800000 + c * 1000);
+                }
+                alloc[c] += 4096 * (i % 7 + 1);
+                rec(g, t + 900000, c, 49, 0, (uint32_t)alloc[c]);
+                ev_heap(&g->b, 49, t + 900000, alloc[c]);
+                if (c == 0 && i % 50 == 7) {
+                    rec(g, t + 950000, c, 58, i, 0);
+                    ev_text(&g->b, 58, t + 950000, "tick");
+                }
+            }
+            end_block(&g->b);
+        }
+    }
+    evgen_put(&g->b, evgen_data_end, 2);
+}
+
+static void gen_free(struct gen *g)
+{
+    evgen_free(&g->b);
+    free(g->r);
+}
+
+static int rec_cmp(const void *x, const void *y)
+{
+    const struct rec *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static void index_all(struct tl_index **ix, struct tl_spool **sp, const char *path,
+                      const struct evgen_buf *b)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    CHECK(fd >= 0);
+    CHECK(write(fd, b->p, b->len) == (ssize_t)b->len);
+    close(fd);
+    CHECK_OK(tl_spool_open_file(sp, path));
+    CHECK_OK(tl_index_new(ix, 0));
+    for (size_t off = 0; off < b->len; off += 3000) {
+        size_t n = b->len - off < 3000 ? b->len - off : 3000;
+        CHECK_OK(tl_index_feed(*ix, b->p + off, n));
+    }
+}
+
+static char *route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
+                   const char *qs)
+{
+    struct strbuf sb = { 0 };
+    int st = timeline_route(ix, sp, kind, qs, &sb);
+    CHECK_MSG(st == 200, "%s %s: %d %.*s", kind, qs, st, (int)sb.len, sb.p);
+    sb_put(&sb, "", 1);
+    return sb.p;
+}
+
+static uint64_t json_u64(const char *doc, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(doc, k);
+    CHECK_MSG(p, "no %s in %.300s", key, doc);
+    return strtoull(p + strlen(k), NULL, 10);
+}
+
+/* ------------------------------------------------------------------------
+ * Cases
+ * ------------------------------------------------------------------------ */
+
+static uint64_t dir_bytes(const char *dir, unsigned *files)
+{
+    DIR *d = opendir(dir);
+    CHECK(d);
+    uint64_t sum = 0;
+    *files = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        struct stat st;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        CHECK(lstat(p, &st) == 0);
+        CHECK_INT(st.st_mode & 0777, ==, 0600);
+        CHECK(S_ISREG(st.st_mode));
+        sum += (uint64_t)st.st_size;
+        (*files)++;
+    }
+    closedir(d);
+    return sum;
+}
+
+/* The bound holds on disk after every append; the oldest bytes go first
+ * and are counted; what is kept reads back. */
+static void spool_bound(void)
+{
+    struct tl_spool *sp;
+    CHECK_INT(tl_spool_open_dir(&sp, check_dir, 1000, 2000), ==, -EINVAL);
+    CHECK_OK(tl_spool_open_dir(&sp, check_dir, 1 << 20, 256 << 10));
+    struct stat st;
+    CHECK(stat(tl_spool_dir(sp), &st) == 0);
+    CHECK_INT(st.st_mode & 0777, ==, 0700);
+    uint8_t buf[10007];
+    uint64_t total = 0;
+    for (int k = 0; k < 600; k++) {
+        for (size_t i = 0; i < sizeof buf; i++)
+            buf[i] = (uint8_t)((total + i) * 7 / 3);
+        CHECK_OK(tl_spool_append(sp, buf, sizeof buf));
+        total += sizeof buf;
+        unsigned files;
+        CHECK_U64(dir_bytes(tl_spool_dir(sp), &files), <=, 1 << 20);
+    }
+    struct tl_spool_stats s;
+    tl_spool_stats(sp, &s);
+    CHECK_U64(s.end, ==, total);
+    CHECK_U64(s.bytes_dropped, ==, s.base);
+    CHECK_U64(s.end - s.base, >=, (1 << 20) - (256 << 10));
+    CHECK_U64(s.segments_dropped, >, 0);
+    CHECK_INT(tl_spool_read(sp, s.base - 1, buf, 10), ==, -ERANGE);
+    uint8_t back[5000];
+    uint64_t at = s.base + 1234;  /* across a segment boundary or not */
+    CHECK_INT(tl_spool_read(sp, at, back, sizeof back), ==, (long)sizeof back);
+    for (size_t i = 0; i < sizeof back; i++) {
+        uint64_t o = at + i;
+        /* byte o of append k at position i' = o - k*sizeof buf */
+        uint64_t k = o / sizeof buf, ip = o - k * sizeof buf;
+        CHECK_INT(back[i], ==, (uint8_t)((k * sizeof buf + ip) * 7 / 3));
+    }
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tl_spool_dir(sp));
+    tl_spool_close(sp);
+    CHECK(stat(dir, &st) < 0 && errno == ENOENT);
+}
+
+/* A live spool over a generated run: the index forgets the chunks the
+ * spool dropped, oldest first, and counts their events and time. */
+static void spool_drops_counted(void)
+{
+    struct gen g = { 0 };
+    gen_run(&g, 40, 200);
+    struct tl_spool *sp;
+    struct tl_index *ix;
+    CHECK_OK(tl_spool_open_dir(&sp, check_dir, 64 << 10, 8 << 10));
+    CHECK_OK(tl_index_new(&ix, 0));
+    for (size_t off = 0; off < g.b.len; off += 4096) {
+        size_t n = g.b.len - off < 4096 ? g.b.len - off : 4096;
+        CHECK_OK(tl_spool_append(sp, g.b.p + off, n));
+        CHECK_OK(tl_index_feed(ix, g.b.p + off, n));
+        tl_index_trim(ix, tl_spool_base(sp));
+    }
+    struct tl_index_stats s;
+    tl_index_stats(ix, &s);
+    CHECK_U64(s.events, ==, g.n);
+    CHECK_U64(s.dropped_events, >, 0);
+    uint64_t kept = 0, first_kept = UINT64_MAX;
+    for (unsigned l = 0; l < 2; l++) {
+        const struct tl_lane *ln = tl_index_lane(ix, l);
+        for (size_t i = ln->head; i < ln->n; i++) {
+            kept += ln->v[i].events;
+            CHECK_U64(ln->v[i].off, >=, tl_spool_base(sp));
+            if (ln->v[i].t_first < first_kept)
+                first_kept = ln->v[i].t_first;
+        }
+    }
+    const struct tl_lane *gl = tl_index_lane(ix, TL_LANE_GLOBAL);
+    CHECK_U64(gl->n - gl->head, ==, 0);
+    CHECK_U64(kept + s.dropped_events, ==, g.n);
+    CHECK_U64(s.dropped_t_last, <=, first_kept + 200 * MS);
+    CHECK_U64(s.dropped_t_first, ==, g.r[0].t);
+    /* a window in the dropped range answers from the pyramid, a kept one
+     * from the bytes */
+    char qs[128];
+    snprintf(qs, sizeof qs, "t0=%llu&t1=%llu&n=10",
+             (unsigned long long)(first_kept + 50 * MS),
+             (unsigned long long)(first_kept + 51 * MS));
+    char *j = route(ix, sp, "events", qs);
+    CHECK_U64(json_u64(j, "total"), >, 0);
+    free(j);
+    j = route(ix, sp, "info", "");
+    CHECK_U64(json_u64(j, "segments_dropped"), >, 0);
+    free(j);
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    gen_free(&g);
+}
+
+/* A window's events are exactly those the generator wrote in it, in time
+ * order; its figures are the generator's sums. */
+static void window_and_figures(void)
+{
+    struct gen g = { 0 };
+    gen_run(&g, 6, 300);
+    struct tl_index *ix;
+    struct tl_spool *sp;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/run.eventlog", check_dir);
+    index_all(&ix, &sp, path, &g.b);
+    qsort(g.r, g.n, sizeof *g.r, rec_cmp);
+    static const uint64_t wins[][2] = {
+        { 0, UINT64_MAX / 2 }, { 123 * MS + 4567, 124 * MS + 4567 },
+        { 299 * MS, 301 * MS + 800000 }, { 1000 * MS, 1650 * MS },
+    };
+    for (size_t w = 0; w < sizeof wins / sizeof wins[0]; w++) {
+        uint64_t t0 = wins[w][0], t1 = wins[w][1];
+        char qs[160];
+        snprintf(qs, sizeof qs, "t0=%llu&t1=%llu&n=100000", (unsigned long long)t0,
+                 (unsigned long long)t1);
+        /* expectations */
+        uint64_t n = 0, gcs = 0, pause = 0, pmax = 0, alloc = 0;
+        uint64_t gstart[2] = { 0, 0 }, prev_alloc[2] = { 0, 0 };
+        uint64_t run_ns[8] = { 0 }, since[8] = { 0 };
+        for (size_t i = 0; i < g.n; i++) {
+            const struct rec *r = &g.r[i];
+            bool in = r->t >= t0 && r->t <= t1;
+            n += in;
+            if (r->tag == 9)
+                gstart[r->cap] = r->t;
+            if (r->tag == 10 && in) {
+                uint64_t p = r->t - gstart[r->cap];
+                gcs++;
+                pause += p;
+                pmax = p > pmax ? p : pmax;
+            }
+            if (r->tag == 49) {
+                if (in)
+                    alloc += r->b - prev_alloc[r->cap];
+                prev_alloc[r->cap] = r->b;
+            }
+            if (r->tag == 1)
+                since[r->a] = r->t;
+            if (r->tag == 2) {
+                uint64_t s = since[r->a] > t0 ? since[r->a] : t0;
+                uint64_t e = r->t < t1 ? r->t : t1;
+                if (e > s)
+                    run_ns[r->a] += e - s;
+            }
+        }
+        char *j = route(ix, sp, "events", qs);
+        CHECK_U64(json_u64(j, "total"), ==, n);
+        CHECK_CONTAINS(j, "\"exact\":true");
+        /* the listed times, in order */
+        const char *p = strstr(j, "\"events\":[") + 9;
+        size_t k = 0;
+        for (size_t i = 0; i < g.n; i++) {
+            if (g.r[i].t < t0 || g.r[i].t > t1)
+                continue;
+            p = strchr(p + 1, '[');
+            CHECK(p);
+            CHECK_U64(strtoull(p + 1, NULL, 10), ==, g.r[i].t);
+            const char *c = strchr(p, ',');
+            CHECK_INT(atoi(c + 1), ==, g.r[i].cap);
+            k++;
+        }
+        CHECK_U64(k, ==, n);
+        free(j);
+        j = route(ix, sp, "range", qs);
+        CHECK_CONTAINS(j, "\"exact\":true");
+        const char *gc = strstr(j, "\"gc\":");
+        CHECK_U64(json_u64(gc, "count"), ==, gcs);
+        CHECK_U64(json_u64(gc, "total_ns"), ==, pause);
+        CHECK_U64(json_u64(gc, "max_ns"), ==, pmax);
+        CHECK_U64(json_u64(j, "alloc_bytes"), ==, alloc);
+        for (uint32_t th = 1; th <= 6; th++) {
+            char key[32];
+            snprintf(key, sizeof key, "{\"id\":%u,", th);
+            const char *tj = strstr(j, key);
+            if (!run_ns[th]) {
+                CHECK(!tj || json_u64(tj, "running_ns") == 0);
+                continue;
+            }
+            CHECK_MSG(tj, "thread %u missing: %s", th, j);
+            CHECK_U64(json_u64(tj, "running_ns"), ==, run_ns[th]);
+        }
+        free(j);
+        /* the drawing: raw, lanes for both caps, at most ~2 segments a px */
+        snprintf(qs, sizeof qs, "t0=%llu&t1=%llu&px=200", (unsigned long long)t0,
+                 (unsigned long long)(t1 > 1800 * MS ? 1800 * MS : t1));
+        j = route(ix, sp, "timeline", qs);
+        CHECK_CONTAINS(j, "\"mode\":\"raw\"");
+        CHECK_CONTAINS(j, "{\"cap\":1,");
+        size_t segs = 0;
+        for (const char *q = strstr(j, "\"caps\":"); (q = strstr(q + 1, "[1")); )
+            segs++;
+        (void)segs;
+        const char *c0 = strstr(j, "{\"cap\":0,\"segments\":[");
+        const char *c1 = strstr(j, "{\"cap\":1,");
+        size_t n0 = 0;
+        for (const char *q = c0; q && q < c1; q = strchr(q + 1, '['))
+            n0++;
+        CHECK_U64(n0, <=, 2 * 200 + 4);
+        free(j);
+    }
+    /* the summary when the budget is small */
+    struct tl_query q = { .kind = TL_Q_TIMELINE, .t0 = 0, .t1 = 1800 * MS,
+                          .px = 100, .raw_budget = 10 };
+    struct strbuf sb = { 0 };
+    CHECK_INT(tl_query(ix, sp, &q, &sb), ==, 200);
+    sb_put(&sb, "", 1);
+    CHECK_CONTAINS(sb.p, "\"mode\":\"summary\"");
+    CHECK_CONTAINS(sb.p, "\"threads\":null");
+    /* 600 us of each 1 ms run on each cap: 1.2 HECs busy on average */
+    const char *a = strstr(sb.p, "\"activity\":[");
+    double sum = 0;
+    int np = 0;
+    for (const char *p = a + 12; *p != ']'; np++) {
+        char *e;
+        sum += strtod(p, &e);
+        p = *e == ',' ? e + 1 : e;
+    }
+    CHECK_INT(np, ==, 100);
+    CHECK_MSG(sum / np > 1.15 && sum / np < 1.25, "activity %f", sum / np);
+    sb_free(&sb);
+    /* errors */
+    CHECK_INT(timeline_route(ix, sp, "timeline", "t0=5&t1=4", &sb), ==, 400);
+    CHECK_INT(timeline_route(ix, sp, "nope", "", &sb), ==, 400);
+    CHECK_INT(timeline_route(ix, sp, "events", "t0=-1", &sb), ==, 400);
+    CHECK_INT(timeline_route(ix, sp, "timeline", "px=100000", &sb), ==, 400);
+    sb_free(&sb);
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    gen_free(&g);
+}
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            v = strtol(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Two days of a two-HEC program: the index's memory stops growing once
+ * the pyramid is allocated (it coarsens instead), and the pyramid keeps
+ * every nanosecond of running time. */
+static void pyramid_bounded(void)
+{
+    struct tl_index *ix;
+    CHECK_OK(tl_index_new(&ix, 0));
+    struct evgen_buf h = header();
+    CHECK_OK(tl_index_feed(ix, h.p, h.len));
+    evgen_free(&h);
+    const uint64_t step = 200 * MS, hour = 3600000 * MS;
+    uint64_t expected_run = 0, mem_1h = 0;
+    long rss_1h = 0;
+    uint64_t t = 1000;
+    while (t < 48 * hour) {
+        struct evgen_buf b = { 0 };
+        for (uint16_t c = 0; c < 2; c++) {
+            uint64_t tt = t;
+            block(&b, c, tt);
+            for (int i = 0; i < 2000; i++, tt += step) {
+                ev_thread(&b, 1, tt, 10 + c);
+                ev_stop(&b, tt + step / 4, 10 + c, 3);
+                expected_run += step / 4;
+            }
+            end_block(&b);
+        }
+        CHECK_OK(tl_index_feed(ix, b.p, b.len));
+        evgen_free(&b);
+        t += 2000 * step;
+        if (!mem_1h && t >= hour) {
+            struct tl_index_stats s;
+            tl_index_stats(ix, &s);
+            mem_1h = s.mem_bytes;
+            rss_1h = rss_kib();
+        }
+    }
+    struct tl_index_stats s;
+    tl_index_stats(ix, &s);
+    printf("pyramid: %llu events, %llu chunks, bin %llu ns, index %llu bytes "
+           "(at 1 h: %llu), RSS %ld KiB (at 1 h: %ld)\n",
+           (unsigned long long)s.events, (unsigned long long)s.chunks,
+           (unsigned long long)s.bin_width, (unsigned long long)s.mem_bytes,
+           (unsigned long long)mem_1h, rss_kib(), rss_1h);
+    CHECK_U64(s.events, >=, 48 * hour / step * 2 * 2);
+    /* only the chunk table grows: 64 bytes a block */
+    CHECK_U64(s.mem_bytes, <=, mem_1h + s.chunks * sizeof(struct tl_chunk) * 2 + 4096);
+    CHECK_U64(s.bin_width * s.bins, >=, 48 * hour);
+    CHECK_U64(s.bin_width, <=, 4 * 48 * hour / s.bins);
+    uint64_t run = 0;
+    for (unsigned c = 0; c < 2; c++)
+        for (size_t b = 0; b < tl_pyr_used(ix); b++)
+            run += tl_pyr_cap(ix, c)[b].run_ns;
+    CHECK_U64(run, ==, expected_run);
+    CHECK(rss_kib() - rss_1h < 8 * 1024);
+    tl_index_free(ix);
+}
+
+/* The real eventlog: every event indexed, and its markers. */
+static void real_sample(void)
+{
+    char path[1024], cnt[1024];
+    snprintf(path, sizeof path, "%s/ghc-9.0.2-N2.eventlog", ELS_TEST_DATA_DIR);
+    snprintf(cnt, sizeof cnt, "%s/ghc-9.0.2-N2.events", ELS_TEST_DATA_DIR);
+    FILE *f = fopen(cnt, "r");
+    CHECK(f);
+    unsigned long long want = 0;
+    CHECK(fscanf(f, "%llu", &want) == 1);
+    fclose(f);
+    struct tl_spool *sp, *live;
+    struct tl_index *ix, *lix;
+    CHECK_OK(tl_spool_open_file(&sp, path));
+    CHECK_OK(tl_index_new(&ix, 0));
+    CHECK_OK(tl_spool_open_dir(&live, check_dir, 0, 0));
+    CHECK_OK(tl_index_new(&lix, 0));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    CHECK(fd >= 0);
+    char buf[777];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        CHECK_OK(tl_index_feed(ix, buf, (size_t)n));
+        CHECK_OK(tl_spool_append(live, buf, (size_t)n));
+        CHECK_OK(tl_index_feed(lix, buf, (size_t)n));
+    }
+    close(fd);
+    struct tl_index_stats s;
+    tl_index_stats(ix, &s);
+    CHECK_U64(s.events, ==, want);
+    CHECK_U64(s.caps, ==, 2);
+    char *j = route(ix, sp, "events", "n=100000");
+    CHECK_U64(json_u64(j, "total"), ==, want);
+    CHECK_CONTAINS(j, "\"marker: worker 1 done\"");
+    CHECK_CONTAINS(j, "\"stopping thread 1 (thread yielding)\"");
+    free(j);
+    /* the live copy answers byte for byte as the file */
+    const char *qs[] = { "", "t0=21000000&t1=22000000&px=300", "px=50" };
+    for (size_t i = 0; i < 3; i++) {
+        char *a = route(ix, sp, "timeline", qs[i]);
+        char *b = route(lix, live, "timeline", qs[i]);
+        CHECK_STR(a, b);
+        CHECK_CONTAINS(a, "\"label\":\"IOManager on cap 0\"");
+        free(a);
+        free(b);
+    }
+    j = route(ix, sp, "timeline", "px=100");
+    CHECK_CONTAINS(j, "\"markers\":[[");
+    CHECK_CONTAINS(j, "worker 2 done");
+    free(j);
+    tl_index_free(ix);
+    tl_index_free(lix);
+    tl_spool_close(sp);
+    tl_spool_close(live);
+}
+
+static const struct check_case cases[] = {
+    CHECK_CASE(spool_bound),
+    CHECK_CASE(spool_drops_counted),
+    CHECK_CASE(window_and_figures),
+    CHECK_CASE_T(pyramid_bounded, 300),
+    CHECK_CASE(real_sample),
+};
+
+CHECK_MAIN(cases)

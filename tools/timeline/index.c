@@ -1,0 +1,757 @@
+/*
+ * index.c: the time index, the summary pyramid and the notes of one
+ * stream (see index.h), built from els_parser callbacks in one pass.
+ *
+ * Note [Timeline memory]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * What the index holds, whatever the stream's age or size:
+ *  - the pyramid: bins x (sizeof(struct tl_gbin) + HECs x sizeof(struct
+ *    tl_capbin)) = 65536 x (24 + 48 x HECs) bytes: 1.5 MiB + 3 MiB per
+ *    HEC by default; it never grows after a HEC's first event, it
+ *    coarsens;
+ *  - notes: TL_NOTES_MAX x 112 bytes = 1.75 MiB at most (a ring);
+ *  - threads: at most TL_THREADS_MAX x ~96 bytes = 6 MiB, plus its hash;
+ *  - the header and the event-type table (256 KiB + descriptions), and
+ *    the parser (about 520 KiB);
+ *  - chunks: 64 bytes per block still in the spool.  The RTS writes
+ *    blocks of its 2 MiB buffers (a flush writes a partial one), so a
+ *    1 GiB spool holds about 512 of them when full and far fewer than
+ *    1 per KiB in any case that the writer's flush interval allows;
+ *    for a file, 64 bytes per block of the file (1300 for 2.6 GB).
+ * So about 10 MiB + 3 MiB per HEC + 64 bytes per block, which
+ * tests/timeline/test_timeline.c (pyramid_bounded) measures.
+ */
+#include "timeline/index.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventlog-sink/parse.h"
+
+struct tl_index {
+    struct els_parser *parser;
+    char error[256];
+    /* The header, kept until "datb" and then fixed. */
+    uint8_t *hdr;
+    size_t hdr_len, hdr_cap;
+    bool have_header;
+    int32_t sizes[65536];         /* -2 unknown */
+    char *descs[1024];            /* tags below 1024 */
+    uint64_t fed;
+
+    struct tl_lane lanes[TL_CAPS_MAX + 1];
+    unsigned ncaps;
+    /* The chunk events go to now: lane and index, or lane < 0. */
+    int cur_lane;
+    size_t cur_idx;
+    uint64_t cur_block_end;       /* a block's end offset; 0: synthetic */
+
+    struct tl_capstate caps[TL_CAPS_MAX];
+
+    /* Pyramid. */
+    unsigned nbins;
+    uint64_t width;
+    size_t used;
+    struct tl_capbin *pcap[TL_CAPS_MAX];
+    struct tl_gbin *pglob;
+
+    struct tl_note *notes;        /* ring of TL_NOTES_MAX */
+    size_t notes_head, notes_n;
+
+    struct tl_thread *threads;
+    size_t nthreads, threads_cap;
+    uint32_t *thash;              /* index + 1, 0 empty; 2 x threads_cap */
+
+    struct tl_index_stats st;
+};
+
+/* ------------------------------------------------------------------------
+ * Stop statuses
+ * ------------------------------------------------------------------------ */
+
+/* GHC 9.0.2 posts 1-5 for the StgThreadReturnCode, 6 for a foreign
+ * call, and 6 + why_blocked for a blocked thread (rts/Trace.h); ghc-events
+ * reads them with the table below (mkStopStatus). */
+static const struct { const char *name, *text; } stops[] = {
+    [0] = { "NoStatus", "No stop thread status" },
+    [1] = { "HeapOverflow", "heap overflow" },
+    [2] = { "StackOverflow", "stack overflow" },
+    [3] = { "ThreadYielding", "thread yielding" },
+    [4] = { "ThreadBlocked", "thread blocked" },
+    [5] = { "ThreadFinished", "thread finished" },
+    [6] = { "ForeignCall", "making a foreign call" },
+    [7] = { "BlockedOnMVar", "blocked on an MVar" },
+    [8] = { "BlockedOnBlackHole", "blocked on a black hole" },
+    [9] = { "BlockedOnRead", "blocked on I/O read" },
+    [10] = { "BlockedOnWrite", "blocked on I/O write" },
+    [11] = { "BlockedOnDelay", "blocked on threadDelay" },
+    [12] = { "BlockedOnSTM", "blocked in STM retry" },
+    [13] = { "BlockedOnDoProc", "blocked on asyncDoProc" },
+    [14] = { "BlockedOnCCall", "blocked in a foreign call" },
+    [15] = { "BlockedOnCCall_Interruptible", "blocked in a foreign call" },
+    [16] = { "BlockedOnMsgThrowTo", "blocked in throwTo" },
+    [17] = { "ThreadMigrating", "thread migrating" },
+    [18] = { "BlockedOnMsgGlobalise", "waiting for data to be globalised" },
+    [19] = { "NoStatus", "No stop thread status" },
+    [20] = { "BlockedOnMVarRead", "blocked reading an MVar" },
+};
+
+const char *tl_stop_name(unsigned s)
+{
+    return s < sizeof stops / sizeof stops[0] ? stops[s].name : "NoStatus";
+}
+
+const char *tl_stop_text(unsigned s)
+{
+    return s < sizeof stops / sizeof stops[0] ? stops[s].text
+                                              : "No stop thread status";
+}
+
+/* ------------------------------------------------------------------------
+ * Pyramid
+ * ------------------------------------------------------------------------ */
+
+static void coarsen(struct tl_index *ix)
+{
+    unsigned h = ix->nbins / 2;
+    for (unsigned c = 0; c < ix->ncaps; c++) {
+        struct tl_capbin *v = ix->pcap[c];
+        if (!v)
+            continue;
+        for (unsigned i = 0; i < h; i++) {
+            struct tl_capbin a = v[2 * i], b = v[2 * i + 1], m = b;
+            m.run_ns = a.run_ns + b.run_ns;
+            m.gc_ns = a.gc_ns + b.gc_ns;
+            m.alloc = a.alloc + b.alloc;
+            m.pause_ns = a.pause_ns + b.pause_ns;
+            m.pause_max = a.pause_max > b.pause_max ? a.pause_max : b.pause_max;
+            m.gcs = a.gcs + b.gcs;
+            m.sparks_created = a.sparks_created + b.sparks_created;
+            m.sparks_converted = a.sparks_converted + b.sparks_converted;
+            if (!b.pad_) {          /* no spark counters in b */
+                m.spark_pool = a.spark_pool;
+                m.pad_ = a.pad_;
+            }
+            v[i] = m;
+        }
+        memset(v + h, 0, h * sizeof *v);
+    }
+    struct tl_gbin *g = ix->pglob;
+    for (unsigned i = 0; i < h; i++) {
+        struct tl_gbin a = g[2 * i], b = g[2 * i + 1], m = b;
+        if (!b.heap_size)
+            m.heap_size = a.heap_size;
+        if (!b.heap_live)
+            m.heap_live = a.heap_live;
+        m.markers = a.markers + b.markers;
+        g[i] = m;
+    }
+    memset(g + h, 0, h * sizeof *g);
+    ix->width *= 2;
+    ix->used = (ix->used + 1) / 2;
+}
+
+/* The bin of time t, coarsening until the pyramid covers it. */
+static size_t bin_of(struct tl_index *ix, uint64_t t)
+{
+    while (t / ix->width >= ix->nbins)
+        coarsen(ix);
+    size_t b = (size_t)(t / ix->width);
+    if (b + 1 > ix->used)
+        ix->used = b + 1;
+    return b;
+}
+
+static int cap_bins(struct tl_index *ix, unsigned cap)
+{
+    if (ix->pcap[cap])
+        return 0;
+    ix->pcap[cap] = calloc(ix->nbins, sizeof(struct tl_capbin));
+    if (!ix->pcap[cap])
+        return -ENOMEM;
+    ix->st.mem_bytes += (uint64_t)ix->nbins * sizeof(struct tl_capbin);
+    return 0;
+}
+
+/* Account the cap's state from cs->since to t, then note new state. */
+static void cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
+                       uint32_t running, bool in_gc)
+{
+    struct tl_capstate *cs = &ix->caps[cap];
+    struct tl_capbin *v = ix->pcap[cap];
+    if (t < cs->since)
+        t = cs->since;              /* never backwards within a cap */
+    size_t b1 = bin_of(ix, t);
+    v = ix->pcap[cap];
+    uint64_t a = cs->since;
+    for (size_t b = (size_t)(a / ix->width); b <= b1; b++) {
+        uint64_t lo = b * ix->width, hi = lo + ix->width;
+        uint64_t s = a > lo ? a : lo, e = t < hi ? t : hi;
+        if (e > s) {
+            if (cs->in_gc)
+                v[b].gc_ns += e - s;
+            else if (cs->running)
+                v[b].run_ns += e - s;
+        }
+        if (b < b1)
+            v[b].thread_end = cs->in_gc ? 0 : cs->running;
+    }
+    v[b1].thread_end = in_gc ? 0 : running;
+    cs->running = running;
+    cs->in_gc = in_gc;
+    cs->since = t;
+}
+
+/* ------------------------------------------------------------------------
+ * Threads and notes
+ * ------------------------------------------------------------------------ */
+
+static uint32_t thash_of(uint32_t id) { return id * 2654435761u; }
+
+static struct tl_thread *thread_find(const struct tl_index *ix, uint32_t id)
+{
+    if (!ix->threads_cap)
+        return NULL;
+    size_t mask = 2 * ix->threads_cap - 1;
+    for (size_t h = thash_of(id) & mask;; h = (h + 1) & mask) {
+        uint32_t k = ix->thash[h];
+        if (!k)
+            return NULL;
+        if (ix->threads[k - 1].id == id)
+            return &ix->threads[k - 1];
+    }
+}
+
+static void thash_rebuild(struct tl_index *ix)
+{
+    size_t mask = 2 * ix->threads_cap - 1;
+    memset(ix->thash, 0, 2 * ix->threads_cap * sizeof *ix->thash);
+    for (size_t i = 0; i < ix->nthreads; i++) {
+        size_t h = thash_of(ix->threads[i].id) & mask;
+        while (ix->thash[h])
+            h = (h + 1) & mask;
+        ix->thash[h] = (uint32_t)i + 1;
+    }
+}
+
+static struct tl_thread *thread_get(struct tl_index *ix, uint32_t id)
+{
+    struct tl_thread *t = thread_find(ix, id);
+    if (t)
+        return t;
+    if (ix->nthreads == ix->threads_cap) {
+        if (ix->threads_cap == TL_THREADS_MAX) {
+            /* Full: forget the finished threads (their lanes show only
+             * their id from now on). */
+            size_t k = 0;
+            for (size_t i = 0; i < ix->nthreads; i++)
+                if (!ix->threads[i].finished)
+                    ix->threads[k++] = ix->threads[i];
+            ix->st.threads_forgotten += ix->nthreads - k;
+            ix->nthreads = k;
+            if (k == ix->threads_cap) {
+                ix->st.threads_forgotten++;
+                return NULL;
+            }
+        } else {
+            size_t c = ix->threads_cap ? ix->threads_cap * 2 : 64;
+            struct tl_thread *v = realloc(ix->threads, c * sizeof *v);
+            if (!v)
+                return NULL;
+            ix->threads = v;
+            uint32_t *h = realloc(ix->thash, 2 * c * sizeof *h);
+            if (!h)
+                return NULL;
+            ix->thash = h;
+            ix->st.mem_bytes += (c - ix->threads_cap)
+                * (sizeof *v + 2 * sizeof *h);
+            ix->threads_cap = c;
+        }
+        thash_rebuild(ix);
+    }
+    t = &ix->threads[ix->nthreads++];
+    *t = (struct tl_thread){ .id = id };
+    size_t mask = 2 * ix->threads_cap - 1;
+    size_t h = thash_of(id) & mask;
+    while (ix->thash[h])
+        h = (h + 1) & mask;
+    ix->thash[h] = (uint32_t)ix->nthreads;
+    return t;
+}
+
+static void note_add(struct tl_index *ix, uint64_t t, int cap, int kind,
+                     const char *s, size_t n)
+{
+    struct tl_note *nt;
+    if (ix->notes_n < TL_NOTES_MAX) {
+        nt = &ix->notes[(ix->notes_head + ix->notes_n++) % TL_NOTES_MAX];
+    } else {
+        nt = &ix->notes[ix->notes_head];
+        ix->notes_head = (ix->notes_head + 1) % TL_NOTES_MAX;
+        ix->st.notes_forgotten++;
+    }
+    if (n > TL_NOTE_TEXT)
+        n = TL_NOTE_TEXT;
+    nt->t = t;
+    nt->cap = (int16_t)cap;
+    nt->kind = (uint8_t)kind;
+    nt->len = (uint8_t)n;
+    memcpy(nt->text, s, n);
+}
+
+/* ------------------------------------------------------------------------
+ * Chunks
+ * ------------------------------------------------------------------------ */
+
+static struct tl_chunk *chunk_push(struct tl_index *ix, unsigned lane)
+{
+    struct tl_lane *l = &ix->lanes[lane];
+    if (l->n == l->cap) {
+        if (l->head > l->n / 2) {   /* reuse the trimmed front */
+            memmove(l->v, l->v + l->head, (l->n - l->head) * sizeof *l->v);
+            l->n -= l->head;
+            l->head = 0;
+        } else {
+            size_t c = l->cap ? l->cap * 2 : 64;
+            struct tl_chunk *v = realloc(l->v, c * sizeof *v);
+            if (!v)
+                return NULL;
+            ix->st.mem_bytes += (c - l->cap) * sizeof *v;
+            l->v = v;
+            l->cap = c;
+        }
+    }
+    struct tl_chunk *c = &l->v[l->n++];
+    memset(c, 0, sizeof *c);
+    c->t_max = l->n - l->head > 1 ? l->v[l->n - 2].t_max : 0;
+    ix->cur_lane = (int)lane;
+    ix->cur_idx = l->n - 1;
+    ix->st.chunks++;
+    return c;
+}
+
+static struct tl_chunk *cur_chunk(struct tl_index *ix)
+{
+    if (ix->cur_lane < 0)
+        return NULL;
+    return &ix->lanes[ix->cur_lane].v[ix->cur_idx];
+}
+
+static int lane_of_cap(struct tl_index *ix, int cap, unsigned *lane)
+{
+    if (cap < 0) {
+        *lane = TL_LANE_GLOBAL;
+        return 0;
+    }
+    if (cap >= TL_CAPS_MAX)
+        return -E2BIG;
+    if ((unsigned)cap >= ix->ncaps) {
+        ix->ncaps = (unsigned)cap + 1;
+        ix->st.caps = ix->ncaps;
+    }
+    if (!ix->caps[cap].seen) {
+        int rc = cap_bins(ix, (unsigned)cap);
+        if (rc < 0)
+            return rc;
+        ix->caps[cap].seen = true;
+    }
+    *lane = (unsigned)cap;
+    return 0;
+}
+
+static int on_block(struct tl_index *ix, const struct els_event *ev)
+{
+    struct els_event_data d;
+    if (els_event_decode(ev, &d) != 0)
+        return -EINVAL;
+    int cap = d.u.block.cap == 0xffff ? -1 : d.u.block.cap;
+    unsigned lane;
+    int rc = lane_of_cap(ix, cap, &lane);
+    if (rc < 0)
+        return rc;
+    struct tl_chunk *c = chunk_push(ix, lane);
+    if (!c)
+        return -ENOMEM;
+    c->off = ev->offset;
+    c->len = d.u.block.size;
+    c->cap = (int16_t)cap;
+    c->t_first = c->t_last = ev->time;
+    if (ev->time > c->t_max)
+        c->t_max = ev->time;
+    if (cap >= 0) {
+        c->thread0 = ix->caps[cap].in_gc ? 0 : ix->caps[cap].running;
+        c->gc0 = ix->caps[cap].in_gc;
+        c->alloc0 = ix->caps[cap].alloc;
+    }
+    ix->cur_block_end = ev->offset + d.u.block.size;
+    return 0;
+}
+
+/* The chunk for an event, opening a synthetic one outside blocks. */
+static struct tl_chunk *chunk_for(struct tl_index *ix, const struct els_event *ev,
+                                  uint64_t ev_end)
+{
+    struct tl_chunk *c = cur_chunk(ix);
+    if (c && !c->synthetic && ev->offset >= ix->cur_block_end)
+        c = NULL;                   /* past the block */
+    if (c && c->synthetic && c->events >= TL_SYNTH_EVENTS)
+        c = NULL;
+    if (!c) {
+        c = chunk_push(ix, TL_LANE_GLOBAL);
+        if (!c)
+            return NULL;
+        c->off = ev->offset;
+        c->cap = -1;
+        c->synthetic = 1;
+        c->t_first = ev->time;
+        ix->cur_block_end = 0;
+    }
+    if (c->synthetic)
+        c->len = (uint32_t)(ev_end - c->off);
+    if (c->events == 0 || ev->time < c->t_first)
+        c->t_first = c->events ? c->t_first : ev->time;
+    if (ev->time > c->t_last)
+        c->t_last = ev->time;
+    if (c->t_last > c->t_max)
+        c->t_max = c->t_last;
+    c->events++;
+    return c;
+}
+
+/* ------------------------------------------------------------------------
+ * Events
+ * ------------------------------------------------------------------------ */
+
+static int apply(struct tl_index *ix, const struct els_event *ev)
+{
+    struct els_event_data d;
+    int dr = els_event_decode(ev, &d);
+    if (dr < 0)
+        return 0;                   /* short payload: counted, not applied */
+    int cap = ev->cap;
+    struct tl_capstate *cs = NULL;
+    if (cap >= 0) {
+        unsigned lane;
+        int rc = lane_of_cap(ix, cap, &lane);
+        if (rc < 0)
+            return rc;
+        cs = &ix->caps[cap];
+        cs->last_t = ev->time;
+    }
+    uint64_t t = ev->time;
+    switch (ev->tag) {
+    case ELS_EV_RUN_THREAD:
+        if (cs)
+            cap_change(ix, (unsigned)cap, t, d.u.thread.thread, cs->in_gc);
+        break;
+    case ELS_EV_STOP_THREAD:
+        if (cs)
+            cap_change(ix, (unsigned)cap, t, 0, cs->in_gc);
+        if (d.u.stop_thread.status == 5) {
+            struct tl_thread *th = thread_get(ix, d.u.stop_thread.thread);
+            if (th)
+                th->finished = t;
+        }
+        break;
+    case ELS_EV_CREATE_THREAD: {
+        struct tl_thread *th = thread_get(ix, d.u.thread.thread);
+        if (th && !th->created)
+            th->created = t;
+        break;
+    }
+    case ELS_EV_THREAD_LABEL: {
+        struct tl_thread *th = thread_get(ix, d.u.thread_label.thread);
+        if (th) {
+            size_t n = d.u.thread_label.label.len;
+            if (n >= TL_LABEL_MAX)
+                n = TL_LABEL_MAX - 1;
+            memcpy(th->label, d.u.thread_label.label.ptr, n);
+            th->label[n] = 0;
+        }
+        break;
+    }
+    case ELS_EV_GC_START:
+        if (cs) {
+            cs->gc_start = t;
+            cap_change(ix, (unsigned)cap, t, cs->running, true);
+        }
+        break;
+    case ELS_EV_GC_WORK:
+    case ELS_EV_GC_IDLE:
+        if (cs && !cs->in_gc)
+            cap_change(ix, (unsigned)cap, t, cs->running, true);
+        break;
+    case ELS_EV_GC_DONE:
+        if (cs && cs->in_gc)
+            cap_change(ix, (unsigned)cap, t, cs->running, false);
+        break;
+    case ELS_EV_GC_END:
+        if (cs) {
+            cap_change(ix, (unsigned)cap, t, cs->running, false);
+            struct tl_capbin *b = &ix->pcap[cap][bin_of(ix, t)];
+            uint64_t p = cs->gc_start && t >= cs->gc_start ? t - cs->gc_start : 0;
+            b->gcs++;
+            b->pause_ns += p;
+            if (p > b->pause_max)
+                b->pause_max = p;
+            cs->gc_start = 0;
+        }
+        break;
+    case ELS_EV_HEAP_ALLOCATED:
+        if (cs) {
+            uint64_t v = d.u.heap.bytes;
+            uint64_t delta = v >= cs->alloc ? v - cs->alloc : v;
+            size_t b = bin_of(ix, t);
+            ix->pcap[cap][b].alloc += delta;
+            cs->alloc = v;
+        }
+        break;
+    case ELS_EV_SPARK_COUNTERS:
+        if (cs) {
+            size_t b = bin_of(ix, t);
+            struct tl_capbin *x = &ix->pcap[cap][b];
+            uint64_t cr = d.u.spark_counters.created;
+            uint64_t cv = d.u.spark_counters.converted;
+            if (cs->sp_seen) {
+                x->sparks_created += (uint32_t)(cr >= cs->sp_created ? cr - cs->sp_created : 0);
+                x->sparks_converted += (uint32_t)(cv >= cs->sp_converted ? cv - cs->sp_converted : 0);
+            }
+            cs->sp_created = cr;
+            cs->sp_converted = cv;
+            cs->sp_seen = true;
+            x->spark_pool = (uint32_t)d.u.spark_counters.remaining;
+            x->pad_ = 1;
+        }
+        break;
+    case ELS_EV_HEAP_SIZE:
+        ix->pglob[bin_of(ix, t)].heap_size = d.u.heap.bytes;
+        break;
+    case ELS_EV_HEAP_LIVE:
+        ix->pglob[bin_of(ix, t)].heap_live = d.u.heap.bytes;
+        break;
+    case ELS_EV_USER_MARKER:
+        ix->pglob[bin_of(ix, t)].markers++;
+        note_add(ix, t, cap, TL_NOTE_MARKER, d.u.text.ptr, d.u.text.len);
+        break;
+    case ELS_EV_USER_MSG:
+        /* Spans: "START label" / "STOP label" (ghc-events-analyze's
+         * convention) are kept as notes. */
+        if (d.u.text.len > 6 && !memcmp(d.u.text.ptr, "START ", 6))
+            note_add(ix, t, cap, TL_NOTE_START, d.u.text.ptr + 6, d.u.text.len - 6);
+        else if (d.u.text.len > 5 && !memcmp(d.u.text.ptr, "STOP ", 5))
+            note_add(ix, t, cap, TL_NOTE_STOP, d.u.text.ptr + 5, d.u.text.len - 5);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int cb_header(void *user, const struct els_parser *p)
+{
+    struct tl_index *ix = user;
+    struct els_parse_status s;
+    els_parser_status(p, &s);
+    if (!ix->have_header) {
+        /* s.offset counts from the stream's start: the header is the
+         * first s.offset bytes, all of which were kept. */
+        ix->hdr_len = (size_t)s.offset;
+        ix->have_header = true;
+    }
+    const struct els_event_type *types;
+    size_t n = els_parser_event_types(p, &types);
+    for (size_t i = 0; i < n; i++) {
+        ix->sizes[types[i].tag] = types[i].size;
+        if (types[i].tag < 1024 && !ix->descs[types[i].tag])
+            ix->descs[types[i].tag] = strdup(types[i].desc);
+    }
+    return 0;
+}
+
+static int cb_event(void *user, const struct els_event *ev)
+{
+    struct tl_index *ix = user;
+    if (ev->tag == ELS_EV_BLOCK_MARKER)
+        return on_block(ix, ev);
+    int32_t sz = ix->sizes[ev->tag];
+    uint64_t end = ev->offset + 10 + (sz < 0 ? 2 : 0) + ev->payload_len;
+    struct tl_chunk *c = chunk_for(ix, ev, end);
+    if (!c)
+        return -ENOMEM;
+    ix->st.events++;
+    if (!ix->st.t_first || ev->time < ix->st.t_first)
+        ix->st.t_first = ev->time;
+    if (ev->time > ix->st.t_last)
+        ix->st.t_last = ev->time;
+    return apply(ix, ev);
+}
+
+int tl_index_new(struct tl_index **out, unsigned bins)
+{
+    *out = NULL;
+    if (!bins)
+        bins = TL_PYR_BINS_DEFAULT;
+    if (bins < 2 || bins % 2 || bins > (1u << 22))
+        return -EINVAL;
+    struct tl_index *ix = calloc(1, sizeof *ix);
+    if (!ix)
+        return -ENOMEM;
+    for (size_t i = 0; i < 65536; i++)
+        ix->sizes[i] = -2;
+    ix->cur_lane = -1;
+    ix->nbins = bins;
+    ix->width = TL_PYR_WIDTH0;
+    ix->pglob = calloc(bins, sizeof *ix->pglob);
+    ix->notes = calloc(TL_NOTES_MAX, sizeof *ix->notes);
+    struct els_parse_callbacks cb = {
+        .struct_size = sizeof cb, .on_header = cb_header, .on_event = cb_event,
+    };
+    if (!ix->pglob || !ix->notes
+        || els_parser_new(&ix->parser, &cb, ix, ELS_PARSE_RESTART) < 0) {
+        tl_index_free(ix);
+        return -ENOMEM;
+    }
+    ix->st.mem_bytes = sizeof *ix + (uint64_t)bins * sizeof *ix->pglob
+        + TL_NOTES_MAX * sizeof *ix->notes + (520u << 10);
+    *out = ix;
+    return 0;
+}
+
+void tl_index_free(struct tl_index *ix)
+{
+    if (!ix)
+        return;
+    els_parser_free(ix->parser);
+    free(ix->hdr);
+    for (size_t i = 0; i < 1024; i++)
+        free(ix->descs[i]);
+    for (size_t i = 0; i <= TL_CAPS_MAX; i++)
+        free(ix->lanes[i].v);
+    for (size_t i = 0; i < TL_CAPS_MAX; i++)
+        free(ix->pcap[i]);
+    free(ix->pglob);
+    free(ix->notes);
+    free(ix->threads);
+    free(ix->thash);
+    free(ix);
+}
+
+int tl_index_feed(struct tl_index *ix, const void *buf, size_t len)
+{
+    if (!ix->have_header) {
+        if (ix->hdr_len + len > (1u << 20)) {
+            snprintf(ix->error, sizeof ix->error, "header longer than 1 MiB");
+            return -EINVAL;
+        }
+        if (ix->hdr_len + len > ix->hdr_cap) {
+            size_t c = ix->hdr_len + len + 4096;
+            uint8_t *p = realloc(ix->hdr, c);
+            if (!p)
+                return -ENOMEM;
+            ix->hdr = p;
+            ix->hdr_cap = c;
+        }
+        memcpy(ix->hdr + ix->hdr_len, buf, len);
+        ix->hdr_len += len;
+    }
+    int rc = els_parser_feed(ix->parser, buf, len, NULL);
+    ix->fed += len;
+    ix->st.bytes = ix->fed;
+    if (rc == -EINVAL) {
+        struct els_parse_status s;
+        els_parser_status(ix->parser, &s);
+        snprintf(ix->error, sizeof ix->error, "%s", s.error);
+        return -EINVAL;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+const char *tl_index_error(const struct tl_index *ix) { return ix->error; }
+
+void tl_index_trim(struct tl_index *ix, uint64_t base)
+{
+    for (size_t i = 0; i <= TL_CAPS_MAX; i++) {
+        struct tl_lane *l = &ix->lanes[i];
+        while (l->head < l->n && l->v[l->head].off < base
+               && !(ix->cur_lane == (int)i && ix->cur_idx == l->head)) {
+            struct tl_chunk *c = &l->v[l->head++];
+            ix->st.dropped_chunks++;
+            ix->st.dropped_events += c->events;
+            ix->st.dropped_bytes += c->len;
+            if (!ix->st.dropped_t_first || c->t_first < ix->st.dropped_t_first)
+                ix->st.dropped_t_first = c->t_first;
+            if (c->t_last > ix->st.dropped_t_last)
+                ix->st.dropped_t_last = c->t_last;
+        }
+    }
+}
+
+void tl_index_stats(const struct tl_index *ix, struct tl_index_stats *out)
+{
+    *out = ix->st;
+    out->bin_width = ix->width;
+    out->bins = ix->nbins;
+}
+
+const uint8_t *tl_index_header(const struct tl_index *ix, size_t *len)
+{
+    *len = ix->have_header ? ix->hdr_len : 0;
+    return ix->hdr;
+}
+
+int tl_index_type_size(const struct tl_index *ix, uint16_t tag)
+{
+    return ix->sizes[tag];
+}
+
+const char *tl_index_type_desc(const struct tl_index *ix, uint16_t tag)
+{
+    return tag < 1024 && ix->descs[tag] ? ix->descs[tag] : "";
+}
+
+unsigned tl_index_ncaps(const struct tl_index *ix) { return ix->ncaps; }
+
+const struct tl_lane *tl_index_lane(const struct tl_index *ix, unsigned lane)
+{
+    return lane <= TL_CAPS_MAX ? &ix->lanes[lane] : NULL;
+}
+
+size_t tl_lane_seek(const struct tl_lane *l, uint64_t t0)
+{
+    size_t lo = l->head, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->v[mid].t_max < t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const struct tl_capstate *tl_index_capstate(const struct tl_index *ix,
+                                            unsigned cap)
+{
+    return cap < TL_CAPS_MAX ? &ix->caps[cap] : NULL;
+}
+
+uint64_t tl_pyr_width(const struct tl_index *ix) { return ix->width; }
+size_t tl_pyr_used(const struct tl_index *ix) { return ix->used; }
+const struct tl_capbin *tl_pyr_cap(const struct tl_index *ix, unsigned cap)
+{
+    return cap < TL_CAPS_MAX ? ix->pcap[cap] : NULL;
+}
+const struct tl_gbin *tl_pyr_global(const struct tl_index *ix) { return ix->pglob; }
+
+size_t tl_index_notes(const struct tl_index *ix) { return ix->notes_n; }
+const struct tl_note *tl_index_note(const struct tl_index *ix, size_t i)
+{
+    return i < ix->notes_n ? &ix->notes[(ix->notes_head + i) % TL_NOTES_MAX] : NULL;
+}
+
+const struct tl_thread *tl_index_thread(const struct tl_index *ix, uint32_t id)
+{
+    return thread_find(ix, id);
+}
