@@ -471,6 +471,8 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
                 mon_model_reset(m);
                 mon_model_note_connection(m);
                 s->fresh = false;
+                if (s->tap != NULL)             /* serve's timeline */
+                    s->tap(s->tap_ctx, NULL, 0);
                 if (s->save_next > 0) {         /* Note [Saved runs] */
                     if (s->save_fd >= 0)
                         close(s->save_fd);
@@ -482,6 +484,8 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
                 }
             }
             mon_source_copy(s, buf, (size_t)n);
+            if (s->tap != NULL)                 /* serve's timeline */
+                s->tap(s->tap_ctx, buf, (size_t)n);
             mon_model_feed(m, buf, (size_t)n);
             total += (uint64_t)n;
             s->offset += (uint64_t)n;

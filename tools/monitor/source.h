@@ -58,6 +58,11 @@ struct mon_source {
     bool no_writer;                 /* FIFO: opened, no writer had it open */
     bool once;                      /* FILE: read once, not followed */
     char state[768];
+    /* A tap on the stream (serve's timeline, tools/serve/timeline.c):
+     * called with each run's bytes as read, and with buf NULL, len 0
+     * when a new run's first bytes come.  NULL: none. */
+    void (*tap)(void *ctx, const void *buf, size_t len);
+    void *tap_ctx;
 };
 
 /* arg: unix:PATH, tcp:[HOST:]PORT, fifo:PATH, file:PATH or a file path.
