@@ -443,6 +443,14 @@ static int serve_setup(struct serve *s, const struct serve_opts *o,
         }
         s->src.tap = serve_tl_tap;
         s->src.tap_ctx = s->tl;
+        /* mon_open() has read once already: a file's first bytes are
+         * indexed from the file; a stream's first run, if it had begun,
+         * is missed (the timeline starts with its next run). */
+        if (mon_source_is_file(&s->src) && !s->src.fresh && s->src.fd >= 0)
+            (void)serve_tl_catch_up(s->tl, s->src.offset);
+        else if (!s->src.fresh && s->src.fd >= 0)
+            fprintf(stderr, TOOL_NAME " serve: the stream had begun before "
+                    "the timeline: it starts with the next run\n");
     }
     s->listen_fd = serve_listen(o->listen_at, name, name_len);
     if (s->listen_fd < 0) {

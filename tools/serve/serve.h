@@ -109,6 +109,9 @@ struct serve_tl *serve_tl_new(const char *parent, const char *file,
 void serve_tl_free(struct serve_tl *t);
 /* mon_source's tap: ctx is the serve_tl (Note [Feeding the timeline]). */
 void serve_tl_tap(void *ctx, const void *buf, size_t len);
+/* A FILE's timeline started after its source read its first len bytes
+ * (mon_open() reads at once): index them from the file.  0 or -errno. */
+int serve_tl_catch_up(struct serve_tl *t, uint64_t len);
 /* Bytes its live spool holds on disk now. */
 uint64_t serve_tl_disk(const struct serve_tl *t);
 /* Answer /api/KIND?qs (kind: timeline, events, range, info) as JSON in
