@@ -55,10 +55,15 @@ uint64_t mon_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+void (*mon_source_init_tap)(void *ctx, const void *buf, size_t len);
+void *mon_source_init_tap_ctx;
+
 int mon_source_init(struct mon_source *s, const char *arg, char *err,
                     size_t err_len)
 {
     memset(s, 0, sizeof *s);
+    s->tap = mon_source_init_tap;               /* serve's timeline */
+    s->tap_ctx = mon_source_init_tap_ctx;
     s->fd = -1;
     s->save_fd = -1;
     s->watch_fd = -1;

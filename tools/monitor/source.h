@@ -65,6 +65,11 @@ struct mon_source {
     void *tap_ctx;
 };
 
+/* The tap mon_source_init() gives each new source (serve sets it around
+ * mon_open(), which reads at once); NULL: none. */
+extern void (*mon_source_init_tap)(void *ctx, const void *buf, size_t len);
+extern void *mon_source_init_tap_ctx;
+
 /* arg: unix:PATH, tcp:[HOST:]PORT, fifo:PATH, file:PATH or a file path.
  * 0, or a negative code with one line in err (a malformed spec). */
 int mon_source_init(struct mon_source *s, const char *arg, char *err,

@@ -426,31 +426,29 @@ static int serve_setup(struct serve *s, const struct serve_opts *o,
         mon_control_close(&s->control);
         return 1;
     }
-    if (!o->all && (c = mon_open("serve", o->spec, o->save, false, &s->src,
-                                 &s->model)) != 0) {
-        mon_control_close(&s->control);
-        return c;
-    }
     if (!o->all) {
-        /* A FILE is indexed where it lies; a stream spools its bytes. */
-        s->tl = serve_tl_new(parent, mon_source_is_file(&s->src) ?
-                             s->src.path : NULL, o->spool_size);
-        if (s->tl == NULL) {
+        /* The tap goes in before mon_open(), which reads at once; a FILE
+         * is then indexed where it lies (serve_tl_catch_up()). */
+        if ((s->tl = serve_tl_new(parent, NULL, o->spool_size)) == NULL) {
             fprintf(stderr, TOOL_NAME " serve: out of memory\n");
-            serve_close_source(s);
             mon_control_close(&s->control);
             return 1;
         }
-        s->src.tap = serve_tl_tap;
-        s->src.tap_ctx = s->tl;
-        /* mon_open() has read once already: a file's first bytes are
-         * indexed from the file; a stream's first run, if it had begun,
-         * is missed (the timeline starts with its next run). */
-        if (mon_source_is_file(&s->src) && !s->src.fresh && s->src.fd >= 0)
+        mon_source_init_tap = serve_tl_tap;
+        mon_source_init_tap_ctx = s->tl;
+        c = mon_open("serve", o->spec, o->save, false, &s->src, &s->model);
+        mon_source_init_tap = NULL;
+        mon_source_init_tap_ctx = NULL;
+        if (c != 0) {
+            serve_tl_free(s->tl);
+            s->tl = NULL;
+            mon_control_close(&s->control);
+            return c;
+        }
+        if (mon_source_is_file(&s->src) &&
+            serve_tl_set_file(s->tl, s->src.path) == 0 && !s->src.fresh &&
+            s->src.fd >= 0)
             (void)serve_tl_catch_up(s->tl, s->src.offset);
-        else if (!s->src.fresh && s->src.fd >= 0)
-            fprintf(stderr, TOOL_NAME " serve: the stream had begun before "
-                    "the timeline: it starts with the next run\n");
     }
     s->listen_fd = serve_listen(o->listen_at, name, name_len);
     if (s->listen_fd < 0) {

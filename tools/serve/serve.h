@@ -109,6 +109,8 @@ struct serve_tl *serve_tl_new(const char *parent, const char *file,
 void serve_tl_free(struct serve_tl *t);
 /* mon_source's tap: ctx is the serve_tl (Note [Feeding the timeline]). */
 void serve_tl_tap(void *ctx, const void *buf, size_t len);
+/* The stream is the file at path, to be indexed where it lies. */
+int serve_tl_set_file(struct serve_tl *t, const char *path);
 /* A FILE's timeline started after its source read its first len bytes
  * (mon_open() reads at once): index them from the file.  0 or -errno. */
 int serve_tl_catch_up(struct serve_tl *t, uint64_t len);

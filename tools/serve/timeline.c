@@ -226,3 +226,11 @@ int serve_tl_catch_up(struct serve_tl *t, uint64_t len)
     close(fd);
     return t->failed ? -EIO : 0;
 }
+
+int serve_tl_set_file(struct serve_tl *t, const char *path)
+{
+    if (strlen(path) >= sizeof t->file)
+        return -ENAMETOOLONG;
+    snprintf(t->file, sizeof t->file, "%s", path);
+    return 0;
+}
