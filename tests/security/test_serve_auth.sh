@@ -174,7 +174,7 @@ SECRETS="work busy Busy $pid"
 scurl -sf --max-time 10 "http://127.0.0.1:$PORT/api/state" -o "$T/one.state" || fail "GET /api/state with the token failed"
 grep -q '"work ' "$T/one.state" || fail_showing "$T/one.state" "the state holds no user message to keep from others"
 
-ONE_READS="/ /index.html /app.js /style.css /api/state /api/timeline?from=0 /api/speedscope /metrics /api/control /events"
+ONE_READS="/ /index.html /app.js /style.css /api/state /api/timeline?t0=0 /api/speedscope /metrics /api/control /events /zoom.js /api/info /api/events /api/range /api/series?from=0"
 anon=()
 for p in $ONE_READS /nothing-here; do anon+=("GET:$p"); done
 anon+=("HEAD:/" "HEAD:/metrics" "POST:/api/control?cmd=status" "POST:/api/control?cmd=stop"
@@ -198,7 +198,7 @@ wrong_tokens_refused one /api/state
 # The start-up URL: a cookie and the same URL without the token (the
 # buttons' token in the fragment only).
 login one-login "/?token=$TOKEN" "/#token=$TOKEN"
-login one-login-query "/api/timeline?from=0&token=$TOKEN&cols=10" "/api/timeline?from=0&cols=10#token=$TOKEN"
+login one-login-query "/api/timeline?t0=0&token=$TOKEN&px=10" "/api/timeline?t0=0&px=10#token=$TOKEN"
 login one-login-head "/metrics?token=$TOKEN" "/metrics#token=$TOKEN"
 login one-login-slashes "//evil.example/?token=$TOKEN" "/#token=$TOKEN"
 the_cookie_reads one $ONE_READS
@@ -226,7 +226,7 @@ followed() {
         [ "$(json_get "$T/all.state" program.pid program.name)" = "$pid busy" ]
 }
 wait_until 60 followed || fail "serve --all does not show the program $pid: $(head -c 300 "$T/all.state" 2>/dev/null)"
-ALL_READS="/ /index.html /api/programs /metrics /app.js /p/$pid/ /p/$pid/api/state /p/$pid/metrics /p/$pid/api/timeline /p/$pid/api/control /p/$pid/events"
+ALL_READS="/ /index.html /api/programs /metrics /app.js /p/$pid/ /p/$pid/api/state /p/$pid/metrics /p/$pid/api/timeline /p/$pid/api/control /p/$pid/events /p/$pid/api/info /p/$pid/api/events"
 anon=()
 for p in $ALL_READS "/p/$pid" /p/4194999/ /p/4194999/api/state /nothing-here; do anon+=("GET:$p"); done
 anon+=("HEAD:/p/$pid/" "HEAD:/p/4194999/" "POST:/api/alertmanager" "POST:/p/$pid/api/control?cmd=status")

@@ -7,8 +7,10 @@
  * go: the directory is rescanned every
  * SERVE_ALL_SCAN_MS, and at once when inotify reports a change in it; a
  * program whose announce file went (it exited or stopped its sink) or
- * whose pid is gone is forgotten with its model once its stream has
- * closed (Note [A program leaving]), so its series leave /metrics.  It also renders what spans the set: the index page, its
+ * whose pid is gone ends once its stream has closed (Note [A program
+ * leaving]): its series leave /metrics, and its page, model, timeline
+ * and spool are kept a while (Note [Ended programs]).  Each program's
+ * stream also feeds its timeline (timeline.c).  It also renders what spans the set: the index page, its
  * JSON, and /metrics with every program's series (render.c's Note
  * [Metric families of many programs]).
  *
@@ -59,6 +61,9 @@ struct serve_prog {
     struct mon_model *model;
     bool seen;                  /* in the latest scan */
     uint64_t gone_since;        /* its announcement went (0: announced) */
+    struct serve_tl *tl;        /* its stream's timeline */
+    bool ended;                 /* exited: kept for its page (not read) */
+    uint64_t ended_seq;         /* the order in which programs ended */
 };
 
 struct serve_all {
@@ -71,15 +76,26 @@ struct serve_all {
     bool watching;
     char *save_dir;
     char scan_error[256];
+    char *spool_parent;
+    uint64_t spool_max, spool_total;
+    unsigned keep_ended;
+    uint64_t ended_seq;         /* the last program's to end */
+    uint64_t forgotten;         /* ended programs forgotten for the bounds */
 };
 
-struct serve_all *serve_all_new(const char *save_dir)
+struct serve_all *serve_all_new(const char *save_dir, const char *spool_parent,
+                                uint64_t spool_max, unsigned keep_ended,
+                                uint64_t spool_total)
 {
     struct serve_all *a = calloc(1, sizeof *a);
     if (a == NULL)
         return NULL;
     a->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (save_dir != NULL && (a->save_dir = strdup(save_dir)) == NULL) {
+    a->spool_max = spool_max;
+    a->spool_total = spool_total;
+    a->keep_ended = keep_ended;
+    if ((a->spool_parent = strdup(spool_parent)) == NULL ||
+        (save_dir != NULL && (a->save_dir = strdup(save_dir)) == NULL)) {
         serve_all_free(a);
         return NULL;
     }
@@ -89,6 +105,7 @@ struct serve_all *serve_all_new(const char *save_dir)
 static void serve_prog_free(struct serve_prog *p)
 {
     mon_close(&p->src, p->model);
+    serve_tl_free(p->tl);
     free(p);
 }
 
@@ -101,6 +118,7 @@ void serve_all_free(struct serve_all *a)
     if (a->watch_fd >= 0)
         util_close(a->watch_fd);
     free(a->save_dir);
+    free(a->spool_parent);
     free(a);
 }
 
@@ -147,11 +165,16 @@ static struct serve_prog *serve_prog_new(struct serve_all *a,
         snprintf(stem, sizeof stem, "%s.%ld", safe, p->pid);
         mon_source_save_runs(&p->src, a->save_dir, stem);
     }
-    if (mon_model_new(&p->model) < 0) {
+    if (mon_model_new(&p->model) < 0 ||
+        (p->tl = serve_tl_new(a->spool_parent, NULL, a->spool_max)) == NULL) {
+        if (p->model != NULL)
+            mon_model_free(p->model);
         mon_source_close(&p->src);
         free(p);
         return NULL;
     }
+    p->src.tap = serve_tl_tap;
+    p->src.tap_ctx = p->tl;
     mon_model_set_source(p->model, p->src.spec, "starting");
     return p;
 }
@@ -190,6 +213,69 @@ static void serve_all_watch(struct serve_all *a)
  * comes first.
  */
 
+/*
+ * Note [Ended programs]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * A program that exited is what one most often wants to look at after
+ * the fact (why did it stall before it died?), so when it leaves (Note
+ * [A program leaving]) it is not forgotten but ended: its connection
+ * closes, its model ticks once over the whole run (rates are the run's
+ * averages) and then holds still, its series leave /metrics (a scrape
+ * is of programs that run), and its page /p/PID/, its timeline and its
+ * spool stay, listed at / and in /api/programs as ended.  Bounded: the
+ * last keep_ended programs to end are kept (--keep-ended), and while
+ * the spools of every program together pass spool_total
+ * (--spool-total) the oldest ended program is forgotten, and so is one
+ * when a new program needs its slot (SERVE_ALL_MAX counts ended ones);
+ * /api/programs counts those forgotten.  A program's spool is removed
+ * with it.
+ */
+
+/* The oldest ended program's index in a->progs, or a->n. */
+static unsigned serve_all_oldest_ended(const struct serve_all *a)
+{
+    unsigned best = a->n;
+    for (unsigned i = 0; i < a->n; i++)
+        if (a->progs[i]->ended &&
+            (best == a->n || a->progs[i]->ended_seq < a->progs[best]->ended_seq))
+            best = i;
+    return best;
+}
+
+static void serve_all_forget(struct serve_all *a, unsigned i)
+{
+    serve_prog_free(a->progs[i]);
+    memmove(&a->progs[i], &a->progs[i + 1], (a->n - i - 1) * sizeof a->progs[0]);
+    a->n--;
+    a->forgotten++;
+}
+
+/* Keep the ended programs within their bounds (Note [Ended programs]). */
+static void serve_all_bound_ended(struct serve_all *a)
+{
+    for (;;) {
+        unsigned ended = 0;
+        uint64_t disk = 0;
+        for (unsigned i = 0; i < a->n; i++) {
+            ended += a->progs[i]->ended;
+            disk += serve_tl_disk(a->progs[i]->tl);
+        }
+        unsigned i = serve_all_oldest_ended(a);
+        if (i == a->n || (ended <= a->keep_ended && disk <= a->spool_total))
+            return;
+        serve_all_forget(a, i);
+    }
+}
+
+/* p exited: keep what it showed (Note [Ended programs]). */
+static void serve_prog_end(struct serve_all *a, struct serve_prog *p)
+{
+    p->ended = true;
+    p->ended_seq = ++a->ended_seq;
+    mon_source_close(&p->src);
+    mon_model_tick(p->model, 0, true);
+}
+
 void serve_all_scan(struct serve_all *a, uint64_t now)
 {
     if (a->watch_fd >= 0) {
@@ -224,9 +310,11 @@ void serve_all_scan(struct serve_all *a, uint64_t now)
             continue;           /* nothing to connect to (file:, ring:) */
         struct serve_prog *p = serve_all_find(a, e->pid, e->start);
         if (p != NULL) {
-            p->seen = true;
+            p->seen = !p->ended;
             continue;
         }
+        if (a->n == SERVE_ALL_MAX && serve_all_oldest_ended(a) < a->n)
+            serve_all_forget(a, serve_all_oldest_ended(a));
         if (a->n == SERVE_ALL_MAX) {
             a->skipped++;
             continue;
@@ -239,22 +327,31 @@ void serve_all_scan(struct serve_all *a, uint64_t now)
         a->progs[a->n++] = p;
     }
     disc_list_free(&l);
-    /* Forget the programs gone, keeping the others' order; one whose
+    /* End the programs gone, keeping the others' order; one whose
      * stream is still open is read to its end first. */
     unsigned j = 0;
     for (unsigned i = 0; i < a->n; i++) {
         struct serve_prog *p = a->progs[i];
+        if (p->ended) {
+            a->progs[j++] = p;
+            continue;
+        }
         if (!p->seen && p->src.fd >= 0 && !mon_source_is_file(&p->src)) {
             if (p->gone_since == 0)
                 p->gone_since = now;
             p->seen = now - p->gone_since < SERVE_ALL_LEAVE_MS;
         }
-        if (p->seen)
+        if (p->seen) {
             a->progs[j++] = p;
-        else
+        } else if (a->keep_ended > 0) {
+            serve_prog_end(a, p);
+            a->progs[j++] = p;
+        } else {
             serve_prog_free(p);
+        }
     }
     a->n = j;
+    serve_all_bound_ended(a);
     if (a->rr >= a->n)
         a->rr = 0;
 }
@@ -267,7 +364,11 @@ unsigned serve_all_pollfds(struct serve_all *a, struct pollfd *pfd,
                                 .events = POLLIN };
     for (unsigned i = 0; i < a->n; i++) {
         struct mon_source *src = &a->progs[i]->src;
-        pfd[k++] = (struct pollfd){ .fd = mon_source_fd(src), .events = POLLIN };
+        bool ended = a->progs[i]->ended;
+        pfd[k++] = (struct pollfd){ .fd = ended ? -1 : mon_source_fd(src),
+                                    .events = POLLIN };
+        if (ended)
+            continue;
         uint64_t w = mon_source_wait_ms(src, now);
         if (w < *wait)
             *wait = w;
@@ -291,6 +392,8 @@ bool serve_all_pump(struct serve_all *a, const struct pollfd *pfd,
     for (unsigned k = 0; k < n; k++) {
         unsigned i = (first + k) % n;
         struct serve_prog *p = a->progs[i];
+        if (p->ended)
+            continue;
         int fd = mon_source_fd(&p->src);
         /* pfd[0] is the watch; the programs follow in order (the set
          * does not change between serve_all_pollfds() and here). */
@@ -310,7 +413,15 @@ bool serve_all_pump(struct serve_all *a, const struct pollfd *pfd,
 void serve_all_tick(struct serve_all *a, uint64_t wall_ns)
 {
     for (unsigned i = 0; i < a->n; i++)
-        mon_model_tick(a->progs[i]->model, wall_ns, false);
+        if (!a->progs[i]->ended)        /* held still: Note [Ended programs] */
+            mon_model_tick(a->progs[i]->model, wall_ns, false);
+}
+
+struct serve_tl *serve_all_timeline(struct serve_all *a, long pid,
+                                    uint64_t start)
+{
+    struct serve_prog *p = serve_all_find(a, pid, start);
+    return p != NULL ? p->tl : NULL;
 }
 
 struct mon_model *serve_all_model(struct serve_all *a, long pid,
@@ -326,9 +437,11 @@ struct mon_model *serve_all_model(struct serve_all *a, long pid,
 void serve_all_prometheus(struct serve_all *a, struct strbuf *b)
 {
     const struct mon_model *ms[SERVE_ALL_MAX];
+    unsigned n = 0;
     for (unsigned i = 0; i < a->n; i++)
-        ms[i] = a->progs[i]->model;
-    mon_models_prometheus(ms, a->n, true, b);
+        if (!a->progs[i]->ended)        /* Note [Ended programs] */
+            ms[n++] = a->progs[i]->model;
+    mon_models_prometheus(ms, n, true, b);
 }
 
 /* s as HTML text: markup characters escaped, control bytes shown as '?'. */
@@ -398,7 +511,7 @@ void serve_all_index_html(struct serve_all *a, struct strbuf *b)
                   "<td>%s</td><td>%s</td><td%s>%" PRIu64 "</td><td>",
                   p->pid, h.collections, (double)h.pause_p99_ns / 1e6, heap, live,
                   h.lost_units > 0 ? " class=\"error\"" : "", h.lost_units);
-        sb_html(b, h.bytes > 0 ? (h.ended ? "ended" : "live") :
+        sb_html(b, p->ended ? "exited" : h.bytes > 0 ? (h.ended ? "ended" : "live") :
                 p->src.fd >= 0 ? "connected" : "connecting");
         sb_puts(b, "</td></tr>\n");
     }
@@ -407,8 +520,9 @@ void serve_all_index_html(struct serve_all *a, struct strbuf *b)
 
 void serve_all_index_json(struct serve_all *a, struct strbuf *b)
 {
-    sb_printf(b, "{\"max\":%d,\"skipped\":%u,\"programs\":[", SERVE_ALL_MAX,
-              a->skipped);
+    sb_printf(b, "{\"max\":%d,\"skipped\":%u,\"keep_ended\":%u,"
+              "\"ended_forgotten\":%" PRIu64 ",\"programs\":[", SERVE_ALL_MAX,
+              a->skipped, a->keep_ended, a->forgotten);
     for (unsigned i = 0; i < a->n; i++) {
         const struct serve_prog *p = a->progs[i];
         struct mon_health h;
@@ -420,8 +534,10 @@ void serve_all_index_json(struct serve_all *a, struct strbuf *b)
         sb_printf(b, ",\"url\":\"p/%ld/\",\"gc_collections\":%" PRIu64
                   ",\"gc_pause_p99_ns\":%" PRIu64 ",\"heap_size\":%" PRIu64
                   ",\"heap_live\":%" PRIu64 ",\"lost_units\":%" PRIu64
-                  ",\"bytes\":%" PRIu64 "}", p->pid, h.collections, h.pause_p99_ns,
-                  h.heap_size, h.heap_live, h.lost_units, h.bytes);
+                  ",\"bytes\":%" PRIu64 ",\"ended\":%s,\"spool_bytes\":%" PRIu64
+                  "}", p->pid, h.collections, h.pause_p99_ns,
+                  h.heap_size, h.heap_live, h.lost_units, h.bytes,
+                  p->ended ? "true" : "false", serve_tl_disk(p->tl));
     }
     sb_puts(b, "]}");
 }

@@ -1,8 +1,10 @@
 /*
  * routes.c: what `eventlog-sink serve` answers: / (the page and
  * its script, built into the binary: assets.c, from tools/monitor/web),
- * /api/state, /api/timeline?from=NS&to=NS&cols=N,
- * /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
+ * /api/state, /api/series?from=NS&to=NS&cols=N (the charts' series, from
+ * the model), the zoomable timeline's /api/info, /api/timeline,
+ * /api/events and /api/range (timeline.c; query.h says what they
+ * answer), /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
  * the model's JSON, at once and then at each interval: serve_push()),
  * /metrics (Prometheus text) and /api/control.  It answers GET and HEAD,
  * and POST for control only, and takes no request bodies.  With --all
@@ -420,7 +422,20 @@ void serve_route(struct serve *s, struct serve_client *c,
     const char *json = "application/json";
     if (strcmp(path, "/api/state") == 0) {
         mon_model_json(model, b);
-    } else if (strcmp(path, "/api/timeline") == 0) {
+    } else if (strncmp(path, "/api/", 5) == 0 &&
+               (strcmp(path + 5, "timeline") == 0 ||
+                strcmp(path + 5, "events") == 0 ||
+                strcmp(path + 5, "range") == 0 ||
+                strcmp(path + 5, "info") == 0)) {
+        struct serve_tl *tl = s->all != NULL ?
+                              serve_all_timeline(s->all, pid, start) : s->tl;
+        int status = serve_tl_route(tl, path + 5, r->query, b);
+        if (b->failed)
+            serve_error(c, 503);
+        else
+            serve_reply(c, status, json, b->p, b->len, keep, head, NULL);
+        return;
+    } else if (strcmp(path, "/api/series") == 0) {
         uint64_t from = 0, to = 0, cols = 600;
         (void)http_query_u64(r->query, "from", &from);
         (void)http_query_u64(r->query, "to", &to);

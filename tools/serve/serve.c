@@ -111,6 +111,21 @@ static void serve_usage(FILE *out)
 "                        alert is not dumped again for SECS (default\n"
 "                        60; 0: no cooldown)\n"
 "  --secret-file FILE    the control secret (tcp:), as for ctl\n"
+"  --spool-dir DIR       where a live stream's bytes are kept for the\n"
+"                        zoomable timeline: a new private directory\n"
+"                        (mode 700) per run under DIR (default\n"
+"                        $XDG_RUNTIME_DIR, else $TMPDIR, else /tmp),\n"
+"                        removed when the run is forgotten; a FILE is\n"
+"                        read where it lies\n"
+"  --spool-size BYTES    at most BYTES kept per program (default 256M;\n"
+"                        K, M, G suffixes): beyond, the oldest bytes are\n"
+"                        dropped and counted (/api/info's dropped)\n"
+"  --keep-ended N        with --all: keep the page, timeline and spool of\n"
+"                        the last N programs that exited (default 16;\n"
+"                        0: forget a program when it exits)\n"
+"  --spool-total BYTES   with --all: while every program's spools\n"
+"                        together pass BYTES (default 4G), the oldest\n"
+"                        ended programs are forgotten\n"
 "  -h, --help            this help\n"
 "\n"
 "Every request needs the token (unless --public-read: GET and HEAD\n"
@@ -126,8 +141,11 @@ static void serve_usage(FILE *out)
 "--all --control the line also says where alerts go: '(alerts: POST\n"
 "http://HOST:PORT/api/alertmanager with 'Authorization: Bearer' and\n"
 "the token)'.\n"
-"Pages: / (live view), /metrics, /api/state, /api/timeline, /events\n"
-"(Server-Sent Events), /api/speedscope?from=NS&to=NS (cost-centre\n"
+"Pages: / (live view), /metrics, /api/state, /events (Server-Sent\n"
+"Events), /api/series?from=NS&to=NS&cols=N (the charts' series),\n"
+"the zoomable timeline's /api/info, /api/timeline?t0=NS&t1=NS&px=N,\n"
+"/api/events?t0=NS&t1=NS&n=N and /api/range?t0=NS&t1=NS (JSON, times\n"
+"in ns of the run), /api/speedscope?from=NS&to=NS (cost-centre\n"
 "samples of a profiled program as a speedscope profile), /api/control\n"
 "(GET: the control session's state; POST ?cmd=ACTION[&class=X]: run\n"
 "an action, answered as JSON {\"ok\":..,\"error\":..,\"result\":..}; 403\n"
@@ -235,7 +253,32 @@ static void serve_close_source(struct serve *s)
         serve_alerts_free(s->alerts);
     } else {
         mon_close(&s->src, s->model);
+        serve_tl_free(s->tl);
+        s->tl = NULL;
     }
+}
+
+/* BYTES[K|M|G] (powers of 1024) into *out, at least 64 KiB. */
+static bool serve_parse_bytes(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (end == text || errno != 0 || text[0] == '-')
+        return false;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift != 0)
+        end++;
+    if (*end != '\0' || v > (UINT64_MAX >> shift) || (v << shift) < (64u << 10))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
 }
 
 /* What serve's command line asks for (serve_parse()). */
@@ -247,6 +290,10 @@ struct serve_opts {
     uint64_t interval_ms, cooldown_ms;  /* --interval, --dump-cooldown */
     bool all, control, public_read;
     bool cooldown_given;
+    const char *spool_dir;              /* --spool-dir */
+    uint64_t spool_size, spool_total;   /* --spool-size, --spool-total */
+    unsigned keep_ended;                /* --keep-ended */
+    bool keep_given, total_given;
 };
 
 /* The command line into *o: TOOL_CONTINUE, or the exit status (after
@@ -264,12 +311,18 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
         { "token-file", required_argument, NULL, 'T' },
         { "dump-cooldown", required_argument, NULL, 'C' },
         { "public-read", no_argument, NULL, 'P' },
+        { "spool-dir", required_argument, NULL, 'd' },
+        { "spool-size", required_argument, NULL, 'z' },
+        { "spool-total", required_argument, NULL, 'Z' },
+        { "keep-ended", required_argument, NULL, 'k' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     *o = (struct serve_opts){
         .listen_at = "127.0.0.1:8089", .interval_ms = 1000,
         .cooldown_ms = SERVE_ALERT_COOLDOWN_MS,
+        .spool_size = SERVE_SPOOL_DEFAULT, .spool_total = 4ull << 30,
+        .keep_ended = 16,
     };
     int c;
     optind = 1;
@@ -293,6 +346,27 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
                                         "seconds, not '%s'", optarg);
             o->cooldown_given = true;
             break;
+        case 'd': o->spool_dir = optarg; break;
+        case 'z':
+        case 'Z':
+            if (!serve_parse_bytes(optarg, c == 'z' ? &o->spool_size :
+                                   &o->spool_total))
+                return tool_usage_error("serve", "--%s takes bytes (64K, "
+                                        "256M, 4G: at least 64K), not '%s'",
+                                        c == 'z' ? "spool-size" : "spool-total",
+                                        optarg);
+            o->total_given |= c == 'Z';
+            break;
+        case 'k': {
+            char *end;
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (end == optarg || *end != '\0' || n > SERVE_ALL_MAX)
+                return tool_usage_error("serve", "--keep-ended takes 0 .. %d, "
+                                        "not '%s'", SERVE_ALL_MAX, optarg);
+            o->keep_ended = (unsigned)n;
+            o->keep_given = true;
+            break;
+        }
         case 'h': return tool_help(serve_usage);
         default: return tool_usage_error("serve", "unknown option");
         }
@@ -308,6 +382,9 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
             return tool_usage_error("serve", "--save-dir needs --all");
         if (o->cooldown_given)
             return tool_usage_error("serve", "--dump-cooldown needs --all");
+        if (o->keep_given || o->total_given)
+            return tool_usage_error("serve", "--%s needs --all", o->keep_given ?
+                                    "keep-ended" : "spool-total");
         if (optind + 1 != argc)
             return tool_usage_error("serve", "expected one SPEC or FILE");
         if ((c = disc_resolve_arg("serve", &argv[optind], false)) != 0)
@@ -337,7 +414,10 @@ static int serve_setup(struct serve *s, const struct serve_opts *o,
                               o->control && !o->all ? o->spec : NULL,
                               o->secret_file)) != 0)
         return c;
-    if (o->all && ((s->all = serve_all_new(o->save_dir)) == NULL ||
+    const char *parent = o->spool_dir != NULL ? o->spool_dir :
+                         serve_tl_default_parent();
+    if (o->all && ((s->all = serve_all_new(o->save_dir, parent, o->spool_size,
+                                           o->keep_ended, o->spool_total)) == NULL ||
                    (o->control &&
                     (s->alerts = serve_alerts_new(o->cooldown_ms)) == NULL))) {
         fprintf(stderr, TOOL_NAME " serve: out of memory\n");
@@ -346,10 +426,29 @@ static int serve_setup(struct serve *s, const struct serve_opts *o,
         mon_control_close(&s->control);
         return 1;
     }
-    if (!o->all && (c = mon_open("serve", o->spec, o->save, false, &s->src,
-                                 &s->model)) != 0) {
-        mon_control_close(&s->control);
-        return c;
+    if (!o->all) {
+        /* The tap goes in before mon_open(), which reads at once; a FILE
+         * is then indexed where it lies (serve_tl_catch_up()). */
+        if ((s->tl = serve_tl_new(parent, NULL, o->spool_size)) == NULL) {
+            fprintf(stderr, TOOL_NAME " serve: out of memory\n");
+            mon_control_close(&s->control);
+            return 1;
+        }
+        mon_source_init_tap = serve_tl_tap;
+        mon_source_init_tap_ctx = s->tl;
+        c = mon_open("serve", o->spec, o->save, false, &s->src, &s->model);
+        mon_source_init_tap = NULL;
+        mon_source_init_tap_ctx = NULL;
+        if (c != 0) {
+            serve_tl_free(s->tl);
+            s->tl = NULL;
+            mon_control_close(&s->control);
+            return c;
+        }
+        if (mon_source_is_file(&s->src) &&
+            serve_tl_set_file(s->tl, s->src.path) == 0 && !s->src.fresh &&
+            s->src.fd >= 0)
+            (void)serve_tl_catch_up(s->tl, s->src.offset);
     }
     s->listen_fd = serve_listen(o->listen_at, name, name_len);
     if (s->listen_fd < 0) {

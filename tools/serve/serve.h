@@ -65,6 +65,7 @@ struct serve {
     struct serve_client clients[SERVE_CLIENTS];
     struct mon_model *model;    /* NULL with --all */
     struct mon_source src;
+    struct serve_tl *tl;        /* src's timeline (NULL with --all) */
     struct serve_all *all;      /* with --all: every announced program */
     struct mon_control control;
     /* With --all --control: the webhook's state (its cooldown), else
@@ -91,7 +92,37 @@ struct serve {
 
 struct serve_all;
 struct serve_alerts;
+struct serve_tl;
 struct pollfd;
+
+/* ------------------------------------------------------------------------
+ * timeline.c
+ * ------------------------------------------------------------------------ */
+
+/* A live spool's bound, per program (--spool-size's default). */
+#define SERVE_SPOOL_DEFAULT (256ull << 20)
+/* A stream's timeline: live spools made under parent (a directory that
+ * exists), each run's at most max_bytes; or, with file set, that file
+ * indexed where it lies.  NULL when out of memory. */
+struct serve_tl *serve_tl_new(const char *parent, const char *file,
+                              uint64_t max_bytes);
+void serve_tl_free(struct serve_tl *t);
+/* mon_source's tap: ctx is the serve_tl (Note [Feeding the timeline]). */
+void serve_tl_tap(void *ctx, const void *buf, size_t len);
+/* The stream is the file at path, to be indexed where it lies. */
+int serve_tl_set_file(struct serve_tl *t, const char *path);
+/* A FILE's timeline started after its source read its first len bytes
+ * (mon_open() reads at once): index them from the file.  0 or -errno. */
+int serve_tl_catch_up(struct serve_tl *t, uint64_t len);
+/* Bytes its live spool holds on disk now. */
+uint64_t serve_tl_disk(const struct serve_tl *t);
+/* Answer /api/KIND?qs (kind: timeline, events, range, info) as JSON in
+ * out: the HTTP status (503 before the stream's first bytes). */
+int serve_tl_route(struct serve_tl *t, const char *kind, const char *qs,
+                   struct strbuf *out);
+/* Where live spools go by default: $XDG_RUNTIME_DIR, else $TMPDIR, else
+ * /tmp. */
+const char *serve_tl_default_parent(void);
 
 /* ------------------------------------------------------------------------
  * all.c
@@ -102,8 +133,15 @@ struct pollfd;
 #define SERVE_ALL_MAX 256
 
 /* A new empty set; save_dir (or NULL) gets a copy of each run of each
- * stream as DIR/NAME.PID.N.eventlog.  NULL when out of memory. */
-struct serve_all *serve_all_new(const char *save_dir);
+ * stream as DIR/NAME.PID.N.eventlog; each program's timeline spools
+ * under spool_parent, at most spool_max bytes each; keep_ended programs
+ * that exited are kept (their page, index and spool), the oldest
+ * forgotten first, and while the spools of all programs pass
+ * spool_total the oldest ended ones are forgotten too.  NULL when out
+ * of memory. */
+struct serve_all *serve_all_new(const char *save_dir, const char *spool_parent,
+                                uint64_t spool_max, unsigned keep_ended,
+                                uint64_t spool_total);
 void serve_all_free(struct serve_all *a);
 /* Rescan the discovery directory when due (or woken): follow new
  * programs, forget those gone. */
@@ -124,6 +162,9 @@ void serve_all_tick(struct serve_all *a, uint64_t wall_ns);
  * or NULL. */
 struct mon_model *serve_all_model(struct serve_all *a, long pid,
                                   uint64_t *start);
+/* The timeline of the program pid (start as for serve_all_model()). */
+struct serve_tl *serve_all_timeline(struct serve_all *a, long pid,
+                                    uint64_t start);
 /* The index page, its JSON, and every program's /metrics. */
 void serve_all_index_html(struct serve_all *a, struct strbuf *b);
 void serve_all_index_json(struct serve_all *a, struct strbuf *b);

@@ -1,6 +1,7 @@
 // app.js: the live page of `eventlog-sink serve`.  State arrives as
 // Server-Sent Events (/events, one JSON object per interval); the
-// timeline and charts come from /api/timeline for the chosen window.
+// charts come from /api/series for the chosen window; the zoomable
+// timeline is zoom.js's.
 // No external assets, no framework: this file, index.html and style.css
 // are the whole page, built into the binary.
 "use strict";
@@ -169,12 +170,10 @@ async function refreshTimeline() {
   busy = true;
   try {
     const [from, to] = windowRange();
-    const cv = $("timeline");
-    const cols = Math.max(50, Math.min(2000, Math.floor(cv.clientWidth || 1200)));
-    const r = await fetch("api/timeline?from=" + Math.floor(from) + "&to=" + Math.floor(to) + "&cols=" + cols);
+    const cols = Math.max(50, Math.min(2000, Math.floor($("chart-gc").clientWidth || 600)));
+    const r = await fetch("api/series?from=" + Math.floor(from) + "&to=" + Math.floor(to) + "&cols=" + cols);
     const tl = await r.json();
     $("speedscope").href = "api/speedscope?from=" + Math.floor(from) + "&to=" + Math.floor(to);
-    drawTimeline(tl);
     const t = [tl.from_ns, tl.from_ns + tl.col_ns * Math.max(1, tl.cols)];
     chart("chart-gc", [[tl.series.gc_ms, "#e08a00"]], "GC time per column", "ms", t);
     chart("chart-heap", [[tl.series.heap_size, "#3465a4"], [tl.series.heap_live, "#2e9d4f"]],
@@ -197,55 +196,6 @@ function fit(cv) {
   const ctx = cv.getContext("2d");
   ctx.clearRect(0, 0, w, h);
   return [ctx, w, h];
-}
-
-function drawTimeline(tl) {
-  const cv = $("timeline");
-  const caps = tl.caps.length;
-  const laneH = 18, markerLane = 34;
-  const want = caps * (laneH + 4) + markerLane + 22;
-  if (cv.clientHeight !== want) cv.style.height = want + "px";
-  const [ctx, w] = fit(cv);
-  const left = 54, width = w - left - 4, cols = Math.max(1, tl.cols);
-  const colW = width / cols;
-  const t0 = tl.from_ns, span = tl.col_ns * cols;
-  ctx.font = "11px sans-serif";
-  tl.caps.forEach((c, i) => {
-    const y = 4 + i * (laneH + 4);
-    ctx.fillStyle = "#445";
-    ctx.fillText("HEC " + c.cap, 4, y + 13);
-    ctx.fillStyle = "#f0f1f4";
-    ctx.fillRect(left, y, width, laneH);
-    for (let k = 0; k < c.run.length; k++) {
-      const x = left + k * colW, r = Math.min(1, c.run[k]), g = Math.min(1, c.gc[k]);
-      if (r > 0) { ctx.fillStyle = "#2e9d4f"; ctx.fillRect(x, y + laneH * (1 - r), Math.max(1, colW), laneH * r); }
-      if (g > 0) { ctx.fillStyle = "#e08a00"; ctx.fillRect(x, y + laneH * (1 - r - g), Math.max(1, colW), laneH * g); }
-    }
-  });
-  // Marker lane: spans as bars, markers as ticks.
-  const my = 4 + caps * (laneH + 4);
-  ctx.fillStyle = "#445";
-  ctx.fillText("markers", 4, my + 13);
-  const xOf = (t) => left + ((t - t0) / span) * width;
-  tl.spans.forEach((s, i) => {
-    const x0 = Math.max(left, xOf(s.t0)), x1 = s.t1 === null ? left + width : Math.min(left + width, xOf(s.t1));
-    ctx.fillStyle = "rgba(117,80,123,0.35)";
-    ctx.fillRect(x0, my + 20 + (i % 2) * 6, Math.max(2, x1 - x0), 5);
-  });
-  ctx.fillStyle = "#c4a000";
-  tl.markers.forEach((m) => { const x = xOf(m.t); ctx.fillRect(x, my, 1.5, 18); });
-  if (tl.markers.length) {
-    ctx.fillStyle = "#665";
-    const m = tl.markers[tl.markers.length - 1];
-    ctx.fillText(m.text.slice(0, 60), Math.min(xOf(m.t) + 3, left + width - 200), my + 12);
-  }
-  // Time axis.
-  ctx.fillStyle = "#667";
-  const ay = my + markerLane + 14;
-  for (let k = 0; k <= 4; k++) {
-    const t = t0 + (span * k) / 4;
-    ctx.fillText((t / 1e9).toFixed(2) + " s", left + (width * k) / 4 - (k === 4 ? 50 : 0), ay);
-  }
 }
 
 // A chart with its axes: the value axis from 0 to the window's largest
