@@ -242,12 +242,35 @@ static unsigned serve_all_oldest_ended(const struct serve_all *a)
     return best;
 }
 
-static void serve_all_forget(struct serve_all *a, unsigned i)
+static void serve_all_drop(struct serve_all *a, unsigned i)
 {
     serve_prog_free(a->progs[i]);
     memmove(&a->progs[i], &a->progs[i + 1], (a->n - i - 1) * sizeof a->progs[0]);
     a->n--;
+}
+
+static void serve_all_forget(struct serve_all *a, unsigned i)
+{
+    serve_all_drop(a, i);
     a->forgotten++;
+}
+
+/* A program ended here but announced again (its eventlog stopped and
+ * started: `ctl restart`, a hand-over): the kept page gives way to the
+ * program followed afresh, as it did before ended pages were kept, so
+ * its next run is read (and saved) like any new program's.  Returns the
+ * program still followed, or NULL. */
+static struct serve_prog *serve_all_revive(struct serve_all *a,
+                                           struct serve_prog *p)
+{
+    if (p == NULL || !p->ended)
+        return p;
+    for (unsigned i = 0; i < a->n; i++)
+        if (a->progs[i] == p) {
+            serve_all_drop(a, i);
+            break;
+        }
+    return NULL;
 }
 
 /* Keep the ended programs within their bounds (Note [Ended programs]). */
@@ -308,9 +331,9 @@ void serve_all_scan(struct serve_all *a, uint64_t now)
         const char *ep = serve_all_endpoint(e);
         if (ep == NULL)
             continue;           /* nothing to connect to (file:, ring:) */
-        struct serve_prog *p = serve_all_find(a, e->pid, e->start);
+        struct serve_prog *p = serve_all_revive(a, serve_all_find(a, e->pid, e->start));
         if (p != NULL) {
-            p->seen = !p->ended;
+            p->seen = true;
             continue;
         }
         if (a->n == SERVE_ALL_MAX && serve_all_oldest_ended(a) < a->n)
