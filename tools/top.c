@@ -335,7 +335,7 @@ int top_main(int argc, char **argv)
         return c;
     struct mon_source src;
     struct mon_model *m;
-    if ((c = mon_open("top", o.spec, o.save, o.once, &src, &m)) != 0) {
+    if ((c = mon_open("top", o.spec, o.save, o.once, NULL, &src, &m)) != 0) {
         mon_control_close(&mc);
         return c;
     }

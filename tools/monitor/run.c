@@ -49,11 +49,15 @@ static void mon_say_waiting(const char *cmd, const struct mon_source *src)
 }
 
 int mon_open(const char *cmd, const char *arg, const char *save, bool once,
-             struct mon_source *src, struct mon_model **m)
+             const struct mon_tap *tap, struct mon_source *src,
+             struct mon_model **m)
 {
     char err[300];
     if (mon_source_init(src, arg, err, sizeof err) < 0)
         return mon_usage_error(cmd, "%s", err);
+    if (tap != NULL) {
+        src->tap = *tap;
+    }
     int rc;
     if (save != NULL && (rc = mon_source_save(src, save)) < 0) {
         fprintf(stderr, MON_TOOL_NAME " %s: cannot write %s: %s\n", cmd, save,

@@ -55,15 +55,10 @@ uint64_t mon_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-void (*mon_source_init_tap)(void *ctx, const void *buf, size_t len);
-void *mon_source_init_tap_ctx;
-
 int mon_source_init(struct mon_source *s, const char *arg, char *err,
                     size_t err_len)
 {
     memset(s, 0, sizeof *s);
-    s->tap = mon_source_init_tap;               /* serve's timeline */
-    s->tap_ctx = mon_source_init_tap_ctx;
     s->fd = -1;
     s->save_fd = -1;
     s->watch_fd = -1;
@@ -476,8 +471,8 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
                 mon_model_reset(m);
                 mon_model_note_connection(m);
                 s->fresh = false;
-                if (s->tap != NULL)             /* serve's timeline */
-                    s->tap(s->tap_ctx, NULL, 0);
+                if (s->tap.fn != NULL)          /* serve's timeline */
+                    s->tap.fn(s->tap.ctx, NULL, 0);
                 if (s->save_next > 0) {         /* Note [Saved runs] */
                     if (s->save_fd >= 0)
                         close(s->save_fd);
@@ -489,8 +484,8 @@ uint64_t mon_source_pump(struct mon_source *s, struct mon_model *m,
                 }
             }
             mon_source_copy(s, buf, (size_t)n);
-            if (s->tap != NULL)                 /* serve's timeline */
-                s->tap(s->tap_ctx, buf, (size_t)n);
+            if (s->tap.fn != NULL)              /* serve's timeline */
+                s->tap.fn(s->tap.ctx, buf, (size_t)n);
             mon_model_feed(m, buf, (size_t)n);
             total += (uint64_t)n;
             s->offset += (uint64_t)n;

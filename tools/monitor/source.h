@@ -28,6 +28,14 @@
 
 enum mon_source_kind { MON_SRC_FILE, MON_SRC_UNIX, MON_SRC_TCP, MON_SRC_FIFO };
 
+/* A tap on a stream (serve's timeline, tools/serve/timeline.c): fn is
+ * called with each run's bytes as they are read, and with buf NULL, len
+ * 0 when a new run's first bytes come. */
+struct mon_tap {
+    void (*fn)(void *ctx, const void *buf, size_t len);
+    void *ctx;
+};
+
 struct mon_source {
     enum mon_source_kind kind;
     char spec[512];
@@ -58,17 +66,8 @@ struct mon_source {
     bool no_writer;                 /* FIFO: opened, no writer had it open */
     bool once;                      /* FILE: read once, not followed */
     char state[768];
-    /* A tap on the stream (serve's timeline, tools/serve/timeline.c):
-     * called with each run's bytes as read, and with buf NULL, len 0
-     * when a new run's first bytes come.  NULL: none. */
-    void (*tap)(void *ctx, const void *buf, size_t len);
-    void *tap_ctx;
+    struct mon_tap tap;             /* serve's timeline; fn NULL: none */
 };
-
-/* The tap mon_source_init() gives each new source (serve sets it around
- * mon_open(), which reads at once); NULL: none. */
-extern void (*mon_source_init_tap)(void *ctx, const void *buf, size_t len);
-extern void *mon_source_init_tap_ctx;
 
 /* arg: unix:PATH, tcp:[HOST:]PORT, fifo:PATH, file:PATH or a file path.
  * 0, or a negative code with one line in err (a malformed spec). */

@@ -173,8 +173,7 @@ static struct serve_prog *serve_prog_new(struct serve_all *a,
         free(p);
         return NULL;
     }
-    p->src.tap = serve_tl_tap;
-    p->src.tap_ctx = p->tl;
+    p->src.tap = (struct mon_tap){ .fn = serve_tl_tap, .ctx = p->tl };
     mon_model_set_source(p->model, p->src.spec, "starting");
     return p;
 }

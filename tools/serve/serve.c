@@ -434,11 +434,8 @@ static int serve_setup(struct serve *s, const struct serve_opts *o,
             mon_control_close(&s->control);
             return 1;
         }
-        mon_source_init_tap = serve_tl_tap;
-        mon_source_init_tap_ctx = s->tl;
-        c = mon_open("serve", o->spec, o->save, false, &s->src, &s->model);
-        mon_source_init_tap = NULL;
-        mon_source_init_tap_ctx = NULL;
+        const struct mon_tap tap = { .fn = serve_tl_tap, .ctx = s->tl };
+        c = mon_open("serve", o->spec, o->save, false, &tap, &s->src, &s->model);
         if (c != 0) {
             serve_tl_free(s->tl);
             s->tl = NULL;
