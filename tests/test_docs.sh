@@ -17,6 +17,8 @@
 #   option its script reads.  Options end at a shell separator (| ; & &&
 #   > #); for `ctl`, at its SPEC (what follows are the program's commands
 #   and their arguments).
+# - docs/LAYOUT.md lists every `Note [Title]` of lib/ and tools/ beside
+#   its file, in its folder's section.
 #
 # Each problem is one line naming the file, the line and what is wrong;
 # all are listed before the test fails.  Needs python3 (skips, 77,
@@ -190,8 +192,37 @@ for f in files:
                     problem(f, lineno, 'scripts/%s %s: the script reads no option %s' % (
                         m.group(1), m.group(2).strip(), opt))
 
+# (e) the layout page lists every Note where it is: each `Note [Title]`
+# block of lib/ and tools/ under its folder's section, beside its file.
+layout = os.path.join(top, 'docs', 'LAYOUT.md')
+sections = {}
+for part in re.split(r'(?m)^## ', text.get(layout, ''))[1:]:
+    m = re.match(r'`([^`]+?)/?`', part)
+    if m:
+        sections[m.group(1)] = part
+NOTE = re.compile(r'^(?:/\*| \*|//) ?Note \[([^\]]+)\]\s*$')
+n_notes = 0
+for d in ('lib', 'tools'):
+    for root, _, names in os.walk(os.path.join(top, d)):
+        for name in sorted(names):
+            if not name.endswith(('.c', '.h')):
+                continue
+            path = os.path.join(root, name)
+            folder = os.path.relpath(root, top)
+            for i, line in enumerate(open(path, encoding='utf-8', errors='replace'), 1):
+                m = NOTE.match(line)
+                if not m:
+                    continue
+                n_notes += 1
+                sec = sections.get(folder)
+                if sec is None:
+                    problem(path, i, 'docs/LAYOUT.md has no section for %s/' % folder)
+                elif not re.search(r'(?m)^\* `%s`: .*\[%s\]' % (re.escape(name), re.escape(m.group(1))), sec):
+                    problem(path, i, 'Note [%s] is not listed beside %s in docs/LAYOUT.md' % (m.group(1), name))
+
 for p in problems:
     print(p)
+print('checked %d Notes in docs/LAYOUT.md' % n_notes, file=sys.stderr)
 print('checked %d files: %d links, %d eventlog-sink command lines with %d options' % (
     len(files), n_links, n_cmds, n_opts), file=sys.stderr)
 EOF
