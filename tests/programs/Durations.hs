@@ -5,12 +5,14 @@
 -- that is never emptied (the leak: its band grows at every census);
 -- "phase begin"/"phase stop" markers and "START job"/"STOP job" messages
 -- around each worker's halves; five withSpan "failing" whose action
--- throws (their end markers must still be posted).
+-- throws (their end markers must still be posted).  The cache is kept
+-- to the end (a stable pointer), so that the last census shows the leak.
 import Control.Concurrent
 import Control.Exception
 import Control.Monad
 import Data.IORef
 import Debug.Trace
+import Foreign.StablePtr (newStablePtr)
 import GHC.Conc (labelThread)
 import GHC.Eventlog.Sink.Span (withSpan)
 
@@ -25,19 +27,21 @@ leak :: IORef [Entry] -> Int -> Int -> IO ()
 leak cache w i = atomicModifyIORef' cache (\xs -> (leakEntries w i 400 xs, ()))
 
 work :: Int -> Integer
-work n = sum [1 .. toInteger (5000 + 700 * n)]
+work n = sum [1 .. toInteger (20000 + 3000 * n)]
 
 request :: IORef [Entry] -> Int -> Int -> IO ()
 request cache w i = withSpan "request" $ do
     let !s = work (i `mod` 13)
     leak cache w i
     when (i `mod` 25 == 0) $ withSpan "request" (threadDelay 500)
-    threadDelay (1000 * (i `mod` 9))
+    threadDelay (200 * (i `mod` 9))
     s `seq` return ()
 
 main :: IO ()
 main = do
     cache <- newIORef []
+    -- The cache outlives main: the RTS's census at exit still holds it.
+    _ <- newStablePtr cache
     done <- newEmptyMVar
     traceMarkerIO "phase begin"
     forM_ [1 .. 3 :: Int] $ \w -> do

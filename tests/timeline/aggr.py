@@ -46,8 +46,9 @@ with open(shown) as f:
             continue
         m = re.match(r"^\s*(\d+): (?:cap (\d+): )?(.*)$", line) if on else None
         if m:
-            events.append((int(m.group(1)), m.group(3)))
-t_first, t_last = events[0][0], max(t for t, _ in events)
+            events.append((int(m.group(1)),
+                           None if m.group(2) is None else int(m.group(2)), m.group(3)))
+t_first, t_last = events[0][0], max(e[0] for e in events)
 third = (t_last - t_first) // 3
 windows = [("whole run", None, None), ("middle third", t_first + third, t_first + 2 * third)]
 
@@ -124,10 +125,13 @@ if leak_word != "-":
          leak_word in g["bands"][0]["name"], True)
     print("note heap: growth first: %s (+%d bytes)" % (g["bands"][0]["name"], top))
 
+# dump --hp's spelling rule (profile_word): one printable token.
+word = lambda s: "".join(c if 0x20 < ord(c) < 0x7f and c not in '"\\' else "_" for c in s) or "_"
 if rts_hp != "-":
-    strip = lambda d: nonzero({re.sub(r"^\(\d+\)", "", k): v for k, v in d.items()})
-    merged = lambda d: {k: sum(v for kk, v in d.items() if re.sub(r"^\(\d+\)", "", kk) == k)
-                        for k in strip(d)}
+    # The RTS's bands, spelt by dump --hp's rule, without stack numbers.
+    bare = lambda k: word(re.sub(r"^\(\d+\)", "", k))
+    merged = lambda d: {k: sum(v for kk, v in d.items() if bare(kk) == k)
+                        for k in {bare(kk) for kk, v in d.items() if v}}
     rts = read_hp(rts_hp)
     same("heap: censuses (the RTS's .hp)", h["censuses"], len(rts))
     same("heap: every census's bands without stack numbers (the RTS's .hp)",
@@ -136,19 +140,26 @@ if rts_hp != "-":
 # ---------------------------------------------------------------------------
 # Durations: pairs matched here from ghc-events' lines
 # ---------------------------------------------------------------------------
-marks = []
-for t, text in events:
+# The poster of a marker: the thread running on its cap (ghc-events'
+# "running thread N" / "stopping thread N" lines on that cap).
+marks, running = [], {}
+for t, cap, text in events:
+    m = re.match(r"^(running|stopping) thread (\d+)", text)
+    if m and cap is not None:
+        running[cap] = int(m.group(2)) if m.group(1) == "running" else 0
+        continue
+    th = running.get(cap, 0)
     m = re.match(r"^marker: (.*) (start|end|begin|stop)$", text)
     if m:
         fam = 0 if m.group(2) in ("start", "end") else 1
-        marks.append((t, m.group(1), fam, m.group(2) in ("end", "stop")))
+        marks.append((t, th, m.group(1), fam, m.group(2) in ("end", "stop")))
         continue
     m = re.match(r"^(START|STOP) (.*)$", text)
     if m:
-        marks.append((t, m.group(2), 2, m.group(1) == "STOP"))
+        marks.append((t, th, m.group(2), 2, m.group(1) == "STOP"))
 stacks, spans, unmatched = {}, [], 0
-for t, name, fam, end in marks:            # ghc-events sorts by time, stably
-    st = stacks.setdefault((name, fam), [])
+for t, th, name, fam, end in marks:        # ghc-events sorts by time, stably
+    st = stacks.setdefault((th, name, fam), [])
     if not end:
         st.append(t)
     elif st:
@@ -197,7 +208,7 @@ for label, a, b in windows:
 # Cost-centre ticks
 # ---------------------------------------------------------------------------
 ccs, ticks = {}, []
-for t, text in events:
+for t, _, text in events:
     if text.startswith("cost centre "):
         m = re.match(r"cost centre (\d+) (.*) in (\S+) at ", text)
         ccs[int(m.group(1))] = (m.group(2), m.group(3))
@@ -207,8 +218,6 @@ for t, text in events:
 if leak_word != "-":
     BUILTIN = {("GC", "GC"): "GC", ("IDLE", "IDLE"): "IDLE", ("SYSTEM", "SYSTEM"): "SYSTEM",
                ("OVERHEAD_of", "PROFILING"): "OVERHEAD_of", ("DONT_CARE", "MAIN"): "DONT_CARE"}
-    # dump --prof's spelling rule (profile_word): one printable token.
-    word = lambda s: "".join(c if 0x20 < ord(c) < 0x7f and c not in '"\\' else "_" for c in s) or "_"
     for label, a, b in windows:
         qs = "" if a is None else "t0=%d&t1=%d" % (a, b)
         tr = q("profile", qs + "&format=tree")

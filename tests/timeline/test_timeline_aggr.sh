@@ -63,12 +63,12 @@ run() {
         || fail_showing "$d/dump.err" "$name: dump --hp failed"
 }
 
-run plain "$PLAIN" -N2 -hT -i0.02
+run plain "$PLAIN" -N2 -hT -i0.005 -A64k
 python3 "$ELS_TOP_SRCDIR/tests/timeline/aggr.py" "$driver" "$T/plain/plain.eventlog" \
     "$T/plain/plain.show" "$T/plain/plain.dump.hp" - - \
     || fail "the aggregates differ from ghc-events or dump --hp on the -hT run"
 
-run prof "$PROF" -N2 -hc -p -i0.02
+run prof "$PROF" -N2 -hc -p -i0.01 -A64k
 rts_hp=$(ls "$T"/prof/*.hp | grep -v '\.dump\.hp$' | head -n 1)
 [ -s "$rts_hp" ] || fail "the profiled run wrote no .hp"
 python3 "$ELS_TOP_SRCDIR/tests/timeline/aggr.py" "$driver" "$T/prof/prof.eventlog" \

@@ -13,10 +13,12 @@
  *  - the band table: at most TL_HEAP_BANDS_MAX bands in
  *    TL_HEAP_NAMES_BYTES of keys and names, plus 16 bytes a band and
  *    its hash (2.5 MiB at most besides the names);
- *  - spans: at most TL_SPANS_NAMES_MAX names (200 bytes each), the open
- *    starts (16 bytes each, at most TL_SPANS_OPEN_MAX: 4 MiB), the
+ *  - spans: at most TL_SPANS_NAMES_MAX names (200 bytes each), the
+ *    (thread, name, pair) keys of open starts (about 40 bytes each, at
+ *    most TL_SPANS_KEYS_MAX: 2.5 MiB), the open starts (16 bytes each,
+ *    at most TL_SPANS_OPEN_MAX: 4 MiB), the
  *    marker events waiting for their capabilities (24 bytes each, at
- *    most TL_SPANS_PENDING_MAX: 1.5 MiB);
+ *    most TL_SPANS_PENDING_MAX: 8 MiB);
  *  - the stack table: at most TL_PROF_STACKS_MAX stacks of
  *    TL_PROF_STACK_IDS_MAX ids in all (16 MiB at most), and the cost
  *    centres' definitions.
@@ -27,17 +29,26 @@
  *
  * Note [Spans in time order]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A span's start and end may be posted on different capabilities (a
- * Haskell thread migrates), and the blocks of different capabilities
- * reach us out of time order, so matching in stream order could meet an
- * end before its start.  Marker events therefore wait in a min-heap by
- * time and are matched only once every capability seen has posted an
- * event at or after their time (its events arrive in time order, so
- * nothing earlier can still come from it), or at the stream's end, or
- * when more than TL_SPANS_PENDING_MAX wait (the earliest then goes
- * first, counted in released_early).  They wait in one queue per
- * capability, already in time order, and leave by a merge of the
- * queues' heads (equal times in stream order, as ghc-events sorts).
+ * An end pairs with the latest open start of its name posted by the same
+ * Haskell thread: several threads serve requests of one name at once,
+ * and a global last-in-first-out would pair one thread's end with
+ * another's start.  The poster is the thread the capability runs
+ * (RUN_THREAD .. STOP_THREAD around the marker on that capability; 0
+ * outside any).  A span's start and end may be posted on different
+ * capabilities (the thread migrates), and the blocks of different
+ * capabilities reach us out of time order, so matching in stream order
+ * could meet an end before its start.  Marker events therefore wait,
+ * one queue per capability (already in time order), and leave by a
+ * merge of the queues' heads (equal times in stream order, as ghc-events
+ * sorts) once every capability (created, or seen posting, and not
+ * deleted or disabled) has posted an event at or after their time: its
+ * events arrive in time order, so nothing earlier can still come from
+ * it.  Which capabilities exist is known only from CAP_CREATE, on the
+ * global lane, whose buffer the RTS may write last: until one arrives
+ * nothing is matched (a capability whose first block has not come is
+ * unknown).  At the stream's end everything left is matched; when more
+ * than TL_SPANS_PENDING_MAX wait, the earliest goes first, counted in
+ * released_early (its pairing may then differ from the time order).
  */
 #include "timeline/aggr_impl.h"
 
@@ -169,8 +180,9 @@ int tl_aggr_new(struct tl_aggr **out)
     a->stacks.blob_max = (size_t)TL_PROF_STACK_IDS_MAX * 4;
     a->other_band = NO_BAND;
     a->other_name = UINT32_MAX;
-    a->heads = calloc((TL_SPANS_NAMES_MAX + 1) * FAMS, sizeof *a->heads);
-    if (!a->heads || tl_side_init(&a->cen, sizeof(struct cen_rec)) < 0
+    a->keys.max = TL_SPANS_KEYS_MAX;
+    a->keys.blob_max = (size_t)TL_SPANS_KEYS_MAX * 12;
+    if (tl_side_init(&a->cen, sizeof(struct cen_rec)) < 0
         || tl_side_init(&a->hs, sizeof(struct hs_rec)) < 0
         || tl_side_init(&a->spans, sizeof(struct span_rec)) < 0
         || tl_side_init(&a->ticks, sizeof(struct tick_rec)) < 0) {
@@ -194,6 +206,7 @@ void tl_aggr_free(struct tl_aggr *a)
     itab_free(&a->names);
     itab_free(&a->stacks);
     free(a->heads);
+    itab_free(&a->keys);
     free(a->open);
     for (unsigned q = 0; q < 257; q++)
         free(a->pq[q].v);
@@ -390,7 +403,28 @@ static int pend_push(struct tl_aggr *a, unsigned q, const struct pend *p)
 
 static void match(struct tl_aggr *a, const struct pend *p)
 {
-    uint32_t *head = &a->heads[(size_t)p->name * FAMS + p->fam];
+    uint32_t key[3] = { p->thread, p->name, p->fam }, k;
+    int rc = itab_get(&a->keys, key, sizeof key, "", 0, &k);
+    if (rc < 0) {                 /* full, or out of memory */
+        if (p->end)
+            a->unmatched++;
+        else
+            a->open_refused++;
+        return;
+    }
+    if (k >= a->heads_cap) {
+        uint32_t c = a->heads_cap ? a->heads_cap * 2 : 256;
+        uint32_t *v = realloc(a->heads, c * sizeof *v);
+        if (!v) {
+            a->open_refused += !p->end;
+            a->unmatched += p->end;
+            return;
+        }
+        memset(v + a->heads_cap, 0, (c - a->heads_cap) * sizeof *v);
+        a->heads = v;
+        a->heads_cap = c;
+    }
+    uint32_t *head = &a->heads[k];
     if (!p->end) {
         uint32_t i;
         if (a->open_free) {
@@ -435,6 +469,8 @@ static void match(struct tl_aggr *a, const struct pend *p)
 static void release(struct tl_aggr *a, bool all)
 {
     uint64_t wm = UINT64_MAX;
+    if (!all && !a->caps_known)
+        return;                   /* a cap may not have posted yet */
     if (!all)
         for (unsigned c = 0; c < a->cap_hi; c++)
             if (a->cap_seen[c] && a->cap_last[c] < wm)
@@ -498,7 +534,8 @@ static int on_marker(struct tl_aggr *a, const struct els_event *ev)
         a->released_early++;
     }
     struct pend p = { .t = ev->time, .seq = a->seq++, .name = id,
-                      .fam = (uint8_t)fam, .end = (uint8_t)end };
+                      .fam = (uint8_t)fam, .end = (uint8_t)end,
+                      .thread = ev->cap >= 0 && ev->cap < 256 ? a->running[ev->cap] : 0 };
     if (pend_push(a, ev->cap >= 0 && ev->cap < 256 ? (unsigned)ev->cap : 256, &p) < 0)
         return -ENOMEM;
     release(a, false);
@@ -555,6 +592,31 @@ int tl_aggr_event(struct tl_aggr *a, const struct els_event *ev)
         return on_marker(a, ev);
     case ELS_EV_PROF_SAMPLE_COST_CENTRE:
         return on_tick(a, ev);
+    case ELS_EV_CAP_CREATE: case ELS_EV_CAP_ENABLE:
+    case ELS_EV_CAP_DELETE: case ELS_EV_CAP_DISABLE: {
+        /* A cap that exists holds the matching back until it has posted
+         * (its first block may come after others' later events); one
+         * deleted or disabled posts nothing more. */
+        struct els_event_data e;
+        if (els_event_decode(ev, &e) != 0 || e.u.cap.cap >= 256)
+            return 0;
+        unsigned c = e.u.cap.cap;
+        a->caps_known = true;
+        a->cap_seen[c] = ev->tag == ELS_EV_CAP_CREATE || ev->tag == ELS_EV_CAP_ENABLE;
+        if (c >= a->cap_hi)
+            a->cap_hi = c + 1;
+        if (a->pend_n)
+            release(a, false);
+        return 0;
+    }
+    case ELS_EV_RUN_THREAD: case ELS_EV_STOP_THREAD:
+        /* Who posts a marker: the thread running on its cap. */
+        if (ev->cap >= 0 && ev->cap < 256 && ev->payload_len >= 4) {
+            const uint8_t *q = ev->payload;
+            a->running[ev->cap] = ev->tag == ELS_EV_STOP_THREAD ? 0
+                : (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+        }
+        return 0;
     case ELS_EV_BLOCK_MARKER:
         /* A capability's block: the others may have caught up. */
         if (a->pend_n)
@@ -576,7 +638,7 @@ void tl_aggr_stats(const struct tl_aggr *a, struct tl_aggr_stats *o)
         .mem_bytes = sizeof *a + tl_side_mem(&a->cen) + tl_side_mem(&a->hs)
             + tl_side_mem(&a->spans) + tl_side_mem(&a->ticks)
             + itab_mem(&a->bands) + itab_mem(&a->names) + itab_mem(&a->stacks)
-            + (TL_SPANS_NAMES_MAX + 1) * FAMS * sizeof *a->heads
+            + itab_mem(&a->keys) + a->heads_cap * sizeof *a->heads
             + a->open_cap * sizeof *a->open + a->pend_mem
             + (uint64_t)a->ccs.n * sizeof *a->ccs.v,
         .disk_bytes = tl_side_disk(&a->cen) + tl_side_disk(&a->hs)

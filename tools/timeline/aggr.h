@@ -33,9 +33,11 @@
  *
  * kind=durations (t0, t1): spans from markers "NAME start"/"NAME end",
  *   "NAME begin"/"NAME stop" and messages "START NAME"/"STOP NAME", each
- *   end matched to the latest open start of its name and pair (LIFO,
- *   across capabilities, in time order: Note [Spans in time order]);
- *   the spans whose END lies in [t0,t1]:
+ *   end matched to the latest open start of its name and pair posted by
+ *   the same Haskell thread (the one running on the capability that
+ *   posted it), wherever the thread ran (in time order: Note [Spans in
+ *   time order]), so concurrent requests of one name pair each with its
+ *   own; the spans whose END lies in [t0,t1]:
  *   {"t0":T,"t1":T,"rule":"end_in_window","spans":N,"exact":true|false,
  *    "names":[{"name":"..","count":N,"total_ns":N,"mean_ns":F,
  *              "p50_ns":N,"p99_ns":N,"max_ns":N,"longest":[S,E]}...],
@@ -48,7 +50,8 @@
  *   The counters are over the whole run: ends with no open start, starts
  *   still open, marker events not yet matched (pending: a capability's
  *   earlier events may still arrive), starts refused past
- *   TL_SPANS_OPEN_MAX open, spans of names past TL_SPANS_NAMES_MAX (they
+ *   TL_SPANS_OPEN_MAX open or TL_SPANS_KEYS_MAX (thread, name, pair)
+ *   keys, spans of names past TL_SPANS_NAMES_MAX (they
  *   count under "(other)"), events matched before their capabilities
  *   caught up (past TL_SPANS_PENDING_MAX waiting).
  *
@@ -86,7 +89,8 @@
 #define TL_SPANS_NAMES_MAX 4096u
 #define TL_SPANS_NAME_LEN 200u          /* longer names are cut */
 #define TL_SPANS_OPEN_MAX 262144u
-#define TL_SPANS_PENDING_MAX 65536u
+#define TL_SPANS_KEYS_MAX 65536u        /* (thread, name, pair) with starts */
+#define TL_SPANS_PENDING_MAX 262144u
 #define TL_SPANS_EXACT_MAX (4u << 20)
 #define TL_SPANS_LIST_MAX 100000u
 #define TL_PROF_STACKS_MAX 65536u

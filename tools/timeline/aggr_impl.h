@@ -31,12 +31,11 @@ struct hs_rec { uint64_t bytes; uint32_t band, pad; };
 struct span_rec { uint64_t end, start; uint32_t name, pad; };
 struct tick_rec { uint64_t t; uint32_t stack, cap; };
 
-struct pend { uint64_t t, seq; uint32_t name; uint8_t fam, end; };
+struct pend { uint64_t t, seq; uint32_t name, thread; uint8_t fam, end; };
 struct open_ent { uint64_t t; uint32_t prev, pad; };
 
 #define NO_BAND UINT32_MAX
 #define OTHER_STACK UINT32_MAX
-#define FAMS 3
 
 struct tl_aggr {
     struct profile_ccs ccs;
@@ -54,7 +53,12 @@ struct tl_aggr {
     /* Spans. */
     struct itab names;
     uint32_t other_name;
-    uint32_t *heads;              /* per name x FAMS: open index + 1 */
+    /* Open starts: a LIFO list per (thread, name, pair), found through
+     * keys (their numbers index heads). */
+    struct itab keys;
+    uint32_t *heads;              /* per key: open index + 1, 0 none */
+    uint32_t heads_cap;
+    uint32_t running[256];        /* the thread running on each cap */
     struct open_ent *open;
     uint32_t open_n, open_cap, open_free;  /* free list: index + 1 */
     uint64_t open_live;
@@ -67,6 +71,7 @@ struct tl_aggr {
     uint64_t cap_last[256];
     bool cap_seen[256];
     unsigned cap_hi;              /* highest cap seen + 1 */
+    bool caps_known;              /* a CAP_CREATE arrived */
     uint64_t unmatched, open_refused, names_refused, released_early;
     struct tl_side spans;
     /* Cost-centre ticks. */
