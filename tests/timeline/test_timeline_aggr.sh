@@ -63,7 +63,7 @@ run() {
         || fail_showing "$d/dump.err" "$name: dump --hp failed"
 }
 
-run plain "$PLAIN" -N2 -hT -i0.005 -A64k
+run plain "$PLAIN" -N2 -hT -i0.002 -A64k
 python3 "$ELS_TOP_SRCDIR/tests/timeline/aggr.py" "$driver" "$T/plain/plain.eventlog" \
     "$T/plain/plain.show" "$T/plain/plain.dump.hp" - - \
     || fail "the aggregates differ from ghc-events or dump --hp on the -hT run"
