@@ -23,8 +23,8 @@ work=$(mktemp -d "${BENCH_TIMELINE_DIR:-${TMPDIR:-/tmp}}/bench-timeline.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cc -O2 -g -D_GNU_SOURCE -I"$top/include" -I"$top/tools" -I"$build" \
     -o "$work/bench_timeline" "$top/bench/bench_timeline.c" \
-    "$top"/tools/timeline/{spool,index,query,describe}.c \
-    "$top/tools/monitor/strbuf.c" "$build/lib/.libs/libelscore.a" -lm -lpthread
+    "$top"/tools/timeline/{spool,index,query,describe,aggr,aggr_query,side}.c \
+    "$top/tools/profile_common.c" "$top/tools/monitor/strbuf.c" "$build/lib/.libs/libelscore.a" -lm -lpthread
 
 file=${1:-}
 if [ -z "$file" ]; then

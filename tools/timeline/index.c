@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "eventlog-sink/parse.h"
+#include "timeline/aggr.h"
 
 struct tl_index {
     struct els_parser *parser;
@@ -68,6 +69,7 @@ struct tl_index {
     uint32_t *thash;              /* index + 1, 0 empty; 2 x threads_cap */
 
     struct tl_index_stats st;
+    struct tl_aggr *aggr;         /* heap, spans, ticks: aggr.h */
 };
 
 /* ------------------------------------------------------------------------
@@ -606,6 +608,14 @@ static int apply(struct tl_index *ix, const struct els_event *ev)
     return 0;
 }
 
+static int cb_end(void *user, uint64_t offset)
+{
+    struct tl_index *ix = user;
+    (void)offset;
+    tl_aggr_end(ix->aggr);
+    return 0;
+}
+
 static int cb_header(void *user, const struct els_parser *p)
 {
     struct tl_index *ix = user;
@@ -630,8 +640,10 @@ static int cb_header(void *user, const struct els_parser *p)
 static int cb_event(void *user, const struct els_event *ev)
 {
     struct tl_index *ix = user;
-    if (ev->tag == ELS_EV_BLOCK_MARKER)
+    if (ev->tag == ELS_EV_BLOCK_MARKER) {
+        tl_aggr_event(ix->aggr, ev);
         return on_block(ix, ev);
+    }
     int32_t sz = ix->sizes[ev->tag];
     uint64_t end = ev->offset + 10 + (sz < 0 ? 2 : 0) + ev->payload_len;
     struct tl_chunk *c = chunk_for(ix, ev, end);
@@ -642,7 +654,8 @@ static int cb_event(void *user, const struct els_event *ev)
         ix->st.t_first = ev->time;
     if (ev->time > ix->st.t_last)
         ix->st.t_last = ev->time;
-    return apply(ix, ev);
+    int rc = tl_aggr_event(ix->aggr, ev);
+    return rc < 0 ? rc : apply(ix, ev);
 }
 
 int tl_index_new(struct tl_index **out, unsigned bins)
@@ -665,8 +678,9 @@ int tl_index_new(struct tl_index **out, unsigned bins)
     ix->notes = calloc(TL_NOTES_MAX, sizeof *ix->notes);
     struct els_parse_callbacks cb = {
         .struct_size = sizeof cb, .on_header = cb_header, .on_event = cb_event,
+        .on_end = cb_end,
     };
-    if (!ix->pglob || !ix->notes
+    if (!ix->pglob || !ix->notes || tl_aggr_new(&ix->aggr) < 0
         || els_parser_new(&ix->parser, &cb, ix, ELS_PARSE_RESTART) < 0) {
         tl_index_free(ix);
         return -ENOMEM;
@@ -682,6 +696,7 @@ void tl_index_free(struct tl_index *ix)
     if (!ix)
         return;
     els_parser_free(ix->parser);
+    tl_aggr_free(ix->aggr);
     free(ix->hdr);
     for (size_t i = 0; i < 1024; i++)
         free(ix->descs[i]);
@@ -749,6 +764,9 @@ void tl_index_trim(struct tl_index *ix, uint64_t base)
 void tl_index_stats(const struct tl_index *ix, struct tl_index_stats *out)
 {
     *out = ix->st;
+    struct tl_aggr_stats ag;
+    tl_aggr_stats(ix->aggr, &ag);
+    out->mem_bytes += ag.mem_bytes;
     out->bin_width = ix->width;
     out->bins = ix->nbins;
 }
@@ -813,3 +831,5 @@ const struct tl_thread *tl_index_thread(const struct tl_index *ix, uint32_t id)
 {
     return thread_find(ix, id);
 }
+
+struct tl_aggr *tl_index_aggr(const struct tl_index *ix) { return ix->aggr; }

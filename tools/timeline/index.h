@@ -176,4 +176,8 @@ const struct tl_thread *tl_index_thread(const struct tl_index *ix, uint32_t id);
 const char *tl_stop_name(unsigned status);
 const char *tl_stop_text(unsigned status);
 
+/* The run's aggregates (heap censuses, spans, cost-centre ticks: aggr.h),
+ * fed by tl_index_feed(). */
+struct tl_aggr *tl_index_aggr(const struct tl_index *ix);
+
 #endif /* ELS_TL_INDEX_H */

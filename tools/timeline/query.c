@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "eventlog-sink/parse.h"
+#include "timeline/aggr.h"
 
 #define TL_BUF (256u << 10)
 #define TL_LIST_NOTES 1000u
@@ -1384,6 +1385,9 @@ int timeline_route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
     else
         qs_get(qs, "kind", k, sizeof k);
     struct tl_query q = { 0 };
+    int agg = tl_aggr_route(ix, k, qs, out);   /* heap, durations, spans, profile */
+    if (agg)
+        return agg;
     if (!strcmp(k, "info"))
         q.kind = TL_Q_INFO;
     else if (!strcmp(k, "timeline"))

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test_timeline_aggr.sh: the timeline's aggregates (tools/timeline/aggr.h:
+# kind=heap, durations, spans, profile) on real runs, against independent
+# readers.
+#
+# tests/programs/Durations.hs (labelled workers on -N2, requests in
+# withSpan "request", a leaking cache, begin/stop markers, START/STOP
+# messages, spans whose action throws) is built with the patched RTS
+# twice: plain, run with -hT, and profiled (-prof -fprof-auto), run with
+# -hc -p.  aggr.py then checks, through tl_driver:
+#  - kind=heap: every census and every band equal `eventlog-sink dump
+#    --hp` (times as its %f seconds, bytes), and for the profiled run the
+#    RTS's own .hp (bands without their stack numbers, which the eventlog
+#    does not carry); the last census per pixel when px is small; the
+#    growth ranking's first band is the one that grew most in the .hp,
+#    and in the profiled run the leaking cost centre's;
+#  - kind=durations: count, total, p50, p99 (nearest rank), max and the
+#    longest instance per name equal the pairs it matches itself from
+#    `ghc-events show`, over the whole run and over its middle third;
+#    the five throwing spans are all closed; kind=spans counts the spans
+#    overlapping the third;
+#  - kind=profile: the ticks of the whole run and of its middle third,
+#    per stack, equal those `ghc-events show` lists there (tree and
+#    speedscope), the RTS's own cost centres apart.
+#
+# Skips (77) without GHC, ghc-events, the patched RTS or GHC's profiling
+# libraries (Debian's ghc-prof).
+set -u -o pipefail
+
+. "$(dirname "$0")/../harness.sh"
+. "$(dirname "$0")/../ghcprog.sh"
+
+command -v python3 >/dev/null 2>&1 || skip "python3 not found"
+[ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
+driver=$ELS_TOP_BUILDDIR/tests/timeline/tl_driver
+[ -x "$driver" ] || fail "tl_driver not built: $driver"
+require_ghc
+ghc_libdir=$("$GHC" --print-libdir) || fail "$GHC --print-libdir failed"
+[ -f "$ghc_libdir/rts/libHSrts_thr_p.a" ] \
+    || skip "GHC's profiling libraries are not installed (Debian package ghc-prof)"
+span_src=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src
+# -O always: see test_figures.sh (profiled censuses of unoptimised code).
+setup_ghc_program_test durations Durations -O -i"$span_src"
+PLAIN=$GHC_PROGRAM
+build_ghc_program durations-prof Durations patched_ghc_lib -threaded -eventlog -rtsopts \
+    -O -prof -fprof-auto -i"$span_src"
+PROF=$GHC_PROGRAM
+export XDG_RUNTIME_DIR=$T/run
+mkdir -m 700 "$XDG_RUNTIME_DIR" || fail "mkdir $XDG_RUNTIME_DIR"
+export TMPDIR=$T
+
+# run NAME PROGRAM RTS-OPTIONS...: in $T/NAME/, the eventlog NAME.eventlog,
+# ghc-events' lines NAME.show and dump --hp's NAME.dump.hp.
+run() {
+    local name=$1 prog=$2 d=$T/$1
+    shift 2
+    mkdir -p "$d"
+    (cd "$d" && "$prog" +RTS "$@" -l "-ol$d/$name.eventlog" -RTS </dev/null >"$d/out" 2>"$d/err") \
+        || fail_showing "$d/err" "$name: the program failed"
+    grep -q '^done [0-9]' "$d/out" || fail_showing "$d/out" "$name: the program did not finish"
+    "$GHC_EVENTS" show "$d/$name.eventlog" >"$d/$name.show" || fail "$name: ghc-events show"
+    "$ELS_SINK_TOOL" dump --hp "$d/$name.dump.hp" "$d/$name.eventlog" >/dev/null 2>"$d/dump.err" \
+        || fail_showing "$d/dump.err" "$name: dump --hp failed"
+}
+
+run plain "$PLAIN" -N2 -hT -i0.002 -A64k
+python3 "$ELS_TOP_SRCDIR/tests/timeline/aggr.py" "$driver" "$T/plain/plain.eventlog" \
+    "$T/plain/plain.show" "$T/plain/plain.dump.hp" - - \
+    || fail "the aggregates differ from ghc-events or dump --hp on the -hT run"
+
+run prof "$PROF" -N2 -hc -p -i0.01 -A64k
+rts_hp=$(ls "$T"/prof/*.hp | grep -v '\.dump\.hp$' | head -n 1)
+[ -s "$rts_hp" ] || fail "the profiled run wrote no .hp"
+python3 "$ELS_TOP_SRCDIR/tests/timeline/aggr.py" "$driver" "$T/prof/prof.eventlog" \
+    "$T/prof/prof.show" "$T/prof/prof.dump.hp" "$rts_hp" leak \
+    || fail "the aggregates differ from ghc-events, dump --hp or the RTS's .hp on the -hc run"
+exit 0

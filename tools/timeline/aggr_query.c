@@ -1,0 +1,756 @@
+/*
+ * aggr_query.c: the aggregates' answers (kind=heap, durations, spans,
+ * profile; aggr.h says what each holds), read back by window from the
+ * side files.  A query's own memory is said in Note [Aggregate memory]
+ * (aggr.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline/aggr_impl.h"
+#include "timeline/index.h"
+
+static int fail(struct strbuf *out, int status, const char *msg)
+{
+    sb_puts(out, "{\"error\":");
+    sb_json_str(out, msg, strlen(msg));
+    sb_puts(out, "}");
+    return status;
+}
+
+static bool qs_get(const char *qs, const char *key, char *val, size_t n)
+{
+    size_t kl = strlen(key);
+    for (const char *p = qs; p && *p;) {
+        const char *amp = strchr(p, '&');
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        if (len > kl && p[kl] == '=' && !strncmp(p, key, kl)) {
+            size_t vl = len - kl - 1;
+            if (vl >= n)
+                vl = n - 1;
+            memcpy(val, p + kl + 1, vl);
+            val[vl] = 0;
+            return true;
+        }
+        p = amp ? amp + 1 : NULL;
+    }
+    return false;
+}
+
+/* 0 (absent: *out unchanged, or a decimal number), -1 malformed. */
+static int qs_u64(const char *qs, const char *key, uint64_t *out)
+{
+    char v[32];
+    if (!qs_get(qs, key, v, sizeof v))
+        return 0;
+    if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 19)
+        return -1;
+    *out = strtoull(v, NULL, 10);
+    return 0;
+}
+
+static const char *band_name(const struct tl_aggr *a, uint32_t b, size_t *n)
+{
+    *n = a->bands.v[b].aux_len;
+    return a->bands.blob + a->bands.v[b].aux_off;
+}
+
+static const char *breakdown_name(uint32_t b)
+{
+    static const char *const names[] = {
+        NULL, "cost-centre stack (-hc)", "module (-hm)",
+        "closure description (-hd)", "type (-hy)", "retainer set (-hr)",
+        "biography (-hb)", "closure type (-hT)",
+    };
+    return b < sizeof names / sizeof names[0] ? names[b] : NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * kind=heap
+ * ------------------------------------------------------------------------ */
+
+struct heap_walk {
+    uint64_t t0, t1, px, count;
+    struct cen_rec *list, *perpix, first, last;
+    bool have_perpix;
+};
+
+static int heap_pick(void *ctx, uint64_t i, const void *rec)
+{
+    (void)i;
+    struct heap_walk *w = ctx;
+    struct cen_rec c;
+    memcpy(&c, rec, sizeof c);
+    if (w->count == 0)
+        w->first = c;
+    w->last = c;
+    if (w->count < w->px)
+        w->list[w->count] = c;
+    uint64_t pix = (uint64_t)((unsigned __int128)(c.t - w->t0) * w->px
+                              / ((unsigned __int128)(w->t1 - w->t0) + 1));
+    w->perpix[pix] = c;
+    w->perpix[pix].era |= 0x80000000u;   /* marks a pixel in use */
+    w->count++;
+    return 0;
+}
+
+/* Call fn for each band sample of census c. */
+static int census_each(struct tl_aggr *a, const struct cen_rec *c, struct hs_rec *buf,
+                       void (*fn)(void *ctx, const struct hs_rec *r), void *ctx)
+{
+    for (uint64_t i = 0; i < c->n;) {
+        uint64_t k = c->n - i < TL_SIDE_PAGE ? c->n - i : TL_SIDE_PAGE;
+        int rc = tl_side_read(&a->hs, c->first + i, k, buf);
+        if (rc < 0)
+            return rc;
+        for (uint64_t j = 0; j < k; j++)
+            fn(ctx, &buf[j]);
+        i += k;
+    }
+    return 0;
+}
+
+struct heap_acc {
+    uint64_t *vals;               /* per band */
+    uint8_t *seen;
+    int64_t *slot;                /* series row, -1 none */
+    uint64_t *series;             /* rows x ncen */
+    uint64_t *total;
+    size_t col, ncen;
+};
+
+static void acc_last(void *ctx, const struct hs_rec *r)
+{
+    struct heap_acc *h = ctx;
+    h->vals[r->band] += r->bytes;
+    h->seen[r->band] = 1;
+}
+
+static void acc_seen(void *ctx, const struct hs_rec *r)
+{
+    struct heap_acc *h = ctx;
+    h->seen[r->band] = 1;
+}
+
+static void acc_series(void *ctx, const struct hs_rec *r)
+{
+    struct heap_acc *h = ctx;
+    h->total[h->col] += r->bytes;
+    if (h->slot[r->band] >= 0)
+        h->series[(size_t)h->slot[r->band] * h->ncen + h->col] += r->bytes;
+}
+
+static const int64_t *rank_key;
+static int rank_cmp(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (rank_key[a] != rank_key[b])
+        return rank_key[a] > rank_key[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+static int q_heap(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
+                  struct strbuf *out)
+{
+    uint64_t px = 1000, nb = 32;
+    char order[16] = "size";
+    if (qs_u64(qs, "px", &px) < 0 || qs_u64(qs, "bands", &nb) < 0)
+        return fail(out, 400, "px and bands are decimal integers");
+    if (px < 1 || px > 8192)
+        return fail(out, 400, "px must be 1 .. 8192");
+    qs_get(qs, "order", order, sizeof order);
+    bool growth = !strcmp(order, "growth");
+    if (!growth && strcmp(order, "size"))
+        return fail(out, 400, "order is size or growth");
+    int status = 500;
+    const char *why = "out of memory";
+    uint32_t nbands = a->bands.n;
+    struct heap_walk w = { .t0 = t0, .t1 = t1, .px = px };
+    struct heap_acc h = { 0 };
+    struct cen_rec *cols = NULL;
+    uint32_t *order_v = NULL;
+    int64_t *key = NULL;
+    uint64_t *firstv = NULL;
+    void *buf = malloc(TL_SIDE_PAGE * sizeof(struct cen_rec));
+    w.list = calloc(px, sizeof *w.list);
+    w.perpix = calloc(px, sizeof *w.perpix);
+    h.vals = calloc(nbands + 1, sizeof *h.vals);
+    firstv = calloc(nbands + 1, sizeof *firstv);
+    h.seen = calloc(nbands + 1, 1);
+    h.slot = malloc((nbands + 1) * sizeof *h.slot);
+    key = calloc(nbands + 1, sizeof *key);
+    order_v = malloc((nbands + 1) * sizeof *order_v);
+    if (!buf || !w.list || !w.perpix || !h.vals || !firstv || !h.seen || !h.slot
+        || !key || !order_v)
+        goto out;
+    why = "the heap side file could not be read";
+    if (tl_side_walk(&a->cen, t0, t1, buf, heap_pick, &w) < 0)
+        goto out;
+    size_t ncen = 0;
+    bool every = w.count <= px;
+    if (every) {
+        cols = w.list;
+        ncen = (size_t)w.count;
+    } else {
+        for (uint64_t p = 0; p < px; p++)
+            if (w.perpix[p].era & 0x80000000u)
+                w.perpix[ncen++] = w.perpix[p];
+        cols = w.perpix;
+    }
+    for (size_t i = 0; i < ncen; i++)
+        cols[i].era &= 0x7fffffffu;
+    if (w.count) {
+        struct heap_acc f = { .vals = firstv, .seen = h.seen };
+        if (census_each(a, &w.last, buf, acc_last, &h) < 0
+            || census_each(a, &w.first, buf, acc_last, &f) < 0)
+            goto out;
+        for (size_t i = 0; i < ncen; i++)
+            if (census_each(a, &cols[i], buf, acc_seen, &h) < 0)
+                goto out;
+    }
+    uint32_t nseen = 0;
+    for (uint32_t b = 0; b < nbands; b++) {
+        key[b] = growth ? (int64_t)h.vals[b] - (int64_t)firstv[b] : (int64_t)h.vals[b];
+        if (h.seen[b])
+            order_v[nseen++] = b;
+        h.slot[b] = -1;
+    }
+    rank_key = key;
+    qsort(order_v, nseen, sizeof *order_v, rank_cmp);
+    uint64_t rows = nb == 0 || nb > nseen ? nseen : nb;
+    bool cut = false;
+    if (ncen && rows * ncen > TL_HEAP_CELLS_MAX) {
+        rows = TL_HEAP_CELLS_MAX / ncen;
+        cut = true;
+    }
+    for (uint64_t r = 0; r < rows; r++)
+        h.slot[order_v[r]] = (int64_t)r;
+    why = "out of memory";
+    h.series = calloc(rows * ncen + 1, sizeof *h.series);
+    h.total = calloc(ncen + 1, sizeof *h.total);
+    if (!h.series || !h.total)
+        goto out;
+    h.ncen = ncen;
+    why = "the heap side file could not be read";
+    for (size_t i = 0; i < ncen; i++) {
+        h.col = i;
+        if (census_each(a, &cols[i], buf, acc_series, &h) < 0)
+            goto out;
+    }
+    const char *bd = a->have_breakdown ? breakdown_name(a->breakdown) : NULL;
+    sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"unit\":\"bytes\","
+              "\"breakdown\":", t0, t1);
+    if (bd)
+        sb_json_str(out, bd, strlen(bd));
+    else
+        sb_puts(out, "null");
+    sb_printf(out, ",\"order\":\"%s\",\"censuses\":%" PRIu64 ",\"sampling\":\"%s\","
+              "\"times\":[", growth ? "growth" : "size", w.count,
+              every ? "every" : "last_per_pixel");
+    for (size_t i = 0; i < ncen; i++)
+        sb_printf(out, "%s%" PRIu64, i ? "," : "", cols[i].t);
+    sb_puts(out, "],\"total\":[");
+    for (size_t i = 0; i < ncen; i++)
+        sb_printf(out, "%s%" PRIu64, i ? "," : "", h.total[i]);
+    sb_puts(out, "],\"bands\":[");
+    for (uint64_t r = 0; r < rows; r++) {
+        uint32_t b = order_v[r];
+        size_t n;
+        const char *nm = band_name(a, b, &n);
+        sb_puts(out, r ? ",{\"name\":" : "{\"name\":");
+        sb_json_str(out, nm, n);
+        sb_printf(out, ",\"size\":%" PRIu64 ",\"growth\":%" PRId64 ",\"series\":[",
+                  h.vals[b], (int64_t)h.vals[b] - (int64_t)firstv[b]);
+        for (size_t i = 0; i < ncen; i++)
+            sb_printf(out, "%s%" PRIu64, i ? "," : "", h.series[r * ncen + i]);
+        sb_puts(out, "]}");
+    }
+    sb_printf(out, "],\"bands_more\":%" PRIu64 ",\"bands_cut_to_fit\":%s,"
+              "\"bands_seen\":%" PRIu32 ",\"band_table\":{\"bands\":%" PRIu32
+              ",\"max\":%u,\"refused_samples\":%" PRIu64 "},\"censuses_total\":%"
+              PRIu64 ",\"censuses_unfinished\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
+              nseen - rows, cut ? "true" : "false", nseen, a->bands.n,
+              TL_HEAP_BANDS_MAX, a->band_refused, a->cen.n, a->cen_unfinished,
+              a->cen.lost + a->hs.lost);
+    status = 200;
+out:
+    free(buf);
+    free(w.list);
+    free(w.perpix);
+    free(h.vals);
+    free(firstv);
+    free(h.seen);
+    free(h.slot);
+    free(h.series);
+    free(h.total);
+    free(key);
+    free(order_v);
+    return status == 200 ? status : fail(out, status, why);
+}
+
+/* ------------------------------------------------------------------------
+ * kind=durations, kind=spans
+ * ------------------------------------------------------------------------ */
+
+struct dur { uint32_t name; uint64_t d; };
+
+struct name_acc {
+    uint64_t count, total, max, max_s, max_e;
+};
+
+struct dur_walk {
+    struct name_acc *acc;
+    struct dur *v;
+    size_t n, cap;
+    bool exact;
+    uint64_t spans;
+};
+
+static int dur_one(void *ctx, uint64_t i, const void *rec)
+{
+    (void)i;
+    struct dur_walk *w = ctx;
+    struct span_rec s;
+    memcpy(&s, rec, sizeof s);
+    uint64_t d = s.end >= s.start ? s.end - s.start : 0;
+    struct name_acc *n = &w->acc[s.name];
+    if (!n->count || d > n->max)
+        n->max = d, n->max_s = s.start, n->max_e = s.end;
+    n->count++;
+    n->total += d;
+    w->spans++;
+    if (!w->exact)
+        return 0;
+    if (w->n == TL_SPANS_EXACT_MAX) {
+        w->exact = false;
+        free(w->v);
+        w->v = NULL;
+        return 0;
+    }
+    if (w->n == w->cap) {
+        size_t c = w->cap ? w->cap * 2 : 1024;
+        struct dur *v = realloc(w->v, c * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        w->v = v;
+        w->cap = c;
+    }
+    w->v[w->n++] = (struct dur){ s.name, d };
+    return 0;
+}
+
+static int dur_cmp(const void *x, const void *y)
+{
+    const struct dur *a = x, *b = y;
+    if (a->name != b->name)
+        return a->name < b->name ? -1 : 1;
+    return a->d < b->d ? -1 : a->d > b->d;
+}
+
+static const struct name_acc *sort_acc;
+static int name_cmp(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (sort_acc[a].total != sort_acc[b].total)
+        return sort_acc[a].total > sort_acc[b].total ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* Nearest rank: the ceil(p/100 n)-th smallest of v[0..n). */
+static uint64_t nearest_rank(const struct dur *v, uint64_t n, unsigned p)
+{
+    uint64_t r = (p * n + 99) / 100;
+    return v[r ? r - 1 : 0].d;
+}
+
+static int q_durations(struct tl_aggr *a, uint64_t t0, uint64_t t1, struct strbuf *out)
+{
+    uint32_t nn = a->names.n;
+    struct dur_walk w = { .exact = true };
+    w.acc = calloc(nn + 1, sizeof *w.acc);
+    uint32_t *ord = malloc((nn + 1) * sizeof *ord);
+    uint64_t *at = calloc(nn + 1, sizeof *at);   /* first index in v */
+    void *buf = malloc(TL_SIDE_PAGE * sizeof(struct span_rec));
+    if (!w.acc || !ord || !at || !buf) {
+        free(w.acc), free(ord), free(at), free(buf);
+        return fail(out, 500, "out of memory");
+    }
+    int rc = tl_side_walk(&a->spans, t0, t1, buf, dur_one, &w);
+    free(buf);
+    if (rc < 0) {
+        free(w.acc), free(ord), free(at), free(w.v);
+        return fail(out, 500, rc == -ENOMEM ? "out of memory"
+                                            : "the spans side file could not be read");
+    }
+    if (w.exact) {
+        qsort(w.v, w.n, sizeof *w.v, dur_cmp);
+        for (size_t i = w.n; i-- > 0;)
+            at[w.v[i].name] = i;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nn; i++)
+        if (w.acc[i].count)
+            ord[k++] = i;
+    sort_acc = w.acc;
+    qsort(ord, k, sizeof *ord, name_cmp);
+    sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"rule\":\"end_in_window\","
+              "\"spans\":%" PRIu64 ",\"exact\":%s,\"names\":[", t0, t1, w.spans,
+              w.exact ? "true" : "false");
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t i = ord[j];
+        const struct name_acc *n = &w.acc[i];
+        sb_puts(out, j ? ",{\"name\":" : "{\"name\":");
+        sb_json_str(out, a->names.blob + a->names.v[i].off, a->names.v[i].len);
+        sb_printf(out, ",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"mean_ns\":",
+                  n->count, n->total);
+        sb_json_num(out, (double)n->total / (double)n->count);
+        if (w.exact)
+            sb_printf(out, ",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64,
+                      nearest_rank(w.v + at[i], n->count, 50),
+                      nearest_rank(w.v + at[i], n->count, 99));
+        else
+            sb_puts(out, ",\"p50_ns\":null,\"p99_ns\":null");
+        sb_printf(out, ",\"max_ns\":%" PRIu64 ",\"longest\":[%" PRIu64 ",%" PRIu64 "]}",
+                  n->max, n->max_s, n->max_e);
+    }
+    sb_printf(out, "],\"unmatched_ends\":%" PRIu64 ",\"open\":%" PRIu64
+              ",\"pending\":%zu,\"open_refused\":%" PRIu64 ",\"names_refused\":%"
+              PRIu64 ",\"released_early\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
+              a->unmatched, a->open_live, a->pend_n, a->open_refused,
+              a->names_refused, a->released_early, a->spans.lost);
+    free(w.acc), free(ord), free(at), free(w.v);
+    return 200;
+}
+
+struct list_walk {
+    struct tl_aggr *a;
+    struct strbuf *out;
+    uint64_t t1, total, max;
+};
+
+static int list_one(void *ctx, uint64_t i, const void *rec)
+{
+    (void)i;
+    struct list_walk *w = ctx;
+    struct span_rec s;
+    memcpy(&s, rec, sizeof s);
+    if (s.start > w->t1)
+        return 0;
+    if (w->total < w->max) {
+        sb_printf(w->out, "%s[%" PRIu64 ",%" PRIu64 ",", w->total ? "," : "",
+                  s.start, s.end);
+        sb_json_str(w->out, w->a->names.blob + w->a->names.v[s.name].off,
+                    w->a->names.v[s.name].len);
+        sb_puts(w->out, "]");
+    }
+    w->total++;
+    return 0;
+}
+
+static int q_spans(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
+                   struct strbuf *out)
+{
+    uint64_t n = 1000;
+    if (qs_u64(qs, "n", &n) < 0)
+        return fail(out, 400, "n is a decimal integer");
+    if (n > TL_SPANS_LIST_MAX)
+        n = TL_SPANS_LIST_MAX;
+    void *buf = malloc(TL_SIDE_PAGE * sizeof(struct span_rec));
+    if (!buf)
+        return fail(out, 500, "out of memory");
+    struct strbuf list = { 0 };
+    struct list_walk w = { .a = a, .out = &list, .t1 = t1, .max = n };
+    /* Spans that end at or after t0 and start by t1 overlap the window. */
+    int rc = tl_side_walk(&a->spans, t0, UINT64_MAX, buf, list_one, &w);
+    free(buf);
+    if (rc < 0 || list.failed) {
+        sb_free(&list);
+        return fail(out, 500, "the spans side file could not be read");
+    }
+    sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"total\":%" PRIu64
+              ",\"truncated\":%s,\"spans\":[", t0, t1, w.total,
+              w.total > n ? "true" : "false");
+    if (list.len)
+        sb_put(out, list.p, list.len);
+    sb_puts(out, "]}");
+    sb_free(&list);
+    return 200;
+}
+
+/* ------------------------------------------------------------------------
+ * kind=profile
+ * ------------------------------------------------------------------------ */
+
+struct tick_walk {
+    uint64_t *count;              /* per stack; [n] for the overflow stack */
+    uint32_t nstacks;
+    uint64_t samples;
+};
+
+static int tick_one(void *ctx, uint64_t i, const void *rec)
+{
+    (void)i;
+    struct tick_walk *w = ctx;
+    struct tick_rec r;
+    memcpy(&r, rec, sizeof r);
+    w->count[r.stack < w->nstacks ? r.stack : w->nstacks]++;
+    w->samples++;
+    return 0;
+}
+
+static uint32_t stack_depth(const struct tl_aggr *a, uint32_t s)
+{
+    return a->stacks.v[s].len / 4;
+}
+
+static uint32_t stack_id(const struct tl_aggr *a, uint32_t s, uint32_t i)
+{
+    uint32_t id;
+    memcpy(&id, a->stacks.blob + a->stacks.v[s].off + 4 * (size_t)i, 4);
+    return id;
+}
+
+static void frame_json(const struct tl_aggr *a, uint32_t cc, bool speedscope,
+                       struct strbuf *out)
+{
+    const struct profile_cc *c = profile_ccs_get(&a->ccs, cc);
+    char unknown[24];
+    snprintf(unknown, sizeof unknown, "cc%" PRIu32, cc);
+    const char *l = c ? c->label : unknown, *m = c ? c->module : "",
+               *s = c ? c->srcloc : "";
+    sb_puts(out, "{\"name\":");
+    sb_json_str(out, l, strlen(l));
+    sb_puts(out, speedscope ? ",\"file\":" : ",\"module\":");
+    sb_json_str(out, m, strlen(m));
+    if (!speedscope) {
+        sb_puts(out, ",\"src\":");
+        sb_json_str(out, s, strlen(s));
+    }
+    sb_puts(out, "}");
+}
+
+struct tnode { int64_t parent; int64_t frame; uint64_t self, total; };
+
+static int q_profile(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
+                     struct strbuf *out)
+{
+    char format[16] = "tree", rts[16] = "apart";
+    qs_get(qs, "format", format, sizeof format);
+    qs_get(qs, "rts", rts, sizeof rts);
+    bool ss = !strcmp(format, "speedscope");
+    if (!ss && strcmp(format, "tree"))
+        return fail(out, 400, "format is tree or speedscope");
+    bool include = !strcmp(rts, "include");
+    if (!include && strcmp(rts, "apart"))
+        return fail(out, 400, "rts is apart or include");
+    uint32_t ns = a->stacks.n;
+    struct tick_walk w = { .nstacks = ns };
+    w.count = calloc(ns + 1, sizeof *w.count);
+    void *buf = malloc(TL_SIDE_PAGE * sizeof(struct tick_rec));
+    int64_t *frame_of = NULL;     /* cc id -> frame, -1 */
+    uint32_t *frames = NULL, nframes = 0;
+    struct tnode *nodes = NULL;
+    size_t nnodes = 0, ncap = 0;
+    uint64_t *slots = NULL;       /* (node << 1 | 1) hash of (parent, frame) */
+    size_t nslots = 0;
+    int status = 500;
+    const char *why = "out of memory";
+    if (!w.count || !buf)
+        goto out;
+    why = "the samples side file could not be read";
+    if (tl_side_walk(&a->ticks, t0, t1, buf, tick_one, &w) < 0)
+        goto out;
+    why = "out of memory";
+    uint64_t by_rts[6] = { 0 };
+    uint64_t ids_total = 0;
+    for (uint32_t s = 0; s < ns; s++) {
+        if (!w.count[s])
+            continue;
+        int k = tl_aggr_rts_kind(a, s);
+        by_rts[k] += w.count[s];
+        if (k && !include)
+            w.count[s] = 0;
+        else
+            ids_total += stack_depth(a, s);
+    }
+    frame_of = malloc(a->ccs.n ? a->ccs.n * sizeof *frame_of : 1);
+    frames = malloc((ids_total + 1) * sizeof *frames);
+    if (!frame_of || !frames)
+        goto out;
+    for (uint32_t i = 0; i < a->ccs.n; i++)
+        frame_of[i] = -1;
+    /* Ids beyond the definitions get frames too, named ccN. */
+    for (uint32_t s = 0; s < ns; s++) {
+        if (!w.count[s])
+            continue;
+        for (uint32_t i = 0; i < stack_depth(a, s); i++) {
+            uint32_t cc = stack_id(a, s, i);
+            bool known = false;
+            if (cc < a->ccs.n) {
+                known = frame_of[cc] >= 0;
+                if (!known)
+                    frame_of[cc] = nframes;
+            } else {
+                for (uint32_t f = 0; f < nframes && !known; f++)
+                    known = frames[f] == cc;
+            }
+            if (!known)
+                frames[nframes++] = cc;
+        }
+    }
+    if (ss) {
+        sb_puts(out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+                     "\"exporter\":\"eventlog-sink serve\",\"name\":\"cost centres\","
+                     "\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+        for (uint32_t f = 0; f < nframes; f++) {
+            if (f)
+                sb_puts(out, ",");
+            frame_json(a, frames[f], true, out);
+        }
+        sb_puts(out, "]},\"profiles\":[{\"type\":\"sampled\",\"name\":");
+        char nm[96];
+        snprintf(nm, sizeof nm, "%" PRIu64 " .. %" PRIu64 " ns", t0, t1);
+        sb_json_str(out, nm, strlen(nm));
+        sb_puts(out, ",\"unit\":\"none\",\"samples\":[");
+        struct strbuf wts = { 0 };
+        uint64_t sum = 0;
+        bool first = true;
+        for (uint32_t s = 0; s < ns; s++) {
+            if (!w.count[s])
+                continue;
+            sb_puts(out, first ? "[" : ",[");
+            uint32_t d = stack_depth(a, s);
+            for (uint32_t i = d; i-- > 0;) {
+                uint32_t cc = stack_id(a, s, i);
+                int64_t f = -1;
+                if (cc < a->ccs.n)
+                    f = frame_of[cc];
+                else
+                    for (uint32_t j = 0; j < nframes; j++)
+                        if (frames[j] == cc)
+                            f = j;
+                sb_printf(out, "%s%" PRId64, i + 1 == d ? "" : ",", f);
+            }
+            sb_puts(out, "]");
+            sb_printf(&wts, "%s%" PRIu64, first ? "" : ",", w.count[s]);
+            sum += w.count[s];
+            first = false;
+        }
+        sb_puts(out, "],\"weights\":[");
+        if (wts.len)
+            sb_put(out, wts.p, wts.len);
+        bool f = wts.failed;
+        sb_free(&wts);
+        if (f)
+            goto out;
+        sb_printf(out, "],\"startValue\":0,\"endValue\":%" PRIu64 "}]}", sum);
+        status = 200;
+        goto out;
+    }
+    /* The call tree: nodes by (parent, frame), outermost first. */
+    nslots = 64;
+    while (nslots < 2 * (ids_total + 1))
+        nslots *= 2;
+    slots = calloc(nslots, sizeof *slots);
+    ncap = ids_total + 1;
+    nodes = malloc(ncap * sizeof *nodes);
+    if (!slots || !nodes)
+        goto out;
+    nodes[nnodes++] = (struct tnode){ -1, -1, 0, 0 };
+    for (uint32_t s = 0; s < ns; s++) {
+        if (!w.count[s])
+            continue;
+        uint64_t c = w.count[s];
+        size_t cur = 0;
+        nodes[0].total += c;
+        for (uint32_t i = stack_depth(a, s); i-- > 0;) {
+            uint32_t cc = stack_id(a, s, i);
+            int64_t f = -1;
+            if (cc < a->ccs.n)
+                f = frame_of[cc];
+            else
+                for (uint32_t j = 0; j < nframes; j++)
+                    if (frames[j] == cc)
+                        f = j;
+            uint64_t h = ((uint64_t)cur * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)f * 0xC2B2AE3D27D4EB4Full);
+            size_t sl = (size_t)(h >> 7) & (nslots - 1);
+            size_t found = 0;
+            while (slots[sl]) {
+                size_t n = (size_t)(slots[sl] >> 1);
+                if (nodes[n].parent == (int64_t)cur && nodes[n].frame == f) {
+                    found = n;
+                    break;
+                }
+                sl = (sl + 1) & (nslots - 1);
+            }
+            if (!found) {
+                found = nnodes++;
+                nodes[found] = (struct tnode){ (int64_t)cur, f, 0, 0 };
+                slots[sl] = (uint64_t)found << 1 | 1;
+            }
+            cur = found;
+            nodes[cur].total += c;
+        }
+        nodes[cur].self += c;
+    }
+    sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"samples\":%" PRIu64
+              ",\"rts\":{", t0, t1, w.samples);
+    for (int k = 1; k < 6; k++)
+        sb_printf(out, "%s\"%s\":%" PRIu64, k > 1 ? "," : "", tl_aggr_rts_names[k],
+                  by_rts[k]);
+    sb_printf(out, "},\"rts_included\":%s,\"other\":%" PRIu64 ",\"frames\":[",
+              include ? "true" : "false", w.count[ns]);
+    for (uint32_t f = 0; f < nframes; f++) {
+        if (f)
+            sb_puts(out, ",");
+        frame_json(a, frames[f], false, out);
+    }
+    sb_puts(out, "],\"nodes\":[");
+    for (size_t n = 0; n < nnodes; n++)
+        sb_printf(out, "%s[%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 "]",
+                  n ? "," : "", nodes[n].parent, nodes[n].frame, nodes[n].self,
+                  nodes[n].total);
+    sb_puts(out, "]}");
+    status = 200;
+out:
+    free(w.count);
+    free(buf);
+    free(frame_of);
+    free(frames);
+    free(nodes);
+    free(slots);
+    return status == 200 ? status : fail(out, status, why);
+}
+
+/* ------------------------------------------------------------------------
+ * The route
+ * ------------------------------------------------------------------------ */
+
+int tl_aggr_route(struct tl_index *ix, const char *kind, const char *qs,
+                  struct strbuf *out)
+{
+    if (!kind || (strcmp(kind, "heap") && strcmp(kind, "durations")
+                  && strcmp(kind, "spans") && strcmp(kind, "profile")))
+        return 0;
+    if (!qs)
+        qs = "";
+    struct tl_aggr *a = tl_index_aggr(ix);
+    struct tl_index_stats st;
+    tl_index_stats(ix, &st);
+    uint64_t t0 = st.t_first, t1 = st.t_last;
+    if (qs_u64(qs, "t0", &t0) < 0 || qs_u64(qs, "t1", &t1) < 0)
+        return fail(out, 400, "t0 and t1 are decimal integers");
+    if (t1 < t0)
+        return fail(out, 400, "t1 is before t0");
+    if (!strcmp(kind, "heap"))
+        return q_heap(a, qs, t0, t1, out);
+    if (!strcmp(kind, "durations"))
+        return q_durations(a, t0, t1, out);
+    if (!strcmp(kind, "spans"))
+        return q_spans(a, qs, t0, t1, out);
+    return q_profile(a, qs, t0, t1, out);
+}
