@@ -106,19 +106,26 @@ static int rec_cmp(const void *x, const void *y)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
-static void index_all(struct tl_index **ix, struct tl_spool **sp, const char *path,
-                      const struct evgen_buf *b)
+static void index_all_bins(struct tl_index **ix, struct tl_spool **sp,
+                           const char *path, const struct evgen_buf *b,
+                           unsigned bins)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     CHECK(fd >= 0);
     CHECK(write(fd, b->p, b->len) == (ssize_t)b->len);
     close(fd);
     CHECK_OK(tl_spool_open_file(sp, path));
-    CHECK_OK(tl_index_new(ix, 0));
+    CHECK_OK(tl_index_new(ix, bins));
     for (size_t off = 0; off < b->len; off += 3000) {
         size_t n = b->len - off < 3000 ? b->len - off : 3000;
         CHECK_OK(tl_index_feed(*ix, b->p + off, n));
     }
+}
+
+static void index_all(struct tl_index **ix, struct tl_spool **sp, const char *path,
+                      const struct evgen_buf *b)
+{
+    index_all_bins(ix, sp, path, b, 0);
 }
 
 static char *route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
@@ -394,6 +401,151 @@ static void window_and_figures(void)
     gen_free(&g);
 }
 
+static char *query(struct tl_index *ix, struct tl_spool *sp, enum tl_query_kind kind,
+                   uint64_t t0, uint64_t t1, unsigned px, uint64_t budget)
+{
+    struct tl_query q = { .kind = kind, .t0 = t0, .t1 = t1, .px = px,
+                          .raw_budget = budget };
+    struct strbuf sb = { 0 };
+    CHECK_INT(tl_query(ix, sp, &q, &sb), ==, 200);
+    sb_put(&sb, "", 1);
+    return sb.p;
+}
+
+/* A window too wide to replay and narrower than a few pyramid bins is
+ * drawn from the chunks' summaries, whose figures over whole chunks are
+ * the generator's sums; each level is chosen where it is the cheapest
+ * with a datum per pixel. */
+static void chunk_summaries(void)
+{
+    struct gen g = { 0 };
+    gen_run(&g, 6, 300);          /* a block of 300 ms per cap: a chunk each */
+    struct tl_index *ix;
+    struct tl_spool *sp;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/chunks.eventlog", check_dir);
+    /* four bins: each 2^29 ns, wider than a chunk */
+    index_all_bins(&ix, &sp, path, &g.b, 4);
+    qsort(g.r, g.n, sizeof *g.r, rec_cmp);
+    CHECK_U64(tl_pyr_width(ix), ==, 1ull << 29);
+    const uint64_t block = 300 * MS;
+    /* windows whose ends are chunk boundaries: blocks [a, b) */
+    static const unsigned spans[][2] = { { 1, 4 }, { 0, 6 }, { 2, 3 }, { 3, 5 } };
+    for (size_t w = 0; w < sizeof spans / sizeof spans[0]; w++) {
+        uint64_t t0 = spans[w][0] * block + 1000;
+        uint64_t t1 = spans[w][1] * block + 1000 - 1;
+        uint64_t gcs = 0, pause = 0, pmax = 0, alloc = 0, run = 0;
+        uint64_t gstart[2] = { 0, 0 }, prev_alloc[2] = { 0, 0 }, since[8] = { 0 };
+        for (size_t i = 0; i < g.n; i++) {
+            const struct rec *r = &g.r[i];
+            bool in = r->t >= t0 && r->t <= t1;
+            if (r->tag == 9)
+                gstart[r->cap] = r->t;
+            if (r->tag == 10 && in) {
+                uint64_t p = r->t - gstart[r->cap];
+                gcs++;
+                pause += p;
+                pmax = p > pmax ? p : pmax;
+            }
+            if (r->tag == 49) {
+                if (in)
+                    alloc += r->b - prev_alloc[r->cap];
+                prev_alloc[r->cap] = r->b;
+            }
+            if (r->tag == 1)
+                since[r->a] = r->t;
+            if (r->tag == 2) {
+                uint64_t s = since[r->a] > t0 ? since[r->a] : t0;
+                uint64_t e = r->t < t1 + 1 ? r->t : t1 + 1;
+                if (e > s)
+                    run += e - s;
+            }
+        }
+        CHECK_U64(gcs, >, 0);
+        char *j = query(ix, sp, TL_Q_RANGE, t0, t1, 1, 10);
+        CHECK_CONTAINS(j, "\"exact\":false");
+        CHECK_CONTAINS(j, "\"mode\":\"chunks\"");
+        const char *gc = strstr(j, "\"gc\":");
+        CHECK_U64(json_u64(gc, "count"), ==, gcs);
+        CHECK_U64(json_u64(gc, "total_ns"), ==, pause);
+        CHECK_U64(json_u64(gc, "max_ns"), ==, pmax);
+        CHECK_U64(json_u64(j, "alloc_bytes"), ==, alloc);
+        CHECK_U64(json_u64(strstr(j, "\"hec_ns\":"), "run"), ==, run);
+        CHECK_U64(json_u64(j, "resolution_ns"), <=, block);
+        CHECK_CONTAINS(j, "\"threads\":null");
+        free(j);
+        /* the replay agrees (the same figures, exact) */
+        j = query(ix, sp, TL_Q_RANGE, t0, t1, 1, 0);
+        CHECK_CONTAINS(j, "\"mode\":\"raw\"");
+        CHECK_U64(json_u64(strstr(j, "\"gc\":"), "count"), ==, gcs);
+        CHECK_U64(json_u64(j, "alloc_bytes"), ==, alloc);
+        /* HEC time summed per pixel: within a nanosecond a pixel */
+        uint64_t rr = json_u64(strstr(j, "\"hec_ns\":"), "run");
+        CHECK_MSG(rr + 2 >= run && rr <= run + 2, "raw hec run %llu, want %llu",
+                  (unsigned long long)rr, (unsigned long long)run);
+        free(j);
+    }
+    /* the drawing at chunk resolution: 600 us of each 1 ms run on each
+     * cap, the busiest threads named, lanes asked for in a narrower
+     * window */
+    char *j = query(ix, sp, TL_Q_TIMELINE, block + 1000, 4 * block + 999, 100, 10);
+    CHECK_CONTAINS(j, "\"mode\":\"chunks\"");
+    CHECK_CONTAINS(j, "\"threads\":null");
+    CHECK_U64(json_u64(j, "resolution_ns"), ==, block);
+    uint64_t narrow = json_u64(j, "threads_window_ns");
+    CHECK_U64(narrow, <, 3 * block);
+    CHECK_CONTAINS(j, "\"threads_busiest\":[[");
+    const char *a = strstr(j, "\"activity\":[");
+    int np = 0;
+    for (const char *p = a + 12; *p != ']'; np++) {
+        char *e;
+        double v = strtod(p, &e);
+        CHECK_MSG(v > 1.19 && v < 1.21, "activity[%d] %f", np, v);
+        p = *e == ',' ? e + 1 : e;
+    }
+    CHECK_INT(np, ==, 100);
+    /* cap 0 runs threads 1, 3, 5: the mixed cells name one of them */
+    const char *c0 = strstr(j, "{\"cap\":0,\"segments\":[[");
+    CHECK(c0);
+    CHECK_CONTAINS(c0, "\"mixed\",0.6,0.02,");
+    free(j);
+    /* levels: a pixel a bin or wider is the pyramid's; a window within the
+     * budget is replayed */
+    j = query(ix, sp, TL_Q_TIMELINE, 0, 6 * block, 2, 10);
+    CHECK_CONTAINS(j, "\"mode\":\"summary\"");
+    CHECK_U64(json_u64(j, "resolution_ns"), ==, 1ull << 29);
+    CHECK(!strstr(j, "threads_busiest"));
+    free(j);
+    j = query(ix, sp, TL_Q_TIMELINE, block + 1000, 4 * block + 999, 100, 0);
+    CHECK_CONTAINS(j, "\"mode\":\"raw\"");
+    CHECK(!strstr(j, "threads_window_ns"));
+    /* the replay draws the same activity */
+    a = strstr(j, "\"activity\":[");
+    np = 0;
+    for (const char *p = a + 12; *p != ']'; np++) {
+        char *e;
+        double v = strtod(p, &e);
+        CHECK_MSG(v > 1.19 && v < 1.21, "raw activity[%d] %f", np, v);
+        p = *e == ',' ? e + 1 : e;
+    }
+    CHECK_INT(np, ==, 100);
+    free(j);
+    /* a window a pixel of which holds a bin: the pyramid */
+    j = query(ix, sp, TL_Q_TIMELINE, block + 1000, 4 * block + 999, 1, 10);
+    CHECK_CONTAINS(j, "\"mode\":\"summary\"");
+    free(j);
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    /* fine bins (the default): finer than the chunks, so the pyramid */
+    index_all(&ix, &sp, path, &g.b);
+    j = query(ix, sp, TL_Q_TIMELINE, block + 1000, 4 * block + 999, 100, 10);
+    CHECK_CONTAINS(j, "\"mode\":\"summary\"");
+    free(j);
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    gen_free(&g);
+}
+
 static long rss_kib(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -524,6 +676,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(spool_bound),
     CHECK_CASE(spool_drops_counted),
     CHECK_CASE(window_and_figures),
+    CHECK_CASE(chunk_summaries),
     CHECK_CASE_T(pyramid_bounded, 300),
     CHECK_CASE(real_sample),
 };

@@ -13,15 +13,38 @@
  *  - threads: at most TL_THREADS_MAX x ~96 bytes = 6 MiB, plus its hash;
  *  - the header and the event-type table (256 KiB + descriptions), and
  *    the parser (about 520 KiB);
- *  - chunks: 64 bytes per block, or per TL_CHUNK_EVENTS (8192) events
- *    of a longer block, still in the spool: for a 1 GiB spool of
- *    15-byte events about 8700 chunks, 0.6 MiB; for a 2.6 GB file of
- *    170 M events about 21000, 1.3 MiB.  Blocks shorter than that (a
- *    writer flushing often) cost 64 bytes each: at least one per flush
- *    per HEC, 0.5 MiB a day per HEC at one flush a second, less the
- *    spool's drops.
- * So about 10 MiB + 3 MiB per HEC + 64 bytes per chunk, which
+ *  - chunks: 128 bytes (their summaries included) per block, or per
+ *    TL_CHUNK_EVENTS (8192) events of a longer block, still in the
+ *    spool: for a 1 GiB spool of 15-byte events about 8700 chunks, 1.1
+ *    MiB; for a 2.6 GB file of 170 M events about 21000, 2.6 MiB.
+ *    Blocks shorter than that (a writer flushing often) cost 128 bytes
+ *    each: at least one per flush per HEC, 1 MiB a day per HEC at one
+ *    flush a second, less the spool's drops;
+ *  - per HEC, the current chunk's table of threads' running time
+ *    (TL_TOP_SLOTS x 16 bytes = 4 KiB).
+ * So about 10 MiB + 3 MiB per HEC + 128 bytes per chunk, which
  * tests/timeline/test_timeline.c (pyramid_bounded) measures.
+ *
+ * Note [Chunk summaries]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Between a window narrow enough to replay and one at least a pyramid
+ * bin per pixel wide (bins are 2.6 s wide after two days), each chunk of
+ * a cap carries the figures of its stretch of the run, so that such a
+ * window is drawn at chunk resolution instead of a bin's.  A cap's
+ * stretches tile its time: when a chunk of the cap begins (its block
+ * marker, or a checkpoint inside a long block) the cap's current state
+ * is cut at the chunk's first time, the time before it going to the
+ * previous chunk and the time after it to the new one (cap_cut()).  So
+ * chunk i of a cap covers [t_first(i), t_first(i+1)), the last one up
+ * to the cap's last state change, and the sums of whole chunks are the
+ * replay's sums over the same stretch: collections counted where their
+ * GC_END is, allocation where its HEAP_ALLOCATED is.  The thread that
+ * ran longest in a chunk is found with a small table per cap, cleared at
+ * each cut: a thread looks at TL_TOP_PROBE slots from its hash and, when
+ * none is its own or free, takes the one that ran least so far (so each
+ * event costs a few loads whatever the number of threads, and a thread
+ * that runs much in a chunk keeps its slot; the winner's time is then a
+ * lower bound).
  */
 #include "timeline/index.h"
 
@@ -32,6 +55,14 @@
 
 #include "eventlog-sink/parse.h"
 #include "timeline/aggr.h"
+
+#define TL_TOP_SLOTS 256          /* a power of two */
+#define TL_TOP_PROBE 4
+
+struct tl_topslot {
+    uint32_t id;                  /* 0: empty */
+    uint64_t ns;
+};
 
 struct tl_index {
     struct els_parser *parser;
@@ -52,6 +83,9 @@ struct tl_index {
     uint64_t cur_block_end;       /* a block's end offset; 0: synthetic */
 
     struct tl_capstate caps[TL_CAPS_MAX];
+    /* per cap: threads' running time in its current chunk, TL_TOP_SLOTS
+     * slots (allocated with the cap's bins) */
+    struct tl_topslot *top[TL_CAPS_MAX];
 
     /* Pyramid. */
     unsigned nbins;
@@ -175,10 +209,55 @@ static int cap_bins(struct tl_index *ix, unsigned cap)
     if (ix->pcap[cap])
         return 0;
     ix->pcap[cap] = calloc(ix->nbins, sizeof(struct tl_capbin));
-    if (!ix->pcap[cap])
+    ix->top[cap] = calloc(TL_TOP_SLOTS, sizeof *ix->top[cap]);
+    if (!ix->pcap[cap] || !ix->top[cap])
         return -ENOMEM;
-    ix->st.mem_bytes += (uint64_t)ix->nbins * sizeof(struct tl_capbin);
+    ix->st.mem_bytes += (uint64_t)ix->nbins * sizeof(struct tl_capbin)
+        + TL_TOP_SLOTS * sizeof *ix->top[cap];
     return 0;
+}
+
+/* The cap's current chunk (the last of its lane), or NULL. */
+static struct tl_chunk *cap_chunk(struct tl_index *ix, unsigned cap)
+{
+    struct tl_lane *l = &ix->lanes[cap];
+    return l->n > l->head ? &l->v[l->n - 1] : NULL;
+}
+
+/* Add [a, t) of the cap's state to its current chunk's summary. */
+static void chunk_account(struct tl_index *ix, unsigned cap,
+                          const struct tl_capstate *cs, uint64_t a, uint64_t t)
+{
+    struct tl_chunk *c = cap_chunk(ix, cap);
+    if (!c || t <= a)
+        return;
+    if (cs->in_gc) {
+        c->gc_ns += t - a;
+    } else if (cs->running) {
+        c->run_ns += t - a;
+        struct tl_topslot *tab = ix->top[cap], *x = NULL, *least = NULL;
+        uint32_t id = cs->running;
+        uint32_t h = (id * 2654435761u) >> 8;
+        for (unsigned i = 0; i < TL_TOP_PROBE; i++) {
+            struct tl_topslot *y = &tab[(h + i) & (TL_TOP_SLOTS - 1)];
+            if (y->id == id || !y->id) {
+                x = y;
+                break;
+            }
+            if (!least || y->ns < least->ns)
+                least = y;
+        }
+        if (!x) {
+            x = least;
+            x->ns = 0;
+        }
+        x->id = id;
+        x->ns += t - a;
+        if (x->ns > c->top_ns) {
+            c->top_ns = x->ns;
+            c->top_thread = id;
+        }
+    }
 }
 
 /* Account the cap's state from cs->since to t, then note new state. */
@@ -189,6 +268,7 @@ static void cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
     struct tl_capbin *v = ix->pcap[cap];
     if (t < cs->since)
         t = cs->since;              /* never backwards within a cap */
+    chunk_account(ix, cap, cs, cs->since, t);
     size_t b1 = bin_of(ix, t);
     v = ix->pcap[cap];
     uint64_t a = cs->since;
@@ -220,6 +300,16 @@ static void cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
     cs->running = running;
     cs->in_gc = in_gc;
     cs->since = t;
+}
+
+/* A chunk of the cap begins at t: the state so far goes to the previous
+ * chunk (see Note [Chunk summaries]). */
+static void cap_cut(struct tl_index *ix, unsigned cap, uint64_t t)
+{
+    struct tl_capstate *cs = &ix->caps[cap];
+    if (cs->since)
+        cap_change(ix, cap, t, cs->running, cs->in_gc);
+    memset(ix->top[cap], 0, TL_TOP_SLOTS * sizeof *ix->top[cap]);
 }
 
 /* ------------------------------------------------------------------------
@@ -359,6 +449,10 @@ static struct tl_chunk *cur_chunk(struct tl_index *ix)
 
 static int lane_of_cap(struct tl_index *ix, int cap, unsigned *lane)
 {
+    if (cap >= 0 && (unsigned)cap < ix->ncaps && ix->caps[cap].seen) {
+        *lane = (unsigned)cap;      /* the common case */
+        return 0;
+    }
     if (cap < 0) {
         *lane = TL_LANE_GLOBAL;
         return 0;
@@ -389,6 +483,8 @@ static int on_block(struct tl_index *ix, const struct els_event *ev)
     int rc = lane_of_cap(ix, cap, &lane);
     if (rc < 0)
         return rc;
+    if (cap >= 0)
+        cap_cut(ix, (unsigned)cap, ev->time);
     struct tl_chunk *c = chunk_push(ix, lane);
     if (!c)
         return -ENOMEM;
@@ -420,6 +516,7 @@ static struct tl_chunk *chunk_for(struct tl_index *ix, const struct els_event *e
         c->len = (uint32_t)(ev->offset - c->off);
         struct tl_capstate *cs = &ix->caps[c->cap];
         int16_t cap = c->cap;
+        cap_cut(ix, (unsigned)cap, ev->time);
         c = chunk_push(ix, (unsigned)cap);
         if (!c)
             return NULL;
@@ -486,6 +583,12 @@ static int apply(struct tl_index *ix, const struct els_event *ev)
         const uint8_t *p = ev->payload;
         d.u.thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
                           | (uint32_t)p[2] << 8 | p[3];
+    } else if (ev->tag == ELS_EV_STOP_THREAD && ev->payload_len >= 6) {
+        /* the next most frequent: thread and status only */
+        const uint8_t *p = ev->payload;
+        d.u.stop_thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
+                               | (uint32_t)p[2] << 8 | p[3];
+        d.u.stop_thread.status = (uint16_t)(p[4] << 8 | p[5]);
     } else if (els_event_decode(ev, &d) < 0) {
         return 0;                   /* short payload: counted, not applied */
     }
@@ -555,6 +658,13 @@ static int apply(struct tl_index *ix, const struct els_event *ev)
             b->pause_ns += p;
             if (p > b->pause_max)
                 b->pause_max = p;
+            struct tl_chunk *c = cap_chunk(ix, (unsigned)cap);
+            if (c) {
+                c->gcs++;
+                c->pause_ns += p;
+                if (p > c->pause_max)
+                    c->pause_max = p;
+            }
             cs->gc_start = 0;
         }
         break;
@@ -564,6 +674,9 @@ static int apply(struct tl_index *ix, const struct els_event *ev)
             uint64_t delta = v >= cs->alloc ? v - cs->alloc : v;
             size_t b = bin_of(ix, t);
             ix->pcap[cap][b].alloc += delta;
+            struct tl_chunk *c = cap_chunk(ix, (unsigned)cap);
+            if (c)
+                c->alloc += delta;
             cs->alloc = v;
         }
         break;
@@ -574,8 +687,15 @@ static int apply(struct tl_index *ix, const struct els_event *ev)
             uint64_t cr = d.u.spark_counters.created;
             uint64_t cv = d.u.spark_counters.converted;
             if (cs->sp_seen) {
-                x->sparks_created += (uint32_t)(cr >= cs->sp_created ? cr - cs->sp_created : 0);
-                x->sparks_converted += (uint32_t)(cv >= cs->sp_converted ? cv - cs->sp_converted : 0);
+                uint32_t dcr = (uint32_t)(cr >= cs->sp_created ? cr - cs->sp_created : 0);
+                uint32_t dcv = (uint32_t)(cv >= cs->sp_converted ? cv - cs->sp_converted : 0);
+                x->sparks_created += dcr;
+                x->sparks_converted += dcv;
+                struct tl_chunk *c = cap_chunk(ix, (unsigned)cap);
+                if (c) {
+                    c->sparks_created += dcr;
+                    c->sparks_converted += dcv;
+                }
             }
             cs->sp_created = cr;
             cs->sp_converted = cv;
@@ -702,8 +822,10 @@ void tl_index_free(struct tl_index *ix)
         free(ix->descs[i]);
     for (size_t i = 0; i <= TL_CAPS_MAX; i++)
         free(ix->lanes[i].v);
-    for (size_t i = 0; i < TL_CAPS_MAX; i++)
+    for (size_t i = 0; i < TL_CAPS_MAX; i++) {
         free(ix->pcap[i]);
+        free(ix->top[i]);
+    }
     free(ix->pglob);
     free(ix->notes);
     free(ix->threads);

@@ -58,6 +58,17 @@ struct tl_chunk {
     /* 0: a block (from its marker); 1: events outside any block; 2: the
      * rest of a block after TL_CHUNK_EVENTS events (no marker) */
     uint8_t synthetic;
+    /* The chunk's summary (a cap's chunks only; see Note [Chunk
+     * summaries] in index.c): its cap's time from t_first to the next
+     * chunk's t_first (the last: to the cap's state change now), and the
+     * events in it. */
+    uint64_t run_ns, gc_ns;
+    uint64_t alloc;               /* HEAP_ALLOCATED deltas in it */
+    uint64_t pause_ns, pause_max; /* collections whose GC_END is in it */
+    uint32_t gcs;
+    uint32_t sparks_created, sparks_converted;
+    uint32_t top_thread;          /* ran longest in it (0: none) */
+    uint64_t top_ns;              /* ... for this long */
 };
 
 struct tl_lane {

@@ -460,10 +460,11 @@ static void cap_set(struct replay *r, unsigned c, uint64_t t, uint32_t running,
     if (k->known && t > k->since) {
         int kind = k->in_gc ? 1 : k->running ? 0 : 2;
         seg_add(&k->seg, &r->w, k->since, t, kind, k->running);
+        /* px_spread() adds the pixels' covered fractions: HECs busy */
         if (kind == 0)
-            px_spread(r->activity, &r->w, k->since, t, 1.0 / r->w.nspp);
+            px_spread(r->activity, &r->w, k->since, t, 1.0);
         else if (kind == 1)
-            px_spread(r->gc, &r->w, k->since, t, 1.0 / r->w.nspp);
+            px_spread(r->gc, &r->w, k->since, t, 1.0);
     }
     k->known = true;
     if (t > k->since || !k->since)
@@ -922,19 +923,221 @@ static void pxsum_fn(void *arg, size_t b, double f)
     }
 }
 
-static void summary_lanes(struct replay *r, struct tl_index *ix)
+/* ------------------------------------------------------------------------
+ * Chunk summaries (see Note [Chunk summaries] in index.c)
+ * ------------------------------------------------------------------------ */
+
+/* The stretch of the cap's time chunk i of lane l covers: [*s, *e). */
+static void chunk_span(const struct tl_lane *l, size_t i,
+                       const struct tl_capstate *cs, uint64_t *s, uint64_t *e)
+{
+    *s = l->v[i].t_first;
+    *e = i + 1 < l->n ? l->v[i + 1].t_first : cs->since;
+    if (*e < *s)
+        *e = *s;
+}
+
+/* Per pixel of one cap, from its chunks: HEC fractions running and in
+ * GC, sparks, and the thread whose chunk ran it longest there. */
+struct chunkpx {
+    double *run, *gc, *created, *converted, *best;
+    uint32_t *thread;
+};
+
+static void chunk_pixels(const struct tl_index *ix, unsigned c,
+                         const struct win *w, struct chunkpx *x)
+{
+    const struct tl_lane *l = tl_index_lane(ix, c);
+    const struct tl_capstate *cs = tl_index_capstate(ix, c);
+    for (size_t i = tl_lane_seek(l, w->t0); i < l->n && l->v[i].t_first <= w->t1; i++) {
+        const struct tl_chunk *k = &l->v[i];
+        uint64_t s, e;
+        chunk_span(l, i, cs, &s, &e);
+        if (e <= s)
+            continue;
+        double dur = (double)(e - s);
+        px_spread(x->run, w, s, e, (double)k->run_ns / dur);
+        px_spread(x->gc, w, s, e, (double)k->gc_ns / dur);
+        if (k->sparks_created)
+            px_spread(x->created, w, s, e, k->sparks_created * w->nspp / dur);
+        if (k->sparks_converted)
+            px_spread(x->converted, w, s, e, k->sparks_converted * w->nspp / dur);
+        if (!k->top_thread)
+            continue;
+        long pa = px_of(w, s < w->t0 ? w->t0 : s), pb = px_of(w, e > w->t1 ? w->t1 : e);
+        for (long p = pa < 0 ? 0 : pa; p <= pb; p++) {
+            double lo = w->t0 + p * w->nspp, hi = lo + w->nspp;
+            double a = (double)s > lo ? (double)s : lo, z = (double)e < hi ? (double)e : hi;
+            double v = z > a ? (double)k->top_ns * (z - a) / dur : 0;
+            if (v > x->best[p]) {
+                x->best[p] = v;
+                x->thread[p] = k->top_thread;
+            }
+        }
+    }
+}
+
+/* The window's chunk summaries summed: each chunk weighted by the part of
+ * its stretch inside [t0, t1], counts taken whole from chunks at least
+ * half inside, so exact when t0 and t1 + 1 are chunk boundaries. */
+struct chunkfig {
+    uint64_t gcs, pause, pmax, alloc;
+    double run, gc;
+};
+
+static void chunk_figures(const struct tl_index *ix, unsigned c, uint64_t t0,
+                          uint64_t t1, struct chunkfig *f)
+{
+    const struct tl_lane *l = tl_index_lane(ix, c);
+    const struct tl_capstate *cs = tl_index_capstate(ix, c);
+    uint64_t end = t1 == UINT64_MAX ? t1 : t1 + 1;
+    for (size_t i = tl_lane_seek(l, t0); i < l->n && l->v[i].t_first <= t1; i++) {
+        const struct tl_chunk *k = &l->v[i];
+        uint64_t s, e;
+        chunk_span(l, i, cs, &s, &e);
+        uint64_t a = s > t0 ? s : t0, z = e < end ? e : end;
+        double frac = e > s ? (z > a ? (double)(z - a) / (double)(e - s) : 0)
+                            : (s >= t0 && s <= t1);
+        if (frac >= 0.5) {
+            f->gcs += k->gcs;
+            f->pause += k->pause_ns;
+            f->pmax = k->pause_max > f->pmax ? k->pause_max : f->pmax;
+            f->alloc += k->alloc;
+        }
+        f->run += (double)k->run_ns * frac;
+        f->gc += (double)k->gc_ns * frac;
+    }
+}
+
+/* The busiest threads by the window's chunks (each chunk's longest
+ * runner and its time there, a lower bound on the thread's): appended
+ * as [[id,running_ns],...], at most max, busiest first. */
+static int cmp_top(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    if (x[1] != y[1])
+        return x[1] > y[1] ? -1 : 1;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static void chunk_busiest(const struct tl_index *ix, unsigned ncaps,
+                          const struct win *w, unsigned max, struct strbuf *out)
+{
+    size_t cap = 1024, n = 0;
+    uint64_t *v = calloc(2 * cap, sizeof *v);  /* open addressing: id, ns */
+    for (unsigned c = 0; v && c < ncaps; c++) {
+        const struct tl_lane *l = tl_index_lane(ix, c);
+        for (size_t i = tl_lane_seek(l, w->t0); i < l->n && l->v[i].t_first <= w->t1; i++) {
+            const struct tl_chunk *k = &l->v[i];
+            if (!k->top_thread || k->t_first < w->t0)
+                continue;
+            size_t h = (k->top_thread * 2654435761u) & (cap - 1);
+            while (v[2 * h] && v[2 * h] != k->top_thread)
+                h = (h + 1) & (cap - 1);
+            if (!v[2 * h]) {
+                if (2 * (n + 1) > cap)
+                    continue;       /* full: the rest are not counted */
+                n++;
+                v[2 * h] = k->top_thread;
+            }
+            v[2 * h + 1] += k->top_ns;
+        }
+    }
+    size_t m = 0;
+    for (size_t i = 0; v && i < cap; i++)
+        if (v[2 * i]) {
+            v[2 * m] = v[2 * i];
+            v[2 * m + 1] = v[2 * i + 1];
+            m++;
+        }
+    if (v)
+        qsort(v, m, 2 * sizeof *v, cmp_top);
+    sb_puts(out, "[");
+    for (size_t i = 0; i < m && i < max; i++)
+        sb_printf(out, "%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", v[2 * i],
+                  v[2 * i + 1]);
+    sb_puts(out, "]");
+    free(v);
+}
+
+enum mode { MODE_RAW, MODE_CHUNKS, MODE_SUMMARY };
+static const char *mode_names[] = { "raw", "chunks", "summary" };
+
+/* Note [Choosing a level]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ * A window is replayed when its chunks hold at most the budget's events
+ * (exact, and the only level with thread lanes and messages).  Past
+ * that, the cheapest level that still gives a datum per pixel: the
+ * pyramid when a bin is no wider than a pixel; else the chunk summaries
+ * when the window holds more chunks per cap than bins (chunks are then
+ * the finer grid) and every seen cap's live chunks reach back to t0
+ * (before them the spool dropped the bytes and only the pyramid
+ * remembers); else the pyramid after all.  A range (one datum) takes
+ * the chunks whenever they are the finer grid.  *res is the level's
+ * time step: 1, the bin width, or the window's mean chunk length. */
+static enum mode choose_mode(const struct tl_index *ix, uint64_t t0, uint64_t t1,
+                             uint64_t est, uint64_t budget, double nspp,
+                             bool range, uint64_t *res)
+{
+    *res = 1;
+    if (est <= budget)
+        return MODE_RAW;
+    uint64_t bw = tl_pyr_width(ix);
+    *res = bw;
+    if (!range && (double)bw <= nspp)
+        return MODE_SUMMARY;
+    uint64_t most = 0;
+    unsigned nc = tl_index_ncaps(ix);
+    for (unsigned c = 0; c < nc; c++) {
+        if (!tl_pyr_cap(ix, c))
+            continue;
+        const struct tl_lane *l = tl_index_lane(ix, c);
+        if (l->head == l->n || l->v[l->head].t_first > t0)
+            return MODE_SUMMARY;
+        size_t i = tl_lane_seek(l, t0), j = i;
+        while (j < l->n && l->v[j].t_first <= t1)
+            j++;
+        if (j - i > most)
+            most = j - i;
+    }
+    uint64_t span = t1 - t0 + 1;
+    if (!most || most <= span / bw)
+        return MODE_SUMMARY;
+    *res = span / most ? span / most : 1;
+    return MODE_CHUNKS;
+}
+
+static void summary_lanes(struct replay *r, struct tl_index *ix, bool chunks)
 {
     const struct win *w = &r->w;
     uint64_t now = 0;
     struct tl_index_stats st;
     tl_index_stats(ix, &st);
     now = st.t_last;
+    struct chunkpx cx = { 0 };
+    if (chunks) {
+        cx.run = calloc(5 * (size_t)w->px, sizeof(double));
+        cx.thread = calloc(w->px, sizeof *cx.thread);
+        if (!cx.run || !cx.thread)
+            chunks = false;         /* out of memory: the pyramid's bins */
+        else {
+            cx.gc = cx.run + w->px;
+            cx.created = cx.gc + w->px;
+            cx.converted = cx.created + w->px;
+            cx.best = cx.converted + w->px;
+        }
+    }
     for (unsigned c = 0; c < r->ncaps; c++) {
         const struct tl_capbin *cb = tl_pyr_cap(ix, c);
         struct capr *k = &r->caps[c];
         const struct tl_capstate *cs = tl_index_capstate(ix, c);
         if (!cb)
             continue;
+        if (chunks) {
+            memset(cx.run, 0, 5 * (size_t)w->px * sizeof(double));
+            memset(cx.thread, 0, w->px * sizeof *cx.thread);
+            chunk_pixels(ix, c, w, &cx);
+        }
         double pool = 0;
         for (unsigned p = 0; p < w->px; p++) {
             uint64_t s = w->t0 + (uint64_t)(p * w->nspp);
@@ -945,6 +1148,14 @@ static void summary_lanes(struct replay *r, struct tl_index *ix)
                 e = s + 1;
             struct pxsum x = { .cb = cb };
             bins_over(ix, s, e, pxsum_fn, &x);
+            if (chunks) {
+                double span = (double)(e - s);
+                x.run = cx.run[p] * span;
+                x.gc = cx.gc[p] * span;
+                x.created = cx.created[p];
+                x.converted = cx.converted[p];
+                x.thread = cx.thread[p];
+            }
             /* the state still open at the index's end */
             if (cs->seen && (cs->running || cs->in_gc) && e > cs->since) {
                 uint64_t a = s > cs->since ? s : cs->since, z = e < now ? e : now;
@@ -982,6 +1193,8 @@ static void summary_lanes(struct replay *r, struct tl_index *ix)
         }
         seg_end(&k->seg, w);
     }
+    free(cx.run);
+    free(cx.thread);
     /* heap: the last value at or before each pixel's end */
     const struct tl_gbin *g = tl_pyr_global(ix);
     uint64_t bw = tl_pyr_width(ix);
@@ -1158,9 +1371,12 @@ int tl_query(struct tl_index *ix, struct tl_spool *sp, const struct tl_query *q,
         return fail(out, 400, "px must be 1 .. 8192%s", "");
     uint64_t budget = q->raw_budget ? q->raw_budget : TL_RAW_BUDGET_DEFAULT;
     uint64_t est = estimate(ix, q->t0, q->t1);
-    bool raw = est <= budget;
     struct win w = { .t0 = q->t0, .t1 = q->t1, .px = px };
     w.nspp = (double)(q->t1 - q->t0 + 1) / px;
+    uint64_t res;
+    enum mode mode = choose_mode(ix, q->t0, q->t1, est, budget, w.nspp,
+                                 q->kind == TL_Q_RANGE, &res);
+    bool raw = mode == MODE_RAW;
     struct replay r;
     if (replay_init(&r, ix, &w, raw && q->kind != TL_Q_EVENTS) < 0) {
         replay_free(&r);
@@ -1180,7 +1396,7 @@ int tl_query(struct tl_index *ix, struct tl_spool *sp, const struct tl_query *q,
         rc = replay_run(&r, ix, sp);
         replay_finish(&r);
     } else if (q->kind == TL_Q_TIMELINE) {
-        summary_lanes(&r, ix);
+        summary_lanes(&r, ix, mode == MODE_CHUNKS);
     }
     if (rc < 0) {
         replay_free(&r);
@@ -1209,7 +1425,18 @@ int tl_query(struct tl_index *ix, struct tl_spool *sp, const struct tl_query *q,
                 continue;
             span_all += q->t1 - q->t0;
             struct figsum f = { .ix = ix, .c = c };
-            bins_over(ix, q->t0, q->t1, figsum_fn, &f);
+            if (mode == MODE_CHUNKS) {
+                struct chunkfig cf = { 0 };
+                chunk_figures(ix, c, q->t0, q->t1, &cf);
+                f.gcs = cf.gcs;
+                f.pause = cf.pause;
+                f.pmax = cf.pmax;
+                f.alloc = (double)cf.alloc;
+                f.run = cf.run;
+                f.gc = cf.gc;
+            } else {
+                bins_over(ix, q->t0, q->t1, figsum_fn, &f);
+            }
             if (!raw) {
                 gcs += f.gcs;
                 total += f.pause;
@@ -1220,9 +1447,11 @@ int tl_query(struct tl_index *ix, struct tl_spool *sp, const struct tl_query *q,
             gcns += (uint64_t)f.gc;
         }
         sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"exact\":%s,"
+                  "\"mode\":\"%s\",\"resolution_ns\":%" PRIu64 ","
                   "\"gc\":{\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64
                   ",\"max_ns\":%" PRIu64 "},\"alloc_bytes\":%" PRIu64,
-                  q->t0, q->t1, raw ? "true" : "false", gcs, total, mx, alloc);
+                  q->t0, q->t1, raw ? "true" : "false", mode_names[mode], res,
+                  gcs, total, mx, alloc);
         if (raw) {
             /* HEC time from the replay: exact */
             run = gcns = 0;
@@ -1270,7 +1499,7 @@ int tl_query(struct tl_index *ix, struct tl_spool *sp, const struct tl_query *q,
     sb_json_num(out, w.nspp);
     sb_printf(out, ",\"mode\":\"%s\",\"resolution_ns\":%" PRIu64
               ",\"events_estimate\":%" PRIu64 ",\"caps\":[",
-              raw ? "raw" : "summary", raw ? (uint64_t)1 : tl_pyr_width(ix), est);
+              mode_names[mode], res, est);
     bool first = true;
     for (unsigned c = 0; c < r.ncaps; c++) {
         if (!tl_pyr_cap(ix, c))
@@ -1333,7 +1562,19 @@ int tl_query(struct tl_index *ix, struct tl_spool *sp, const struct tl_query *q,
         free(v);
         sb_printf(out, "],\"threads_more\":%" PRIu64 "}", r.thr_more);
     } else {
-        sb_puts(out, ",\"messages\":null,\"threads\":null}");
+        /* thread lanes need a replay: the widest window that would
+         * replay here (the page offers to zoom to it), and the threads
+         * the chunks say ran most */
+        uint64_t span = q->t1 - q->t0 + 1;
+        uint64_t narrow = (uint64_t)((double)span * (double)budget / (double)est);
+        sb_printf(out, ",\"messages\":null,\"threads\":null,"
+                  "\"threads_window_ns\":%" PRIu64, narrow);
+        if (mode == MODE_CHUNKS) {
+            sb_puts(out, ",\"threads_busiest\":");
+            chunk_busiest(ix, r.ncaps, &w, q->max_threads ? q->max_threads
+                                                          : TL_THREADS_DEFAULT, out);
+        }
+        sb_puts(out, "}");
     }
     replay_free(&r);
     return out->failed ? 500 : 200;

@@ -2,10 +2,13 @@
  * query.h: answers for the timeline page over one stream's index and its
  * bytes (index.h, spool.h): what ran where in a window [t0,t1] drawn W
  * pixels wide, the events of a window as a list, and a selection's
- * figures, as JSON.  A wide window is drawn from the index's summary
- * pyramid; a narrow one (its chunks hold at most raw_budget events, by
- * the index's count) by replaying the events from the chunks, read back
- * with pread().  The answer says which ("mode").  Not its job: HTTP, the
+ * figures, as JSON.  A narrow window (its chunks hold at most raw_budget
+ * events, by the index's count) is drawn by replaying the events from
+ * the chunks, read back with pread(); a wider one from the index's
+ * summary pyramid when a bin is no wider than a pixel, else from the
+ * chunks' summaries when they are finer than the bins (see Note
+ * [Choosing a level] in query.c).  The answer says which ("mode": "raw",
+ * "chunks", "summary").  Not its job: HTTP, the
  * page, feeding the index, locking (the caller holds whatever lock
  * guards ix and sp against the appender for the whole call).
  *
@@ -20,8 +23,11 @@
  *    "spool":{"base":O,"end":O,"on_disk":N,"segments_dropped":N}}
  *
  * kind=timeline (t0, t1, px, threads):
- *   {"t0":T,"t1":T,"px":W,"ns_per_px":F (a float),"mode":"raw"|"summary",
- *    "resolution_ns":R (the finest time step drawn: 1 raw, else the bin),
+ *   {"t0":T,"t1":T,"px":W,"ns_per_px":F (a float),
+ *    "mode":"raw"|"chunks"|"summary",
+ *    "resolution_ns":R (the finest time step drawn: 1 raw, the bin width
+ *        summary, the window's mean chunk length chunks: each chunk's
+ *        time is spread evenly over the pixels it covers),
  *    "events_estimate":N,
  *    "caps":[{"cap":C,"segments":[SEG...],
  *             "sparks":{"created":[W],"converted":[W],"pool":[W]}}],
@@ -38,7 +44,14 @@
  *    "threads":[{"id":N,"label":"text","segments":[SEG...]}...] | null
  *        (raw mode; the `threads` (default 64, at most 2000) threads that
  *        ran longest in the window, in id order, drawn on a grid of at
- *        most 500 cells; "threads_more":N the threads left out)}
+ *        most 500 cells; "threads_more":N the threads left out),
+ *    and when threads is null (not raw):
+ *    "threads_window_ns":N  (about the widest window here that would be
+ *        replayed, so drawn with thread lanes: the page asks to zoom in),
+ *    "threads_busiest":[[ID,RUNNING_NS]...]  (chunks mode only: the
+ *        threads that ran longest in the window's chunks, busiest first,
+ *        at most `threads`; RUNNING_NS a lower bound, summed over the
+ *        chunks in which the thread ran longest)}
  *   SEG, a cap's: [S,E,"run",THREAD] | [S,E,"gc"] | [S,E,"idle"] |
  *       [S,E,"mixed",RUN_FRACTION,GC_FRACTION,THREAD] (a pixel that
  *       holds intervals shorter than itself; THREAD the longest running).
@@ -61,7 +74,9 @@
  *   exact when the window was replayed, else the index's estimate.
  *
  * kind=range (t0, t1): a selection's figures
- *   {"t0":T,"t1":T,"exact":true|false,
+ *   {"t0":T,"t1":T,"exact":true|false,"mode":M,"resolution_ns":R,
+ *        (as for the timeline; a range takes chunks whenever they are
+ *        finer than the bins)
  *    "gc":{"count":N,"total_ns":N,"max_ns":N},   (collections whose
  *        GC_END falls in the window, each its GC_START..GC_END on its cap)
  *    "alloc_bytes":N,   (HEAP_ALLOCATED in the window, each the rise of
@@ -70,7 +85,10 @@
  *    "threads":[{"id":N,"label":"..","running_ns":N,"runnable_ns":N,
  *                "blocked_ns":N,"stops":{"ReasonName":count,...}}] | null}
  *   exact is false when the window was too wide to replay: then gc and
- *   alloc come from whole pyramid bins and threads is null.
+ *   alloc come from the whole chunks (mode chunks; exact when t0 and
+ *   t1 + 1 are chunk boundaries) or pyramid bins (mode summary) at
+ *   least half inside the window, hec_ns from each weighted by its part
+ *   inside, and threads is null.
  *
  * The bound: one query holds per lane a 256 KiB read buffer, per thread
  * in the window a few hundred bytes and its segments (<= 2 per pixel),
