@@ -55,7 +55,8 @@ build_hs "$top/tests/programs/Busy.hs" busy
 build_hs "$top/bench/App.hs" app
 cc -O2 -std=gnu11 -I"$top/include" -I"$top/tools" "$top/bench/bench_monitor.c" \
     "$top/tools/monitor/model.c" "$top/tools/monitor/model_time.c" \
-    "$top/tools/monitor/model_tables.c" "$top/tools/monitor/model_stops.c" "$top/tools/monitor/render.c" "$top/tools/monitor/strbuf.c" \
+    "$top/tools/monitor/model_tables.c" "$top/tools/monitor/model_stops.c" \
+    "$top/tools/monitor/model_prof.c" "$top/tools/monitor/model_user.c" "$top/tools/monitor/render.c" "$top/tools/monitor/strbuf.c" \
     "$top/tools/monitor/render_json.c" "$top/tools/monitor/render_text.c" \
     "$top/tools/monitor/render_prom.c" "$top/tools/monitor/series.c" \
     "$top/tools/monitor/safetext.c" \

@@ -19,6 +19,8 @@
 #include "../tools/monitor/model.c"
 #include "../tools/monitor/model_tables.c"
 #include "../tools/monitor/model_stops.c"
+#include "../tools/monitor/model_prof.c"
+#include "../tools/monitor/model_user.c"
 #include "../tools/monitor/model_time.c"
 #include "../tools/monitor/render.c"
 #include "../tools/monitor/render_json.c"

@@ -4,16 +4,17 @@
  * mon_on_event(), which decodes each event with the public
  * els_event_decode() and hands it to its family's handler, which
  * updates that family's part of the model (Note [The model's owners] in
- * model_impl.h): threads and capabilities, GC pauses, heap, sparks,
- * user messages, markers and their spans, the sink's loss notes, heap
- * censuses and cost-centre samples, the program's identity.
- * Per-capability activity is a state (idle, running a thread, in GC)
- * changed only by that capability's own events, so blocks arriving out
- * of order across capabilities do not confuse it.  Nothing here does
- * I/O.  Not its job: the timelines and rate intervals (model_time.c),
- * the thread and cost-centre tables and what bounds the model's memory
- * when the stream is hostile (model_tables.c, Note [Stream-chosen
- * keys]), or rendering (render*.c, series.c).
+ * model_impl.h): threads and capabilities, GC pauses, heap, sparks and
+ * the program's identity here; user messages, markers and their spans
+ * and the sink's loss notes in model_user.c; heap censuses and
+ * cost-centre samples in model_prof.c.  Per-capability activity is a
+ * state (idle, running a thread, in GC) changed only by that
+ * capability's own events, so blocks arriving out of order across
+ * capabilities do not confuse it.  Nothing here does I/O.  Not its job:
+ * the timelines and rate intervals (model_time.c), the thread and
+ * cost-centre tables and what bounds the model's memory when the stream
+ * is hostile (model_tables.c, Note [Stream-chosen keys]), thread stops
+ * (model_stops.c), or rendering (render*.c, series.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,207 +82,6 @@ static void mon_classes_init(void)
     for (unsigned t = 0; t < 256; t++)
         mon_classes[t] = (uint8_t)mon_class_of((uint16_t)t);
     mon_classes_ready = true;
-}
-
-/* ------------------------------------------------------------------------
- * Helpers
- * ------------------------------------------------------------------------ */
-
-/* Messages are short: a plain loop.  memcpy() here was inlined as `rep
- * movsq`, whose start-up cost was more than half of the model's time per
- * event on a stream of traceEvent messages (perf annotate). */
-static void mon_copy(char *dst, size_t cap, const char *s, size_t n)
-{
-    if (n >= cap)
-        n = cap - 1;
-    for (size_t i = 0; i < n; i++)
-        dst[i] = s[i];
-    dst[n] = '\0';
-}
-
-/* ------------------------------------------------------------------------
- * User markers: "NAME start"/"NAME begin" opens a span that "NAME end"/
- * "NAME stop" closes.
- * ------------------------------------------------------------------------ */
-
-static size_t mon_span_stem(const char *s, size_t n, bool *opens)
-{
-    static const struct { const char *w; bool opens; } words[] = {
-        { " start", true }, { " begin", true }, { " end", false },
-        { " stop", false },
-    };
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        size_t wl = strlen(words[i].w);
-        if (n > wl && memcmp(s + n - wl, words[i].w, wl) == 0) {
-            *opens = words[i].opens;
-            return n - wl;
-        }
-    }
-    return 0;
-}
-
-static void mon_marker(struct mon_model *m, const struct els_event *ev,
-                       struct els_str text)
-{
-    struct mon_text *mt = &m->user.marks[m->user.markers % MON_MARKS];
-    mt->t = ev->time;
-    mt->cap = ev->cap;
-    mon_copy(mt->s, sizeof mt->s, text.ptr, text.len);
-    m->user.markers++;
-
-    bool opens;
-    size_t stem = mon_span_stem(text.ptr, text.len, &opens);
-    if (stem == 0 || stem >= MON_TEXT)
-        return;
-    if (opens) {
-        if (m->user.nopen == MON_OPEN_SPANS)
-            return;
-        struct mon_text *o = &m->user.open_spans[m->user.nopen++];
-        o->t = ev->time;
-        mon_copy(o->s, sizeof o->s, text.ptr, stem);
-        return;
-    }
-    for (unsigned i = m->user.nopen; i-- > 0;) {
-        struct mon_text *o = &m->user.open_spans[i];
-        if (strlen(o->s) == stem && memcmp(o->s, text.ptr, stem) == 0) {
-            struct mon_span *sp = &m->user.spans[m->user.nspans++ % MON_SPANS];
-            sp->t0 = o->t;
-            sp->t1 = ev->time;
-            memcpy(sp->s, o->s, sizeof sp->s);
-            m->user.open_spans[i] = m->user.open_spans[--m->user.nopen];
-            return;
-        }
-    }
-}
-
-/* ------------------------------------------------------------------------
- * Profiling
- * ------------------------------------------------------------------------ */
-
-/* HEAP_PROF_COST_CENTRE: a cost centre's names. */
-static void mon_prof_cc(struct mon_model *m, const struct els_event_data *d)
-{
-    struct mon_cc *c = mon_cc(m, d->u.cost_centre.id, true);
-    if (c != NULL)
-        mon_cc_set_names(m, c, d->u.cost_centre.label, d->u.cost_centre.module);
-}
-
-/* PROF_SAMPLE_COST_CENTRE: one time-profiler tick, its stack kept in
- * the ring (MON_STACK frames of it, innermost first). */
-static void mon_prof_sample(struct mon_model *m, const struct els_event *ev,
-                            const struct els_event_data *d)
-{
-    const struct els_ccs *stack = &d->u.prof_sample.stack;
-    unsigned depth = stack->depth;
-    if (depth == 0) {
-        /* CCS_MAIN, the program's (no cost centre to name or keep). */
-        m->prof.kind_samples[MON_CC_PROGRAM]++;
-        return;
-    }
-    if (m->prof.ring == NULL) {
-        m->prof.ring = calloc(MON_SAMPLES, sizeof *m->prof.ring);
-        if (m->prof.ring == NULL)
-            return;
-        m->mem += MON_SAMPLES * sizeof *m->prof.ring;
-    }
-    struct mon_sample *s = &m->prof.ring[m->prof.samples % MON_SAMPLES];
-    s->t = ev->time;
-    s->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
-    for (unsigned i = 0; i < s->depth; i++)
-        s->ids[i] = els_ccs_id(stack, i);
-    m->prof.samples++;
-    struct mon_cc *c = mon_cc(m, s->ids[0], true);
-    /* A tick of the RTS's own (a stack of one of its cost centres) is
-     * not the program's: counted apart, as GHC's report does. */
-    unsigned kind = c != NULL && depth == 1 ? c->builtin : MON_CC_PROGRAM;
-    m->prof.kind_samples[kind]++;
-    if (c != NULL && kind == MON_CC_PROGRAM)
-        c->samples++;
-}
-
-/* The band of a census with bytes bytes: a new slot while there are
- * fewer than MON_BANDS, else the smallest one's if smaller (NULL if
- * not).  The census's totals count every band. */
-static struct mon_band *mon_census_band(struct mon_model *m, uint64_t bytes)
-{
-    struct mon_census *st = &m->heap.staging;
-    uint32_t seq = (uint32_t)st->bands_all;
-    st->bands_all++;
-    st->bytes += bytes;
-    struct mon_band *slot = NULL;
-    if (st->nbands < MON_BANDS) {
-        slot = &st->bands[st->nbands++];
-    } else {
-        for (unsigned i = 0; i < MON_BANDS; i++)
-            if (slot == NULL || st->bands[i].bytes < slot->bytes)
-                slot = &st->bands[i];
-        if (slot->bytes >= bytes)
-            return NULL;
-    }
-    slot->bytes = bytes;
-    slot->seq = seq;
-    slot->deeper = false;
-    return slot;
-}
-
-/* HEAP_PROF_SAMPLE_COST_CENTRE: one cost-centre stack's band of the
- * census under way (-hc). */
-static void mon_heap_cc_sample(struct mon_model *m, const struct els_event_data *d)
-{
-    if (!m->heap.in_sample)
-        return;
-    const struct els_ccs *stack = &d->u.heap_sample_ccs.stack;
-    unsigned depth = stack->depth;
-    struct mon_band *b = mon_census_band(m, d->u.heap_sample_ccs.residency);
-    if (b == NULL)
-        return;
-    if (depth == 0) {
-        /* CCS_MAIN: the RTS stops the stack there, and its .hp file
-         * names the empty stack MAIN (rts/ProfHeap.c's fprint_ccs()). */
-        b->depth = 0;
-        mon_copy(b->u.s, sizeof b->u.s, "MAIN", 4);
-        return;
-    }
-    b->depth = (uint8_t)(depth > MON_STACK ? MON_STACK : depth);
-    b->deeper = depth > MON_STACK;
-    for (unsigned i = 0; i < b->depth; i++)
-        b->u.ids[i] = els_ccs_id(stack, i);
-}
-
-static void mon_heap_sample_string(struct mon_model *m, uint64_t res,
-                                   struct els_str label)
-{
-    if (!m->heap.in_sample)
-        return;
-    struct mon_band *b = mon_census_band(m, res);
-    if (b == NULL)
-        return;
-    b->depth = 0;
-    mon_copy(b->u.s, sizeof b->u.s, label.ptr, label.len);
-}
-
-static void mon_heap_sample_begin(struct mon_model *m, uint64_t t)
-{
-    m->heap.in_sample = true;
-    m->heap.staging.nbands = 0;
-    m->heap.staging.bands_all = m->heap.staging.bytes = 0;
-    m->heap.staging.t = t;
-}
-
-/* The census under way is complete: it becomes the one the views show
- * (an END without a BEGIN, as after a join mid-census, changes nothing). */
-static void mon_heap_sample_end(struct mon_model *m)
-{
-    if (!m->heap.in_sample)
-        return;
-    struct mon_census *st = &m->heap.staging;
-    m->heap.census.nbands = st->nbands;
-    memcpy(m->heap.census.bands, st->bands, st->nbands * sizeof st->bands[0]);
-    m->heap.census.t = st->t;
-    m->heap.census.bands_all = st->bands_all;
-    m->heap.census.bytes = st->bytes;
-    m->heap.in_sample = false;
-    m->heap.censuses++;
 }
 
 /* ------------------------------------------------------------------------
@@ -405,64 +205,6 @@ static inline void mon_count_type(struct mon_model *m, const struct els_event *e
  * Events
  * ------------------------------------------------------------------------ */
 
-static void mon_recent(struct mon_text *ring, uint64_t n, const struct els_event *ev,
-                       const char *s, size_t len)
-{
-    struct mon_text *t = &ring[n % MON_RECENT];
-    t->t = ev->time;
-    t->cap = ev->cap;
-    mon_copy(t->s, sizeof t->s, s, len);
-}
-
-/* Note [Recent messages]
- * ~~~~~~~~~~~~~~~~~~~~~~
- * The views show the last MON_RECENT user messages, and the busiest
- * programs post millions a second, nearly all of them overwritten in
- * the ring before anything reads it.  Copying each one's text cost a
- * quarter of the model's time on bench/App.hs's eventlog (bench_monitor:
- * about 1,700 MB/s copying, 2,300 MB/s not), so a message whose text
- * lies in the piece being fed (the parser hands out pointers into it)
- * records only where its text is, in msg_src[], and mon_model_feed()
- * copies the survivors' texts before it returns, while the piece is
- * still alive.  Between feed calls, so whenever anything reads the
- * model, every text is a copy.  A text anywhere else (an
- * event the parser assembled across pieces in its own buffer, which a
- * later event may reuse) is copied at once. */
-
-static void mon_user_msg(struct mon_model *m, const struct els_event *ev)
-{
-    /* Decoded here, not by els_event_decode(): the busiest programs
-     * post little else, and the text is just the payload, a trailing
-     * NUL not counted (as els_event_decode() has it). */
-    struct els_str text = { (const char *)ev->payload,
-                            ev->payload != NULL ? ev->payload_len : 0 };
-    if (text.len > 0 && text.ptr[text.len - 1] == '\0')
-        text.len--;
-    unsigned i = (unsigned)(m->user.messages++ % MON_RECENT);
-    struct mon_text *t = &m->user.msgs[i];
-    t->t = ev->time;
-    t->cap = ev->cap;
-    uintptr_t a = (uintptr_t)text.ptr;
-    if (a >= m->user.feed_lo && a < m->user.feed_hi && text.len <= m->user.feed_hi - a) {
-        m->user.msg_src[i] = text;
-    } else {
-        mon_copy(t->s, sizeof t->s, text.ptr, text.len);
-        m->user.msg_src[i].ptr = NULL;
-    }
-}
-
-/* The end of a feed call: copy the texts still only pointed at. */
-static void mon_user_msgs_copy(struct mon_model *m)
-{
-    for (unsigned i = 0; i < MON_RECENT; i++) {
-        struct els_str *src = &m->user.msg_src[i];
-        if (src->ptr != NULL) {
-            mon_copy(m->user.msgs[i].s, sizeof m->user.msgs[i].s, src->ptr, src->len);
-            src->ptr = NULL;
-        }
-    }
-}
-
 static int mon_on_header(void *user, const struct els_parser *p)
 {
     (void)p;
@@ -480,16 +222,6 @@ static int mon_on_end(void *user, uint64_t offset)
     mon_tevs_release(m, true);      /* nothing else will come */
     return 0;
 }
-
-/* One event as a family's handler sees it: decoded (d), with its
- * capability (c: NULL outside a capability's block or beyond
- * MON_MAX_CAPS) and its timeline bin (gb). */
-struct mon_ev {
-    const struct els_event *ev;
-    const struct els_event_data *d;
-    struct mon_cap *c;
-    struct mon_gbin *gb;
-};
 
 /* Threads and capabilities (the threads and stops parts). */
 static void mon_on_sched(struct mon_model *m, const struct mon_ev *e)
@@ -673,46 +405,6 @@ static void mon_on_spark(struct mon_model *m, const struct mon_ev *e)
         memcpy(c->sp_first, c->sp, sizeof c->sp_first);
 }
 
-/* A LOG_MSG: the sink's in-band notes (the loss part). */
-static void mon_on_note(struct mon_model *m, const struct mon_ev *e)
-{
-    struct els_note note;
-    if (els_note_decode(e->ev, &note) != 0)
-        return;
-    struct mon_loss_part *l = &m->loss;
-    switch (note.kind) {
-    case ELS_NOTE_DROPPED:
-        l->loss_notes++;
-        l->dropped_units += note.units;
-        l->dropped_bytes += note.bytes;
-        break;
-    case ELS_NOTE_CONSUMER_MISSED:
-        l->loss_notes++;
-        l->missed_units += note.units;
-        l->missed_bytes += note.bytes;
-        break;
-    case ELS_NOTE_JOINED_LATE:
-        l->loss_notes++;
-        m->run.midrun = true;
-        l->late_units += note.units;
-        l->late_bytes += note.bytes;
-        break;
-    case ELS_NOTE_JOINED_AT_SNAPSHOT:
-        l->joined_at_snapshot = true;
-        m->run.midrun = true;
-        return;
-    default:
-        /* Not a loss (Note [Mid-run streams]): a flight recorder's
-         * dump says which it is. */
-        if (note.text.len >= 20 &&
-            memcmp(note.text.ptr, "eventlog-sink: dump ", 20) == 0)
-            m->run.midrun = true;
-        break;
-    }
-    mon_recent(l->note_texts, l->notes, e->ev, note.text.ptr, note.text.len);
-    l->notes++;
-}
-
 /* The program's identity (the run part). */
 static void mon_on_identity(struct mon_model *m, const struct mon_ev *e)
 {
@@ -735,39 +427,6 @@ static void mon_on_identity(struct mon_model *m, const struct mon_ev *e)
     }
     case ELS_EV_OSPROCESS_PID:
         m->run.pid = d->u.os_pid.pid;
-        break;
-    }
-}
-
-/* Heap censuses and cost-centre samples (the heap and profiling
- * parts). */
-static void mon_on_prof(struct mon_model *m, const struct mon_ev *e)
-{
-    const struct els_event_data *d = e->d;
-    switch (e->ev->tag) {
-    case ELS_EV_HEAP_PROF_BEGIN:
-        m->heap.breakdown = d->u.heap_prof_begin.breakdown;
-        break;
-    case ELS_EV_HEAP_PROF_SAMPLE_BEGIN:
-    case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
-        mon_heap_sample_end(m);
-        mon_heap_sample_begin(m, e->ev->time);
-        break;
-    case ELS_EV_HEAP_PROF_SAMPLE_END:
-        mon_heap_sample_end(m);
-        break;
-    case ELS_EV_HEAP_PROF_SAMPLE_STRING:
-        mon_heap_sample_string(m, d->u.heap_sample_string.residency,
-                               d->u.heap_sample_string.label);
-        break;
-    case ELS_EV_HEAP_PROF_COST_CENTRE:
-        mon_prof_cc(m, d);
-        break;
-    case ELS_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
-        mon_heap_cc_sample(m, d);
-        break;
-    case ELS_EV_PROF_SAMPLE_COST_CENTRE:
-        mon_prof_sample(m, e->ev, d);
         break;
     }
 }

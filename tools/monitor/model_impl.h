@@ -1,7 +1,9 @@
 /*
  * model_impl.h: the monitor model's state, shared by the files that
  * build it from events (model.c, with model_time.c for time and
- * timelines and model_tables.c for the keyed tables) and the renderers
+ * timelines, model_tables.c for the keyed tables, model_stops.c for
+ * thread stops, model_prof.c for profiling and model_user.c for
+ * messages, markers and the sink's notes) and the renderers
  * that read it (render*.c: JSON, timelines, speedscope profiles,
  * Prometheus and terminal text; series.c: the metrics).  Each part of
  * the state names the file that writes it (Note [The model's owners]).
@@ -178,8 +180,10 @@ struct mon_census {
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
  * struct mon_model is a set of parts, each written by one file (named
  * at its struct) and read by the renderers (render_*.c, series.c),
- * which change nothing.  model.c's event dispatch updates a family's
- * part from that family's events only; model_time.c closes the rate
+ * which change nothing.  model.c's event dispatch hands a family's
+ * events to that family's handler (its own, model_prof.c's or
+ * model_user.c's), which updates that family's part from them only;
+ * model_time.c closes the rate
  * intervals from the parts' totals; model_tables.c owns the keyed
  * tables inside the thread, stop and profiling parts. */
 
@@ -193,7 +197,8 @@ struct mon_source_part {
 
 /* The run: the stream's span and the program's identity (model.c).
  * first: the first event's time (first_seen: one came); midrun: the
- * stream starts mid-run (Note [Mid-run streams] in model.c). */
+ * stream starts mid-run, as the sink's notes say (model_user.c; Note
+ * [Mid-run streams] in model.c). */
 struct mon_run_part {
     uint64_t now, streams;
     bool ended;
@@ -248,7 +253,7 @@ struct mon_gc_part {
     uint64_t pause_hist[MON_PAUSE_BUCKETS + 1];
 };
 
-/* The heap (model.c): alloc is the sum of every capability's last
+/* The heap (model.c; the censuses: model_prof.c): alloc is the sum of every capability's last
  * HEAP_ALLOCATED (alloc_nocap: such events outside a capability's
  * block); census is the last complete heap census, staging the one
  * under way; breakdown: HEAP_PROF_BEGIN's (GHC's HEAP_BY_* number, 0
@@ -288,9 +293,9 @@ struct mon_sparks_part {
     uint64_t events;
 };
 
-/* User messages and markers (model.c): msgs[i]'s text is copied from
- * msg_src[i] when the feed call ends, if msg_src[i].ptr is set (Note
- * [Recent messages] in model.c). */
+/* User messages and markers (model_user.c): msgs[i]'s text is copied
+ * from msg_src[i] when the feed call ends, if msg_src[i].ptr is set
+ * (Note [Recent messages] in model_user.c). */
 struct mon_user_part {
     uint64_t messages, markers;
     struct mon_text msgs[MON_RECENT];
@@ -303,7 +308,7 @@ struct mon_user_part {
     uint64_t nspans;
 };
 
-/* The sink's in-band notes (model.c); a join at a snapshot is no loss
+/* The sink's in-band notes (model_user.c); a join at a snapshot is no loss
  * (joined_at_snapshot). */
 struct mon_loss_part {
     bool joined_at_snapshot;
@@ -312,7 +317,7 @@ struct mon_loss_part {
     struct mon_text note_texts[MON_RECENT];
 };
 
-/* Cost-centre profiling (model.c; the table: model_tables.c; the
+/* Cost-centre profiling (model_prof.c; the table: model_tables.c; the
  * intervals and top: model_time.c's tick).  kind_samples: time samples
  * of the RTS's own cost centres (depth 1), by enum mon_builtin
  * (MON_CC_PROGRAM: the program's own). */
@@ -379,6 +384,44 @@ void mon_spark_base(const struct mon_model *m, uint64_t sp[7]);
 /* ------------------------------------------------------------------------
  * Between model.c and its helpers
  * ------------------------------------------------------------------------ */
+
+/* One event as a family's handler sees it: decoded (d), with its
+ * capability (c: NULL outside a capability's block or beyond
+ * MON_MAX_CAPS) and its timeline bin (gb). */
+struct mon_ev {
+    const struct els_event *ev;
+    const struct els_event_data *d;
+    struct mon_cap *c;
+    struct mon_gbin *gb;
+};
+
+/* A text of n bytes into dst (cap bytes), cut to fit and terminated.
+ * Messages are short: a plain loop.  memcpy() here was inlined as `rep
+ * movsq`, whose start-up cost was more than half of the model's time per
+ * event on a stream of traceEvent messages (perf annotate). */
+static inline void mon_copy(char *dst, size_t cap, const char *s, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = s[i];
+    dst[n] = '\0';
+}
+
+/* model_prof.c: heap censuses, cost centres' names and time samples
+ * (the HEAP_PROF_* and PROF_* events). */
+void mon_on_prof(struct mon_model *m, const struct mon_ev *e);
+
+/* model_user.c: a USER_MSG, whose text is copied when the feed call
+ * ends (mon_user_msgs_copy(); Note [Recent messages] in model_user.c). */
+void mon_user_msg(struct mon_model *m, const struct els_event *ev);
+void mon_user_msgs_copy(struct mon_model *m);
+/* model_user.c: a USER_MARKER with its text, which may open or close a
+ * span. */
+void mon_marker(struct mon_model *m, const struct els_event *ev,
+                struct els_str text);
+/* model_user.c: a LOG_MSG, the sink's in-band notes (the loss part). */
+void mon_on_note(struct mon_model *m, const struct mon_ev *e);
 
 /* model_time.c: the run-wide bin of event time t (coarsening the
  * timelines first if t is beyond them).  Every event asks, and nearly
