@@ -74,4 +74,39 @@ rts_hp=$(ls "$T"/prof/*.hp | grep -v '\.dump\.hp$' | head -n 1)
 python3 "$ELS_TOP_SRCDIR/tests/timeline/aggr.py" "$driver" "$T/prof/prof.eventlog" \
     "$T/prof/prof.show" "$T/prof/prof.dump.hp" "$rts_hp" leak \
     || fail "the aggregates differ from ghc-events, dump --hp or the RTS's .hp on the -hc run"
+
+# serve answers the same kinds at /api/KIND, behind its token, with the
+# engine's own answer (tl_driver's, checked above) for the whole run.
+"$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 "$T/prof/prof.eventlog" \
+    >"$T/serve.out" 2>"$T/serve.err" &
+spid=$!
+bg_register "$spid"
+wait_until 30 grep -q 'serving http://' "$T/serve.err" \
+    || fail_showing "$T/serve.err" "serve did not start listening"
+url=$(sed -n 's|.*serving \(http://127\.0\.0\.1:[0-9]*/\)?token=\([^ ]*\).*|\1 \2|p' "$T/serve.err")
+base=${url% *} token=${url#* }
+[ -n "$base" ] && [ -n "$token" ] || fail_showing "$T/serve.err" "no URL with a token"
+"$driver" "$T/prof/prof.eventlog" info "" >"$T/info.want" || fail "tl_driver info"
+want_events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$T/info.want")
+indexed() {
+    curl -sf -H "Authorization: Bearer $token" "${base}api/info" -o "$T/info.have" &&
+        [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$T/info.have")" = "$want_events" ]
+}
+wait_until 60 indexed || fail_showing "$T/info.have" "serve never indexed the file's $want_events events"
+code=$(curl -s -o /dev/null -w '%{http_code}' "${base}api/durations")
+[ "$code" = 401 ] || fail "/api/durations without the token answered $code, not 401"
+for kind in heap durations spans profile; do
+    "$driver" "$T/prof/prof.eventlog" "$kind" "" >"$T/$kind.want" || fail "tl_driver $kind"
+    curl -sf -H "Authorization: Bearer $token" "${base}api/$kind" -o "$T/$kind.have" \
+        || fail "serve's /api/$kind failed"
+    python3 - "$T/$kind.want" "$T/$kind.have" <<'PY' || fail "serve's /api/$kind differs from the engine's answer"
+import json, sys
+want, have = (json.load(open(f)) for f in sys.argv[1:3])
+for k in sorted(set(want) | set(have)):
+    if want.get(k) != have.get(k):
+        print("FAIL: %s: engine %.200s, serve %.200s" % (k, json.dumps(want.get(k)), json.dumps(have.get(k))))
+        sys.exit(1)
+PY
+    echo "# serve's /api/$kind equals the engine's ($(wc -c <"$T/$kind.have") bytes)"
+done
 exit 0

@@ -3,8 +3,9 @@
  * its script, built into the binary: assets.c, from tools/monitor/web),
  * /api/state, /api/series?from=NS&to=NS&cols=N (the charts' series, from
  * the model), the zoomable timeline's /api/info, /api/timeline,
- * /api/events and /api/range (timeline.c; query.h says what they
- * answer), /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
+ * /api/events and /api/range, and /api/heap, /api/durations,
+ * /api/spans and /api/profile of any range (timeline.c; query.h and
+ * aggr.h say what they answer), /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
  * the model's JSON, at once and then at each interval: serve_push()),
  * /metrics (Prometheus text) and /api/control.  It answers GET and HEAD,
  * and POST for control only, and takes no request bodies.  With --all
@@ -426,7 +427,11 @@ void serve_route(struct serve *s, struct serve_client *c,
                (strcmp(path + 5, "timeline") == 0 ||
                 strcmp(path + 5, "events") == 0 ||
                 strcmp(path + 5, "range") == 0 ||
-                strcmp(path + 5, "info") == 0)) {
+                strcmp(path + 5, "info") == 0 ||
+                strcmp(path + 5, "heap") == 0 ||
+                strcmp(path + 5, "durations") == 0 ||
+                strcmp(path + 5, "spans") == 0 ||
+                strcmp(path + 5, "profile") == 0)) {
         struct serve_tl *tl = s->all != NULL ?
                               serve_all_timeline(s->all, pid, start) : s->tl;
         int status = serve_tl_route(tl, path + 5, r->query, b);
