@@ -797,6 +797,8 @@ static int mon_on_event(void *user, const struct els_event *ev)
     struct mon_model *m = user;
     if (ev->tag == ELS_EV_BLOCK_MARKER)
         return 0;
+    if (m->tap != NULL)                 /* serve's OTLP export */
+        m->tap(m->tap_ctx, ev);
     struct mon_ev e = { .ev = ev };
     e.gb = mon_count_event(m, ev);
     e.c = mon_cap(m, ev->cap);
@@ -878,6 +880,15 @@ static void mon_clear_run(struct mon_model *m)
 }
 
 
+mon_event_tap mon_model_init_tap;
+void *mon_model_init_tap_ctx;
+
+void mon_model_set_tap(struct mon_model *m, mon_event_tap fn, void *ctx)
+{
+    m->tap = fn;
+    m->tap_ctx = ctx;
+}
+
 int mon_model_new(struct mon_model **out)
 {
     mon_key_init();
@@ -897,6 +908,8 @@ int mon_model_new(struct mon_model **out)
         free(m);
         return rc;
     }
+    m->tap = mon_model_init_tap;
+    m->tap_ctx = mon_model_init_tap_ctx;
     m->tl.bin_ns = MON_BIN0_NS;
     m->tl.gbins = calloc(MON_BINS, sizeof *m->tl.gbins);
     if (m->tl.gbins == NULL) {
@@ -931,6 +944,10 @@ void mon_model_reset(struct mon_model *m)
     memcpy(m->src.spec, keep.src.spec, sizeof m->src.spec);
     memcpy(m->src.state, keep.src.state, sizeof m->src.state);
     m->src.connections = keep.src.connections;
+    m->tap = keep.tap;
+    m->tap_ctx = keep.tap_ctx;
+    if (m->tap != NULL)
+        m->tap(m->tap_ctx, NULL);
 }
 
 int mon_model_feed(struct mon_model *m, const void *buf, size_t len)
