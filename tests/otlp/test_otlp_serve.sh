@@ -360,6 +360,11 @@ def walk(o):
 walk(d)
 names = set()
 for e in exprs:
+    # label names are not metrics: drop matchers, by/without lists and
+    # label_values()'s label
+    e = re.sub(r"\{[^}]*\}", "", e)
+    e = re.sub(r"\b(by|without)\s*\([^)]*\)", "", e)
+    e = re.sub(r"label_values\(([a-z0-9_]+),[^)]*\)", r"\1", e)
     names |= set(n for n in re.findall(r"[a-z_][a-z0-9_]*", e)
                  if n.startswith(("process_", "eventlog_")))
 if not names:
