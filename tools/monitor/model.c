@@ -456,6 +456,8 @@ static int mon_on_event(void *user, const struct els_event *ev)
     struct mon_model *m = user;
     if (ev->tag == ELS_EV_BLOCK_MARKER)
         return 0;
+    if (m->tap != NULL)                 /* serve's OTLP export */
+        m->tap(m->tap_ctx, ev);
     struct mon_ev e = { .ev = ev };
     e.gb = mon_count_event(m, ev);
     e.c = mon_cap(m, ev->cap);
@@ -537,6 +539,12 @@ static void mon_clear_run(struct mon_model *m)
 }
 
 
+void mon_model_set_tap(struct mon_model *m, mon_event_tap fn, void *ctx)
+{
+    m->tap = fn;
+    m->tap_ctx = ctx;
+}
+
 int mon_model_new(struct mon_model **out)
 {
     mon_key_init();
@@ -590,6 +598,10 @@ void mon_model_reset(struct mon_model *m)
     memcpy(m->src.spec, keep.src.spec, sizeof m->src.spec);
     memcpy(m->src.state, keep.src.state, sizeof m->src.state);
     m->src.connections = keep.src.connections;
+    m->tap = keep.tap;
+    m->tap_ctx = keep.tap_ctx;
+    if (m->tap != NULL)
+        m->tap(m->tap_ctx, NULL);
 }
 
 int mon_model_feed(struct mon_model *m, const void *buf, size_t len)

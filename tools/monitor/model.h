@@ -50,6 +50,14 @@ const char *mon_class_name(enum mon_class c);
 enum mon_class mon_class_of(uint16_t tag);
 
 int mon_model_new(struct mon_model **out);
+/* A tap on the decoded events (serve's OTLP export): called with each
+ * event of the stream as the model reads it (block markers excepted),
+ * and with ev NULL when mon_model_reset() starts a new run.  It must
+ * not call back into the model.  NULL: none (a new model's).  mon_open()
+ * sets it before its first read. */
+struct els_event;
+typedef void (*mon_event_tap)(void *ctx, const struct els_event *ev);
+void mon_model_set_tap(struct mon_model *m, mon_event_tap fn, void *ctx);
 void mon_model_free(struct mon_model *m);
 /* Forget the run (a new connection or a replaced file); counters of the
  * source (bytes, connections) survive. */

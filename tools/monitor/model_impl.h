@@ -366,6 +366,9 @@ struct mon_model {
     struct mon_loss_part loss;
     struct mon_prof_part prof;
     struct mon_rate_part rate;
+    /* mon_model_set_tap(): kept across mon_model_reset(). */
+    mon_event_tap tap;
+    void *tap_ctx;
 };
 
 /* Collections so far: Note [Collections] in model.c. */

@@ -49,15 +49,14 @@ static void mon_say_waiting(const char *cmd, const struct mon_source *src)
 }
 
 int mon_open(const char *cmd, const char *arg, const char *save, bool once,
-             const struct mon_tap *tap, struct mon_source *src,
+             const struct mon_taps *taps, struct mon_source *src,
              struct mon_model **m)
 {
     char err[300];
     if (mon_source_init(src, arg, err, sizeof err) < 0)
         return mon_usage_error(cmd, "%s", err);
-    if (tap != NULL) {
-        src->tap = *tap;
-    }
+    if (taps != NULL)
+        src->tap = taps->bytes;
     int rc;
     if (save != NULL && (rc = mon_source_save(src, save)) < 0) {
         fprintf(stderr, MON_TOOL_NAME " %s: cannot write %s: %s\n", cmd, save,
@@ -70,6 +69,8 @@ int mon_open(const char *cmd, const char *arg, const char *save, bool once,
         mon_source_close(src);
         return 1;
     }
+    if (taps != NULL && taps->events != NULL)
+        mon_model_set_tap(*m, taps->events, taps->events_ctx);
     mon_model_set_source(*m, src->spec, "starting");
     src->once = once;
     (void)mon_source_pump(src, *m, mon_now_ms(), MON_PUMP_MAX);

@@ -22,10 +22,16 @@ void mon_catch_stop_signals(void);
  * connection refused) is an error; otherwise a monitor waits for it, and
  * says so once on stderr ("waiting for unix:/tmp/app.sock to appear (no
  * such socket yet; watching /tmp for it)").  0, or the exit status after
- * one line on stderr (a usage error for a bad spec).  tap, if not NULL,
- * is set on the source before that first read, so it sees every byte. */
+ * one line on stderr (a usage error for a bad spec).  taps, if not
+ * NULL, are set before that first read, so they see every byte and
+ * every event. */
+struct mon_taps {
+    struct mon_tap bytes;           /* on the source (source.h) */
+    mon_event_tap events;           /* on the model (model.h); NULL: none */
+    void *events_ctx;
+};
 int mon_open(const char *cmd, const char *arg, const char *save, bool once,
-             const struct mon_tap *tap, struct mon_source *src,
+             const struct mon_taps *taps, struct mon_source *src,
              struct mon_model **m);
 /* With once, when the view is due: 0 if a stream was opened, else
  * (a FIFO no writer opened in time) exit status 1 after one line. */

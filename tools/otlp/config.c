@@ -381,7 +381,7 @@ int otlp_config_from_env(struct otlp_config *c, const char *(*get)(const char *)
 
 bool otlp_config_flag_has_value(const char *name)
 {
-    return strcmp(name, "--otlp-insecure") != 0;
+    return strcmp(name, "--otlp-insecure") != 0 && strcmp(name, "--otlp-gc-spans") != 0;
 }
 
 int otlp_config_flag(struct otlp_config *c, const char *name, const char *value,
@@ -393,6 +393,10 @@ int otlp_config_flag(struct otlp_config *c, const char *name, const char *value,
         return 1;
     if (strcmp(name, "--otlp-insecure") == 0) {
         c->insecure = true;
+        return 0;
+    }
+    if (strcmp(name, "--otlp-gc-spans") == 0) {
+        c->gc_spans = true;
         return 0;
     }
     static const char *const known[] = {

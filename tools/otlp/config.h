@@ -21,7 +21,9 @@
  * --otlp-timeout MS, --otlp-interval MS, --otlp-signals LIST
  * (metrics,logs,traces or none), --otlp-insecure, --otlp-max-rate N
  * (logs and spans per second, each signal; 0: no limit),
- * --otlp-queue-bytes N, --otlp-service-name NAME.
+ * --otlp-queue-bytes N, --otlp-service-name NAME, --otlp-gc-spans (each
+ * collection's pause as a span "GC", off by default: one a collection is
+ * a volume few receivers want).
  *
  * Transport rules: no TLS library is linked, so https:// is refused
  * (point the exporter at a collector on this host that forwards with
@@ -73,6 +75,7 @@ struct otlp_config {
     struct otlp_attr resource[OTLP_RESOURCE_MAX];   /* strings owned */
     size_t nresource;
     bool insecure;
+    bool gc_spans;                          /* --otlp-gc-spans */
     double max_rate;                        /* items/s per signal; 0: none */
     size_t queue_bytes;
     /* Some endpoint was named (a variable or --otlp-endpoint): a caller

@@ -47,23 +47,23 @@ void otlp_json_attrs(struct otlp_buf *b, const struct otlp_attr *a, size_t n)
     otlp_buf_puts(b, "[");
     for (size_t i = 0; i < n; i++) {
         otlp_buf_puts(b, i ? ",{\"key\":" : "{\"key\":");
-        json_str(b, a[i].key, strlen(a[i].key));
+        otlp_json_str(b, a[i].key, strlen(a[i].key));
         otlp_buf_puts(b, ",\"value\":{");
         switch (a[i].type) {
         case OTLP_ATTR_STR:
             otlp_buf_puts(b, "\"stringValue\":");
-            json_str(b, a[i].s, strlen(a[i].s));
+            otlp_json_str(b, a[i].s, strlen(a[i].s));
             break;
         case OTLP_ATTR_BOOL:
             otlp_buf_puts(b, a[i].b ? "\"boolValue\":true" : "\"boolValue\":false");
             break;
         case OTLP_ATTR_INT:
             otlp_buf_puts(b, "\"intValue\":");
-            json_i64str(b, a[i].i);
+            otlp_json_i64str(b, a[i].i);
             break;
         case OTLP_ATTR_DOUBLE:
             otlp_buf_puts(b, "\"doubleValue\":");
-            json_double(b, a[i].d);
+            otlp_json_double(b, a[i].d);
             break;
         }
         otlp_buf_puts(b, "}}");
@@ -99,9 +99,9 @@ void otlp_json_open(struct otlp_buf *b, const struct otlp_resource *res,
     otlp_buf_printf(b, "{\"%s\":[{\"resource\":{\"attributes\":", resource_x);
     otlp_json_attrs(b, res->attrs, res->nattrs);
     otlp_buf_printf(b, "},\"%s\":[{\"scope\":{\"name\":", scope_x);
-    json_str(b, res->scope_name, strlen(res->scope_name));
+    otlp_json_str(b, res->scope_name, strlen(res->scope_name));
     otlp_buf_puts(b, ",\"version\":");
-    json_str(b, res->scope_version, strlen(res->scope_version));
+    otlp_json_str(b, res->scope_version, strlen(res->scope_version));
     otlp_buf_printf(b, "},\"%s\":[", list);
 }
 

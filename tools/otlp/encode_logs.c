@@ -41,18 +41,18 @@ int otlp_encode_logs(struct otlp_buf *b, enum otlp_format f,
             otlp_buf_puts(b, i ? ",{" : "{");
             if (l->time_ns) {
                 otlp_buf_puts(b, "\"timeUnixNano\":");
-                json_u64str(b, l->time_ns);
+                otlp_json_u64str(b, l->time_ns);
                 otlp_buf_puts(b, ",");
             }
             otlp_buf_puts(b, "\"observedTimeUnixNano\":");
-            json_u64str(b, l->observed_ns);
+            otlp_json_u64str(b, l->observed_ns);
             otlp_buf_printf(b, ",\"severityNumber\":%d", l->severity);
             if (l->severity_text) {
                 otlp_buf_puts(b, ",\"severityText\":");
-                json_str(b, l->severity_text, strlen(l->severity_text));
+                otlp_json_str(b, l->severity_text, strlen(l->severity_text));
             }
             otlp_buf_puts(b, ",\"body\":{\"stringValue\":");
-            json_str(b, l->body, l->body_len);
+            otlp_json_str(b, l->body, l->body_len);
             otlp_buf_puts(b, "},\"attributes\":");
             otlp_json_attrs(b, l->attrs, l->nattrs);
             otlp_buf_puts(b, "}");

@@ -106,34 +106,34 @@ static void otlp_json_point(struct otlp_buf *b, const struct otlp_series *s,
     otlp_json_attrs(b, pt->attrs, pt->nattrs);
     if (s->kind != OTLP_GAUGE) {
         otlp_buf_puts(b, ",\"startTimeUnixNano\":");
-        json_u64str(b, start_ns);
+        otlp_json_u64str(b, start_ns);
     }
     otlp_buf_puts(b, ",\"timeUnixNano\":");
-    json_u64str(b, time_ns);
+    otlp_json_u64str(b, time_ns);
     if (s->kind == OTLP_HISTOGRAM) {
         otlp_buf_puts(b, ",\"count\":");
-        json_u64str(b, pt->count);
+        otlp_json_u64str(b, pt->count);
         otlp_buf_puts(b, ",\"sum\":");
-        json_double(b, pt->sum);
+        otlp_json_double(b, pt->sum);
         otlp_buf_puts(b, ",\"bucketCounts\":[");
         for (size_t k = 0; k < pt->nbuckets; k++) {
             if (k)
                 otlp_buf_puts(b, ",");
-            json_u64str(b, pt->bucket_counts[k]);
+            otlp_json_u64str(b, pt->bucket_counts[k]);
         }
         otlp_buf_puts(b, "],\"explicitBounds\":[");
         for (size_t k = 0; k + 1 < pt->nbuckets; k++) {
             if (k)
                 otlp_buf_puts(b, ",");
-            json_double(b, pt->bounds[k]);
+            otlp_json_double(b, pt->bounds[k]);
         }
         otlp_buf_puts(b, "]");
     } else if (pt->is_int) {
         otlp_buf_puts(b, ",\"asInt\":");
-        json_i64str(b, pt->i);
+        otlp_json_i64str(b, pt->i);
     } else {
         otlp_buf_puts(b, ",\"asDouble\":");
-        json_double(b, pt->d);
+        otlp_json_double(b, pt->d);
     }
     otlp_buf_puts(b, "}");
 }
@@ -142,14 +142,14 @@ static void otlp_json_metric(struct otlp_buf *b, const struct otlp_series *s,
                              uint64_t start_ns, uint64_t time_ns)
 {
     otlp_buf_puts(b, "{\"name\":");
-    json_str(b, s->name, strlen(s->name));
+    otlp_json_str(b, s->name, strlen(s->name));
     if (s->description) {
         otlp_buf_puts(b, ",\"description\":");
-        json_str(b, s->description, strlen(s->description));
+        otlp_json_str(b, s->description, strlen(s->description));
     }
     if (s->unit) {
         otlp_buf_puts(b, ",\"unit\":");
-        json_str(b, s->unit, strlen(s->unit));
+        otlp_json_str(b, s->unit, strlen(s->unit));
     }
     otlp_buf_puts(b, s->kind == OTLP_SUM ? ",\"sum\":{" :
                      s->kind == OTLP_GAUGE ? ",\"gauge\":{" : ",\"histogram\":{");

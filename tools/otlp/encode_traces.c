@@ -44,21 +44,21 @@ int otlp_encode_spans(struct otlp_buf *b, enum otlp_format f,
         for (size_t i = 0; i < n; i++) {
             const struct otlp_span *s = &spans[i];
             otlp_buf_puts(b, i ? ",{\"traceId\":" : "{\"traceId\":");
-            json_hex(b, s->trace_id, 16);
+            otlp_json_hex(b, s->trace_id, 16);
             otlp_buf_puts(b, ",\"spanId\":");
-            json_hex(b, s->span_id, 8);
+            otlp_json_hex(b, s->span_id, 8);
             otlp_buf_puts(b, ",\"name\":");
-            json_str(b, s->name, s->name_len);
+            otlp_json_str(b, s->name, s->name_len);
             otlp_buf_printf(b, ",\"kind\":%d,\"startTimeUnixNano\":", s->kind);
-            json_u64str(b, s->start_ns);
+            otlp_json_u64str(b, s->start_ns);
             otlp_buf_puts(b, ",\"endTimeUnixNano\":");
-            json_u64str(b, s->end_ns);
+            otlp_json_u64str(b, s->end_ns);
             otlp_buf_puts(b, ",\"attributes\":");
             otlp_json_attrs(b, s->attrs, s->nattrs);
             otlp_buf_printf(b, ",\"status\":{\"code\":%d", s->status_code);
             if (s->status_message) {
                 otlp_buf_puts(b, ",\"message\":");
-                json_str(b, s->status_message, strlen(s->status_message));
+                otlp_json_str(b, s->status_message, strlen(s->status_message));
             }
             otlp_buf_puts(b, "}}");
         }

@@ -58,6 +58,9 @@ struct otlp_events {
     size_t nspans;
     struct otlp_bucket bucket[2];
     struct otlp_events_stats st;
+    /* --otlp-gc-spans: each capability's GC_START not yet ended. */
+    uint64_t gc_t0[OTLP_EVENTS_GC_CAPS];
+    bool gc_open[OTLP_EVENTS_GC_CAPS];
 };
 
 static uint64_t otlp_realtime_ns(void)
@@ -97,6 +100,7 @@ void otlp_events_reset(struct otlp_events *ev)
         free(ev->open[i].name);
     ev->nopen = 0;
     ev->have_anchor = ev->have_guess = false;
+    memset(ev->gc_open, 0, sizeof ev->gc_open);
 }
 
 /* One token of signal i's bucket, or false (left out).  Burst: one
@@ -233,6 +237,55 @@ static void otlp_ids(uint8_t *trace_id, uint8_t *span_id)
     memcpy(span_id, r + 16, 8);
 }
 
+/* A span of name (malloc'd, len bytes: taken whatever happens) from event
+ * time t0 to t1, unless the rate limit leaves it out. */
+static void otlp_add_span(struct otlp_events *ev, char *name, size_t len, const char *source,
+                          int64_t cap, uint64_t t0, uint64_t t1)
+{
+    if (!otlp_take(ev, 1)) {
+        ev->st.spans_left_out++;
+        free(name);
+        return;
+    }
+    struct otlp_pending_span *p = &ev->spans[ev->nspans++];
+    p->name = name;
+    p->source = source;
+    p->cap = cap;
+    p->t0 = t0;
+    p->t1 = t1;
+    p->rec = (struct otlp_span){
+        .name = name, .name_len = len,
+        .kind = OTLP_SPAN_INTERNAL, .status_code = OTLP_STATUS_UNSET,
+    };
+    otlp_ids(p->rec.trace_id, p->rec.span_id);
+    if (ev->nspans == OTLP_EVENTS_BATCH)
+        otlp_flush_spans(ev);
+}
+
+/* --otlp-gc-spans: a capability's GC_START to its next GC_END, as the
+ * monitor times a pause (the leader's pair; a parallel collection's
+ * other capabilities post a pair of their own, each its own span). */
+static void otlp_gc_event(struct otlp_events *ev, const struct els_event *e)
+{
+    if (!ev->c->gc_spans || !ev->c->enabled[OTLP_TRACES] || e->cap < 0 ||
+        e->cap >= OTLP_EVENTS_GC_CAPS)
+        return;
+    if (e->tag == ELS_EV_GC_START) {
+        ev->gc_t0[e->cap] = e->time;
+        ev->gc_open[e->cap] = true;
+        return;
+    }
+    if (!ev->gc_open[e->cap])
+        return;
+    ev->gc_open[e->cap] = false;
+    char *name = strdup("GC");
+    if (name == NULL) {
+        ev->st.spans_left_out++;
+        return;
+    }
+    otlp_add_span(ev, name, 2, "gc", e->cap, ev->gc_t0[e->cap], e->time);
+}
+
 /* "STEM start"/"STEM begin" opens, "STEM end"/"STEM stop" closes (the
  * monitor's words); for user messages "START X" opens and "STOP X"
  * closes.  Returns the name's length, 0 if the text is neither. */
@@ -299,24 +352,7 @@ static void otlp_span_event(struct otlp_events *ev, const struct els_event *e,
         int32_t cap = o->cap;
         memmove(&ev->open[i], &ev->open[i + 1], (ev->nopen - i - 1) * sizeof ev->open[0]);
         ev->nopen--;
-        if (!otlp_take(ev, 1)) {
-            ev->st.spans_left_out++;
-            free(owned);
-            return;
-        }
-        struct otlp_pending_span *p = &ev->spans[ev->nspans++];
-        p->name = owned;
-        p->source = marker ? "marker" : "user_event";
-        p->cap = cap;
-        p->t0 = t0;
-        p->t1 = e->time;
-        p->rec = (struct otlp_span){
-            .name = owned, .name_len = len,
-            .kind = OTLP_SPAN_INTERNAL, .status_code = OTLP_STATUS_UNSET,
-        };
-        otlp_ids(p->rec.trace_id, p->rec.span_id);
-        if (ev->nspans == OTLP_EVENTS_BATCH)
-            otlp_flush_spans(ev);
+        otlp_add_span(ev, owned, len, marker ? "marker" : "user_event", cap, t0, e->time);
         return;
     }
 }
@@ -361,6 +397,10 @@ void otlp_events_feed(struct otlp_events *ev, const struct els_event *e)
         }
         break;
     }
+    case ELS_EV_GC_START:
+    case ELS_EV_GC_END:
+        otlp_gc_event(ev, e);
+        break;
     default:
         break;
     }

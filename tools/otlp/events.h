@@ -9,8 +9,9 @@
  * as the monitor pairs them, and a traceEvent "START X" with a later
  * "STOP X" (ghc-events-analyze's convention); an end closes the latest
  * open start of the same name (LIFO), whichever capability posted it (a
- * Haskell thread moves between capabilities).  Each span is the root of
- * its own trace.
+ * Haskell thread moves between capabilities).  With gc_spans (config),
+ * each capability's GC_START to its next GC_END is a span "GC" too.
+ * Each span is the root of its own trace.
  *
  * Times: an event's time counts from the RTS's start; EVENT_WALL_CLOCK_TIME
  * (posted at start-up) gives the wall clock at one event time, hence the
@@ -38,6 +39,7 @@
 #define OTLP_EVENTS_BATCH 256
 #define OTLP_EVENTS_OPEN_MAX 1024     /* open spans kept; more are left out */
 #define OTLP_EVENTS_TEXT_MAX 1024     /* a log body or span name is cut here */
+#define OTLP_EVENTS_GC_CAPS 256       /* capabilities whose GC pauses are spans */
 
 struct otlp_events;
 

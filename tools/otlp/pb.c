@@ -254,7 +254,7 @@ bool pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
  * JSON
  * ------------------------------------------------------------------------ */
 
-void json_str(struct otlp_buf *b, const char *s, size_t n)
+void otlp_json_str(struct otlp_buf *b, const char *s, size_t n)
 {
     const uint8_t *u = (const uint8_t *)s;
     otlp_buf_put(b, "\"", 1);
@@ -281,24 +281,24 @@ void json_str(struct otlp_buf *b, const char *s, size_t n)
     otlp_buf_put(b, "\"", 1);
 }
 
-void json_double(struct otlp_buf *b, double v)
+void otlp_json_double(struct otlp_buf *b, double v)
 {
     if (!isfinite(v))
         v = 0;
     otlp_buf_printf(b, "%.17g", v);
 }
 
-void json_u64str(struct otlp_buf *b, uint64_t v)
+void otlp_json_u64str(struct otlp_buf *b, uint64_t v)
 {
     otlp_buf_printf(b, "\"%llu\"", (unsigned long long)v);
 }
 
-void json_i64str(struct otlp_buf *b, int64_t v)
+void otlp_json_i64str(struct otlp_buf *b, int64_t v)
 {
     otlp_buf_printf(b, "\"%lld\"", (long long)v);
 }
 
-void json_hex(struct otlp_buf *b, const uint8_t *d, size_t n)
+void otlp_json_hex(struct otlp_buf *b, const uint8_t *d, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     otlp_buf_put(b, "\"", 1);

@@ -52,14 +52,14 @@ bool pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
 /* s (n bytes, any content) as a quoted JSON string: quotes, backslash and
  * control characters escaped, bytes that are not UTF-8 replaced by
  * U+FFFD. */
-void json_str(struct otlp_buf *b, const char *s, size_t n);
+void otlp_json_str(struct otlp_buf *b, const char *s, size_t n);
 /* A double as JSON (non-finite values become 0: JSON has no NaN). */
-void json_double(struct otlp_buf *b, double v);
+void otlp_json_double(struct otlp_buf *b, double v);
 /* OTLP/JSON writes 64-bit integers as decimal strings. */
-void json_u64str(struct otlp_buf *b, uint64_t v);
-void json_i64str(struct otlp_buf *b, int64_t v);
+void otlp_json_u64str(struct otlp_buf *b, uint64_t v);
+void otlp_json_i64str(struct otlp_buf *b, int64_t v);
 /* Lower-case hex of n bytes, quoted (trace and span ids). */
-void json_hex(struct otlp_buf *b, const uint8_t *d, size_t n);
+void otlp_json_hex(struct otlp_buf *b, const uint8_t *d, size_t n);
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if s[0..] does not
  * start one within n bytes. */

@@ -43,6 +43,7 @@
 #include "../discover.h"
 #include "../monitor/run.h"
 #include "serve.h"
+#include "otlp.h"
 #include "../tool.h"
 #include "monitor/util.h"
 
@@ -64,6 +65,7 @@ struct serve_prog {
     struct serve_tl *tl;        /* its stream's timeline */
     bool ended;                 /* exited: kept for its page (not read) */
     uint64_t ended_seq;         /* the order in which programs ended */
+    struct serve_otlp_prog *otlp;   /* its OTLP export (otlp.h), or NULL */
 };
 
 struct serve_all {
@@ -104,6 +106,7 @@ struct serve_all *serve_all_new(const char *save_dir, const char *spool_parent,
 
 static void serve_prog_free(struct serve_prog *p)
 {
+    serve_otlp_prog_free(p->otlp);      /* before its model goes */
     mon_close(&p->src, p->model);
     serve_tl_free(p->tl);
     free(p);
@@ -174,6 +177,7 @@ static struct serve_prog *serve_prog_new(struct serve_all *a,
         return NULL;
     }
     p->src.tap = (struct mon_tap){ .fn = serve_tl_tap, .ctx = p->tl };
+    p->otlp = serve_otlp_prog_new(p->model, p->name, p->pid);
     mon_model_set_source(p->model, p->src.spec, "starting");
     return p;
 }
@@ -296,6 +300,7 @@ static void serve_prog_end(struct serve_all *a, struct serve_prog *p)
     p->ended_seq = ++a->ended_seq;
     mon_source_close(&p->src);
     mon_model_tick(p->model, 0, true);
+    serve_otlp_prog_end(p->otlp);       /* its last figures, as /p/PID/metrics */
 }
 
 void serve_all_scan(struct serve_all *a, uint64_t now)

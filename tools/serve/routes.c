@@ -57,6 +57,7 @@
 
 #include "../monitor/assets.h"
 #include "serve.h"
+#include "otlp.h"
 
 /* ------------------------------------------------------------------------
  * Responses
@@ -344,6 +345,7 @@ static bool serve_route_all(struct serve *s, struct serve_client *c,
             type = "text/html; charset=utf-8";
         } else if (strcmp(*path, "/metrics") == 0) {
             serve_all_prometheus(s->all, b);
+            serve_otlp_prometheus(b);   /* the exporter's own, if exporting */
             type = "text/plain; version=0.0.4; charset=utf-8";
         } else {
             serve_all_index_json(s->all, b);
@@ -423,6 +425,7 @@ void serve_route(struct serve *s, struct serve_client *c,
     const char *json = "application/json";
     if (strcmp(path, "/api/state") == 0) {
         mon_model_json(model, b);
+        serve_otlp_state_json(b);       /* "otlp": the exporter's counters */
     } else if (strncmp(path, "/api/", 5) == 0 &&
                (strcmp(path + 5, "timeline") == 0 ||
                 strcmp(path + 5, "events") == 0 ||
@@ -461,6 +464,8 @@ void serve_route(struct serve *s, struct serve_client *c,
         }
     } else if (strcmp(path, "/metrics") == 0) {
         mon_model_prometheus(model, b);
+        if (s->all == NULL)
+            serve_otlp_prometheus(b);   /* the exporter's own, if exporting */
         json = "text/plain; version=0.0.4; charset=utf-8";
     } else if (strcmp(path, "/events") == 0) {
         if (!head && s->nsse >= SERVE_SSE_MAX) {
@@ -482,6 +487,7 @@ void serve_route(struct serve *s, struct serve_client *c,
         http_clock_stream(&c->clock);
         /* The current state at once, not after the next interval. */
         mon_model_json(model, b);
+        serve_otlp_state_json(b);
         serve_sse_event(c, b);
         return;
     } else {
@@ -501,6 +507,7 @@ void serve_push(struct serve *s)
     if (s->all == NULL) {
         sb_clear(b);
         mon_model_json(s->model, b);
+        serve_otlp_state_json(b);
         if (b->failed)
             return;
     }
@@ -519,6 +526,7 @@ void serve_push(struct serve *s)
             }
             sb_clear(b);
             mon_model_json(m, b);
+            serve_otlp_state_json(b);
             if (b->failed)
                 continue;
         }

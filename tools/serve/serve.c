@@ -41,6 +41,7 @@
 #include "eventlog-sink.h"
 #include "../monitor/run.h"
 #include "serve.h"
+#include "otlp.h"
 #include "../discover.h"
 #include "../tool.h"
 #include "monitor/util.h"
@@ -127,7 +128,9 @@ static void serve_usage(FILE *out)
 "                        together pass BYTES (default 4G), the oldest\n"
 "                        ended programs are forgotten\n"
 "  -h, --help            this help\n"
-"\n"
+"\n");
+    fputs(serve_otlp_usage, out);
+    fprintf(out, "\n"
 "Every request needs the token (unless --public-read: GET and HEAD\n"
 "do not): as 'Authorization: Bearer TOKEN' (Prometheus:\n"
 "authorization: {credentials_file: FILE}), X-Eventlog-Sink-Token, or\n"
@@ -255,6 +258,8 @@ static void serve_close_source(struct serve *s)
         serve_all_free(s->all);
         serve_alerts_free(s->alerts);
     } else {
+        serve_otlp_prog_free(s->otlp);  /* its last export, before the model goes */
+        s->otlp = NULL;
         mon_close(&s->src, s->model);
         serve_tl_free(s->tl);
         s->tl = NULL;
@@ -297,6 +302,7 @@ struct serve_opts {
     uint64_t spool_size, spool_total;   /* --spool-size, --spool-total */
     unsigned keep_ended;                /* --keep-ended */
     bool keep_given, total_given;
+    struct serve_otlp_flags otlp;       /* --otlp-* (otlp.h) */
 };
 
 /* The command line into *o: TOOL_CONTINUE, or the exit status (after
@@ -319,6 +325,7 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
         { "spool-total", required_argument, NULL, 'Z' },
         { "keep-ended", required_argument, NULL, 'k' },
         { "help", no_argument, NULL, 'h' },
+        SERVE_OTLP_OPTIONS,
         { NULL, 0, NULL, 0 },
     };
     *o = (struct serve_opts){
@@ -327,10 +334,14 @@ static int serve_parse(int argc, char **argv, struct serve_opts *o)
         .spool_size = SERVE_SPOOL_DEFAULT, .spool_total = 4ull << 30,
         .keep_ended = 16,
     };
-    int c;
+    int c, at;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, &at)) != -1) {
         switch (c) {
+        case SERVE_OTLP_OPT:
+            if ((c = serve_otlp_flag(&o->otlp, opts[at].name, optarg)) != 0)
+                return c;
+            break;
         case 'l': o->listen_at = optarg; break;
         case 'i':
             if ((c = mon_parse_interval("serve", optarg, &o->interval_ms)) != 0)
@@ -409,6 +420,8 @@ static int serve_setup(struct serve *s, const struct serve_opts *o,
     s->src.fd = -1;
     s->public_read = o->public_read;
     s->actions = o->control;
+    if ((c = serve_otlp_start(&o->otlp)) != 0)
+        return c;
     if ((c = serve_make_token(s, o->token_file)) != 0 ||
         (c = serve_random_hex(s->cookie, "the session cookie")) != 0)
         return c;
@@ -437,8 +450,13 @@ static int serve_setup(struct serve *s, const struct serve_opts *o,
             mon_control_close(&s->control);
             return 1;
         }
-        const struct mon_tap tap = { .fn = serve_tl_tap, .ctx = s->tl };
-        c = mon_open("serve", o->spec, o->save, false, &tap, &s->src, &s->model);
+        struct mon_taps taps = { .bytes = { .fn = serve_tl_tap, .ctx = s->tl } };
+        if ((s->otlp = serve_otlp_prog_new(NULL, NULL, 0)) != NULL) {
+            taps.events = serve_otlp_tap;               /* OTLP's, likewise */
+            taps.events_ctx = s->otlp;
+        }
+        c = mon_open("serve", o->spec, o->save, false, &taps, &s->src, &s->model);
+        serve_otlp_prog_attach(s->otlp, c == 0 ? s->model : NULL);
         if (c != 0) {
             serve_tl_free(s->tl);
             s->tl = NULL;
@@ -543,6 +561,7 @@ static void serve_step(struct serve *s, struct serve_clock *k, uint64_t now)
         k->next_tick = now + k->interval_ms;
         serve_push(s);
     }
+    serve_otlp_tick(now);
     serve_deadlines(s, now);
 }
 
@@ -660,6 +679,7 @@ static void serve_teardown(struct serve *s)
     util_close(s->listen_fd);
     sb_free(&s->scratch);
     serve_close_source(s);
+    serve_otlp_stop();
     mon_control_close(&s->control);
     explicit_bzero(s->token, sizeof s->token);
     explicit_bzero(s->cookie, sizeof s->cookie);
@@ -673,8 +693,10 @@ int serve_main(int argc, char **argv)
         return c;
     static struct serve s;
     char name[300];
-    if ((c = serve_setup(&s, &o, name, sizeof name)) != 0)
+    if ((c = serve_setup(&s, &o, name, sizeof name)) != 0) {
+        serve_otlp_stop();
         return c;
+    }
     mon_catch_stop_signals();
     serve_announce(&s, &o, name);
     serve_loop(&s, o.interval_ms);

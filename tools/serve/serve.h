@@ -66,6 +66,7 @@ struct serve {
     struct mon_model *model;    /* NULL with --all */
     struct mon_source src;
     struct serve_tl *tl;        /* src's timeline (NULL with --all) */
+    struct serve_otlp_prog *otlp;   /* src's OTLP export (otlp.h), or NULL */
     struct serve_all *all;      /* with --all: every announced program */
     struct mon_control control;
     /* With --all --control: the webhook's state (its cooldown), else
@@ -93,6 +94,7 @@ struct serve {
 struct serve_all;
 struct serve_alerts;
 struct serve_tl;
+struct serve_otlp_prog;
 struct pollfd;
 
 /* ------------------------------------------------------------------------
