@@ -134,6 +134,8 @@ static int gen(const char *path, uint64_t bytes)
         caps[c].t = caps[c].t_start = 1000000;
     }
     struct buf *g = &caps[2];       /* the global lane */
+    for (uint16_t c = 0; c < 2; c++)  /* the caps exist (CAP_CREATE) */
+        put16(ev(g, 0xffff, 45, g->t, 2, 0), c);
     /* Cost centres: 2000 of the program's, then IDLE, GC. */
     for (uint32_t id = 1; id <= 2002; id++) {
         char l[32], m[32];

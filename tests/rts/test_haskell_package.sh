@@ -121,6 +121,8 @@ if part_needs haddock haddock; then
         || { sed 's/^/#   /' "$hlog" >&2; fail "Haddock does not document every export of GHC.Eventlog.Sink"; }
     grep -Eq "100% \( *[0-9]+ / *[0-9]+\) in 'GHC.Eventlog.Sink.Profiling'" "$hlog" \
         || { sed 's/^/#   /' "$hlog" >&2; fail "Haddock does not document every export of GHC.Eventlog.Sink.Profiling"; }
+    grep -Eq "100% \( *[0-9]+ / *[0-9]+\) in 'GHC.Eventlog.Sink.Span'" "$hlog" \
+        || { sed 's/^/#   /' "$hlog" >&2; fail "Haddock does not document every export of GHC.Eventlog.Sink.Span"; }
     # Warnings about our API fail; the two that only say base's own
     # documentation is not installed here (Debian's ghc-doc) do not: a
     # missing link destination is ours if it is in GHC.Eventlog.Sink.

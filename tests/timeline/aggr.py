@@ -112,6 +112,11 @@ same("heap px=3: last census per pixel", (hs["sampling"], hs["times"]),
 same("heap px=3: 3 bands shown, the rest counted", (len(hs["bands"]), hs["bands_more"]),
      (3, hs["bands_seen"] - 3))
 
+# A window from one census's time to another's, both included.
+a, b = times_all[1], times_all[-2]
+hw = q("heap", "t0=%d&t1=%d&bands=0" % (a, b))
+same("heap: a window's censuses, bounds included", hw["times"], times_all[1:-1])
+
 # Growth: last minus first over the run, from the .hp.
 first, last = hp[0][1], hp[-1][1]
 growth = {n: last.get(n, 0) - first.get(n, 0) for n in set(first) | set(last)}
@@ -174,7 +179,10 @@ def nearest(v, p):
     return v[max(r, 1) - 1]
 
 
-for label, a, b in windows:
+ends = sorted(e for _, _, e in spans)
+dwindows = windows + [("ends of spans n/4 .. 3n/4 (bounds included)",
+                       ends[len(ends) // 4], ends[3 * len(ends) // 4])]
+for label, a, b in dwindows:
     qs = "" if a is None else "t0=%d&t1=%d" % (a, b)
     d = q("durations", qs)
     lo, hi = (d["t0"], d["t1"])
@@ -218,7 +226,10 @@ for t, _, text in events:
 if leak_word != "-":
     BUILTIN = {("GC", "GC"): "GC", ("IDLE", "IDLE"): "IDLE", ("SYSTEM", "SYSTEM"): "SYSTEM",
                ("OVERHEAD_of", "PROFILING"): "OVERHEAD_of", ("DONT_CARE", "MAIN"): "DONT_CARE"}
-    for label, a, b in windows:
+    tt = sorted(t for t, _ in ticks)
+    pwindows = windows + [("ticks n/3 .. 2n/3 (bounds included)",
+                           tt[len(tt) // 3], tt[2 * len(tt) // 3])]
+    for label, a, b in pwindows:
         qs = "" if a is None else "t0=%d&t1=%d" % (a, b)
         tr = q("profile", qs + "&format=tree")
         lo, hi = tr["t0"], tr["t1"]

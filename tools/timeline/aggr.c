@@ -44,11 +44,14 @@
  * deleted or disabled) has posted an event at or after their time: its
  * events arrive in time order, so nothing earlier can still come from
  * it.  Which capabilities exist is known only from CAP_CREATE, on the
- * global lane, whose buffer the RTS may write last: until one arrives
- * nothing is matched (a capability whose first block has not come is
- * unknown).  At the stream's end everything left is matched; when more
- * than TL_SPANS_PENDING_MAX wait, the earliest goes first, counted in
- * released_early (its pairing may then differ from the time order).
+ * global lane, whose buffer the RTS writes when it fills, at a flush
+ * (--eventlog-flush-interval) or at exit: until one arrives nothing is
+ * matched while fewer than TL_SPANS_PENDING_MAX / 2 wait (a capability
+ * whose first block has not come is unknown), and past that the
+ * capabilities seen so far stand for all, the events so matched counted
+ * in released_early.  At the stream's end everything left is matched;
+ * when TL_SPANS_PENDING_MAX wait, the earliest goes first, counted in
+ * released_early too (such pairs may differ from the time order).
  */
 #include "timeline/aggr_impl.h"
 
@@ -469,7 +472,8 @@ static void match(struct tl_aggr *a, const struct pend *p)
 static void release(struct tl_aggr *a, bool all)
 {
     uint64_t wm = UINT64_MAX;
-    if (!all && !a->caps_known)
+    bool early = !all && !a->caps_known;
+    if (early && a->pend_n < TL_SPANS_PENDING_MAX / 2)
         return;                   /* a cap may not have posted yet */
     if (!all)
         for (unsigned c = 0; c < a->cap_hi; c++)
@@ -482,6 +486,7 @@ static void release(struct tl_aggr *a, bool all)
         struct pend p;
         pend_pop(a, q, &p);
         match(a, &p);
+        a->released_early += early;
     }
 }
 

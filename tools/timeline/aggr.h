@@ -52,8 +52,10 @@
  *   earlier events may still arrive), starts refused past
  *   TL_SPANS_OPEN_MAX open or TL_SPANS_KEYS_MAX (thread, name, pair)
  *   keys, spans of names past TL_SPANS_NAMES_MAX (they
- *   count under "(other)"), events matched before their capabilities
- *   caught up (past TL_SPANS_PENDING_MAX waiting).
+ *   count under "(other)"), marker events matched before every
+ *   capability was known to have caught up (released_early: too many
+ *   waiting while CAP_CREATE had not arrived, or TL_SPANS_PENDING_MAX
+ *   waiting).
  *
  * kind=spans (t0, t1, n (default 1000, at most 100000)): instances that
  *   overlap [t0,t1], in the order they ended:

@@ -323,23 +323,16 @@ static int dur_one(void *ctx, uint64_t i, const void *rec)
     n->count++;
     n->total += d;
     w->spans++;
-    if (!w->exact)
-        return 0;
-    if (w->n == TL_SPANS_EXACT_MAX) {
-        w->exact = false;
-        free(w->v);
-        w->v = NULL;
-        return 0;
-    }
-    if (w->n == w->cap) {
-        size_t c = w->cap ? w->cap * 2 : 1024;
-        struct dur *v = realloc(w->v, c * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        w->v = v;
-        w->cap = c;
-    }
-    w->v[w->n++] = (struct dur){ s.name, d };
+    if (w->exact && w->n < w->cap)
+        w->v[w->n++] = (struct dur){ s.name, d };
+    return 0;
+}
+
+static int count_one(void *ctx, uint64_t i, const void *rec)
+{
+    (void)i;
+    (void)rec;
+    ++*(uint64_t *)ctx;
     return 0;
 }
 
@@ -379,7 +372,19 @@ static int q_durations(struct tl_aggr *a, uint64_t t0, uint64_t t1, struct strbu
         free(w.acc), free(ord), free(at), free(buf);
         return fail(out, 500, "out of memory");
     }
-    int rc = tl_side_walk(&a->spans, t0, t1, buf, dur_one, &w);
+    /* Count first: a window past the bound is answered without
+     * gathering its durations at all. */
+    uint64_t in_window = 0;
+    int rc = tl_side_walk(&a->spans, t0, t1, buf, count_one, &in_window);
+    w.exact = in_window <= TL_SPANS_EXACT_MAX;
+    if (w.exact && in_window) {
+        w.v = malloc(in_window * sizeof *w.v);
+        w.cap = in_window;
+        if (!w.v)
+            rc = -ENOMEM;
+    }
+    if (rc == 0)
+        rc = tl_side_walk(&a->spans, t0, t1, buf, dur_one, &w);
     free(buf);
     if (rc < 0) {
         free(w.acc), free(ord), free(at), free(w.v);
