@@ -10,12 +10,17 @@
  *       event every two microseconds per cap (running, stopping for a reason,
  *       user messages), a collection every 50 ms on every cap with
  *       allocation and heap figures, a marker every 100 ms.
- *   bench_timeline run FILE [PX]
+ *   bench_timeline run FILE [PX [BINS]]
  *       index FILE where it lies (one pass), then time the queries a
- *       page makes: the whole run, 1 s windows, 1 ms windows (timeline
- *       at PX, 1500, pixels; the events of a 1 ms window; the figures of
- *       a 1 s window), 9 positions each; print index time, median and
- *       worst latency per query, and the peak RSS.
+ *       page makes: the whole run, 10 s, 1 s, 300 ms, 100 ms and 1 ms
+ *       windows (timeline at PX, 1500, pixels; the events of a 1 ms and
+ *       a 1 s window; the figures of a 300 ms, 1 s and the whole run's
+ *       window), 9 positions each; print index time (wall and CPU),
+ *       median and worst latency per query (wall and CPU), the level
+ *       that answered, and the peak RSS.  With BINS, a pyramid that
+ *       coarse (64 bins make a 2-minute file's bins as wide as the
+ *       default's after two days of a live program) and the windows the
+ *       chunk summaries answer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -279,11 +284,14 @@ static void timed(struct tl_index *ix, struct tl_spool *sp, const char *name,
            ms[4], ms[8], cpu[4], cpu[8], mode, bytes);
 }
 
-static int run(const char *path, unsigned px)
+/* bins 0: the default pyramid and every query; else a pyramid of that
+ * many bins (as coarse, for this file, as the default's is after a day or
+ * two of a live program) and the queries the chunk summaries answer. */
+static int run(const char *path, unsigned px, unsigned bins)
 {
     struct tl_index *ix;
     struct tl_spool *sp;
-    if (tl_index_new(&ix, 0) < 0 || tl_spool_open_file(&sp, path) < 0) {
+    if (tl_index_new(&ix, bins) < 0 || tl_spool_open_file(&sp, path) < 0) {
         fprintf(stderr, "bench_timeline: %s: cannot open\n", path);
         return 1;
     }
@@ -315,6 +323,16 @@ static int run(const char *path, unsigned px)
     printf("| query (9 positions)        | median ms | worst ms | med. CPU | worst CPU | mode     | JSON bytes |\n");
     printf("|----------------------------|----------:|---------:|---------:|----------:|----------|-----------:|\n");
     uint64_t f = s.t_first, l = s.t_last;
+    if (bins) {
+        timed(ix, sp, "timeline, whole run", "timeline", f, l, l - f, px);
+        timed(ix, sp, "timeline, 10 s", "timeline", f, l, 10000000000ull, px);
+        timed(ix, sp, "timeline, 1 s", "timeline", f, l, 1000000000ull, px);
+        timed(ix, sp, "timeline, 300 ms", "timeline", f, l, 300000000ull, px);
+        timed(ix, sp, "timeline, 100 ms", "timeline", f, l, 100000000ull, px);
+        timed(ix, sp, "range, 300 ms", "range", f, l, 300000000ull, px);
+        timed(ix, sp, "range, 1 s", "range", f, l, 1000000000ull, px);
+        goto done;
+    }
     timed(ix, sp, "timeline, whole run", "timeline", f, l, l - f, px);
     timed(ix, sp, "timeline, 10 s", "timeline", f, l, 10000000000ull, px);
     timed(ix, sp, "timeline, 1 s", "timeline", f, l, 1000000000ull, px);
@@ -326,6 +344,7 @@ static int run(const char *path, unsigned px)
     timed(ix, sp, "range, 300 ms", "range", f, l, 300000000ull, px);
     timed(ix, sp, "range, 1 s", "range", f, l, 1000000000ull, px);
     timed(ix, sp, "range, whole run", "range", f, l, l - f, px);
+done:;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("\npeak RSS: %.1f MiB\n", ru.ru_maxrss / 1024.0);
@@ -341,8 +360,9 @@ int main(int argc, char **argv)
                    argc > 4 ? (unsigned)atoi(argv[4]) : 300,
                    argc > 5 ? (unsigned)atoi(argv[5]) : 2);
     if (argc >= 3 && !strcmp(argv[1], "run"))
-        return run(argv[2], argc > 3 ? (unsigned)atoi(argv[3]) : 1500);
+        return run(argv[2], argc > 3 ? (unsigned)atoi(argv[3]) : 1500,
+                   argc > 4 ? (unsigned)atoi(argv[4]) : 0);
     fprintf(stderr, "usage: bench_timeline gen FILE BYTES [THREADS [CAPS]]\n"
-                    "       bench_timeline run FILE [PX]\n");
+                    "       bench_timeline run FILE [PX [BINS]]\n");
     return 2;
 }

@@ -225,7 +225,7 @@ static struct tl_chunk *cap_chunk(struct tl_index *ix, unsigned cap)
 }
 
 /* Add [a, t) of the cap's state to its current chunk's summary. */
-static void chunk_account(struct tl_index *ix, unsigned cap,
+static inline __attribute__((always_inline)) void chunk_account(struct tl_index *ix, unsigned cap,
                           const struct tl_capstate *cs, uint64_t a, uint64_t t)
 {
     struct tl_chunk *c = cap_chunk(ix, cap);
@@ -504,8 +504,8 @@ static int on_block(struct tl_index *ix, const struct els_event *ev)
 }
 
 /* The chunk for an event, opening a synthetic one outside blocks. */
-static struct tl_chunk *chunk_for(struct tl_index *ix, const struct els_event *ev,
-                                  uint64_t ev_end)
+static inline __attribute__((always_inline)) struct tl_chunk *
+chunk_for(struct tl_index *ix, const struct els_event *ev)
 {
     struct tl_chunk *c = cur_chunk(ix);
     if (c && c->synthetic != 1 && ev->offset >= ix->cur_block_end)
@@ -541,8 +541,11 @@ static struct tl_chunk *chunk_for(struct tl_index *ix, const struct els_event *e
         c->t_first = ev->time;
         ix->cur_block_end = 0;
     }
-    if (c->synthetic == 1)
-        c->len = (uint32_t)(ev_end - c->off);
+    if (c->synthetic == 1) {
+        int32_t sz = ix->sizes[ev->tag];
+        c->len = (uint32_t)(ev->offset + 10 + (sz < 0 ? 2 : 0) + ev->payload_len
+                            - c->off);
+    }
     if (c->events == 0 || ev->time < c->t_first)
         c->t_first = c->events ? c->t_first : ev->time;
     if (ev->time > c->t_last)
@@ -573,7 +576,8 @@ static bool applies(uint16_t tag)
     }
 }
 
-static int apply(struct tl_index *ix, const struct els_event *ev)
+static inline __attribute__((always_inline)) int
+apply(struct tl_index *ix, const struct els_event *ev)
 {
     if (!applies(ev->tag))
         return 0;
@@ -764,9 +768,7 @@ static int cb_event(void *user, const struct els_event *ev)
         tl_aggr_event(ix->aggr, ev);
         return on_block(ix, ev);
     }
-    int32_t sz = ix->sizes[ev->tag];
-    uint64_t end = ev->offset + 10 + (sz < 0 ? 2 : 0) + ev->payload_len;
-    struct tl_chunk *c = chunk_for(ix, ev, end);
+    struct tl_chunk *c = chunk_for(ix, ev);
     if (!c)
         return -ENOMEM;
     ix->st.events++;
