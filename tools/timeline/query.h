@@ -37,8 +37,9 @@
  *        most 1000),
  *    "threads":[{"id":N,"label":"text","segments":[SEG...]}...] | null
  *        (raw mode; the `threads` (default 64, at most 2000) threads that
- *        ran longest in the window, in id order, drawn on a grid of at
- *        most 500 cells; "threads_more":N the threads left out)}
+ *        ran longest in the window, in id order, their mixed cells on
+ *        a grid of at most 500 cells (an interval of a pixel or longer
+ *        is its own segment); "threads_more":N the threads left out)}
  *   SEG, a cap's: [S,E,"run",THREAD] | [S,E,"gc"] | [S,E,"idle"] |
  *       [S,E,"mixed",RUN_FRACTION,GC_FRACTION,THREAD] (a pixel that
  *       holds intervals shorter than itself; THREAD the longest running).
@@ -51,7 +52,8 @@
  *       a runnable segment after a stop carries it too:
  *       [S,E,"runnable","ThreadYielding"].  Time before a thread's first
  *       event in the replay is not drawn (its state is unknown there).
- *   Segments are in time order, at most about 2 per pixel per lane.
+ *   Segments are in time order and do not overlap (a mixed cell is cut
+ *   at the segments beside it), at most about 2 per pixel per lane.
  *
  * kind=events (t0, t1, n: at most n events, default 1000, max 100000):
  *   {"t0":T,"t1":T,"total":N,"exact":true|false,"truncated":true|false,
