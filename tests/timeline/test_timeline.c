@@ -546,6 +546,100 @@ static void chunk_summaries(void)
     gen_free(&g);
 }
 
+/* A thread lane on its coarser grid (a window of 1200 px: thread cells
+ * of 2.4 px): one thread's running times of many pixels, each stop
+ * followed by a short runnable time: 1.8 px (shorter than a cell, longer
+ * than a pixel), 0.5 px (a mixed cell), and last a stop 0.3 px before
+ * the window's end.  The lane's segments must not overlap (a mixed cell
+ * drawn on its whole grid cell covers the end of the running segment
+ * before it), the running segments end at their stops, and each stop of
+ * a pixel or more, and the last one, starts a segment with its reason,
+ * as zoom.js checks them on the page. */
+static void thread_lane_cells(void)
+{
+    const uint64_t t0 = 10 * MS, t1 = t0 + 1200000;       /* 1000 ns a px */
+    /* thread 1 runs at a, stops at b with status st */
+    static const struct { uint64_t a, b; uint16_t st; } runs[] = {
+        { 100000, 300700, 2 },    /* runnable 1800 ns, a cell is 2400 */
+        { 302500, 600000, 1 },    /* runnable 500 ns: a mixed cell */
+        { 600500, 900000, 3 },    /* runnable 2000 ns */
+        { 902000, 1199700, 7 },   /* blocked from 300 ns before t1 */
+    };
+    const size_t nr = sizeof runs / sizeof runs[0];
+    struct evgen_buf b = header();
+    block(&b, 0, t0);
+    ev_thread(&b, 0, t0 + 1000, 1);                     /* CREATE_THREAD */
+    for (size_t i = 0; i < nr; i++) {
+        ev_thread(&b, 1, t0 + runs[i].a, 1);
+        ev_stop(&b, t0 + runs[i].b, 1, runs[i].st);
+    }
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+    struct tl_index *ix;
+    struct tl_spool *sp;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/lane.eventlog", check_dir);
+    index_all(&ix, &sp, path, &b);
+    char qs[160];
+    snprintf(qs, sizeof qs, "t0=%llu&t1=%llu&px=1200", (unsigned long long)t0,
+             (unsigned long long)t1);
+    char *j = route(ix, sp, "timeline", qs);
+    CHECK_CONTAINS(j, "\"mode\":\"raw\"");
+    const char *lane = strstr(j, "{\"id\":1,");
+    CHECK_MSG(lane, "no lane for thread 1: %s", j);
+    const char *p = strstr(lane, "\"segments\":[");
+    CHECK(p);
+    p += strlen("\"segments\":[");
+    uint64_t prev_e = 0;
+    size_t nseg = 0, seen_run = 0, seen_stop = 0;
+    while (*p == '[') {
+        char *q;
+        uint64_t s = strtoull(p + 1, &q, 10);
+        uint64_t e = strtoull(q + 1, &q, 10);
+        const char *kind = q + 2;           /* past ,"  */
+        const char *end = strchr(p, ']');
+        CHECK(end);
+        CHECK_MSG(s >= prev_e, "segment %zu %.*s] begins before the last ended (%llu): %s",
+                  nseg, (int)(end - p), p, (unsigned long long)prev_e, lane);
+        for (size_t i = 0; i < nr; i++) {
+            if (!strncmp(kind, "running\"", 8) && s == t0 + runs[i].a) {
+                CHECK_MSG(e == t0 + runs[i].b, "running from %llu ends at %llu, not %llu",
+                          (unsigned long long)s, (unsigned long long)e,
+                          (unsigned long long)(t0 + runs[i].b));
+                seen_run++;
+            }
+            if (s == t0 + runs[i].b) {
+                /* a stop: its own segment, with its reason, if the
+                 * thread waits a pixel or more, or the window ends */
+                uint64_t next = i + 1 < nr ? runs[i + 1].a : t1 - t0;
+                if (next - runs[i].b >= 1000 || i + 1 == nr) {
+                    char want[64];
+                    snprintf(want, sizeof want, "\"%s\",\"%s\"]",
+                             runs[i].st == 7 ? "blocked" : "runnable",
+                             tl_stop_name(runs[i].st));
+                    CHECK_MSG(!strncmp(kind - 1, want, strlen(want)),
+                              "the stop at %llu (%s) starts [%.*s], not %s",
+                              (unsigned long long)s, tl_stop_name(runs[i].st),
+                              (int)(end - p + 1), p, want);
+                    CHECK_U64(e, ==, t0 + next);
+                    seen_stop++;
+                }
+            }
+        }
+        prev_e = e;
+        nseg++;
+        p = end + 1;
+        if (*p == ',')
+            p++;
+    }
+    CHECK_U64(seen_run, ==, nr);
+    CHECK_U64(seen_stop, ==, 3);
+    free(j);
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    evgen_free(&b);
+}
+
 static long rss_kib(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -677,6 +771,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(spool_drops_counted),
     CHECK_CASE(window_and_figures),
     CHECK_CASE(chunk_summaries),
+    CHECK_CASE(thread_lane_cells),
     CHECK_CASE_T(pyramid_bounded, 300),
     CHECK_CASE(real_sample),
 };

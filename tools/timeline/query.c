@@ -189,6 +189,7 @@ struct win {
     uint64_t t0, t1;
     double nspp;                  /* ns per pixel */
     unsigned px;
+    double whole_ns;              /* drawn as itself from (0: nspp) */
 };
 
 /* Kinds: a cap's 0 run, 1 gc, 2 idle; a thread's 0 running, 1 runnable,
@@ -203,8 +204,9 @@ struct segem {
     uint64_t s, e;
     int kind;
     uint32_t arg;
-    /* the pending pixel cell */
+    /* the pending pixel cell, drawn from cell_lo at the earliest */
     long cell;
+    uint64_t cell_lo;
     uint64_t cell_ns[4];
     uint32_t cell_arg;
     uint64_t cell_arg_ns;
@@ -245,7 +247,14 @@ static void seg_flush_open(struct segem *m)
     m->open = false;
 }
 
-static void seg_flush_cell(struct segem *m, const struct win *w)
+/* The pending cell holds the short intervals of one grid cell, but a
+ * segment drawn as itself may end or begin inside that cell: the cell
+ * is drawn from the end of the segment before it (cell_lo) to the start
+ * of the one after it (hi), never over them.  Drawn on its whole grid
+ * cell, it would cover a running segment's last pixels with a cell
+ * whose fractions leave that running time out (the page paints it
+ * runnable), and segments would not be in time order. */
+static void seg_flush_cell_to(struct segem *m, const struct win *w, uint64_t hi)
 {
     if (m->cell < 0)
         return;
@@ -253,6 +262,10 @@ static void seg_flush_cell(struct segem *m, const struct win *w)
     uint64_t e = w->t0 + (uint64_t)((m->cell + 1) * w->nspp);
     if (e > w->t1)
         e = w->t1;
+    if (s < m->cell_lo)
+        s = m->cell_lo;
+    if (e > hi)
+        e = hi;
     double span = (double)(e > s ? e - s : 1);
     seg_flush_open(m);
     seg_sep(m);
@@ -270,9 +283,15 @@ static void seg_flush_cell(struct segem *m, const struct win *w)
     }
     sb_puts(&m->sb, "]");
     m->cell = -1;
+    m->cell_lo = 0;
     memset(m->cell_ns, 0, sizeof m->cell_ns);
     m->cell_arg = 0;
     m->cell_arg_ns = 0;
+}
+
+static void seg_flush_cell(struct segem *m, const struct win *w)
+{
+    seg_flush_cell_to(m, w, UINT64_MAX);
 }
 
 static void seg_add(struct segem *m, const struct win *w, uint64_t s, uint64_t e,
@@ -284,9 +303,11 @@ static void seg_add(struct segem *m, const struct win *w, uint64_t s, uint64_t e
         e = w->t1;
     if (e <= s)
         return;
-    if ((double)(e - s) >= w->nspp) {
-        /* a pixel or longer: drawn as itself, after the pending cell */
-        seg_flush_cell(m, w);
+    if ((double)(e - s) >= (w->whole_ns > 0 ? w->whole_ns : w->nspp) || e == w->t1) {
+        /* a pixel or longer, or the state the window ends in (a stop
+         * just before t1 keeps its reason): drawn as itself, after the
+         * pending cell */
+        seg_flush_cell_to(m, w, s);
         if (m->open && m->kind == kind && m->arg == arg && m->e >= s) {
             m->e = e;
             return;
@@ -300,8 +321,10 @@ static void seg_add(struct segem *m, const struct win *w, uint64_t s, uint64_t e
         return;
     }
     long px = (long)((double)(s - w->t0) / w->nspp);
-    if (m->cell != px)
+    if (m->cell != px) {
         seg_flush_cell(m, w);
+        m->cell_lo = m->open ? m->e : 0;
+    }
     m->cell = px;
     m->cell_ns[kind] += e - s;
     if (kind == 0 && e - s > m->cell_arg_ns) {
@@ -833,8 +856,12 @@ static int replay_init(struct replay *r, struct tl_index *ix, const struct win *
     r->full = full;
     r->wt = *w;
     if (r->wt.px > TL_THREAD_PX) {
+        /* Cells of shorter intervals on the coarser grid; an interval of
+         * a pixel or longer (a stop's runnable time the page can show,
+         * with its reason) is still drawn as itself. */
         r->wt.px = TL_THREAD_PX;
         r->wt.nspp = (double)(w->t1 - w->t0 + 1) / TL_THREAD_PX;
+        r->wt.whole_ns = w->nspp;
     }
     r->ncaps = tl_index_ncaps(ix);
     r->caps = calloc(r->ncaps ? r->ncaps : 1, sizeof *r->caps);

@@ -43,8 +43,9 @@
  *        most 1000),
  *    "threads":[{"id":N,"label":"text","segments":[SEG...]}...] | null
  *        (raw mode; the `threads` (default 64, at most 2000) threads that
- *        ran longest in the window, in id order, drawn on a grid of at
- *        most 500 cells; "threads_more":N the threads left out),
+ *        ran longest in the window, in id order, their mixed cells on
+ *        a grid of at most 500 cells (an interval of a pixel or longer
+ *        is its own segment); "threads_more":N the threads left out),
  *    and when threads is null (not raw):
  *    "threads_window_ns":N  (about the widest window here that would be
  *        replayed, so drawn with thread lanes: the page asks to zoom in),
@@ -64,7 +65,8 @@
  *       a runnable segment after a stop carries it too:
  *       [S,E,"runnable","ThreadYielding"].  Time before a thread's first
  *       event in the replay is not drawn (its state is unknown there).
- *   Segments are in time order, at most about 2 per pixel per lane.
+ *   Segments are in time order and do not overlap (a mixed cell is cut
+ *   at the segments beside it), at most about 2 per pixel per lane.
  *
  * kind=events (t0, t1, n: at most n events, default 1000, max 100000):
  *   {"t0":T,"t1":T,"total":N,"exact":true|false,"truncated":true|false,
