@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "monitor/usage.h"
 #include "tool.h"
 
 #if defined(PACKAGE_VERSION)
@@ -74,35 +75,19 @@ static void tool_usage(FILE *out)
             "command.\n");
 }
 
+/* The monitor's form (tools/monitor/usage.c) is the tool's one form. */
 int tool_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, TOOL_NAME " %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int rc = mon_usage_verror(cmd, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\ntry '" TOOL_NAME " %s --help'\n", cmd);
-    return TOOL_EXIT_USAGE;
+    return rc;
 }
 
 bool tool_parse_secs(const char *text, uint64_t *ms)
 {
-    bool digit = false, dot = false;
-    for (const char *p = text; *p != '\0'; p++) {
-        if (*p >= '0' && *p <= '9')
-            digit = true;
-        else if (*p == '.' && !dot)
-            dot = true;
-        else
-            return false;
-    }
-    if (!digit)
-        return false;
-    double secs = strtod(text, NULL);
-    if (!(secs >= 0.0 && secs <= 86400.0))
-        return false;
-    *ms = (uint64_t)(secs * 1000.0 + 0.5);
-    return true;
+    return mon_parse_secs(text, ms);
 }
 
 int tool_help(void (*usage)(FILE *out))

@@ -8,15 +8,21 @@
 
 #include "usage.h"
 
+int mon_usage_verror(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, MON_TOOL_NAME " %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\ntry '" MON_TOOL_NAME " %s --help'\n", cmd);
+    return MON_EXIT_USAGE;
+}
+
 int mon_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, MON_TOOL_NAME " %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int rc = mon_usage_verror(cmd, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\ntry '" MON_TOOL_NAME " %s --help'\n", cmd);
-    return MON_EXIT_USAGE;
+    return rc;
 }
 
 bool mon_parse_secs(const char *text, uint64_t *ms)

@@ -8,6 +8,7 @@
 #ifndef ELS_MON_USAGE_H
 #define ELS_MON_USAGE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,6 +21,8 @@
  * stderr; returns MON_EXIT_USAGE. */
 int mon_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+int mon_usage_verror(const char *cmd, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* SECS: decimal seconds ("5", "0.5") from 0 to 86400, into milliseconds. */
 bool mon_parse_secs(const char *text, uint64_t *ms);
