@@ -1,6 +1,7 @@
 /*
  * aggr_impl.h: the aggregates' state, shared by their feeding (aggr.c)
- * and their answers (aggr_query.c); nothing else includes it.
+ * and their answers (aggr_query.c, aggr_profile.c); nothing else
+ * includes it.
  */
 #ifndef ELS_TL_AGGR_IMPL_H
 #define ELS_TL_AGGR_IMPL_H
@@ -85,5 +86,13 @@ struct tl_aggr {
  * order of "rts" in aggr.h. */
 int tl_aggr_rts_kind(const struct tl_aggr *a, uint32_t stack);
 extern const char *const tl_aggr_rts_names[6];
+
+/* The answers' shared pieces (aggr_query.c): an error answer (its
+ * status returned), a query string's value of key. */
+int tl_aggr_fail(struct strbuf *out, int status, const char *msg);
+bool tl_aggr_qs_get(const char *qs, const char *key, char *val, size_t n);
+/* kind=profile (aggr_profile.c). */
+int tl_aggr_profile(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
+                    struct strbuf *out);
 
 #endif /* ELS_TL_AGGR_IMPL_H */

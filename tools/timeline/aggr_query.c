@@ -1,7 +1,7 @@
 /*
  * aggr_query.c: the aggregates' answers (kind=heap, durations, spans,
- * profile; aggr.h says what each holds), read back by window from the
- * side files.  A query's own memory is said in Note [Aggregate memory]
+ * and the route to kind=profile in aggr_profile.c; aggr.h says what each
+ * holds), read back by window from the side files.  A query's own memory is said in Note [Aggregate memory]
  * (aggr.c).
  */
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include "timeline/aggr_impl.h"
 #include "timeline/index.h"
 
-static int fail(struct strbuf *out, int status, const char *msg)
+int tl_aggr_fail(struct strbuf *out, int status, const char *msg)
 {
     sb_puts(out, "{\"error\":");
     sb_json_str(out, msg, strlen(msg));
@@ -22,7 +22,7 @@ static int fail(struct strbuf *out, int status, const char *msg)
     return status;
 }
 
-static bool qs_get(const char *qs, const char *key, char *val, size_t n)
+bool tl_aggr_qs_get(const char *qs, const char *key, char *val, size_t n)
 {
     size_t kl = strlen(key);
     for (const char *p = qs; p && *p;) {
@@ -45,7 +45,7 @@ static bool qs_get(const char *qs, const char *key, char *val, size_t n)
 static int qs_u64(const char *qs, const char *key, uint64_t *out)
 {
     char v[32];
-    if (!qs_get(qs, key, v, sizeof v))
+    if (!tl_aggr_qs_get(qs, key, v, sizeof v))
         return 0;
     if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 19)
         return -1;
@@ -153,19 +153,71 @@ static int rank_cmp(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* What a heap answer shows: the columns sampled, the bands ranked. */
+struct heap_view {
+    bool growth, every, cut;
+    uint64_t count, rows;
+    uint32_t nseen;
+    const struct cen_rec *cols;
+    size_t ncen;
+    const uint32_t *order;        /* bands by rank */
+    const uint64_t *firstv;       /* per band, at the first census */
+};
+
+static void heap_json(struct tl_aggr *a, uint64_t t0, uint64_t t1,
+                      const struct heap_view *v, const struct heap_acc *h,
+                      struct strbuf *out)
+{
+    const char *bd = a->have_breakdown ? breakdown_name(a->breakdown) : NULL;
+    sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"unit\":\"bytes\","
+              "\"breakdown\":", t0, t1);
+    if (bd)
+        sb_json_str(out, bd, strlen(bd));
+    else
+        sb_puts(out, "null");
+    sb_printf(out, ",\"order\":\"%s\",\"censuses\":%" PRIu64 ",\"sampling\":\"%s\","
+              "\"times\":[", v->growth ? "growth" : "size", v->count,
+              v->every ? "every" : "last_per_pixel");
+    for (size_t i = 0; i < v->ncen; i++)
+        sb_printf(out, "%s%" PRIu64, i ? "," : "", v->cols[i].t);
+    sb_puts(out, "],\"total\":[");
+    for (size_t i = 0; i < v->ncen; i++)
+        sb_printf(out, "%s%" PRIu64, i ? "," : "", h->total[i]);
+    sb_puts(out, "],\"bands\":[");
+    for (uint64_t r = 0; r < v->rows; r++) {
+        uint32_t b = v->order[r];
+        size_t n;
+        const char *nm = band_name(a, b, &n);
+        sb_puts(out, r ? ",{\"name\":" : "{\"name\":");
+        sb_json_str(out, nm, n);
+        sb_printf(out, ",\"size\":%" PRIu64 ",\"growth\":%" PRId64 ",\"series\":[",
+                  h->vals[b], (int64_t)h->vals[b] - (int64_t)v->firstv[b]);
+        for (size_t i = 0; i < v->ncen; i++)
+            sb_printf(out, "%s%" PRIu64, i ? "," : "", h->series[r * v->ncen + i]);
+        sb_puts(out, "]}");
+    }
+    sb_printf(out, "],\"bands_more\":%" PRIu64 ",\"bands_cut_to_fit\":%s,"
+              "\"bands_seen\":%" PRIu32 ",\"band_table\":{\"bands\":%" PRIu32
+              ",\"max\":%u,\"refused_samples\":%" PRIu64 "},\"censuses_total\":%"
+              PRIu64 ",\"censuses_unfinished\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
+              v->nseen - v->rows, v->cut ? "true" : "false", v->nseen, a->bands.n,
+              TL_HEAP_BANDS_MAX, a->band_refused, a->cen.n, a->cen_unfinished,
+              a->cen.lost + a->hs.lost);
+}
+
 static int q_heap(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
                   struct strbuf *out)
 {
     uint64_t px = 1000, nb = 32;
     char order[16] = "size";
     if (qs_u64(qs, "px", &px) < 0 || qs_u64(qs, "bands", &nb) < 0)
-        return fail(out, 400, "px and bands are decimal integers");
+        return tl_aggr_fail(out, 400, "px and bands are decimal integers");
     if (px < 1 || px > 8192)
-        return fail(out, 400, "px must be 1 .. 8192");
-    qs_get(qs, "order", order, sizeof order);
+        return tl_aggr_fail(out, 400, "px must be 1 .. 8192");
+    tl_aggr_qs_get(qs, "order", order, sizeof order);
     bool growth = !strcmp(order, "growth");
     if (!growth && strcmp(order, "size"))
-        return fail(out, 400, "order is size or growth");
+        return tl_aggr_fail(out, 400, "order is size or growth");
     int status = 500;
     const char *why = "out of memory";
     uint32_t nbands = a->bands.n;
@@ -241,41 +293,11 @@ static int q_heap(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
         if (census_each(a, &cols[i], buf, acc_series, &h) < 0)
             goto out;
     }
-    const char *bd = a->have_breakdown ? breakdown_name(a->breakdown) : NULL;
-    sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"unit\":\"bytes\","
-              "\"breakdown\":", t0, t1);
-    if (bd)
-        sb_json_str(out, bd, strlen(bd));
-    else
-        sb_puts(out, "null");
-    sb_printf(out, ",\"order\":\"%s\",\"censuses\":%" PRIu64 ",\"sampling\":\"%s\","
-              "\"times\":[", growth ? "growth" : "size", w.count,
-              every ? "every" : "last_per_pixel");
-    for (size_t i = 0; i < ncen; i++)
-        sb_printf(out, "%s%" PRIu64, i ? "," : "", cols[i].t);
-    sb_puts(out, "],\"total\":[");
-    for (size_t i = 0; i < ncen; i++)
-        sb_printf(out, "%s%" PRIu64, i ? "," : "", h.total[i]);
-    sb_puts(out, "],\"bands\":[");
-    for (uint64_t r = 0; r < rows; r++) {
-        uint32_t b = order_v[r];
-        size_t n;
-        const char *nm = band_name(a, b, &n);
-        sb_puts(out, r ? ",{\"name\":" : "{\"name\":");
-        sb_json_str(out, nm, n);
-        sb_printf(out, ",\"size\":%" PRIu64 ",\"growth\":%" PRId64 ",\"series\":[",
-                  h.vals[b], (int64_t)h.vals[b] - (int64_t)firstv[b]);
-        for (size_t i = 0; i < ncen; i++)
-            sb_printf(out, "%s%" PRIu64, i ? "," : "", h.series[r * ncen + i]);
-        sb_puts(out, "]}");
-    }
-    sb_printf(out, "],\"bands_more\":%" PRIu64 ",\"bands_cut_to_fit\":%s,"
-              "\"bands_seen\":%" PRIu32 ",\"band_table\":{\"bands\":%" PRIu32
-              ",\"max\":%u,\"refused_samples\":%" PRIu64 "},\"censuses_total\":%"
-              PRIu64 ",\"censuses_unfinished\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
-              nseen - rows, cut ? "true" : "false", nseen, a->bands.n,
-              TL_HEAP_BANDS_MAX, a->band_refused, a->cen.n, a->cen_unfinished,
-              a->cen.lost + a->hs.lost);
+    struct heap_view v = { .growth = growth, .every = every, .cut = cut,
+                           .count = w.count, .rows = rows, .nseen = nseen,
+                           .cols = cols, .ncen = ncen, .order = order_v,
+                           .firstv = firstv };
+    heap_json(a, t0, t1, &v, &h, out);
     status = 200;
 out:
     free(buf);
@@ -289,7 +311,7 @@ out:
     free(h.total);
     free(key);
     free(order_v);
-    return status == 200 ? status : fail(out, status, why);
+    return status == 200 ? status : tl_aggr_fail(out, status, why);
 }
 
 /* ------------------------------------------------------------------------
@@ -370,7 +392,7 @@ static int q_durations(struct tl_aggr *a, uint64_t t0, uint64_t t1, struct strbu
     void *buf = malloc(TL_SIDE_PAGE * sizeof(struct span_rec));
     if (!w.acc || !ord || !at || !buf) {
         free(w.acc), free(ord), free(at), free(buf);
-        return fail(out, 500, "out of memory");
+        return tl_aggr_fail(out, 500, "out of memory");
     }
     /* Count first: a window past the bound is answered without
      * gathering its durations at all. */
@@ -388,7 +410,7 @@ static int q_durations(struct tl_aggr *a, uint64_t t0, uint64_t t1, struct strbu
     free(buf);
     if (rc < 0) {
         free(w.acc), free(ord), free(at), free(w.v);
-        return fail(out, 500, rc == -ENOMEM ? "out of memory"
+        return tl_aggr_fail(out, 500, rc == -ENOMEM ? "out of memory"
                                             : "the spans side file could not be read");
     }
     if (w.exact) {
@@ -461,12 +483,12 @@ static int q_spans(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
 {
     uint64_t n = 1000;
     if (qs_u64(qs, "n", &n) < 0)
-        return fail(out, 400, "n is a decimal integer");
+        return tl_aggr_fail(out, 400, "n is a decimal integer");
     if (n > TL_SPANS_LIST_MAX)
         n = TL_SPANS_LIST_MAX;
     void *buf = malloc(TL_SIDE_PAGE * sizeof(struct span_rec));
     if (!buf)
-        return fail(out, 500, "out of memory");
+        return tl_aggr_fail(out, 500, "out of memory");
     struct strbuf list = { 0 };
     struct list_walk w = { .a = a, .out = &list, .t1 = t1, .max = n };
     /* Spans that end at or after t0 and start by t1 overlap the window. */
@@ -474,7 +496,7 @@ static int q_spans(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
     free(buf);
     if (rc < 0 || list.failed) {
         sb_free(&list);
-        return fail(out, 500, "the spans side file could not be read");
+        return tl_aggr_fail(out, 500, "the spans side file could not be read");
     }
     sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"total\":%" PRIu64
               ",\"truncated\":%s,\"spans\":[", t0, t1, w.total,
@@ -484,251 +506,6 @@ static int q_spans(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
     sb_puts(out, "]}");
     sb_free(&list);
     return 200;
-}
-
-/* ------------------------------------------------------------------------
- * kind=profile
- * ------------------------------------------------------------------------ */
-
-struct tick_walk {
-    uint64_t *count;              /* per stack; [n] for the overflow stack */
-    uint32_t nstacks;
-    uint64_t samples;
-};
-
-static int tick_one(void *ctx, uint64_t i, const void *rec)
-{
-    (void)i;
-    struct tick_walk *w = ctx;
-    struct tick_rec r;
-    memcpy(&r, rec, sizeof r);
-    w->count[r.stack < w->nstacks ? r.stack : w->nstacks]++;
-    w->samples++;
-    return 0;
-}
-
-static uint32_t stack_depth(const struct tl_aggr *a, uint32_t s)
-{
-    return a->stacks.v[s].len / 4;
-}
-
-static uint32_t stack_id(const struct tl_aggr *a, uint32_t s, uint32_t i)
-{
-    uint32_t id;
-    memcpy(&id, a->stacks.blob + a->stacks.v[s].off + 4 * (size_t)i, 4);
-    return id;
-}
-
-static void frame_json(const struct tl_aggr *a, uint32_t cc, bool speedscope,
-                       struct strbuf *out)
-{
-    const struct profile_cc *c = profile_ccs_get(&a->ccs, cc);
-    char unknown[24];
-    snprintf(unknown, sizeof unknown, "cc%" PRIu32, cc);
-    const char *l = c ? c->label : unknown, *m = c ? c->module : "",
-               *s = c ? c->srcloc : "";
-    sb_puts(out, "{\"name\":");
-    sb_json_str(out, l, strlen(l));
-    sb_puts(out, speedscope ? ",\"file\":" : ",\"module\":");
-    sb_json_str(out, m, strlen(m));
-    if (!speedscope) {
-        sb_puts(out, ",\"src\":");
-        sb_json_str(out, s, strlen(s));
-    }
-    sb_puts(out, "}");
-}
-
-struct tnode { int64_t parent; int64_t frame; uint64_t self, total; };
-
-static int q_profile(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
-                     struct strbuf *out)
-{
-    char format[16] = "tree", rts[16] = "apart";
-    qs_get(qs, "format", format, sizeof format);
-    qs_get(qs, "rts", rts, sizeof rts);
-    bool ss = !strcmp(format, "speedscope");
-    if (!ss && strcmp(format, "tree"))
-        return fail(out, 400, "format is tree or speedscope");
-    bool include = !strcmp(rts, "include");
-    if (!include && strcmp(rts, "apart"))
-        return fail(out, 400, "rts is apart or include");
-    uint32_t ns = a->stacks.n;
-    struct tick_walk w = { .nstacks = ns };
-    w.count = calloc(ns + 1, sizeof *w.count);
-    void *buf = malloc(TL_SIDE_PAGE * sizeof(struct tick_rec));
-    int64_t *frame_of = NULL;     /* cc id -> frame, -1 */
-    uint32_t *frames = NULL, nframes = 0;
-    struct tnode *nodes = NULL;
-    size_t nnodes = 0, ncap = 0;
-    uint64_t *slots = NULL;       /* (node << 1 | 1) hash of (parent, frame) */
-    size_t nslots = 0;
-    int status = 500;
-    const char *why = "out of memory";
-    if (!w.count || !buf)
-        goto out;
-    why = "the samples side file could not be read";
-    if (tl_side_walk(&a->ticks, t0, t1, buf, tick_one, &w) < 0)
-        goto out;
-    why = "out of memory";
-    uint64_t by_rts[6] = { 0 };
-    uint64_t ids_total = 0;
-    for (uint32_t s = 0; s < ns; s++) {
-        if (!w.count[s])
-            continue;
-        int k = tl_aggr_rts_kind(a, s);
-        by_rts[k] += w.count[s];
-        if (k && !include)
-            w.count[s] = 0;
-        else
-            ids_total += stack_depth(a, s);
-    }
-    frame_of = malloc(a->ccs.n ? a->ccs.n * sizeof *frame_of : 1);
-    frames = malloc((ids_total + 1) * sizeof *frames);
-    if (!frame_of || !frames)
-        goto out;
-    for (uint32_t i = 0; i < a->ccs.n; i++)
-        frame_of[i] = -1;
-    /* Ids beyond the definitions get frames too, named ccN. */
-    for (uint32_t s = 0; s < ns; s++) {
-        if (!w.count[s])
-            continue;
-        for (uint32_t i = 0; i < stack_depth(a, s); i++) {
-            uint32_t cc = stack_id(a, s, i);
-            bool known = false;
-            if (cc < a->ccs.n) {
-                known = frame_of[cc] >= 0;
-                if (!known)
-                    frame_of[cc] = nframes;
-            } else {
-                for (uint32_t f = 0; f < nframes && !known; f++)
-                    known = frames[f] == cc;
-            }
-            if (!known)
-                frames[nframes++] = cc;
-        }
-    }
-    if (ss) {
-        sb_puts(out, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-                     "\"exporter\":\"eventlog-sink serve\",\"name\":\"cost centres\","
-                     "\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
-        for (uint32_t f = 0; f < nframes; f++) {
-            if (f)
-                sb_puts(out, ",");
-            frame_json(a, frames[f], true, out);
-        }
-        sb_puts(out, "]},\"profiles\":[{\"type\":\"sampled\",\"name\":");
-        char nm[96];
-        snprintf(nm, sizeof nm, "%" PRIu64 " .. %" PRIu64 " ns", t0, t1);
-        sb_json_str(out, nm, strlen(nm));
-        sb_puts(out, ",\"unit\":\"none\",\"samples\":[");
-        struct strbuf wts = { 0 };
-        uint64_t sum = 0;
-        bool first = true;
-        for (uint32_t s = 0; s < ns; s++) {
-            if (!w.count[s])
-                continue;
-            sb_puts(out, first ? "[" : ",[");
-            uint32_t d = stack_depth(a, s);
-            for (uint32_t i = d; i-- > 0;) {
-                uint32_t cc = stack_id(a, s, i);
-                int64_t f = -1;
-                if (cc < a->ccs.n)
-                    f = frame_of[cc];
-                else
-                    for (uint32_t j = 0; j < nframes; j++)
-                        if (frames[j] == cc)
-                            f = j;
-                sb_printf(out, "%s%" PRId64, i + 1 == d ? "" : ",", f);
-            }
-            sb_puts(out, "]");
-            sb_printf(&wts, "%s%" PRIu64, first ? "" : ",", w.count[s]);
-            sum += w.count[s];
-            first = false;
-        }
-        sb_puts(out, "],\"weights\":[");
-        if (wts.len)
-            sb_put(out, wts.p, wts.len);
-        bool f = wts.failed;
-        sb_free(&wts);
-        if (f)
-            goto out;
-        sb_printf(out, "],\"startValue\":0,\"endValue\":%" PRIu64 "}]}", sum);
-        status = 200;
-        goto out;
-    }
-    /* The call tree: nodes by (parent, frame), outermost first. */
-    nslots = 64;
-    while (nslots < 2 * (ids_total + 1))
-        nslots *= 2;
-    slots = calloc(nslots, sizeof *slots);
-    ncap = ids_total + 1;
-    nodes = malloc(ncap * sizeof *nodes);
-    if (!slots || !nodes)
-        goto out;
-    nodes[nnodes++] = (struct tnode){ -1, -1, 0, 0 };
-    for (uint32_t s = 0; s < ns; s++) {
-        if (!w.count[s])
-            continue;
-        uint64_t c = w.count[s];
-        size_t cur = 0;
-        nodes[0].total += c;
-        for (uint32_t i = stack_depth(a, s); i-- > 0;) {
-            uint32_t cc = stack_id(a, s, i);
-            int64_t f = -1;
-            if (cc < a->ccs.n)
-                f = frame_of[cc];
-            else
-                for (uint32_t j = 0; j < nframes; j++)
-                    if (frames[j] == cc)
-                        f = j;
-            uint64_t h = ((uint64_t)cur * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)f * 0xC2B2AE3D27D4EB4Full);
-            size_t sl = (size_t)(h >> 7) & (nslots - 1);
-            size_t found = 0;
-            while (slots[sl]) {
-                size_t n = (size_t)(slots[sl] >> 1);
-                if (nodes[n].parent == (int64_t)cur && nodes[n].frame == f) {
-                    found = n;
-                    break;
-                }
-                sl = (sl + 1) & (nslots - 1);
-            }
-            if (!found) {
-                found = nnodes++;
-                nodes[found] = (struct tnode){ (int64_t)cur, f, 0, 0 };
-                slots[sl] = (uint64_t)found << 1 | 1;
-            }
-            cur = found;
-            nodes[cur].total += c;
-        }
-        nodes[cur].self += c;
-    }
-    sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"samples\":%" PRIu64
-              ",\"rts\":{", t0, t1, w.samples);
-    for (int k = 1; k < 6; k++)
-        sb_printf(out, "%s\"%s\":%" PRIu64, k > 1 ? "," : "", tl_aggr_rts_names[k],
-                  by_rts[k]);
-    sb_printf(out, "},\"rts_included\":%s,\"other\":%" PRIu64 ",\"frames\":[",
-              include ? "true" : "false", w.count[ns]);
-    for (uint32_t f = 0; f < nframes; f++) {
-        if (f)
-            sb_puts(out, ",");
-        frame_json(a, frames[f], false, out);
-    }
-    sb_puts(out, "],\"nodes\":[");
-    for (size_t n = 0; n < nnodes; n++)
-        sb_printf(out, "%s[%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 "]",
-                  n ? "," : "", nodes[n].parent, nodes[n].frame, nodes[n].self,
-                  nodes[n].total);
-    sb_puts(out, "]}");
-    status = 200;
-out:
-    free(w.count);
-    free(buf);
-    free(frame_of);
-    free(frames);
-    free(nodes);
-    free(slots);
-    return status == 200 ? status : fail(out, status, why);
 }
 
 /* ------------------------------------------------------------------------
@@ -748,14 +525,14 @@ int tl_aggr_route(struct tl_index *ix, const char *kind, const char *qs,
     tl_index_stats(ix, &st);
     uint64_t t0 = st.t_first, t1 = st.t_last;
     if (qs_u64(qs, "t0", &t0) < 0 || qs_u64(qs, "t1", &t1) < 0)
-        return fail(out, 400, "t0 and t1 are decimal integers");
+        return tl_aggr_fail(out, 400, "t0 and t1 are decimal integers");
     if (t1 < t0)
-        return fail(out, 400, "t1 is before t0");
+        return tl_aggr_fail(out, 400, "t1 is before t0");
     if (!strcmp(kind, "heap"))
         return q_heap(a, qs, t0, t1, out);
     if (!strcmp(kind, "durations"))
         return q_durations(a, t0, t1, out);
     if (!strcmp(kind, "spans"))
         return q_spans(a, qs, t0, t1, out);
-    return q_profile(a, qs, t0, t1, out);
+    return tl_aggr_profile(a, qs, t0, t1, out);
 }

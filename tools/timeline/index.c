@@ -1,6 +1,8 @@
 /*
  * index.c: the time index, the summary pyramid and the notes of one
- * stream (see index.h), built from els_parser callbacks in one pass.
+ * stream (see index.h), built from els_parser callbacks in one pass:
+ * chunks, threads, notes and the events applied to them; a cap's time
+ * into its bins and chunk is pyramid.c's.
  *
  * Note [Timeline memory]
  * ~~~~~~~~~~~~~~~~~~~~~~
@@ -24,29 +26,8 @@
  *    (TL_TOP_SLOTS x 16 bytes = 4 KiB).
  * So about 10 MiB + 3 MiB per HEC + 128 bytes per chunk, which
  * tests/timeline/test_timeline.c (pyramid_bounded) measures.
- *
- * Note [Chunk summaries]
- * ~~~~~~~~~~~~~~~~~~~~~~
- * Between a window narrow enough to replay and one at least a pyramid
- * bin per pixel wide (bins are 2.6 s wide after two days), each chunk of
- * a cap carries the figures of its stretch of the run, so that such a
- * window is drawn at chunk resolution instead of a bin's.  A cap's
- * stretches tile its time: when a chunk of the cap begins (its block
- * marker, or a checkpoint inside a long block) the cap's current state
- * is cut at the chunk's first time, the time before it going to the
- * previous chunk and the time after it to the new one (cap_cut()).  So
- * chunk i of a cap covers [t_first(i), t_first(i+1)), the last one up
- * to the cap's last state change, and the sums of whole chunks are the
- * replay's sums over the same stretch: collections counted where their
- * GC_END is, allocation where its HEAP_ALLOCATED is.  The thread that
- * ran longest in a chunk is found with a small table per cap, cleared at
- * each cut: a thread looks at TL_TOP_PROBE slots from its hash and, when
- * none is its own or free, takes the one that ran least so far (so each
- * event costs a few loads whatever the number of threads, and a thread
- * that runs much in a chunk keeps its slot; the winner's time is then a
- * lower bound).
  */
-#include "timeline/index.h"
+#include "timeline/index_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,56 +36,6 @@
 
 #include "eventlog-sink/parse.h"
 #include "timeline/aggr.h"
-
-#define TL_TOP_SLOTS 256          /* a power of two */
-#define TL_TOP_PROBE 4
-
-struct tl_topslot {
-    uint32_t id;                  /* 0: empty */
-    uint64_t ns;
-};
-
-struct tl_index {
-    struct els_parser *parser;
-    char error[256];
-    /* The header, kept until "datb" and then fixed. */
-    uint8_t *hdr;
-    size_t hdr_len, hdr_cap;
-    bool have_header;
-    int32_t sizes[65536];         /* -2 unknown */
-    char *descs[1024];            /* tags below 1024 */
-    uint64_t fed;
-
-    struct tl_lane lanes[TL_CAPS_MAX + 1];
-    unsigned ncaps;
-    /* The chunk events go to now: lane and index, or lane < 0. */
-    int cur_lane;
-    size_t cur_idx;
-    uint64_t cur_block_end;       /* a block's end offset; 0: synthetic */
-
-    struct tl_capstate caps[TL_CAPS_MAX];
-    /* per cap: threads' running time in its current chunk, TL_TOP_SLOTS
-     * slots (allocated with the cap's bins) */
-    struct tl_topslot *top[TL_CAPS_MAX];
-
-    /* Pyramid. */
-    unsigned nbins;
-    uint64_t width;               /* 1 << shift */
-    unsigned shift;
-    size_t used;
-    struct tl_capbin *pcap[TL_CAPS_MAX];
-    struct tl_gbin *pglob;
-
-    struct tl_note *notes;        /* ring of TL_NOTES_MAX */
-    size_t notes_head, notes_n;
-
-    struct tl_thread *threads;
-    size_t nthreads, threads_cap;
-    uint32_t *thash;              /* index + 1, 0 empty; 2 x threads_cap */
-
-    struct tl_index_stats st;
-    struct tl_aggr *aggr;         /* heap, spans, ticks: aggr.h */
-};
 
 /* ------------------------------------------------------------------------
  * Stop statuses
@@ -146,170 +77,6 @@ const char *tl_stop_text(unsigned s)
 {
     return s < sizeof stops / sizeof stops[0] ? stops[s].text
                                               : "No stop thread status";
-}
-
-/* ------------------------------------------------------------------------
- * Pyramid
- * ------------------------------------------------------------------------ */
-
-static void coarsen(struct tl_index *ix)
-{
-    unsigned h = ix->nbins / 2;
-    for (unsigned c = 0; c < ix->ncaps; c++) {
-        struct tl_capbin *v = ix->pcap[c];
-        if (!v)
-            continue;
-        for (unsigned i = 0; i < h; i++) {
-            struct tl_capbin a = v[2 * i], b = v[2 * i + 1], m = b;
-            m.run_ns = a.run_ns + b.run_ns;
-            m.gc_ns = a.gc_ns + b.gc_ns;
-            m.alloc = a.alloc + b.alloc;
-            m.pause_ns = a.pause_ns + b.pause_ns;
-            m.pause_max = a.pause_max > b.pause_max ? a.pause_max : b.pause_max;
-            m.gcs = a.gcs + b.gcs;
-            m.sparks_created = a.sparks_created + b.sparks_created;
-            m.sparks_converted = a.sparks_converted + b.sparks_converted;
-            if (!b.pad_) {          /* no spark counters in b */
-                m.spark_pool = a.spark_pool;
-                m.pad_ = a.pad_;
-            }
-            v[i] = m;
-        }
-        memset(v + h, 0, h * sizeof *v);
-    }
-    struct tl_gbin *g = ix->pglob;
-    for (unsigned i = 0; i < h; i++) {
-        struct tl_gbin a = g[2 * i], b = g[2 * i + 1], m = b;
-        if (!b.heap_size)
-            m.heap_size = a.heap_size;
-        if (!b.heap_live)
-            m.heap_live = a.heap_live;
-        m.markers = a.markers + b.markers;
-        g[i] = m;
-    }
-    memset(g + h, 0, h * sizeof *g);
-    ix->width *= 2;
-    ix->shift++;
-    ix->used = (ix->used + 1) / 2;
-}
-
-/* The bin of time t, coarsening until the pyramid covers it. */
-static size_t bin_of(struct tl_index *ix, uint64_t t)
-{
-    while ((t >> ix->shift) >= ix->nbins)
-        coarsen(ix);
-    size_t b = (size_t)(t >> ix->shift);
-    if (b + 1 > ix->used)
-        ix->used = b + 1;
-    return b;
-}
-
-static int cap_bins(struct tl_index *ix, unsigned cap)
-{
-    if (ix->pcap[cap])
-        return 0;
-    ix->pcap[cap] = calloc(ix->nbins, sizeof(struct tl_capbin));
-    ix->top[cap] = calloc(TL_TOP_SLOTS, sizeof *ix->top[cap]);
-    if (!ix->pcap[cap] || !ix->top[cap])
-        return -ENOMEM;
-    ix->st.mem_bytes += (uint64_t)ix->nbins * sizeof(struct tl_capbin)
-        + TL_TOP_SLOTS * sizeof *ix->top[cap];
-    return 0;
-}
-
-/* The cap's current chunk (the last of its lane), or NULL. */
-static struct tl_chunk *cap_chunk(struct tl_index *ix, unsigned cap)
-{
-    struct tl_lane *l = &ix->lanes[cap];
-    return l->n > l->head ? &l->v[l->n - 1] : NULL;
-}
-
-/* Add [a, t) of the cap's state to its current chunk's summary. */
-static inline __attribute__((always_inline)) void chunk_account(struct tl_index *ix, unsigned cap,
-                          const struct tl_capstate *cs, uint64_t a, uint64_t t)
-{
-    struct tl_chunk *c = cap_chunk(ix, cap);
-    if (!c || t <= a)
-        return;
-    if (cs->in_gc) {
-        c->gc_ns += t - a;
-    } else if (cs->running) {
-        c->run_ns += t - a;
-        struct tl_topslot *tab = ix->top[cap], *x = NULL, *least = NULL;
-        uint32_t id = cs->running;
-        uint32_t h = (id * 2654435761u) >> 8;
-        for (unsigned i = 0; i < TL_TOP_PROBE; i++) {
-            struct tl_topslot *y = &tab[(h + i) & (TL_TOP_SLOTS - 1)];
-            if (y->id == id || !y->id) {
-                x = y;
-                break;
-            }
-            if (!least || y->ns < least->ns)
-                least = y;
-        }
-        if (!x) {
-            x = least;
-            x->ns = 0;
-        }
-        x->id = id;
-        x->ns += t - a;
-        if (x->ns > c->top_ns) {
-            c->top_ns = x->ns;
-            c->top_thread = id;
-        }
-    }
-}
-
-/* Account the cap's state from cs->since to t, then note new state. */
-static void cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
-                       uint32_t running, bool in_gc)
-{
-    struct tl_capstate *cs = &ix->caps[cap];
-    struct tl_capbin *v = ix->pcap[cap];
-    if (t < cs->since)
-        t = cs->since;              /* never backwards within a cap */
-    chunk_account(ix, cap, cs, cs->since, t);
-    size_t b1 = bin_of(ix, t);
-    v = ix->pcap[cap];
-    uint64_t a = cs->since;
-    size_t b0 = (size_t)(a >> ix->shift);
-    if (b0 == b1) {               /* the common case: one bin */
-        if (cs->in_gc)
-            v[b1].gc_ns += t - a;
-        else if (cs->running)
-            v[b1].run_ns += t - a;
-        v[b1].thread_end = in_gc ? 0 : running;
-        cs->running = running;
-        cs->in_gc = in_gc;
-        cs->since = t;
-        return;
-    }
-    for (size_t b = b0; b <= b1; b++) {
-        uint64_t lo = b * ix->width, hi = lo + ix->width;
-        uint64_t s = a > lo ? a : lo, e = t < hi ? t : hi;
-        if (e > s) {
-            if (cs->in_gc)
-                v[b].gc_ns += e - s;
-            else if (cs->running)
-                v[b].run_ns += e - s;
-        }
-        if (b < b1)
-            v[b].thread_end = cs->in_gc ? 0 : cs->running;
-    }
-    v[b1].thread_end = in_gc ? 0 : running;
-    cs->running = running;
-    cs->in_gc = in_gc;
-    cs->since = t;
-}
-
-/* A chunk of the cap begins at t: the state so far goes to the previous
- * chunk (see Note [Chunk summaries]). */
-static void cap_cut(struct tl_index *ix, unsigned cap, uint64_t t)
-{
-    struct tl_capstate *cs = &ix->caps[cap];
-    if (cs->since)
-        cap_change(ix, cap, t, cs->running, cs->in_gc);
-    memset(ix->top[cap], 0, TL_TOP_SLOTS * sizeof *ix->top[cap]);
 }
 
 /* ------------------------------------------------------------------------
@@ -464,7 +231,7 @@ static int lane_of_cap(struct tl_index *ix, int cap, unsigned *lane)
         ix->st.caps = ix->ncaps;
     }
     if (!ix->caps[cap].seen) {
-        int rc = cap_bins(ix, (unsigned)cap);
+        int rc = tli_cap_bins(ix, (unsigned)cap);
         if (rc < 0)
             return rc;
         ix->caps[cap].seen = true;
@@ -484,7 +251,7 @@ static int on_block(struct tl_index *ix, const struct els_event *ev)
     if (rc < 0)
         return rc;
     if (cap >= 0)
-        cap_cut(ix, (unsigned)cap, ev->time);
+        tli_cap_cut(ix, (unsigned)cap, ev->time);
     struct tl_chunk *c = chunk_push(ix, lane);
     if (!c)
         return -ENOMEM;
@@ -516,7 +283,7 @@ chunk_for(struct tl_index *ix, const struct els_event *ev)
         c->len = (uint32_t)(ev->offset - c->off);
         struct tl_capstate *cs = &ix->caps[c->cap];
         int16_t cap = c->cap;
-        cap_cut(ix, (unsigned)cap, ev->time);
+        tli_cap_cut(ix, (unsigned)cap, ev->time);
         c = chunk_push(ix, (unsigned)cap);
         if (!c)
             return NULL;
@@ -576,26 +343,187 @@ static bool applies(uint16_t tag)
     }
 }
 
+/* The event's fields into d: the two most frequent read here, the rest
+ * by the parser; false for a short payload (counted, not applied). */
+static bool apply_decode(const struct els_event *ev, struct els_event_data *d)
+{
+    if (ev->tag == ELS_EV_RUN_THREAD && ev->payload_len >= 4) {
+        /* the most frequent event: read it here */
+        const uint8_t *p = ev->payload;
+        d->u.thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
+                           | (uint32_t)p[2] << 8 | p[3];
+    } else if (ev->tag == ELS_EV_STOP_THREAD && ev->payload_len >= 6) {
+        /* the next most frequent: thread and status only */
+        const uint8_t *p = ev->payload;
+        d->u.stop_thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
+                                | (uint32_t)p[2] << 8 | p[3];
+        d->u.stop_thread.status = (uint16_t)(p[4] << 8 | p[5]);
+    } else if (els_event_decode(ev, d) < 0) {
+        return false;
+    }
+    return true;
+}
+
+/* Threads: the cap's running thread, a thread's creation, end, label. */
+static void apply_thread(struct tl_index *ix, const struct els_event *ev,
+                         const struct els_event_data *d, struct tl_capstate *cs)
+{
+    unsigned cap = (unsigned)ev->cap;
+    uint64_t t = ev->time;
+    struct tl_thread *th;
+    switch (ev->tag) {
+    case ELS_EV_RUN_THREAD:
+        if (cs)
+            tli_cap_change(ix, cap, t, d->u.thread.thread, cs->in_gc);
+        break;
+    case ELS_EV_STOP_THREAD:
+        if (cs)
+            tli_cap_change(ix, cap, t, 0, cs->in_gc);
+        if (d->u.stop_thread.status == 5) {
+            th = thread_get(ix, d->u.stop_thread.thread);
+            if (th)
+                th->finished = t;
+        }
+        break;
+    case ELS_EV_CREATE_THREAD:
+        th = thread_get(ix, d->u.thread.thread);
+        if (th && !th->created)
+            th->created = t;
+        break;
+    case ELS_EV_THREAD_LABEL:
+        th = thread_get(ix, d->u.thread_label.thread);
+        if (th) {
+            size_t n = d->u.thread_label.label.len;
+            if (n >= TL_LABEL_MAX)
+                n = TL_LABEL_MAX - 1;
+            memcpy(th->label, d->u.thread_label.label.ptr, n);
+            th->label[n] = 0;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* Collections: the cap in GC or not, and at GC_END the pause in its bin
+ * and chunk. */
+static void apply_gc(struct tl_index *ix, const struct els_event *ev,
+                     struct tl_capstate *cs)
+{
+    unsigned cap = (unsigned)ev->cap;
+    uint64_t t = ev->time;
+    switch (ev->tag) {
+    case ELS_EV_GC_START:
+        cs->gc_start = t;
+        tli_cap_change(ix, cap, t, cs->running, true);
+        break;
+    case ELS_EV_GC_WORK:
+    case ELS_EV_GC_IDLE:
+        if (!cs->in_gc)
+            tli_cap_change(ix, cap, t, cs->running, true);
+        break;
+    case ELS_EV_GC_DONE:
+        if (cs->in_gc)
+            tli_cap_change(ix, cap, t, cs->running, false);
+        break;
+    case ELS_EV_GC_END: {
+        tli_cap_change(ix, cap, t, cs->running, false);
+        struct tl_capbin *b = &ix->pcap[cap][tli_bin_of(ix, t)];
+        uint64_t p = cs->gc_start && t >= cs->gc_start ? t - cs->gc_start : 0;
+        b->gcs++;
+        b->pause_ns += p;
+        if (p > b->pause_max)
+            b->pause_max = p;
+        struct tl_chunk *c = tli_cap_chunk(ix, cap);
+        if (c) {
+            c->gcs++;
+            c->pause_ns += p;
+            if (p > c->pause_max)
+                c->pause_max = p;
+        }
+        cs->gc_start = 0;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* A cap's counters: allocation and sparks, as increases since its last
+ * report, into its bin and chunk. */
+static void apply_counters(struct tl_index *ix, const struct els_event *ev,
+                           const struct els_event_data *d, struct tl_capstate *cs)
+{
+    unsigned cap = (unsigned)ev->cap;
+    size_t b = tli_bin_of(ix, ev->time);
+    struct tl_chunk *c = tli_cap_chunk(ix, cap);
+    if (ev->tag == ELS_EV_HEAP_ALLOCATED) {
+        uint64_t v = d->u.heap.bytes;
+        uint64_t delta = v >= cs->alloc ? v - cs->alloc : v;
+        ix->pcap[cap][b].alloc += delta;
+        if (c)
+            c->alloc += delta;
+        cs->alloc = v;
+        return;
+    }
+    struct tl_capbin *x = &ix->pcap[cap][b];
+    uint64_t cr = d->u.spark_counters.created;
+    uint64_t cv = d->u.spark_counters.converted;
+    if (cs->sp_seen) {
+        uint32_t dcr = (uint32_t)(cr >= cs->sp_created ? cr - cs->sp_created : 0);
+        uint32_t dcv = (uint32_t)(cv >= cs->sp_converted ? cv - cs->sp_converted : 0);
+        x->sparks_created += dcr;
+        x->sparks_converted += dcv;
+        if (c) {
+            c->sparks_created += dcr;
+            c->sparks_converted += dcv;
+        }
+    }
+    cs->sp_created = cr;
+    cs->sp_converted = cv;
+    cs->sp_seen = true;
+    x->spark_pool = (uint32_t)d->u.spark_counters.remaining;
+    x->pad_ = 1;
+}
+
+/* The stream's own figures: heap size and live bytes, markers, spans. */
+static void apply_global(struct tl_index *ix, const struct els_event *ev,
+                         const struct els_event_data *d)
+{
+    uint64_t t = ev->time;
+    int cap = ev->cap;
+    switch (ev->tag) {
+    case ELS_EV_HEAP_SIZE:
+        ix->pglob[tli_bin_of(ix, t)].heap_size = d->u.heap.bytes;
+        break;
+    case ELS_EV_HEAP_LIVE:
+        ix->pglob[tli_bin_of(ix, t)].heap_live = d->u.heap.bytes;
+        break;
+    case ELS_EV_USER_MARKER:
+        ix->pglob[tli_bin_of(ix, t)].markers++;
+        note_add(ix, t, cap, TL_NOTE_MARKER, d->u.text.ptr, d->u.text.len);
+        break;
+    case ELS_EV_USER_MSG:
+        /* Spans: "START label" / "STOP label" (ghc-events-analyze's
+         * convention) are kept as notes. */
+        if (d->u.text.len > 6 && !memcmp(d->u.text.ptr, "START ", 6))
+            note_add(ix, t, cap, TL_NOTE_START, d->u.text.ptr + 6, d->u.text.len - 6);
+        else if (d->u.text.len > 5 && !memcmp(d->u.text.ptr, "STOP ", 5))
+            note_add(ix, t, cap, TL_NOTE_STOP, d->u.text.ptr + 5, d->u.text.len - 5);
+        break;
+    default:
+        break;
+    }
+}
+
 static inline __attribute__((always_inline)) int
 apply(struct tl_index *ix, const struct els_event *ev)
 {
     if (!applies(ev->tag))
         return 0;
     struct els_event_data d;
-    if (ev->tag == ELS_EV_RUN_THREAD && ev->payload_len >= 4) {
-        /* the most frequent event: read it here */
-        const uint8_t *p = ev->payload;
-        d.u.thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
-                          | (uint32_t)p[2] << 8 | p[3];
-    } else if (ev->tag == ELS_EV_STOP_THREAD && ev->payload_len >= 6) {
-        /* the next most frequent: thread and status only */
-        const uint8_t *p = ev->payload;
-        d.u.stop_thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
-                               | (uint32_t)p[2] << 8 | p[3];
-        d.u.stop_thread.status = (uint16_t)(p[4] << 8 | p[5]);
-    } else if (els_event_decode(ev, &d) < 0) {
+    if (!apply_decode(ev, &d))
         return 0;                   /* short payload: counted, not applied */
-    }
     int cap = ev->cap;
     struct tl_capstate *cs = NULL;
     if (cap >= 0) {
@@ -606,127 +534,22 @@ apply(struct tl_index *ix, const struct els_event *ev)
         cs = &ix->caps[cap];
         cs->last_t = ev->time;
     }
-    uint64_t t = ev->time;
     switch (ev->tag) {
-    case ELS_EV_RUN_THREAD:
+    case ELS_EV_RUN_THREAD: case ELS_EV_STOP_THREAD:
+    case ELS_EV_CREATE_THREAD: case ELS_EV_THREAD_LABEL:
+        apply_thread(ix, ev, &d, cs);
+        break;
+    case ELS_EV_GC_START: case ELS_EV_GC_WORK: case ELS_EV_GC_IDLE:
+    case ELS_EV_GC_DONE: case ELS_EV_GC_END:
         if (cs)
-            cap_change(ix, (unsigned)cap, t, d.u.thread.thread, cs->in_gc);
+            apply_gc(ix, ev, cs);
         break;
-    case ELS_EV_STOP_THREAD:
+    case ELS_EV_HEAP_ALLOCATED: case ELS_EV_SPARK_COUNTERS:
         if (cs)
-            cap_change(ix, (unsigned)cap, t, 0, cs->in_gc);
-        if (d.u.stop_thread.status == 5) {
-            struct tl_thread *th = thread_get(ix, d.u.stop_thread.thread);
-            if (th)
-                th->finished = t;
-        }
-        break;
-    case ELS_EV_CREATE_THREAD: {
-        struct tl_thread *th = thread_get(ix, d.u.thread.thread);
-        if (th && !th->created)
-            th->created = t;
-        break;
-    }
-    case ELS_EV_THREAD_LABEL: {
-        struct tl_thread *th = thread_get(ix, d.u.thread_label.thread);
-        if (th) {
-            size_t n = d.u.thread_label.label.len;
-            if (n >= TL_LABEL_MAX)
-                n = TL_LABEL_MAX - 1;
-            memcpy(th->label, d.u.thread_label.label.ptr, n);
-            th->label[n] = 0;
-        }
-        break;
-    }
-    case ELS_EV_GC_START:
-        if (cs) {
-            cs->gc_start = t;
-            cap_change(ix, (unsigned)cap, t, cs->running, true);
-        }
-        break;
-    case ELS_EV_GC_WORK:
-    case ELS_EV_GC_IDLE:
-        if (cs && !cs->in_gc)
-            cap_change(ix, (unsigned)cap, t, cs->running, true);
-        break;
-    case ELS_EV_GC_DONE:
-        if (cs && cs->in_gc)
-            cap_change(ix, (unsigned)cap, t, cs->running, false);
-        break;
-    case ELS_EV_GC_END:
-        if (cs) {
-            cap_change(ix, (unsigned)cap, t, cs->running, false);
-            struct tl_capbin *b = &ix->pcap[cap][bin_of(ix, t)];
-            uint64_t p = cs->gc_start && t >= cs->gc_start ? t - cs->gc_start : 0;
-            b->gcs++;
-            b->pause_ns += p;
-            if (p > b->pause_max)
-                b->pause_max = p;
-            struct tl_chunk *c = cap_chunk(ix, (unsigned)cap);
-            if (c) {
-                c->gcs++;
-                c->pause_ns += p;
-                if (p > c->pause_max)
-                    c->pause_max = p;
-            }
-            cs->gc_start = 0;
-        }
-        break;
-    case ELS_EV_HEAP_ALLOCATED:
-        if (cs) {
-            uint64_t v = d.u.heap.bytes;
-            uint64_t delta = v >= cs->alloc ? v - cs->alloc : v;
-            size_t b = bin_of(ix, t);
-            ix->pcap[cap][b].alloc += delta;
-            struct tl_chunk *c = cap_chunk(ix, (unsigned)cap);
-            if (c)
-                c->alloc += delta;
-            cs->alloc = v;
-        }
-        break;
-    case ELS_EV_SPARK_COUNTERS:
-        if (cs) {
-            size_t b = bin_of(ix, t);
-            struct tl_capbin *x = &ix->pcap[cap][b];
-            uint64_t cr = d.u.spark_counters.created;
-            uint64_t cv = d.u.spark_counters.converted;
-            if (cs->sp_seen) {
-                uint32_t dcr = (uint32_t)(cr >= cs->sp_created ? cr - cs->sp_created : 0);
-                uint32_t dcv = (uint32_t)(cv >= cs->sp_converted ? cv - cs->sp_converted : 0);
-                x->sparks_created += dcr;
-                x->sparks_converted += dcv;
-                struct tl_chunk *c = cap_chunk(ix, (unsigned)cap);
-                if (c) {
-                    c->sparks_created += dcr;
-                    c->sparks_converted += dcv;
-                }
-            }
-            cs->sp_created = cr;
-            cs->sp_converted = cv;
-            cs->sp_seen = true;
-            x->spark_pool = (uint32_t)d.u.spark_counters.remaining;
-            x->pad_ = 1;
-        }
-        break;
-    case ELS_EV_HEAP_SIZE:
-        ix->pglob[bin_of(ix, t)].heap_size = d.u.heap.bytes;
-        break;
-    case ELS_EV_HEAP_LIVE:
-        ix->pglob[bin_of(ix, t)].heap_live = d.u.heap.bytes;
-        break;
-    case ELS_EV_USER_MARKER:
-        ix->pglob[bin_of(ix, t)].markers++;
-        note_add(ix, t, cap, TL_NOTE_MARKER, d.u.text.ptr, d.u.text.len);
-        break;
-    case ELS_EV_USER_MSG:
-        /* Spans: "START label" / "STOP label" (ghc-events-analyze's
-         * convention) are kept as notes. */
-        if (d.u.text.len > 6 && !memcmp(d.u.text.ptr, "START ", 6))
-            note_add(ix, t, cap, TL_NOTE_START, d.u.text.ptr + 6, d.u.text.len - 6);
-        else if (d.u.text.len > 5 && !memcmp(d.u.text.ptr, "STOP ", 5))
-            note_add(ix, t, cap, TL_NOTE_STOP, d.u.text.ptr + 5, d.u.text.len - 5);
+            apply_counters(ix, ev, &d, cs);
         break;
     default:
+        apply_global(ix, ev, &d);
         break;
     }
     return 0;
@@ -936,14 +759,6 @@ const struct tl_capstate *tl_index_capstate(const struct tl_index *ix,
 {
     return cap < TL_CAPS_MAX ? &ix->caps[cap] : NULL;
 }
-
-uint64_t tl_pyr_width(const struct tl_index *ix) { return ix->width; }
-size_t tl_pyr_used(const struct tl_index *ix) { return ix->used; }
-const struct tl_capbin *tl_pyr_cap(const struct tl_index *ix, unsigned cap)
-{
-    return cap < TL_CAPS_MAX ? ix->pcap[cap] : NULL;
-}
-const struct tl_gbin *tl_pyr_global(const struct tl_index *ix) { return ix->pglob; }
 
 size_t tl_index_notes(const struct tl_index *ix) { return ix->notes_n; }
 const struct tl_note *tl_index_note(const struct tl_index *ix, size_t i)

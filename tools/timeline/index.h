@@ -59,7 +59,7 @@ struct tl_chunk {
      * rest of a block after TL_CHUNK_EVENTS events (no marker) */
     uint8_t synthetic;
     /* The chunk's summary (a cap's chunks only; see Note [Chunk
-     * summaries] in index.c): its cap's time from t_first to the next
+     * summaries] in pyramid.c): its cap's time from t_first to the next
      * chunk's t_first (the last: to the cap's state change now), and the
      * events in it. */
     uint64_t run_ns, gc_ns;

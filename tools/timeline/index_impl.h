@@ -1,0 +1,79 @@
+/*
+ * index_impl.h: the index's state, shared by its building (index.c) and
+ * the pyramid and chunk summaries a cap's time goes to (pyramid.c);
+ * nothing else includes it.
+ */
+#ifndef ELS_TL_INDEX_IMPL_H
+#define ELS_TL_INDEX_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eventlog-sink/parse.h"
+#include "timeline/index.h"
+
+#define TL_TOP_SLOTS 256          /* a power of two */
+#define TL_TOP_PROBE 4
+
+struct tl_topslot {
+    uint32_t id;                  /* 0: empty */
+    uint64_t ns;
+};
+
+struct tl_index {
+    struct els_parser *parser;
+    char error[256];
+    /* The header, kept until "datb" and then fixed. */
+    uint8_t *hdr;
+    size_t hdr_len, hdr_cap;
+    bool have_header;
+    int32_t sizes[65536];         /* -2 unknown */
+    char *descs[1024];            /* tags below 1024 */
+    uint64_t fed;
+
+    struct tl_lane lanes[TL_CAPS_MAX + 1];
+    unsigned ncaps;
+    /* The chunk events go to now: lane and index, or lane < 0. */
+    int cur_lane;
+    size_t cur_idx;
+    uint64_t cur_block_end;       /* a block's end offset; 0: synthetic */
+
+    struct tl_capstate caps[TL_CAPS_MAX];
+    /* per cap: threads' running time in its current chunk, TL_TOP_SLOTS
+     * slots (allocated with the cap's bins) */
+    struct tl_topslot *top[TL_CAPS_MAX];
+
+    /* Pyramid. */
+    unsigned nbins;
+    uint64_t width;               /* 1 << shift */
+    unsigned shift;
+    size_t used;
+    struct tl_capbin *pcap[TL_CAPS_MAX];
+    struct tl_gbin *pglob;
+
+    struct tl_note *notes;        /* ring of TL_NOTES_MAX */
+    size_t notes_head, notes_n;
+
+    struct tl_thread *threads;
+    size_t nthreads, threads_cap;
+    uint32_t *thash;              /* index + 1, 0 empty; 2 x threads_cap */
+
+    struct tl_index_stats st;
+    struct tl_aggr *aggr;         /* heap, spans, ticks: aggr.h */
+};
+
+/* The pyramid and the chunk summaries (pyramid.c). */
+/* The bin of time t, coarsening until the pyramid covers it. */
+size_t tli_bin_of(struct tl_index *ix, uint64_t t);
+/* The cap's bins and thread table, allocated at its first event. */
+int tli_cap_bins(struct tl_index *ix, unsigned cap);
+/* The cap's current chunk (the last of its lane), or NULL. */
+struct tl_chunk *tli_cap_chunk(struct tl_index *ix, unsigned cap);
+/* Account the cap's state from its since to t, then note new state. */
+void tli_cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
+                    uint32_t running, bool in_gc);
+/* A chunk of the cap begins at t (Note [Chunk summaries]). */
+void tli_cap_cut(struct tl_index *ix, unsigned cap, uint64_t t);
+
+#endif /* ELS_TL_INDEX_IMPL_H */

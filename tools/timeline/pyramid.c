@@ -1,0 +1,204 @@
+/*
+ * pyramid.c: a cap's time accounted as the stream goes: into the summary
+ * pyramid's bins (coarsened two into one when time outgrows them) and
+ * into the cap's current chunk's summary (index.c decides the chunks and
+ * calls these; see index.h for the pyramid's figures).
+ *
+ * Note [Chunk summaries]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Between a window narrow enough to replay and one at least a pyramid
+ * bin per pixel wide (bins are 2.6 s wide after two days), each chunk of
+ * a cap carries the figures of its stretch of the run, so that such a
+ * window is drawn at chunk resolution instead of a bin's.  A cap's
+ * stretches tile its time: when a chunk of the cap begins (its block
+ * marker, or a checkpoint inside a long block) the cap's current state
+ * is cut at the chunk's first time, the time before it going to the
+ * previous chunk and the time after it to the new one (tli_cap_cut()).  So
+ * chunk i of a cap covers [t_first(i), t_first(i+1)), the last one up
+ * to the cap's last state change, and the sums of whole chunks are the
+ * replay's sums over the same stretch: collections counted where their
+ * GC_END is, allocation where its HEAP_ALLOCATED is.  The thread that
+ * ran longest in a chunk is found with a small table per cap, cleared at
+ * each cut: a thread looks at TL_TOP_PROBE slots from its hash and, when
+ * none is its own or free, takes the one that ran least so far (so each
+ * event costs a few loads whatever the number of threads, and a thread
+ * that runs much in a chunk keeps its slot; the winner's time is then a
+ * lower bound).
+ */
+#include "timeline/index_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Pyramid
+ * ------------------------------------------------------------------------ */
+
+static void coarsen(struct tl_index *ix)
+{
+    unsigned h = ix->nbins / 2;
+    for (unsigned c = 0; c < ix->ncaps; c++) {
+        struct tl_capbin *v = ix->pcap[c];
+        if (!v)
+            continue;
+        for (unsigned i = 0; i < h; i++) {
+            struct tl_capbin a = v[2 * i], b = v[2 * i + 1], m = b;
+            m.run_ns = a.run_ns + b.run_ns;
+            m.gc_ns = a.gc_ns + b.gc_ns;
+            m.alloc = a.alloc + b.alloc;
+            m.pause_ns = a.pause_ns + b.pause_ns;
+            m.pause_max = a.pause_max > b.pause_max ? a.pause_max : b.pause_max;
+            m.gcs = a.gcs + b.gcs;
+            m.sparks_created = a.sparks_created + b.sparks_created;
+            m.sparks_converted = a.sparks_converted + b.sparks_converted;
+            if (!b.pad_) {          /* no spark counters in b */
+                m.spark_pool = a.spark_pool;
+                m.pad_ = a.pad_;
+            }
+            v[i] = m;
+        }
+        memset(v + h, 0, h * sizeof *v);
+    }
+    struct tl_gbin *g = ix->pglob;
+    for (unsigned i = 0; i < h; i++) {
+        struct tl_gbin a = g[2 * i], b = g[2 * i + 1], m = b;
+        if (!b.heap_size)
+            m.heap_size = a.heap_size;
+        if (!b.heap_live)
+            m.heap_live = a.heap_live;
+        m.markers = a.markers + b.markers;
+        g[i] = m;
+    }
+    memset(g + h, 0, h * sizeof *g);
+    ix->width *= 2;
+    ix->shift++;
+    ix->used = (ix->used + 1) / 2;
+}
+
+/* The bin of time t, coarsening until the pyramid covers it. */
+size_t tli_bin_of(struct tl_index *ix, uint64_t t)
+{
+    while ((t >> ix->shift) >= ix->nbins)
+        coarsen(ix);
+    size_t b = (size_t)(t >> ix->shift);
+    if (b + 1 > ix->used)
+        ix->used = b + 1;
+    return b;
+}
+
+int tli_cap_bins(struct tl_index *ix, unsigned cap)
+{
+    if (ix->pcap[cap])
+        return 0;
+    ix->pcap[cap] = calloc(ix->nbins, sizeof(struct tl_capbin));
+    ix->top[cap] = calloc(TL_TOP_SLOTS, sizeof *ix->top[cap]);
+    if (!ix->pcap[cap] || !ix->top[cap])
+        return -ENOMEM;
+    ix->st.mem_bytes += (uint64_t)ix->nbins * sizeof(struct tl_capbin)
+        + TL_TOP_SLOTS * sizeof *ix->top[cap];
+    return 0;
+}
+
+/* The cap's current chunk (the last of its lane), or NULL. */
+struct tl_chunk *tli_cap_chunk(struct tl_index *ix, unsigned cap)
+{
+    struct tl_lane *l = &ix->lanes[cap];
+    return l->n > l->head ? &l->v[l->n - 1] : NULL;
+}
+
+/* Add [a, t) of the cap's state to its current chunk's summary. */
+static inline __attribute__((always_inline)) void chunk_account(struct tl_index *ix, unsigned cap,
+                          const struct tl_capstate *cs, uint64_t a, uint64_t t)
+{
+    struct tl_chunk *c = tli_cap_chunk(ix, cap);
+    if (!c || t <= a)
+        return;
+    if (cs->in_gc) {
+        c->gc_ns += t - a;
+    } else if (cs->running) {
+        c->run_ns += t - a;
+        struct tl_topslot *tab = ix->top[cap], *x = NULL, *least = NULL;
+        uint32_t id = cs->running;
+        uint32_t h = (id * 2654435761u) >> 8;
+        for (unsigned i = 0; i < TL_TOP_PROBE; i++) {
+            struct tl_topslot *y = &tab[(h + i) & (TL_TOP_SLOTS - 1)];
+            if (y->id == id || !y->id) {
+                x = y;
+                break;
+            }
+            if (!least || y->ns < least->ns)
+                least = y;
+        }
+        if (!x) {
+            x = least;
+            x->ns = 0;
+        }
+        x->id = id;
+        x->ns += t - a;
+        if (x->ns > c->top_ns) {
+            c->top_ns = x->ns;
+            c->top_thread = id;
+        }
+    }
+}
+
+/* Account the cap's state from cs->since to t, then note new state. */
+void tli_cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
+                    uint32_t running, bool in_gc)
+{
+    struct tl_capstate *cs = &ix->caps[cap];
+    struct tl_capbin *v = ix->pcap[cap];
+    if (t < cs->since)
+        t = cs->since;              /* never backwards within a cap */
+    chunk_account(ix, cap, cs, cs->since, t);
+    size_t b1 = tli_bin_of(ix, t);
+    v = ix->pcap[cap];
+    uint64_t a = cs->since;
+    size_t b0 = (size_t)(a >> ix->shift);
+    if (b0 == b1) {               /* the common case: one bin */
+        if (cs->in_gc)
+            v[b1].gc_ns += t - a;
+        else if (cs->running)
+            v[b1].run_ns += t - a;
+        v[b1].thread_end = in_gc ? 0 : running;
+        cs->running = running;
+        cs->in_gc = in_gc;
+        cs->since = t;
+        return;
+    }
+    for (size_t b = b0; b <= b1; b++) {
+        uint64_t lo = b * ix->width, hi = lo + ix->width;
+        uint64_t s = a > lo ? a : lo, e = t < hi ? t : hi;
+        if (e > s) {
+            if (cs->in_gc)
+                v[b].gc_ns += e - s;
+            else if (cs->running)
+                v[b].run_ns += e - s;
+        }
+        if (b < b1)
+            v[b].thread_end = cs->in_gc ? 0 : cs->running;
+    }
+    v[b1].thread_end = in_gc ? 0 : running;
+    cs->running = running;
+    cs->in_gc = in_gc;
+    cs->since = t;
+}
+
+/* A chunk of the cap begins at t: the state so far goes to the previous
+ * chunk (see Note [Chunk summaries]). */
+void tli_cap_cut(struct tl_index *ix, unsigned cap, uint64_t t)
+{
+    struct tl_capstate *cs = &ix->caps[cap];
+    if (cs->since)
+        tli_cap_change(ix, cap, t, cs->running, cs->in_gc);
+    memset(ix->top[cap], 0, TL_TOP_SLOTS * sizeof *ix->top[cap]);
+}
+
+uint64_t tl_pyr_width(const struct tl_index *ix) { return ix->width; }
+size_t tl_pyr_used(const struct tl_index *ix) { return ix->used; }
+const struct tl_capbin *tl_pyr_cap(const struct tl_index *ix, unsigned cap)
+{
+    return cap < TL_CAPS_MAX ? ix->pcap[cap] : NULL;
+}
+const struct tl_gbin *tl_pyr_global(const struct tl_index *ix) { return ix->pglob; }
