@@ -16,6 +16,7 @@
 
 #include "eventlog-sink/parse.h"
 #include "timeline/aggr.h"
+#include "timeline/aggr_impl.h"     /* tl_aggr_qs_get: one query-string reader */
 
 /* ------------------------------------------------------------------------
  * Estimates and the summary
@@ -579,29 +580,10 @@ int tl_query(struct tl_index *ix, struct tl_spool *sp, const struct tl_query *q,
  * The HTTP face
  * ------------------------------------------------------------------------ */
 
-static bool qs_get(const char *qs, const char *key, char *val, size_t n)
-{
-    size_t kl = strlen(key);
-    for (const char *p = qs; p && *p;) {
-        const char *amp = strchr(p, '&');
-        size_t len = amp ? (size_t)(amp - p) : strlen(p);
-        if (len > kl && p[kl] == '=' && !strncmp(p, key, kl)) {
-            size_t vl = len - kl - 1;
-            if (vl >= n)
-                vl = n - 1;
-            memcpy(val, p + kl + 1, vl);
-            val[vl] = 0;
-            return true;
-        }
-        p = amp ? amp + 1 : NULL;
-    }
-    return false;
-}
-
 static int qs_u64(const char *qs, const char *key, uint64_t *out, bool *given)
 {
     char v[32];
-    *given = qs_get(qs, key, v, sizeof v);
+    *given = tl_aggr_qs_get(qs, key, v, sizeof v);
     if (!*given)
         return 0;
     if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 19)
@@ -619,7 +601,7 @@ int timeline_route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
     if (kind)
         snprintf(k, sizeof k, "%s", kind);
     else
-        qs_get(qs, "kind", k, sizeof k);
+        tl_aggr_qs_get(qs, "kind", k, sizeof k);
     struct tl_query q = { 0 };
     int agg = tl_aggr_route(ix, k, qs, out);   /* heap, durations, spans, profile */
     if (agg)
