@@ -8,7 +8,11 @@
 // (#t0=NS&t1=NS&sel=A,B, ns of the run), so a reload or a shared link
 // opens the same view.  A live stream's whole-run view follows its end
 // until the user zooms.  window.elsZoom exposes the view and the layout
-// (for tests and the curious).
+// (for tests and the curious), and open(A, B), which shows the instant
+// A..B selected with a margin either side (the durations table's rows).
+// Each time the selection changes, window gets an "els-selection" event
+// whose detail is the selection ([t0, t1] in ns) or null: the heap,
+// durations and cost-centre views follow it.
 "use strict";
 
 (function () {
@@ -69,6 +73,22 @@
     writeHash();
     schedule();
   }
+  // Tell the views that follow the selection; only on a change.
+  let toldSel = "";
+  function tellSelection() {
+    const key = z.sel ? z.sel[0] + "," + z.sel[1] : "";
+    if (key === toldSel) return;
+    toldSel = key;
+    window.dispatchEvent(new CustomEvent("els-selection", { detail: z.sel ? z.sel.slice() : null }));
+  }
+  // open(a, b): a..b selected, in a view a third wider either side.
+  z.open = (a, b) => {
+    const m = Math.max(500, Math.round((b - a) / 3));
+    z.sel = [Math.round(a), Math.round(b)];
+    setView(a - m, b + m, null);
+    tellSelection();
+  };
+  z.selection = () => (z.sel ? z.sel.slice() : null);
   function followView() {
     if (!z.info || !z.follow) return;
     const a = z.info.t_first, b = Math.max(z.info.t_last, a + 1000);
@@ -415,6 +435,7 @@
   window.addEventListener("mouseup", () => {
     if (drag && drag.select && drag.moved) schedule();
     else if (drag && drag.select && !drag.moved && z.sel) { z.sel = null; writeHash(); schedule(); }
+    if (drag && drag.select) tellSelection();
     drag = null;
   });
   $("zoom-all").addEventListener("click", () => { z.follow = "all"; followView(); });
@@ -424,9 +445,11 @@
     setView(c - h, c + h, null);
   });
   $("zoom-sel").addEventListener("click", () => { if (z.sel) setView(z.sel[0], z.sel[1], null); });
-  window.addEventListener("hashchange", () => { if (readHash()) { z.eventsFor = null; z.rangeFor = null; schedule(); } });
+  window.addEventListener("hashchange", () => {
+    if (readHash()) { z.eventsFor = null; z.rangeFor = null; schedule(); tellSelection(); }
+  });
   window.addEventListener("resize", schedule);
-  readHash();
+  if (readHash()) setTimeout(tellSelection, 0);
   loadInfo();
   setInterval(loadInfo, 1000);
 })();
