@@ -19,6 +19,8 @@
 #
 #     node tests/monitor/analysis/VIEW.js SRCDIR URL RUNDIR NAME SHOTDIR
 #
+# ELS_ANALYSIS_VIEWS="heap ..." runs only those views' drivers (while
+# working on one; .ci/run clears every ELS_* setting).
 # Skips (77) without the patched RTS, GHC, GHC's profiling libraries,
 # ghc-events, curl, python3, chromium, node or playwright-core
 # (scripts/install-node-deps.sh).
@@ -76,7 +78,7 @@ shown_events() {
 # views NAME: every view's driver on the page serve shows for run NAME.
 views() {
     local v rc
-    for v in heap durations flame; do
+    for v in ${ELS_ANALYSIS_VIEWS:-heap durations flame}; do
         node "$ELS_TOP_SRCDIR/tests/monitor/analysis/$v.js" "$ELS_TOP_SRCDIR" "$SERVE_URL" \
             "$T/$1" "$1" "$SHOTS" >"$T/$1.$v.out" 2>&1
         rc=$?
