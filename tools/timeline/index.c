@@ -711,9 +711,8 @@ void tl_index_trim(struct tl_index *ix, uint64_t base)
 void tl_index_stats(const struct tl_index *ix, struct tl_index_stats *out)
 {
     *out = ix->st;
-    struct tl_aggr_stats ag;
-    tl_aggr_stats(ix->aggr, &ag);
-    out->mem_bytes += ag.mem_bytes;
+    tl_aggr_stats(ix->aggr, &out->aggr);
+    out->mem_bytes += out->aggr.mem_bytes;
     out->bin_width = ix->width;
     out->bins = ix->nbins;
 }

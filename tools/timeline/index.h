@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "timeline/aggr.h"
+
 #define TL_SYNTH_EVENTS 4096
 #define TL_CHUNK_EVENTS 8192      /* a block is cut into chunks this long */
 #define TL_NOTES_MAX 16384
@@ -130,7 +132,8 @@ struct tl_index_stats {
     uint64_t dropped_t_first, dropped_t_last;  /* time range lost */
     uint64_t bin_width, bins;
     uint64_t notes_forgotten, threads_forgotten;
-    uint64_t mem_bytes;           /* what the index holds now */
+    uint64_t mem_bytes;           /* what the index holds now, aggr's too */
+    struct tl_aggr_stats aggr;    /* the aggregates' part (aggr.h) */
 };
 
 struct tl_index;

@@ -408,11 +408,16 @@ static int q_info(struct tl_index *ix, struct tl_spool *sp, struct strbuf *out)
               ",\"dropped\":{\"chunks\":%" PRIu64 ",\"events\":%" PRIu64
               ",\"bytes\":%" PRIu64 ",\"t_first\":%" PRIu64 ",\"t_last\":%" PRIu64
               "},\"spool\":{\"base\":%" PRIu64 ",\"end\":%" PRIu64
-              ",\"on_disk\":%" PRIu64 ",\"segments_dropped\":%" PRIu64 "}}",
+              ",\"on_disk\":%" PRIu64 ",\"segments_dropped\":%" PRIu64 "}"
+              ",\"aggr\":{\"mem_bytes\":%" PRIu64 ",\"disk_bytes\":%" PRIu64
+              ",\"censuses\":%" PRIu64 ",\"bands\":%" PRIu64 ",\"spans\":%" PRIu64
+              ",\"span_names\":%" PRIu64 ",\"ticks\":%" PRIu64 ",\"stacks\":%" PRIu64 "}}",
               s.t_first, s.t_last, s.caps, s.events, s.bytes, s.bin_width,
               s.bins, s.mem_bytes, s.dropped_chunks, s.dropped_events,
               s.dropped_bytes, s.dropped_t_first, s.dropped_t_last, ss.base,
-              ss.end, ss.bytes_on_disk, ss.segments_dropped);
+              ss.end, ss.bytes_on_disk, ss.segments_dropped, s.aggr.mem_bytes,
+              s.aggr.disk_bytes, s.aggr.censuses, s.aggr.bands, s.aggr.spans,
+              s.aggr.span_names, s.aggr.ticks, s.aggr.stacks);
     return 200;
 }
 

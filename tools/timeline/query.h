@@ -20,7 +20,11 @@
  *   {"t_first":T,"t_last":T,"caps":N,"events":N,"bytes":N,
  *    "bin_ns":W,"bins":N,"mem_bytes":N,
  *    "dropped":{"chunks":N,"events":N,"bytes":N,"t_first":T,"t_last":T},
- *    "spool":{"base":O,"end":O,"on_disk":N,"segments_dropped":N}}
+ *    "spool":{"base":O,"end":O,"on_disk":N,"segments_dropped":N},
+ *    "aggr":{"mem_bytes":N,"disk_bytes":N,"censuses":N,"bands":N,
+ *            "spans":N,"span_names":N,"ticks":N,"stacks":N}}
+ *   (mem_bytes counts the aggregates' memory too; "aggr" is their part,
+ *   and the bytes of their side files)
  *
  * kind=timeline (t0, t1, px, threads):
  *   {"t0":T,"t1":T,"px":W,"ns_per_px":F (a float),
