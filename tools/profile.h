@@ -23,28 +23,7 @@
 #include <stdio.h>
 
 #include "eventlog-sink/parse.h"
-
-/* Cost-centre definitions by id (HEAP_PROF_COST_CENTRE), shared by both
- * converters.  A stream that starts at a snapshot re-posts them; a
- * second definition of an id replaces the first. */
-struct profile_cc {
-    bool defined;
-    char *label, *module, *srcloc;   /* already made safe, never NULL once defined */
-    size_t len[3];                   /* their lengths, in that order */
-};
-
-struct profile_ccs {
-    struct profile_cc *v;
-    uint32_t n;
-};
-
-/* ids above this are refused (GHC numbers its cost centres from 0 up,
- * a few thousand in a large program). */
-#define PROFILE_CC_MAX (1u << 22)
-
-int profile_ccs_define(struct profile_ccs *t, const struct els_event_data *e);
-const struct profile_cc *profile_ccs_get(const struct profile_ccs *t, uint32_t id);
-void profile_ccs_free(struct profile_ccs *t);
+#include "monitor/ccs.h"
 
 /* An open-addressing hash index from a 32-bit hash to entries a converter
  * keeps in its own array (by index), so that finding a stack or a call-tree
@@ -73,13 +52,6 @@ struct profile_stats {
     uint64_t other;             /* samples (.hp) or ticks (.prof) put in (other) */
     uint64_t rewrites;          /* .prof: reports written */
 };
-
-/* s as one whitespace-free token of printable ASCII: every other byte,
- * space, '"' and '\\' become '_'; empty becomes "_".  Malloc'd (NULL on
- * ENOMEM). */
-char *profile_word(struct els_str s);
-/* s for a "..." field: printable ASCII, '"' written as '\''. */
-void profile_quoted(FILE *f, struct els_str s);
 
 /* The .hp converter.  -hc bands: at most this many distinct cost-centre
  * stacks, holding at most this many ids in all, get bands of their own;

@@ -41,7 +41,6 @@
  * the cost per census constant, unlike rewriting the whole file.
  */
 
-#define HP_CCS_LENGTH 25        /* the RTS's default -L */
 
 /* Note [Stack numbers, bounded]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -203,38 +202,6 @@ nomem:
     return 0;
 }
 
-/* The RTS's fprint_ccs(): innermost first, CAFs as Module.CAF, cut at
- * HP_CCS_LENGTH characters ending "...".  Only the first HP_CCS_LENGTH + 1
- * characters are ever looked at: a label may be 64 KiB long. */
-static void hp_ccs_name(struct profile_hp *h, FILE *f, const struct els_ccs *s,
-                        uint32_t number)
-{
-    if (s->depth == 0) {
-        fputs("MAIN", f);
-        return;
-    }
-    char buf[HP_CCS_LENGTH + 2];
-    size_t p = 0;
-    for (size_t i = 0; i < s->depth && p <= HP_CCS_LENGTH; i++) {
-        const struct profile_cc *c = profile_ccs_get(&h->ccs, els_ccs_id(s, i));
-        char unknown[24];
-        const char *parts[3] = { unknown, "", i + 1 < s->depth ? "/" : "" };
-        if (c == NULL)
-            snprintf(unknown, sizeof unknown, "cc%" PRIu32, els_ccs_id(s, i));
-        else if (strcmp(c->label, "CAF") == 0)
-            parts[0] = c->module, parts[1] = ".CAF", parts[2] = "";
-        else
-            parts[0] = c->label;
-        for (int j = 0; j < 3; j++)
-            for (const char *q = parts[j]; *q != '\0' && p <= HP_CCS_LENGTH; q++)
-                buf[p++] = *q;
-    }
-    if (p > HP_CCS_LENGTH)
-        memcpy(buf + HP_CCS_LENGTH - 4, "...", 4), p = HP_CCS_LENGTH - 1;
-    buf[p] = '\0';
-    fprintf(f, "(%" PRIu32 ")%s", number, buf);
-}
-
 int profile_hp_event(struct profile_hp *h, const struct els_event *ev)
 {
     struct els_event_data e;
@@ -293,7 +260,11 @@ int profile_hp_event(struct profile_hp *h, const struct els_event *ev)
                 h->other++;
                 return 0;
             }
-            hp_ccs_name(h, h->cur, st, k);
+            {
+                char name[PROFILE_BAND_MAX];
+                profile_ccs_band(&h->ccs, st, k, name, sizeof name);
+                fputs(name, h->cur);
+            }
             fprintf(h->cur, "\t%" PRIu64 "\n", bytes);
         }
         return 0;

@@ -63,7 +63,7 @@
 #include <string.h>
 
 #include "eventlog-sink/parse.h"
-#include "profile.h"
+#include "monitor/ccs.h"
 #include "timeline/side.h"
 
 /* ------------------------------------------------------------------------
@@ -220,34 +220,6 @@ void tl_aggr_free(struct tl_aggr *a)
  * Heap censuses
  * ------------------------------------------------------------------------ */
 
-#define HP_CCS_LENGTH 25          /* as profile_hp.c: the RTS's default -L */
-
-/* The band's name as profile_hp.c writes it (hp_ccs_name). */
-static size_t ccs_name(const struct tl_aggr *a, const struct els_ccs *s,
-                       uint32_t number, char *out, size_t cap)
-{
-    char buf[HP_CCS_LENGTH + 2];
-    size_t p = 0;
-    for (size_t i = 0; i < s->depth && p <= HP_CCS_LENGTH; i++) {
-        const struct profile_cc *c = profile_ccs_get(&a->ccs, els_ccs_id(s, i));
-        char unknown[24];
-        const char *parts[3] = { unknown, "", i + 1 < s->depth ? "/" : "" };
-        if (c == NULL)
-            snprintf(unknown, sizeof unknown, "cc%" PRIu32, els_ccs_id(s, i));
-        else if (strcmp(c->label, "CAF") == 0)
-            parts[0] = c->module, parts[1] = ".CAF", parts[2] = "";
-        else
-            parts[0] = c->label;
-        for (int j = 0; j < 3; j++)
-            for (const char *q = parts[j]; *q != '\0' && p <= HP_CCS_LENGTH; q++)
-                buf[p++] = *q;
-    }
-    if (p > HP_CCS_LENGTH)
-        memcpy(buf + HP_CCS_LENGTH - 4, "...", 4), p = HP_CCS_LENGTH - 1;
-    buf[p] = '\0';
-    return (size_t)snprintf(out, cap, "(%" PRIu32 ")%s", number, buf);
-}
-
 static uint32_t other_band(struct tl_aggr *a)
 {
     a->band_refused++;
@@ -328,7 +300,7 @@ static int on_heap(struct tl_aggr *a, const struct els_event *ev)
             rc = itab_get(&a->bands, key, 4, "MAIN", 4, &b);
         } else {
             /* Numbered in the order first met, as dump --hp numbers. */
-            nn = ccs_name(a, s, a->stack_no + 1, name, sizeof name);
+            nn = profile_ccs_band(&a->ccs, s, a->stack_no + 1, name, sizeof name);
             rc = itab_get(&a->bands, key, 4 * (1 + s->depth), name, nn, &b);
             if (rc == 1)
                 a->stack_no++;

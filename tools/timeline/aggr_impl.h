@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "profile.h"
+#include "monitor/ccs.h"
 #include "timeline/aggr.h"
 #include "timeline/side.h"
 
