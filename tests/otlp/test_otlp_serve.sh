@@ -19,6 +19,8 @@
 #     program (service.name, process.pid, process.executable.name,
 #     host.name).  The exporter's counters in /metrics: every batch sent,
 #     nothing dropped.
+#  1b. `serve FILE --otlp-*` on 1's saved stream of Spans: the same logs,
+#     spans and collections as the live export (and ghc-events, +RTS -s).
 #  2. http/json with OTEL_* variables (endpoint, protocol,
 #     OTEL_TRACES_EXPORTER=none, OTEL_RESOURCE_ATTRIBUTES): bodies parse
 #     strictly, no trace request is made, the attribute is on the
@@ -262,6 +264,41 @@ note "spans: $(wc -l <"$T/logs.got") logs and $(wc -l <"$T/spans.got") spans ($(
 names1=$(cat "$T"/*.names | sort -u)
 kill -TERM "$spid"
 wait_pid "$spid" 30 || fail "serve did not exit on SIGTERM"
+kill "$RECV_PID"
+
+# ---- 1b. serve FILE: the same run's saved stream exports the same ----
+R=$T/r1b
+receiver "$R" ok
+spans_pid=$pid_spans
+saved=$(ls "$T/saved/spans.$spans_pid".*.eventlog | head -1)
+start_serve file "$saved" --otlp-endpoint "http://127.0.0.1:$RPORT" \
+    --otlp-interval 500 --otlp-max-rate 0 --otlp-gc-spans
+file_ended() { state file && grep -q '"ended":true' "$T/file.state"; }
+wait_until 60 file_ended || fail_showing "$T/file.state" "serve FILE: the saved run never ended"
+# A single serve exports every interval (no last request at the end, as
+# --all sends for a program that leaves): one made after the end.
+scrape || fail "GET /metrics failed"
+n0=$(awk '$1 ~ /^eventlog_sink_otlp_enqueued_batches_total\{signal="metrics"\}$/ { print $2 }' "$T/now.metrics")
+metrics_after_end() {
+    exporter_idle && [ "$(awk '$1 ~ /^eventlog_sink_otlp_sent_batches_total\{signal="metrics"\}$/ { print $2 }' \
+        "$T/now.metrics")" -gt "${n0:-0}" ]
+}
+wait_until 60 metrics_after_end || fail_showing "$T/now.metrics" "serve FILE: no metrics request after the end"
+$CHECK $(bodies "$R") >"$T/r1b.decoded" || fail "serve FILE: a body failed the schema check"
+$EXPORT "$R" summary "$spans_pid" >"$T/file.summary" || fail "serve FILE: cannot read the export back"
+grep -qx "resource service.name spans" "$T/file.summary" ||
+    fail_showing "$T/file.summary" "serve FILE: the resource does not name the program"
+awk '$1 == "log" && ($2 == "message" || $2 == "marker") { print $3, $2, substr($0, index($0, $4)) }' \
+    "$T/file.summary" | sort >"$T/file.logs"
+diff "$T/logs.want" "$T/file.logs" >&2 || fail "serve FILE: logs differ from ghc-events show"
+awk '$1 == "span" { $1 = ""; sub(/^ /, ""); print }' "$T/file.summary" | sort >"$T/file.spans"
+diff "$T/spans.want" "$T/file.spans" >&2 || fail "serve FILE: spans differ from the pairs ghc-events shows"
+colls=$(awk '/^ *Gen +[0-9]+ +[0-9]+ colls,/ { s += $3 } END { print s + 0 }' "$T/spans.stats")
+got_colls=$(awk '$1 == "metric" && $2 == "process.runtime.ghc.gc.count" { s += $4 } END { print s + 0 }' "$T/file.summary")
+[ "$got_colls" = "$colls" ] || fail "serve FILE: exported $got_colls collections, +RTS -s says $colls"
+note "1b: serve FILE of the saved stream: $(wc -l <"$T/file.logs") logs, $(wc -l <"$T/file.spans") spans and $got_colls collections, as live"
+kill -TERM "$spid"
+wait_pid "$spid" 30 || fail "serve FILE did not exit on SIGTERM"
 kill "$RECV_PID"
 
 # ---- 2. http/json, from the variables ----

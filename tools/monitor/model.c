@@ -457,7 +457,7 @@ static int mon_on_event(void *user, const struct els_event *ev)
     if (ev->tag == ELS_EV_BLOCK_MARKER)
         return 0;
     if (m->tap != NULL)                 /* serve's OTLP export */
-        m->tap(m->tap_ctx, ev);
+        m->tap(m->tap_ctx, m, ev);
     struct mon_ev e = { .ev = ev };
     e.gb = mon_count_event(m, ev);
     e.c = mon_cap(m, ev->cap);
@@ -601,7 +601,7 @@ void mon_model_reset(struct mon_model *m)
     m->tap = keep.tap;
     m->tap_ctx = keep.tap_ctx;
     if (m->tap != NULL)
-        m->tap(m->tap_ctx, NULL);
+        m->tap(m->tap_ctx, m, NULL);
 }
 
 int mon_model_feed(struct mon_model *m, const void *buf, size_t len)

@@ -52,11 +52,14 @@ enum mon_class mon_class_of(uint16_t tag);
 int mon_model_new(struct mon_model **out);
 /* A tap on the decoded events (serve's OTLP export): called with each
  * event of the stream as the model reads it (block markers excepted),
- * and with ev NULL when mon_model_reset() starts a new run.  It must
- * not call back into the model.  NULL: none (a new model's).  mon_open()
- * sets it before its first read. */
+ * and with ev NULL when mon_model_reset() starts a new run; m is the
+ * model, which has read every earlier event (mon_open() sets the tap
+ * before its first read, which may read a whole FILE before it returns
+ * the model).  It must not change the model.  NULL: none (a new
+ * model's). */
 struct els_event;
-typedef void (*mon_event_tap)(void *ctx, const struct els_event *ev);
+typedef void (*mon_event_tap)(void *ctx, const struct mon_model *m,
+                              const struct els_event *ev);
 void mon_model_set_tap(struct mon_model *m, mon_event_tap fn, void *ctx);
 void mon_model_free(struct mon_model *m);
 /* Forget the run (a new connection or a replaced file); counters of the

@@ -78,6 +78,7 @@ struct serve_otlp_prog {
     char name[128];             /* announced, or "" (from the stream) */
     long pid;                   /* announced, or 0 */
     uint32_t res_pid;           /* the pid the resource was made for */
+    bool res_named;             /* and whether it had the program's name */
     char service[128], exe[128];
     struct otlp_attr attrs[OTLP_RESOURCE_MAX + SERVE_OTLP_OWN_ATTRS];
     struct otlp_resource res;
@@ -221,11 +222,11 @@ static bool serve_otlp_configured(const struct serve_otlp *o, const char *key)
  * else OTEL_RESOURCE_ATTRIBUTES' service.name, else the program's
  * name), process.pid, process.executable.name and host.name unless
  * OTEL_RESOURCE_ATTRIBUTES says them, then OTEL_RESOURCE_ATTRIBUTES. */
-static void serve_otlp_resource(struct serve_otlp *o, struct serve_otlp_prog *p)
+static void serve_otlp_resource(struct serve_otlp *o, struct serve_otlp_prog *p,
+                                const struct mon_model *m)
 {
-    const char *prog = p->name[0] != '\0' ? p->name : p->m != NULL ?
-                       p->m->run.program : "";
-    uint32_t pid = p->pid != 0 ? (uint32_t)p->pid : p->m != NULL ? p->m->run.pid : 0;
+    const char *prog = p->name[0] != '\0' ? p->name : m != NULL ? m->run.program : "";
+    uint32_t pid = p->pid != 0 ? (uint32_t)p->pid : m != NULL ? m->run.pid : 0;
     snprintf(p->exe, sizeof p->exe, "%s", prog[0] != '\0' ? serve_otlp_base(prog) :
              "unknown");
     snprintf(p->service, sizeof p->service, "%s", o->c.service_name != NULL ?
@@ -253,6 +254,7 @@ static void serve_otlp_resource(struct serve_otlp *o, struct serve_otlp_prog *p)
                                      .scope_name = "eventlog-sink",
                                      .scope_version = PACKAGE_VERSION };
     p->res_pid = pid;
+    p->res_named = prog[0] != '\0';
 }
 
 struct serve_otlp_prog *serve_otlp_prog_new(struct mon_model *m,
@@ -271,7 +273,7 @@ struct serve_otlp_prog *serve_otlp_prog_new(struct mon_model *m,
     p->m = m;
     snprintf(p->name, sizeof p->name, "%s", name != NULL ? name : "");
     p->pid = pid;
-    serve_otlp_resource(o, p);
+    serve_otlp_resource(o, p, m);
     p->next = o->progs;
     if (o->progs != NULL)
         o->progs->prev = p;
@@ -286,10 +288,10 @@ void serve_otlp_prog_attach(struct serve_otlp_prog *p, struct mon_model *m)
     if (p == NULL)
         return;
     p->m = m;
-    serve_otlp_resource(serve_otlp_g, p);
+    serve_otlp_resource(serve_otlp_g, p, m);
 }
 
-void serve_otlp_tap(void *ctx, const struct els_event *ev)
+void serve_otlp_tap(void *ctx, const struct mon_model *m, const struct els_event *ev)
 {
     struct serve_otlp_prog *p = ctx;
     if (ev == NULL) {           /* a new run: Note in events.h */
@@ -301,11 +303,14 @@ void serve_otlp_tap(void *ctx, const struct els_event *ev)
     }
     if (p->start_ns == 0)
         p->start_ns = serve_otlp_unix_ns();
-    /* The model takes the pid from the stream's first events: records
-     * are sent under the resource that names it (a batch is encoded
-     * when it fills, so the check is here, not at the interval). */
-    if (p->pid == 0 && p->m != NULL && p->res_pid != p->m->run.pid)
-        serve_otlp_resource(serve_otlp_g, p);
+    /* The model takes the pid and the program's name from the stream's
+     * first events: records are sent under the resource that names them
+     * (a batch is encoded when it fills, so the check is here, not at
+     * the interval).  The model is m, not p->m: mon_open() may read a
+     * whole FILE before serve attaches it. */
+    if (p->pid == 0 && (p->res_pid != m->run.pid ||
+                        (!p->res_named && m->run.program[0] != '\0')))
+        serve_otlp_resource(serve_otlp_g, p, m);
     otlp_events_feed(p->ev, ev);
 }
 

@@ -72,7 +72,7 @@ void serve_otlp_prog_attach(struct serve_otlp_prog *p, struct mon_model *m);
 void serve_otlp_prog_end(struct serve_otlp_prog *p);
 void serve_otlp_prog_free(struct serve_otlp_prog *p);
 /* mon_model's tap (model.h): ctx is the serve_otlp_prog. */
-void serve_otlp_tap(void *ctx, const struct els_event *ev);
+void serve_otlp_tap(void *ctx, const struct mon_model *m, const struct els_event *ev);
 
 /* From the poll loop at each turn: exports every program's metrics (and
  * sends pending logs and spans) when the interval is due. */
