@@ -18,7 +18,7 @@ work=$(mktemp -d "${BENCH_TIMELINE_DIR:-${TMPDIR:-/tmp}}/bench-aggr.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cc -O2 -g -D_GNU_SOURCE -I"$top/include" -I"$top/tools" -I"$build" \
     -o "$work/bench_timeline_aggr" "$top/bench/bench_timeline_aggr.c" \
-    "$top"/tools/timeline/{spool,index,pyramid,query,query_replay,query_emit,describe,aggr,aggr_query,aggr_profile,side}.c \
+    "$top"/tools/timeline/{spool,index,pyramid,query,query_replay,query_emit,pauses,describe,aggr,aggr_query,aggr_profile,side}.c \
     "$top/tools/monitor/ccs.c" "$top/tools/monitor/strbuf.c" \
     "$build/lib/.libs/libelscore.a" -lm -lpthread
 

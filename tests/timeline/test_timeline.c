@@ -784,12 +784,103 @@ static void real_sample(void)
     tl_spool_close(live);
 }
 
+/* kind=pauses (pauses.c, Note [Longest pauses]): each of two caps has 6
+ * collections a block (more than a chunk keeps), cap 1's 2 us shorter
+ * inside cap 0's; the list is the truth computed here (per cap GC_START
+ * to GC_END, overlapping ones once, longest first) whenever it says it
+ * is exact, over the whole run and a window, and says it is not when a
+ * chunk may hide one that belongs. */
+struct pause { uint64_t a, b; int cap; };
+
+static int pause_cmp(const void *x, const void *y)
+{
+    const struct pause *p = x, *q = y;
+    uint64_t lp = p->b - p->a, lq = q->b - q->a;
+    if (lp != lq)
+        return lp > lq ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static void check_pauses(struct tl_index *ix, struct tl_spool *sp, struct pause *all,
+                         size_t nall, uint64_t t0, uint64_t t1, unsigned n,
+                         bool want_exact)
+{
+    struct pause *truth = calloc(nall, sizeof *truth);
+    size_t k = 0;
+    for (size_t i = 0; i < nall; i++)
+        if (all[i].b >= t0 && all[i].b <= t1)
+            truth[k++] = all[i];
+    qsort(truth, k, sizeof *truth, pause_cmp);
+    size_t listed = 0;
+    for (size_t i = 0; i < k && listed < n; i++) {
+        bool covered = false;
+        for (size_t j = 0; j < listed; j++)
+            covered |= truth[j].a <= truth[i].b && truth[i].a <= truth[j].b;
+        if (!covered)
+            truth[listed++] = truth[i];
+    }
+    char qs[128], want[64];
+    snprintf(qs, sizeof qs, "t0=%llu&t1=%llu&n=%u", (unsigned long long)t0,
+             (unsigned long long)t1, n);
+    char *j = route(ix, sp, "pauses", qs);
+    CHECK_CONTAINS(j, want_exact ? "\"exact\":true" : "\"exact\":false");
+    const char *p = strstr(j, "\"pauses\":[");
+    CHECK(p != NULL);
+    p += 10;
+    for (size_t i = 0; i < listed && want_exact; i++) {
+        snprintf(want, sizeof want, "[%llu,%llu,%d]", (unsigned long long)truth[i].a,
+                 (unsigned long long)truth[i].b, truth[i].cap);
+        CHECK_MSG(strncmp(p, want, strlen(want)) == 0, "pause %zu: want %s at %.80s", i,
+                  want, p);
+        p += strlen(want) + 1;
+    }
+    if (want_exact)
+        CHECK_MSG(p[-1] == ']', "more pauses listed than %zu: %.80s", listed, p - 1);
+    free(j);
+    free(truth);
+}
+
+static void longest_pauses(void)
+{
+    struct evgen_buf b = header();
+    struct pause all[2 * 40 * 6];
+    size_t nall = 0;
+    for (unsigned k = 0; k < 40; k++)
+        for (uint16_t c = 0; c < 2; c++) {
+            uint64_t base = (uint64_t)k * 10 * MS + 1000;
+            block(&b, c, base);
+            for (unsigned i = 0; i < 6; i++) {
+                uint64_t len = ((k * 7 + i * 13) % 23 + 3) * 10000;
+                uint64_t a = base + i * MS + c * 1000, e = a + len - c * 3000;
+                ev(&b, 9, a);
+                ev(&b, 10, e);
+                all[nall++] = (struct pause){ a, e, c };
+            }
+            end_block(&b);
+        }
+    evgen_put(&b, evgen_data_end, 2);
+    struct tl_index *ix;
+    struct tl_spool *sp;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/pauses.eventlog", check_dir);
+    index_all(&ix, &sp, path, &b);
+    check_pauses(ix, sp, all, nall, 0, UINT64_MAX / 2, 3, true);
+    check_pauses(ix, sp, all, nall, 0, UINT64_MAX / 2, 10, true);
+    check_pauses(ix, sp, all, nall, 95 * MS, 207 * MS, 5, true);
+    /* 6 a chunk, 4 kept: asking for more than are kept cannot be exact */
+    check_pauses(ix, sp, all, nall, 0, UINT64_MAX / 2, 1000, false);
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    evgen_free(&b);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(spool_bound),
     CHECK_CASE(spool_drops_counted),
     CHECK_CASE(window_and_figures),
     CHECK_CASE(chunk_summaries),
     CHECK_CASE(thread_lane_cells),
+    CHECK_CASE(longest_pauses),
     CHECK_CASE_T(pyramid_bounded, 300),
     CHECK_CASE(real_sample),
 };

@@ -3,7 +3,7 @@
  * its script, built into the binary: assets.c, from tools/monitor/web),
  * /api/state, /api/series?from=NS&to=NS&cols=N (the charts' series, from
  * the model), the zoomable timeline's /api/info, /api/timeline,
- * /api/events and /api/range, and /api/heap, /api/durations,
+ * /api/events, /api/range and /api/pauses, and /api/heap, /api/durations,
  * /api/spans and /api/profile of any range (timeline.c; query.h and
  * aggr.h say what they answer), /api/speedscope?from=NS&to=NS, /events (Server-Sent Events carrying
  * the model's JSON, at once and then at each interval: serve_push()),
@@ -431,6 +431,7 @@ void serve_route(struct serve *s, struct serve_client *c,
                 strcmp(path + 5, "events") == 0 ||
                 strcmp(path + 5, "range") == 0 ||
                 strcmp(path + 5, "info") == 0 ||
+                strcmp(path + 5, "pauses") == 0 ||
                 strcmp(path + 5, "heap") == 0 ||
                 strcmp(path + 5, "durations") == 0 ||
                 strcmp(path + 5, "spans") == 0 ||

@@ -39,6 +39,7 @@
 
 #define TL_SYNTH_EVENTS 4096
 #define TL_CHUNK_EVENTS 8192      /* a block is cut into chunks this long */
+#define TL_CHUNK_PAUSES 4         /* longest pauses kept per chunk */
 #define TL_NOTES_MAX 16384
 #define TL_NOTE_TEXT 96
 #define TL_THREADS_MAX 65536
@@ -67,6 +68,9 @@ struct tl_chunk {
     uint64_t run_ns, gc_ns;
     uint64_t alloc;               /* HEAP_ALLOCATED deltas in it */
     uint64_t pause_ns, pause_max; /* collections whose GC_END is in it */
+    /* its TL_CHUNK_PAUSES longest pauses, longest first: GC_END and
+     * length (0: none); see Note [Longest pauses] in pauses.c */
+    uint64_t top_end[TL_CHUNK_PAUSES], top_len[TL_CHUNK_PAUSES];
     uint32_t gcs;
     uint32_t sparks_created, sparks_converted;
     uint32_t top_thread;          /* ran longest in it (0: none) */

@@ -76,4 +76,8 @@ void tli_cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
 /* A chunk of the cap begins at t (Note [Chunk summaries]). */
 void tli_cap_cut(struct tl_index *ix, unsigned cap, uint64_t t);
 
+/* A pause of len ns ended at end in chunk c: kept if among its
+ * TL_CHUNK_PAUSES longest (pauses.c). */
+void tli_chunk_pause(struct tl_chunk *c, uint64_t end, uint64_t len);
+
 #endif /* ELS_TL_INDEX_IMPL_H */

@@ -17,6 +17,7 @@
 #include "eventlog-sink/parse.h"
 #include "timeline/aggr.h"
 #include "timeline/aggr_impl.h"     /* tl_aggr_qs_get: one query-string reader */
+#include "timeline/pauses.h"
 
 /* ------------------------------------------------------------------------
  * Estimates and the summary
@@ -597,6 +598,25 @@ static int qs_u64(const char *qs, const char *key, uint64_t *out, bool *given)
     return 0;
 }
 
+/* kind=pauses: t0, t1 (the whole run when left out), n. */
+static int route_pauses(struct tl_index *ix, const char *qs, struct strbuf *out)
+{
+    struct tl_index_stats st;
+    tl_index_stats(ix, &st);
+    uint64_t t0 = st.t_first, t1 = st.t_last, n = 10;
+    bool g;
+    if (qs_u64(qs, "t0", &t0, &g) < 0 || qs_u64(qs, "t1", &t1, &g) < 0
+        || qs_u64(qs, "n", &n, &g) < 0)
+        return fail(out, 400, "t0, t1 and n are decimal integers%s", "");
+    if (t1 < t0)
+        return fail(out, 400, "t1 is before t0%s", "");
+    if (n < 1 || n > 1000)
+        return fail(out, 400, "n must be 1 .. 1000%s", "");
+    if (tl_pauses(ix, t0, t1, (unsigned)n, out) < 0)
+        return fail(out, 500, "out of memory%s", "");
+    return 200;
+}
+
 int timeline_route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
                    const char *qs, struct strbuf *out)
 {
@@ -611,6 +631,8 @@ int timeline_route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
     int agg = tl_aggr_route(ix, k, qs, out);   /* heap, durations, spans, profile */
     if (agg)
         return agg;
+    if (!strcmp(k, "pauses"))
+        return route_pauses(ix, qs, out);
     if (!strcmp(k, "info"))
         q.kind = TL_Q_INFO;
     else if (!strcmp(k, "timeline"))
@@ -620,7 +642,7 @@ int timeline_route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
     else if (!strcmp(k, "range"))
         q.kind = TL_Q_RANGE;
     else
-        return fail(out, 400, "unknown kind \"%.20s\" (info, timeline, events, range)", k);
+        return fail(out, 400, "unknown kind \"%.20s\" (info, timeline, events, range, pauses, heap, durations, spans, profile)", k);
     struct tl_index_stats st;
     tl_index_stats(ix, &st);
     q.t0 = st.t_first;
