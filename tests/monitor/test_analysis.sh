@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_analysis.sh: the page's analysis views (heap by band over time,
-# the durations table, the cost-centre flame graph: tools/monitor/web/)
+# the durations table, the cost-centre flame graph, the longest GC
+# pauses: tools/monitor/web/)
 # on real runs, in headless Chromium, against independent readers.
 #
 # tests/programs/Durations.hs (labelled workers on -N2, requests in
@@ -78,7 +79,7 @@ shown_events() {
 # views NAME: every view's driver on the page serve shows for run NAME.
 views() {
     local v rc
-    for v in ${ELS_ANALYSIS_VIEWS:-heap durations flame}; do
+    for v in ${ELS_ANALYSIS_VIEWS:-heap durations flame pauses}; do
         node "$ELS_TOP_SRCDIR/tests/monitor/analysis/$v.js" "$ELS_TOP_SRCDIR" "$SERVE_URL" \
             "$T/$1" "$1" "$SHOTS" >"$T/$1.$v.out" 2>&1
         rc=$?

@@ -784,8 +784,8 @@ static void real_sample(void)
     tl_spool_close(live);
 }
 
-/* kind=pauses (pauses.c, Note [Longest pauses]): each of two caps has 6
- * collections a block (more than a chunk keeps), cap 1's 2 us shorter
+/* kind=pauses (pauses.c, Note [Longest pauses]): each of two caps has
+ * PAUSES_PER collections a block (more than a chunk keeps), cap 1's 2 us shorter
  * inside cap 0's; the list is the truth computed here (per cap GC_START
  * to GC_END, overlapping ones once, longest first) whenever it says it
  * is exact, over the whole run and a window, and says it is not when a
@@ -840,16 +840,18 @@ static void check_pauses(struct tl_index *ix, struct tl_spool *sp, struct pause 
     free(truth);
 }
 
+#define PAUSES_PER (TL_CHUNK_PAUSES + 2)
+
 static void longest_pauses(void)
 {
     struct evgen_buf b = header();
-    struct pause all[2 * 40 * 6];
+    struct pause all[2 * 40 * PAUSES_PER];
     size_t nall = 0;
     for (unsigned k = 0; k < 40; k++)
         for (uint16_t c = 0; c < 2; c++) {
             uint64_t base = (uint64_t)k * 10 * MS + 1000;
             block(&b, c, base);
-            for (unsigned i = 0; i < 6; i++) {
+            for (unsigned i = 0; i < PAUSES_PER; i++) {
                 uint64_t len = ((k * 7 + i * 13) % 23 + 3) * 10000;
                 uint64_t a = base + i * MS + c * 1000, e = a + len - c * 3000;
                 ev(&b, 9, a);
@@ -867,7 +869,7 @@ static void longest_pauses(void)
     check_pauses(ix, sp, all, nall, 0, UINT64_MAX / 2, 3, true);
     check_pauses(ix, sp, all, nall, 0, UINT64_MAX / 2, 10, true);
     check_pauses(ix, sp, all, nall, 95 * MS, 207 * MS, 5, true);
-    /* 6 a chunk, 4 kept: asking for more than are kept cannot be exact */
+    /* more a chunk than it keeps: asking for all cannot be exact */
     check_pauses(ix, sp, all, nall, 0, UINT64_MAX / 2, 1000, false);
     tl_index_free(ix);
     tl_spool_close(sp);

@@ -15,17 +15,17 @@
  *  - threads: at most TL_THREADS_MAX x ~96 bytes = 6 MiB, plus its hash;
  *  - the header and the event-type table (256 KiB + descriptions), and
  *    the parser (about 520 KiB);
- *  - chunks: 184 bytes (their summaries and longest pauses included)
+ *  - chunks: 248 bytes (their summaries and longest pauses included)
  *    per block, or per TL_CHUNK_EVENTS (8192) events of a longer block,
  *    still in the spool: for a 1 GiB spool of 15-byte events about 8700
- *    chunks, 1.6 MiB; for a 2.6 GB file of 170 M events about 21000, 3.7
- *    MiB.  Blocks shorter than that (a writer flushing often) cost 184
- *    bytes each: at least one per flush per HEC, 15 MiB a day per HEC at
+ *    chunks, 2.1 MiB; for a 2.6 GB file of 170 M events about 21000, 5
+ *    MiB.  Blocks shorter than that (a writer flushing often) cost 248
+ *    bytes each: at least one per flush per HEC, 20 MiB a day per HEC at
  *    one flush a second, less what the spool drops (their chunks go with
  *    their bytes);
  *  - per HEC, the current chunk's table of threads' running time
  *    (TL_TOP_SLOTS x 16 bytes = 4 KiB).
- * So about 10 MiB + 3 MiB per HEC + 184 bytes per chunk, which
+ * So about 10 MiB + 3 MiB per HEC + 248 bytes per chunk, which
  * tests/timeline/test_timeline.c (pyramid_bounded) measures.
  */
 #include "timeline/index_impl.h"

@@ -39,7 +39,7 @@
 
 #define TL_SYNTH_EVENTS 4096
 #define TL_CHUNK_EVENTS 8192      /* a block is cut into chunks this long */
-#define TL_CHUNK_PAUSES 4         /* longest pauses kept per chunk */
+#define TL_CHUNK_PAUSES 8         /* longest pauses kept per chunk */
 #define TL_NOTES_MAX 16384
 #define TL_NOTE_TEXT 96
 #define TL_THREADS_MAX 65536

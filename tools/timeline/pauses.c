@@ -24,10 +24,11 @@
  *  - a chunk with more collections than it keeps may hide a pause no
  *    longer than the shortest it kept.  The list is then still right
  *    when every such hidden pause is shorter than the last one listed;
- *    "exact" says whether that holds (with 4 kept, it does unless a
- *    burst of long pauses falls in one chunk).
+ *    "exact" says whether that holds (with 8 kept, it does unless many
+ *    long pauses fall in one chunk, as in a program collecting every
+ *    100 us: -A64k).
  * The cost is one pass over the window's chunks, about 14,000 for a 2 GB
- * file, and no byte of the stream read back; the memory, 64 bytes a
+ * file, and no byte of the stream read back; the memory, 128 bytes a
  * chunk. */
 
 void tli_chunk_pause(struct tl_chunk *c, uint64_t end, uint64_t len)

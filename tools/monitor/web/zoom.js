@@ -8,8 +8,9 @@
 // (#t0=NS&t1=NS&sel=A,B, ns of the run), so a reload or a shared link
 // opens the same view.  A live stream's whole-run view follows its end
 // until the user zooms.  window.elsZoom exposes the view and the layout
-// (for tests and the curious), and open(A, B), which shows the instant
-// A..B selected with a margin either side (the durations table's rows).
+// (for tests and the curious), and open(A, B[, SPAN]), which shows the
+// instant A..B selected with a margin either side, or SPAN ns around it
+// (the durations table's and the pauses list's rows).
 // Each time the selection changes, window gets an "els-selection" event
 // whose detail is the selection ([t0, t1] in ns) or null: the heap,
 // durations and cost-centre views follow it.
@@ -66,6 +67,7 @@
   function setView(t0, t1, follow) {
     const min = 1000;                                   // 1 us at the deepest
     if (t1 - t0 < min) { const c = (t0 + t1) / 2; t0 = c - min / 2; t1 = c + min / 2; }
+    if (t0 < 0) { t1 -= t0; t0 = 0; }                  // no time before the RTS started
     z.view = [Math.round(t0), Math.round(t1)];
     z.follow = follow || null;
     ["zoom-all", "zoom-last"].forEach((id) => $(id).classList.toggle("on",
@@ -81,9 +83,11 @@
     toldSel = key;
     window.dispatchEvent(new CustomEvent("els-selection", { detail: z.sel ? z.sel.slice() : null }));
   }
-  // open(a, b): a..b selected, in a view a third wider either side.
-  z.open = (a, b) => {
-    const m = Math.max(500, Math.round((b - a) / 3));
+  // open(a, b[, span]): a..b selected, in a view a third wider either
+  // side, or span ns wide around it when that is wider.
+  z.open = (a, b, span) => {
+    let m = Math.max(500, Math.round((b - a) / 3));
+    if (span && span > b - a + 2 * m) m = Math.round((span - (b - a)) / 2);
     z.sel = [Math.round(a), Math.round(b)];
     setView(a - m, b + m, null);
     tellSelection();
