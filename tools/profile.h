@@ -58,6 +58,8 @@ struct profile_stats {
  * samples of later stacks go to the band "(other)" (Note [Stack numbers,
  * bounded] in profile_hp.c). */
 #define PROFILE_HP_STACKS_MAX 65536u
+/* The longest band name hp2ps reads; longer ones end in "...". */
+#define PROFILE_HP_NAME_MAX 4999u
 #define PROFILE_HP_STACK_IDS_MAX (1u << 22)
 struct profile_hp;
 int profile_hp_open(struct profile_hp **out, const char *path, FILE *msgs);

@@ -238,6 +238,10 @@ int profile_hp_event(struct profile_hp *h, const struct els_event *ev)
             char *w = profile_word(e.u.heap_sample_string.label);
             if (w == NULL)
                 return -ENOMEM;
+            /* hp2ps refuses a band name of PROFILE_HP_NAME_MAX + 1 bytes
+             * or more ("integer must follow identifier"). */
+            if (strlen(w) > PROFILE_HP_NAME_MAX)
+                memcpy(w + PROFILE_HP_NAME_MAX - 3, "...", 4);
             fprintf(h->cur, "%s\t%" PRIu64 "\n", w, e.u.heap_sample_string.residency);
             free(w);
         }

@@ -384,12 +384,23 @@ static void hp_band_names_are_made_safe(void)
     ev_heap_string(1000000000u, "ctl\x01\t\n\x1b[2J\x7f", 4);
     ev_heap_string(1000000000u, "caf\xc3\xa9\xff\xc0\xaf", 5);
     ev_heap_string(1000000000u, "", 6);
+    char *big = malloc(6001);
+    memset(big, 'b', 6000);
+    big[6000] = '\0';
+    ev_heap_string(1000000000u, big, 8);
+    free(big);
     ev_heap_ccs(1000000000u, 7, 1, 5u);
     ev_heap_end(1000000000u, 1);
     CHECK_OK(profile_hp_finish(hp, false));
     profile_hp_free(hp);
     hp = NULL;
     char *got = slurp(path);
+    /* a 6000-byte name is cut to hp2ps's 4999, ending in "..." */
+    char *b = strstr(got, "\nbbbb");
+    CHECK(b != NULL);
+    CHECK(strspn(b + 1, "b") == PROFILE_HP_NAME_MAX - 3);
+    CHECK(strncmp(b + 1 + PROFILE_HP_NAME_MAX - 3, "...\t8\n", 6) == 0);
+    memmove(b + 1, b + 1 + PROFILE_HP_NAME_MAX + 3, strlen(b + 1 + PROFILE_HP_NAME_MAX + 3) + 1);
     CHECK_STR(got, "JOB \"p'q a b_[2J_\"\n"
               "DATE \"Tue Nov 14 22:13 2023\"\n"
               "SAMPLE_UNIT \"seconds\"\nVALUE_UNIT \"bytes\"\n"
