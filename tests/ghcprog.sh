@@ -54,6 +54,32 @@ setup_ghc_program_test() {
     PROGRAM_LABEL=$1
 }
 
+# setup_durations_programs: the start of the tests on
+# tests/programs/Durations.hs (setup_ghc_program_test's, and skip (77)
+# without ghc-events or GHC's profiling libraries, Debian's ghc-prof):
+# PLAIN, built -O, and PROF, built -O -prof -fprof-auto, both with the
+# Haskell package's GHC.Eventlog.Sink.Span on the source path.
+setup_durations_programs() {
+    [ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
+    require_ghc
+    local libdir p out span_src=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src
+    libdir=$("$GHC" --print-libdir) || fail "$GHC --print-libdir failed"
+    [ -f "$libdir/rts/libHSrts_thr_p.a" ] \
+        || skip "GHC's profiling libraries are not installed (Debian package ghc-prof)"
+    # build_ghc_program rebuilds when Durations.hs changed, not the module
+    # it imports: start afresh when Span.hs is newer than a program.
+    for p in durations durations-prof; do
+        out=$ELS_TOP_BUILDDIR/tests/ghc/out/$p
+        [ "$span_src/GHC/Eventlog/Sink/Span.hs" -nt "$out" ] && rm -f "$out"
+    done
+    # -O always: see test_figures.sh (profiled censuses of unoptimised code).
+    setup_ghc_program_test durations Durations -O -i"$span_src"
+    PLAIN=$GHC_PROGRAM
+    build_ghc_program durations-prof Durations patched_ghc_lib -threaded -eventlog -rtsopts \
+        -O -prof -fprof-auto -i"$span_src"
+    PROF=$GHC_PROGRAM
+}
+
 # check_readers_accept NAME FILE: the stream in FILE is one the readers
 # take whole: `ghc-events validate threads` and `validate tasks` find it
 # valid (they exit 0 either way: their output says), and ThreadScope's

@@ -56,6 +56,17 @@ print(" ".join(out))
 PY
 }
 
+# require_page_tools: skip (77) without what drives the page in a browser:
+# Debian's chromium, node, playwright-core (scripts/install-node-deps.sh)
+# and curl.
+require_page_tools() {
+    [ -x /usr/bin/chromium ] || skip "chromium not installed (scripts/install-deps.sh)"
+    command -v node >/dev/null 2>&1 || skip "node not installed"
+    [ -d "$ELS_TOP_SRCDIR/tests/node/node_modules/playwright-core" ] \
+        || skip "playwright-core not installed (scripts/install-node-deps.sh)"
+    command -v curl >/dev/null 2>&1 || skip "curl not installed"
+}
+
 # start_serve NAME SOURCE [OPTIONS...]: `serve --listen 127.0.0.1:0
 # --save $T/NAME.saved OPTIONS SOURCE` in the background (spid); waits
 # until it says where it serves and sets PORT, SERVE_URL to the URL it

@@ -31,27 +31,8 @@ set -u -o pipefail
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/monitor.sh"
 
-[ -x /usr/bin/chromium ] || skip "chromium not installed (scripts/install-deps.sh)"
-command -v node >/dev/null 2>&1 || skip "node not installed"
-[ -d "$ELS_TOP_SRCDIR/tests/node/node_modules/playwright-core" ] \
-    || skip "playwright-core not installed (scripts/install-node-deps.sh)"
-command -v curl >/dev/null 2>&1 || skip "curl not installed"
-[ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
-require_ghc
-ghc_libdir=$("$GHC" --print-libdir) || fail "$GHC --print-libdir failed"
-[ -f "$ghc_libdir/rts/libHSrts_thr_p.a" ] \
-    || skip "GHC's profiling libraries are not installed (Debian package ghc-prof)"
-span_src=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src
-# As in test_timeline_aggr.sh: rebuild when the imported Span.hs changed.
-for p in durations durations-prof; do
-    out=$ELS_TOP_BUILDDIR/tests/ghc/out/$p
-    [ "$span_src/GHC/Eventlog/Sink/Span.hs" -nt "$out" ] && rm -f "$out"
-done
-setup_ghc_program_test durations Durations -O -i"$span_src"
-PLAIN=$GHC_PROGRAM
-build_ghc_program durations-prof Durations patched_ghc_lib -threaded -eventlog -rtsopts \
-    -O -prof -fprof-auto -i"$span_src"
-PROF=$GHC_PROGRAM
+require_page_tools
+setup_durations_programs
 deadline_set 600
 export XDG_RUNTIME_DIR=$T/run
 mkdir -m 700 "$XDG_RUNTIME_DIR" "$T/spool" || fail "mkdir"

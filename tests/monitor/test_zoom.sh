@@ -24,11 +24,7 @@ set -u -o pipefail
 . "$(dirname "$0")/../ghcprog.sh"
 . "$(dirname "$0")/monitor.sh"
 
-[ -x /usr/bin/chromium ] || skip "chromium not installed (scripts/install-deps.sh)"
-command -v node >/dev/null 2>&1 || skip "node not installed"
-[ -d "$ELS_TOP_SRCDIR/tests/node/node_modules/playwright-core" ] \
-    || skip "playwright-core not installed (scripts/install-node-deps.sh)"
-command -v curl >/dev/null 2>&1 || skip "curl not installed"
+require_page_tools
 setup_ghc_program_test zoom Zoom
 ZOOM=$GHC_PROGRAM
 deadline_set 600

@@ -31,26 +31,9 @@ set -u -o pipefail
 . "$(dirname "$0")/../ghcprog.sh"
 
 command -v python3 >/dev/null 2>&1 || skip "python3 not found"
-[ -n "$GHC_EVENTS" ] && command -v "$GHC_EVENTS" >/dev/null 2>&1 || skip "ghc-events not found"
 driver=$ELS_TOP_BUILDDIR/tests/timeline/tl_driver
 [ -x "$driver" ] || fail "tl_driver not built: $driver"
-require_ghc
-ghc_libdir=$("$GHC" --print-libdir) || fail "$GHC --print-libdir failed"
-[ -f "$ghc_libdir/rts/libHSrts_thr_p.a" ] \
-    || skip "GHC's profiling libraries are not installed (Debian package ghc-prof)"
-span_src=$ELS_TOP_SRCDIR/haskell/eventlog-sink/src
-# build_ghc_program rebuilds when Durations.hs changed, not the module it
-# imports: start afresh when Span.hs is newer than a program.
-for p in durations durations-prof; do
-    out=$ELS_TOP_BUILDDIR/tests/ghc/out/$p
-    [ "$span_src/GHC/Eventlog/Sink/Span.hs" -nt "$out" ] && rm -f "$out"
-done
-# -O always: see test_figures.sh (profiled censuses of unoptimised code).
-setup_ghc_program_test durations Durations -O -i"$span_src"
-PLAIN=$GHC_PROGRAM
-build_ghc_program durations-prof Durations patched_ghc_lib -threaded -eventlog -rtsopts \
-    -O -prof -fprof-auto -i"$span_src"
-PROF=$GHC_PROGRAM
+setup_durations_programs
 export XDG_RUNTIME_DIR=$T/run
 mkdir -m 700 "$XDG_RUNTIME_DIR" || fail "mkdir $XDG_RUNTIME_DIR"
 export TMPDIR=$T
