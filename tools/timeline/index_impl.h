@@ -94,7 +94,7 @@ static inline struct tl_chunk *tli_cap_chunk(struct tl_index *ix, unsigned cap)
 
 /* Add [a, t) of the cap's state to its current chunk's summary (Note
  * [Chunk summaries] in pyramid.c). */
-static inline void tli_chunk_account(struct tl_index *ix, unsigned cap,
+static inline __attribute__((always_inline)) void tli_chunk_account(struct tl_index *ix, unsigned cap,
                                      const struct tl_capstate *cs,
                                      uint64_t a, uint64_t t)
 {
@@ -131,7 +131,7 @@ static inline void tli_chunk_account(struct tl_index *ix, unsigned cap,
 }
 
 /* Account the cap's state from its since to t, then note new state. */
-static inline void tli_cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
+static inline __attribute__((always_inline)) void tli_cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
                                   uint32_t running, bool in_gc)
 {
     struct tl_capstate *cs = &ix->caps[cap];
