@@ -94,9 +94,9 @@ static inline struct tl_chunk *tli_cap_chunk(struct tl_index *ix, unsigned cap)
 
 /* Add [a, t) of the cap's state to its current chunk's summary (Note
  * [Chunk summaries] in pyramid.c). */
-static inline __attribute__((always_inline)) void tli_chunk_account(struct tl_index *ix, unsigned cap,
-                                     const struct tl_capstate *cs,
-                                     uint64_t a, uint64_t t)
+static inline __attribute__((always_inline)) void
+tli_chunk_account(struct tl_index *ix, unsigned cap,
+                  const struct tl_capstate *cs, uint64_t a, uint64_t t)
 {
     struct tl_chunk *c = tli_cap_chunk(ix, cap);
     if (!c || t <= a)
@@ -131,8 +131,9 @@ static inline __attribute__((always_inline)) void tli_chunk_account(struct tl_in
 }
 
 /* Account the cap's state from its since to t, then note new state. */
-static inline __attribute__((always_inline)) void tli_cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
-                                  uint32_t running, bool in_gc)
+static inline __attribute__((always_inline)) void
+tli_cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
+               uint32_t running, bool in_gc)
 {
     struct tl_capstate *cs = &ix->caps[cap];
     if (t < cs->since)
