@@ -464,6 +464,10 @@ static void release(struct tl_aggr *a, bool all)
 
 static int on_marker(struct tl_aggr *a, const struct els_event *ev)
 {
+    /* Most messages are no span's: "START x"/"STOP x" need 6 bytes. */
+    if (ev->tag == ELS_EV_USER_MSG
+        && (ev->payload_len < 6 || !ev->payload || ev->payload[0] != 'S'))
+        return 0;
     struct els_event_data e;
     if (els_event_decode(ev, &e) != 0)
         return 0;

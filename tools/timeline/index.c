@@ -359,6 +359,12 @@ static bool apply_decode(const struct els_event *ev, struct els_event_data *d)
         d->u.stop_thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
                                 | (uint32_t)p[2] << 8 | p[3];
         d->u.stop_thread.status = (uint16_t)(p[4] << 8 | p[5]);
+    } else if (ev->tag == ELS_EV_USER_MSG || ev->tag == ELS_EV_USER_MARKER) {
+        /* the text is the payload less a trailing NUL, as
+         * els_event_decode() reads it, without clearing all of d */
+        size_t n = ev->payload ? ev->payload_len : 0;
+        d->u.text.ptr = (const char *)ev->payload;
+        d->u.text.len = n && !ev->payload[n - 1] ? n - 1 : n;
     } else if (els_event_decode(ev, d) < 0) {
         return false;
     }
@@ -530,7 +536,8 @@ apply(struct tl_index *ix, const struct els_event *ev)
     struct tl_capstate *cs = NULL;
     if (cap >= 0) {
         unsigned lane;
-        int rc = lane_of_cap(ix, cap, &lane);
+        int rc = (unsigned)cap < ix->ncaps && ix->caps[cap].seen ? 0
+            : lane_of_cap(ix, cap, &lane);
         if (rc < 0)
             return rc;
         cs = &ix->caps[cap];

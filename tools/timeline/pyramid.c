@@ -76,15 +76,11 @@ static void coarsen(struct tl_index *ix)
     ix->used = (ix->used + 1) / 2;
 }
 
-/* The bin of time t, coarsening until the pyramid covers it. */
-size_t tli_bin_of(struct tl_index *ix, uint64_t t)
+/* Coarsen until the pyramid covers t (tli_bin_of()'s rare path). */
+void tli_pyr_cover(struct tl_index *ix, uint64_t t)
 {
     while ((t >> ix->shift) >= ix->nbins)
         coarsen(ix);
-    size_t b = (size_t)(t >> ix->shift);
-    if (b + 1 > ix->used)
-        ix->used = b + 1;
-    return b;
 }
 
 int tli_cap_bins(struct tl_index *ix, unsigned cap)
@@ -100,73 +96,15 @@ int tli_cap_bins(struct tl_index *ix, unsigned cap)
     return 0;
 }
 
-/* The cap's current chunk (the last of its lane), or NULL. */
-struct tl_chunk *tli_cap_chunk(struct tl_index *ix, unsigned cap)
-{
-    struct tl_lane *l = &ix->lanes[cap];
-    return l->n > l->head ? &l->v[l->n - 1] : NULL;
-}
-
-/* Add [a, t) of the cap's state to its current chunk's summary. */
-static inline __attribute__((always_inline)) void chunk_account(struct tl_index *ix, unsigned cap,
-                          const struct tl_capstate *cs, uint64_t a, uint64_t t)
-{
-    struct tl_chunk *c = tli_cap_chunk(ix, cap);
-    if (!c || t <= a)
-        return;
-    if (cs->in_gc) {
-        c->gc_ns += t - a;
-    } else if (cs->running) {
-        c->run_ns += t - a;
-        struct tl_topslot *tab = ix->top[cap], *x = NULL, *least = NULL;
-        uint32_t id = cs->running;
-        uint32_t h = (id * 2654435761u) >> 8;
-        for (unsigned i = 0; i < TL_TOP_PROBE; i++) {
-            struct tl_topslot *y = &tab[(h + i) & (TL_TOP_SLOTS - 1)];
-            if (y->id == id || !y->id) {
-                x = y;
-                break;
-            }
-            if (!least || y->ns < least->ns)
-                least = y;
-        }
-        if (!x) {
-            x = least;
-            x->ns = 0;
-        }
-        x->id = id;
-        x->ns += t - a;
-        if (x->ns > c->top_ns) {
-            c->top_ns = x->ns;
-            c->top_thread = id;
-        }
-    }
-}
-
-/* Account the cap's state from cs->since to t, then note new state. */
-void tli_cap_change(struct tl_index *ix, unsigned cap, uint64_t t,
-                    uint32_t running, bool in_gc)
+/* tli_cap_change()'s rare path: [cs->since, t) spans several bins. */
+void tli_cap_change_bins(struct tl_index *ix, unsigned cap, uint64_t t,
+                         uint32_t running, bool in_gc)
 {
     struct tl_capstate *cs = &ix->caps[cap];
-    struct tl_capbin *v = ix->pcap[cap];
-    if (t < cs->since)
-        t = cs->since;              /* never backwards within a cap */
-    chunk_account(ix, cap, cs, cs->since, t);
     size_t b1 = tli_bin_of(ix, t);
-    v = ix->pcap[cap];
+    struct tl_capbin *v = ix->pcap[cap];
     uint64_t a = cs->since;
     size_t b0 = (size_t)(a >> ix->shift);
-    if (b0 == b1) {               /* the common case: one bin */
-        if (cs->in_gc)
-            v[b1].gc_ns += t - a;
-        else if (cs->running)
-            v[b1].run_ns += t - a;
-        v[b1].thread_end = in_gc ? 0 : running;
-        cs->running = running;
-        cs->in_gc = in_gc;
-        cs->since = t;
-        return;
-    }
     for (size_t b = b0; b <= b1; b++) {
         uint64_t lo = b * ix->width, hi = lo + ix->width;
         uint64_t s = a > lo ? a : lo, e = t < hi ? t : hi;

@@ -366,7 +366,7 @@ void tlq_replay_caps_init(struct replay *r, struct tl_index *ix)
 
 /* A cap's buffer is not strictly in time order (an event may carry a
  * time taken a little before an earlier one's), while ghc-events sorts
- * every event by time.  So the merged events pass through a heap of
+ * every event by time.  So the merged events pass through a buffer of
  * TL_REORDER events ordered by (time, stream offset), and each lane is
  * read TL_SLACK_NS past t1: disorder shorter than either comes out
  * sorted, as a stable sort of the stream has it. */
@@ -379,7 +379,11 @@ struct held {
     uint8_t small[48];
 };
 
-/* The heap orders small keys; the events wait in slots. */
+/* The keys wait sorted in k[head .. head+n) of room for 2 x TL_REORDER,
+ * the events in slots.  A lane's events mostly come in order, so a key
+ * mostly goes at the end and the earliest is always at the front: a
+ * sorted run, not a heap, costs no sift per event; one out of order
+ * moves only the keys after its place. */
 struct hkey {
     uint64_t t, off;
     uint32_t slot;
@@ -389,7 +393,7 @@ struct reorder {
     struct hkey *k;
     struct held *slot;
     uint32_t *free_slots;
-    size_t n, nfree;
+    size_t head, n, nfree;
 };
 
 static bool key_less(const struct hkey *a, const struct hkey *b)
@@ -414,32 +418,33 @@ static void heap_push(struct reorder *h, const struct els_event *ev)
     }
     x->ev.payload = x->big ? x->big : x->small;
     struct hkey key = { ev->time, ev->offset, s };
-    size_t i = h->n++;
-    while (i && key_less(&key, &h->k[(i - 1) / 2])) {
-        h->k[i] = h->k[(i - 1) / 2];
-        i = (i - 1) / 2;
+    if (h->head + h->n == 2 * TL_REORDER) {
+        memmove(h->k, h->k + h->head, h->n * sizeof *h->k);
+        h->head = 0;
     }
-    h->k[i] = key;
+    struct hkey *v = h->k + h->head;
+    size_t i = h->n++;
+    if (i && key_less(&key, &v[i - 1])) {
+        size_t lo = 0, hi = i - 1;  /* the first key above this one */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (key_less(&key, &v[mid]))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        memmove(v + lo + 1, v + lo, (i - lo) * sizeof *v);
+        i = lo;
+    }
+    v[i] = key;
 }
 
 /* The earliest event's slot; release it with heap_release(). */
 static struct held *heap_pop(struct reorder *h)
 {
-    struct hkey top = h->k[0], x = h->k[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && key_less(&h->k[c + 1], &h->k[c]))
-            c++;
-        if (!key_less(&h->k[c], &x))
-            break;
-        h->k[i] = h->k[c];
-        i = c;
-    }
-    if (h->n)
-        h->k[i] = x;
+    struct hkey top = h->k[h->head++];
+    if (!--h->n)
+        h->head = 0;
     h->free_slots[h->nfree++] = top.slot;
     return &h->slot[top.slot];
 }
@@ -480,7 +485,7 @@ int tlq_replay_run(struct replay *r, struct tl_index *ix, struct tl_spool *sp)
     unsigned nl = r->ncaps + 1;
     struct cursor *cur = calloc(nl, sizeof *cur);
     struct reorder h = {
-        .k = malloc(TL_REORDER * sizeof *h.k),
+        .k = malloc(2 * TL_REORDER * sizeof *h.k),
         .slot = malloc(TL_REORDER * sizeof *h.slot),
         .free_slots = malloc(TL_REORDER * sizeof *h.free_slots),
     };
