@@ -344,6 +344,8 @@ static int run(const char *path, unsigned px, unsigned bins)
     timed(ix, sp, "range, 300 ms", "range", f, l, 300000000ull, px);
     timed(ix, sp, "range, 1 s", "range", f, l, 1000000000ull, px);
     timed(ix, sp, "range, whole run", "range", f, l, l - f, px);
+    timed(ix, sp, "pauses, whole run (10)", "pauses", f, l, l - f, px);
+    timed(ix, sp, "pauses, 1 s (10)", "pauses", f, l, 1000000000ull, px);
 done:;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
