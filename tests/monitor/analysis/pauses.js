@@ -16,24 +16,18 @@
 // "FAIL ..." and exits 1.
 "use strict";
 const [top, url, rundir, name, shotdir] = process.argv.slice(2);
-const { chromium } = require(top + "/tests/node/node_modules/playwright-core");
-const fs = require("fs");
-
-const bad = [];
-const ok = (s) => console.log("ok " + s);
-const fail = (s) => { bad.push(s); console.log("FAIL " + s); };
+const { showLines, run } = require("./page.js");
+let ok, fail;
 
 // Every HEC's GC_START..GC_END, from ghc-events' lines.
 const pauses = [];
 {
-  let on = false;
   const start = {};
-  for (const l of fs.readFileSync(rundir + "/" + name + ".show", "utf8").split("\n")) {
-    if (l === "Events:") { on = true; continue; }
-    const m = on && /^\s*(\d+): cap (\d+): (starting GC|finished GC)$/.exec(l);
+  for (const [t, l] of showLines(rundir + "/" + name + ".show")) {
+    const m = /^cap (\d+): (starting GC|finished GC)$/.exec(l);
     if (!m) continue;
-    const t = Number(m[1]), cap = Number(m[2]);
-    if (m[3] === "starting GC") start[cap] = t;
+    const cap = Number(m[1]);
+    if (m[2] === "starting GC") start[cap] = t;
     else if (start[cap] !== undefined) { pauses.push([start[cap], t, cap]); delete start[cap]; }
   }
 }
@@ -78,13 +72,8 @@ function compare(what, got, want, exact) {
   else fail(what + ": page " + JSON.stringify(got) + ", ghc-events " + want.map(fmt).join(" "));
 }
 
-(async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--no-first-run"] });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on("pageerror", (e) => fail("page error: " + e.message));
+run(top, async (page, report) => {
+    ({ ok, fail } = report);
     await page.goto(url);
     await page.waitForFunction(() => document.getElementById("pauses").dataset.range === "all" &&
                                document.querySelectorAll("#pauses tr.pause").length > 0, null, { timeout: 60000 });
@@ -115,8 +104,4 @@ function compare(what, got, want, exact) {
     await page.waitForFunction((r) => document.getElementById("pauses").dataset.range === r,
                                s0 + "," + s1, { timeout: 60000 });
     compare("selection " + s0 + ".." + s1, await rows(page), want, await exactShown(page));
-  } finally {
-    await browser.close();
-  }
-  process.exit(bad.length ? 1 : 0);
-})().catch((e) => { console.log("FAIL " + (e.stack || e)); process.exit(1); });
+});
