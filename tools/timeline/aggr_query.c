@@ -1,7 +1,8 @@
 /*
  * aggr_query.c: the aggregates' answers (kind=heap, durations, spans,
  * and the route to kind=profile in aggr_profile.c; aggr.h says what each
- * holds), read back by window from the side files.  A query's own memory is said in Note [Aggregate memory]
+ * holds), and the spans of the timeline's span lanes
+ * (tl_aggr_put_spans), read back by window from the side files.  A query's own memory is said in Note [Aggregate memory]
  * (aggr.c).
  */
 #include <errno.h>
