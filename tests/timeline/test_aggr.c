@@ -1,8 +1,8 @@
 /*
  * test_aggr.c: the aggregates' side files (tools/timeline/side.h) past
  * the memory page: records spilled to an unlinked file read back whole,
- * windows over keys out of order answered as a brute-force scan answers
- * them, and a file that cannot be written counted as lost, not kept as a
+ * windows over keys out of order, and over intervals (the spans'
+ * records), answered as a brute-force scan answers them, and a file that cannot be written counted as lost, not kept as a
  * hole.  (The aggregates themselves are checked on real runs against
  * ghc-events by test_timeline_aggr.sh.)
  */
@@ -115,9 +115,62 @@ static void side_write_error_counted(void)
     tl_side_fini(&s);
 }
 
+/* An interval as the spans' records hold one: end (the key), start. */
+struct ival { uint64_t end, start; };
+
+struct ovl { uint64_t n, sum; };
+
+static int ovl_add(void *ctx, uint64_t i, const void *r)
+{
+    struct ovl *o = ctx;
+    (void)r;
+    o->n++;
+    o->sum += i + 1;
+    return 0;
+}
+
+/* Intervals (end as key, start second): a walk for those overlapping a
+ * window finds what a scan finds, the few long ones too (they begin
+ * pages before the one they end in). */
+static void side_overlap_walk(void)
+{
+    char dir[] = "/tmp/test-aggr-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("TMPDIR", dir, 1);
+    struct tl_side s;
+    CHECK_OK(tl_side_init(&s, sizeof(struct ival)));
+    enum { N = 4 * TL_SIDE_PAGE + 77 };
+    static struct ival v[N];
+    uint64_t x = 2463534242ull;
+    for (uint64_t i = 0; i < N; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        uint64_t end = 100000 + i * 1000 + x % 3000;
+        uint64_t len = i % 997 == 5 ? end - 1000 : x % 20000;
+        v[i] = (struct ival){ end, end - len };
+        CHECK_OK(tl_side_append(&s, &v[i]));
+    }
+    static struct ival buf[TL_SIDE_PAGE];
+    const uint64_t win[][2] = {
+        { 0, UINT64_MAX }, { 0, 500 }, { 150000, 150000 }, { 2000000, 2100000 },
+        { 5000000, 6000000 }, { v[N - 1].end, UINT64_MAX }, { 3000000, 3000000 },
+    };
+    for (size_t w = 0; w < sizeof win / sizeof win[0]; w++) {
+        struct ovl want = { 0 }, got = { 0 };
+        for (uint64_t i = 0; i < N; i++)
+            if (v[i].end >= win[w][0] && v[i].start <= win[w][1])
+                want.n++, want.sum += i + 1;
+        CHECK_OK(tl_side_walk_overlap(&s, win[w][0], win[w][1], buf, ovl_add, &got));
+        CHECK_U64(got.n, ==, want.n);
+        CHECK_U64(got.sum, ==, want.sum);
+    }
+    tl_side_fini(&s);
+    CHECK_INT(rmdir(dir), ==, 0);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(side_spill_and_walk),
     CHECK_CASE(side_write_error_counted),
+    CHECK_CASE(side_overlap_walk),
 };
 
 CHECK_MAIN(cases)

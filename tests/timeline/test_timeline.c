@@ -3,8 +3,8 @@
  * whose every event the test knows, and on the real eventlog in
  * tests/data: the spool's bound and its counted drops, the index's
  * windows, the figures of a selection against the generator's own sums,
- * the pyramid's memory over a two-day run, and a live spool answering as
- * the file does.
+ * the pyramid's memory over a two-day run, a live spool answering as
+ * the file does, and the span lanes paired as the durations pair.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -932,6 +932,70 @@ static void longest_pauses(void)
     evgen_free(&b);
 }
 
+/* The span lanes (kind=timeline's "spans") are the spans the durations
+ * pair: markers "NAME start"/"NAME end" and "NAME begin"/"NAME stop" as
+ * well as messages "START NAME"/"STOP NAME", each end with the latest
+ * open start of the same thread (which moved to the other cap), nested
+ * ones too, in the order they ended, then the one still open; an end
+ * with no start is in none. */
+static void span_lanes(void)
+{
+    struct evgen_buf b = header();
+    block(&b, 0, 1000);
+    ev_thread(&b, 1, 1000, 1);
+    ev_text(&b, 58, 2000, "request start");
+    ev_text(&b, 58, 3000, "request start");
+    ev_stop(&b, 4000, 1, 3);
+    ev_thread(&b, 1, 4100, 3);
+    ev_text(&b, 58, 4200, "request start");
+    ev_text(&b, 19, 4300, "START job");
+    ev_stop(&b, 5000, 3, 3);
+    block(&b, 1, 1000);
+    ev_thread(&b, 1, 5100, 1);
+    ev_text(&b, 58, 6000, "request end");
+    ev_text(&b, 58, 7000, "request end");
+    ev_stop(&b, 8000, 1, 3);
+    ev_thread(&b, 1, 8100, 3);
+    ev_text(&b, 58, 9000, "request end");
+    ev_text(&b, 58, 9500, "phase begin");
+    ev_text(&b, 19, 9600, "STOP job");
+    ev_text(&b, 58, 9700, "other end");
+    ev_stop(&b, 10000, 3, 3);
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+    struct tl_index *ix;
+    struct tl_spool *sp;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/spans.eventlog", check_dir);
+    index_all(&ix, &sp, path, &b);
+    static const struct { uint64_t t0, t1; const char *want; } win[] = {
+        { 0, 20000, "\"spans\":[[3000,6000,\"request\"],[2000,7000,\"request\"],"
+                    "[4200,9000,\"request\"],[4300,9600,\"job\"],[9500,-1,\"phase\"]],"
+                    "\"spans_truncated\":false" },
+        { 6500, 8500, "\"spans\":[[2000,7000,\"request\"],[4200,9000,\"request\"],"
+                      "[4300,9600,\"job\"]]," },
+        { 7500, 7600, "\"spans\":[[4200,9000,\"request\"],[4300,9600,\"job\"]]," },
+        { 9800, 9900, "\"spans\":[[9500,-1,\"phase\"]]," },
+    };
+    for (size_t w = 0; w < sizeof win / sizeof win[0]; w++) {
+        char qs[128];
+        snprintf(qs, sizeof qs, "t0=%llu&t1=%llu&px=100", (unsigned long long)win[w].t0,
+                 (unsigned long long)win[w].t1);
+        char *j = route(ix, sp, "timeline", qs);
+        CHECK_CONTAINS(j, win[w].want);
+        free(j);
+    }
+    /* the table counts the same pairs */
+    char *d = route(ix, sp, "durations", "");
+    CHECK_CONTAINS(d, "{\"name\":\"request\",\"count\":3,\"total_ns\":12800,");
+    CHECK_CONTAINS(d, "\"longest\":[2000,7000]");
+    CHECK_CONTAINS(d, "\"unmatched_ends\":1,\"open\":1,\"pending\":0,");
+    free(d);
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    evgen_free(&b);
+}
+
 static const struct check_case cases[] = {
     CHECK_CASE(spool_bound),
     CHECK_CASE(spool_drops_counted),
@@ -940,6 +1004,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(chunk_summaries),
     CHECK_CASE(thread_lane_cells),
     CHECK_CASE(longest_pauses),
+    CHECK_CASE(span_lanes),
     CHECK_CASE_T(pyramid_bounded, 300),
     CHECK_CASE(real_sample),
 };

@@ -57,8 +57,10 @@
  *   waiting while CAP_CREATE had not arrived, or TL_SPANS_PENDING_MAX
  *   waiting).
  *
- * kind=spans (t0, t1, n (default 1000, at most 100000)): instances that
- *   overlap [t0,t1], in the order they ended:
+ * kind=spans (t0, t1, n (default 1000, at most 100000)): the closed
+ *   instances that overlap [t0,t1], in the order they ended (the
+ *   timeline's span lanes, kind=timeline's "spans", are these and the
+ *   starts still open: tl_aggr_put_spans):
  *   {"t0":T,"t1":T,"total":N,"truncated":true|false,
  *    "spans":[[S,E,"name"]...]}
  *
@@ -81,6 +83,7 @@
 #ifndef ELS_TL_AGGR_H
 #define ELS_TL_AGGR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "monitor/strbuf.h"
@@ -114,6 +117,16 @@ void tl_aggr_end(struct tl_aggr *a);
 struct tl_index;
 int tl_aggr_route(struct tl_index *ix, const char *kind, const char *qs,
                   struct strbuf *out);
+
+/* The spans that overlap [t0,t1] (end >= t0, start <= t1), paired as
+ * kind=durations pairs them, appended to out as JSON array items
+ * [S,E,"name"] joined by commas: the closed ones in the order they
+ * ended, then, when opens, the starts still open (E -1).  At most max
+ * are written; the walk stops once stop have been met, their count in
+ * *total.  Marker events still waiting (pending) are in neither.  0, or
+ * -ENOMEM, or a side file's read error. */
+int tl_aggr_put_spans(struct tl_aggr *a, uint64_t t0, uint64_t t1, uint64_t max,
+                      uint64_t stop, bool opens, struct strbuf *out, uint64_t *total);
 
 struct tl_aggr_stats {
     uint64_t mem_bytes;             /* held in memory now */

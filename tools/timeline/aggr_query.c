@@ -1,7 +1,8 @@
 /*
  * aggr_query.c: the aggregates' answers (kind=heap, durations, spans,
  * and the route to kind=profile in aggr_profile.c; aggr.h says what each
- * holds), read back by window from the side files.  A query's own memory is said in Note [Aggregate memory]
+ * holds), and the spans of the timeline's span lanes
+ * (tl_aggr_put_spans), read back by window from the side files.  A query's own memory is said in Note [Aggregate memory]
  * (aggr.c).
  */
 #include <errno.h>
@@ -456,8 +457,19 @@ static int q_durations(struct tl_aggr *a, uint64_t t0, uint64_t t1, struct strbu
 struct list_walk {
     struct tl_aggr *a;
     struct strbuf *out;
-    uint64_t t1, total, max;
+    uint64_t total, max, stop;
 };
+
+static void put_span(struct list_walk *w, uint64_t s, int64_t e, uint32_t name)
+{
+    if (w->total < w->max) {
+        sb_printf(w->out, "%s[%" PRIu64 ",%" PRId64 ",", w->total ? "," : "", s, e);
+        sb_json_str(w->out, w->a->names.blob + w->a->names.v[name].off,
+                    w->a->names.v[name].len);
+        sb_puts(w->out, "]");
+    }
+    w->total++;
+}
 
 static int list_one(void *ctx, uint64_t i, const void *rec)
 {
@@ -465,42 +477,52 @@ static int list_one(void *ctx, uint64_t i, const void *rec)
     struct list_walk *w = ctx;
     struct span_rec s;
     memcpy(&s, rec, sizeof s);
-    if (s.start > w->t1)
-        return 0;
-    if (w->total < w->max) {
-        sb_printf(w->out, "%s[%" PRIu64 ",%" PRIu64 ",", w->total ? "," : "",
-                  s.start, s.end);
-        sb_json_str(w->out, w->a->names.blob + w->a->names.v[s.name].off,
-                    w->a->names.v[s.name].len);
-        sb_puts(w->out, "]");
+    put_span(w, s.start, (int64_t)s.end, s.name);
+    return w->total >= w->stop;
+}
+
+int tl_aggr_put_spans(struct tl_aggr *a, uint64_t t0, uint64_t t1, uint64_t max,
+                      uint64_t stop, bool opens, struct strbuf *out, uint64_t *total)
+{
+    void *buf = malloc(TL_SIDE_PAGE * sizeof(struct span_rec));
+    if (!buf)
+        return -ENOMEM;
+    struct list_walk w = { .a = a, .out = out, .max = max, .stop = stop };
+    int rc = tl_side_walk_overlap(&a->spans, t0, t1, buf, list_one, &w);
+    free(buf);
+    if (rc < 0)
+        return rc;
+    /* The starts still open, from the same table their ends will be
+     * matched against (match()). */
+    for (uint32_t k = 0; opens && k < a->keys.n && k < a->heads_cap && w.total < stop; k++) {
+        uint32_t key[3];
+        memcpy(key, a->keys.blob + a->keys.v[k].off, sizeof key);
+        for (uint32_t i = a->heads[k]; i && w.total < stop; i = a->open[i - 1].prev)
+            if (a->open[i - 1].t <= t1)
+                put_span(&w, a->open[i - 1].t, -1, key[1]);
     }
-    w->total++;
+    *total = w.total;
     return 0;
 }
 
 static int q_spans(struct tl_aggr *a, const char *qs, uint64_t t0, uint64_t t1,
                    struct strbuf *out)
 {
-    uint64_t n = 1000;
+    uint64_t n = 1000, total;
     if (qs_u64(qs, "n", &n) < 0)
         return tl_aggr_fail(out, 400, "n is a decimal integer");
     if (n > TL_SPANS_LIST_MAX)
         n = TL_SPANS_LIST_MAX;
-    void *buf = malloc(TL_SIDE_PAGE * sizeof(struct span_rec));
-    if (!buf)
-        return tl_aggr_fail(out, 500, "out of memory");
     struct strbuf list = { 0 };
-    struct list_walk w = { .a = a, .out = &list, .t1 = t1, .max = n };
-    /* Spans that end at or after t0 and start by t1 overlap the window. */
-    int rc = tl_side_walk(&a->spans, t0, UINT64_MAX, buf, list_one, &w);
-    free(buf);
+    int rc = tl_aggr_put_spans(a, t0, t1, n, UINT64_MAX, false, &list, &total);
     if (rc < 0 || list.failed) {
         sb_free(&list);
-        return tl_aggr_fail(out, 500, "the spans side file could not be read");
+        return tl_aggr_fail(out, 500, rc == -ENOMEM || list.failed ? "out of memory"
+                                      : "the spans side file could not be read");
     }
     sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"total\":%" PRIu64
-              ",\"truncated\":%s,\"spans\":[", t0, t1, w.total,
-              w.total > n ? "true" : "false");
+              ",\"truncated\":%s,\"spans\":[", t0, t1, total,
+              total > n ? "true" : "false");
     if (list.len)
         sb_put(out, list.p, list.len);
     sb_puts(out, "]}");

@@ -337,7 +337,6 @@ static bool applies(uint16_t tag)
     case ELS_EV_GC_IDLE: case ELS_EV_GC_DONE: case ELS_EV_GC_END:
     case ELS_EV_HEAP_ALLOCATED: case ELS_EV_SPARK_COUNTERS:
     case ELS_EV_HEAP_SIZE: case ELS_EV_HEAP_LIVE: case ELS_EV_USER_MARKER:
-    case ELS_EV_USER_MSG:
         return true;
     default:
         return false;
@@ -494,7 +493,7 @@ static void apply_counters(struct tl_index *ix, const struct els_event *ev,
     x->pad_ = 1;
 }
 
-/* The stream's own figures: heap size and live bytes, markers, spans. */
+/* The stream's own figures: heap size and live bytes, markers. */
 static void apply_global(struct tl_index *ix, const struct els_event *ev,
                          const struct els_event_data *d)
 {
@@ -510,14 +509,6 @@ static void apply_global(struct tl_index *ix, const struct els_event *ev,
     case ELS_EV_USER_MARKER:
         ix->pglob[tli_bin_of(ix, t)].markers++;
         note_add(ix, t, cap, TL_NOTE_MARKER, d->u.text.ptr, d->u.text.len);
-        break;
-    case ELS_EV_USER_MSG:
-        /* Spans: "START label" / "STOP label" (ghc-events-analyze's
-         * convention) are kept as notes. */
-        if (d->u.text.len > 6 && !memcmp(d->u.text.ptr, "START ", 6))
-            note_add(ix, t, cap, TL_NOTE_START, d->u.text.ptr + 6, d->u.text.len - 6);
-        else if (d->u.text.len > 5 && !memcmp(d->u.text.ptr, "STOP ", 5))
-            note_add(ix, t, cap, TL_NOTE_STOP, d->u.text.ptr + 5, d->u.text.len - 5);
         break;
     default:
         break;

@@ -20,8 +20,8 @@
  *    allocation, sparks created/converted and the pool; and globally heap
  *    size and live and the markers.  Finer detail is recomputed from the
  *    chunks (query.h).
- *  - notes: the last TL_NOTES_MAX markers (and START/STOP messages, for
- *    spans), text cut at TL_NOTE_TEXT; thread labels and lives, at most
+ *  - notes: the last TL_NOTES_MAX markers, text cut at TL_NOTE_TEXT
+ *    (spans are the aggregates': aggr.h); thread labels and lives, at most
  *    TL_THREADS_MAX threads (the oldest finished forgotten first).
  *
  * Memory bound: see Note [Timeline memory] in index.c.  Not its job:
@@ -108,7 +108,7 @@ struct tl_note {
     uint8_t len;
     char text[TL_NOTE_TEXT];
 };
-enum { TL_NOTE_MARKER = 1, TL_NOTE_START = 2, TL_NOTE_STOP = 3 };
+enum { TL_NOTE_MARKER = 1 };
 
 struct tl_thread {
     uint32_t id;

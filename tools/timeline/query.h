@@ -41,8 +41,13 @@
  *        pixel's end, 0 before the first),
  *    "markers":[[T,CAP,"text"]...]  (at most 1000, from the index's notes;
  *        CAP -1 for none),
- *    "spans":[[T_START,T_END,"label"]...]  (user messages "START label" /
- *        "STOP label", paired per label; T_END -1 when still open),
+ *    "spans":[[T_START,T_END,"name"]...]  (the spans that overlap the
+ *        window, paired as kind=durations pairs them (aggr.h: markers
+ *        "NAME start"/"NAME end", "NAME begin"/"NAME stop", messages
+ *        "START NAME"/"STOP NAME", per thread), those that ended in the
+ *        order they ended, then those still open, T_END -1; at most 1000),
+ *    "spans_truncated":true|false  (more overlap the window than listed;
+ *        "spans_error":"text" when the spans could not be read),
  *    "messages":[[T,CAP,"text"]...] | null  (user messages; raw mode, at
  *        most 1000),
  *    "threads":[{"id":N,"label":"text","segments":[SEG...]}...] | null

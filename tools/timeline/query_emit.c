@@ -243,30 +243,15 @@ static void put_notes(struct strbuf *out, struct tl_index *ix, uint64_t t0,
         sb_json_str(out, nt->text, nt->len);
         sb_puts(out, "]");
     }
+    /* The spans the durations pair (aggr.h): one rule for the table
+     * and the lanes that draw its instances. */
     sb_puts(out, "],\"spans\":[");
-    k = 0;
-    for (size_t i = 0; i < n && k < TL_LIST_NOTES; i++) {
-        const struct tl_note *a = tl_index_note(ix, i);
-        if (a->kind != TL_NOTE_START || a->t > t1)
-            continue;
-        int64_t end = -1;
-        for (size_t j = i + 1; j < n; j++) {
-            const struct tl_note *z = tl_index_note(ix, j);
-            if (z->kind == TL_NOTE_STOP && z->len == a->len
-                && !memcmp(z->text, a->text, a->len)) {
-                end = (int64_t)z->t;
-                break;
-            }
-        }
-        if (end >= 0 && (uint64_t)end < t0)
-            continue;
-        if (k++)
-            sb_puts(out, ",");
-        sb_printf(out, "[%" PRIu64 ",%" PRId64 ",", a->t, end);
-        sb_json_str(out, a->text, a->len);
-        sb_puts(out, "]");
-    }
-    sb_puts(out, "]");
+    uint64_t total = 0;
+    int rc = tl_aggr_put_spans(tl_index_aggr(ix), t0, t1, TL_LIST_NOTES,
+                               TL_LIST_NOTES + 1, true, out, &total);
+    sb_printf(out, "],\"spans_truncated\":%s", total > TL_LIST_NOTES ? "true" : "false");
+    if (rc < 0)
+        sb_puts(out, ",\"spans_error\":\"the spans side file could not be read\"");
 }
 
 static int cmp_busy(const void *a, const void *b)

@@ -4,6 +4,7 @@
 #include "timeline/side.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,15 +86,22 @@ int tl_side_append(struct tl_side *s, const void *rec)
         s->pages = v;
         s->pages_cap = c;
     }
-    uint64_t key;
+    uint64_t key, key2 = 0;
     memcpy(&key, rec, sizeof key);
+    if (s->rec >= 16)
+        memcpy(&key2, (const uint8_t *)rec + 8, sizeof key2);
     struct tl_side_page *pg = &s->pages[page];
-    if (in == 0)
+    if (in == 0) {
         pg->lo = pg->hi = key;
-    else if (key < pg->lo)
-        pg->lo = key;
-    else if (key > pg->hi)
-        pg->hi = key;
+        pg->lo2 = key2;
+    } else {
+        if (key < pg->lo)
+            pg->lo = key;
+        else if (key > pg->hi)
+            pg->hi = key;
+        if (key2 < pg->lo2)
+            pg->lo2 = key2;
+    }
     memcpy(s->tail + in * s->rec, rec, s->rec);
     s->n++;
     if (in + 1 == TL_SIDE_PAGE) {
@@ -157,12 +165,16 @@ uint64_t tl_side_disk(const struct tl_side *s)
     return s->n / TL_SIDE_PAGE * TL_SIDE_PAGE * s->rec;
 }
 
-int tl_side_walk(struct tl_side *s, uint64_t t0, uint64_t t1, void *buf,
-                 int (*fn)(void *ctx, uint64_t i, const void *rec), void *ctx)
+/* Both walks: pages that can hold a record with key in [t0, t1] (and,
+ * for an overlap, second word <= t2), each such record. */
+static int side_walk(struct tl_side *s, uint64_t t0, uint64_t t1, uint64_t t2,
+                     bool overlap, void *buf,
+                     int (*fn)(void *ctx, uint64_t i, const void *rec), void *ctx)
 {
     uint64_t np = tl_side_npages(s);
     for (uint64_t p = 0; p < np; p++) {
-        if (s->pages[p].hi < t0 || s->pages[p].lo > t1)
+        if (s->pages[p].hi < t0 || s->pages[p].lo > t1
+            || (overlap && s->pages[p].lo2 > t2))
             continue;
         uint64_t first = p * TL_SIDE_PAGE;
         uint64_t n = s->n - first < TL_SIDE_PAGE ? s->n - first : TL_SIDE_PAGE;
@@ -171,14 +183,33 @@ int tl_side_walk(struct tl_side *s, uint64_t t0, uint64_t t1, void *buf,
             return rc;
         const uint8_t *r = buf;
         for (uint64_t j = 0; j < n; j++, r += s->rec) {
-            uint64_t key;
+            uint64_t key, key2;
             memcpy(&key, r, sizeof key);
             if (key < t0 || key > t1)
                 continue;
+            if (overlap) {
+                memcpy(&key2, r + 8, sizeof key2);
+                if (key2 > t2)
+                    continue;
+            }
             rc = fn(ctx, first + j, r);
             if (rc)
                 return rc;
         }
     }
     return 0;
+}
+
+int tl_side_walk(struct tl_side *s, uint64_t t0, uint64_t t1, void *buf,
+                 int (*fn)(void *ctx, uint64_t i, const void *rec), void *ctx)
+{
+    return side_walk(s, t0, t1, 0, false, buf, fn, ctx);
+}
+
+int tl_side_walk_overlap(struct tl_side *s, uint64_t t0, uint64_t t1, void *buf,
+                         int (*fn)(void *ctx, uint64_t i, const void *rec), void *ctx)
+{
+    if (s->rec < 16)
+        return -EINVAL;
+    return side_walk(s, t0, UINT64_MAX, t1, true, buf, fn, ctx);
 }

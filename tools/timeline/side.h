@@ -3,10 +3,12 @@
  * for the timeline's aggregates (aggr.h): heap censuses and their bands,
  * spans, cost-centre samples.  Each record starts with a 64-bit key (a
  * time); the records are kept in the order appended, and for every page
- * of TL_SIDE_PAGE records the least and greatest key is kept in memory,
+ * of TL_SIDE_PAGE records the least and greatest key (and the least of
+ * the records' second 64-bit word, when they have one) is kept in memory,
  * so that a window [t0,t1] reads only the pages that can hold its keys
  * even when the keys arrive out of order (blocks of different
- * capabilities).  The last, unfinished page is in memory; full pages go
+ * capabilities), and a walk for intervals (key the end, second word the
+ * start: spans) reads only the pages that can hold one overlapping it.  The last, unfinished page is in memory; full pages go
  * to an unlinked temporary file (O_TMPFILE in $TMPDIR or /tmp, mode
  * 0600), created at the first full page.  Not its job: what the records
  * mean, locking.  Errors: 0 or a negative errno.
@@ -21,6 +23,7 @@
 
 struct tl_side_page {
     uint64_t lo, hi;               /* least and greatest key */
+    uint64_t lo2;                  /* least second word (rec >= 16) */
 };
 
 struct tl_side {
@@ -55,5 +58,12 @@ uint64_t tl_side_disk(const struct tl_side *s);
  * -errno.  buf: scratch of TL_SIDE_PAGE records. */
 int tl_side_walk(struct tl_side *s, uint64_t t0, uint64_t t1, void *buf,
                  int (*fn)(void *ctx, uint64_t i, const void *rec), void *ctx);
+
+/* As tl_side_walk, for records of at least 16 bytes holding intervals
+ * (key: the end, second word: the start): every record that overlaps
+ * [t0, t1], key >= t0 and second word <= t1, however long ago it began
+ * or however late it ended. */
+int tl_side_walk_overlap(struct tl_side *s, uint64_t t0, uint64_t t1, void *buf,
+                         int (*fn)(void *ctx, uint64_t i, const void *rec), void *ctx);
 
 #endif /* ELS_TL_SIDE_H */
