@@ -157,6 +157,12 @@ run(top, async (page, report) => {
     ok("growth: the first band is " + leader + ", +" + most + " bytes, the most in dump --hp");
   else fail("growth: the first band is " + leader + " (+" + shownGrowth + "), dump --hp's most grew by " + most +
             " (" + Object.keys(growth).filter((k) => growth[k] === most).join(", ") + ")");
+  // ... and the rest in growth order: the legend's first 8 growths are
+  // dump --hp's 8 largest (bands of equal growth in either order).
+  const legendGrowth = (await page.$$eval("#heap-bands tr.band", (trs) => trs.map((tr) => Number(tr.dataset.growth)))).slice(0, 8);
+  const wantGrowth = Object.values(growth).sort((a, b) => b - a).slice(0, legendGrowth.length);
+  if (same(legendGrowth, wantGrowth)) ok("growth: the legend's first " + legendGrowth.length + " bands in dump --hp's growth order");
+  else fail("growth order: legend " + JSON.stringify(legendGrowth) + ", dump --hp " + JSON.stringify(wantGrowth));
   if (shotdir) await page.screenshot({ path: shotdir + "/monitor-heap-" + name + ".png", fullPage: true });
   await page.click("#heap-by-size");
 
