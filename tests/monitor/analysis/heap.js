@@ -60,27 +60,32 @@ async function readTable(page, range) {
   }));
 }
 
-// The first painted row from the top of the chart at x (partly painted
-// counts: a band's edge is drawn antialiased; grid lines aside), or -1.
-function topAt(page, x) {
-  return page.evaluate((x) => {
-    const cv = document.getElementById("heap-chart"), h = window.elsHeap.layout;
-    const px = cv.getContext("2d").getImageData(Math.round(x), 0, 1, cv.height).data;
-    for (let y = h.top; y < h.top + h.height; y++) {
-      const [r, g, b, a] = [px[4 * y], px[4 * y + 1], px[4 * y + 2], px[4 * y + 3]];
-      if (a > 0 && !(r === 238 && g === 238 && b === 255)) return y;
-    }
-    return -1;
-  }, x);
+// The chart as drawn now, read in one step (a refresh between reads
+// cannot mix two drawings): the census times, the layout, the markers
+// and, at each census's x + 1, the first painted row from the top
+// (partly painted counts: a band's edge is antialiased; grid lines
+// aside), or -1.
+function drawing(page) {
+  return page.evaluate(() => {
+    const h = window.elsHeap, cv = document.getElementById("heap-chart"), lay = h.layout;
+    const ctx = cv.getContext("2d");
+    const xOf = (t) => lay.left + ((t - h.data.t0) * lay.width) / Math.max(1, h.data.t1 - h.data.t0);
+    const tops = h.data.times.map((t) => {
+      const px = ctx.getImageData(Math.round(xOf(t) + 1), 0, 1, cv.height).data;
+      for (let y = lay.top; y < lay.top + lay.height; y++) {
+        const [r, g, b, a] = [px[4 * y], px[4 * y + 1], px[4 * y + 2], px[4 * y + 3]];
+        if (a > 0 && !(r === 238 && g === 238 && b === 255)) return y;
+      }
+      return -1;
+    });
+    return { times: h.data.times, t0: h.data.t0, t1: h.data.t1, lay: lay, tops: tops,
+             markers: h.markers.map((m) => m[0]) };
+  });
 }
 
 // Check the chart's top at up to 8 censuses against value(c) on the axis.
 async function checkTops(page, what, value) {
-  const st = await page.evaluate(() => {
-    const h = window.elsHeap;
-    return { times: h.data.times, t0: h.data.t0, t1: h.data.t1, lay: h.layout,
-             markers: h.markers.map((m) => m[0]) };
-  });
+  const st = await drawing(page);
   const xOf = (t) => st.lay.left + ((t - st.t0) * st.lay.width) / Math.max(1, st.t1 - st.t0);
   const n = st.times.length, bad = [];
   let checked = 0;
@@ -89,7 +94,7 @@ async function checkTops(page, what, value) {
     if (next - x < 2 || st.markers.some((t) => Math.abs(xOf(t) - x) < 2)) continue;
     const v = value(c), want = st.lay.top + st.lay.height - (v * st.lay.height) / st.lay.max;
     if (v === 0) continue;
-    const got = await topAt(page, x);
+    const got = st.tops[c];
     checked++;
     if (Math.abs(got - want) > 1.5) bad.push("census " + c + " at x " + x.toFixed(1) + ": top y " + got + ", want " + want.toFixed(1));
   }
