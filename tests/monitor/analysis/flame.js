@@ -101,7 +101,10 @@ async function shown(page, range, rts) {
   await page.waitForFunction(([r, i]) => {
     const b = document.getElementById("flame-box");
     return b.dataset.range === r && b.dataset.rts === i && b.dataset.empty === "no";
-  }, [range, rts], { timeout: 60000 });
+  }, [range, rts], { timeout: 60000 }).catch(async () => {
+    const d = await page.evaluate(() => Object.assign({}, document.getElementById("flame-box").dataset));
+    throw new Error("the graph never showed range " + range + " with the RTS's own " + rts + ": it shows " + JSON.stringify(d));
+  });
 }
 
 // 1. The frames against ghc-events' samples of [t0, t1].
@@ -223,10 +226,12 @@ async function pixels(page, what, fr, all) {
 
     // 4. a click zooms into a frame with children, and reset goes back.
     const all = sum(whole.e.prog);
-    const target = whole.fr.filter((f) => f.depth >= 1 && f.w >= 40 && f.total < all * 0.8 && f.total > f.self &&
+    // The deepest frame with children 12 px wide or more, one narrower
+    // than the root first (the zoom widens it).
+    const target = whole.fr.filter((f) => f.depth >= 1 && f.w >= 12 && f.total > f.self &&
                                     whole.fr.some((c) => c.depth === f.depth + 1 && c.path.startsWith(f.path.slice(0, -1))))
-      .sort((a, b) => b.depth - a.depth || b.total - a.total)[0];
-    if (!target) fail("no frame with children 40 px wide to zoom into");
+      .sort((a, b) => (a.total < all ? 0 : 1) - (b.total < all ? 0 : 1) || b.depth - a.depth || b.total - a.total)[0];
+    if (!target) fail("no frame with children 12 px wide to zoom into");
     else {
       let img = await canvas(page);
       await page.mouse.click(img.left + target.x + target.w / 2, img.top + target.y + target.h / 2);
