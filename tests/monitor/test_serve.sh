@@ -80,7 +80,6 @@ done
 # without the token in the address bar.
 size_before=$(wc -c <"$T/live.saved")
 ready='document.getElementById("markers").textContent == "'$(( 2 * PHASES + 1 ))'"
-       && document.getElementById("speedscope").href.indexOf("from=") > 0
        && !document.getElementById("control").hidden'
 values='({gc: document.getElementById("gc-count").textContent,
          threads: document.getElementById("threads-created").textContent,

@@ -173,7 +173,6 @@ async function refreshTimeline() {
     const cols = Math.max(50, Math.min(2000, Math.floor($("chart-gc").clientWidth || 600)));
     const r = await fetch("api/series?from=" + Math.floor(from) + "&to=" + Math.floor(to) + "&cols=" + cols);
     const tl = await r.json();
-    $("speedscope").href = "api/speedscope?from=" + Math.floor(from) + "&to=" + Math.floor(to);
     const t = [tl.from_ns, tl.from_ns + tl.col_ns * Math.max(1, tl.cols)];
     chart("chart-gc", [[tl.series.gc_ms, "#e08a00"]], "GC time per column", "ms", t);
     chart("chart-heap", [[tl.series.heap_size, "#3465a4"], [tl.series.heap_live, "#2e9d4f"]],
