@@ -61,42 +61,43 @@ async function readTable(page, range) {
 }
 
 // The chart as drawn now, read in one step (a refresh between reads
-// cannot mix two drawings): the census times, the layout, the markers
-// and, at each census's x + 1, the first painted row from the top
-// (partly painted counts: a band's edge is antialiased; grid lines
-// aside), or -1.
+// cannot mix two drawings): per census, the first pixel column wholly
+// inside its step (up to the next census) that no marker line crosses,
+// and there the first painted row from the top (partly painted counts:
+// a band's edge is antialiased; grid lines aside); null when there is
+// no such column, -1 when nothing is painted.
 function drawing(page) {
   return page.evaluate(() => {
     const h = window.elsHeap, cv = document.getElementById("heap-chart"), lay = h.layout;
-    const ctx = cv.getContext("2d");
-    const xOf = (t) => lay.left + ((t - h.data.t0) * lay.width) / Math.max(1, h.data.t1 - h.data.t0);
-    const tops = h.data.times.map((t) => {
-      const px = ctx.getImageData(Math.round(xOf(t) + 1), 0, 1, cv.height).data;
+    const ctx = cv.getContext("2d"), d = h.data;
+    const xOf = (t) => lay.left + ((t - d.t0) * lay.width) / Math.max(1, d.t1 - d.t0);
+    const marks = new Set(h.markers.map((m) => Math.round(xOf(m[0]))));
+    return d.times.map((t, c) => {
+      const end = c + 1 < d.times.length ? xOf(d.times[c + 1]) : lay.left + lay.width;
+      let k = Math.ceil(xOf(t));
+      while (k + 1 <= end && marks.has(k)) k++;
+      if (k + 1 > end) return null;
+      const px = ctx.getImageData(k, 0, 1, cv.height).data;
       for (let y = lay.top; y < lay.top + lay.height; y++) {
         const [r, g, b, a] = [px[4 * y], px[4 * y + 1], px[4 * y + 2], px[4 * y + 3]];
-        if (a > 0 && !(r === 238 && g === 238 && b === 255)) return y;
+        if (a > 0 && !(r === 238 && g === 238 && b === 255)) return { x: k, y: y, lay: lay };
       }
-      return -1;
+      return { x: k, y: -1, lay: lay };
     });
-    return { times: h.data.times, t0: h.data.t0, t1: h.data.t1, lay: lay, tops: tops,
-             markers: h.markers.map((m) => m[0]) };
   });
 }
 
 // Check the chart's top at up to 8 censuses against value(c) on the axis.
 async function checkTops(page, what, value) {
-  const st = await drawing(page);
-  const xOf = (t) => st.lay.left + ((t - st.t0) * st.lay.width) / Math.max(1, st.t1 - st.t0);
-  const n = st.times.length, bad = [];
+  const tops = await drawing(page), bad = [];
   let checked = 0;
-  for (let c = 0; c < n && checked < 8; c++) {
-    const x = xOf(st.times[c]) + 1, next = c + 1 < n ? xOf(st.times[c + 1]) : x + 10;
-    if (next - x < 2 || st.markers.some((t) => Math.abs(xOf(t) - x) < 2)) continue;
-    const v = value(c), want = st.lay.top + st.lay.height - (v * st.lay.height) / st.lay.max;
-    if (v === 0) continue;
-    const got = st.tops[c];
+  for (let c = 0; c < tops.length && checked < 8; c++) {
+    const v = value(c);
+    if (!tops[c] || v === 0) continue;
+    const lay = tops[c].lay, want = lay.top + lay.height - (v * lay.height) / lay.max;
     checked++;
-    if (Math.abs(got - want) > 1.5) bad.push("census " + c + " at x " + x.toFixed(1) + ": top y " + got + ", want " + want.toFixed(1));
+    if (Math.abs(tops[c].y - want) > 1.5)
+      bad.push("census " + c + " at x " + tops[c].x + ": top y " + tops[c].y + ", want " + want.toFixed(1));
   }
   if (!checked) fail(what + ": no census to check on the canvas");
   else if (bad.length) fail(what + ": " + bad.join("; "));
