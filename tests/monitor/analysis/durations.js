@@ -239,7 +239,7 @@ const settled = (page) => page.waitForFunction(() => {
       else fail("the request lane (the instance " + (st.listed ? "" : "not ") + "in /api/timeline's spans) over x " + st.xa.toFixed(1) + ".." + st.xb.toFixed(1) + ": unpainted inside " +
                 JSON.stringify(off.slice(0, 5)) + " of " + st.inside.length + ", painted outside " + JSON.stringify(paintedOut));
     }
-    if (shotdir) await page.screenshot({ path: shotdir + "/monitor-durations-" + name + ".png", fullPage: true });
+    if (shotdir) await page.locator("#durations-box").screenshot({ path: shotdir + "/monitor-durations-" + name + ".png" });
   } finally {
     await browser.close();
   }

@@ -169,7 +169,7 @@ run(top, async (page, report) => {
   const wantGrowth = Object.values(growth).sort((a, b) => b - a).slice(0, legendGrowth.length);
   if (same(legendGrowth, wantGrowth)) ok("growth: the legend's first " + legendGrowth.length + " bands in dump --hp's growth order");
   else fail("growth order: legend " + JSON.stringify(legendGrowth) + ", dump --hp " + JSON.stringify(wantGrowth));
-  if (shotdir) await page.screenshot({ path: shotdir + "/monitor-heap-" + name + ".png", fullPage: true });
+  if (shotdir) await page.locator("#heap-box").screenshot({ path: shotdir + "/monitor-heap-" + name + ".png" });
   await page.click("#heap-by-size");
 
   // 5. a selection: the middle third of the censuses' span.

@@ -112,11 +112,13 @@
     // census ticks
     ctx.fillStyle = "#334";
     for (const x of xs) ctx.fillRect(Math.round(x), 4 + h + 2, 1, 5);
-    // markers
-    ctx.strokeStyle = "rgba(196,160,0,.8)";
+    // markers: lines over the chart, or only ticks along its top when
+    // so many that lines would hide it (the pointer names each)
+    const few = st.markers.length <= 60;
+    ctx.strokeStyle = few ? "rgba(196,160,0,.8)" : "rgba(160,120,0,.9)";
     for (const [t] of st.markers) {
       const x = Math.round(xOf(t)) + 0.5;
-      ctx.beginPath(); ctx.moveTo(x, 4); ctx.lineTo(x, 4 + h); ctx.stroke();
+      ctx.beginPath(); ctx.moveTo(x, 4); ctx.lineTo(x, few ? 4 + h : 10); ctx.stroke();
     }
     if (st.hover >= 0) {
       ctx.strokeStyle = "#000";
