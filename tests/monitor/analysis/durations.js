@@ -22,12 +22,9 @@
 // "FAIL ..." and exits 1.
 "use strict";
 const [top, url, rundir, name, shotdir] = process.argv.slice(2);
-const { chromium } = require(top + "/tests/node/node_modules/playwright-core");
+const { ok, fail, run, selectByDrag } = require("./page.js");
 const fs = require("fs");
 
-const bad = [];
-const ok = (s) => console.log("ok " + s);
-const fail = (s) => { bad.push(s); console.log("FAIL " + s); };
 
 // ghc-events' lines, in its (time, stable) order: the marker events
 // with their posting thread.
@@ -125,13 +122,7 @@ const settled = (page) => page.waitForFunction(() => {
   return z && z.view && z.tl && z.drawnView && z.drawnView[0] === z.view[0] && z.drawnView[1] === z.view[1];
 }, null, { timeout: 60000 });
 
-(async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--no-first-run"] });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on("pageerror", (e) => fail("page error: " + e.message));
+run(top, async (page) => {
     await page.goto(url);
     await page.waitForFunction(() => document.getElementById("durations").dataset.range === "all" &&
                                document.querySelectorAll("#durations tr.dur").length > 0, null, { timeout: 60000 });
@@ -163,19 +154,7 @@ const settled = (page) => page.waitForFunction(() => {
 
     // 3. a selection made with the mouse on the whole-run view.
     await settled(page);
-    await page.locator("#zoom").scrollIntoViewIfNeeded();
-    const box = await page.locator("#zoom").boundingBox();
-    const lay = await page.evaluate(() => ({ left: window.elsZoom.left, width: window.elsZoom.width }));
-    await page.keyboard.down("Shift");
-    await page.mouse.move(box.x + lay.left + lay.width * 0.3, box.y + 60);
-    await page.mouse.down();
-    await page.mouse.move(box.x + lay.left + lay.width * 0.45, box.y + 60, { steps: 4 });
-    await page.mouse.move(box.x + lay.left + lay.width * 0.6, box.y + 60, { steps: 4 });
-    await page.mouse.up();
-    await page.keyboard.up("Shift");
-    const sel = await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get("sel"));
-    if (!sel) throw new Error("no selection in the URL after a shift-drag: " + await page.evaluate(() => location.hash));
-    const [s0, s1] = sel.split(",").map(Number);
+    const [s0, s1] = await selectByDrag(page, 0.3, 0.6, 60), sel = s0 + "," + s1;
     await page.waitForFunction((r) => document.getElementById("durations").dataset.range === r,
                                sel, { timeout: 60000 });
     const part = table(s0, s1);
@@ -185,6 +164,9 @@ const settled = (page) => page.waitForFunction(() => {
 
     // 4. the "request" row opens its longest instance of the run.
     // A shift-click clears the selection: the table is the run's again.
+    await page.locator("#zoom").scrollIntoViewIfNeeded();
+    const box = await page.locator("#zoom").boundingBox();
+    const lay = await page.evaluate(() => ({ left: window.elsZoom.left, width: window.elsZoom.width }));
     await page.keyboard.down("Shift");
     await page.mouse.click(box.x + lay.left + lay.width * 0.5, box.y + 60);
     await page.keyboard.up("Shift");
@@ -240,8 +222,4 @@ const settled = (page) => page.waitForFunction(() => {
                 JSON.stringify(off.slice(0, 5)) + " of " + st.inside.length + ", painted outside " + JSON.stringify(paintedOut));
     }
     if (shotdir) await page.locator("#durations-box").screenshot({ path: shotdir + "/monitor-durations-" + name + ".png" });
-  } finally {
-    await browser.close();
-  }
-  process.exit(bad.length ? 1 : 0);
-})().catch((e) => { console.log("FAIL " + (e.stack || e)); process.exit(1); });
+});

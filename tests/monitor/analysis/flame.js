@@ -26,12 +26,9 @@
 // "FAIL ..." and exits 1.
 "use strict";
 const [top, url, rundir, name, shotdir] = process.argv.slice(2);
-const { chromium } = require(top + "/tests/node/node_modules/playwright-core");
+const { ok, fail, run: inChromium, selectByDrag } = require("./page.js");
 const fs = require("fs");
 
-const bad = [];
-const ok = (s) => console.log("ok " + s);
-const fail = (s) => { bad.push(s); console.log("FAIL " + s); };
 
 // dump --hp's and serve's spelling of a name (profile_word): one
 // printable token.
@@ -204,13 +201,7 @@ async function pixels(page, what, fr, all) {
   ok(what + ": the pointer over " + hovered + " frames names them, e.g. " + JSON.stringify(await page.textContent("#flame-hover")));
 }
 
-(async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--no-first-run"] });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
-    page.on("pageerror", (e) => fail("page error: " + e.message));
+inChromium(top, async (page) => {
     await page.goto(url);
     const shot = shotdir + "/monitor-flame-" + name + ".png";
 
@@ -270,17 +261,7 @@ async function pixels(page, what, fr, all) {
 
     // 1: a selection made with the mouse on the timeline.
     await page.evaluate(() => window.scrollTo(0, 0));
-    const zb = await page.locator("#zoom").boundingBox();
-    const lay = await page.evaluate(() => ({ left: window.elsZoom.left, width: window.elsZoom.width }));
-    await page.keyboard.down("Shift");
-    await page.mouse.move(zb.x + lay.left + lay.width * 0.3, zb.y + 80);
-    await page.mouse.down();
-    await page.mouse.move(zb.x + lay.left + lay.width * 0.45, zb.y + 80, { steps: 4 });
-    await page.mouse.move(zb.x + lay.left + lay.width * 0.6, zb.y + 80, { steps: 4 });
-    await page.mouse.up();
-    await page.keyboard.up("Shift");
-    await page.waitForFunction(() => /[#&]sel=\d+,\d+/.test(location.hash), null, { timeout: 10000 });
-    const [a, b] = (await page.evaluate(() => new URLSearchParams(location.hash.slice(1)).get("sel"))).split(",").map(Number);
+    const [a, b] = await selectByDrag(page, 0.3, 0.6, 80);
     await shown(page, a + "," + b, "apart");
     const part = await compare(page, "selection " + a + ".." + b, a, b, false);
     if (!(part.e.n >= 20 && part.e.n < ticks.length))
@@ -307,8 +288,4 @@ async function pixels(page, what, fr, all) {
     await page.uncheck("#flame-rts");
     await shown(page, a + "," + b, "apart");
     await page.locator("#flame-box").screenshot({ path: shot });
-  } finally {
-    await browser.close();
-  }
-})().then(() => process.exit(bad.length ? 1 : 0),
-          (e) => { console.log("FAIL " + (e.stack || e)); process.exit(1); });
+});

@@ -17,9 +17,8 @@
 // Saves SHOTDIR/monitor-heap-NAME.png.
 "use strict";
 const [top, url, rundir, name, shotdir] = process.argv.slice(2);
-const { run } = require("./page.js");
+const { ok, fail, run } = require("./page.js");
 const fs = require("fs");
-let ok, fail;
 
 // [[time as %f, {band: bytes}]...], the empty first and last samples
 // (the RTS's at start and exit) left out, bytes of equal names summed.
@@ -104,8 +103,7 @@ async function checkTops(page, what, value) {
   else ok(what + ": the chart's top at " + checked + " censuses is where the axis puts it");
 }
 
-run(top, async (page, report) => {
-  ({ ok, fail } = report);
+run(top, async (page) => {
   const dump = readHp(rundir + "/" + name + ".dump.hp");
   const rtsPath = rundir + "/rts.hp";
   if (dump.length < 4) { fail("only " + dump.length + " censuses in " + name + ".dump.hp"); return; }

@@ -16,8 +16,7 @@
 // "FAIL ..." and exits 1.
 "use strict";
 const [top, url, rundir, name, shotdir] = process.argv.slice(2);
-const { showLines, run } = require("./page.js");
-let ok, fail;
+const { ok, fail, showLines, run } = require("./page.js");
 
 // Every HEC's GC_START..GC_END, from ghc-events' lines.
 const pauses = [];
@@ -72,8 +71,7 @@ function compare(what, got, want, exact) {
   else fail(what + ": page " + JSON.stringify(got) + ", ghc-events " + want.map(fmt).join(" "));
 }
 
-run(top, async (page, report) => {
-    ({ ok, fail } = report);
+run(top, async (page) => {
     await page.goto(url);
     await page.waitForFunction(() => document.getElementById("pauses").dataset.range === "all" &&
                                document.querySelectorAll("#pauses tr.pause").length > 0, null, { timeout: 60000 });
