@@ -5,11 +5,13 @@
 #
 # tests/programs/Zoom.hs (labelled workers on -N2 that allocate, an MVar
 # hand-over to a labelled consumer, markers, START/STOP spans, and the
-# marker "zoom-target" half-way) runs on the patched RTS into a unix:
-# sink that serve reads live (--spool-dir: the spool is a private 0700
-# directory there while the stream runs).  tests/monitor/zoom.js then
-# zooms the page with the mouse onto about 1 ms around "zoom-target" and
-# checks the event list, the painted lanes, the labels and stop reasons,
+# markers "zoom-target" half-way, each after sparks and a collection)
+# runs on the patched RTS into a unix: sink that serve reads live
+# (--spool-dir: the spool is a private 0700 directory there while the
+# stream runs).  tests/monitor/zoom.js then zooms the page with the mouse
+# onto about 1 ms around a "zoom-target" (the first whose window holds,
+# in ghc-events, what its checks need) and checks the event list, the
+# painted lanes (threads, GC, heap, sparks), the labels and stop reasons,
 # a selection's figures and a reload against ghc-events show of the
 # stream serve saved (--save); the same again on `serve FILE` of that
 # saved stream (indexed where it lies: no spool).  Last, under `serve

@@ -3,8 +3,9 @@
  * whose every event the test knows, and on the real eventlog in
  * tests/data: the spool's bound and its counted drops, the index's
  * windows, the figures of a selection against the generator's own sums,
- * the pyramid's memory over a two-day run, a live spool answering as
- * the file does, and the span lanes paired as the durations pair.
+ * the pyramid's memory over a two-day run and a short one's, a live
+ * spool answering as the file does, and the span lanes paired as the
+ * durations pair.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -784,6 +785,53 @@ static void pyramid_bounded(void)
     tl_index_free(ix);
 }
 
+/* A short program on 8 HECs, busy for 10 ms and then idle until one
+ * last event on each HEC at 30 s: the pyramid coarsens 9 times, yet
+ * holds only the pages that activity covers (Note [Pyramid pages] in
+ * pyramid.c), not its 1.5 MiB + 8 x 4 MiB reservation, and keeps every
+ * nanosecond of running time.  (Under a sanitizer rss_kib() is the
+ * allocator's count, which the pyramid's mappings are not in.) */
+static void pyramid_pages(void)
+{
+    long rss0 = rss_kib();
+    struct tl_index *ix;
+    CHECK_OK(tl_index_new(&ix, 0));
+    struct evgen_buf b = header();
+    uint64_t expected_run = 0;
+    for (uint16_t c = 0; c < 8; c++) {
+        block(&b, c, 1000);
+        for (uint64_t t = 1000; t < 10 * MS; t += 100000) {
+            ev_thread(&b, 1, t, 10 + c);
+            ev_stop(&b, t + 50000, 10 + c, 3);
+            expected_run += 50000;
+        }
+        end_block(&b);
+    }
+    for (uint16_t c = 0; c < 8; c++) {
+        block(&b, c, 30000 * MS);
+        ev_thread(&b, 1, 30000 * MS, 10 + c);
+        ev_stop(&b, 30000 * MS + 1000, 10 + c, 3);
+        expected_run += 1000;
+        end_block(&b);
+    }
+    CHECK_OK(tl_index_feed(ix, b.p, b.len));
+    evgen_free(&b);
+    struct tl_index_stats s;
+    tl_index_stats(ix, &s);
+    long rss = rss_kib() - rss0;
+    printf("pyramid pages: 8 HECs, bin %llu ns, %zu bins used, index %llu bytes "
+           "reserved, RSS grew %ld KiB\n", (unsigned long long)s.bin_width,
+           tl_pyr_used(ix), (unsigned long long)s.mem_bytes, rss);
+    CHECK_U64(s.bin_width * s.bins, >=, 30000 * MS);
+    uint64_t run = 0;
+    for (unsigned c = 0; c < 8; c++)
+        for (size_t i = 0; i < tl_pyr_used(ix); i++)
+            run += tl_pyr_cap(ix, c)[i].run_ns;
+    CHECK_U64(run, ==, expected_run);
+    CHECK(rss < 8 * 1024);
+    tl_index_free(ix);
+}
+
 /* The real eventlog: every event indexed, and its markers. */
 static void real_sample(void)
 {
@@ -1006,6 +1054,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(longest_pauses),
     CHECK_CASE(span_lanes),
     CHECK_CASE_T(pyramid_bounded, 300),
+    CHECK_CASE(pyramid_pages),
     CHECK_CASE(real_sample),
 };
 

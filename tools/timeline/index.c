@@ -8,9 +8,10 @@
  * ~~~~~~~~~~~~~~~~~~~~~~
  * What the index holds, whatever the stream's age or size:
  *  - the pyramid: bins x (sizeof(struct tl_gbin) + HECs x sizeof(struct
- *    tl_capbin)) = 65536 x (24 + 48 x HECs) bytes: 1.5 MiB + 3 MiB per
- *    HEC by default; it never grows after a HEC's first event, it
- *    coarsens;
+ *    tl_capbin)) = 65536 x (24 + 64 x HECs) bytes: 1.5 MiB + 4 MiB per
+ *    HEC by default, reserved; it never grows after a HEC's first
+ *    event, it coarsens; only the pages written are held (Note [Pyramid
+ *    pages] in pyramid.c);
  *  - notes: TL_NOTES_MAX x 112 bytes = 1.75 MiB at most (a ring);
  *  - threads: at most TL_THREADS_MAX x ~96 bytes = 6 MiB, plus its hash;
  *  - the header and the event-type table (256 KiB + descriptions), and
@@ -25,7 +26,7 @@
  *    their bytes);
  *  - per HEC, the current chunk's table of threads' running time
  *    (TL_TOP_SLOTS x 16 bytes = 4 KiB).
- * So about 10 MiB + 3 MiB per HEC + 248 bytes per chunk, which
+ * So about 10 MiB + 4 MiB per HEC + 248 bytes per chunk, which
  * tests/timeline/test_timeline.c (pyramid_bounded) measures.
  */
 #include "timeline/index_impl.h"
@@ -619,13 +620,13 @@ int tl_index_new(struct tl_index **out, unsigned bins)
     ix->nbins = bins;
     ix->width = TL_PYR_WIDTH0;
     ix->shift = 10;               /* log2(TL_PYR_WIDTH0) */
-    ix->pglob = calloc(bins, sizeof *ix->pglob);
+    int prc = tli_pyr_new(ix);
     ix->notes = calloc(TL_NOTES_MAX, sizeof *ix->notes);
     struct els_parse_callbacks cb = {
         .struct_size = sizeof cb, .on_header = cb_header, .on_event = cb_event,
         .on_end = cb_end,
     };
-    if (!ix->pglob || !ix->notes || tl_aggr_new(&ix->aggr) < 0
+    if (prc < 0 || !ix->notes || tl_aggr_new(&ix->aggr) < 0
         || els_parser_new(&ix->parser, &cb, ix, ELS_PARSE_RESTART) < 0) {
         tl_index_free(ix);
         return -ENOMEM;
@@ -647,11 +648,9 @@ void tl_index_free(struct tl_index *ix)
         free(ix->descs[i]);
     for (size_t i = 0; i <= TL_CAPS_MAX; i++)
         free(ix->lanes[i].v);
-    for (size_t i = 0; i < TL_CAPS_MAX; i++) {
-        free(ix->pcap[i]);
+    tli_pyr_free(ix);
+    for (size_t i = 0; i < TL_CAPS_MAX; i++)
         free(ix->top[i]);
-    }
-    free(ix->pglob);
     free(ix->notes);
     free(ix->threads);
     free(ix->thash);

@@ -68,6 +68,10 @@ struct tl_index {
  * on a 2-cap run of 15-byte events they were a fifth of the index's
  * time as calls. */
 void tli_pyr_cover(struct tl_index *ix, uint64_t t);
+/* The global bins (at tl_index_new()); every cap's and the global bins
+ * (at tl_index_free()).  See Note [Pyramid pages] in pyramid.c. */
+int tli_pyr_new(struct tl_index *ix);
+void tli_pyr_free(struct tl_index *ix);
 void tli_cap_change_bins(struct tl_index *ix, unsigned cap, uint64_t t,
                          uint32_t running, bool in_gc);
 

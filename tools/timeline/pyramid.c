@@ -24,12 +24,73 @@
  * event costs a few loads whatever the number of threads, and a thread
  * that runs much in a chunk keeps its slot; the winner's time is then a
  * lower bound).
+ *
+ * Note [Pyramid pages]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * The pyramid's arrays are reserved whole (nbins bins: 1.5 MiB + 4 MiB
+ * per HEC by default) but cost memory only where written: they are
+ * anonymous mappings, whose pages the kernel provides at their first
+ * write (reading a page never written maps the shared zero page).  So a
+ * bin is written only to change it: the bins past the run's end and an
+ * idle cap's bins (nothing running, nothing counted) are never written,
+ * and a short or idle program holds the pages its activity covers, not
+ * the whole reservation.  Coarsening writes a merged bin only where it
+ * differs and gives the emptied upper half's pages back (MADV_DONTNEED:
+ * they read as zeros again), so the same holds after it.  The bins, and
+ * so every answer, are the same as with the arrays cleared in full;
+ * only their residence differs.  calloc() would not do: one served from
+ * memory freed earlier is cleared, so written, in full.
  */
 #include "timeline/index_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* An array of n bins of size sz, all zero, whose pages cost memory
+ * only once written (Note [Pyramid pages]); NULL when out of memory. */
+static void *bins_map(size_t n, size_t sz)
+{
+    void *p = mmap(NULL, n * sz, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void bins_unmap(void *p, size_t n, size_t sz)
+{
+    if (p)
+        munmap(p, n * sz);
+}
+
+/* Zero bytes [p, p + len) of a bins_map() array: the whole pages in it
+ * given back, the ends cleared. */
+static void bins_clear(void *p, size_t len)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p, e = a + len;
+    uintptr_t a1 = (a + pg - 1) & ~(pg - 1), e1 = e & ~(pg - 1);
+    if (e1 <= a1 || madvise((void *)a1, e1 - a1, MADV_DONTNEED) < 0) {
+        memset(p, 0, len);
+        return;
+    }
+    memset(p, 0, a1 - a);
+    memset((void *)e1, 0, e - e1);
+}
+
+int tli_pyr_new(struct tl_index *ix)
+{
+    ix->pglob = bins_map(ix->nbins, sizeof *ix->pglob);
+    return ix->pglob ? 0 : -ENOMEM;
+}
+
+void tli_pyr_free(struct tl_index *ix)
+{
+    for (unsigned c = 0; c < TL_CAPS_MAX; c++)
+        bins_unmap(ix->pcap[c], ix->nbins, sizeof *ix->pcap[c]);
+    bins_unmap(ix->pglob, ix->nbins, sizeof *ix->pglob);
+}
 
 /* ------------------------------------------------------------------------
  * Pyramid
@@ -56,9 +117,10 @@ static void coarsen(struct tl_index *ix)
                 m.spark_pool = a.spark_pool;
                 m.pad_ = a.pad_;
             }
-            v[i] = m;
+            if (memcmp(&v[i], &m, sizeof m))
+                v[i] = m;
         }
-        memset(v + h, 0, h * sizeof *v);
+        bins_clear(v + h, h * sizeof *v);
     }
     struct tl_gbin *g = ix->pglob;
     for (unsigned i = 0; i < h; i++) {
@@ -68,9 +130,10 @@ static void coarsen(struct tl_index *ix)
         if (!b.heap_live)
             m.heap_live = a.heap_live;
         m.markers = a.markers + b.markers;
-        g[i] = m;
+        if (memcmp(&g[i], &m, sizeof m))
+            g[i] = m;
     }
-    memset(g + h, 0, h * sizeof *g);
+    bins_clear(g + h, h * sizeof *g);
     ix->width *= 2;
     ix->shift++;
     ix->used = (ix->used + 1) / 2;
@@ -87,7 +150,7 @@ int tli_cap_bins(struct tl_index *ix, unsigned cap)
 {
     if (ix->pcap[cap])
         return 0;
-    ix->pcap[cap] = calloc(ix->nbins, sizeof(struct tl_capbin));
+    ix->pcap[cap] = bins_map(ix->nbins, sizeof(struct tl_capbin));
     ix->top[cap] = calloc(TL_TOP_SLOTS, sizeof *ix->top[cap]);
     if (!ix->pcap[cap] || !ix->top[cap])
         return -ENOMEM;
@@ -114,10 +177,13 @@ void tli_cap_change_bins(struct tl_index *ix, unsigned cap, uint64_t t,
             else if (cs->running)
                 v[b].run_ns += e - s;
         }
-        if (b < b1)
-            v[b].thread_end = cs->in_gc ? 0 : cs->running;
+        /* written only to change it (Note [Pyramid pages]) */
+        uint32_t th = cs->in_gc ? 0 : cs->running;
+        if (b < b1 && v[b].thread_end != th)
+            v[b].thread_end = th;
     }
-    v[b1].thread_end = in_gc ? 0 : running;
+    if (v[b1].thread_end != (in_gc ? 0 : running))
+        v[b1].thread_end = in_gc ? 0 : running;
     cs->running = running;
     cs->in_gc = in_gc;
     cs->since = t;
