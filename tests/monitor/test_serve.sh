@@ -214,7 +214,10 @@ post() {
     [ -z "$tok" ] || set -- -H "X-Eventlog-Sink-Token: $tok" "$@"
     got=$(curl -s --max-time 20 -o "$T/$name.post" -w '%{http_code}' -X POST "$@" \
           "http://127.0.0.1:$PORT/api/control?$query") || true
-    [ "$got" = "$want" ] || fail_showing "$T/$name.post" "$name: POST /api/control?$query: status $got, expected $want"
+    if [ "$got" = 000 ] && ! kill -0 "$spid" 2>/dev/null; then
+        fail_showing "$T/live.serve.err" "$name: POST /api/control?$query: no answer, and serve is gone"
+    fi
+    [ "$got" = "$want" ] || fail_showing "$T/$name.post" "$name: POST /api/control?$query: status $got, expected $want (serve's stderr: $(tail -n 5 "$T/live.serve.err" | tr '\n' ' '))"
 }
 POST_TOKEN= post no-token 401 cmd=status
 grep -q "this needs serve's token" "$T/no-token.post" || fail_showing "$T/no-token.post" "no-token: no reason given"
