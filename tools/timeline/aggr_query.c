@@ -414,7 +414,7 @@ static int q_durations(struct tl_aggr *a, uint64_t t0, uint64_t t1, struct strbu
         return tl_aggr_fail(out, 500, rc == -ENOMEM ? "out of memory"
                                             : "the spans side file could not be read");
     }
-    if (w.exact) {
+    if (w.exact && w.n > 0) {         /* qsort() of no array is undefined */
         qsort(w.v, w.n, sizeof *w.v, dur_cmp);
         for (size_t i = w.n; i-- > 0;)
             at[w.v[i].name] = i;

@@ -100,7 +100,8 @@ int tl_pauses(struct tl_index *ix, uint64_t t0, uint64_t t1, unsigned n,
             }
         }
     }
-    qsort(v, k, sizeof *v, by_length);
+    if (k > 0)                  /* qsort() of no array is undefined */
+        qsort(v, k, sizeof *v, by_length);
     sb_printf(out, "{\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 ",\"pauses\":[", t0, t1);
     /* The listed ones are moved to the front, v[0 .. listed). */
     size_t listed = 0;
