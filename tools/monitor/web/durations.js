@@ -34,7 +34,7 @@
     ["released_early", "marker events paired before every capability had caught up"],
     ["lost", "spans not kept (the side file could not be written)"],
   ];
-  let sel = null, shownFor = null, busy = false, last = null;
+  let sel = null, last = null;
   let sortKey = "total_ns", sortDown = true;
 
   const dur = (ns) => ns === null || ns === undefined ? "\u2014"
@@ -114,27 +114,9 @@
     }));
   }
 
-  async function load() {
-    if (busy) return;
-    const info = z.info;
-    if (!info) return;
-    const key = (sel ? sel.join(",") : "all") + "/" + info.events + "/" + info.run;
-    if (key === shownFor) return;
-    busy = true;
-    try {
-      const r = await fetch("api/durations" + (sel ? "?t0=" + sel[0] + "&t1=" + sel[1] : ""));
-      const d = await r.json();
-      if (!r.ok) throw new Error(d.error || r.status);
-      show(d);
-      shownFor = key;
-      $("durations-note").textContent = "";
-    } catch (e) {
-      $("durations-note").textContent = "durations: " + e.message;
-    } finally {
-      busy = false;
-    }
-  }
-  window.addEventListener("els-selection", (e) => { sel = e.detail; load(); });
-  sel = z.selection();
-  setInterval(load, 1000);
+  z.watch(async (s) => {
+    sel = s;
+    show(await z.getJSON("api/durations" + (sel ? "?t0=" + sel[0] + "&t1=" + sel[1] : "")));
+    $("durations-note").textContent = "";
+  }, $("durations-note"), "durations");
 })();

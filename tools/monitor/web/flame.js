@@ -25,7 +25,6 @@
   let tree = null;           // the answer shown, made into nodes
   let zoomPath = [];         // the zoomed frame's path of frame keys
   let rects = [];            // [x0, x1, row, node] as drawn
-  let shownFor = null, busy = false, lastFetch = 0;
 
   const fmtS = (ns) => (ns / 1e9).toFixed(6) + " s";
   const pct = (n, d) => (d ? (100 * n / d).toFixed(1) : "0.0") + "%";
@@ -244,32 +243,11 @@
     draw();
   }
 
-  async function load() {
-    if (busy || !z.info) return;
-    const info = z.info;
-    // A range still growing (the whole run, or a selection up to the end
-    // of a live stream) is fetched again when the stream grows, at most
-    // every 2 s.
-    const growing = !sel || sel[1] >= info.t_last;
-    const want = (sel ? sel.join(",") : "all") + "/" + include + "/" + info.run + (growing ? "/" + info.events : "");
-    if (want === shownFor) return;
-    const same = shownFor && shownFor.split("/").slice(0, 3).join("/") === want.split("/").slice(0, 3).join("/");
-    if (same && Date.now() - lastFetch < 2000) return;
-    busy = true;
-    lastFetch = Date.now();
-    try {
-      const r = await fetch("api/profile?format=tree" + (sel ? "&t0=" + sel[0] + "&t1=" + sel[1] : "") +
-                            (include ? "&rts=include" : ""));
-      const p = await r.json();
-      if (!r.ok) throw new Error(p.error || r.status);
-      await show(p);
-      shownFor = want;
-      $("flame-status").textContent = "";
-    } catch (e) {
-      $("flame-status").textContent = "cost centres: " + e.message;
-    } finally {
-      busy = false;
-    }
+  async function load(s) {
+    sel = s;
+    await show(await z.getJSON("api/profile?format=tree" + (sel ? "&t0=" + sel[0] + "&t1=" + sel[1] : "") +
+                               (include ? "&rts=include" : "")));
+    $("flame-status").textContent = "";
   }
 
   function at(ev) {
@@ -293,12 +271,11 @@
     zoomPath = pathOf(h[3]).map((n) => key(n.frame));
     draw();
   });
-  $("flame-rts").addEventListener("change", (ev) => { include = ev.target.checked; load(); });
+  $("flame-rts").addEventListener("change", (ev) => { include = ev.target.checked; reload(); });
   $("flame-search").addEventListener("input", (ev) => {
     query = ev.target.value.trim().toLowerCase();
     if (tree) draw();
   });
   window.addEventListener("resize", () => { if (tree) draw(); });
-  window.addEventListener("els-selection", (e) => { sel = e.detail; load(); });
-  setInterval(load, 1000);
+  const reload = z.watch(load, $("flame-status"), "cost centres");
 })();

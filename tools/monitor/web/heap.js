@@ -17,7 +17,7 @@
   const z = window.elsZoom;
   const BANDS = 64, PAD_L = 70, PAD_B = 18;
   const st = { form: "stacked", order: "size", solo: null, hover: -1, sel: null,
-               data: null, markers: [], shownFor: null, busy: false };
+               data: null, markers: [], shownFor: null };
   window.elsHeap = st;
 
   const colour = (i) => "hsl(" + ((i * 47) % 360) + ",60%," + (i % 2 ? "58%" : "45%") + ")";
@@ -199,32 +199,20 @@
   function solo(i) { st.solo = st.solo === i ? null : i; render(); }
 
   // --- data ----------------------------------------------------------------------
-  async function load(force) {
-    if (st.busy || !z.info) return;
-    const w = st.sel ? "&t0=" + st.sel[0] + "&t1=" + st.sel[1] : "";
-    const key = w + "/" + st.order + "/" + z.info.events + "/" + z.info.run;
-    if (!force && key === st.shownFor) return;
-    st.busy = true;
-    try {
-      const px = Math.max(1, Math.min(8192, X0()));
-      const r = await fetch("api/heap?order=" + st.order + "&bands=" + BANDS + "&px=" + px + w);
-      const d = await r.json();
-      if (!r.ok) throw new Error(d.error || r.status);
-      let markers = [];
-      if (d.times.length) {
-        const t = await fetch("api/timeline?t0=" + d.t0 + "&t1=" + d.t1 + "&px=" + px + "&threads=1");
-        if (t.ok) markers = (await t.json()).markers || [];
-      }
-      if (st.solo !== null && (!st.data || !d.bands[st.solo] || d.bands[st.solo].name !== st.data.bands[st.solo].name))
-        st.solo = null;
-      st.data = d; st.markers = markers; st.hover = -1; st.shownFor = key;
-      $("heap-status").textContent = "";
-      render();
-    } catch (e) {
-      $("heap-status").textContent = "heap: " + e.message;
-    } finally {
-      st.busy = false;
-    }
+  // One answer: the range's censuses in the order asked, and the
+  // timeline's markers over the same range.  st.shownFor says which.
+  async function load(sel) {
+    const w = sel ? "&t0=" + sel[0] + "&t1=" + sel[1] : "", order = st.order;
+    const px = Math.max(1, Math.min(8192, X0()));
+    const d = await z.getJSON("api/heap?order=" + order + "&bands=" + BANDS + "&px=" + px + w);
+    const markers = d.times.length ? (await z.getJSON("api/timeline?t0=" + d.t0 + "&t1=" + d.t1 +
+                                                      "&px=" + px + "&threads=1")).markers : [];
+    if (st.solo !== null && (!st.data || !d.bands[st.solo] || d.bands[st.solo].name !== st.data.bands[st.solo].name))
+      st.solo = null;
+    st.sel = sel;
+    st.data = d; st.markers = markers; st.hover = -1; st.shownFor = w + "/" + order + "/";
+    $("heap-status").textContent = "";
+    render();
   }
   const X0 = () => (cv.clientWidth || 1200) - PAD_L - 8;
 
@@ -258,9 +246,7 @@
   [["heap-stacked", "stacked"], ["heap-normalised", "normalised"], ["heap-lines", "lines"]].forEach(([id, f]) =>
     $(id).addEventListener("click", () => { st.form = f; choose(["heap-stacked", "heap-normalised", "heap-lines"], id); render(); }));
   [["heap-by-size", "size"], ["heap-by-growth", "growth"]].forEach(([id, o]) =>
-    $(id).addEventListener("click", () => { st.order = o; choose(["heap-by-size", "heap-by-growth"], id); load(true); }));
+    $(id).addEventListener("click", () => { st.order = o; choose(["heap-by-size", "heap-by-growth"], id); reload(); }));
   $("heap-show-table").addEventListener("click", () => { $("heap-show-table").classList.toggle("on"); if (st.data) table(); });
-  window.addEventListener("els-selection", (e) => { st.sel = e.detail; load(); });
-  st.sel = z.selection();
-  setInterval(load, 1000);
+  const reload = z.watch(load, $("heap-status"), "heap");
 })();

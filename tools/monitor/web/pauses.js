@@ -12,7 +12,7 @@
   if (!tb || !window.elsZoom) return;
   const z = window.elsZoom;
   const N = 10, AROUND = 300e6;
-  let sel = null, shownFor = null, busy = false;
+  let sel = null;
 
   const ms = (ns) => (ns / 1e6).toFixed(3) + " ms";
   const sec = (ns) => (ns / 1e9).toFixed(6) + " s";
@@ -43,26 +43,8 @@
     }));
   }
 
-  async function load() {
-    if (busy) return;
-    const info = z.info;
-    if (!info) return;
-    const key = (sel ? sel.join(",") : "all") + "/" + info.events + "/" + info.run;
-    if (key === shownFor) return;
-    busy = true;
-    try {
-      const r = await fetch("api/pauses?n=" + N + (sel ? "&t0=" + sel[0] + "&t1=" + sel[1] : ""));
-      const p = await r.json();
-      if (!r.ok) throw new Error(p.error || r.status);
-      show(p);
-      shownFor = key;
-    } catch (e) {
-      $("pauses-note").textContent = "pauses: " + e.message;
-    } finally {
-      busy = false;
-    }
-  }
-  window.addEventListener("els-selection", (e) => { sel = e.detail; load(); });
-  sel = z.selection();
-  setInterval(load, 1000);
+  z.watch(async (s) => {
+    sel = s;
+    show(await z.getJSON("api/pauses?n=" + N + (sel ? "&t0=" + sel[0] + "&t1=" + sel[1] : "")));
+  }, $("pauses-note"), "pauses");
 })();

@@ -112,6 +112,42 @@
     if (!r.ok) throw new Error(j.error || r.status);
     return j;
   }
+  z.getJSON = getJSON;
+
+  // watch(load, status, what): the page's views of a range (pauses,
+  // durations, heap, cost centres) follow the selection and the stream
+  // alike: load(sel) fetches and shows the whole run (sel null) or the
+  // selection, one call at a time, when the selection or the run
+  // changes, and while the range still grows (the whole run, or a
+  // selection up to the stream's end) when events arrive, at most every
+  // 2 s.  A failure is written into status, after what.  The function it
+  // returns loads again at once (a setting of the view changed).
+  z.watch = (load, status, what) => {
+    let sel = z.selection(), busy = false, again = false, shown = null, last = 0;
+    async function run(force) {
+      const info = z.info;
+      if (!info) return;
+      if (busy) { again = again || force === true; return; }
+      const key = (sel ? sel.join(",") : "all") + "/" + info.run;
+      const want = key + (!sel || sel[1] >= info.t_last ? "/" + info.events : "");
+      if (force !== true && (want === shown ||
+          (shown && shown.startsWith(key + "/") && Date.now() - last < 2000))) return;
+      busy = true;
+      last = Date.now();
+      try {
+        await load(sel);
+        shown = want;
+      } catch (e) {
+        status.textContent = what + ": " + e.message;
+      } finally {
+        busy = false;
+      }
+      if (again) { again = false; run(true); }
+    }
+    window.addEventListener("els-selection", (e) => { sel = e.detail; run(true); });
+    setInterval(run, 1000);
+    return () => run(true);
+  };
   async function load() {
     if (!z.view) return;
     const seq = ++z.seq, [t0, t1] = z.view;
