@@ -174,7 +174,7 @@ SECRETS="work busy Busy $pid"
 scurl -sf --max-time 10 "http://127.0.0.1:$PORT/api/state" -o "$T/one.state" || fail "GET /api/state with the token failed"
 grep -q '"work ' "$T/one.state" || fail_showing "$T/one.state" "the state holds no user message to keep from others"
 
-ONE_READS="/ /index.html /app.js /style.css /api/state /api/timeline?t0=0 /api/speedscope /metrics /api/control /events /zoom.js /api/info /api/events /api/range /api/series?from=0"
+ONE_READS="/ /index.html /app.js /style.css /api/state /api/timeline?t0=0 /api/speedscope /metrics /api/control /events /zoom.js /api/info /api/events /api/range /api/series?from=0 /api/pauses /api/heap /api/durations /api/spans /api/profile /pauses.js /durations.js /heap.js /flame.js"
 anon=()
 for p in $ONE_READS /nothing-here; do anon+=("GET:$p"); done
 anon+=("HEAD:/" "HEAD:/metrics" "POST:/api/control?cmd=status" "POST:/api/control?cmd=stop"
