@@ -26,21 +26,9 @@
 // exits 1.
 "use strict";
 const [top, url, shownPath, marker, shot] = process.argv.slice(2);
-const { chromium } = require(top + "/tests/node/node_modules/playwright-core");
-const fs = require("fs");
+const { ok, fail, showLines, run } = require("./analysis/page.js");
 
-const lines = [];
-{
-  let on = false;
-  for (const l of fs.readFileSync(shownPath, "utf8").split("\n")) {
-    if (l === "Events:") { on = true; continue; }
-    const m = on && /^\s*(\d+): (.*)$/.exec(l);
-    if (m) lines.push([Number(m[1]), m[2]]);
-  }
-}
-const bad = [];
-const ok = (s) => console.log("ok " + s);
-const fail = (s) => { bad.push(s); console.log("FAIL " + s); };
+const lines = showLines(shownPath);
 const targets = lines.filter(([, s]) => s.endsWith("marker: " + marker)).map(([t]) => t);
 if (!targets.length) { console.log("FAIL no marker " + marker + " in " + shownPath); process.exit(1); }
 
@@ -181,13 +169,7 @@ async function settled(page) {
   }, null, { timeout: 60000 });
 }
 
-(async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--no-first-run"] });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on("pageerror", (e) => fail("page error: " + e.message));
+run(top, async (page) => {
     await page.goto(url);
     await page.waitForFunction(() => window.elsZoom && window.elsZoom.tl, null, { timeout: 60000 });
     await settled(page);
@@ -492,8 +474,4 @@ async function settled(page) {
     if (after.t0 !== before.t0 || after.t1 !== before.t1 || after.sel !== before.sel || JSON.stringify(got2) !== JSON.stringify(got))
       fail("reload of " + url2 + ": view " + JSON.stringify(after) + ", before " + JSON.stringify(before));
     else ok("reload: the same view [" + after.t0 + ", " + after.t1 + "], selection " + after.sel + " and figures");
-  } finally {
-    await browser.close();
-  }
-  process.exit(bad.length ? 1 : 0);
-})().catch((e) => { console.log("FAIL " + (e.stack || e)); process.exit(1); });
+});

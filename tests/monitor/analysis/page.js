@@ -1,4 +1,5 @@
-// page.js: what the page drivers (tests/monitor/analysis/*.js) share:
+// page.js: what the page drivers (tests/monitor/zoom.js and
+// tests/monitor/analysis/*.js) share:
 // headless Debian chromium through playwright-core, the "ok"/"FAIL"
 // lines they print, ghc-events show's event lines, and a selection made
 // with the mouse on the timeline.
