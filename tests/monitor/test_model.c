@@ -1186,6 +1186,146 @@ static void thread_stops(void)
     evgen_free(&b);
 }
 
+/* Note [Waiting queues]: runs and stops of 4 capabilities, in blocks
+ * cut at random and sent in a random order of capabilities (each one's
+ * in order), pair as they would in time order: the paired counts and
+ * stopped times equal those of a pass over all of them sorted by time. */
+static void stops_queues_order(void)
+{
+    enum { CAPS = 4, THREADS = 40, PAIRS = 20000 };
+    static const uint16_t why[] = { 1, 2, 3, 7, 8, 11, 14, 20 };
+    struct tev { uint64_t t; uint32_t th; uint16_t status; uint8_t cap; };
+    struct tev *all = calloc(2 * PAIRS, sizeof *all);
+    uint64_t x = 0x9e3779b97f4a7c15ull, clock[CAPS] = { 0 };
+    size_t n = 0;
+    for (unsigned i = 0; i < PAIRS; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        uint8_t c = (uint8_t)(x % CAPS);
+        uint32_t th = 1 + (uint32_t)((x >> 8) % THREADS);
+        /* times are distinct: cap c's are c modulo CAPS */
+        uint64_t t = clock[c] + CAPS * (1 + (x >> 16) % 5000);
+        t += (c + CAPS - t % CAPS) % CAPS;
+        clock[c] = t + CAPS * (1 + (x >> 32) % 3000);
+        all[n++] = (struct tev){ t, th, 0, c };
+        all[n++] = (struct tev){ clock[c], th, why[(x >> 40) % 8], c };
+    }
+    /* The reference: every event in time order. */
+    struct tev *sorted = malloc(n * sizeof *sorted);
+    memcpy(sorted, all, n * sizeof *sorted);
+    for (size_t i = 1; i < n; i++)      /* insertion: nearly sorted by cap */
+        for (size_t j = i; j > 0 && sorted[j].t < sorted[j - 1].t; j--) {
+            struct tev tmp = sorted[j]; sorted[j] = sorted[j - 1]; sorted[j - 1] = tmp;
+        }
+    uint64_t stop_t[THREADS + 1] = { 0 }, ns[32] = { 0 }, paired[32] = { 0 }, count[32] = { 0 };
+    uint16_t stop_s[THREADS + 1] = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        const struct tev *e = &sorted[i];
+        if (e->status != 0) {
+            count[e->status]++;
+            stop_t[e->th] = e->t;
+            stop_s[e->th] = e->status;
+        } else if (stop_s[e->th] != 0) {
+            ns[stop_s[e->th]] += e->t - stop_t[e->th];
+            paired[stop_s[e->th]]++;
+            stop_s[e->th] = 0;
+        }
+    }
+    /* The stream: each capability's events in order, cut into blocks of
+     * 1 to 600 events, the blocks of the capabilities shuffled. */
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    for (uint16_t c = 0; c < CAPS; c++) {
+        ev(&b, 45, 0);
+        evgen_u16(&b, c);
+    }
+    size_t next[CAPS] = { 0 }, left = n;
+    while (left > 0) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        uint8_t c = (uint8_t)(x % CAPS);
+        unsigned len = 1 + (unsigned)((x >> 8) % 600), put = 0;
+        while (put < len && next[c] < n) {
+            const struct tev *e = &all[next[c]++];
+            if (e->cap != c)
+                continue;
+            if (put++ == 0)
+                block(&b, c, e->t);
+            if (e->status == 0)
+                ev_thread(&b, 1, e->t, e->th);
+            else
+                ev_stop(&b, e->t, e->th, e->status);
+            left--;
+        }
+    }
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    CHECK_CONTAINS(sb.p, "\"stops_waiting\":0,\"stops_out_of_order\":0,");
+    for (unsigned k = 0; k < 8; k++) {
+        char want[200];
+        snprintf(want, sizeof want, "{\"status\":%u,\"reason\":", why[k]);
+        const char *at = strstr(sb.p, want);
+        CHECK_MSG(at != NULL, "no status %u", why[k]);
+        if (at == NULL)
+            continue;
+        snprintf(want, sizeof want, "\"count\":%" PRIu64 ",\"paired\":%" PRIu64
+                 ",\"stopped_ns\":%" PRIu64 ",", count[why[k]], paired[why[k]], ns[why[k]]);
+        const char *end = strchr(at, '}');
+        CHECK_MSG(end != NULL && strstr(at, want) != NULL && strstr(at, want) < end,
+                  "status %u: want %s in %.200s", why[k], want, at);
+    }
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+    free(all);
+    free(sorted);
+}
+
+/* Note [Waiting queues]'s bounds: 100 capabilities' runs and stops
+ * wait for one that never posts, 2,500 each (no entry goes early for
+ * want of a chunk), then one capability's times run back by more than
+ * MON_TEV_BACK places (counted out of order, no more); the memory stays
+ * within the stated bound, and at the end nothing waits. */
+static void stops_queues_bounds(void)
+{
+    enum { CAPS = 101, EACH = 2500 };
+    struct evgen_buf b = header();
+    block(&b, 0xffff, 0);
+    for (uint16_t c = 0; c < CAPS; c++) {
+        ev(&b, 45, 0);
+        evgen_u16(&b, c);
+    }
+    for (uint16_t c = 0; c < CAPS - 1; c++) {
+        block(&b, c, MS);
+        for (uint32_t i = 0; i < EACH / 2; i++) {
+            uint32_t th = 1 + c * 10 + i % 10;
+            ev_thread(&b, 1, MS + 2 * i * 1000 + c, th);
+            ev_stop(&b, MS + (2 * i + 1) * 1000 + c, th, 7);
+        }
+    }
+    block(&b, 0, 10000 * MS);           /* cap 0's times run back */
+    for (uint32_t i = 0; i < 200; i++)
+        ev_thread(&b, 1, 10000 * MS - i * 1000, 1);
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+    struct strbuf sb = { 0 };
+    struct mon_model *m = model_of(&b, &sb);
+    struct mon_summary s;
+    mon_model_summary(m, &s);
+    CHECK_U64(s.memory, <=, mon_model_memory_max());
+    CHECK_CONTAINS(sb.p, "\"stops_waiting\":0,");
+    const char *o = strstr(sb.p, "\"stops_out_of_order\":");
+    CHECK(o != NULL);
+    uint64_t early = o != NULL ? strtoull(o + 21, NULL, 10) : 0;
+    /* the i-th of the 200 going back belongs i places back: those from
+     * i = MON_TEV_BACK + 1 on stop short */
+    CHECK_U64(early, ==, 200 - 33);
+    CHECK_CONTAINS(sb.p, "{\"status\":7,\"reason\":\"blocked on MVar\",\"count\":125000,");
+    sb_free(&sb);
+    mon_model_free(m);
+    evgen_free(&b);
+}
+
 /* Note [Mid-run streams]: a flight recorder's dump that starts 22 s into
  * the run.  Its own note is no loss; its rates are over its span (22 to
  * 25 s), its time starts at its first event, and its cumulative counters
@@ -1357,6 +1497,8 @@ static const struct check_case cases[] = {
     CHECK_CASE(rts_cost_centres_apart),
     CHECK_CASE(event_types),
     CHECK_CASE(thread_stops),
+    CHECK_CASE(stops_queues_order),
+    CHECK_CASE(stops_queues_bounds),
     CHECK_CASE(dump_starts_mid_run),
     CHECK_CASE(after_the_end),
     CHECK_CASE(band_name_cut_from_left),

@@ -234,12 +234,12 @@ static void mon_on_sched(struct mon_model *m, const struct mon_ev *e)
         mon_thread_set(m, d->u.thread.thread, TH_RUNNABLE);
         break;
     case ELS_EV_RUN_THREAD:
-        mon_thread_run(m, d->u.thread.thread, t);
+        mon_thread_run(m, e->c, d->u.thread.thread, t);
         if (e->c != NULL)
             mon_cap_set(m, e->c, CAP_RUN, t);
         break;
     case ELS_EV_STOP_THREAD:
-        mon_thread_stop(m, d->u.stop_thread.thread, d->u.stop_thread.status, t);
+        mon_thread_stop(m, e->c, d->u.stop_thread.thread, d->u.stop_thread.status, t);
         if (e->c != NULL && e->c->state == CAP_RUN)
             mon_cap_set(m, e->c, CAP_IDLE, t);
         break;
@@ -533,7 +533,7 @@ static void mon_clear_run(struct mon_model *m)
     free(m->threads.alive.slots);
     free(m->stops.stopped.slots);
     free(m->stops.stopped.times);
-    free(m->stops.tevs);
+    mon_tevs_free(m);
     free(m->prof.ring);
     free(m->tl.gbins);
 }

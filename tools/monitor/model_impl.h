@@ -42,7 +42,11 @@
 #define MON_GENS 16                 /* generations told apart (later: the last) */
 #define MON_TAGS 256                /* event types counted one by one */
 #define MON_STOPS 32                /* thread-stop statuses told apart */
-#define MON_REORDER 65536           /* runs and stops waiting for their turn */
+#define MON_REORDER (1u << 18)      /* runs and stops waiting for their turn */
+#define MON_TEV_CHUNK 256           /* their queues' allocation unit */
+/* Chunks enough for MON_REORDER, and for each queue's part-filled two */
+#define MON_TEV_CHUNKS (MON_REORDER / MON_TEV_CHUNK + 2 * (MON_MAX_CAPS + 1))
+#define MON_TEV_BACK 32             /* places one is moved back in its queue */
 
 /* Prometheus histogram bounds of GC pauses, seconds. */
 #define MON_PAUSE_BUCKETS 10
@@ -132,6 +136,18 @@ struct mon_tev {
     uint64_t t, seq;
     uint32_t thread;
     uint8_t reason;
+};
+
+/* A source's waiting runs and stops: chunks of MON_TEV_CHUNK, each
+ * holding at[lo, hi), linked from first to last (Note [Waiting queues]). */
+struct mon_tevchunk {
+    struct mon_tevchunk *next, *prev;
+    uint32_t lo, hi;
+    struct mon_tev at[MON_TEV_CHUNK];
+};
+struct mon_tevq {
+    struct mon_tevchunk *first, *last;
+    bool listed;                    /* in the stops part's active[] */
 };
 
 /* The RTS's own cost centres (rts/Profiling.c), whose time samples the
@@ -282,8 +298,14 @@ struct mon_threads_part {
 struct mon_stops_part {
     uint64_t n[MON_STOPS], ns[MON_STOPS], paired[MON_STOPS];
     struct mon_tids stopped;        /* threads stopped, in time order */
-    struct mon_tev *tevs;           /* a min-heap by (t, seq) of MON_REORDER */
-    uint32_t ntevs;
+    /* Runs and stops waiting, one queue per source (a capability, or
+     * MON_MAX_CAPS: none), each in (t, seq) order; at most MON_REORDER
+     * in all, in at most MON_TEV_CHUNKS chunks. */
+    struct mon_tevq tevq[MON_MAX_CAPS + 1];
+    uint16_t active[MON_MAX_CAPS + 1]; /* the sources that had a chunk */
+    unsigned nactive;
+    uint32_t ntevs, nchunks;
+    struct mon_tevchunk *spare;     /* emptied chunks, linked by next */
     uint64_t tev_seq, tevs_early, untracked;
 };
 
@@ -458,8 +480,12 @@ void mon_tevs_release(struct mon_model *m, bool all);
 /* model_stops.c: thread id stopped with status (STOP_THREAD's), or ran,
  * at event time t: its state in the thread table, and its turn in the
  * pairing of stops with the next runs. */
-void mon_thread_stop(struct mon_model *m, uint32_t id, uint16_t status, uint64_t t);
-void mon_thread_run(struct mon_model *m, uint32_t id, uint64_t t);
+void mon_thread_stop(struct mon_model *m, const struct mon_cap *c, uint32_t id,
+                     uint16_t status, uint64_t t);
+void mon_thread_run(struct mon_model *m, const struct mon_cap *c, uint32_t id,
+                    uint64_t t);
+/* model_stops.c: the waiting runs and stops' memory (mon_clear_run()). */
+void mon_tevs_free(struct mon_model *m);
 
 /* model_tables.c: draw the process's hash key, once (before any table
  * is used: mon_model_new()). */

@@ -27,7 +27,7 @@
  * foreign call on another capability), which arrive in any order: a
  * file written at exit holds all of capability 0's events before any of
  * capability 1's.  So runs and stops wait in a heap ordered by time
- * (mon_tevs_push()) until every capability's blocks have passed their
+ * (mon_tevs_push(), Note [Waiting queues]) until every capability's blocks have passed their
  * time: each capability's events are in order, so once all of them
  * posted something later (the least of their latest times), nothing
  * earlier can still come.  Then they are paired in time order through
@@ -66,26 +66,75 @@ static uint64_t mon_watermark(const struct mon_model *m)
     return w;
 }
 
-/* The earliest waiting run or stop, in time order: pair it. */
-static void mon_tevs_pop(struct mon_model *m)
+/* Note [Waiting queues]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * What waits is a capability's block or two of runs and stops: tens of
+ * thousands each.  They come in time order per capability (its events
+ * are), so each source keeps its own queue, appended to in O(1), and
+ * the earliest of all is the least of the queues' heads: the few
+ * capabilities' heads are looked at, where a heap of them all cost a
+ * climb through megabytes of entries per pair (half of serve's time on
+ * a 300-thread file).  The order is the heap's, (t, seq): an entry older
+ * than its queue's last (a time that went back) moves back to its place,
+ * at most MON_TEV_BACK places (beyond, it stays there, counted in
+ * tevs_early), so that a stream whose times run backwards cannot make
+ * each event walk a queue.
+ *
+ * The queues are lists of MON_TEV_CHUNK entries from one bounded set of
+ * chunks, so a busy capability's queue can take what an idle one gave
+ * back; MON_TEV_CHUNKS covers MON_REORDER entries and the part-filled
+ * ends of every queue, so a chunk is always there while fewer than
+ * MON_REORDER wait.  At MON_REORDER, the earliest of all goes on early
+ * (tevs_early).
+ *
+ * MON_REORDER covers two of a capability's blocks of runs and stops
+ * (GHC's 2 MiB buffer holds about 120,000 of them): with -N2, one
+ * capability's full block waits for the other's, written later.
+ */
+
+static struct mon_tev *mon_tevq_head(const struct mon_tevq *q)
 {
-    struct mon_tev e = m->stops.tevs[0], *h = m->stops.tevs;
-    uint32_t n = --m->stops.ntevs, i = 0;
-    if (n > 0) {
-        struct mon_tev last = h[n];
-        for (;;) {
-            uint32_t c = 2 * i + 1;
-            if (c >= n)
-                break;
-            if (c + 1 < n && mon_tev_before(&h[c + 1], &h[c]))
-                c++;
-            if (!mon_tev_before(&h[c], &last))
-                break;
-            h[i] = h[c];
-            i = c;
+    return q->first != NULL ? &q->first->at[q->first->lo] : NULL;
+}
+
+/* The source whose head is the earliest of all, or -1 (none waits);
+ * *next: the earliest head among the others, or NULL. */
+static int mon_tevs_first(struct mon_model *m, const struct mon_tev **next)
+{
+    int best = -1;
+    const struct mon_tev *bh = NULL, *second = NULL;
+    for (unsigned k = 0; k < m->stops.nactive; k++) {
+        const struct mon_tev *h = mon_tevq_head(&m->stops.tevq[m->stops.active[k]]);
+        if (h == NULL)
+            continue;
+        if (bh == NULL || mon_tev_before(h, bh)) {
+            second = bh;
+            bh = h;
+            best = m->stops.active[k];
+        } else if (second == NULL || mon_tev_before(h, second)) {
+            second = h;
         }
-        h[i] = last;
     }
+    *next = second;
+    return best;
+}
+
+/* Pair the head of source src: the earliest waiting run or stop. */
+static void mon_tevs_pop(struct mon_model *m, int src)
+{
+    struct mon_tevq *q = &m->stops.tevq[src];
+    struct mon_tevchunk *c = q->first;
+    struct mon_tev e = c->at[c->lo++];
+    if (c->lo == c->hi) {               /* emptied: spare */
+        q->first = c->next;
+        if (q->first != NULL)
+            q->first->prev = NULL;
+        else
+            q->last = NULL;
+        c->next = m->stops.spare;
+        m->stops.spare = c;
+    }
+    m->stops.ntevs--;
     if (e.reason == MON_STOPS) {
         struct mon_thread *s = mon_tid_get(m, &m->stops.stopped, e.thread, false);
         if (s != NULL) {
@@ -108,42 +157,129 @@ static void mon_tevs_pop(struct mon_model *m)
 }
 
 /* Pair the runs and stops whose turn came: all of them with all (the
- * stream ended), else those no capability can still precede. */
+ * stream ended), else those no capability can still precede.  A source's
+ * head goes while it is before every other head. */
 void mon_tevs_release(struct mon_model *m, bool all)
 {
     uint64_t w = all ? UINT64_MAX : mon_watermark(m);
-    while (m->stops.ntevs > 0 && m->stops.tevs[0].t <= w)
-        mon_tevs_pop(m);
+    while (m->stops.ntevs > 0 && w > 0) {
+        const struct mon_tev *next;
+        int src = mon_tevs_first(m, &next);
+        const struct mon_tevq *q = &m->stops.tevq[src];
+        const struct mon_tev *h = mon_tevq_head(q);
+        if (h->t > w)
+            return;
+        do
+            mon_tevs_pop(m, src);
+        while ((h = mon_tevq_head(q)) != NULL && h->t <= w &&
+               (next == NULL || mon_tev_before(h, next)));
+    }
 }
 
-static void mon_tevs_push(struct mon_model *m, uint32_t thread, uint8_t reason,
-                          uint64_t t)
+/* The earliest of all goes on before its time (no room to wait). */
+static void mon_tevs_early(struct mon_model *m)
+{
+    const struct mon_tev *next;
+    m->stops.tevs_early++;
+    mon_tevs_pop(m, mon_tevs_first(m, &next));
+}
+
+/* A free slot at the end of source src's queue; NULL: out of memory. */
+static struct mon_tev *mon_tevq_slot(struct mon_model *m, unsigned src)
+{
+    struct mon_tevq *q = &m->stops.tevq[src];
+    struct mon_tevchunk *c = q->last;
+    if (c == NULL || c->hi == MON_TEV_CHUNK) {
+        if ((c = m->stops.spare) != NULL) {
+            m->stops.spare = c->next;
+        } else {
+            if (m->stops.nchunks == MON_TEV_CHUNKS ||
+                (c = malloc(sizeof *c)) == NULL)
+                return NULL;
+            m->stops.nchunks++;
+            m->mem += sizeof *c;
+        }
+        c->lo = c->hi = 0;
+        c->next = NULL;
+        c->prev = q->last;
+        if (q->last != NULL)
+            q->last->next = c;
+        else
+            q->first = c;
+        q->last = c;
+        if (!q->listed) {
+            q->listed = true;
+            m->stops.active[m->stops.nactive++] = (uint16_t)src;
+        }
+    }
+    return &c->at[c->hi++];
+}
+
+/* A run (reason MON_STOPS) or a stop of thread at t, from capability c
+ * (NULL: none), waits for its turn. */
+static void mon_tevs_push(struct mon_model *m, const struct mon_cap *c,
+                          uint32_t thread, uint8_t reason, uint64_t t)
 {
     if (thread == 0)
         return;
-    if (m->stops.tevs == NULL) {
-        m->stops.tevs = malloc(MON_REORDER * sizeof *m->stops.tevs);
-        if (m->stops.tevs == NULL)
-            return;
-        m->mem += MON_REORDER * sizeof *m->stops.tevs;
+    if (m->stops.ntevs == MON_REORDER)
+        mon_tevs_early(m);
+    unsigned src = c != NULL ? (unsigned)(c - m->caps.at) : MON_MAX_CAPS;
+    struct mon_tev *slot = mon_tevq_slot(m, src);
+    if (slot == NULL) {
+        m->stops.untracked++;
+        return;
     }
-    if (m->stops.ntevs == MON_REORDER) {
-        m->stops.tevs_early++;
-        mon_tevs_pop(m);
+    *slot = (struct mon_tev){ .t = t, .seq = m->stops.tev_seq++,
+                              .thread = thread, .reason = reason };
+    m->stops.ntevs++;
+    /* Back to its place: swap with the one before while older. */
+    struct mon_tevchunk *ch = m->stops.tevq[src].last;
+    uint32_t i = ch->hi - 1;
+    for (unsigned back = 0;; back++) {
+        struct mon_tevchunk *pc = ch;
+        uint32_t pi = i;
+        if (pi > pc->lo) {
+            pi--;
+        } else if ((pc = pc->prev) != NULL) {
+            pi = pc->hi - 1;
+        } else {
+            break;
+        }
+        if (!mon_tev_before(&ch->at[i], &pc->at[pi]))
+            break;
+        if (back == MON_TEV_BACK) {
+            m->stops.tevs_early++;
+            break;
+        }
+        struct mon_tev tmp = ch->at[i];
+        ch->at[i] = pc->at[pi];
+        pc->at[pi] = tmp;
+        ch = pc;
+        i = pi;
     }
-    struct mon_tev e = { .t = t, .seq = m->stops.tev_seq++, .thread = thread,
-                         .reason = reason };
-    uint32_t i = m->stops.ntevs++;
-    while (i > 0 && mon_tev_before(&e, &m->stops.tevs[(i - 1) / 2])) {
-        m->stops.tevs[i] = m->stops.tevs[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    m->stops.tevs[i] = e;
     mon_tevs_release(m, false);
 }
 
-void mon_thread_stop(struct mon_model *m, uint32_t id, uint16_t status,
-                            uint64_t t)
+void mon_tevs_free(struct mon_model *m)
+{
+    for (unsigned k = 0; k < m->stops.nactive; k++) {
+        struct mon_tevchunk *c = m->stops.tevq[m->stops.active[k]].first;
+        while (c != NULL) {
+            struct mon_tevchunk *next = c->next;
+            free(c);
+            c = next;
+        }
+    }
+    while (m->stops.spare != NULL) {
+        struct mon_tevchunk *next = m->stops.spare->next;
+        free(m->stops.spare);
+        m->stops.spare = next;
+    }
+}
+
+void mon_thread_stop(struct mon_model *m, const struct mon_cap *c, uint32_t id,
+                     uint16_t status, uint64_t t)
 {
     uint8_t r = (uint8_t)(status < MON_STOPS ? status : MON_STOPS - 1);
     m->stops.n[r]++;
@@ -151,11 +287,12 @@ void mon_thread_stop(struct mon_model *m, uint32_t id, uint16_t status,
         mon_thread_del(m, id);
     else
         mon_thread_set(m, id, status <= 3 ? TH_RUNNABLE : TH_BLOCKED);
-    mon_tevs_push(m, id, r, t);
+    mon_tevs_push(m, c, id, r, t);
 }
 
-void mon_thread_run(struct mon_model *m, uint32_t id, uint64_t t)
+void mon_thread_run(struct mon_model *m, const struct mon_cap *c, uint32_t id,
+                    uint64_t t)
 {
     mon_thread_set(m, id, TH_RUNNING);
-    mon_tevs_push(m, id, MON_STOPS, t);
+    mon_tevs_push(m, c, id, MON_STOPS, t);
 }

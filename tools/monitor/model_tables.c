@@ -34,7 +34,8 @@
  *    what random ids give.  (m->threads.probes counts them for the tests.)
  *  - Every table has a cap and every stored string a length limit:
  *    threads alive MON_THREADS_MAX slots, threads stopped
- *    MON_STOPPED_MAX, runs and stops waiting for their turn MON_REORDER, cost centres ids below
+ *    MON_STOPPED_MAX, runs and stops waiting for their turn MON_REORDER (in
+ *    MON_TEV_CHUNKS chunks), cost centres ids below
  *    MON_CCS_MAX, their names MON_CC_NAME bytes each and
  *    MON_CC_TEXT_MAX bytes in all, a heap census MON_BANDS bands (the
  *    largest) of MON_TEXT bytes or MON_STACK frames.  What does not
@@ -43,8 +44,9 @@
  *    views, never silently lost.  mon_model_memory() adds up what the
  *    model holds; mon_model_memory_max() bounds it.
  *  - Work per event is bounded: no event walks a table (a census band
- *    replaces the smallest of MON_BANDS; a run or a stop costs a heap
- *    operation on MON_REORDER entries and a look at each capability).
+ *    replaces the smallest of MON_BANDS; a run or a stop costs an
+ *    append to its capability's queue, moved at most MON_TEV_BACK places
+ *    back, and a look at each capability: Note [Waiting queues]).
  */
 
 #define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
@@ -109,9 +111,26 @@ void mon_key_init(void)
     mon_keyed = true;
 }
 
+/* Note [Hash memo]
+ * ~~~~~~~~~~~~~~~~
+ * A run and a stop look their thread up three times (alive, stopped,
+ * its stop gone), and SipHash was a fifth of the model's time on a
+ * 300-thread file.  A program's threads are few and their ids close, so
+ * each thread remembers the hashes of the last ids seen, direct-mapped
+ * by their low bits: ids the stream chooses only make it miss, which
+ * costs what no memo did.  Per thread, as the key is per process. */
+#define MON_HASH_MEMO 4096
+static _Thread_local struct { uint32_t id, hash; } mon_hash_memo[MON_HASH_MEMO];
+
 static uint32_t mon_hash(uint32_t id)
 {
-    return (uint32_t)mon_siphash13(mon_key, id);
+    unsigned i = id & (MON_HASH_MEMO - 1);
+    if (mon_hash_memo[i].id == id && id != 0)
+        return mon_hash_memo[i].hash;
+    uint32_t h = (uint32_t)mon_siphash13(mon_key, id);
+    mon_hash_memo[i].id = id;
+    mon_hash_memo[i].hash = h;
+    return h;
 }
 
 static struct mon_thread *mon_tid_find(struct mon_model *m,
@@ -350,7 +369,7 @@ size_t mon_model_memory_max(void)
          + (size_t)MON_MAX_CAPS * MON_BINS * sizeof(struct mon_bin)
          + (size_t)MON_THREADS_MAX * sizeof(struct mon_thread)
          + (size_t)MON_STOPPED_MAX * (sizeof(struct mon_thread) + sizeof(uint64_t))
-         + (size_t)MON_REORDER * sizeof(struct mon_tev)
+         + (size_t)MON_TEV_CHUNKS * sizeof(struct mon_tevchunk)
          + (size_t)MON_CCS_MAX * sizeof(struct mon_cc) + MON_CC_TEXT_MAX
          + (size_t)MON_SAMPLES * sizeof(struct mon_sample);
 }
