@@ -114,7 +114,9 @@ void serve_tl_tap(void *ctx, const void *buf, size_t len);
 /* The stream is the file at path, to be indexed where it lies. */
 int serve_tl_set_file(struct serve_tl *t, const char *path);
 /* A FILE's timeline started after its source read its first len bytes
- * (mon_open() reads at once): index them from the file.  0 or -errno. */
+ * (mon_open() reads at once): a thread indexes the file from its start,
+ * as far as it goes and then as far as the source reads (Note [Index
+ * thread] in timeline.c).  0 or -errno. */
 int serve_tl_catch_up(struct serve_tl *t, uint64_t len);
 /* Bytes its live spool holds on disk now. */
 uint64_t serve_tl_disk(const struct serve_tl *t);

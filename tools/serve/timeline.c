@@ -11,19 +11,37 @@
  *
  * Note [Feeding the timeline]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The tap runs in serve's one thread, between the read and the model's
- * feed: it never waits for anything but a write() to a local file
- * (the spool) and the index's own work, both proportional to the bytes
- * read.  Whatever goes wrong with the timeline (the spool's disk full,
- * a stream the index finds malformed, more capabilities than it takes)
- * stops the timeline of that run, says why once on stderr and in
+ * A live stream: the tap runs in serve's one thread, between the read
+ * and the model's feed: it never waits for anything but a write() to a
+ * local file (the spool) and the index's own work, both proportional to
+ * the bytes read.  A FILE: its bytes are on disk already, so a thread of
+ * the timeline's own reads them where they lie, as far as the file went
+ * when it was opened and then as far as the source has read (the tap
+ * says how far), while serve's thread reads them into the model.  The
+ * first whole-run view of a large file then waits for the index alone,
+ * not for the model and the index one after the other (Note [Index
+ * thread]).  Whatever goes wrong with the timeline (the spool's disk
+ * full, a stream the index finds malformed, more capabilities than it
+ * takes) stops the timeline of that run, says why once on stderr and in
  * /api/info's "timeline_error", and never stops the stream or the model.
  * Memory: the index keeps itself bounded (index.c's Note [Timeline
  * memory]); the disk: the spool keeps at most its bound (--spool-size),
  * dropping its oldest segment first, and the index forgets the chunks
  * whose bytes went (tl_index_trim()), counting them in /api/info's
- * "dropped".  A query runs in the same thread, so the appender and the
- * readers never overlap (spool.h asks the caller to serialise them).
+ * "dropped".
+ *
+ * Note [Index thread]
+ * ~~~~~~~~~~~~~~~~~~~
+ * The index, the spool and the aggregates are not thread-safe (spool.h
+ * asks the caller to serialise them): t->mu guards them, the run's
+ * state (failed, error) and the thread's figures.  The thread holds it
+ * while it feeds a piece of at most SERVE_TL_PIECE bytes (a few
+ * milliseconds), never while it reads the file, so a query waits at
+ * most one piece.  A new run (the file replaced) or serve's end stops
+ * the thread and waits for it before the index goes.  The thread only
+ * reads the file, the index's side files and the spool's (a FILE's spool
+ * is the file itself), and writes nothing serve's thread reads without
+ * the lock.
  *
  * Not its job: the queries (query.c), which source feeds it (serve.c,
  * all.c), HTTP (routes.c).
@@ -31,9 +49,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "serve.h"
@@ -42,7 +62,11 @@
 #include "../timeline/spool.h"
 #include "../tool.h"
 
+/* What the index thread feeds at a time (Note [Index thread]). */
+#define SERVE_TL_PIECE (1u << 20)
+
 struct serve_tl {
+    pthread_mutex_t mu;         /* Note [Index thread] */
     struct tl_index *ix;
     struct tl_spool *sp;
     char parent[4096];          /* where live spools go */
@@ -51,6 +75,13 @@ struct serve_tl {
     uint64_t runs;
     bool failed;                /* this run's timeline stopped */
     char error[300];
+    /* A FILE's index thread (Note [Index thread]): it indexes [0, avail)
+     * of fd; done: how far it went; tapped: how far the source read. */
+    pthread_t thread;
+    bool thread_on, stop;
+    pthread_cond_t more;
+    int fd;
+    uint64_t avail, done, tapped;
 };
 
 struct serve_tl *serve_tl_new(const char *parent, const char *file,
@@ -59,14 +90,42 @@ struct serve_tl *serve_tl_new(const char *parent, const char *file,
     struct serve_tl *t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
+    if (pthread_mutex_init(&t->mu, NULL) != 0) {
+        free(t);
+        return NULL;
+    }
+    if (pthread_cond_init(&t->more, NULL) != 0) {
+        pthread_mutex_destroy(&t->mu);
+        free(t);
+        return NULL;
+    }
     snprintf(t->parent, sizeof t->parent, "%s", parent ? parent : "");
     snprintf(t->file, sizeof t->file, "%s", file ? file : "");
     t->max_bytes = max_bytes;
+    t->fd = -1;
     return t;
+}
+
+/* Stop the index thread, if it runs, and wait for it. */
+static void serve_tl_stop_thread(struct serve_tl *t)
+{
+    if (!t->thread_on)
+        return;
+    pthread_mutex_lock(&t->mu);
+    t->stop = true;
+    pthread_cond_signal(&t->more);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->thread, NULL);
+    t->thread_on = false;
+    t->stop = false;
 }
 
 static void serve_tl_drop(struct serve_tl *t)
 {
+    serve_tl_stop_thread(t);
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
     tl_index_free(t->ix);
     t->ix = NULL;
     if (t->sp != NULL)
@@ -79,6 +138,8 @@ void serve_tl_free(struct serve_tl *t)
     if (t == NULL)
         return;
     serve_tl_drop(t);
+    pthread_cond_destroy(&t->more);
+    pthread_mutex_destroy(&t->mu);
     free(t);
 }
 
@@ -108,6 +169,7 @@ static void serve_tl_start(struct serve_tl *t)
     serve_tl_drop(t);
     t->failed = false;
     t->error[0] = '\0';
+    t->avail = t->done = t->tapped = 0;
     t->runs++;
     int rc = tl_index_new(&t->ix, 0);
     if (rc < 0) {
@@ -123,6 +185,69 @@ static void serve_tl_start(struct serve_tl *t)
     }
 }
 
+/* The index thread (Note [Index thread]): [done, avail) of the file,
+ * a piece at a time, until told to stop. */
+static void *serve_tl_thread(void *arg)
+{
+    struct serve_tl *t = arg;
+    unsigned char *buf = malloc(SERVE_TL_PIECE);
+    pthread_mutex_lock(&t->mu);
+    if (buf == NULL)
+        serve_tl_fail(t, "the index thread", -ENOMEM, NULL);
+    while (!t->stop) {
+        if (t->failed || t->done >= t->avail) {
+            pthread_cond_wait(&t->more, &t->mu);
+            continue;
+        }
+        uint64_t off = t->done, left = t->avail - off;
+        size_t want = left < SERVE_TL_PIECE ? (size_t)left : SERVE_TL_PIECE;
+        pthread_mutex_unlock(&t->mu);
+        ssize_t n = pread(t->fd, buf, want, (off_t)off);
+        int err = n < 0 ? -errno : 0;
+        pthread_mutex_lock(&t->mu);
+        if (t->stop)
+            break;
+        if (n < 0 && err == -EINTR)
+            continue;
+        if (n <= 0) {
+            serve_tl_fail(t, t->file, n < 0 ? err : -EIO, "reading it");
+            continue;
+        }
+        int rc;
+        if ((rc = tl_spool_refresh(t->sp)) < 0)
+            serve_tl_fail(t, t->file, rc, NULL);
+        else if ((rc = tl_index_feed(t->ix, buf, (size_t)n)) < 0)
+            serve_tl_fail(t, "indexing the stream", rc, tl_index_error(t->ix));
+        t->done += (uint64_t)n;
+    }
+    pthread_mutex_unlock(&t->mu);
+    free(buf);
+    return NULL;
+}
+
+/* A FILE's run: its thread indexes the file from 0 to at least len and
+ * as far as the file goes now. */
+static void serve_tl_start_thread(struct serve_tl *t, uint64_t len)
+{
+    if (t->failed)
+        return;
+    if ((t->fd = open(t->file, O_RDONLY | O_CLOEXEC)) < 0) {
+        serve_tl_fail(t, t->file, -errno, NULL);
+        return;
+    }
+    struct stat st;
+    t->avail = len;
+    if (fstat(t->fd, &st) == 0 && (uint64_t)st.st_size > t->avail)
+        t->avail = (uint64_t)st.st_size;
+    t->tapped = len;
+    int rc = pthread_create(&t->thread, NULL, serve_tl_thread, t);
+    if (rc != 0) {
+        serve_tl_fail(t, "the index thread", -rc, NULL);
+        return;
+    }
+    t->thread_on = true;
+}
+
 void serve_tl_tap(void *ctx, const void *buf, size_t len)
 {
     struct serve_tl *t = ctx;
@@ -130,22 +255,31 @@ void serve_tl_tap(void *ctx, const void *buf, size_t len)
         serve_tl_start(t);
         return;
     }
+    if (t->file[0] != '\0') {
+        /* The source read these bytes from the file: the thread may
+         * index that far. */
+        if (!t->thread_on) {
+            if (t->ix != NULL && t->sp != NULL && t->fd < 0)
+                serve_tl_start_thread(t, len);
+            return;
+        }
+        pthread_mutex_lock(&t->mu);
+        t->tapped += len;
+        if (t->tapped > t->avail) {
+            t->avail = t->tapped;
+            pthread_cond_signal(&t->more);
+        }
+        pthread_mutex_unlock(&t->mu);
+        return;
+    }
     if (t->failed || t->ix == NULL || t->sp == NULL)
         return;
     int rc;
-    if (t->file[0] != '\0') {
-        /* The source read these bytes from the file: they are there. */
-        if ((rc = tl_spool_refresh(t->sp)) < 0) {
-            serve_tl_fail(t, t->file, rc, NULL);
-            return;
-        }
-    } else {
-        if ((rc = tl_spool_append(t->sp, buf, len)) < 0) {
-            serve_tl_fail(t, "writing the spool", rc, tl_spool_dir(t->sp));
-            return;
-        }
-        tl_index_trim(t->ix, tl_spool_base(t->sp));
+    if ((rc = tl_spool_append(t->sp, buf, len)) < 0) {
+        serve_tl_fail(t, "writing the spool", rc, tl_spool_dir(t->sp));
+        return;
     }
+    tl_index_trim(t->ix, tl_spool_base(t->sp));
     if ((rc = tl_index_feed(t->ix, buf, len)) < 0)
         serve_tl_fail(t, "indexing the stream", rc, tl_index_error(t->ix));
 }
@@ -159,8 +293,22 @@ uint64_t serve_tl_disk(const struct serve_tl *t)
     return st.bytes_on_disk;
 }
 
+static int serve_tl_route_locked(struct serve_tl *t, const char *kind,
+                                 const char *qs, struct strbuf *out);
+
 int serve_tl_route(struct serve_tl *t, const char *kind, const char *qs,
                    struct strbuf *out)
+{
+    if (t != NULL)
+        pthread_mutex_lock(&t->mu);
+    int status = serve_tl_route_locked(t, kind, qs, out);
+    if (t != NULL)
+        pthread_mutex_unlock(&t->mu);
+    return status;
+}
+
+static int serve_tl_route_locked(struct serve_tl *t, const char *kind,
+                                 const char *qs, struct strbuf *out)
 {
     if (t == NULL || t->ix == NULL || t->sp == NULL) {
         sb_puts(out, "{\"error\":");
@@ -176,8 +324,12 @@ int serve_tl_route(struct serve_tl *t, const char *kind, const char *qs,
     if (status == 200 && strcmp(kind, "info") == 0 && out->len > 0 &&
         out->p[out->len - 1] == '}') {
         out->len--;
-        sb_printf(out, ",\"run\":%" PRIu64 ",\"file\":%s,\"timeline_error\":",
-                  t->runs, t->file[0] != '\0' ? "true" : "false");
+        sb_printf(out, ",\"run\":%" PRIu64 ",\"file\":%s,", t->runs,
+                  t->file[0] != '\0' ? "true" : "false");
+        if (t->file[0] != '\0')       /* how far the index thread is */
+            sb_printf(out, "\"file_indexed\":%" PRIu64 ",\"file_known\":%"
+                      PRIu64 ",", t->done, t->avail);
+        sb_puts(out, "\"timeline_error\":");
         if (t->failed)
             sb_json_str(out, t->error, strlen(t->error));
         else
@@ -202,28 +354,7 @@ int serve_tl_catch_up(struct serve_tl *t, uint64_t len)
     if (t->file[0] == '\0')
         return -EINVAL;
     serve_tl_start(t);
-    if (t->failed)
-        return -EIO;
-    int fd = open(t->file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        serve_tl_fail(t, t->file, -errno, NULL);
-        return -errno;
-    }
-    static unsigned char buf[65536];
-    uint64_t off = 0;
-    while (off < len && !t->failed) {
-        size_t want = len - off < sizeof buf ? (size_t)(len - off) : sizeof buf;
-        ssize_t n = pread(fd, buf, want, (off_t)off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            serve_tl_fail(t, t->file, n < 0 ? -errno : -EIO, "reading it again");
-            break;
-        }
-        serve_tl_tap(t, buf, (size_t)n);
-        off += (uint64_t)n;
-    }
-    close(fd);
+    serve_tl_start_thread(t, len);
     return t->failed ? -EIO : 0;
 }
 

@@ -552,17 +552,22 @@ static int on_tick(struct tl_aggr *a, const struct els_event *ev)
  * Feeding
  * ------------------------------------------------------------------------ */
 
+void tl_aggr_cap(struct tl_aggr *a, int cap, uint64_t last, uint32_t running)
+{
+    if (cap < 0 || cap >= 256)
+        return;
+    if (!a->cap_seen[cap]) {
+        a->cap_seen[cap] = true;
+        if ((unsigned)cap >= a->cap_hi)
+            a->cap_hi = (unsigned)cap + 1;
+    }
+    if (last > a->cap_last[cap])
+        a->cap_last[cap] = last;
+    a->running[cap] = running;
+}
+
 int tl_aggr_event(struct tl_aggr *a, const struct els_event *ev)
 {
-    if (ev->cap >= 0 && ev->cap < 256) {
-        if (!a->cap_seen[ev->cap]) {
-            a->cap_seen[ev->cap] = true;
-            if ((unsigned)ev->cap >= a->cap_hi)
-                a->cap_hi = (unsigned)ev->cap + 1;
-        }
-        if (ev->time > a->cap_last[ev->cap])
-            a->cap_last[ev->cap] = ev->time;
-    }
     switch (ev->tag) {
     case ELS_EV_HEAP_PROF_BEGIN: case ELS_EV_HEAP_PROF_COST_CENTRE:
     case ELS_EV_HEAP_PROF_SAMPLE_BEGIN: case ELS_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
@@ -590,14 +595,6 @@ int tl_aggr_event(struct tl_aggr *a, const struct els_event *ev)
             release(a, false);
         return 0;
     }
-    case ELS_EV_RUN_THREAD: case ELS_EV_STOP_THREAD:
-        /* Who posts a marker: the thread running on its cap. */
-        if (ev->cap >= 0 && ev->cap < 256 && ev->payload_len >= 4) {
-            const uint8_t *q = ev->payload;
-            a->running[ev->cap] = ev->tag == ELS_EV_STOP_THREAD ? 0
-                : (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
-        }
-        return 0;
     case ELS_EV_BLOCK_MARKER:
         /* A capability's block: the others may have caught up. */
         if (a->pend_n)

@@ -556,10 +556,23 @@ apply(struct tl_index *ix, const struct els_event *ev)
     return 0;
 }
 
+/* Tell the aggregates how far the events since the last call went, and
+ * who runs on their capability (Note [What the aggregates see]). */
+static void aggr_sync(struct tl_index *ix)
+{
+    int cap = ix->aggr_cap;
+    if (!ix->aggr_any)
+        return;
+    uint32_t running = cap >= 0 && (unsigned)cap < ix->ncaps && ix->caps[cap].seen
+        ? ix->caps[cap].running : 0;
+    tl_aggr_cap(ix->aggr, cap, ix->aggr_last, running);
+}
+
 static int cb_end(void *user, uint64_t offset)
 {
     struct tl_index *ix = user;
     (void)offset;
+    aggr_sync(ix);
     tl_aggr_end(ix->aggr);
     return 0;
 }
@@ -588,7 +601,16 @@ static int cb_header(void *user, const struct els_parser *p)
 static int cb_event(void *user, const struct els_event *ev)
 {
     struct tl_index *ix = user;
+    if (ev->cap != ix->aggr_cap) {
+        aggr_sync(ix);
+        ix->aggr_cap = ev->cap;
+        ix->aggr_last = 0;
+    }
+    ix->aggr_any = true;
+    if (ev->time > ix->aggr_last)
+        ix->aggr_last = ev->time;
     if (ev->tag == ELS_EV_BLOCK_MARKER) {
+        aggr_sync(ix);
         tl_aggr_event(ix->aggr, ev);
         return on_block(ix, ev);
     }
@@ -600,8 +622,13 @@ static int cb_event(void *user, const struct els_event *ev)
         ix->st.t_first = ev->time;
     if (ev->time > ix->st.t_last)
         ix->st.t_last = ev->time;
-    int rc = tl_aggr_event(ix->aggr, ev);
-    return rc < 0 ? rc : apply(ix, ev);
+    if (tl_aggr_wants(ev->tag)) {
+        aggr_sync(ix);
+        int rc = tl_aggr_event(ix->aggr, ev);
+        if (rc < 0)
+            return rc;
+    }
+    return apply(ix, ev);
 }
 
 int tl_index_new(struct tl_index **out, unsigned bins)
@@ -617,6 +644,7 @@ int tl_index_new(struct tl_index **out, unsigned bins)
     for (size_t i = 0; i < 65536; i++)
         ix->sizes[i] = -2;
     ix->cur_lane = -1;
+    ix->aggr_cap = -1;
     ix->nbins = bins;
     ix->width = TL_PYR_WIDTH0;
     ix->shift = 10;               /* log2(TL_PYR_WIDTH0) */

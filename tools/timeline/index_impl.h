@@ -38,6 +38,12 @@ struct tl_index {
     int cur_lane;
     size_t cur_idx;
     uint64_t cur_block_end;       /* a block's end offset; 0: synthetic */
+    /* What the aggregates have not been told (Note [What the aggregates
+     * see] in aggr.h): the capability of the events since, and their
+     * latest time. */
+    int aggr_cap;
+    bool aggr_any;                /* there were such events */
+    uint64_t aggr_last;
 
     struct tl_capstate caps[TL_CAPS_MAX];
     /* per cap: threads' running time in its current chunk, TL_TOP_SLOTS
