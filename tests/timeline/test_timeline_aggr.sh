@@ -65,8 +65,12 @@ python3 "$ELS_TOP_SRCDIR/tests/timeline/aggr.py" "$driver" "$T/prof/prof.eventlo
     || fail "the aggregates differ from ghc-events, dump --hp or the RTS's .hp on the -hc run"
 
 # serve answers the same kinds at /api/KIND, behind its token, with the
-# engine's own answer (tl_driver's, checked above) for the whole run.
-"$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 "$T/prof/prof.eventlog" \
+# engine's own answer (tl_driver's, checked above) for the whole run; a
+# file is indexed by a thread of serve's timeline (tools/serve/timeline.c,
+# Note [Index thread]).  Then the file is replaced by the -hT run's: a
+# new run, indexed whole by a new thread.
+cp "$T/prof/prof.eventlog" "$T/served.eventlog" || fail "cp"
+"$ELS_SINK_TOOL" serve --listen 127.0.0.1:0 "$T/served.eventlog" \
     >"$T/serve.out" 2>"$T/serve.err" &
 spid=$!
 bg_register "$spid"
@@ -77,18 +81,26 @@ base=${url% *} token=${url#* }
 [ -n "$base" ] && [ -n "$token" ] || fail_showing "$T/serve.err" "no URL with a token"
 "$driver" "$T/prof/prof.eventlog" info "" >"$T/info.want" || fail "tl_driver info"
 want_events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$T/info.want")
+info_field() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$T/info.have" "$1"
+}
+# indexed EVENTS [RUN]: serve's /api/info counts EVENTS (in a run after RUN)
 indexed() {
     curl -sf -H "Authorization: Bearer $token" "${base}api/info" -o "$T/info.have" &&
-        [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$T/info.have")" = "$want_events" ]
+        [ "$(info_field events)" = "$1" ] && [ "$(info_field run)" -gt "${2:-0}" ]
 }
-wait_until 60 indexed || fail_showing "$T/info.have" "serve never indexed the file's $want_events events"
+wait_until 60 indexed "$want_events" || fail_showing "$T/info.have" "serve never indexed the file's $want_events events"
 code=$(curl -s -o /dev/null -w '%{http_code}' "${base}api/durations")
 [ "$code" = 401 ] || fail "/api/durations without the token answered $code, not 401"
-for kind in heap durations spans profile; do
-    "$driver" "$T/prof/prof.eventlog" "$kind" "" >"$T/$kind.want" || fail "tl_driver $kind"
-    curl -sf -H "Authorization: Bearer $token" "${base}api/$kind" -o "$T/$kind.have" \
-        || fail "serve's /api/$kind failed"
-    python3 - "$T/$kind.want" "$T/$kind.have" <<'PY' || fail "serve's /api/$kind differs from the engine's answer"
+# same_as_engine FILE KIND...: serve's /api/KIND equals tl_driver's on FILE
+same_as_engine() {
+    local file=$1 kind
+    shift
+    for kind in "$@"; do
+        "$driver" "$file" "$kind" "" >"$T/$kind.want" || fail "tl_driver $kind"
+        curl -sf -H "Authorization: Bearer $token" "${base}api/$kind" -o "$T/$kind.have" \
+            || fail "serve's /api/$kind failed"
+        python3 - "$T/$kind.want" "$T/$kind.have" <<'PY' || fail "serve's /api/$kind differs from the engine's answer on $file"
 import json, sys
 want, have = (json.load(open(f)) for f in sys.argv[1:3])
 for k in sorted(set(want) | set(have)):
@@ -96,6 +108,17 @@ for k in sorted(set(want) | set(have)):
         print("FAIL: %s: engine %.200s, serve %.200s" % (k, json.dumps(want.get(k)), json.dumps(have.get(k))))
         sys.exit(1)
 PY
-    echo "# serve's /api/$kind equals the engine's ($(wc -c <"$T/$kind.have") bytes)"
-done
+        echo "# serve's /api/$kind equals the engine's ($(wc -c <"$T/$kind.have") bytes)"
+    done
+}
+same_as_engine "$T/prof/prof.eventlog" heap durations spans profile
+run1=$(info_field run)
+
+cp "$T/plain/plain.eventlog" "$T/served.new" && mv "$T/served.new" "$T/served.eventlog" \
+    || fail "replacing the served file"
+"$driver" "$T/plain/plain.eventlog" info "" >"$T/info.want" || fail "tl_driver info"
+want_events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$T/info.want")
+wait_until 60 indexed "$want_events" "$run1" \
+    || fail_showing "$T/info.have" "serve never indexed the replacing file's $want_events events in a new run"
+same_as_engine "$T/plain/plain.eventlog" heap durations spans
 exit 0
