@@ -12,6 +12,9 @@
 #   run of BENCH_TIMELINE_BYTES (2e9) bytes of a 300-thread, 2-cap
 #   program in GHC 9.0.2's format is written to BENCH_TIMELINE_DIR
 #   (${TMPDIR:-/tmp}) first (bench_timeline gen) and removed after.
+# Then `eventlog-sink serve FILE` (BUILD_DIR's) as a user runs it: the
+# seconds to its first whole-run view and to its model's figures of the
+# whole file, and its peak RSS.
 # Then the same file under a 64-bin pyramid (bins as wide as a two-day
 # live program's): the windows drawn from the chunk summaries.
 # ThreadScope, when installed (apt-get install threadscope xvfb xauth),
@@ -32,6 +35,48 @@ cc -O2 -g -D_GNU_SOURCE -I"$top/include" -I"$top/tools" -I"$build" \
     "$top"/tools/timeline/{spool,index,pyramid,query,query_replay,query_emit,pauses,describe,aggr,aggr_query,aggr_profile,side}.c \
     "$top/tools/monitor/ccs.c" "$top/tools/monitor/strbuf.c" "$build/lib/.libs/libelscore.a" -lm -lpthread
 
+# serve_first_view FILE: `eventlog-sink serve FILE` as a user starts it:
+# seconds until /api/info says the whole file is indexed and the
+# whole-run /api/timeline (1500 px) has answered (the page's first
+# whole-run view), and until the model has read the file whole (the
+# page's figures), serve's CPU seconds at each, and its peak RSS.
+serve_first_view() {
+    local f=$1 size tok port t0 view= model= info first last pid
+    size=$(stat -c %s "$f")
+    tok=$work/token
+    head -c 48 /dev/urandom | base64 | tr -dc A-Za-z0-9 | head -c 40 >"$tok"
+    chmod 600 "$tok"
+    port=$((20000 + RANDOM % 20000))
+    t0=$(date +%s.%N)
+    "$build/tools/eventlog-sink" serve "$f" --listen "127.0.0.1:$port" \
+        --token-file "$tok" >"$work/serve.out" 2>&1 &
+    pid=$!
+    get() { curl -s -H "X-Eventlog-Sink-Token: $(cat "$tok")" "http://127.0.0.1:$port$1"; }
+    while [ -z "$view" ] || [ -z "$model" ]; do
+        kill -0 "$pid" 2>/dev/null || { cat "$work/serve.out" >&2; return 1; }
+        if [ -z "$view" ]; then
+            info=$(get /api/info 2>/dev/null || true)
+            if [ "$(echo "$info" | grep -o '"file_indexed":[0-9]*' | cut -d: -f2)" = "$size" ]; then
+                first=$(echo "$info" | grep -o '"t_first":[0-9]*' | head -n 1 | cut -d: -f2)
+                last=$(echo "$info" | grep -o '"t_last":[0-9]*' | head -n 1 | cut -d: -f2)
+                get "/api/timeline?t0=$first&t1=$last&px=1500" | grep -q '"caps":\[' \
+                    || { echo "serve: no whole-run view" >&2; return 1; }
+                view=$(echo "$(date +%s.%N) - $t0" | bc)
+                echo "serve FILE: whole-run view after $view s (serve CPU $(awk '{print ($14 + $15) / 100}' "/proc/$pid/stat") s)"
+            fi
+        fi
+        if [ -z "$model" ] && get /api/state 2>/dev/null | grep -o '"source":{[^}]*' \
+                | grep -q "\"bytes\":$size,"; then
+            model=$(echo "$(date +%s.%N) - $t0" | bc)
+            echo "serve FILE: the model's figures of the whole file after $model s (serve CPU $(awk '{print ($14 + $15) / 100}' "/proc/$pid/stat") s)"
+        fi
+        sleep 0.05
+    done
+    echo "serve FILE: peak RSS $(awk '/VmHWM/{print int($2 / 1024)}' "/proc/$pid/status") MiB"
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+}
+
 file=${1:-}
 if [ -z "$file" ]; then
     file=$work/synthetic.eventlog
@@ -41,6 +86,8 @@ if [ -z "$file" ]; then
 fi
 echo "machine: $(nproc) cores, $(uptime | sed 's/.*load/load/')"
 "$work/bench_timeline" run "$file"
+echo
+serve_first_view "$file"
 echo
 echo "the same, as bins after two days of a live program:"
 "$work/bench_timeline" run "$file" 1500 64
