@@ -64,6 +64,16 @@
 
 /* What the index thread feeds at a time (Note [Index thread]). */
 #define SERVE_TL_PIECE (1u << 20)
+/* Note [Reading ahead]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * A file not in the page cache would be read at the pace of the index's
+ * preads, the disk and the index taking turns: a 2.9 GB file took 9.2 s
+ * where its cached copy took 6.0 s.  So the thread asks the kernel for
+ * the next SERVE_TL_AHEAD bytes (POSIX_FADV_WILLNEED) while it indexes
+ * the ones before: the disk reads while the index works, and no more
+ * than that much is asked for ahead (a file larger than memory is not
+ * pulled in whole). */
+#define SERVE_TL_AHEAD (64u << 20)
 
 struct serve_tl {
     pthread_mutex_t mu;         /* Note [Index thread] */
@@ -191,6 +201,8 @@ static void *serve_tl_thread(void *arg)
 {
     struct serve_tl *t = arg;
     unsigned char *buf = malloc(SERVE_TL_PIECE);
+    uint64_t ahead = 0;             /* asked of the kernel up to here */
+    (void)posix_fadvise(t->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     pthread_mutex_lock(&t->mu);
     if (buf == NULL)
         serve_tl_fail(t, "the index thread", -ENOMEM, NULL);
@@ -202,6 +214,11 @@ static void *serve_tl_thread(void *arg)
         uint64_t off = t->done, left = t->avail - off;
         size_t want = left < SERVE_TL_PIECE ? (size_t)left : SERVE_TL_PIECE;
         pthread_mutex_unlock(&t->mu);
+        if (off + SERVE_TL_AHEAD / 2 >= ahead) {
+            /* Note [Reading ahead] */
+            (void)posix_fadvise(t->fd, (off_t)ahead, SERVE_TL_AHEAD, POSIX_FADV_WILLNEED);
+            ahead += SERVE_TL_AHEAD;
+        }
         ssize_t n = pread(t->fd, buf, want, (off_t)off);
         int err = n < 0 ? -errno : 0;
         pthread_mutex_lock(&t->mu);
