@@ -305,6 +305,7 @@ struct mon_stops_part {
     uint16_t active[MON_MAX_CAPS + 1]; /* the sources that had a chunk */
     unsigned nactive;
     uint32_t ntevs, nchunks;
+    uint64_t released_to;           /* the last release's watermark */
     struct mon_tevchunk *spare;     /* emptied chunks, linked by next */
     uint64_t tev_seq, tevs_early, untracked;
 };

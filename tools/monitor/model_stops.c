@@ -156,12 +156,11 @@ static void mon_tevs_pop(struct mon_model *m, int src)
     }
 }
 
-/* Pair the runs and stops whose turn came: all of them with all (the
- * stream ended), else those no capability can still precede.  A source's
- * head goes while it is before every other head. */
-void mon_tevs_release(struct mon_model *m, bool all)
+/* Pair the runs and stops no capability can precede any more: those up
+ * to w.  A source's head goes while it is before every other head. */
+static void mon_tevs_release_to(struct mon_model *m, uint64_t w)
 {
-    uint64_t w = all ? UINT64_MAX : mon_watermark(m);
+    m->stops.released_to = w;
     while (m->stops.ntevs > 0 && w > 0) {
         const struct mon_tev *next;
         int src = mon_tevs_first(m, &next);
@@ -174,6 +173,11 @@ void mon_tevs_release(struct mon_model *m, bool all)
         while ((h = mon_tevq_head(q)) != NULL && h->t <= w &&
                (next == NULL || mon_tev_before(h, next)));
     }
+}
+
+void mon_tevs_release(struct mon_model *m, bool all)
+{
+    mon_tevs_release_to(m, all ? UINT64_MAX : mon_watermark(m));
 }
 
 /* The earliest of all goes on before its time (no room to wait). */
@@ -258,7 +262,11 @@ static void mon_tevs_push(struct mon_model *m, const struct mon_cap *c,
         ch = pc;
         i = pi;
     }
-    mon_tevs_release(m, false);
+    /* After a release to w every head is later than w: with the same w,
+     * only this one can be due. */
+    uint64_t w = mon_watermark(m);
+    if (w != m->stops.released_to || t <= w)
+        mon_tevs_release_to(m, w);
 }
 
 void mon_tevs_free(struct mon_model *m)
