@@ -610,7 +610,17 @@ static void exec_leaves_no_trusted_entry(void)
     struct sockaddr_in sin = { .sin_family = AF_INET,
                                .sin_port = htons((uint16_t)port),
                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    CHECK_OK(bind(lfd, (struct sockaddr *)&sin, sizeof sin) < 0 ? -errno : 0);
+    /* The kernel names the new image (what runs() reads) a moment before
+     * it closes the old one's close-on-exec descriptors: the child's
+     * listener may hold the port a little longer. */
+    int one = 1;
+    CHECK_OK(setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ? -errno : 0);
+    int brc;
+    deadline = check_now_ms() + TU_WAIT_MS;
+    while ((brc = bind(lfd, (struct sockaddr *)&sin, sizeof sin) < 0 ? -errno : 0) == -EADDRINUSE
+           && check_now_ms() < deadline)
+        check_sleep_ms(10);
+    CHECK_OK(brc);
     CHECK_OK(listen(lfd, 4) < 0 ? -errno : 0);
 
     CHECK_INT(scan(notes, sizeof notes), ==, 0);
