@@ -697,6 +697,53 @@ static void thread_lane_cells(void)
     evgen_free(&b);
 }
 
+/* The thread table is bounded: once TL_THREADS_MAX threads are known,
+ * a new one makes the finished ones go (their lanes keep only their id),
+ * and a live one is never forgotten for a new one.  The finish is a
+ * stop with status 5, which takes the index's path for runs and stops
+ * (Note [Runs and stops first] in index.c). */
+static void threads_forgotten(void)
+{
+    const uint32_t n = TL_THREADS_MAX, more = 1000;
+    struct evgen_buf b = header();
+    const uint64_t t0 = 10 * MS;
+    block(&b, 0, t0);
+    /* thread id is created at t0 + 300 id, runs, then stops: the odd
+     * ones finish, the even ones yield */
+    for (uint32_t id = 1; id <= n + more; id++) {
+        uint64_t t = t0 + 300ull * id;
+        ev_thread(&b, 0, t, id);
+        ev_thread(&b, 1, t + 100, id);
+        ev_stop(&b, t + 200, id, id % 2 ? 5 : 3);
+    }
+    end_block(&b);
+    evgen_put(&b, evgen_data_end, 2);
+    struct tl_index *ix;
+    struct tl_spool *sp;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/threads.eventlog", check_dir);
+    index_all(&ix, &sp, path, &b);
+    struct tl_index_stats st;
+    tl_index_stats(ix, &st);
+    /* thread n + 1 found the table full, half of it finished */
+    CHECK_U64(st.threads_forgotten, ==, n / 2);
+    static const uint32_t gone[] = { 1, 3, TL_THREADS_MAX - 1 };
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
+        CHECK_MSG(tl_index_thread(ix, gone[i]) == NULL,
+                  "finished thread %u still known", (unsigned)gone[i]);
+    static const uint32_t kept[] = { 2, TL_THREADS_MAX, TL_THREADS_MAX + 1,
+                                     TL_THREADS_MAX + 2, TL_THREADS_MAX + 1000 };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        const struct tl_thread *th = tl_index_thread(ix, kept[i]);
+        CHECK_MSG(th != NULL, "thread %u forgotten", (unsigned)kept[i]);
+        CHECK_U64(th->created, ==, t0 + 300ull * kept[i]);
+        CHECK_U64(th->finished, ==, kept[i] % 2 ? t0 + 300ull * kept[i] + 200 : 0);
+    }
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    evgen_free(&b);
+}
+
 /* Under ASan or TSan the resident set holds the sanitizer's shadow memory
  * and its quarantine of freed blocks: there the allocator's own count of
  * live heap bytes stands in for it (as in tests/control/test_control.c). */
@@ -1059,6 +1106,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(replay_reorders),
     CHECK_CASE(chunk_summaries),
     CHECK_CASE(thread_lane_cells),
+    CHECK_CASE(threads_forgotten),
     CHECK_CASE(longest_pauses),
     CHECK_CASE(span_lanes),
     CHECK_CASE_T(pyramid_bounded, 300),

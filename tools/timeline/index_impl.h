@@ -13,7 +13,17 @@
 #include "eventlog-sink/parse.h"
 #include "timeline/index.h"
 
-#define TL_TOP_SLOTS 256          /* a power of two */
+/* Note [Top thread slots]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * A chunk's top thread (the one that ran longest in it) is summed per
+ * thread in a table of TL_TOP_SLOTS slots, looked up at each stop.  GHC
+ * numbers threads from 1 up, so a thread's id modulo the table's size
+ * is its slot: a program's threads of one chunk seldom share one, and
+ * then the next TL_TOP_PROBE slots are tried before the least is
+ * evicted.  With a multiplicative hash into 256 slots, the 300 threads
+ * of bench_timeline's file overflowed the table, and indexing it took
+ * about 10 % more CPU than with these slots (bench/README). */
+#define TL_TOP_SLOTS 1024         /* a power of two */
 #define TL_TOP_PROBE 4
 
 struct tl_topslot {
@@ -117,7 +127,7 @@ tli_chunk_account(struct tl_index *ix, unsigned cap,
         c->run_ns += t - a;
         struct tl_topslot *tab = ix->top[cap], *x = NULL, *least = NULL;
         uint32_t id = cs->running;
-        uint32_t h = (id * 2654435761u) >> 8;
+        uint32_t h = id;
         for (unsigned i = 0; i < TL_TOP_PROBE; i++) {
             struct tl_topslot *y = &tab[(h + i) & (TL_TOP_SLOTS - 1)];
             if (y->id == id || !y->id) {
