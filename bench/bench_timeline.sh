@@ -14,7 +14,9 @@
 #   (${TMPDIR:-/tmp}) first (bench_timeline gen) and removed after.
 # Then `eventlog-sink serve FILE` (BUILD_DIR's) as a user runs it: the
 # seconds to its first whole-run view and to its model's figures of the
-# whole file, and its peak RSS.
+# whole file, and its peak RSS; BENCH_TIMELINE_SERVE_RUNS (5) times
+# with the file in the page cache (warm) and their median, then once
+# with its cached pages dropped (cold).
 # Then the same file under a 64-bin pyramid (bins as wide as a two-day
 # live program's): the windows drawn from the chunk summaries.
 # ThreadScope, when installed (apt-get install threadscope xvfb xauth),
@@ -35,13 +37,15 @@ cc -O2 -g -D_GNU_SOURCE -I"$top/include" -I"$top/tools" -I"$build" \
     "$top"/tools/timeline/{spool,index,pyramid,query,query_replay,query_emit,pauses,describe,aggr,aggr_query,aggr_profile,side}.c \
     "$top/tools/monitor/ccs.c" "$top/tools/monitor/strbuf.c" "$build/lib/.libs/libelscore.a" -lm -lpthread
 
-# serve_first_view FILE: `eventlog-sink serve FILE` as a user starts it:
-# seconds until /api/info says the whole file is indexed and the
+# serve_first_view FILE HOW: `eventlog-sink serve FILE` as a user starts
+# it: seconds until /api/info says the whole file is indexed and the
 # whole-run /api/timeline (1500 px) has answered (the page's first
 # whole-run view), and until the model has read the file whole (the
-# page's figures), serve's CPU seconds at each, and its peak RSS.
+# page's figures), serve's CPU seconds at the first, and its peak RSS;
+# one line, HOW its first word.  Sets $view.
 serve_first_view() {
-    local f=$1 size tok port t0 view= model= info first last pid
+    local f=$1 how=$2 size tok port t0 model= info first last pid cpu=
+    view=
     size=$(stat -c %s "$f")
     tok=$work/token
     head -c 48 /dev/urandom | base64 | tr -dc A-Za-z0-9 | head -c 40 >"$tok"
@@ -62,19 +66,37 @@ serve_first_view() {
                 get "/api/timeline?t0=$first&t1=$last&px=1500" | grep -q '"caps":\[' \
                     || { echo "serve: no whole-run view" >&2; return 1; }
                 view=$(echo "$(date +%s.%N) - $t0" | bc)
-                echo "serve FILE: whole-run view after $view s (serve CPU $(awk '{print ($14 + $15) / 100}' "/proc/$pid/stat") s)"
+                cpu=$(awk '{print ($14 + $15) / 100}' "/proc/$pid/stat")
             fi
         fi
         if [ -z "$model" ] && get /api/state 2>/dev/null | grep -o '"source":{[^}]*' \
                 | grep -q "\"bytes\":$size,"; then
             model=$(echo "$(date +%s.%N) - $t0" | bc)
-            echo "serve FILE: the model's figures of the whole file after $model s (serve CPU $(awk '{print ($14 + $15) / 100}' "/proc/$pid/stat") s)"
         fi
         sleep 0.05
     done
-    echo "serve FILE: peak RSS $(awk '/VmHWM/{print int($2 / 1024)}' "/proc/$pid/status") MiB"
+    printf '%-5s whole-run view after %5.2f s (serve CPU %5.2f s), the model'"'"'s figures after %5.2f s, peak RSS %s MiB\n' \
+        "$how" "$view" "$cpu" "$model" "$(awk '/VmHWM/{print int($2 / 1024)}' "/proc/$pid/status")"
     kill "$pid"
     wait "$pid" 2>/dev/null || true
+}
+
+# serve_first_views FILE: BENCH_TIMELINE_SERVE_RUNS (5) runs with FILE
+# read into the page cache just before (warm: a file just written or
+# just looked at), their median, then one with FILE's cached pages
+# dropped (cold: the disk's pace; dd's nocache needs no privilege).
+serve_first_views() {
+    local f=$1 views=() i
+    echo "serve FILE ($(uptime | sed 's/.*load/load/')):"
+    for i in $(seq "${BENCH_TIMELINE_SERVE_RUNS:-5}"); do
+        cat "$f" >/dev/null
+        serve_first_view "$f" warm
+        views+=("$view")
+    done
+    echo "warm: median whole-run view after $(printf '%s\n' "${views[@]}" | sort -n \
+        | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}') s"
+    dd if="$f" iflag=nocache count=0 status=none 2>/dev/null || true
+    serve_first_view "$f" cold
 }
 
 file=${1:-}
@@ -87,7 +109,7 @@ fi
 echo "machine: $(nproc) cores, $(uptime | sed 's/.*load/load/')"
 "$work/bench_timeline" run "$file"
 echo
-serve_first_view "$file"
+serve_first_views "$file"
 echo
 echo "the same, as bins after two days of a live program:"
 "$work/bench_timeline" run "$file" 1500 64
