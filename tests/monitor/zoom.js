@@ -351,8 +351,10 @@ run(top, async (page) => {
           const p = rgba(lay.left + q, y);
           if (w.created[q] > 0 && !near(p, SPARKC))
             serr = "HEC " + c.cap + ": " + w.created[q] + " sparks created at column " + q + " but no mark (pixel " + p + ")";
-          // (the pool's line reaches column q from the points q-1 .. q+2)
-          else if (w.created[q] === 0 && q < W - 2 && [-1, 0, 1, 2].every((d) => w.pool[q + d] === 0) && p[3] > 0)
+          // (the pool's line reaches column q from the points q-1 .. q+2;
+          // a mark is the marks' colour, as above: a neighbour's
+          // anti-aliased edge, a few percent opaque, is none)
+          else if (w.created[q] === 0 && q < W - 2 && [-1, 0, 1, 2].every((d) => w.pool[q + d] === 0) && near(p, SPARKC))
             serr = "HEC " + c.cap + ": no sparks created at column " + q + " but a mark (pixel " + p + ")";
           else if (w.created[q] > 0) sn++;
         }
