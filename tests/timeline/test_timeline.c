@@ -129,6 +129,18 @@ static void index_all(struct tl_index **ix, struct tl_spool **sp, const char *pa
     index_all_bins(ix, sp, path, b, 0);
 }
 
+/* A built stream ended (its last block closed, DATA_END), written to
+ * check_dir/name and indexed there. */
+static void index_built(struct tl_index **ix, struct tl_spool **sp,
+                        const char *name, struct evgen_buf *b)
+{
+    end_block(b);
+    evgen_put(b, evgen_data_end, 2);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", check_dir, name);
+    index_all(ix, sp, path, b);
+}
+
 static char *route(struct tl_index *ix, struct tl_spool *sp, const char *kind,
                    const char *qs)
 {
@@ -630,13 +642,9 @@ static void thread_lane_cells(void)
         ev_thread(&b, 1, t0 + runs[i].a, 1);
         ev_stop(&b, t0 + runs[i].b, 1, runs[i].st);
     }
-    end_block(&b);
-    evgen_put(&b, evgen_data_end, 2);
     struct tl_index *ix;
     struct tl_spool *sp;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/lane.eventlog", check_dir);
-    index_all(&ix, &sp, path, &b);
+    index_built(&ix, &sp, "lane.eventlog", &b);
     char qs[160];
     snprintf(qs, sizeof qs, "t0=%llu&t1=%llu&px=1200", (unsigned long long)t0,
              (unsigned long long)t1);
@@ -716,13 +724,9 @@ static void threads_forgotten(void)
         ev_thread(&b, 1, t + 100, id);
         ev_stop(&b, t + 200, id, id % 2 ? 5 : 3);
     }
-    end_block(&b);
-    evgen_put(&b, evgen_data_end, 2);
     struct tl_index *ix;
     struct tl_spool *sp;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/threads.eventlog", check_dir);
-    index_all(&ix, &sp, path, &b);
+    index_built(&ix, &sp, "threads.eventlog", &b);
     struct tl_index_stats st;
     tl_index_stats(ix, &st);
     /* thread n + 1 found the table full, half of it finished */
@@ -1011,12 +1015,9 @@ static void longest_pauses(void)
             }
             end_block(&b);
         }
-    evgen_put(&b, evgen_data_end, 2);
     struct tl_index *ix;
     struct tl_spool *sp;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/pauses.eventlog", check_dir);
-    index_all(&ix, &sp, path, &b);
+    index_built(&ix, &sp, "pauses.eventlog", &b);
     check_pauses(ix, sp, all, nall, 0, UINT64_MAX / 2, 3, true);
     check_pauses(ix, sp, all, nall, 0, UINT64_MAX / 2, 10, true);
     check_pauses(ix, sp, all, nall, 95 * MS, 207 * MS, 5, true);
@@ -1064,13 +1065,9 @@ static void span_lanes(void)
     ev_text(&b, 19, 9600, "STOP job");
     ev_text(&b, 58, 9700, "other end");
     ev_stop(&b, 10000, 3, 3);
-    end_block(&b);
-    evgen_put(&b, evgen_data_end, 2);
     struct tl_index *ix;
     struct tl_spool *sp;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/spans.eventlog", check_dir);
-    index_all(&ix, &sp, path, &b);
+    index_built(&ix, &sp, "spans.eventlog", &b);
     static const struct { uint64_t t0, t1; const char *want; } win[] = {
         { 0, 20000, "\"spans\":[[3000,6000,\"request\"],[2000,7000,\"request\"],"
                     "[4200,9000,\"request\"],[4300,9600,\"job\"],[9500,-1,\"phase\"]],"
