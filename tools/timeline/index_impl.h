@@ -22,7 +22,7 @@
  * then the next TL_TOP_PROBE slots are tried before the least is
  * evicted.  With a multiplicative hash into 256 slots, the 300 threads
  * of bench_timeline's file overflowed the table, and indexing it took
- * about 10 % more CPU than with these slots (`bench_timeline run`, 10
+ * about 10 % more CPU than with these slots (`bench_timeline run`, 12
  * alternated pairs). */
 #define TL_TOP_SLOTS 1024         /* a power of two */
 #define TL_TOP_PROBE 4
