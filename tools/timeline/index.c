@@ -329,11 +329,12 @@ chunk_for(struct tl_index *ix, const struct els_event *ev)
  * Events
  * ------------------------------------------------------------------------ */
 
-/* The tags apply() reads; the others only count. */
+/* The tags apply() reads; the others only count (runs and stops:
+ * apply_run_stop()). */
 static bool applies(uint16_t tag)
 {
     switch (tag) {
-    case ELS_EV_RUN_THREAD: case ELS_EV_STOP_THREAD: case ELS_EV_CREATE_THREAD:
+    case ELS_EV_CREATE_THREAD:
     case ELS_EV_THREAD_LABEL: case ELS_EV_GC_START: case ELS_EV_GC_WORK:
     case ELS_EV_GC_IDLE: case ELS_EV_GC_DONE: case ELS_EV_GC_END:
     case ELS_EV_HEAP_ALLOCATED: case ELS_EV_SPARK_COUNTERS:
@@ -344,22 +345,11 @@ static bool applies(uint16_t tag)
     }
 }
 
-/* The event's fields into d: the two most frequent read here, the rest
- * by the parser; false for a short payload (counted, not applied). */
+/* The event's fields into d: text read here, the rest by the parser;
+ * false for a short payload (counted, not applied). */
 static bool apply_decode(const struct els_event *ev, struct els_event_data *d)
 {
-    if (ev->tag == ELS_EV_RUN_THREAD && ev->payload_len >= 4) {
-        /* the most frequent event: read it here */
-        const uint8_t *p = ev->payload;
-        d->u.thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
-                           | (uint32_t)p[2] << 8 | p[3];
-    } else if (ev->tag == ELS_EV_STOP_THREAD && ev->payload_len >= 6) {
-        /* the next most frequent: thread and status only */
-        const uint8_t *p = ev->payload;
-        d->u.stop_thread.thread = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
-                                | (uint32_t)p[2] << 8 | p[3];
-        d->u.stop_thread.status = (uint16_t)(p[4] << 8 | p[5]);
-    } else if (ev->tag == ELS_EV_USER_MSG || ev->tag == ELS_EV_USER_MARKER) {
+    if (ev->tag == ELS_EV_USER_MSG || ev->tag == ELS_EV_USER_MARKER) {
         /* the text is the payload less a trailing NUL, as
          * els_event_decode() reads it, without clearing all of d */
         size_t n = ev->payload ? ev->payload_len : 0;
@@ -371,27 +361,14 @@ static bool apply_decode(const struct els_event *ev, struct els_event_data *d)
     return true;
 }
 
-/* Threads: the cap's running thread, a thread's creation, end, label. */
+/* Threads: a thread's creation and label (its runs, stops and end:
+ * apply_run_stop()). */
 static void apply_thread(struct tl_index *ix, const struct els_event *ev,
-                         const struct els_event_data *d, struct tl_capstate *cs)
+                         const struct els_event_data *d)
 {
-    unsigned cap = (unsigned)ev->cap;
     uint64_t t = ev->time;
     struct tl_thread *th;
     switch (ev->tag) {
-    case ELS_EV_RUN_THREAD:
-        if (cs)
-            tli_cap_change(ix, cap, t, d->u.thread.thread, cs->in_gc);
-        break;
-    case ELS_EV_STOP_THREAD:
-        if (cs)
-            tli_cap_change(ix, cap, t, 0, cs->in_gc);
-        if (d->u.stop_thread.status == 5) {
-            th = thread_get(ix, d->u.stop_thread.thread);
-            if (th)
-                th->finished = t;
-        }
-        break;
     case ELS_EV_CREATE_THREAD:
         th = thread_get(ix, d->u.thread.thread);
         if (th && !th->created)
@@ -536,9 +513,8 @@ apply(struct tl_index *ix, const struct els_event *ev)
         cs->last_t = ev->time;
     }
     switch (ev->tag) {
-    case ELS_EV_RUN_THREAD: case ELS_EV_STOP_THREAD:
     case ELS_EV_CREATE_THREAD: case ELS_EV_THREAD_LABEL:
-        apply_thread(ix, ev, &d, cs);
+        apply_thread(ix, ev, &d);
         break;
     case ELS_EV_GC_START: case ELS_EV_GC_WORK: case ELS_EV_GC_IDLE:
     case ELS_EV_GC_DONE: case ELS_EV_GC_END:
@@ -558,27 +534,31 @@ apply(struct tl_index *ix, const struct els_event *ev)
 
 /* Note [Runs and stops first]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * Most of a busy program's events are a thread run and a thread stop on
- * a capability already seen.  Through apply() each took a test of the
- * tag in applies(), another in apply_decode(), a switch in apply() and
- * another in apply_thread(): branches the CPU mispredicts when runs,
- * stops and messages alternate at random.  They take this path after
- * one test and do what apply() would. */
+ * Most of a busy program's events are a thread run and a thread stop.
+ * Through apply() each took a test of the tag in applies(), another in
+ * apply_decode(), a switch in apply() and another in apply_thread():
+ * branches the CPU mispredicts when runs, stops and messages alternate
+ * at random.  With their payload whole they take this path after one
+ * test (a short one is counted, not applied, as apply() treats any). */
 static inline __attribute__((always_inline)) int
 apply_run_stop(struct tl_index *ix, const struct els_event *ev)
 {
     const uint8_t *p = ev->payload;
-    unsigned cap = (unsigned)ev->cap;
     uint32_t id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
                 | (uint32_t)p[2] << 8 | p[3];
-    struct tl_capstate *cs = &ix->caps[cap];
-    cs->last_t = ev->time;
-    if (ev->tag == ELS_EV_RUN_THREAD) {
-        tli_cap_change(ix, cap, ev->time, id, cs->in_gc);
-        return 0;
+    int cap = ev->cap;
+    if (cap >= 0) {
+        unsigned lane;
+        int rc = (unsigned)cap < ix->ncaps && ix->caps[cap].seen ? 0
+            : lane_of_cap(ix, cap, &lane);
+        if (rc < 0)
+            return rc;
+        struct tl_capstate *cs = &ix->caps[cap];
+        cs->last_t = ev->time;
+        tli_cap_change(ix, (unsigned)cap, ev->time,
+                       ev->tag == ELS_EV_RUN_THREAD ? id : 0, cs->in_gc);
     }
-    tli_cap_change(ix, cap, ev->time, 0, cs->in_gc);
-    if ((p[4] << 8 | p[5]) == 5) {
+    if (ev->tag == ELS_EV_STOP_THREAD && (p[4] << 8 | p[5]) == 5) {
         struct tl_thread *th = thread_get(ix, id);
         if (th)
             th->finished = ev->time;
@@ -652,9 +632,8 @@ static int cb_event(void *user, const struct els_event *ev)
         ix->st.t_first = ev->time;
     if (ev->time > ix->st.t_last)
         ix->st.t_last = ev->time;
-    if (((ev->tag == ELS_EV_RUN_THREAD && ev->payload_len >= 4)
-         || (ev->tag == ELS_EV_STOP_THREAD && ev->payload_len >= 6))
-        && ev->cap >= 0 && (unsigned)ev->cap < ix->ncaps && ix->caps[ev->cap].seen)
+    if ((ev->tag == ELS_EV_RUN_THREAD && ev->payload_len >= 4)
+        || (ev->tag == ELS_EV_STOP_THREAD && ev->payload_len >= 6))
         return apply_run_stop(ix, ev);   /* Note [Runs and stops first] */
     if (tl_aggr_wants(ev->tag)) {
         aggr_sync(ix);
