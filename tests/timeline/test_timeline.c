@@ -748,6 +748,51 @@ static void threads_forgotten(void)
     evgen_free(&b);
 }
 
+/* A chunk's top thread is the one whose runs in it sum longest, here
+ * among 1000 threads: one that runs 200 short times against 999 that
+ * run once each for longer (Note [Top thread slots]: with ids of one
+ * chunk apart modulo the table's size, none is evicted).  The
+ * expectation is summed here from the schedule written. */
+static void chunk_top_thread(void)
+{
+    enum { NTH = 1000, LONG = 7 };
+    static uint64_t ran[NTH + 1];
+    memset(ran, 0, sizeof ran);
+    struct evgen_buf b = header();
+    uint64_t t = 10 * MS;
+    block(&b, 0, t);
+    for (uint32_t id = 1; id <= NTH; id++) {
+        /* the others: 10 to 20 us each, once; thread LONG: 0.2 us every
+         * fifth turn, 200 times in all */
+        uint32_t who[2] = { id, LONG };
+        uint64_t len[2] = { 10000 + (id * 7919u) % 10000, 200 };
+        for (int k = 0; k < 2; k++) {
+            if ((k == 0 && id == LONG) || (k == 1 && id % 5))
+                continue;
+            t += 100;
+            ev_thread(&b, 1, t, who[k]);
+            t += len[k];
+            ev_stop(&b, t, who[k], 3);
+            ran[who[k]] += len[k];
+        }
+    }
+    uint32_t want = 0;
+    for (uint32_t id = 1; id <= NTH; id++)
+        if (ran[id] > ran[want])
+            want = id;
+    CHECK_U64(want, ==, LONG);              /* the schedule's point */
+    struct tl_index *ix;
+    struct tl_spool *sp;
+    index_built(&ix, &sp, "top.eventlog", &b);
+    const struct tl_lane *l = tl_index_lane(ix, 0);
+    CHECK_U64(l->n - l->head, ==, 1);
+    CHECK_U64(l->v[l->head].top_thread, ==, want);
+    CHECK_U64(l->v[l->head].top_ns, ==, ran[want]);
+    tl_index_free(ix);
+    tl_spool_close(sp);
+    evgen_free(&b);
+}
+
 /* Under ASan or TSan the resident set holds the sanitizer's shadow memory
  * and its quarantine of freed blocks: there the allocator's own count of
  * live heap bytes stands in for it (as in tests/control/test_control.c). */
@@ -1104,6 +1149,7 @@ static const struct check_case cases[] = {
     CHECK_CASE(chunk_summaries),
     CHECK_CASE(thread_lane_cells),
     CHECK_CASE(threads_forgotten),
+    CHECK_CASE(chunk_top_thread),
     CHECK_CASE(longest_pauses),
     CHECK_CASE(span_lanes),
     CHECK_CASE_T(pyramid_bounded, 300),

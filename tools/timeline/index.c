@@ -493,6 +493,24 @@ static void apply_global(struct tl_index *ix, const struct els_event *ev,
     }
 }
 
+/* The state of the event's cap, its first event making it seen, its
+ * time the cap's last; NULL for an event of no cap, or with *rc < 0
+ * (lane_of_cap()'s). */
+static inline __attribute__((always_inline)) struct tl_capstate *
+event_cap(struct tl_index *ix, const struct els_event *ev, int *rc)
+{
+    int cap = ev->cap;
+    if (cap < 0)
+        return NULL;
+    unsigned lane;
+    if (!((unsigned)cap < ix->ncaps && ix->caps[cap].seen)
+        && (*rc = lane_of_cap(ix, cap, &lane)) < 0)
+        return NULL;
+    struct tl_capstate *cs = &ix->caps[cap];
+    cs->last_t = ev->time;
+    return cs;
+}
+
 static inline __attribute__((always_inline)) int
 apply(struct tl_index *ix, const struct els_event *ev)
 {
@@ -501,17 +519,10 @@ apply(struct tl_index *ix, const struct els_event *ev)
     struct els_event_data d;
     if (!apply_decode(ev, &d))
         return 0;                   /* short payload: counted, not applied */
-    int cap = ev->cap;
-    struct tl_capstate *cs = NULL;
-    if (cap >= 0) {
-        unsigned lane;
-        int rc = (unsigned)cap < ix->ncaps && ix->caps[cap].seen ? 0
-            : lane_of_cap(ix, cap, &lane);
-        if (rc < 0)
-            return rc;
-        cs = &ix->caps[cap];
-        cs->last_t = ev->time;
-    }
+    int rc = 0;
+    struct tl_capstate *cs = event_cap(ix, ev, &rc);
+    if (rc < 0)
+        return rc;
     switch (ev->tag) {
     case ELS_EV_CREATE_THREAD: case ELS_EV_THREAD_LABEL:
         apply_thread(ix, ev, &d);
@@ -546,18 +557,13 @@ apply_run_stop(struct tl_index *ix, const struct els_event *ev)
     const uint8_t *p = ev->payload;
     uint32_t id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
                 | (uint32_t)p[2] << 8 | p[3];
-    int cap = ev->cap;
-    if (cap >= 0) {
-        unsigned lane;
-        int rc = (unsigned)cap < ix->ncaps && ix->caps[cap].seen ? 0
-            : lane_of_cap(ix, cap, &lane);
-        if (rc < 0)
-            return rc;
-        struct tl_capstate *cs = &ix->caps[cap];
-        cs->last_t = ev->time;
-        tli_cap_change(ix, (unsigned)cap, ev->time,
+    int rc = 0;
+    struct tl_capstate *cs = event_cap(ix, ev, &rc);
+    if (rc < 0)
+        return rc;
+    if (cs)
+        tli_cap_change(ix, (unsigned)ev->cap, ev->time,
                        ev->tag == ELS_EV_RUN_THREAD ? id : 0, cs->in_gc);
-    }
     if (ev->tag == ELS_EV_STOP_THREAD && (p[4] << 8 | p[5]) == 5) {
         struct tl_thread *th = thread_get(ix, id);
         if (th)
